@@ -1,0 +1,174 @@
+/**
+ * Every error of `@ptc/tools`, each with a stable `code`. What crosses an
+ * isolate or the session log is `{ name, code, message }`: match on `code`.
+ */
+
+/** Stable codes of failed tool calls (SPEC section 7). */
+export type ToolErrorCode =
+  | 'UNKNOWN_TOOL'
+  | 'INVALID_ARGS'
+  | 'INVALID_TOOL_OUTPUT'
+  | 'DENIED'
+  | 'ABORTED'
+  | 'ABORTED_BEFORE_DISPATCH'
+  | 'TOOL_TIMEOUT'
+  | 'TOOL_ERROR'
+  | 'CODE_RUN_FAILED'
+
+/** Codes of programming errors raised synchronously by the registry and schema compilers. */
+export type ToolsUsageErrorCode = 'INVALID_SCHEMA' | 'INVALID_REGISTRATION' | 'INVALID_RESTRICTION' | 'NOT_JSON' | 'BATCH_FAILED' | 'NO_EXECUTOR'
+
+const brand = Symbol.for('@ptc/tools.error')
+
+/** Base class: a stable `code`, a `name` equal to the class name, `cause` when wrapping. */
+export class ToolsError extends Error {
+  readonly code: ToolErrorCode | ToolsUsageErrorCode
+  constructor(code: ToolErrorCode | ToolsUsageErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.code = code
+    this.name = new.target.name
+  }
+  /** `instanceof` works across module copies (a bundled and a source build). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (this === ToolsError) return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true
+    return Function.prototype[Symbol.hasInstance].call(this, value)
+  }
+  get [brand](): true {
+    return true
+  }
+}
+
+/** One path-qualified violation, from schema checks and value validation. */
+export interface Violation {
+  /** JSON-pointer-like path, `''` for the root, e.g. `/items/0/name`. */
+  readonly path: string
+  readonly message: string
+}
+
+/** Formats violations as `path: message; …` (root shown as `(root)`). */
+export function formatViolations(violations: readonly Violation[]): string {
+  return violations.map((v) => `${v.path === '' ? '(root)' : v.path}: ${v.message}`).join('; ')
+}
+
+/** No visible, admitted tool has this name. */
+export class ToolNotFoundError extends ToolsError {
+  readonly toolName: string
+  constructor(toolName: string, message = `unknown tool: ${toolName}`) {
+    super('UNKNOWN_TOOL', message)
+    this.toolName = toolName
+  }
+}
+
+/** The arguments do not match the tool's parameter schema (or are not lossless JSON). */
+export class ToolArgsError extends ToolsError {
+  readonly violations: readonly Violation[]
+  constructor(message: string, violations: readonly Violation[] = [], options?: { cause?: unknown }) {
+    super('INVALID_ARGS', message, options)
+    this.violations = violations
+  }
+}
+
+/** A body or a post-execute policy produced a value outside the tool's output schema. */
+export class ToolOutputError extends ToolsError {
+  readonly violations: readonly Violation[]
+  constructor(message: string, violations: readonly Violation[] = [], options?: { cause?: unknown }) {
+    super('INVALID_TOOL_OUTPUT', message, options)
+    this.violations = violations
+  }
+}
+
+/** A raw JSON Schema uses something outside the enforced subset; lists every bad path. */
+export class JsonSchemaError extends ToolsError {
+  readonly violations: readonly Violation[]
+  constructor(violations: readonly Violation[], prefix = 'unsupported JSON Schema') {
+    super('INVALID_SCHEMA', `${prefix}: ${formatViolations(violations)}`)
+    this.violations = violations
+  }
+}
+
+/** A value is not lossless JSON (SPEC section 4). */
+export class NotJsonError extends ToolsError {
+  readonly path: string
+  constructor(path: string, message: string) {
+    super('NOT_JSON', `${path === '' ? '(root)' : path}: ${message}`)
+    this.path = path
+  }
+}
+
+/** A definition or registration option is invalid. */
+export class ToolRegistrationError extends ToolsError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('INVALID_REGISTRATION', message, options)
+  }
+}
+
+/** A restriction filter is invalid. */
+export class ToolRestrictionError extends ToolsError {
+  constructor(message: string) {
+    super('INVALID_RESTRICTION', message)
+  }
+}
+
+/** A policy or guard denied the call. */
+export class ToolDeniedError extends ToolsError {
+  constructor(message: string) {
+    super('DENIED', message)
+  }
+}
+
+/** The call was cancelled (`ABORTED`, or `ABORTED_BEFORE_DISPATCH` when no body ran). */
+export class ToolAbortedError extends ToolsError {
+  constructor(code: 'ABORTED' | 'ABORTED_BEFORE_DISPATCH', message: string) {
+    super(code, message)
+  }
+}
+
+/** The timeout policy's own deadline fired. */
+export class ToolTimeoutError extends ToolsError {
+  readonly timeoutMs: number
+  constructor(timeoutMs: number) {
+    super('TOOL_TIMEOUT', `tool call timed out after ${timeoutMs} ms`)
+    this.timeoutMs = timeoutMs
+  }
+}
+
+/** A tool body, listener or renderer threw. */
+export class ToolExecutionError extends ToolsError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('TOOL_ERROR', message, options)
+  }
+}
+
+/** No executor is selected for the calling scope. */
+export class NoExecutorError extends ToolsError {
+  constructor(message = 'no tool executor is available for this scope') {
+    super('NO_EXECUTOR', message)
+  }
+}
+
+/** An executor failed internally after draining; committed outcomes are preserved. */
+export class ToolBatchExecutionError extends ToolsError {
+  readonly results: readonly unknown[]
+  constructor(message: string, results: readonly unknown[], options?: { cause?: unknown }) {
+    super('BATCH_FAILED', message, options)
+    this.results = results
+  }
+}
+
+/**
+ * A readable message for any thrown value, total: `throw "x"`, objects whose
+ * coercion throws and revoked proxies all produce a string.
+ */
+export function describeThrown(thrown: unknown): string {
+  try {
+    if (thrown instanceof Error) {
+      const message = thrown.message
+      return typeof message === 'string' && message !== '' ? message : String(thrown.name || 'Error')
+    }
+    if (typeof thrown === 'string') return thrown
+    if (thrown === undefined) return 'undefined was thrown'
+    return String(thrown)
+  } catch {
+    return 'a value was thrown that cannot be described'
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * The runtime seam (SPEC section 9). A backend runs one program with a set of
+ * binding names and a host `call` function, under limits, and returns a result.
+ * It knows nothing about tools.
+ */
+
+/** A lossless JSON value: the only thing that crosses between host and guest. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }
+
+/** Why a run failed. */
+export type CodeRunFailureKind =
+  | 'syntax'
+  | 'exception'
+  | 'timeout'
+  | 'memory'
+  | 'abort'
+  | 'invalid-output'
+  | 'output-limit'
+  | 'limit'
+  | 'crash'
+
+/** Resource limits of one run. Defaults: see `DEFAULT_LIMITS`. */
+export interface CodeRunLimits {
+  /** Guest execution time only; time waiting on the host is not charged. */
+  cpuMs: number
+  /** Hard wall-clock ceiling, enforced even inside a long native builtin. */
+  wallMs: number
+  /** Hard memory ceiling of the guest. */
+  memoryBytes: number
+  /** One ledger for logs and the completion value, exact to the UTF-8 byte. */
+  maxOutputBytes: number
+  /** Total sub-calls a run may start. */
+  maxSubCalls: number
+  /** Sub-calls that may be pending at once. */
+  maxPendingSubCalls: number
+}
+
+/** One program run. */
+export interface CodeRunRequest {
+  /** Body of an async function; top-level `await` and `return` work. */
+  code: string
+  /** Default `'typescript'` (erasable syntax only). */
+  language?: 'typescript' | 'javascript'
+  /** The names under the guest's `tools` object. */
+  bindings: readonly string[]
+  /**
+   * Host side of one sub-call. A rejection becomes `ToolCallError(name, message)`
+   * in the guest; the signal aborts when the run ends while the call is in flight.
+   */
+  call(name: string, args: JsonValue, signal: AbortSignal): Promise<JsonValue>
+  limits?: Partial<CodeRunLimits>
+  signal?: AbortSignal
+}
+
+/** The failure of a run, as data. */
+export interface CodeRunError {
+  kind: CodeRunFailureKind
+  message: string
+}
+
+/** The outcome of a run. `run()` resolves with it for every guest behaviour. */
+export interface CodeRunResult {
+  /** The program's completion value; absent when it returned `undefined` or failed. */
+  value?: JsonValue
+  logs: string[]
+  error?: CodeRunError
+  stats: { cpuMs: number; wallMs: number; subCalls: number }
+}
+
+/** A sandbox backend. */
+export interface CodeRuntime {
+  /** `'quickjs'`, `'isolated-vm'`, … */
+  readonly name: string
+  /** Rejects only on misuse (bad bindings, disposed runtime); guest failures are results. */
+  run(request: CodeRunRequest): Promise<CodeRunResult>
+  /** Aborts live runs and waits for them. */
+  dispose(): Promise<void>
+  [Symbol.asyncDispose](): Promise<void>
+}

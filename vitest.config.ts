@@ -1,0 +1,23 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  resolve: { conditions: ['@ptc/source'] },
+  ssr: { resolve: { conditions: ['@ptc/source'] } },
+  test: {
+    include: [
+      'packages/*/src/**/*.test.ts',
+      'sandbox/*/src/**/*.test.ts',
+      'bindings/src/**/*.test.ts',
+      'test/**/*.test.ts',
+    ],
+    typecheck: {
+      enabled: true,
+      include: ['packages/*/src/**/*.test-d.ts', 'bindings/src/**/*.test-d.ts'],
+      tsconfig: './tsconfig.json',
+    },
+    pool: 'forks',
+    execArgv: ['--no-node-snapshot'],
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
+  },
+})
