@@ -1,0 +1,132 @@
+import { describeThrown, ToolBatchExecutionError } from '../errors.js'
+import { parseJsonArguments } from '../json/parse.js'
+import type { JsonValue } from '../json/types.js'
+import type { ToolCallBlock, ToolSchema, UserMessage } from '../types/content.js'
+import type { ToolDefinition } from '../types/definition.js'
+import type { ToolExecutionResult } from '../types/execution.js'
+import type { ToolBatchInput, ToolBatchResult, ToolCallResult, ToolExecutor, ToolExecutorHost, ToolModelInput } from '../types/executor.js'
+import type { Session } from '../types/scope.js'
+import { SessionLog } from './session-log.js'
+
+export interface NativeExecutorOptions {
+  /** Cap of the rolling pool of concurrency-safe calls (default 10). */
+  maxParallelToolCalls?: number
+}
+
+/** The default cap of parallel tool calls. */
+export const DEFAULT_MAX_PARALLEL_TOOL_CALLS = 10
+
+/**
+ * The native executor: every visible tool is declared to the model; a batch's
+ * calls are classified at start (only an exact `true` from a valid call's
+ * classifier is parallel), consecutive parallel calls share a rolling pool,
+ * an exclusive call waits for the pool to drain and runs alone. Results come
+ * back in model order, one per call, including calls skipped by an abort.
+ */
+export function createNativeExecutor(options: NativeExecutorOptions = {}): ToolExecutor {
+  const configured = options.maxParallelToolCalls ?? DEFAULT_MAX_PARALLEL_TOOL_CALLS
+  if (!Number.isInteger(configured) || configured < 1) throw new TypeError('maxParallelToolCalls must be a positive integer')
+  return Object.freeze({
+    describe(tools: readonly ToolDefinition[]): ToolModelInput {
+      return { schemas: tools.map(projectSchema), knownNames: tools.map((t) => t.name) }
+    },
+    execute(input: ToolBatchInput, host: ToolExecutorHost): Promise<ToolBatchResult> {
+      return runBatch(input, host, input.maxParallelToolCalls ?? configured)
+    },
+  })
+}
+
+function projectSchema(tool: ToolDefinition): ToolSchema {
+  return { name: tool.name, description: tool.description, parameters: structuredClone(tool.parameters) }
+}
+
+interface Prepared {
+  readonly call: ToolCallBlock
+  readonly args: JsonValue
+  readonly argumentsError: string | undefined
+}
+
+async function runBatch(input: ToolBatchInput, host: ToolExecutorHost, cap: number): Promise<ToolBatchResult> {
+  const { calls, signal, agent, toolSet } = input
+  const session: Session | undefined = input.log !== undefined ? agent?.session : undefined
+  const log = session === undefined || input.log === undefined ? undefined : new SessionLog(session, input.log)
+  const results: (ToolExecutionResult | undefined)[] = new Array(calls.length).fill(undefined)
+  const running = new Set<Promise<void>>()
+  let committed = 0
+
+  const commit = (): void => {
+    while (committed < calls.length) {
+      const result = results[committed]
+      const call = calls[committed]
+      if (result === undefined || call === undefined) break
+      log?.result(call, result)
+      committed++
+    }
+  }
+
+  const start = (index: number, prepared: Prepared): Promise<void> => {
+    const { call } = prepared
+    log?.call(call)
+    const task = host
+      .dispatch(
+        {
+          callId: call.id,
+          name: call.name,
+          arguments: prepared.args,
+          signal,
+          ...(agent !== undefined && { agent }),
+          ...(toolSet !== undefined && { toolSet }),
+        },
+        prepared.argumentsError === undefined ? undefined : { argumentsError: prepared.argumentsError },
+      )
+      .then((result) => {
+        results[index] = result
+        commit()
+      })
+    const tracked = task.finally(() => running.delete(tracked))
+    running.add(tracked)
+    return tracked
+  }
+
+  for (let index = 0; index < calls.length; index++) {
+    const prepared = prepare(calls[index])
+    const parallel =
+      prepared.argumentsError === undefined &&
+      host.mode({ name: prepared.call.name, arguments: prepared.args, ...(agent !== undefined && { agent }), ...(toolSet !== undefined && { toolSet }) }).kind ===
+        'parallel'
+    if (parallel) {
+      while (running.size >= cap) await Promise.race(running)
+      void start(index, prepared)
+    } else {
+      while (running.size > 0) await Promise.race(running)
+      await start(index, prepared)
+    }
+  }
+  while (running.size > 0) await Promise.race(running)
+
+  const settled = results as ToolExecutionResult[]
+  const ordered: ToolCallResult[] = calls.map((call, i) => ({ callId: call.id, result: settled[i] as ToolExecutionResult }))
+  const additionalContexts: UserMessage[] = []
+  for (const { result } of ordered) if (result.additionalContexts !== undefined) additionalContexts.push(...result.additionalContexts)
+  const concluded = ordered.some(({ result }) => !result.isError && result.concludesTurn === true)
+  const batch: ToolBatchResult = { results: ordered, additionalContexts, concluded }
+  if (log !== undefined) {
+    const failure = await log.drain()
+    if (failure !== undefined) {
+      throw new ToolBatchExecutionError(`the session log failed: ${describeThrown(failure)}`, ordered, { cause: failure })
+    }
+  }
+  return batch
+}
+
+/** Parse raw model argument text losslessly; a bad text fails that call only. */
+function prepare(call: ToolCallBlock | undefined): Prepared {
+  if (typeof call !== 'object' || call === null || typeof call.id !== 'string' || typeof call.name !== 'string') {
+    const id = typeof call?.id === 'string' ? call.id : ''
+    return { call: { type: 'tool_call', id, name: String(call?.name ?? ''), arguments: '' }, args: null, argumentsError: 'malformed tool call block' }
+  }
+  if (typeof call.arguments !== 'string') return { call, args: null, argumentsError: 'tool call arguments must be JSON text' }
+  const text = call.arguments.trim() === '' ? '{}' : call.arguments
+  const parsed = parseJsonArguments(text)
+  return parsed.ok ? { call, args: parsed.value, argumentsError: undefined } : { call, args: null, argumentsError: `arguments are not valid JSON: ${parsed.message}` }
+}

@@ -1,0 +1,223 @@
+import type { ListenerList } from '../events/listeners.js'
+import { runWaterfall } from '../events/waterfall.js'
+import type { JsonValue } from '../json/types.js'
+import { snapshotJson } from '../json/snapshot.js'
+import type { Layers } from '../registry/layers.js'
+import type { Registration } from '../registry/registration.js'
+import { isAdmitted } from '../registry/tool-set.js'
+import type { UserMessage } from '../types/content.js'
+import type { PostToolDecision, PreToolDecision } from '../types/decisions.js'
+import type { ToolsEvents } from '../types/events.js'
+import type { ToolDispatchExecution, ToolExecution, ToolExecutionInput, ToolExecutionResult, ToolExecutionToken, ToolRunContext } from '../types/execution.js'
+import type { ApprovalService } from '../types/scope.js'
+import { decideApproval, normalizePreDecision } from './decisions.js'
+import type { Guards } from './guards.js'
+import { applyPostDecision, normalizeWrapped, produceValue } from './outcome.js'
+import { failureResult, materialize, thrownResult } from './results.js'
+import { fuseSignals } from './signal.js'
+
+/** The event lists the pipeline reads. */
+export interface PipelineListeners {
+  readonly preExecute: ListenerList<ToolsEvents['tools/pre-execute']>
+  readonly execute: ListenerList<ToolsEvents['tools/execute']>
+  readonly postExecute: ListenerList<ToolsEvents['tools/post-execute']>
+  readonly result: ListenerList<ToolsEvents['tools/result']>
+}
+
+/** How the selected executor routes model-direct calls. */
+export interface Route {
+  /** The reserved transport and its compiled registration, when the executor serves one. */
+  readonly transport?: Registration
+  /** Code-only collapse: model-direct calls may name only the transport. */
+  readonly codeOnly: boolean
+}
+
+/** Per-call mutable state owned by the pipeline (never exposed as such). */
+interface CallState {
+  contexts: UserMessage[]
+  concluded: boolean
+  settled: boolean
+  bodyInvoked: boolean
+  /** The body's own result object: a wrapper returning it unchanged needs no re-check. */
+  bodyResult?: ToolExecutionResult
+}
+
+/**
+ * The shared execution pipeline (SPEC section 7): snapshot -> token ->
+ * collapse -> pre-aborted -> pre-execute (+approval) -> guards -> execute
+ * wrappers -> body -> output -> render -> post-execute -> finalizeContent ->
+ * materialize + freeze -> tools/result. `dispatch` never rejects.
+ */
+export class Pipeline {
+  constructor(
+    private readonly layers: Layers,
+    private readonly listeners: PipelineListeners,
+    private readonly guards: Guards,
+    private readonly approval: () => ApprovalService | undefined,
+  ) {}
+
+  async dispatch(input: ToolExecutionInput, route: Route, argumentsError?: string): Promise<ToolExecutionResult> {
+    let args: JsonValue = null
+    if (argumentsError === undefined) {
+      const snap = snapshotJson(input.arguments)
+      if (snap.ok) args = snap.value
+      else argumentsError = `arguments are not lossless JSON: ${snap.message}`
+    }
+    const exec: ToolExecution = Object.freeze({
+      callId: input.callId,
+      rootCallId: input.rootCallId ?? input.callId,
+      name: input.name,
+      arguments: args,
+      signal: input.signal,
+      token: Symbol(input.callId) as ToolExecutionToken,
+      ...(input.schema !== undefined && { schema: input.schema }),
+      ...(input.agent !== undefined && { agent: input.agent }),
+      ...(input.toolSet !== undefined && { toolSet: input.toolSet }),
+      ...(input.parent !== undefined && { parent: input.parent }),
+    })
+    const direct = exec.parent === undefined
+    const transport = route.transport
+    const isTransport = direct && transport !== undefined && exec.name === transport.name
+    if (route.codeOnly && direct && !isTransport) {
+      const hint = this.#executable(exec) !== undefined ? `; in this mode ${exec.name} is reachable only from a program: call tools[${JSON.stringify(exec.name)}](…) inside ${transport?.name ?? 'run_code'}` : ''
+      return this.#finish(exec, undefined, failureResult('UNKNOWN_TOOL', `unknown tool: ${exec.name}${hint}`))
+    }
+    const reg = isTransport ? transport : this.#executable(exec)
+    if (reg === undefined) return this.#finish(exec, undefined, failureResult('UNKNOWN_TOOL', `unknown tool: ${exec.name}`))
+    if (argumentsError !== undefined) return this.#finish(exec, reg, failureResult('INVALID_ARGS', argumentsError))
+    if (exec.signal.aborted) return this.#finish(exec, reg, aborted(false))
+
+    const state: CallState = { contexts: [], concluded: false, settled: false, bodyInvoked: false }
+    const denied = await this.#admit(exec)
+    if (denied !== undefined) return this.#finish(exec, reg, denied)
+
+    let result: ToolExecutionResult
+    try {
+      const dispatchExec: ToolDispatchExecution = { ...exec, signal: exec.signal }
+      const wrapped = await runWaterfall(this.listeners.execute.for(exec.agent), [dispatchExec] as const, () =>
+        this.#body(reg, exec, dispatchExec, state, isTransport),
+      )
+      result = wrapped === state.bodyResult ? wrapped : normalizeWrapped(reg, exec, wrapped)
+    } catch (error) {
+      result = thrownResult(error, 'a tools/execute wrapper failed: ')
+    }
+    result = this.#project(reg, exec, withContexts(result, state))
+    result = await this.#post(reg, exec, result)
+    if (!result.isError && exec.signal.aborted) result = aborted(state.bodyInvoked)
+    return this.#finish(exec, reg, result)
+  }
+
+  /** pre-execute waterfall, approval, cancellation recheck, guards. Undefined: allowed. */
+  async #admit(exec: ToolExecution): Promise<ToolExecutionResult | undefined> {
+    let decision: PreToolDecision
+    try {
+      const raw = await runWaterfall(this.listeners.preExecute.for(exec.agent), [exec] as const, allow)
+      decision = normalizePreDecision(raw)
+    } catch (error) {
+      return thrownResult(error, 'a tools/pre-execute listener failed: ')
+    }
+    if (decision.kind === 'deny') return failureResult('DENIED', decision.reason, decision.info)
+    if (decision.kind === 'cancel') return aborted(false)
+    if (decision.kind === 'ask') {
+      const refusal = await decideApproval(this.approval(), exec, decision)
+      if (refusal !== undefined) return exec.signal.aborted ? aborted(false) : failureResult('DENIED', refusal)
+    }
+    if (exec.signal.aborted) return aborted(false)
+    const reason = this.guards.check(exec)
+    return reason === undefined ? undefined : failureResult('DENIED', reason)
+  }
+
+  /** The innermost step of `tools/execute`: re-fuse the caller signal, run the body, check and render its value. */
+  async #body(reg: Registration, exec: ToolExecution, dispatchExec: ToolDispatchExecution, state: CallState, isTransport: boolean): Promise<ToolExecutionResult> {
+    if (!isTransport && this.#executable(exec) !== reg) {
+      return failureResult('UNKNOWN_TOOL', `unknown tool: ${exec.name} (it was removed, replaced or restricted before the call started)`)
+    }
+    const fused = fuseSignals(exec.signal, dispatchExec.signal)
+    const context: ToolRunContext = Object.freeze({
+      ...exec,
+      signal: fused.signal,
+      deferContext(message: UserMessage): void {
+        if (!state.settled) state.contexts.push(message)
+      },
+      concludeTurn(): void {
+        if (!state.settled) state.concluded = true
+      },
+    })
+    state.bodyInvoked = true
+    let raw: unknown
+    try {
+      raw = await reg.definition.execute(exec.arguments, context)
+    } catch (error) {
+      return (state.bodyResult = thrownResult(error))
+    } finally {
+      state.settled = true
+      fused.release()
+    }
+    return (state.bodyResult = produceValue(reg, exec, raw, state.concluded))
+  }
+
+  /** `projectContent`, captured at call start, for an outcome entering post-execute. */
+  #project(reg: Registration, exec: ToolExecution, result: ToolExecutionResult): ToolExecutionResult {
+    const project = reg.definition.projectContent
+    if (project === undefined) return result
+    try {
+      const content = project.call(reg.definition, exec, Object.freeze({ ...result }))
+      return content === undefined ? result : { ...result, content }
+    } catch (error) {
+      return thrownResult(error, 'projectContent failed: ')
+    }
+  }
+
+  async #post(reg: Registration, exec: ToolExecution, result: ToolExecutionResult): Promise<ToolExecutionResult> {
+    const listeners = this.listeners.postExecute.for(exec.agent)
+    if (listeners.length === 0) return result
+    let decision: PostToolDecision
+    try {
+      decision = await runWaterfall(listeners, [exec, Object.freeze({ ...result })] as const, accept)
+    } catch (error) {
+      return thrownResult(error, 'a tools/post-execute listener failed: ')
+    }
+    return applyPostDecision(reg, exec, result, decision)
+  }
+
+  /** finalizeContent exactly once, materialize + freeze, then `tools/result`. */
+  #finish(exec: ToolExecution, reg: Registration | undefined, candidate: ToolExecutionResult): ToolExecutionResult {
+    let result = materialize(candidate)
+    const finalize = reg?.definition.finalizeContent
+    if (finalize !== undefined) {
+      try {
+        const content = finalize.call(reg?.definition, exec, result)
+        if (content !== undefined) result = materialize({ ...result, content })
+      } catch (error) {
+        result = materialize(thrownResult(error, 'finalizeContent failed: '))
+      }
+    }
+    for (const listener of this.listeners.result.for(exec.agent)) {
+      try {
+        listener(exec, result)
+      } catch {
+        // Observers only observe: their failures are contained.
+      }
+    }
+    return result
+  }
+
+  #executable(exec: ToolExecution): Registration | undefined {
+    const reg = this.layers.lookup(exec.name, exec.agent)
+    return reg !== undefined && isAdmitted(reg, exec.agent, exec.toolSet) ? reg : undefined
+  }
+}
+
+const allow = (): PreToolDecision => ({ kind: 'allow' })
+const accept = (): PostToolDecision => ({ kind: 'accept' })
+
+function aborted(bodyInvoked: boolean): ToolExecutionResult {
+  return bodyInvoked
+    ? failureResult('ABORTED', 'the tool call was aborted')
+    : failureResult('ABORTED_BEFORE_DISPATCH', 'the tool call was aborted before it was dispatched')
+}
+
+function withContexts(result: ToolExecutionResult, state: CallState): ToolExecutionResult {
+  if (state.contexts.length === 0) return result
+  return { ...result, additionalContexts: [...state.contexts, ...(result.additionalContexts ?? [])] }
+}

@@ -1,0 +1,90 @@
+import { ToolRegistrationError, JsonSchemaError } from '../errors.js'
+import { snapshotJson } from '../json/snapshot.js'
+import { assertObjectJsonSchema, assertSupportedJsonSchema, type ObjectJsonSchema } from '../schema/json-schema.js'
+import { compileJsonSchema, type CompiledValidator } from '../schema/validate.js'
+import type { ToolDefinition, ToolRegistrationOptions } from '../types/definition.js'
+import type { Scope } from '../types/scope.js'
+
+/** The reserved transport name: never registered, never restricted. */
+export const RUN_CODE = 'run_code'
+
+/** One live registration in one layer. */
+export interface Registration {
+  readonly id: number
+  readonly name: string
+  readonly definition: ToolDefinition
+  readonly scope: Scope | undefined
+  readonly when: ToolRegistrationOptions['when']
+  /** Frozen lossless copy of the parameter schema, the source of `schemas()` projections. */
+  readonly parameters: ObjectJsonSchema
+  /** Compiled once: every successful value is checked against it. */
+  readonly output: CompiledValidator
+  alive: boolean
+}
+
+let nextId = 0
+
+const optionalCallbacks = ['isConcurrencySafe', 'projectContent', 'finalizeContent', 'presentCall', 'presentResult'] as const
+
+/**
+ * Validate a definition at the registration boundary and compile what the
+ * pipeline needs. Every problem found is reported in one error.
+ */
+export function createRegistration(
+  definition: ToolDefinition,
+  options: ToolRegistrationOptions,
+  scope: Scope | undefined,
+  reserved = false,
+): Registration {
+  const problems: string[] = []
+  const d = definition as Partial<Record<keyof ToolDefinition, unknown>> | null
+  if (typeof d !== 'object' || d === null) throw new ToolRegistrationError('a tool definition must be an object')
+  const name = d.name
+  if (typeof name !== 'string' || name === '') problems.push('`name` must be a non-empty string')
+  else if (name === RUN_CODE && !reserved) problems.push('`run_code` is reserved for the PTC transport')
+  if (typeof d.description !== 'string') problems.push('`description` must be a string')
+  if (typeof d.execute !== 'function') problems.push('`execute` must be a function')
+
+  let parameters: ObjectJsonSchema | undefined
+  try {
+    assertObjectJsonSchema(d.parameters)
+    const copy = snapshotJson(d.parameters)
+    if (copy.ok) parameters = copy.value as unknown as ObjectJsonSchema
+    else problems.push(`\`parameters\` is not lossless JSON: ${copy.message}`)
+  } catch (error) {
+    problems.push(`\`parameters\`: ${error instanceof JsonSchemaError ? error.message : String(error)}`)
+  }
+
+  let output: CompiledValidator | undefined
+  const out = d.output as Partial<Record<'schema' | 'render' | 'presentationMeta', unknown>> | undefined
+  if (typeof out !== 'object' || out === null) problems.push('`output` is required: { schema, render }')
+  else {
+    if (typeof out.render !== 'function') problems.push('`output.render` must be a function')
+    if (out.presentationMeta !== undefined && typeof out.presentationMeta !== 'function') problems.push('`output.presentationMeta` must be a function')
+    if (out.schema === undefined) problems.push('`output.schema` is required')
+    else {
+      try {
+        assertSupportedJsonSchema(out.schema)
+        output = compileJsonSchema(out.schema)
+      } catch (error) {
+        problems.push(`\`output.schema\`: ${error instanceof JsonSchemaError ? error.message : String(error)}`)
+      }
+    }
+  }
+
+  const timeoutMs = d.timeoutMs
+  if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0)) {
+    problems.push('`timeoutMs` must be a positive finite number of milliseconds')
+  }
+  for (const key of optionalCallbacks) {
+    if (d[key] !== undefined && typeof d[key] !== 'function') problems.push(`\`${key}\` must be a function`)
+  }
+  const when = (options as Partial<ToolRegistrationOptions> | undefined)?.when
+  if (when !== undefined && typeof when !== 'function') problems.push('`when` must be a function')
+
+  const label = typeof name === 'string' && name !== '' ? `tool ${JSON.stringify(name)}` : 'tool'
+  if (problems.length > 0 || parameters === undefined || output === undefined) {
+    throw new ToolRegistrationError(`invalid ${label}: ${problems.join('; ')}`)
+  }
+  return { id: nextId++, name: name as string, definition, scope, when, parameters, output, alive: true }
+}

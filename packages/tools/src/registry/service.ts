@@ -1,0 +1,283 @@
+import { NoExecutorError, ToolRestrictionError } from '../errors.js'
+import { ListenerList } from '../events/listeners.js'
+import { runWaterfall } from '../events/waterfall.js'
+import { createNativeExecutor } from '../executor/native.js'
+import { Guards } from '../pipeline/guards.js'
+import { Pipeline, type Route } from '../pipeline/pipeline.js'
+import { contentProblem } from '../pipeline/results.js'
+import type { ContentBlock, ToolSchema } from '../types/content.js'
+import type { ToolGuard } from '../types/decisions.js'
+import type { ResolvedToolSet, ToolActivationContext, ToolDefinition, ToolRegistrationOptions, ToolRestriction } from '../types/definition.js'
+import type { PtcDispatchLog, ToolsEventName, ToolsEvents } from '../types/events.js'
+import type { ToolExecution, ToolExecutionMode } from '../types/execution.js'
+import type { ToolBatchInput, ToolBatchResult, ToolExecutor, ToolExecutorHost, ToolModelInput, ToolPromptSection } from '../types/executor.js'
+import type { ApprovalService, Scope, ScopeKey } from '../types/scope.js'
+import { ExecutorSelection } from './executors.js'
+import { Layers } from './layers.js'
+import { createRegistration, type Registration } from './registration.js'
+import { compileRestriction } from './restriction.js'
+import { isAdmitted, resolveToolSet } from './tool-set.js'
+
+export interface ToolsServiceOptions {
+  /** Answers `ask` decisions; without it, `ask` is a denial. */
+  approval?: ApprovalService
+  /** Cap of the built-in native executor's rolling pool (default 10). */
+  maxParallelToolCalls?: number
+}
+
+/** The model-facing input of a step in the selected executor's mode. */
+export interface ToolStepInput extends ToolModelInput {
+  readonly sections: readonly ToolPromptSection[]
+}
+
+type Listeners = { [E in ToolsEventName]: ListenerList<ToolsEvents[E]> }
+
+/** Shared state behind every view of one service. */
+class Core {
+  readonly layers = new Layers()
+  readonly guards = new Guards()
+  readonly listeners: Listeners = {
+    'tools/change': new ListenerList(),
+    'tools/pre-execute': new ListenerList(),
+    'tools/execute': new ListenerList(),
+    'tools/post-execute': new ListenerList(),
+    'tools/ptc-dispatch-log': new ListenerList(),
+    'tools/result': new ListenerList(),
+  }
+  readonly executors: ExecutorSelection
+  readonly pipeline: Pipeline
+  readonly views = new WeakMap<Scope, ToolsView>()
+  readonly routes = new WeakMap<ToolExecutor, Route>()
+  readonly hosts = new WeakMap<ToolExecutor, ToolExecutorHost>()
+
+  constructor(readonly options: ToolsServiceOptions) {
+    this.executors = new ExecutorSelection(
+      createNativeExecutor(options.maxParallelToolCalls === undefined ? {} : { maxParallelToolCalls: options.maxParallelToolCalls }),
+    )
+    const l = this.listeners
+    this.pipeline = new Pipeline(
+      this.layers,
+      { preExecute: l['tools/pre-execute'], execute: l['tools/execute'], postExecute: l['tools/post-execute'], result: l['tools/result'] },
+      this.guards,
+      () => this.options.approval,
+    )
+  }
+
+  changed(): void {
+    for (const listener of this.listeners['tools/change'].all()) {
+      try {
+        listener()
+      } catch {
+        // emit listeners only observe
+      }
+    }
+  }
+
+  executable(name: string, scope: Scope | undefined, toolSet: ResolvedToolSet | undefined): Registration | undefined {
+    const reg = this.layers.lookup(name, scope)
+    return reg !== undefined && isAdmitted(reg, scope, toolSet) ? reg : undefined
+  }
+
+  visible(scope: Scope | undefined, toolSet: ResolvedToolSet | undefined): Registration[] {
+    const regs = this.layers.visible(scope)
+    return toolSet === undefined ? regs : regs.filter((reg) => isAdmitted(reg, scope, toolSet))
+  }
+
+  route(executor: ToolExecutor): Route {
+    let route = this.routes.get(executor)
+    if (route === undefined) {
+      const transport = executor.transport === undefined ? undefined : createRegistration(executor.transport, {}, undefined, true)
+      route = { codeOnly: executor.codeOnly === true, ...(transport !== undefined && { transport }) }
+      this.routes.set(executor, route)
+    }
+    return route
+  }
+
+  host(executor: ToolExecutor): ToolExecutorHost {
+    let host = this.hosts.get(executor)
+    if (host !== undefined) return host
+    const route = this.route(executor)
+    host = Object.freeze({
+      dispatch: (input, options) => this.pipeline.dispatch(input, route, options?.argumentsError),
+      mode: (input): ToolExecutionMode => {
+        const reg =
+          input.name === route.transport?.name ? route.transport : this.executable(input.name, input.agent, input.toolSet)
+        const classify = reg?.definition.isConcurrencySafe
+        if (classify === undefined) return EXCLUSIVE
+        try {
+          return classify.call(reg?.definition, input.arguments) === true ? PARALLEL : EXCLUSIVE
+        } catch {
+          return EXCLUSIVE
+        }
+      },
+      definitions: (scope, toolSet) => this.visible(scope, toolSet).map((reg) => reg.definition),
+      executable: (name, scope, toolSet) => this.executable(name, scope, toolSet)?.definition,
+      ptcDispatchLog: (dispatch) => this.ptcDispatchLog(dispatch),
+    } satisfies ToolExecutorHost)
+    this.hosts.set(executor, host)
+    return host
+  }
+
+  async ptcDispatchLog(dispatch: PtcDispatchLog): Promise<ContentBlock[]> {
+    const original = dispatch.content
+    try {
+      const content = await runWaterfall(this.listeners['tools/ptc-dispatch-log'].for(dispatch.agent), [Object.freeze({ ...dispatch })] as const, () => original)
+      return contentProblem(content) === undefined ? content : original
+    } catch {
+      return original
+    }
+  }
+}
+
+const PARALLEL: ToolExecutionMode = Object.freeze({ kind: 'parallel' })
+const EXCLUSIVE: ToolExecutionMode = Object.freeze({ kind: 'exclusive' })
+
+/**
+ * The registry as one scope sees it. `ToolsService` is the global view;
+ * `scoped(scope)` returns the view bound to a scope, with the same methods.
+ */
+export class ToolsView {
+  readonly #core: Core
+  /** The scope this view is bound to; undefined for the global view. */
+  readonly scope: Scope | undefined
+
+  protected constructor(core: Core, scope: Scope | undefined) {
+    this.#core = core
+    this.scope = scope
+  }
+
+  /** The view bound to `scope` (the same object for the same scope). */
+  scoped(scope: Scope): ToolsView {
+    if (typeof scope !== 'object' || scope === null) throw new TypeError('scoped() needs a scope object')
+    let view = this.#core.views.get(scope)
+    if (view === undefined) this.#core.views.set(scope, (view = new ToolsView(this.#core, scope)))
+    return view
+  }
+
+  /** Register globally (global view) or in this view's scope. Returns the exact disposer. */
+  register(definition: ToolDefinition, options: ToolRegistrationOptions = {}): () => void {
+    const reg = createRegistration(definition, options, this.scope)
+    const remove = this.#core.layers.add(reg)
+    this.#core.changed()
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      remove()
+      this.#core.changed()
+    }
+  }
+
+  /** Restrict inherited tools for this view's scope. Restrictions intersect. Returns the exact disposer. */
+  restrict(filter: ToolRestriction): () => void {
+    const scope = this.scope
+    if (scope === undefined) throw new ToolRestrictionError('restrict() is available on scoped views only: use tools.scoped(agent).restrict(…)')
+    const layers = this.#core.layers
+    const compiled = compileRestriction(
+      filter,
+      (name) => layers.isLocal(scope, name),
+      (name) => layers.isInherited(scope, name),
+    )
+    const lift = layers.restrict(scope, compiled)
+    this.#core.changed()
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      lift()
+      this.#core.changed()
+    }
+  }
+
+  /** The definition `scope` sees for `name`; with a step set, only if admitted. */
+  get(name: string, scope: ScopeKey | undefined = this.scope, toolSet?: ResolvedToolSet): ToolDefinition | undefined {
+    const reg = this.#core.layers.lookup(name, scope)
+    if (reg === undefined) return undefined
+    return toolSet === undefined || isAdmitted(reg, scope, toolSet) ? reg.definition : undefined
+  }
+
+  /** The definition a call may execute; without a step set, conditional registrations are unavailable. */
+  executable(name: string, scope: ScopeKey | undefined = this.scope, toolSet?: ResolvedToolSet): ToolDefinition | undefined {
+    return this.#core.executable(name, scope, toolSet)?.definition
+  }
+
+  /** Resolve every condition once for a step. A rejection publishes no partial set. */
+  resolve(context: ToolActivationContext): Promise<ResolvedToolSet> {
+    return resolveToolSet(this.#core.layers, context)
+  }
+
+  /** Visible definitions after shadowing and restrictions, limited to the step's admission when given. */
+  definitions(scope: ScopeKey | undefined = this.scope, toolSet?: ResolvedToolSet): readonly ToolDefinition[] {
+    return this.#core.visible(scope, toolSet).map((reg) => reg.definition)
+  }
+
+  /** Allow-listed model-facing projections `{name, description, parameters}`, detached deep copies. */
+  schemas(scope: ScopeKey | undefined = this.scope, toolSet?: ResolvedToolSet): ToolSchema[] {
+    return this.#core.visible(scope, toolSet).map((reg) => projectSchema(reg))
+  }
+
+  /** What a model request of this step declares, in the selected executor's mode, with its prompt sections. */
+  modelInput(scope: ScopeKey | undefined = this.scope, toolSet?: ResolvedToolSet): ToolStepInput {
+    const executor = this.#core.executors.select(scope)
+    if (executor === null) throw new NoExecutorError()
+    const described = executor.describe(this.definitions(scope, toolSet))
+    return { schemas: described.schemas, knownNames: described.knownNames, sections: executor.sections ?? [] }
+  }
+
+  /** Provide the executor for this view's scope (global view: the deployment default). Returns the disposer. */
+  setExecutor(executor: ToolExecutor): () => void {
+    return this.#core.executors.set(executor, this.scope)
+  }
+
+  /** Delegate a raw batch to the executor selected for its agent. Rejects only when none is available. */
+  async execute(input: ToolBatchInput): Promise<ToolBatchResult> {
+    checkBatchInput(input)
+    // A scoped view runs calls on behalf of its scope when the batch names no agent.
+    const batch = input.agent === undefined && this.scope !== undefined ? { ...input, agent: this.scope } : input
+    const executor = this.#core.executors.select(batch.agent)
+    if (executor === null) throw new NoExecutorError()
+    return executor.execute(batch, this.#core.host(executor))
+  }
+
+  /** Register a monotonic guard in this view's scope. Returns the disposer. */
+  guard(guard: ToolGuard): () => void {
+    return this.#core.guards.add(guard, this.scope)
+  }
+
+  /** Global, then inherited guards: the first denial reason, or undefined. */
+  checkGuards(exec: ToolExecution): string | undefined {
+    return this.#core.guards.check(exec)
+  }
+
+  /** Add a listener; through a scoped view it sees only that scope's calls (`tools/change` is unfiltered). */
+  on<E extends ToolsEventName>(event: E, listener: ToolsEvents[E]): () => void {
+    const list = this.#core.listeners[event] as ListenerList<ToolsEvents[E]> | undefined
+    if (list === undefined) throw new TypeError(`unknown tools event: ${String(event)}`)
+    if (typeof listener !== 'function') throw new TypeError('a listener must be a function')
+    return list.add(listener, event === 'tools/change' ? undefined : this.scope)
+  }
+
+  /** Make the core reachable for subclasses' constructors only. */
+  protected static createCore(options: ToolsServiceOptions): Core {
+    return new Core(options)
+  }
+}
+
+/** The tool registry and scoped executor dispatcher. */
+export class ToolsService extends ToolsView {
+  constructor(options: ToolsServiceOptions = {}) {
+    super(ToolsView.createCore(options), undefined)
+  }
+}
+
+function projectSchema(reg: Registration): ToolSchema {
+  return { name: reg.name, description: reg.definition.description, parameters: structuredClone(reg.parameters) }
+}
+
+function checkBatchInput(input: ToolBatchInput): void {
+  if (typeof input !== 'object' || input === null || !Array.isArray(input.calls)) throw new TypeError('execute() needs { calls: ToolCallBlock[], signal }')
+  if (!(input.signal instanceof AbortSignal)) throw new TypeError('execute() needs a caller-owned AbortSignal')
+  const cap = input.maxParallelToolCalls
+  if (cap !== undefined && (!Number.isInteger(cap) || cap < 1)) throw new TypeError('maxParallelToolCalls must be a positive integer')
+  if (input.log !== undefined && input.agent === undefined) throw new TypeError('log requires an agent')
+}

@@ -1,0 +1,38 @@
+import { ToolTimeoutError } from '../errors.js'
+import { failureResult } from '../pipeline/results.js'
+import type { ToolsView } from '../registry/service.js'
+import type { ToolDispatchExecution, ToolExecutionResult } from '../types/execution.js'
+
+/**
+ * The timeout policy: a `tools/execute` wrapper that arms a deadline from the
+ * executing definition's `timeoutMs`. The body sees a signal that aborts at
+ * the deadline (fused with the caller's by the pipeline). Only when this
+ * wrapper's own timer fired — and the caller had not aborted first — does the
+ * result become `TOOL_TIMEOUT`. Tools without a budget are untouched.
+ * Install it on the global view or a scoped one; returns the disposer.
+ */
+export function installTimeoutPolicy(tools: ToolsView): () => void {
+  return tools.on('tools/execute', async function timeoutPolicy(exec: ToolDispatchExecution, next): Promise<ToolExecutionResult> {
+    const timeoutMs = tools.executable(exec.name, exec.agent, exec.toolSet)?.timeoutMs
+    if (timeoutMs === undefined) return next()
+    const outer = exec.signal
+    const controller = new AbortController()
+    let fired = false
+    const timer = setTimeout(() => {
+      if (outer.aborted) return
+      fired = true
+      controller.abort(new ToolTimeoutError(timeoutMs))
+    }, timeoutMs)
+    const onOuter = (): void => controller.abort(outer.reason)
+    outer.addEventListener('abort', onOuter, { once: true })
+    exec.signal = controller.signal
+    try {
+      const result = await next()
+      return fired ? failureResult('TOOL_TIMEOUT', `tool call timed out after ${timeoutMs} ms`) : result
+    } finally {
+      clearTimeout(timer)
+      outer.removeEventListener('abort', onOuter)
+      exec.signal = outer
+    }
+  })
+}

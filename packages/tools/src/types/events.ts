@@ -1,0 +1,37 @@
+import type { ContentBlock, ToolCallId } from './content.js'
+import type { PostToolDecision, PreToolDecision } from './decisions.js'
+import type { ToolDispatchExecution, ToolExecution, ToolExecutionResult } from './execution.js'
+import type { Agent } from './scope.js'
+
+/** One settled `run_code` sub-dispatch about to be logged. Only the durable copy of `content` may change. */
+export interface PtcDispatchLog {
+  /** The outer `run_code` execution. */
+  readonly exec: ToolExecution
+  readonly agent?: Agent
+  /** `<parent>:ptc:<n>`. */
+  readonly subCallId: ToolCallId
+  readonly name: string
+  readonly isError: boolean
+  readonly content: ContentBlock[]
+}
+
+/** Waterfall listeners: `next()` delegates to later listeners and finally the default. */
+export interface ToolsWaterfalls {
+  'tools/pre-execute': (exec: ToolExecution, next: () => Promise<PreToolDecision>) => PreToolDecision | Promise<PreToolDecision>
+  'tools/execute': (exec: ToolDispatchExecution, next: () => Promise<ToolExecutionResult>) => ToolExecutionResult | Promise<ToolExecutionResult>
+  'tools/post-execute': (
+    exec: ToolExecution,
+    result: Readonly<ToolExecutionResult>,
+    next: () => Promise<PostToolDecision>,
+  ) => PostToolDecision | Promise<PostToolDecision>
+  'tools/ptc-dispatch-log': (dispatch: PtcDispatchLog, next: () => Promise<ContentBlock[]>) => ContentBlock[] | Promise<ContentBlock[]>
+}
+
+/** Emit listeners only observe; their failures are contained. */
+export interface ToolsEmits {
+  'tools/change': () => void
+  'tools/result': (exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>) => void
+}
+
+export type ToolsEvents = ToolsWaterfalls & ToolsEmits
+export type ToolsEventName = keyof ToolsEvents

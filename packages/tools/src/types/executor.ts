@@ -1,0 +1,81 @@
+import type { ContentBlock, ToolCallBlock, ToolCallId, ToolSchema, UserMessage } from './content.js'
+import type { ResolvedToolSet, ToolDefinition } from './definition.js'
+import type { PtcDispatchLog } from './events.js'
+import type { ToolExecutionInput, ToolExecutionMode, ToolExecutionResult } from './execution.js'
+import type { Agent, ScopeKey } from './scope.js'
+
+/** Executor-owned prompt guidance (e.g. the PTC SDK text). */
+export interface ToolPromptSection {
+  readonly name: string
+  readonly text: string
+}
+
+/** What the model may call in a step. */
+export interface ToolModelInput {
+  readonly schemas: ToolSchema[]
+  /** Every name a model-direct call may use in this mode. */
+  readonly knownNames: readonly string[]
+}
+
+/** Raw model calls, with optional agent ownership and step logging. */
+export interface ToolBatchInput {
+  readonly calls: readonly ToolCallBlock[]
+  readonly signal: AbortSignal
+  /** Positive integer overriding the executor's cap for this batch (root calls only). */
+  readonly maxParallelToolCalls?: number
+  readonly agent?: Agent
+  readonly toolSet?: ResolvedToolSet
+  /** With it (and an agent with a session), `tool/call` and `tool/result` events are appended. */
+  readonly log?: { readonly turn: number; readonly step: number }
+}
+
+export interface ToolCallResult {
+  readonly callId: ToolCallId
+  readonly result: ToolExecutionResult
+}
+
+export interface ToolBatchResult {
+  readonly results: readonly ToolCallResult[]
+  readonly additionalContexts: readonly UserMessage[]
+  readonly concluded: boolean
+}
+
+/** Owns argument parsing, dispatch, scheduling, cancellation and logging of a batch. */
+export interface ToolExecutor {
+  readonly sections?: readonly ToolPromptSection[]
+  /**
+   * The reserved transport (`run_code`) this executor serves, if any. The
+   * pipeline routes a model-direct call of that name to it, so every policy
+   * stage applies to the transport itself. Never registered, never restricted.
+   */
+  readonly transport?: ToolDefinition
+  /**
+   * Code-only collapse: a model-direct call (no `parent`) naming anything but
+   * the transport is `UNKNOWN_TOOL`, decided before any policy runs.
+   */
+  readonly codeOnly?: boolean
+  describe(tools: readonly ToolDefinition[]): ToolModelInput
+  execute(input: ToolBatchInput, host: ToolExecutorHost): Promise<ToolBatchResult>
+}
+
+/**
+ * What the registry hands an executor for each batch: the shared pipeline and
+ * the scope's view. An executor never reaches registry internals.
+ */
+export interface ToolExecutorHost {
+  /**
+   * Run one parsed call through the whole pipeline (SPEC section 7). Never
+   * rejects. `argumentsError`: the raw argument text could not be parsed; the
+   * call fails as `INVALID_ARGS` before any policy (finalizeContent and
+   * `tools/result` still run).
+   */
+  dispatch(input: ToolExecutionInput, options?: { readonly argumentsError?: string }): Promise<ToolExecutionResult>
+  /** Start-time classification: only an exact `true` from a valid call's classifier is parallel. */
+  mode(input: Pick<ToolExecutionInput, 'name' | 'arguments' | 'agent' | 'toolSet'>): ToolExecutionMode
+  /** Visible, admitted definitions of a scope (never the transport). */
+  definitions(scope?: ScopeKey, toolSet?: ResolvedToolSet): readonly ToolDefinition[]
+  /** The definition a call may execute, or undefined. */
+  executable(name: string, scope?: ScopeKey, toolSet?: ResolvedToolSet): ToolDefinition | undefined
+  /** Run the `tools/ptc-dispatch-log` waterfall; a throwing listener yields the original content. */
+  ptcDispatchLog(dispatch: PtcDispatchLog): Promise<ContentBlock[]>
+}

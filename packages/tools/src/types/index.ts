@@ -1,0 +1,7 @@
+export type * from './content.js'
+export type * from './decisions.js'
+export type * from './definition.js'
+export type * from './events.js'
+export type * from './execution.js'
+export type * from './executor.js'
+export type * from './scope.js'
