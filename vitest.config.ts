@@ -15,6 +15,7 @@ export default defineConfig({
       include: ['packages/*/src/**/*.test-d.ts', 'bindings/src/**/*.test-d.ts'],
       tsconfig: './tsconfig.json',
     },
+    reporters: ['default', './scripts/summary-reporter.ts'],
     pool: 'forks',
     execArgv: ['--no-node-snapshot'],
     testTimeout: 20_000,
