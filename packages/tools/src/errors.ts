@@ -16,7 +16,14 @@ export type ToolErrorCode =
   | 'CODE_RUN_FAILED'
 
 /** Codes of programming errors raised synchronously by the registry and schema compilers. */
-export type ToolsUsageErrorCode = 'INVALID_SCHEMA' | 'INVALID_REGISTRATION' | 'INVALID_RESTRICTION' | 'NOT_JSON' | 'BATCH_FAILED' | 'NO_EXECUTOR'
+export type ToolsUsageErrorCode =
+  | 'INVALID_SCHEMA'
+  | 'INVALID_REGISTRATION'
+  | 'INVALID_RESTRICTION'
+  | 'NOT_JSON'
+  | 'BATCH_FAILED'
+  | 'NO_EXECUTOR'
+  | SessionErrorCode
 
 const brand = Symbol.for('@ptc/tools.error')
 
@@ -170,5 +177,24 @@ export function describeThrown(thrown: unknown): string {
     return String(thrown)
   } catch {
     return 'a value was thrown that cannot be described'
+  }
+}
+
+/** Stable codes of session sink failures. */
+export type SessionErrorCode =
+  /** The event is not a `{ type: string, time: number, ... }` record. */
+  | 'INVALID_EVENT'
+  /** `append` was called after `close()` (or after the session was disposed). */
+  | 'SESSION_CLOSED'
+  /** The session file could not be opened or repaired; `cause` is the system error. */
+  | 'SESSION_OPEN_FAILED'
+  /** A write failed; the session refuses every later append (`cause` is the first failure). */
+  | 'SESSION_WRITE_FAILED'
+
+/** A session sink failure; non-JSON events are `NotJsonError` instead. */
+export class SessionError extends ToolsError {
+  declare readonly code: SessionErrorCode
+  constructor(code: SessionErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options)
   }
 }
