@@ -15,6 +15,8 @@ export interface ToolModelInput {
   readonly schemas: ToolSchema[]
   /** Every name a model-direct call may use in this mode. */
   readonly knownNames: readonly string[]
+  /** Step-specific prompt sections (e.g. the SDK declarations of the tools this scope can see). */
+  readonly sections?: readonly ToolPromptSection[]
 }
 
 /** Raw model calls, with optional agent ownership and step logging. */
@@ -44,11 +46,12 @@ export interface ToolBatchResult {
 export interface ToolExecutor {
   readonly sections?: readonly ToolPromptSection[]
   /**
-   * The reserved transport (`run_code`) this executor serves, if any. The
-   * pipeline routes a model-direct call of that name to it, so every policy
-   * stage applies to the transport itself. Never registered, never restricted.
+   * The reserved transport (`run_code`) this executor serves, if any, built
+   * once per host so that it can dispatch sub-calls. The pipeline routes a
+   * model-direct call of that name to it, so every policy stage applies to
+   * the transport itself. Never registered, never restricted.
    */
-  readonly transport?: ToolDefinition
+  transport?(host: ToolExecutorHost): ToolDefinition
   /**
    * Code-only collapse: a model-direct call (no `parent`) naming anything but
    * the transport is `UNKNOWN_TOOL`, decided before any policy runs.
@@ -56,6 +59,18 @@ export interface ToolExecutor {
   readonly codeOnly?: boolean
   describe(tools: readonly ToolDefinition[]): ToolModelInput
   execute(input: ToolBatchInput, host: ToolExecutorHost): Promise<ToolBatchResult>
+}
+
+/** Options of one dispatch through the host. */
+export interface ToolDispatchOptions {
+  /** The raw argument text could not be parsed: the call fails as `INVALID_ARGS` before any policy. */
+  readonly argumentsError?: string
+  /**
+   * Called once when the call's policy stage (pre-execute, approval, guards)
+   * is over, whether it was admitted or not; a scheduler uses it so that
+   * policy stages never overlap while bodies do.
+   */
+  readonly onPolicySettled?: () => void
 }
 
 /**
@@ -69,7 +84,7 @@ export interface ToolExecutorHost {
    * call fails as `INVALID_ARGS` before any policy (finalizeContent and
    * `tools/result` still run).
    */
-  dispatch(input: ToolExecutionInput, options?: { readonly argumentsError?: string }): Promise<ToolExecutionResult>
+  dispatch(input: ToolExecutionInput, options?: ToolDispatchOptions): Promise<ToolExecutionResult>
   /** Start-time classification: only an exact `true` from a valid call's classifier is parallel. */
   mode(input: Pick<ToolExecutionInput, 'name' | 'arguments' | 'agent' | 'toolSet'>): ToolExecutionMode
   /** Visible, admitted definitions of a scope (never the transport). */

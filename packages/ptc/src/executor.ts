@@ -1,0 +1,61 @@
+import { DEFAULT_LIMITS, type CodeRunLimits, type CodeRuntime } from '@ptc/sandbox'
+import { createNativeExecutor, RUN_CODE, type ToolDefinition, type ToolExecutor, type ToolModelInput, type ToolPromptSection, type ToolSchema } from '@ptc/tools'
+import { createRunCodeTool, declarationsOf, RUN_CODE_DESCRIPTION, RUN_CODE_PARAMETERS } from './transport.js'
+
+export interface PtcExecutorOptions {
+  /** The sandbox backend programs run in. */
+  runtime: CodeRuntime
+  /** `code` (default): the model sees only `run_code`; `both`: native tools plus `run_code`. */
+  mode?: 'code' | 'both'
+  /** Concurrency-safe sub-calls that may overlap within one run (default 10). */
+  maxParallelSubCalls?: number
+  /** Cap of the rolling pool of model-direct calls in a batch (default 10). */
+  maxParallelToolCalls?: number
+  /** Limits of every run; a program's `timeoutMs` replaces `wallMs`, up to this ceiling. */
+  limits?: Partial<CodeRunLimits>
+}
+
+/** The prompt guidance that precedes the declarations. */
+export const SDK_GUIDANCE = [
+  'Call `run_code` with a short program to use tools. The program is the body of an async function (TypeScript or JavaScript):',
+  'use `await` and `return` at top level; every tool is `await tools.<name>(args)` (or `tools["name"](args)`), returning the typed value below.',
+  'Run independent concurrency-safe calls together with `Promise.all`. A failed call throws a `ToolCallError` you can catch.',
+  'Only what you print with `console.log` or `return` comes back to you; intermediate tool results stay in the sandbox.',
+].join('\n')
+
+/**
+ * The PTC executor: runs `run_code` programs in the given runtime, where each
+ * tool call is a parented sub-dispatch through the whole pipeline. Install it
+ * with `tools.setExecutor(…)` (deployment default) or on a scope.
+ */
+export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
+  const { runtime } = options
+  if (typeof runtime !== 'object' || runtime === null || typeof runtime.run !== 'function') {
+    throw new TypeError('createPtcExecutor needs { runtime }: a CodeRuntime such as createQuickJSRuntime()')
+  }
+  const mode = options.mode ?? 'code'
+  if (mode !== 'code' && mode !== 'both') throw new TypeError(`mode must be 'code' or 'both', not ${JSON.stringify(mode)}`)
+  const maxParallelSubCalls = options.maxParallelSubCalls ?? 10
+  if (!Number.isInteger(maxParallelSubCalls) || maxParallelSubCalls < 1) throw new TypeError('maxParallelSubCalls must be a positive integer')
+  const limits = { ...options.limits }
+  const maxTimeoutMs = limits.wallMs ?? DEFAULT_LIMITS.wallMs
+  const native = createNativeExecutor(options.maxParallelToolCalls === undefined ? {} : { maxParallelToolCalls: options.maxParallelToolCalls })
+  const runCodeSchema = (): ToolSchema => ({ name: RUN_CODE, description: RUN_CODE_DESCRIPTION, parameters: structuredClone(RUN_CODE_PARAMETERS) })
+
+  return Object.freeze({
+    codeOnly: mode === 'code',
+    transport: (host) => createRunCodeTool(host, { runtime, maxParallelSubCalls, limits, maxTimeoutMs }),
+    describe(tools: readonly ToolDefinition[]): ToolModelInput {
+      const sections: ToolPromptSection[] = [{ name: 'ptc-sdk', text: sdkText(tools) }]
+      if (mode === 'code') return { schemas: [runCodeSchema()], knownNames: [RUN_CODE], sections }
+      const nativeInput = native.describe(tools)
+      return { schemas: [...nativeInput.schemas, runCodeSchema()], knownNames: [...nativeInput.knownNames, RUN_CODE], sections }
+    },
+    execute: (input, host) => native.execute(input, host),
+  } satisfies ToolExecutor)
+}
+
+/** Guidance plus the declarations of the tools a scope can see, deterministic for the same tool set. */
+export function sdkText(tools: readonly ToolDefinition[]): string {
+  return `${SDK_GUIDANCE}\n\n\`\`\`ts\n${declarationsOf(tools)}\n\`\`\``
+}

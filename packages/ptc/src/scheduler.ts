@@ -1,0 +1,170 @@
+import type {
+  Agent,
+  ImageBlock,
+  JsonValue,
+  ResolvedToolSet,
+  ToolDefinition,
+  ToolExecutionInput,
+  ToolExecutionResult,
+  ToolExecutorHost,
+  ToolRunContext,
+  ToolSchema,
+} from '@ptc/tools'
+import type { DispatchLog } from './dispatch-log.js'
+
+/** One tool a program may call: the definition it was bound to and its frozen schema. */
+export interface Binding {
+  readonly definition: ToolDefinition
+  readonly schema: Readonly<ToolSchema>
+}
+
+interface SubCall {
+  readonly subCallId: string
+  readonly name: string
+  readonly arguments: JsonValue
+  readonly binding: Binding
+  exclusive: boolean
+  result?: ToolExecutionResult
+  resolve(value: JsonValue): void
+  reject(error: Error): void
+}
+
+/**
+ * The per-run sub-dispatch scheduler. Calls start in submission order and are
+ * classified when they start; concurrency-safe calls overlap up to the cap; an
+ * exclusive call waits for everything before it to commit, runs alone and
+ * holds the barrier through its own commit. Policy stages never overlap (the
+ * next call starts only after the previous one's policy settled) and results
+ * commit, to the program and to the log, in submission order.
+ */
+export class SubCallScheduler {
+  readonly #queue: SubCall[] = []
+  /** Started, not yet committed, in start (= submission) order. */
+  readonly #inFlight: SubCall[] = []
+  readonly #run = new AbortController()
+  #submitted = 0
+  #policyBusy = false
+  #closed = false
+  #idle: (() => void) | undefined
+
+  constructor(
+    private readonly host: ToolExecutorHost,
+    private readonly ctx: ToolRunContext,
+    private readonly bindings: ReadonlyMap<string, Binding>,
+    private readonly maxParallel: number,
+    private readonly log: DispatchLog,
+  ) {
+    const outer = ctx.signal
+    if (outer.aborted) this.#run.abort(outer.reason)
+    else outer.addEventListener('abort', () => this.#run.abort(outer.reason), { once: true, signal: this.#run.signal })
+  }
+
+  /** The host side of one guest call. Resolves with the canonical value or rejects with the failure message. */
+  submit(name: string, args: JsonValue): Promise<JsonValue> {
+    const binding = this.bindings.get(name)
+    if (this.#closed) return Promise.reject(new Error('the program has ended'))
+    if (binding === undefined) return Promise.reject(new Error(`unknown tool: ${name}`))
+    return new Promise<JsonValue>((resolve, reject) => {
+      const subCallId = `${this.ctx.callId}:ptc:${++this.#submitted}`
+      this.#queue.push({ subCallId, name, arguments: args, binding, exclusive: false, resolve, reject })
+      this.#pump()
+    })
+  }
+
+  /** Sub-calls submitted so far. */
+  get submitted(): number {
+    return this.#submitted
+  }
+
+  /**
+   * The program ended: abort in-flight calls, abandon queued ones (no dispatch,
+   * no events), and wait until every started call committed and was logged.
+   */
+  async close(): Promise<void> {
+    this.#closed = true
+    this.#run.abort(new Error('the program has ended'))
+    for (const call of this.#queue.splice(0)) call.reject(new Error('the program ended before this call started'))
+    if (this.#inFlight.length > 0) await new Promise<void>((resolve) => (this.#idle = resolve))
+    await this.log.drain()
+  }
+
+  #pump(): void {
+    while (!this.#closed && !this.#policyBusy) {
+      const head = this.#queue[0]
+      if (head === undefined) return
+      const barrier = this.#inFlight.some((c) => c.exclusive)
+      if (barrier) return
+      const current = this.host.executable(head.name, this.ctx.agent, this.ctx.toolSet)
+      if (current !== head.binding.definition) {
+        this.#queue.shift()
+        head.reject(new Error(`unknown tool: ${head.name} (it was removed, replaced or restricted after the program started)`))
+        continue
+      }
+      const mode = this.host.mode({ name: head.name, arguments: head.arguments, ...this.#scope() })
+      if (mode.kind === 'exclusive') {
+        if (this.#inFlight.length > 0) return
+        head.exclusive = true
+      } else if (this.#inFlight.length >= this.maxParallel) return
+      this.#queue.shift()
+      this.#start(head)
+    }
+  }
+
+  #start(call: SubCall): void {
+    this.#inFlight.push(call)
+    this.#policyBusy = true
+    this.log.started(call)
+    void this.host
+      .dispatch(
+        {
+          callId: call.subCallId,
+          rootCallId: this.ctx.rootCallId,
+          name: call.name,
+          arguments: call.arguments,
+          schema: call.binding.schema,
+          parent: this.ctx.token,
+          signal: this.#run.signal,
+          ...this.#scope(),
+        },
+        {
+          onPolicySettled: () => {
+            this.#policyBusy = false
+            this.#pump()
+          },
+        },
+      )
+      .then((result) => {
+        call.result = result
+        this.#commit()
+      })
+  }
+
+  /** Deliver settled calls to the program and the log, in submission order. */
+  #commit(): void {
+    while (this.#inFlight[0]?.result !== undefined) {
+      const call = this.#inFlight.shift() as SubCall
+      const result = call.result as ToolExecutionResult
+      this.log.settled(call, result)
+      this.#forward(result)
+      if (result.isError) call.reject(new Error(result.error.message))
+      else call.resolve(result.value)
+    }
+    if (this.#inFlight.length === 0) this.#idle?.()
+    this.#pump()
+  }
+
+  /** Deferred contexts, image content and a concluding success travel with the run_code result. */
+  #forward(result: ToolExecutionResult): void {
+    for (const context of result.additionalContexts ?? []) this.ctx.deferContext(context)
+    const images = result.content.filter((b): b is ImageBlock => b.type === 'image')
+    if (images.length > 0) this.ctx.deferContext({ role: 'user', content: images })
+    if (!result.isError && result.concludesTurn === true) this.ctx.concludeTurn()
+  }
+
+  #scope(): Pick<ToolExecutionInput, 'agent' | 'toolSet'> {
+    const scope: { agent?: Agent; toolSet?: ResolvedToolSet } = {}
+    if (this.ctx.agent !== undefined) scope.agent = this.ctx.agent
+    if (this.ctx.toolSet !== undefined) scope.toolSet = this.ctx.toolSet
+    return scope
+  }
+}
