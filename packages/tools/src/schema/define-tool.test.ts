@@ -1,0 +1,157 @@
+import { describe, expect, test } from 'vitest'
+import { JsonSchemaError, ToolArgsError } from '../errors.js'
+import { parseJsonArguments } from '../json/parse.js'
+import type { ToolRunContext } from '../types/index.js'
+import { defineTool, validateArgs } from './define-tool.js'
+import { compileJsonSchema } from './validate.js'
+
+const ctx = {} as ToolRunContext
+
+function makeTool(calls: unknown[] = []) {
+  return defineTool({
+    name: 'read_file',
+    description: 'Read a file.',
+    parameters: { path: { type: 'string', required: true }, limit: { type: 'integer' }, mode: { type: 'string', enum: ['text', 'bytes'] } },
+    output: {
+      schema: { type: 'object', additionalProperties: false, properties: { text: { type: 'string', required: true } } },
+      render: (args, value) => [{ type: 'text', text: `${args.path}: ${value.text}` }],
+      presentationMeta: (args) => ({ path: args.path }),
+    },
+    isConcurrencySafe: (args) => args.mode !== 'bytes',
+    presentCall: (args) => ({ card: 'generic', title: `Read ${args.path}` }),
+    presentResult: (args) => ({ card: 'generic', title: `Read ${args.path} (done)` }),
+    timeoutMs: 500,
+    execute: async (args) => {
+      calls.push(args)
+      return { text: `contents of ${args.path}` }
+    },
+  })
+}
+
+describe('defineTool', () => {
+  test('produces a raw ToolDefinition with compiled JSON schemas', () => {
+    const tool = makeTool()
+    expect(tool.name).toBe('read_file')
+    expect(tool.parameters).toEqual({
+      type: 'object',
+      properties: { path: { type: 'string' }, limit: { type: 'integer' }, mode: { type: 'string', enum: ['text', 'bytes'] } },
+      required: ['path'],
+    })
+    expect(tool.output.schema).toEqual({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false })
+    expect(tool.timeoutMs).toBe(500)
+    expect(Object.isFrozen(tool)).toBe(true)
+    expect(tool.projectContent).toBeUndefined()
+    expect('finalizeContent' in tool).toBe(false)
+  })
+
+  test('execute validates arguments before the body runs', async () => {
+    const calls: unknown[] = []
+    const tool = makeTool(calls)
+    await expect(tool.execute({ path: 'a.txt', limit: 3 }, ctx)).resolves.toEqual({ text: 'contents of a.txt' })
+    expect(calls).toEqual([{ path: 'a.txt', limit: 3 }])
+    expect(Object.isFrozen(calls[0])).toBe(true)
+    const rejected = tool.execute({ limit: 1.5, mode: 'x' }, ctx)
+    await expect(rejected).rejects.toBeInstanceOf(ToolArgsError)
+    await expect(rejected).rejects.toMatchObject({
+      code: 'INVALID_ARGS',
+      violations: [
+        { path: '/limit', message: 'expected integer, got number 1.5' },
+        { path: '/mode', message: 'must be one of "text", "bytes"' },
+        { path: '/path', message: 'is required' },
+      ],
+    })
+    await expect(rejected).rejects.toThrow(/\/limit: expected integer.*\/path: is required/)
+    await expect(tool.execute({ path: 'a', f: () => 1 }, ctx)).rejects.toThrow(/\/f: a function is not JSON/)
+    expect(calls).toHaveLength(1)
+  })
+
+  test('the body sees the value validation saw, even with a flaky getter', async () => {
+    const calls: unknown[] = []
+    const tool = makeTool(calls)
+    let reads = 0
+    const args = {
+      get path(): unknown {
+        reads++
+        return reads === 1 ? 'ok.txt' : 42
+      },
+    }
+    await tool.execute(args, ctx)
+    expect(calls).toEqual([{ path: 'ok.txt' }])
+    expect(reads).toBe(1)
+  })
+
+  test('parsed arguments are used as they are, without another copy', async () => {
+    const calls: unknown[] = []
+    const parsed = parseJsonArguments('{"path": "p"}')
+    if (!parsed.ok) throw new Error(parsed.message)
+    await makeTool(calls).execute(parsed.value, ctx)
+    expect(calls[0]).toBe(parsed.value)
+  })
+
+  test('isConcurrencySafe and the presenters only see valid arguments', () => {
+    const tool = makeTool()
+    expect(tool.isConcurrencySafe?.({ path: 'a' })).toBe(true)
+    expect(tool.isConcurrencySafe?.({ path: 'a', mode: 'bytes' })).toBe(false)
+    expect(tool.isConcurrencySafe?.({ path: 1 })).toBe(false)
+    expect(tool.isConcurrencySafe?.(undefined)).toBe(false)
+    expect(tool.presentCall?.({ path: 'a' })).toEqual({ card: 'generic', title: 'Read a' })
+    expect(tool.presentCall?.({})).toBeUndefined()
+    expect(tool.presentResult?.({ path: 'a' }, { isError: false, content: [] })).toEqual({ card: 'generic', title: 'Read a (done)' })
+    expect(tool.presentResult?.('nope', { isError: true, content: [] })).toBeUndefined()
+  })
+
+  test('isConcurrencySafe is exclusive when the classifier throws', () => {
+    const tool = defineTool({
+      name: 't',
+      description: 'd',
+      parameters: {},
+      output: { schema: { type: 'null' }, render: () => [] },
+      isConcurrencySafe: () => {
+        throw new Error('classifier bug')
+      },
+      execute: async () => null,
+    })
+    expect(tool.isConcurrencySafe?.({})).toBe(false)
+  })
+
+  test('render and presentationMeta receive the typed values', () => {
+    const tool = makeTool()
+    expect(tool.output.render({ path: 'a' }, { text: 'hi' })).toEqual([{ type: 'text', text: 'a: hi' }])
+    expect(tool.output.presentationMeta?.({ path: 'a' }, { text: 'hi' })).toEqual({ path: 'a' })
+  })
+
+  test('an invalid spec throws JsonSchemaError at definition time', () => {
+    expect(() =>
+      defineTool({
+        name: 't',
+        description: 'd',
+        parameters: { a: { type: 'object' } as never },
+        output: { schema: { type: 'string', enum: [1] } as never, render: () => [] },
+        execute: async () => 'x' as never,
+      }),
+    ).toThrow(JsonSchemaError)
+  })
+})
+
+describe('validateArgs', () => {
+  const schema = { type: 'object' as const, properties: { q: { type: 'string' as const } }, required: ['q'] }
+
+  test('returns the frozen arguments or throws ToolArgsError listing every path', () => {
+    const args = validateArgs(schema, { q: 'x' })
+    expect(args).toEqual({ q: 'x' })
+    expect(Object.isFrozen(args)).toBe(true)
+    expect(() => validateArgs(schema, {})).toThrow(ToolArgsError)
+    expect(() => validateArgs(schema, { q: 1 })).toThrow(/invalid arguments: \/q: expected string, got number 1/)
+    expect(() => validateArgs(schema, 'text')).toThrow(/\(root\): expected object/)
+  })
+
+  test('accepts a compiled validator', () => {
+    const validator = compileJsonSchema(schema)
+    expect(validateArgs(validator, { q: 'y' })).toEqual({ q: 'y' })
+    expect(() => validateArgs(validator, { q: null })).toThrow(ToolArgsError)
+  })
+
+  test('throws JsonSchemaError for an unsupported schema', () => {
+    expect(() => validateArgs({ type: 'object', patternProperties: {} } as never, {})).toThrow(JsonSchemaError)
+  })
+})

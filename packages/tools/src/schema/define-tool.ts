@@ -1,0 +1,146 @@
+import { formatViolations, ToolArgsError } from '../errors.js'
+import { _isMaterialized } from '../json/build.js'
+import { snapshotJson } from '../json/snapshot.js'
+import type { JsonObject, JsonValue } from '../json/types.js'
+import type { ToolCallView, ToolResultView } from '../presentation/types.js'
+import type { ContentBlock, ToolDefinition, ToolExecution, ToolExecutionResult, ToolResult, ToolRunContext } from '../types/index.js'
+import type { ParameterSchemaSpec, ValueSchemaSpec } from './dsl.js'
+import type { InferArgs, InferValue } from './infer.js'
+import type { ObjectJsonSchema } from './json-schema.js'
+import { parameterSchemaSpecToJsonSchema, valueSchemaSpecToJsonSchema } from './to-json-schema.js'
+import { _validatorFor, compileJsonSchema, type CompiledValidator } from './validate.js'
+
+/** The typed output declaration of {@link defineTool}. */
+export interface TypedToolOutput<P, O> {
+  // Callback positions use `NoInfer`: `P` and `O` are inferred from the specs alone,
+  // never from callback bodies (which would make TypeScript expand the inference types).
+  /** The canonical output value's schema; compiled to raw JSON Schema. */
+  readonly schema: O
+  /** Pure projection from validated arguments and value to model content. */
+  render(args: NoInfer<InferArgs<P>>, value: NoInfer<InferValue<O>>): ContentBlock[]
+  /** Pure replayable presentation projection. */
+  presentationMeta?(args: NoInfer<InferArgs<P>>, value: NoInfer<InferValue<O>>): JsonValue
+}
+
+/** What {@link defineTool} takes: a `ToolDefinition` whose callbacks see inferred types. */
+export interface TypedToolDefinition<P extends ParameterSchemaSpec, O extends ValueSchemaSpec> {
+  readonly name: string
+  readonly description: string
+  /** Implicit open object root; `required: true` per required property. */
+  readonly parameters: P
+  readonly output: TypedToolOutput<P, O>
+  /** Runs with validated, frozen arguments; must resolve to a value of `output.schema`. */
+  execute(args: NoInfer<InferArgs<P>>, ctx: ToolRunContext): Promise<NoInfer<InferValue<O>>>
+  /** Only an exact `true` opts in; invalid arguments are always exclusive. */
+  isConcurrencySafe?(args: NoInfer<InferArgs<P>>): boolean
+  readonly timeoutMs?: number
+  projectContent?(exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>): ContentBlock[] | undefined
+  finalizeContent?(exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>): ContentBlock[] | undefined
+  /** Called only with valid arguments; invalid ones fall back to the generic presentation. */
+  presentCall?(args: NoInfer<InferArgs<P>>): ToolCallView | undefined
+  /** Called only with valid arguments; invalid ones keep the generic presentation. */
+  presentResult?(args: NoInfer<InferArgs<P>>, result: ToolResult): ToolResultView | undefined
+}
+
+/**
+ * Validates tool arguments against an object schema (raw, or compiled by
+ * `compileJsonSchema`). Values that did not come from `snapshotJson` or
+ * `parseJsonArguments` are snapshotted first, so what is validated is what is
+ * returned. Returns the frozen arguments.
+ * @throws ToolArgsError (`INVALID_ARGS`) whose message and `violations` list every bad path.
+ * @throws JsonSchemaError when a raw schema is outside the enforced subset.
+ */
+export function validateArgs<T extends JsonObject = JsonObject>(schema: ObjectJsonSchema | CompiledValidator, args: unknown): T {
+  const validator = _validatorFor(schema as ObjectJsonSchema)
+  let value: unknown = args
+  if (!_isMaterialized(args)) {
+    const snapshot = snapshotJson(args)
+    if (!snapshot.ok) {
+      const violations = [{ path: snapshot.path, message: snapshot.message }]
+      throw new ToolArgsError(`invalid arguments: ${formatViolations(violations)}`, violations)
+    }
+    value = snapshot.value
+  }
+  const violations = validator.validate(value)
+  if (violations.length > 0) throw new ToolArgsError(`invalid arguments: ${formatViolations(violations)}`, violations)
+  return value as T
+}
+
+/**
+ * Builds a raw {@link ToolDefinition} from a typed one. Parameters compile with
+ * `parameterSchemaSpecToJsonSchema` and are enforced by `validateArgs` before
+ * `execute` (a mismatch rejects with `ToolArgsError`); the output spec compiles
+ * with `valueSchemaSpecToJsonSchema` (the pipeline enforces it on every value).
+ * `isConcurrencySafe`, `presentCall` and `presentResult` see only valid
+ * arguments: for invalid ones they return `false` / `undefined`. `render` and
+ * `presentationMeta` trust their inputs, which the pipeline validated.
+ * @throws JsonSchemaError (listing every bad path) when a spec is invalid.
+ */
+export function defineTool<const P extends ParameterSchemaSpec, const O extends ValueSchemaSpec>(
+  definition: TypedToolDefinition<P, O>,
+): ToolDefinition {
+  type Args = InferArgs<P>
+  type Value = InferValue<O>
+  const parameters = parameterSchemaSpecToJsonSchema(definition.parameters)
+  const validator = compileJsonSchema(parameters)
+  const spec = definition.output
+  const outputSchema = valueSchemaSpecToJsonSchema(spec.schema)
+  /** The validated arguments, or `undefined` when invalid. */
+  const accept = (args: unknown): Args | undefined => {
+    try {
+      return validateArgs(validator, args) as unknown as Args
+    } catch {
+      return undefined
+    }
+  }
+  const output: ToolDefinition['output'] = {
+    schema: outputSchema,
+    render: (args, value) => spec.render(args as Args, value as Value),
+  }
+  if (spec.presentationMeta !== undefined) {
+    output.presentationMeta = (args, value) => spec.presentationMeta?.(args as Args, value as Value) ?? null
+  }
+  const tool: ToolDefinition = {
+    name: definition.name,
+    description: definition.description,
+    parameters,
+    output: Object.freeze(output),
+    execute: (args, ctx) => {
+      // Not `async`: awaiting the deferred `InferValue<O>` would make TypeScript expand it.
+      try {
+        const result: Promise<unknown> = definition.execute(validateArgs(validator, args) as unknown as Args, ctx)
+        return result
+      } catch (thrown) {
+        return Promise.reject(thrown)
+      }
+    },
+  }
+  if (definition.timeoutMs !== undefined) tool.timeoutMs = definition.timeoutMs
+  if (definition.projectContent !== undefined) tool.projectContent = definition.projectContent.bind(definition)
+  if (definition.finalizeContent !== undefined) tool.finalizeContent = definition.finalizeContent.bind(definition)
+  // Methods are called on `definition`, so authors may use `this`.
+  const typed: Omit<TypedToolDefinition<P, O>, 'parameters' | 'output'> = definition
+  if (typed.isConcurrencySafe !== undefined) {
+    tool.isConcurrencySafe = (args) => {
+      const valid = accept(args)
+      try {
+        return valid !== undefined && typed.isConcurrencySafe?.(valid) === true
+      } catch {
+        return false
+      }
+    }
+  }
+  if (typed.presentCall !== undefined) {
+    tool.presentCall = (args) => {
+      const valid = accept(args)
+      return valid === undefined ? undefined : typed.presentCall?.(valid)
+    }
+  }
+  if (typed.presentResult !== undefined) {
+    tool.presentResult = (args, result) => {
+      const valid = accept(args)
+      return valid === undefined ? undefined : typed.presentResult?.(valid, result)
+    }
+  }
+  return Object.freeze(tool)
+}
