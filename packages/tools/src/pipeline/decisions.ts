@@ -1,7 +1,7 @@
 import { describeThrown } from '../errors.js'
 import type { PreToolDecision } from '../types/decisions.js'
-import type { ToolExecution } from '../types/execution.js'
-import type { ApprovalService } from '../types/scope.js'
+import type { ToolErrorInfo, ToolExecution } from '../types/execution.js'
+import type { ApprovalService, DisplayReason } from '../types/scope.js'
 
 /** Validate a pre-execute decision; anything malformed fails closed with a clear error. */
 export function normalizePreDecision(raw: unknown): PreToolDecision {
@@ -12,14 +12,41 @@ export function normalizePreDecision(raw: unknown): PreToolDecision {
         return { kind: 'allow' }
       case 'cancel':
         return { kind: 'cancel' }
-      case 'deny':
-        if (typeof d.reason === 'string') return raw as PreToolDecision
-        throw new TypeError('a deny decision needs a string `reason`')
-      case 'ask':
-        return raw as PreToolDecision
+      case 'deny': {
+        // Read each field once and return a fresh decision: a getter cannot change what was checked.
+        const reason = d.reason
+        if (typeof reason !== 'string') throw new TypeError('a deny decision needs a string `reason`')
+        const info = d.info
+        if (info === undefined) return { kind: 'deny', reason }
+        return { kind: 'deny', reason, info: normalizeInfo(info) }
+      }
+      case 'ask': {
+        const reason = d.reason
+        const displayReason = d.displayReason
+        if (reason !== undefined && typeof reason !== 'string') throw new TypeError('an ask decision `reason` must be a string')
+        if (displayReason !== undefined && (typeof displayReason !== 'object' || displayReason === null || typeof (displayReason as Record<string, unknown>).en !== 'string')) {
+          throw new TypeError('an ask decision `displayReason` must be { en: string, … }')
+        }
+        return {
+          kind: 'ask',
+          ...(reason !== undefined && { reason }),
+          ...(displayReason !== undefined && { displayReason: displayReason as DisplayReason }),
+        }
+      }
     }
   }
   throw new TypeError('a tools/pre-execute listener returned something that is not a decision (allow, deny, cancel or ask)')
+}
+
+function normalizeInfo(raw: unknown): ToolErrorInfo {
+  const info = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : undefined
+  const name = info?.name
+  const code = info?.code
+  const reason = info?.reason
+  if (typeof name !== 'string' || typeof code !== 'string' || (reason !== undefined && typeof reason !== 'string')) {
+    throw new TypeError('a deny decision `info` must be { name: string, code: string, reason?: string }')
+  }
+  return { name, code, ...(reason !== undefined && { reason }) }
 }
 
 /**

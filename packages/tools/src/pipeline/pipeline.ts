@@ -1,4 +1,5 @@
 import type { ListenerList } from '../events/listeners.js'
+import { emitContained } from '../events/emit.js'
 import { runWaterfall } from '../events/waterfall.js'
 import type { JsonValue } from '../json/types.js'
 import { snapshotJson } from '../json/snapshot.js'
@@ -9,6 +10,7 @@ import type { UserMessage } from '../types/content.js'
 import type { PostToolDecision, PreToolDecision } from '../types/decisions.js'
 import type { ToolsEvents } from '../types/events.js'
 import type { ToolDispatchExecution, ToolExecution, ToolExecutionInput, ToolExecutionResult, ToolExecutionToken, ToolRunContext } from '../types/execution.js'
+import type { ToolDispatchOptions } from '../types/executor.js'
 import type { ApprovalService } from '../types/scope.js'
 import { decideApproval, normalizePreDecision } from './decisions.js'
 import type { Guards } from './guards.js'
@@ -56,7 +58,31 @@ export class Pipeline {
     private readonly approval: () => ApprovalService | undefined,
   ) {}
 
-  async dispatch(input: ToolExecutionInput, route: Route, argumentsError?: string): Promise<ToolExecutionResult> {
+  async dispatch(input: ToolExecutionInput, route: Route, options?: ToolDispatchOptions): Promise<ToolExecutionResult> {
+    const notify = options?.onPolicySettled
+    let notified = notify === undefined
+    const onPolicySettled = (): void => {
+      if (notified) return
+      notified = true
+      try {
+        notify?.()
+      } catch {
+        // a scheduler's notification cannot fail the call
+      }
+    }
+    try {
+      return await this.#dispatch(input, route, options?.argumentsError, onPolicySettled)
+    } finally {
+      onPolicySettled()
+    }
+  }
+
+  async #dispatch(
+    input: ToolExecutionInput,
+    route: Route,
+    argumentsError: string | undefined,
+    onPolicySettled: (() => void) | undefined,
+  ): Promise<ToolExecutionResult> {
     let args: JsonValue = null
     if (argumentsError === undefined) {
       const snap = snapshotJson(input.arguments)
@@ -87,14 +113,30 @@ export class Pipeline {
     if (argumentsError !== undefined) return this.#finish(exec, reg, failureResult('INVALID_ARGS', argumentsError))
     if (exec.signal.aborted) return this.#finish(exec, reg, aborted(false))
 
+    let result: ToolExecutionResult
+    try {
+      result = await this.#run(reg, exec, isTransport, onPolicySettled)
+    } catch (error) {
+      // A safety net: every stage contains its own failures, but a hostile value
+      // (a decision whose getters throw, …) must still end as one isError result.
+      result = thrownResult(error, 'the tool pipeline failed: ')
+    }
+    return this.#finish(exec, reg, result)
+  }
+
+  /** Policy, dispatch and post-execute of an admitted call; the candidate result for `#finish`. */
+  async #run(reg: Registration, exec: ToolExecution, isTransport: boolean, onPolicySettled: (() => void) | undefined): Promise<ToolExecutionResult> {
     const state: CallState = { contexts: [], concluded: false, settled: false, bodyInvoked: false }
     const denied = await this.#admit(exec)
-    if (denied !== undefined) return this.#finish(exec, reg, denied)
+    onPolicySettled?.()
+    if (denied !== undefined) return denied
 
     let result: ToolExecutionResult
     try {
-      const dispatchExec: ToolDispatchExecution = { ...exec, signal: exec.signal }
-      const wrapped = await runWaterfall(this.listeners.execute.for(exec.agent), [dispatchExec] as const, () =>
+      const wrappers = this.listeners.execute.for(exec.agent)
+      // Without wrappers nobody can replace the signal: the frozen execution serves as its own view.
+      const dispatchExec = wrappers.length === 0 ? (exec as ToolDispatchExecution) : dispatchView(exec)
+      const wrapped = await runWaterfall(wrappers, [dispatchExec] as const, () =>
         this.#body(reg, exec, dispatchExec, state, isTransport),
       )
       result = wrapped === state.bodyResult ? wrapped : normalizeWrapped(reg, exec, wrapped)
@@ -104,7 +146,7 @@ export class Pipeline {
     result = this.#project(reg, exec, withContexts(result, state))
     result = await this.#post(reg, exec, result)
     if (!result.isError && exec.signal.aborted) result = aborted(state.bodyInvoked)
-    return this.#finish(exec, reg, result)
+    return result
   }
 
   /** pre-execute waterfall, approval, cancellation recheck, guards. Undefined: allowed. */
@@ -177,7 +219,11 @@ export class Pipeline {
     } catch (error) {
       return thrownResult(error, 'a tools/post-execute listener failed: ')
     }
-    return applyPostDecision(reg, exec, result, decision)
+    try {
+      return applyPostDecision(reg, exec, result, decision)
+    } catch (error) {
+      return thrownResult(error, 'a tools/post-execute decision could not be read: ')
+    }
   }
 
   /** finalizeContent exactly once, materialize + freeze, then `tools/result`. */
@@ -192,13 +238,7 @@ export class Pipeline {
         result = materialize(thrownResult(error, 'finalizeContent failed: '))
       }
     }
-    for (const listener of this.listeners.result.for(exec.agent)) {
-      try {
-        listener(exec, result)
-      } catch {
-        // Observers only observe: their failures are contained.
-      }
-    }
+    emitContained(this.listeners.result.for(exec.agent), [exec, result])
     return result
   }
 
@@ -215,6 +255,26 @@ function aborted(bodyInvoked: boolean): ToolExecutionResult {
   return bodyInvoked
     ? failureResult('ABORTED', 'the tool call was aborted')
     : failureResult('ABORTED_BEFORE_DISPATCH', 'the tool call was aborted before it was dispatched')
+}
+
+/**
+ * The around-dispatch view of a call: identity is read-only (an assignment
+ * throws), only `signal` may be replaced, and only by an `AbortSignal`.
+ */
+function dispatchView(exec: ToolExecution): ToolDispatchExecution {
+  let signal = exec.signal
+  const view = { ...exec } as ToolDispatchExecution
+  for (const key of Object.keys(view)) if (key !== 'signal') Object.defineProperty(view, key, { writable: false, configurable: false })
+  Object.defineProperty(view, 'signal', {
+    enumerable: true,
+    configurable: false,
+    get: (): AbortSignal => signal,
+    set: (next: unknown): void => {
+      if (!(next instanceof AbortSignal)) throw new TypeError('a tools/execute wrapper may replace exec.signal only with an AbortSignal')
+      signal = next
+    },
+  })
+  return Object.seal(view)
 }
 
 function withContexts(result: ToolExecutionResult, state: CallState): ToolExecutionResult {

@@ -30,8 +30,14 @@ const toolErrorCodes = new Set<string>(Object.keys(errorNames))
 /** The failure for a thrown value: a ptc error keeps its code, anything else is `TOOL_ERROR`. */
 export function thrownResult(thrown: unknown, prefix = ''): ToolExecutionFailure {
   const message = prefix + describeThrown(thrown)
-  if (thrown instanceof ToolsError && toolErrorCodes.has(thrown.code)) {
-    return failureResult(thrown.code as ToolErrorCode, message, { name: thrown.name, code: thrown.code })
+  // Total: `instanceof` and the reads below run traps of a thrown Proxy (a revoked one throws).
+  try {
+    if (thrown instanceof ToolsError && toolErrorCodes.has(thrown.code)) {
+      const { name, code } = thrown
+      if (typeof name === 'string') return failureResult(code as ToolErrorCode, message, { name, code })
+    }
+  } catch {
+    // Not one of ours in any readable way: a plain TOOL_ERROR.
   }
   return failureResult('TOOL_ERROR', message)
 }

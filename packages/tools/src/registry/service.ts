@@ -1,9 +1,10 @@
 import { NoExecutorError, ToolRestrictionError } from '../errors.js'
+import { emitContained } from '../events/emit.js'
 import { ListenerList } from '../events/listeners.js'
 import { runWaterfall } from '../events/waterfall.js'
 import { createNativeExecutor } from '../executor/native.js'
 import { Guards } from '../pipeline/guards.js'
-import { Pipeline, type Route } from '../pipeline/pipeline.js'
+import { Pipeline } from '../pipeline/pipeline.js'
 import { contentProblem } from '../pipeline/results.js'
 import type { ContentBlock, ToolSchema } from '../types/content.js'
 import type { ToolGuard } from '../types/decisions.js'
@@ -47,7 +48,6 @@ class Core {
   readonly executors: ExecutorSelection
   readonly pipeline: Pipeline
   readonly views = new WeakMap<Scope, ToolsView>()
-  readonly routes = new WeakMap<ToolExecutor, Route>()
   readonly hosts = new WeakMap<ToolExecutor, ToolExecutorHost>()
 
   constructor(readonly options: ToolsServiceOptions) {
@@ -64,13 +64,7 @@ class Core {
   }
 
   changed(): void {
-    for (const listener of this.listeners['tools/change'].all()) {
-      try {
-        listener()
-      } catch {
-        // emit listeners only observe
-      }
-    }
+    emitContained(this.listeners['tools/change'].all(), [])
   }
 
   executable(name: string, scope: Scope | undefined, toolSet: ResolvedToolSet | undefined): Registration | undefined {
@@ -83,22 +77,13 @@ class Core {
     return toolSet === undefined ? regs : regs.filter((reg) => isAdmitted(reg, scope, toolSet))
   }
 
-  route(executor: ToolExecutor): Route {
-    let route = this.routes.get(executor)
-    if (route === undefined) {
-      const transport = executor.transport === undefined ? undefined : createRegistration(executor.transport, {}, undefined, true)
-      route = { codeOnly: executor.codeOnly === true, ...(transport !== undefined && { transport }) }
-      this.routes.set(executor, route)
-    }
-    return route
-  }
-
+  /** The host handed to `executor`, built once, with the executor's transport route. */
   host(executor: ToolExecutor): ToolExecutorHost {
     let host = this.hosts.get(executor)
     if (host !== undefined) return host
-    const route = this.route(executor)
+    const route: { transport?: Registration; codeOnly: boolean } = { codeOnly: executor.codeOnly === true }
     host = Object.freeze({
-      dispatch: (input, options) => this.pipeline.dispatch(input, route, options?.argumentsError),
+      dispatch: (input, options) => this.pipeline.dispatch(input, route, options),
       mode: (input): ToolExecutionMode => {
         const reg =
           input.name === route.transport?.name ? route.transport : this.executable(input.name, input.agent, input.toolSet)
@@ -114,6 +99,7 @@ class Core {
       executable: (name, scope, toolSet) => this.executable(name, scope, toolSet)?.definition,
       ptcDispatchLog: (dispatch) => this.ptcDispatchLog(dispatch),
     } satisfies ToolExecutorHost)
+    if (executor.transport !== undefined) route.transport = createRegistration(executor.transport(host), {}, undefined, true)
     this.hosts.set(executor, host)
     return host
   }
@@ -221,7 +207,7 @@ export class ToolsView {
     const executor = this.#core.executors.select(scope)
     if (executor === null) throw new NoExecutorError()
     const described = executor.describe(this.definitions(scope, toolSet))
-    return { schemas: described.schemas, knownNames: described.knownNames, sections: executor.sections ?? [] }
+    return { schemas: described.schemas, knownNames: described.knownNames, sections: [...(executor.sections ?? []), ...(described.sections ?? [])] }
   }
 
   /** Provide the executor for this view's scope (global view: the deployment default). Returns the disposer. */

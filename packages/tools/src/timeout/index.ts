@@ -3,6 +3,9 @@ import { failureResult } from '../pipeline/results.js'
 import type { ToolsView } from '../registry/service.js'
 import type { ToolDispatchExecution, ToolExecutionResult } from '../types/execution.js'
 
+/** The longest delay a platform timer accepts. */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
 /**
  * The timeout policy: a `tools/execute` wrapper that arms a deadline from the
  * executing definition's `timeoutMs`. The body sees a signal that aborts at
@@ -18,11 +21,19 @@ export function installTimeoutPolicy(tools: ToolsView): () => void {
     const outer = exec.signal
     const controller = new AbortController()
     let fired = false
-    const timer = setTimeout(() => {
-      if (outer.aborted) return
-      fired = true
-      controller.abort(new ToolTimeoutError(timeoutMs))
-    }, timeoutMs)
+    // A platform timer fires at once beyond 2^31-1 ms: a longer budget is armed in steps.
+    const deadline = Date.now() + timeoutMs
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const arm = (ms: number): void => {
+      timer = setTimeout(() => {
+        const left = deadline - Date.now()
+        if (left > 0 && ms === MAX_TIMER_MS) return arm(Math.min(left, MAX_TIMER_MS))
+        if (outer.aborted) return
+        fired = true
+        controller.abort(new ToolTimeoutError(timeoutMs))
+      }, ms)
+    }
+    arm(Math.min(timeoutMs, MAX_TIMER_MS))
     const onOuter = (): void => controller.abort(outer.reason)
     outer.addEventListener('abort', onOuter, { once: true })
     exec.signal = controller.signal

@@ -1,0 +1,19 @@
+/**
+ * Run `emit` listeners: they only observe. A listener that throws, or returns
+ * a promise that rejects, is contained; the others still run.
+ */
+export function emitContained<A extends readonly unknown[]>(listeners: readonly ((...args: A) => unknown)[], args: A): void {
+  for (const listener of listeners) {
+    try {
+      const returned = listener(...args)
+      if ((typeof returned === 'object' && returned !== null) || typeof returned === 'function') {
+        // An async observer: its rejection (or a hostile `then`) must not become an unhandled rejection.
+        Promise.resolve(returned).catch(ignore)
+      }
+    } catch {
+      // Observers only observe: their failures are contained.
+    }
+  }
+}
+
+function ignore(): void {}
