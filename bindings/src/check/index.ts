@@ -1,0 +1,1 @@
+export { checkProgram, PROGRAM_PREFIX, type CheckProgramOptions, type CheckProgramResult, type ProgramDiagnostic } from './check-program.js'

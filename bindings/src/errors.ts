@@ -1,0 +1,34 @@
+/**
+ * Every error of `@ptc/bindings`, each with a stable `code`. Match on `code`.
+ */
+
+/** Stable codes of `@ptc/bindings` usage errors. */
+export type BindingsErrorCode = 'INVALID_BINDING_NAMES'
+
+/** One problem found in a list of binding names. */
+export interface BindingNameProblem {
+  /** Position in the checked list. */
+  readonly index: number
+  /** The offending entry, as given (coerced to text for non-strings). */
+  readonly name: string
+  readonly message: string
+}
+
+/** Base class: a stable `code` and a `name` equal to the class name. */
+export class BindingsError extends Error {
+  readonly code: BindingsErrorCode
+  constructor(code: BindingsErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.code = code
+    this.name = new.target.name
+  }
+}
+
+/** A list of tool names cannot be bound under `tools`; `problems` lists every one. */
+export class BindingNameError extends BindingsError {
+  readonly problems: readonly BindingNameProblem[]
+  constructor(problems: readonly BindingNameProblem[]) {
+    super('INVALID_BINDING_NAMES', `invalid binding names: ${problems.map((p) => `[${p.index}] ${p.message}`).join('; ')}`)
+    this.problems = Object.freeze([...problems])
+  }
+}
