@@ -1,4 +1,13 @@
-import { defineTool, MemorySession, ToolsService, type Agent, type ToolBatchResult, type ToolCallBlock, type ToolExecutionResult } from '@ptc/tools'
+import {
+  defineTool,
+  MemorySession,
+  ToolsService,
+  type Agent,
+  type ApprovalService,
+  type ToolBatchResult,
+  type ToolCallBlock,
+  type ToolExecutionResult,
+} from '@ptc/tools'
 import type { CodeRuntime } from '@ptc/sandbox'
 import { createPtcExecutor, type PtcExecutorOptions } from '../executor.js'
 
@@ -59,12 +68,16 @@ export interface PtcHarness {
   runCode(code: string, options?: { description?: string; timeoutMs?: number; signal?: AbortSignal }): Promise<ToolExecutionResult>
 }
 
+/** Options of the harness: the executor's, plus the service's approval. */
+export type PtcHarnessOptions = Omit<PtcExecutorOptions, 'runtime'> & { approval?: ApprovalService }
+
 /** A ToolsService with the fixture tools and a PTC executor over `runtime`. */
-export function ptcHarness(runtime: CodeRuntime, options: Omit<PtcExecutorOptions, 'runtime'> = {}): PtcHarness {
+export function ptcHarness(runtime: CodeRuntime, options: PtcHarnessOptions = {}): PtcHarness {
   const trace: string[] = []
-  const tools = new ToolsService()
+  const { approval, ...executorOptions } = options
+  const tools = new ToolsService(approval === undefined ? {} : { approval })
   for (const tool of fixtureTools(trace)) tools.register(tool)
-  tools.setExecutor(createPtcExecutor({ runtime, ...options }))
+  tools.setExecutor(createPtcExecutor({ runtime, ...executorOptions }))
   const session = new MemorySession()
   const agent: Agent = { id: 'agent', session }
   let n = 0
