@@ -31,9 +31,10 @@ export class DispatchLog {
     this.#chain(() => event)
   }
 
-  settled(call: SubCallIdentity, result: ToolExecutionResult): void {
+  /** `settledAt`: when the dispatch settled (commits wait for earlier calls, so the log must not use commit time). */
+  settled(call: SubCallIdentity, result: ToolExecutionResult, settledAt: number): void {
     if (this.session === undefined) return
-    const time = Date.now()
+    const time = settledAt
     this.#chain(async () => {
       const content: ContentBlock[] = await this.host.ptcDispatchLog({
         exec: this.exec,

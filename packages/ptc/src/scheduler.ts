@@ -25,6 +25,7 @@ interface SubCall {
   readonly binding: Binding
   exclusive: boolean
   result?: ToolExecutionResult
+  settledAt?: number
   resolve(value: JsonValue): void
   reject(error: Error): void
 }
@@ -135,6 +136,7 @@ export class SubCallScheduler {
       )
       .then((result) => {
         call.result = result
+        call.settledAt = Date.now()
         this.#commit()
       })
   }
@@ -144,7 +146,7 @@ export class SubCallScheduler {
     while (this.#inFlight[0]?.result !== undefined) {
       const call = this.#inFlight.shift() as SubCall
       const result = call.result as ToolExecutionResult
-      this.log.settled(call, result)
+      this.log.settled(call, result, call.settledAt ?? Date.now())
       this.#forward(result)
       if (result.isError) call.reject(new Error(result.error.message))
       else call.resolve(result.value)

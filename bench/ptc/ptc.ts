@@ -1,0 +1,131 @@
+/**
+ * Sub-calls per second through the whole PTC path (program -> sandbox ->
+ * scheduler -> pipeline -> tool -> back) for a trivial tool, sequential and
+ * under Promise.all, next to the bare sandbox bridge (the same program, the
+ * runtime's `call` answering directly) and plain Node async calls, all in this
+ * process. Then the fan-out figure: 200 calls of a 20 ms tool with cap 10.
+ * `maxPendingSubCalls` is raised so that one Promise.all can hold every call.
+ *
+ *   node --no-node-snapshot --conditions=@ptc/source --import tsx bench/ptc/ptc.ts [--quick]
+ */
+import { createPtcExecutor } from '@ptc/ptc'
+import type { CodeRuntime, JsonValue } from '@ptc/sandbox'
+import { createIsolatedVmRuntime, isolatedVmAvailability } from '@ptc/sandbox-isolated-vm'
+import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
+import { defineTool, ToolsService } from '@ptc/tools'
+import { formatRate, machine, median } from '../util.js'
+
+const quick = process.argv.includes('--quick')
+const CALLS = quick ? 1_000 : 5_000
+const ROUNDS = quick ? 3 : 5
+const signal = new AbortController().signal
+
+const sequential = `let s = 0\nfor (let i = 0; i < ${CALLS}; i++) s += (await tools.inc({ n: i })).n\nreturn s`
+const parallel = `const all = await Promise.all(Array.from({ length: ${CALLS} }, (_, i) => tools.inc({ n: i })))\nreturn all.length`
+
+const inc = defineTool({
+  name: 'inc',
+  description: 'n + 1',
+  parameters: { n: { type: 'integer', required: true } },
+  output: { schema: { type: 'object', additionalProperties: false, properties: { n: { type: 'integer' } } }, render: (_a, v) => [{ type: 'text', text: String(v.n) }] },
+  isConcurrencySafe: () => true,
+  execute: async ({ n }) => ({ n: n + 1 }),
+})
+
+const wait = defineTool({
+  name: 'wait',
+  description: 'waits 20 ms',
+  parameters: { i: { type: 'integer', required: true } },
+  output: { schema: { type: 'integer' }, render: (_a, v) => [{ type: 'text', text: String(v) }] },
+  isConcurrencySafe: () => true,
+  execute: async ({ i }, ctx) => {
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(resolve, 20)
+      ctx.signal.addEventListener('abort', () => (clearTimeout(t), reject(ctx.signal.reason)), { once: true })
+    })
+    return i
+  },
+})
+
+/** Median calls per second of `round` (which makes CALLS calls). */
+async function rate(round: () => Promise<unknown>): Promise<number> {
+  await round()
+  const rates: number[] = []
+  for (let i = 0; i < ROUNDS; i++) {
+    const start = performance.now()
+    await round()
+    rates.push(CALLS / ((performance.now() - start) / 1000))
+  }
+  return median(rates)
+}
+
+function wholePath(runtime: CodeRuntime, maxParallelSubCalls = 10): (code: string) => Promise<void> {
+  const tools = new ToolsService()
+  tools.register(inc)
+  tools.register(wait)
+  tools.setExecutor(createPtcExecutor({ runtime, maxParallelSubCalls, limits: { maxPendingSubCalls: 10_000 } }))
+  let n = 0
+  return async (code) => {
+    const out = await tools.execute({ calls: [{ type: 'tool_call', id: `r${n++}`, name: 'run_code', arguments: JSON.stringify({ code, description: 'bench' }) }], signal })
+    const result = out.results[0]?.result
+    if (result === undefined || result.isError) throw new Error(`bench program failed: ${JSON.stringify(result?.content)}`)
+  }
+}
+
+function bareBridge(runtime: CodeRuntime): (code: string) => Promise<void> {
+  const call = async (_name: string, args: JsonValue): Promise<JsonValue> => ({ n: (args as { n: number }).n + 1 })
+  return async (code) => {
+    const result = await runtime.run({ code, bindings: ['inc'], call, limits: { maxPendingSubCalls: 10_000 } })
+    if (result.error !== undefined) throw new Error(`bench program failed: ${result.error.message}`)
+  }
+}
+
+async function plainNode(): Promise<[number, number]> {
+  const incBody = async (n: number): Promise<{ n: number }> => ({ n: n + 1 })
+  const seq = await rate(async () => {
+    let s = 0
+    for (let i = 0; i < CALLS; i++) s += (await incBody(i)).n
+    return s
+  })
+  const par = await rate(() => Promise.all(Array.from({ length: CALLS }, (_, i) => incBody(i))))
+  return [seq, par]
+}
+
+async function main(): Promise<void> {
+  const [nodeSeq, nodePar] = await plainNode()
+  console.log(`ptc whole-path benchmark — ${machine()} — ${CALLS} calls per program, median of ${ROUNDS}`)
+  console.log(`plain Node async call: sequential ${formatRate(nodeSeq)}, Promise.all ${formatRate(nodePar)}\n`)
+  console.log('| backend | bridge seq | whole path seq | ratio | bridge Promise.all | whole path Promise.all | ratio | fan-out 200 x 20 ms, cap 10 (ideal 400 ms) |')
+  console.log('|---|---|---|---|---|---|---|---|')
+  const backends: [string, () => CodeRuntime][] = [
+    ['quickjs (worker)', () => createQuickJSRuntime({ poolSize: 1 })],
+    ['quickjs (inline)', () => createQuickJSRuntime({ isolation: 'inline' })],
+  ]
+  if (isolatedVmAvailability().available) backends.push(['isolated-vm', () => createIsolatedVmRuntime()])
+  for (const [label, create] of backends) {
+    const runtime = create()
+    try {
+      const bridge = bareBridge(runtime)
+      const whole = wholePath(runtime)
+      const bSeq = await rate(() => bridge(sequential))
+      const wSeq = await rate(() => whole(sequential))
+      const bPar = await rate(() => bridge(parallel))
+      const wPar = await rate(() => whole(parallel))
+      const fan: number[] = []
+      const fanOut = wholePath(runtime, 10)
+      for (let i = 0; i < ROUNDS; i++) {
+        const start = performance.now()
+        await fanOut('await Promise.all(Array.from({ length: 200 }, (_, i) => tools.wait({ i })))')
+        fan.push(performance.now() - start)
+      }
+      const fanMs = median(fan)
+      console.log(
+        `| ${label} | ${formatRate(bSeq)} | ${formatRate(wSeq)} | ${((wSeq / bSeq) * 100).toFixed(0)}% | ${formatRate(bPar)} | ${formatRate(wPar)} | ${((wPar / bPar) * 100).toFixed(0)}% | ${fanMs.toFixed(0)} ms (+${((fanMs / 400 - 1) * 100).toFixed(1)}%) |`,
+      )
+    } finally {
+      await runtime.dispose()
+    }
+  }
+}
+
+await main()

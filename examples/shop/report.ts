@@ -1,0 +1,87 @@
+/**
+ * Reading a run back from its session log: the sub-calls of each `run_code`
+ * call (start + settle pairs) and how many result bytes stayed in the sandbox.
+ */
+import type { ContentBlock, SessionEvent } from '@ptc/tools'
+
+/** One sub-call of a run, paired from `tool/ptc-dispatch-start` and `tool/ptc-dispatch`. */
+export interface SubCallRecord {
+  readonly subCallId: string
+  readonly parentCallId: string
+  readonly name: string
+  readonly arguments: unknown
+  readonly startedAt: number
+  /** `undefined` when the log has a start without a settle (which the contract forbids). */
+  readonly settledAt: number | undefined
+  readonly isError: boolean
+  readonly code: string | undefined
+  readonly errorMessage: string | undefined
+  /** UTF-8 bytes of the logged content's text blocks. */
+  readonly contentBytes: number
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** UTF-8 bytes of the text blocks in `content` (images are counted by their base64 length). */
+export function contentBytes(content: unknown): number {
+  if (!Array.isArray(content)) return 0
+  let bytes = 0
+  for (const block of content as unknown[]) {
+    if (!isRecord(block)) continue
+    if (block.type === 'text' && typeof block.text === 'string') bytes += Buffer.byteLength(block.text, 'utf8')
+    else if (block.type === 'image' && typeof block.data === 'string') bytes += block.data.length
+  }
+  return bytes
+}
+
+/** The text of model-facing content. */
+export function contentText(content: readonly ContentBlock[]): string {
+  return content.map((b) => (b.type === 'text' ? b.text : `[${b.mimeType} image]`)).join('\n')
+}
+
+/** Sub-calls in start order, optionally only those of one `run_code` call. */
+export function subCallsOf(events: readonly SessionEvent[], parentCallId?: string): SubCallRecord[] {
+  const records = new Map<string, SubCallRecord>()
+  for (const event of events) {
+    if (typeof event.subCallId !== 'string' || typeof event.parentCallId !== 'string') continue
+    if (parentCallId !== undefined && event.parentCallId !== parentCallId) continue
+    if (event.type === 'tool/ptc-dispatch-start') {
+      records.set(event.subCallId, {
+        subCallId: event.subCallId,
+        parentCallId: event.parentCallId,
+        name: String(event.name),
+        arguments: event.arguments,
+        startedAt: event.time,
+        settledAt: undefined,
+        isError: false,
+        code: undefined,
+        errorMessage: undefined,
+        contentBytes: 0,
+      })
+    } else if (event.type === 'tool/ptc-dispatch') {
+      const started = records.get(event.subCallId)
+      if (started === undefined) continue
+      const error = isRecord(event.error) ? event.error : undefined
+      const info = isRecord(error?.info) ? error.info : undefined
+      records.set(event.subCallId, {
+        ...started,
+        settledAt: event.time,
+        isError: event.isError === true,
+        code: typeof info?.code === 'string' ? info.code : undefined,
+        errorMessage: typeof error?.message === 'string' ? error.message : undefined,
+        contentBytes: contentBytes(event.content),
+      })
+    }
+  }
+  return [...records.values()]
+}
+
+/** Bytes of sub-call results that stayed in the sandbox vs. bytes of the `run_code` result the model read. */
+export interface ByteFigures {
+  readonly inSandbox: number
+  readonly toModel: number
+}
+
+export function byteFigures(subCalls: readonly SubCallRecord[], modelContent: readonly ContentBlock[]): ByteFigures {
+  return { inSandbox: subCalls.reduce((sum, c) => sum + c.contentBytes, 0), toModel: contentBytes(modelContent) }
+}
