@@ -1,0 +1,63 @@
+import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule } from 'quickjs-emscripten-core'
+import bellard from '@jitl/quickjs-wasmfile-release-sync'
+import ng from '@jitl/quickjs-ng-wasmfile-release-sync'
+
+/** Which QuickJS: bellard's (default) or quickjs-ng. */
+export type QuickJSVariantName = 'quickjs' | 'quickjs-ng'
+
+const PAGE = 64 * 1024
+/** Initial WASM memory the emscripten build expects (16 MiB). */
+const INITIAL_BYTES = 16 * 1024 * 1024
+/** Room above the guest's memory limit for the engine itself (runtime, atoms, stacks). */
+export const ENGINE_OVERHEAD_BYTES = 32 * 1024 * 1024
+
+/** The slice of the WebAssembly API used here (Node has it; this project's `lib` has no DOM types). */
+export interface WasmMemory {
+  readonly buffer: ArrayBuffer
+}
+type WasmModule = object
+const Wasm = (
+  globalThis as unknown as {
+    WebAssembly: {
+      Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory
+      compile(bytes: Uint8Array): Promise<WasmModule>
+    }
+  }
+).WebAssembly
+
+const compiled = new Map<QuickJSVariantName, Promise<WasmModule>>()
+
+function compile(variant: QuickJSVariantName): Promise<WasmModule> {
+  let p = compiled.get(variant)
+  if (p === undefined) {
+    const require = createRequire(import.meta.url)
+    const pkg = variant === 'quickjs' ? '@jitl/quickjs-wasmfile-release-sync' : '@jitl/quickjs-ng-wasmfile-release-sync'
+    p = readFile(require.resolve(`${pkg}/wasm`)).then((bytes) => Wasm.compile(bytes))
+    compiled.set(variant, p)
+  }
+  return p
+}
+
+/** A QuickJS WASM module with its own memory, capped so a guest can never grow it past `capBytes`. */
+export interface LoadedModule {
+  readonly module: QuickJSWASMModule
+  readonly memory: WasmMemory
+  readonly capBytes: number
+  readonly variant: QuickJSVariantName
+}
+
+/**
+ * A fresh module from the precompiled WebAssembly module (compiled once per thread and variant)
+ * with a `WebAssembly.Memory` whose maximum is `guestBytes + ENGINE_OVERHEAD_BYTES`: the hard cap
+ * (QuickJS's own `setMemoryLimit` alone does not bound the total).
+ */
+export async function loadModule(variant: QuickJSVariantName, guestBytes: number): Promise<LoadedModule> {
+  const wasmModule = await compile(variant)
+  const capBytes = Math.max(INITIAL_BYTES, guestBytes + ENGINE_OVERHEAD_BYTES)
+  const memory = new Wasm.Memory({ initial: INITIAL_BYTES / PAGE, maximum: Math.ceil(capBytes / PAGE) })
+  const base = variant === 'quickjs' ? bellard : ng
+  const module = await newQuickJSWASMModuleFromVariant(newVariant(base, { wasmModule: wasmModule as never, wasmMemory: memory as never }))
+  return { module, memory, capBytes, variant }
+}

@@ -1,0 +1,47 @@
+import type { CodeRunError, CodeRunLimits, GuestErrorInfo } from '@ptc/sandbox'
+
+/** One run as the engine sees it (a structured-cloneable message). */
+export interface SessionInput {
+  /** `PreparedProgram.source`. */
+  source: string
+  bindings: readonly string[]
+  limits: CodeRunLimits
+}
+
+/** `[id, name, argsJson]`: a sub-call the guest started. */
+export type SubCallRequest = [id: number, name: string, argsJson: string]
+
+/** An engine failure, or a guest error the host formats with the program's positions. */
+export type SessionError = CodeRunError | { kind: 'syntax' | 'exception'; info: GuestErrorInfo }
+
+/** How a session ended. `logs` holds only the entries not yet flushed. */
+export interface SessionOutcome {
+  valueJson?: string
+  logs: string[]
+  error?: SessionError
+  cpuMs: number
+  subCalls: number
+  /** The module trapped or failed its leak check: discard it. */
+  broken: boolean
+}
+
+/** Where a session reports. `flush` runs after each pump that produced calls or logs. */
+export interface SessionSink {
+  flush(calls: SubCallRequest[], logs: string[]): void
+  done(outcome: SessionOutcome): void
+}
+
+/** Values of the shared control word (index 0) the host writes and the interrupt handler polls. */
+export const Control = { None: 0, Abort: 1, Wall: 2 } as const
+
+/** Messages host -> worker. */
+export type ToWorker =
+  | { t: 'run'; runId: number; input: SessionInput }
+  | { t: 'settle'; runId: number; batch: string; count: number }
+  | { t: 'stop'; runId: number; reason: 'abort' | 'wall' }
+
+/** Messages worker -> host. */
+export type FromWorker =
+  | { t: 'ready' }
+  | { t: 'flush'; runId: number; calls: SubCallRequest[]; logs: string[] }
+  | { t: 'done'; runId: number; outcome: SessionOutcome }

@@ -1,0 +1,320 @@
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core'
+import { FinishKind, GUEST_PRELUDE, OutputLedger, PROGRAM_FILENAME } from '@ptc/sandbox'
+import type { CodeRunError, GuestErrorInfo } from '@ptc/sandbox'
+import type { LoadedModule } from './module.js'
+import { Control, type SessionError, type SessionInput, type SessionSink, type SubCallRequest } from './protocol.js'
+
+/** The guest's stack: large enough for real programs, far below the host's own. */
+const MAX_STACK_BYTES = 256 * 1024
+
+/**
+ * One run on a QuickJS module: a fresh runtime and context, the prelude, the program, and a job
+ * pump. Host promises are guest promises made by the prelude and settled through its `settle`
+ * function with one JSON text per batch. Limits: CPU (time inside the engine), wall and abort
+ * (polled by the interrupt handler; `control[0]` lets another thread stop it), memory
+ * (`setMemoryLimit` under the module's capped WASM memory), stack, output and sub-calls.
+ */
+export class QuickJSSession {
+  readonly #loaded: LoadedModule
+  readonly #input: SessionInput
+  readonly #sink: SessionSink
+  readonly #control: Int32Array
+  readonly #ledger: OutputLedger
+  #rt: QuickJSRuntime | undefined
+  #ctx: QuickJSContext | undefined
+  #start: QuickJSHandle | undefined
+  #settle: QuickJSHandle | undefined
+  #cpuUsed = 0
+  #sliceStart = -1
+  #wallDeadline = 0
+  #stop: CodeRunError | undefined
+  #finished = false
+  #result: { valueJson?: string; error?: SessionError } = {}
+  #busy = false
+  #done = false
+  #broken = false
+  #calls: SubCallRequest[] = []
+  #logsSent = 0
+  #subCalls = 0
+  #outstanding = 0
+
+  constructor(loaded: LoadedModule, input: SessionInput, sink: SessionSink, control: Int32Array) {
+    this.#loaded = loaded
+    this.#input = input
+    this.#sink = sink
+    this.#control = control
+    this.#ledger = new OutputLedger(input.limits.maxOutputBytes)
+  }
+
+  /** Evaluates the prelude and the program and pumps jobs until the guest waits on the host. */
+  start(): void {
+    this.#busy = true
+    try {
+      this.#wallDeadline = performance.now() + this.#input.limits.wallMs
+      const pre = Atomics.load(this.#control, 0)
+      if (pre !== Control.None) this.#stop = this.#controlError(pre)
+      else this.#boot()
+      this.#pump()
+    } catch (error) {
+      this.#trap(error)
+    } finally {
+      this.#busy = false
+    }
+  }
+
+  /** Delivers a batch of host results (`count` entries) and pumps. */
+  deliver(batchJson: string, count: number): void {
+    if (this.#done) return
+    this.#outstanding -= count
+    this.#busy = true
+    try {
+      const ctx = this.#context()
+      const text = ctx.newString(batchJson)
+      const r = this.#enter(() => ctx.callFunction(this.#settle as QuickJSHandle, ctx.undefined, text))
+      text.dispose()
+      if (r.error) this.#noteEngineError(r.error)
+      else r.value.dispose()
+      this.#pump()
+    } catch (error) {
+      this.#trap(error)
+    } finally {
+      this.#busy = false
+    }
+  }
+
+  /** Stops the run from the host (abort or wall ceiling while the guest waits). */
+  stop(reason: 'abort' | 'wall'): void {
+    if (this.#done) return
+    this.#stop ??= this.#controlError(reason === 'abort' ? Control.Abort : Control.Wall)
+    if (!this.#busy) this.#finish()
+  }
+
+  #context(): QuickJSContext {
+    if (this.#ctx === undefined) throw new Error('session not started')
+    return this.#ctx
+  }
+
+  #boot(): void {
+    const { limits, bindings, source } = this.#input
+    const rt = this.#loaded.module.newRuntime()
+    this.#rt = rt
+    rt.setMemoryLimit(limits.memoryBytes)
+    rt.setMaxStackSize(MAX_STACK_BYTES)
+    rt.setInterruptHandler(() => this.#shouldInterrupt())
+    const ctx = rt.newContext()
+    this.#ctx = ctx
+    const prelude = this.#enter(() => ctx.evalCode(GUEST_PRELUDE, 'ptc-prelude.js'))
+    const preludeFn = ctx.unwrapResult(prelude)
+    const host = ctx.newObject()
+    for (const [name, fn] of [
+      ['call', ctx.newFunction('call', (id, nm, args) => this.#onCall(ctx.getNumber(id), ctx.getString(nm), ctx.getString(args)))],
+      ['log', ctx.newFunction('log', (_level, text) => this.#onLog(ctx.getString(text)))],
+      ['finish', ctx.newFunction('finish', (kind, payload) => this.#onFinish(ctx.getNumber(kind), ctx.getString(payload)))],
+    ] as const) {
+      ctx.setProp(host, name, fn)
+      fn.dispose()
+    }
+    const names = ctx.newString(JSON.stringify(bindings))
+    const api = ctx.unwrapResult(this.#enter(() => ctx.callFunction(preludeFn, ctx.undefined, host, names)))
+    names.dispose()
+    host.dispose()
+    preludeFn.dispose()
+    this.#start = ctx.getProp(api, 'start')
+    this.#settle = ctx.getProp(api, 'settle')
+    api.dispose()
+    const program = this.#enter(() => ctx.evalCode(source, PROGRAM_FILENAME))
+    if (program.error) {
+      const info = this.#errorInfo(program.error)
+      program.error.dispose()
+      if (this.#stop === undefined) {
+        this.#finished = true
+        this.#result = { error: isOutOfMemory(info) ? memoryError() : { kind: 'syntax', info } }
+      }
+      return
+    }
+    const started = this.#enter(() => ctx.callFunction(this.#start as QuickJSHandle, ctx.undefined, program.value))
+    program.value.dispose()
+    if (started.error) this.#noteEngineError(started.error)
+    else started.value.dispose()
+  }
+
+  #shouldInterrupt(): boolean {
+    if (this.#stop !== undefined || this.#finished) return true
+    const c = Atomics.load(this.#control, 0)
+    if (c !== Control.None) {
+      this.#stop = this.#controlError(c)
+      return true
+    }
+    const now = performance.now()
+    if (now >= this.#wallDeadline) {
+      this.#stop = this.#controlError(Control.Wall)
+      return true
+    }
+    if (this.#sliceStart >= 0 && this.#cpuUsed + (now - this.#sliceStart) >= this.#input.limits.cpuMs) {
+      this.#stop = { kind: 'timeout', message: `CPU time limit of ${this.#input.limits.cpuMs} ms exceeded` }
+      return true
+    }
+    return false
+  }
+
+  #controlError(c: number): CodeRunError {
+    return c === Control.Abort
+      ? { kind: 'abort', message: 'the run was aborted' }
+      : { kind: 'timeout', message: `wall-clock limit of ${this.#input.limits.wallMs} ms exceeded` }
+  }
+
+  #onCall(id: number, name: string, argsJson: string): void {
+    if (this.#stop !== undefined || this.#finished) return
+    const { maxSubCalls, maxPendingSubCalls } = this.#input.limits
+    if (this.#subCalls >= maxSubCalls) {
+      this.#stop = { kind: 'limit', message: `sub-call limit of ${maxSubCalls} calls exceeded` }
+      return
+    }
+    if (this.#outstanding >= maxPendingSubCalls) {
+      this.#stop = { kind: 'limit', message: `pending sub-call limit of ${maxPendingSubCalls} calls exceeded` }
+      return
+    }
+    this.#subCalls++
+    this.#outstanding++
+    this.#calls.push([id, name, argsJson])
+  }
+
+  #onLog(text: string): void {
+    if (this.#stop !== undefined || this.#finished) return
+    if (!this.#ledger.log(text)) this.#stop = { kind: 'output-limit', message: this.#ledger.describeOverflow('log') }
+  }
+
+  #onFinish(kind: number, payload: string): void {
+    if (this.#stop !== undefined || this.#finished) return
+    this.#finished = true
+    if (kind === FinishKind.Undefined) this.#result = {}
+    else if (kind === FinishKind.Value) {
+      this.#result = this.#ledger.value(payload)
+        ? { valueJson: payload }
+        : { error: { kind: 'output-limit', message: this.#ledger.describeOverflow('value') } }
+    } else if (kind === FinishKind.InvalidValue) {
+      this.#result = { error: { kind: 'invalid-output', message: payload } }
+    } else {
+      let info: GuestErrorInfo
+      try {
+        info = JSON.parse(payload) as GuestErrorInfo
+      } catch {
+        info = { message: 'unreadable error' }
+      }
+      // Out of memory, QuickJS may fail to allocate the error itself and throw `null`.
+      const oom = isOutOfMemory(info) || (info.name === undefined && info.message === 'null' && this.#nearMemoryLimit())
+      this.#result = { error: oom ? memoryError() : { kind: 'exception', info } }
+    }
+  }
+
+  /** The module's heap grew to (nearly) this run's memory limit. */
+  #nearMemoryLimit(): boolean {
+    return this.#loaded.memory.buffer.byteLength >= this.#input.limits.memoryBytes * 0.9
+  }
+
+  #enter<T>(fn: () => T): T {
+    this.#sliceStart = performance.now()
+    try {
+      return fn()
+    } finally {
+      this.#cpuUsed += performance.now() - this.#sliceStart
+      this.#sliceStart = -1
+    }
+  }
+
+  #pump(): void {
+    const rt = this.#rt
+    while (rt !== undefined && !this.#finished && this.#stop === undefined && rt.hasPendingJob()) {
+      const r = this.#enter(() => rt.executePendingJobs())
+      if (r.error) this.#noteEngineError(r.error)
+    }
+    if (this.#done) return
+    if (this.#finished || this.#stop !== undefined || rt === undefined) return this.#finish()
+    const logs = this.#ledger.logs
+    if (this.#calls.length > 0 || logs.length > this.#logsSent) {
+      const calls = this.#calls
+      this.#calls = []
+      const fresh = logs.slice(this.#logsSent)
+      this.#logsSent = logs.length
+      this.#sink.flush(calls, fresh)
+      if (this.#done) return
+      if (this.#stop !== undefined) return this.#finish()
+    }
+    if (this.#outstanding === 0 && !rt.hasPendingJob()) {
+      this.#stop = { kind: 'exception', message: 'the program awaits a promise that can never settle (no sub-call is pending)' }
+      this.#finish()
+    }
+  }
+
+  /** An error returned by the engine outside the program's own promise (a job, an interrupt). */
+  #noteEngineError(handle: QuickJSHandle): void {
+    const info = this.#errorInfo(handle)
+    handle.dispose()
+    if (isOutOfMemory(info)) this.#stop ??= memoryError()
+  }
+
+  #errorInfo(handle: QuickJSHandle): GuestErrorInfo {
+    const ctx = this.#context()
+    const read = (key: string): string | undefined => {
+      try {
+        const h = ctx.getProp(handle, key)
+        const v = ctx.typeof(h) === 'string' ? ctx.getString(h) : undefined
+        h.dispose()
+        return v
+      } catch {
+        return undefined
+      }
+    }
+    const info: GuestErrorInfo = { name: read('name') ?? 'Error', message: read('message') ?? '' }
+    const stack = read('stack')
+    if (stack !== undefined) info.stack = stack
+    return info
+  }
+
+  #trap(error: unknown): void {
+    this.#broken = true
+    const message = error instanceof Error ? error.message : String(error)
+    this.#stop ??= /memory|OOM|enlarge/i.test(message)
+      ? memoryError()
+      : { kind: 'crash', message: `the QuickJS engine failed: ${message}` }
+    if (!this.#done) this.#finish()
+  }
+
+  #finish(): void {
+    if (this.#done) return
+    this.#done = true
+    const outcome = this.#stop === undefined ? this.#result : { error: this.#stop }
+    if (this.#stop === undefined || this.#stop.kind === 'output-limit' || this.#stop.kind === 'limit') {
+      // Every handle is released: freeing the runtime is QuickJS's leak check (it aborts on a leak).
+      try {
+        this.#start?.dispose()
+        this.#settle?.dispose()
+        this.#ctx?.dispose()
+        this.#rt?.dispose()
+      } catch {
+        this.#broken = true
+      }
+    } else {
+      // Interrupted mid-flight (timeout, abort, memory): the runtime may hold half-run jobs. Drop the
+      // whole module rather than free it; its capped memory goes with it.
+      this.#broken = true
+    }
+    this.#ctx = undefined
+    this.#rt = undefined
+    this.#sink.done({
+      ...outcome,
+      logs: this.#ledger.logs.slice(this.#logsSent),
+      cpuMs: this.#cpuUsed,
+      subCalls: this.#subCalls,
+      broken: this.#broken,
+    })
+  }
+}
+
+function isOutOfMemory(info: GuestErrorInfo): boolean {
+  return info.name === 'InternalError' && /out of memory/i.test(info.message)
+}
+
+function memoryError(): CodeRunError {
+  return { kind: 'memory', message: 'the memory limit was exceeded' }
+}

@@ -1,0 +1,171 @@
+import { formatGuestError } from '@ptc/sandbox'
+import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue, PreparedProgram } from '@ptc/sandbox'
+import type { SessionOutcome, SubCallRequest } from '../engine/protocol.js'
+
+/** The engine side of one run, as the host drives it (inline session or worker). */
+export interface EngineChannel {
+  settle(batchJson: string, count: number): void
+  stop(reason: 'abort' | 'wall'): void
+  /** Terminates the engine's thread (worker isolation only). */
+  kill?(): void
+}
+
+/**
+ * The host side of one run: dispatches sub-calls to `request.call` (one run-wide AbortSignal that
+ * aborts when the run ends), batches results into one `settle` per microtask turn, enforces the
+ * wall ceiling and the run's signal, and assembles the `CodeRunResult`. With a channel that can be
+ * killed, a wall or abort stop that the engine does not honour within the grace period terminates it.
+ */
+export class RunHost {
+  readonly result: Promise<CodeRunResult>
+  readonly #request: CodeRunRequest
+  readonly #limits: CodeRunLimits
+  readonly #program: PreparedProgram
+  readonly #graceMs: number
+  readonly #calls = new AbortController()
+  readonly #logs: string[] = []
+  #resolve!: (result: CodeRunResult) => void
+  #channel: EngineChannel | undefined
+  #ended = false
+  #t0 = performance.now()
+  #wallTimer: ReturnType<typeof setTimeout> | undefined
+  #killTimer: ReturnType<typeof setTimeout> | undefined
+  #replies: string[] = []
+  #flushQueued = false
+  #subCalls = 0
+  readonly #onAbort = (): void => this.stop('abort')
+
+  constructor(request: CodeRunRequest, limits: CodeRunLimits, program: PreparedProgram, graceMs: number) {
+    this.#request = request
+    this.#limits = limits
+    this.#program = program
+    this.#graceMs = graceMs
+    this.result = new Promise((resolve) => (this.#resolve = resolve))
+    request.signal?.addEventListener('abort', this.#onAbort, { once: true })
+  }
+
+  get ended(): boolean {
+    return this.#ended
+  }
+
+  /** The engine starts now: the wall clock starts with it. */
+  attach(channel: EngineChannel): void {
+    this.#channel = channel
+    this.#t0 = performance.now()
+    this.#wallTimer = setTimeout(() => this.stop('wall'), this.#limits.wallMs)
+  }
+
+  /** Abort (the run's signal, `dispose()`) or the wall ceiling. Before `attach`: ends at once. */
+  stop(reason: 'abort' | 'wall'): void {
+    if (this.#ended) return
+    const channel = this.#channel
+    if (channel === undefined) {
+      this.end({ logs: [], cpuMs: 0, subCalls: 0, broken: false, error: stopError(reason, this.#limits) })
+      return
+    }
+    channel.stop(reason)
+    if (channel.kill !== undefined && this.#killTimer === undefined) {
+      const kill = channel.kill
+      this.#killTimer = setTimeout(() => {
+        if (this.#ended) return
+        kill()
+        const error = stopError(reason, this.#limits)
+        error.message += ` (the engine did not stop within ${this.#graceMs} ms and its worker was terminated)`
+        this.end({ logs: [], cpuMs: performance.now() - this.#t0, subCalls: this.#subCalls, broken: true, error })
+      }, this.#graceMs)
+    }
+  }
+
+  /** New sub-calls and logs from the engine. */
+  flush(calls: SubCallRequest[], logs: string[]): void {
+    if (this.#ended) return
+    for (const log of logs) this.#logs.push(log)
+    for (const [id, name, argsJson] of calls) this.#dispatch(id, name, argsJson)
+  }
+
+  #dispatch(id: number, name: string, argsJson: string): void {
+    this.#subCalls++
+    let pending: Promise<JsonValue>
+    try {
+      pending = Promise.resolve(this.#request.call(name, JSON.parse(argsJson) as JsonValue, this.#calls.signal))
+    } catch (error) {
+      pending = Promise.reject(error)
+    }
+    pending.then(
+      (value) => this.#reply(id, value),
+      (error: unknown) => this.#replyError(id, error),
+    )
+  }
+
+  #reply(id: number, value: JsonValue): void {
+    if (this.#ended) return
+    let json: string | undefined
+    try {
+      json = JSON.stringify(value === undefined ? null : value)
+    } catch (error) {
+      this.#replyError(id, new Error(`the tool result is not JSON: ${messageOf(error)}`))
+      return
+    }
+    this.#queue(`[${id},1,${json ?? 'null'}]`)
+  }
+
+  #replyError(id: number, error: unknown): void {
+    if (this.#ended) return
+    this.#queue(`[${id},0,${JSON.stringify(messageOf(error))}]`)
+  }
+
+  #queue(entry: string): void {
+    this.#replies.push(entry)
+    if (this.#flushQueued) return
+    this.#flushQueued = true
+    queueMicrotask(() => {
+      this.#flushQueued = false
+      if (this.#ended || this.#replies.length === 0) return
+      const batch = `[${this.#replies.join(',')}]`
+      const count = this.#replies.length
+      this.#replies = []
+      this.#channel?.settle(batch, count)
+    })
+  }
+
+  /** The engine finished (or was killed, or crashed): settles the result exactly once. */
+  end(outcome: SessionOutcome): void {
+    if (this.#ended) return
+    this.#ended = true
+    clearTimeout(this.#wallTimer)
+    clearTimeout(this.#killTimer)
+    this.#request.signal?.removeEventListener('abort', this.#onAbort)
+    this.#calls.abort(new Error('the code run has ended'))
+    for (const log of outcome.logs) this.#logs.push(log)
+    const result: CodeRunResult = {
+      logs: this.#logs,
+      stats: {
+        cpuMs: Math.round(outcome.cpuMs * 1000) / 1000,
+        wallMs: Math.round((performance.now() - this.#t0) * 1000) / 1000,
+        subCalls: Math.max(outcome.subCalls, this.#subCalls),
+      },
+    }
+    const error = outcome.error
+    if (error !== undefined) {
+      result.error = 'info' in error ? { kind: error.kind, message: formatGuestError(error.info, this.#program) } : error
+    } else if (outcome.valueJson !== undefined) {
+      result.value = JSON.parse(outcome.valueJson) as JsonValue
+    }
+    this.#resolve(result)
+  }
+}
+
+export function stopError(reason: 'abort' | 'wall', limits: CodeRunLimits): CodeRunError {
+  return reason === 'abort'
+    ? { kind: 'abort', message: 'the run was aborted' }
+    : { kind: 'timeout', message: `wall-clock limit of ${limits.wallMs} ms exceeded` }
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message
+  try {
+    return String(error)
+  } catch {
+    return 'unknown error'
+  }
+}

@@ -1,0 +1,60 @@
+import { ModuleCache } from './engine/module-cache.js'
+import type { LoadedModule, QuickJSVariantName } from './engine/module.js'
+import { Control, type SessionInput } from './engine/protocol.js'
+import { QuickJSSession } from './engine/session.js'
+import type { Executor } from './executor.js'
+import type { RunHost } from './host/run-host.js'
+
+/**
+ * Runs sessions on the calling thread. For trusted code and benchmarks: it keeps the CPU, memory,
+ * stack, output and sub-call limits, the wall ceiling and abort at bytecode boundaries and while the
+ * guest waits on the host, but it cannot stop a long native builtin (a huge `join`, a backtracking
+ * regex): that blocks the calling thread until the builtin returns.
+ */
+export class InlineExecutor implements Executor {
+  readonly #cache: ModuleCache
+
+  constructor(variant: QuickJSVariantName) {
+    this.#cache = new ModuleCache(variant)
+  }
+
+  execute(host: RunHost, input: SessionInput): void {
+    const module = this.#cache.acquire(input.limits.memoryBytes)
+    if (module instanceof Promise) {
+      module.then(
+        (m) => this.#run(host, input, m),
+        (error: unknown) =>
+          host.end({ logs: [], cpuMs: 0, subCalls: 0, broken: true, error: { kind: 'crash', message: `QuickJS failed to load: ${String(error)}` } }),
+      )
+    } else {
+      this.#run(host, input, module)
+    }
+  }
+
+  #run(host: RunHost, input: SessionInput, module: LoadedModule): void {
+    if (host.ended) {
+      this.#cache.release(module, false)
+      return
+    }
+    const control = new Int32Array(1)
+    const session = new QuickJSSession(module, input, {
+      flush: (calls, logs) => host.flush(calls, logs),
+      done: (outcome) => {
+        this.#cache.release(module, outcome.broken)
+        host.end(outcome)
+      },
+    }, control)
+    host.attach({
+      settle: (batch, count) => session.deliver(batch, count),
+      stop: (reason) => {
+        Atomics.store(control, 0, reason === 'abort' ? Control.Abort : Control.Wall)
+        session.stop(reason)
+      },
+    })
+    session.start()
+  }
+
+  async dispose(): Promise<void> {
+    this.#cache.clear()
+  }
+}

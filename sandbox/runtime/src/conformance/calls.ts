@@ -1,0 +1,174 @@
+import { expect } from 'vitest'
+import type { JsonValue } from '../types.js'
+import { echo, sleep, type SuiteContext } from './context.js'
+
+/** Sub-calls: results, errors, ordering, argument copies, the `tools` object and the globals. */
+export function callTests(s: SuiteContext): void {
+  s.it('a host rejection becomes a ToolCallError in the guest', async () => {
+    const call = async (name: string): Promise<JsonValue> => {
+      throw new Error(`no ${name} today`)
+    }
+    const r = await s.run(
+      `try { await tools.fail({ x: 1 }) } catch (e) {
+        return [e instanceof ToolCallError, e instanceof Error, e.name, e.toolName, e.message, Object.keys(e).includes('cause')]
+      }`,
+      { call },
+    )
+    expect(r.error).toBeUndefined()
+    expect(r.value).toEqual([true, true, 'ToolCallError', 'fail', 'no fail today', false])
+  })
+
+  s.it('an uncaught ToolCallError fails the run as an exception', async () => {
+    const r = await s.run('await tools.fail({})', { call: () => Promise.reject(new Error('nope')) })
+    expect(r.error?.kind).toBe('exception')
+    expect(r.error?.message).toMatch(/ToolCallError: nope/)
+  })
+
+  s.it('sequential sub-calls return results in order', async () => {
+    const seen: JsonValue[] = []
+    const r = await s.run('let sum = 0\nfor (let i = 0; i < 50; i++) sum += (await tools.echo({ i })).args.i\nreturn sum', {
+      call: async (name, args) => {
+        seen.push(args)
+        return echo(name, args)
+      },
+    })
+    expect(r.value).toBe(1225)
+    expect(r.stats.subCalls).toBe(50)
+    expect(seen[3]).toEqual({ i: 3 })
+  })
+
+  s.it('Promise.all sub-calls run concurrently', async () => {
+    let inFlight = 0
+    let peak = 0
+    const r = await s.run('const rs = await Promise.all([0,1,2,3,4,5,6,7].map((i) => tools.slow({ i })))\nreturn rs.map((x) => x.args.i)', {
+      call: async (name, args) => {
+        inFlight++
+        peak = Math.max(peak, inFlight)
+        await sleep(20)
+        inFlight--
+        return echo(name, args)
+      },
+    })
+    expect(r.value).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
+    expect(peak).toBe(8)
+  })
+
+  s.it('results reach the right caller when the host resolves out of order', async () => {
+    const r = await s.run(
+      'const ids = Array.from({ length: 20 }, (_, i) => i)\nconst rs = await Promise.all(ids.map(async (i) => (await tools.slow({ i })).args.i * 10))\nreturn rs',
+      {
+        call: async (name, args) => {
+          const i = (args as { i: number }).i
+          await sleep((20 - i) * 3 + (i % 3) * 7)
+          return echo(name, args)
+        },
+      },
+    )
+    expect(r.value).toEqual(Array.from({ length: 20 }, (_, i) => i * 10))
+  })
+
+  s.it('a non-JSON argument rejects that call only', async () => {
+    let calls = 0
+    const r = await s.run(
+      `const out = []
+      for (const bad of [undefined, () => 1, NaN, -0, 1n, [1, , 2], new Date(), { a: Symbol() }]) {
+        try { await tools.echo({ bad }); out.push('called') } catch (e) { out.push(e instanceof ToolCallError) }
+      }
+      const cyc = {}; cyc.self = cyc
+      try { await tools.echo(cyc) } catch (e) { out.push(e.message.includes('cycle')) }
+      out.push((await tools.echo({ ok: 1 })).args.ok)
+      return out`,
+      {
+        call: async (name, args) => {
+          calls++
+          return echo(name, args)
+        },
+      },
+    )
+    expect(r.error).toBeUndefined()
+    expect(r.value).toEqual([true, true, true, true, true, true, true, true, true, 1])
+    expect(calls).toBe(1)
+  })
+
+  s.it('omitted arguments are an empty object; each property is read once', async () => {
+    const got: JsonValue[] = []
+    const r = await s.run(
+      `await tools.echo()
+      let n = 0
+      const o = { get v() { n++; return n } }
+      await tools.echo(o)
+      return n`,
+      { call: async (name, args) => (got.push(args), echo(name, args)) },
+    )
+    expect(got).toEqual([{}, { v: 1 }])
+    expect(r.value).toBe(1)
+  })
+
+  s.it('patched intrinsics cannot corrupt the bridge', async () => {
+    const got: JsonValue[] = []
+    const r = await s.run(
+      `JSON.stringify = () => '"pwned"'
+      JSON.parse = () => 'pwned'
+      Object.prototype.toJSON = function () { return 'pwned' }
+      Array.prototype.toJSON = function () { return 'pwned' }
+      Object.defineProperty(Array.prototype, '0', { set() { throw new Error('setter') }, configurable: true })
+      Object.keys = () => []
+      Array.isArray = () => false
+      const r = await tools.echo({ a: [1, { b: 2 }], s: 'x' })
+      return { r: r.args, v: [3, 4] }`,
+      { call: async (name, args) => (got.push(args), echo(name, args)) },
+    )
+    expect(got).toEqual([{ a: [1, { b: 2 }], s: 'x' }])
+    expect(r.error).toBeUndefined()
+    expect(r.value).toEqual({ r: { a: [1, { b: 2 }], s: 'x' }, v: [3, 4] })
+  })
+
+  s.it('tools is a frozen null-prototype object with one function per binding', async () => {
+    const r = await s.run(
+      `const names = Object.keys(tools)
+      const frozen = Object.isFrozen(tools)
+      const proto = Object.getPrototypeOf(tools)
+      let assigned = true
+      try { tools.echo = 1; assigned = tools.echo === 1 } catch { assigned = false }
+      const odd = (await tools['odd-name']({ q: 1 })).name
+      const p = (await tools['__proto__']({})).name
+      const c = (await tools.constructor({})).name
+      const t = (await tools.toString({})).name
+      return { names, frozen, proto: proto === null, assigned, odd, p, c, t, types: names.map((n) => typeof tools[n]) }`,
+    )
+    expect(r.error).toBeUndefined()
+    expect(r.value).toEqual({
+      names: ['echo', 'fail', 'slow', 'odd-name', '__proto__', 'constructor', 'toString'],
+      frozen: true,
+      proto: true,
+      assigned: false,
+      odd: 'odd-name',
+      p: '__proto__',
+      c: 'constructor',
+      t: 'toString',
+      types: Array(7).fill('function'),
+    })
+  })
+
+  s.it('the guest has no host capabilities', async () => {
+    const r = await s.run(
+      `const names = ['process', 'require', 'fetch', 'setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask',
+        'WebAssembly', 'SharedArrayBuffer', 'Atomics', 'Buffer', 'module', 'exports', 'performance', 'global', 'os', 'std']
+      const present = names.filter((n) => typeof globalThis[n] !== 'undefined')
+      let dynamicImport = 'no error'
+      try { await import('fs'); dynamicImport = 'imported' } catch (e) { dynamicImport = 'rejected' }
+      let fnEscape
+      try { fnEscape = tools.echo.constructor.constructor('return typeof process')() } catch (e) { fnEscape = 'threw' }
+      return { present, dynamicImport, fnEscape, hasTools: typeof tools, hasErr: typeof ToolCallError, hasConsole: typeof console }`,
+    )
+    expect(r.error).toBeUndefined()
+    expect(r.value).toEqual({
+      present: [],
+      dynamicImport: 'rejected',
+      fnEscape: 'undefined',
+      hasTools: 'object',
+      hasErr: 'function',
+      hasConsole: 'object',
+    })
+  })
+}

@@ -1,0 +1,112 @@
+import { expect } from 'vitest'
+import type { JsonValue } from '../types.js'
+import { echo, sleep, type SuiteContext } from './context.js'
+
+/** Every limit and the failure kind it produces. */
+export function limitTests(s: SuiteContext): void {
+  s.it('the output budget is exact to the byte for logs (multi-byte UTF-8)', async () => {
+    const code = 'console.log("aé")\nconsole.log("aé")\nconsole.log("aé")'
+    const fits = await s.run(code, { limits: { maxOutputBytes: 9 } })
+    expect(fits.error).toBeUndefined()
+    expect(fits.logs).toEqual(['aé', 'aé', 'aé'])
+    const over = await s.run(code + '\nreturn 1', { limits: { maxOutputBytes: 8 } })
+    expect(over.error?.kind).toBe('output-limit')
+    expect(over.logs).toEqual(['aé', 'aé'])
+    expect('value' in over).toBe(false)
+  })
+
+  s.it('the completion value draws from the same budget', async () => {
+    // console.log("😀") is 4 bytes; the value "é€" is 7 bytes of JSON text ("é€" with quotes).
+    const code = 'console.log("😀")\nreturn "é€"'
+    const fits = await s.run(code, { limits: { maxOutputBytes: 11 } })
+    expect(fits.error).toBeUndefined()
+    expect(fits.value).toBe('é€')
+    const over = await s.run(code, { limits: { maxOutputBytes: 10 } })
+    expect(over.error?.kind).toBe('output-limit')
+    expect(over.logs).toEqual(['😀'])
+  })
+
+  s.it('an output flood stops the run with output-limit', async () => {
+    const r = await s.run('while (true) console.log("flood flood flood")', { limits: { maxOutputBytes: 1000, wallMs: 5000 } })
+    expect(r.error?.kind).toBe('output-limit')
+    expect(r.logs.length).toBe(Math.floor(1000 / 17))
+  })
+
+  s.it('a busy loop hits the CPU budget', async () => {
+    const r = await s.run('let i = 0\nwhile (true) { i++ }', { limits: { cpuMs: 200, wallMs: 5000 } })
+    expect(r.error?.kind).toBe('timeout')
+    expect(r.error?.message).toMatch(/cpu/i)
+    expect(r.stats.wallMs).toBeLessThan(3000)
+  })
+
+  s.it('a busy loop after an await and inside catch hits the CPU budget', async () => {
+    const r = await s.run('await tools.echo({})\ntry { throw 1 } catch { while (true) {} }', { limits: { cpuMs: 200, wallMs: 5000 } })
+    expect(r.error?.kind).toBe('timeout')
+    expect(r.error?.message).toMatch(/cpu/i)
+  })
+
+  s.it('time spent waiting on the host is not charged as CPU', async () => {
+    const r = await s.run('for (let i = 0; i < 3; i++) await tools.slow({})\nreturn 1', {
+      limits: { cpuMs: 100, wallMs: 5000 },
+      call: async (name, args) => (await sleep(80), echo(name, args)),
+    })
+    expect(r.error).toBeUndefined()
+    expect(r.value).toBe(1)
+    expect(r.stats.cpuMs).toBeLessThan(100)
+    expect(r.stats.wallMs).toBeGreaterThanOrEqual(200)
+  })
+
+  s.it('the wall-clock ceiling holds while waiting on the host', async () => {
+    let signalled = false
+    const r = await s.run('await tools.slow({})', {
+      limits: { wallMs: 200 },
+      call: (_name, _args, signal) =>
+        new Promise<JsonValue>((resolve) => {
+          signal.addEventListener('abort', () => ((signalled = true), resolve(null)))
+        }),
+    })
+    expect(r.error?.kind).toBe('timeout')
+    expect(r.error?.message).toMatch(/wall/i)
+    expect(r.stats.wallMs).toBeLessThan(1500)
+    expect(signalled).toBe(true)
+  })
+
+  s.it('a memory bomb hits the memory limit', async () => {
+    const r = await s.run('const a = []\nwhile (true) a.push(new Array(10000).fill(a.length))', {
+      limits: { memoryBytes: 32 * 1024 * 1024, wallMs: 10_000 },
+    })
+    expect(r.error?.kind).toBe('memory')
+  }, 20_000)
+
+  s.it('the sub-call count is limited', async () => {
+    let calls = 0
+    const r = await s.run('for (let i = 0; i < 10; i++) await tools.echo({ i })', {
+      limits: { maxSubCalls: 5 },
+      call: async (name, args) => (calls++, echo(name, args)),
+    })
+    expect(r.error?.kind).toBe('limit')
+    expect(calls).toBe(5)
+  })
+
+  s.it('the pending sub-call cap is limited', async () => {
+    const r = await s.run('await Promise.all(Array.from({ length: 10 }, (_, i) => tools.slow({ i })))', {
+      limits: { maxPendingSubCalls: 4 },
+      call: async (name, args) => (await sleep(50), echo(name, args)),
+    })
+    expect(r.error?.kind).toBe('limit')
+  })
+
+  s.it('deep recursion is a catchable guest error and the host survives', async () => {
+    const r = await s.run('function f(n) { return f(n + 1) + 1 }\ntry { f(0) } catch (e) { return "caught" }')
+    expect(r.value).toBe('caught')
+    const r2 = await s.run('function f(n) { return f(n + 1) + 1 }\nf(0)')
+    expect(r2.error?.kind).toBe('exception')
+  })
+
+  s.it('stats report CPU time, wall time and sub-calls', async () => {
+    const r = await s.run('await tools.echo({})\nawait tools.echo({})\nlet x = 0\nfor (let i = 0; i < 1e5; i++) x += i\nreturn x')
+    expect(r.stats.subCalls).toBe(2)
+    expect(r.stats.cpuMs).toBeGreaterThan(0)
+    expect(r.stats.wallMs).toBeGreaterThanOrEqual(r.stats.cpuMs * 0.5)
+  })
+}

@@ -1,0 +1,115 @@
+import { expect } from 'vitest'
+import type { SuiteContext } from './context.js'
+
+/** Completion values, invalid output, syntax and runtime errors with positions, logs. */
+export function valueTests(s: SuiteContext): void {
+  s.it('a program that returns undefined has no value', async () => {
+    const r = await s.run('const x = 1')
+    expect(r.error).toBeUndefined()
+    expect('value' in r).toBe(false)
+    const r2 = await s.run('return undefined')
+    expect('value' in r2).toBe(false)
+  })
+
+  s.it('null is an explicit value', async () => {
+    const r = await s.run('return null')
+    expect(r.error).toBeUndefined()
+    expect('value' in r).toBe(true)
+    expect(r.value).toBeNull()
+  })
+
+  s.it('strings and nested JSON come back as copies', async () => {
+    expect((await s.run('return "héllo 😀"')).value).toBe('héllo 😀')
+    const r = await s.run('return { a: [1, 2.5, { b: null, c: true }], ["__proto__"]: { d: "x" }, e: -1e21 }')
+    expect(r.error).toBeUndefined()
+    expect(JSON.stringify(r.value)).toBe('{"a":[1,2.5,{"b":null,"c":true}],"__proto__":{"d":"x"},"e":-1e+21}')
+    expect(Object.getPrototypeOf(r.value)).not.toEqual({ d: 'x' })
+  })
+
+  s.it('top-level await and return work', async () => {
+    const r = await s.run('const v = await Promise.resolve(41)\nif (v) return v + 1\nreturn 0')
+    expect(r.value).toBe(42)
+  })
+
+  s.it('a non-JSON completion value is invalid-output', async () => {
+    const bad = [
+      'return { a: undefined }', 'return () => 1', 'return NaN', 'return -0', 'return Infinity', 'return 1n',
+      'return Symbol("s")', 'const a = []; a.push(a); return a', 'return new Map()', 'return [1, , 3]',
+      'return new Date(0)', 'class A {}; return new A()', 'return [undefined]',
+    ]
+    for (const code of bad) {
+      const r = await s.run(code)
+      expect(r.error?.kind, code).toBe('invalid-output')
+      expect('value' in r, code).toBe(false)
+    }
+  })
+
+  s.it('a syntax error reports the line and column of the model code (JavaScript)', async () => {
+    const r = await s.run('const a = 1\nconst b = 2 +* 3\nreturn a', { language: 'javascript' })
+    expect(r.error?.kind).toBe('syntax')
+    expect(r.error?.message).toMatch(/line 2, column \d+/)
+  })
+
+  s.it('a syntax error reports the line and column of the model code (TypeScript)', async () => {
+    const r = await s.run('const a: number = 1\nconst b: string = )\nreturn a')
+    expect(r.error?.kind).toBe('syntax')
+    expect(r.error?.message).toMatch(/line 2, column \d+/)
+  })
+
+  s.it('a thrown error reports the line and column of the model code (JavaScript)', async () => {
+    const r = await s.run('const a = 1\nawait null\n  null.x', { language: 'javascript' })
+    expect(r.error?.kind).toBe('exception')
+    expect(r.error?.message).toMatch(/TypeError/)
+    const m = /line (\d+), column (\d+)/.exec(r.error?.message ?? '')
+    expect(m?.[1]).toBe('3')
+    expect(Number(m?.[2])).toBeGreaterThanOrEqual(3)
+    expect(Number(m?.[2])).toBeLessThanOrEqual(8)
+  })
+
+  s.it('a thrown error reports the line and column of the model code (TypeScript)', async () => {
+    const code = 'interface A { x: number }\nconst a: A = { x: 1 }\nconst b: A | null = null as A | null;   throw new Error("boom " + (a.x as number))'
+    const r = await s.run(code)
+    expect(r.error?.kind).toBe('exception')
+    expect(r.error?.message).toMatch(/^Error: boom 1/)
+    const m = /line (\d+), column (\d+)/.exec(r.error?.message ?? '')
+    expect(m?.[1]).toBe('3')
+    // The throw starts at column 41 of the model's line; engines point somewhere inside the statement.
+    expect(Number(m?.[2])).toBeGreaterThanOrEqual(41)
+    expect(Number(m?.[2])).toBeLessThanOrEqual(code.split('\n')[2]?.length ?? 0)
+  })
+
+  s.it('a thrown non-error value is reported', async () => {
+    const r = await s.run('throw { code: 7 }')
+    expect(r.error?.kind).toBe('exception')
+    expect(r.error?.message).toContain('code: 7')
+  })
+
+  s.it('logs keep their order, one entry per console call', async () => {
+    const r = await s.run(
+      'console.log("a", 1)\nconsole.info("b")\nawait tools.echo({})\nconsole.warn("c")\nconsole.error("d")\nconsole.debug("e")\nreturn 1',
+    )
+    expect(r.logs).toEqual(['a 1', 'b', 'c', 'd', 'e'])
+  })
+
+  s.it('console formats values readably', async () => {
+    const r = await s.run(
+      'console.log({ a: 1, b: "x", c: [1, 2], d: null, e: undefined }, [1, "two"], -0, 1n, undefined, () => 1, new Error("bad"))',
+    )
+    expect(r.logs).toHaveLength(1)
+    const line = r.logs[0] ?? ''
+    expect(line).toContain('a: 1')
+    expect(line).toContain('b: "x"')
+    expect(line).toContain('[ 1, 2 ]')
+    expect(line).toContain('-0')
+    expect(line).toContain('1n')
+    expect(line).toContain('undefined')
+    expect(line).toContain('[Function')
+    expect(line).toContain('Error: bad')
+  })
+
+  s.it('logs made before a failure are kept', async () => {
+    const r = await s.run('console.log("before")\nthrow new Error("x")')
+    expect(r.error?.kind).toBe('exception')
+    expect(r.logs).toEqual(['before'])
+  })
+}

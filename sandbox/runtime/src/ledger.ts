@@ -1,0 +1,64 @@
+/** UTF-8 byte length of a string (lone surrogates count as the 3 bytes of U+FFFD, as the encoder writes). */
+export function utf8ByteLength(text: string): number {
+  return Buffer.byteLength(text, 'utf8')
+}
+
+/**
+ * One output budget for a run: every log entry and the completion value draw from it, exact to the
+ * UTF-8 byte. A log entry costs the bytes of its text; the value costs the bytes of its JSON text.
+ * When an entry does not fit, it is dropped, the ledger is marked overflowed, and the logs keep the
+ * prefix that fit.
+ */
+export class OutputLedger {
+  readonly maxBytes: number
+  readonly logs: string[] = []
+  #used = 0
+  #overflowed = false
+
+  constructor(maxBytes: number) {
+    this.maxBytes = maxBytes
+  }
+
+  get usedBytes(): number {
+    return this.#used
+  }
+
+  get remainingBytes(): number {
+    return this.maxBytes - this.#used
+  }
+
+  get overflowed(): boolean {
+    return this.#overflowed
+  }
+
+  /** Records a log entry; false (and nothing recorded) when it does not fit or the ledger overflowed. */
+  log(text: string): boolean {
+    if (this.#overflowed) return false
+    // A string never takes fewer UTF-8 bytes than UTF-16 units: reject huge entries before encoding.
+    const bytes = text.length > this.remainingBytes ? Number.POSITIVE_INFINITY : utf8ByteLength(text)
+    if (bytes > this.remainingBytes) {
+      this.#overflowed = true
+      return false
+    }
+    this.#used += bytes
+    this.logs.push(text)
+    return true
+  }
+
+  /** Charges the completion value's JSON text; false (ledger overflowed) when it does not fit. */
+  value(jsonText: string): boolean {
+    if (this.#overflowed) return false
+    const bytes = jsonText.length > this.remainingBytes ? Number.POSITIVE_INFINITY : utf8ByteLength(jsonText)
+    if (bytes > this.remainingBytes) {
+      this.#overflowed = true
+      return false
+    }
+    this.#used += bytes
+    return true
+  }
+
+  /** The message of an `output-limit` failure. */
+  describeOverflow(what: 'log' | 'value'): string {
+    return `output exceeded ${this.maxBytes} bytes (the ${what === 'log' ? 'log entry' : 'return value'} did not fit; ${this.#used} bytes used)`
+  }
+}

@@ -1,0 +1,38 @@
+import { SandboxUsageError } from './errors.js'
+import type { CodeRunLimits } from './types.js'
+
+/** The one place where the default limits live (SPEC section 9). */
+export const DEFAULT_LIMITS: Readonly<CodeRunLimits> = Object.freeze({
+  cpuMs: 30_000,
+  wallMs: 120_000,
+  memoryBytes: 256 * 1024 * 1024,
+  maxOutputBytes: 1024 * 1024,
+  maxSubCalls: 10_000,
+  maxPendingSubCalls: 256,
+})
+
+const LIMIT_NAMES = Object.keys(DEFAULT_LIMITS) as (keyof CodeRunLimits)[]
+
+/**
+ * Merges per-run limits over defaults (a backend's configured defaults, else `DEFAULT_LIMITS`).
+ * Throws `SandboxUsageError` for a limit that is not a non-negative finite number or an unknown key:
+ * that is misuse, so `run()` rejects.
+ */
+export function resolveLimits(
+  limits?: Partial<CodeRunLimits>,
+  defaults: Readonly<CodeRunLimits> = DEFAULT_LIMITS,
+): CodeRunLimits {
+  const out: CodeRunLimits = { ...DEFAULT_LIMITS, ...defaults }
+  if (limits === undefined) return out
+  if (typeof limits !== 'object' || limits === null) throw new SandboxUsageError('limits must be an object')
+  for (const key of Object.keys(limits)) {
+    if (!LIMIT_NAMES.includes(key as keyof CodeRunLimits)) throw new SandboxUsageError(`unknown limit "${key}"`)
+    const value = (limits as Record<string, unknown>)[key]
+    if (value === undefined) continue
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+      throw new SandboxUsageError(`limit "${key}" must be a non-negative finite number`)
+    }
+    out[key as keyof CodeRunLimits] = value
+  }
+  return out
+}

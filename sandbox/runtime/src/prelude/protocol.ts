@@ -1,0 +1,58 @@
+/**
+ * The contract between a backend and the guest prelude (`GUEST_PRELUDE`). Everything that crosses
+ * is a number or a string made inside the guest with intrinsics captured before the program ran.
+ *
+ * The backend evaluates `GUEST_PRELUDE` (an expression), calls the function it yields with
+ * `(host, bindingsJson)` and keeps the two functions of the returned object:
+ * - `start(fn)`: runs the wrapped program (`PreparedProgram.source` evaluated);
+ * - `settle(batchJson)`: delivers host results, a JSON array of `SettleEntry`, parsed inside the guest
+ *   by a captured `JSON.parse` (one parse per batch, no code compiled per result).
+ * The `host` object the backend passes has three functions; the prelude captures them and never
+ * exposes them (or `host`) to the program:
+ */
+export interface GuestHostFunctions {
+  /** A sub-call started: `id` counts from 1 in submission order; `argsJson` is lossless JSON text. */
+  call(id: number, name: string, argsJson: string): void
+  /** One `console` call: `level` is one of `GUEST_LOG_LEVELS`, `text` the formatted line. */
+  log(level: string, text: string): void
+  /** The program settled, exactly once; see `FinishKind`. */
+  finish(kind: FinishKind, payload: string): void
+}
+
+/** `finish` kinds: what `payload` holds. */
+export const FinishKind = {
+  /** The program returned `undefined`; payload `''`. */
+  Undefined: 0,
+  /** The program returned a value; payload is its lossless JSON text. */
+  Value: 1,
+  /** The value is not lossless JSON; payload says why (an `invalid-output` failure). */
+  InvalidValue: 2,
+  /** The program threw; payload is the JSON text of a `GuestErrorInfo`. */
+  Error: 3,
+} as const
+export type FinishKind = (typeof FinishKind)[keyof typeof FinishKind]
+
+/** One host result: `[id, 1, value]` fulfils call `id`, `[id, 0, message]` rejects it with a ToolCallError. */
+export type SettleEntry = readonly [id: number, ok: 1, value: unknown] | readonly [id: number, ok: 0, message: string]
+
+/** The `console` methods the guest has. */
+export const GUEST_LOG_LEVELS = Object.freeze(['log', 'info', 'warn', 'error', 'debug'] as const)
+
+/**
+ * Global names a guest may see after the prelude ran: ECMAScript built-ins (ES2025, Annex B
+ * `escape`/`unescape`, ECMA-402 `Intl`, the engines' `InternalError`) and the three ptc globals.
+ * The prelude deletes every other global own property (`SharedArrayBuffer`, `Atomics`, `WebAssembly`,
+ * `queueMicrotask`, `performance`, …). `Atomics` and `SharedArrayBuffer` are deliberately absent.
+ */
+export const GUEST_GLOBALS: readonly string[] = Object.freeze([
+  'globalThis', 'Infinity', 'NaN', 'undefined', 'eval', 'isFinite', 'isNaN', 'parseFloat', 'parseInt',
+  'decodeURI', 'decodeURIComponent', 'encodeURI', 'encodeURIComponent', 'escape', 'unescape',
+  'AggregateError', 'Array', 'ArrayBuffer', 'BigInt', 'BigInt64Array', 'BigUint64Array', 'Boolean',
+  'DataView', 'Date', 'Error', 'EvalError', 'FinalizationRegistry', 'Float16Array', 'Float32Array',
+  'Float64Array', 'Function', 'Int8Array', 'Int16Array', 'Int32Array', 'Iterator', 'Map', 'Number',
+  'Object', 'Promise', 'Proxy', 'RangeError', 'ReferenceError', 'RegExp', 'Set', 'String', 'Symbol',
+  'SyntaxError', 'TypeError', 'Uint8Array', 'Uint8ClampedArray', 'Uint16Array', 'Uint32Array',
+  'URIError', 'WeakMap', 'WeakRef', 'WeakSet', 'JSON', 'Math', 'Reflect', 'Intl', 'InternalError',
+  'SuppressedError', 'DisposableStack', 'AsyncDisposableStack',
+  'tools', 'ToolCallError', 'console',
+])

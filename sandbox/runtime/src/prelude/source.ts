@@ -1,0 +1,244 @@
+import { GUEST_GLOBALS, GUEST_LOG_LEVELS } from './protocol.js'
+
+/**
+ * The guest prelude: a JavaScript expression evaluating to `function (host, bindingsJson)`; see
+ * `protocol.ts` for the contract. It runs before the program, captures every intrinsic it uses,
+ * installs `tools`, `ToolCallError` and `console`, deletes every global not in `GUEST_GLOBALS`, and
+ * returns `{ start, settle }`. Plain ES2020, no engine-specific API: both backends evaluate it as is.
+ *
+ * Hardening notes: internal arrays and objects have a null prototype (no inherited setters or
+ * `toJSON`); snapshots read each property exactly once and write the JSON text themselves (a
+ * captured `JSON.stringify` only quotes strings: QuickJS's object path uses internal arrays that
+ * an index setter on `Array.prototype` sees); the traversal is iterative; tool functions are plain
+ * functions returning a promise made by the captured `Promise` (no `then` lookup on our side).
+ */
+export const GUEST_PRELUDE: string = `(function (host, bindingsJson) {
+'use strict';
+var G = globalThis, O = Object, R = Reflect;
+var apply = R.apply, ownKeys = R.ownKeys, defineProperty = O.defineProperty, freeze = O.freeze,
+  create = O.create, getPrototypeOf = O.getPrototypeOf, setPrototypeOf = O.setPrototypeOf, keys = O.keys,
+  is = O.is, getOwnPropertyDescriptor = O.getOwnPropertyDescriptor, isArray = Array.isArray,
+  hasOwn = O.prototype.hasOwnProperty, ObjectProto = O.prototype, ArrayProto = Array.prototype,
+  ErrorProto = Error.prototype, FunctionProto = Function.prototype,
+  stringify = JSON.stringify, parse = JSON.parse, P = Promise, then = P.prototype.then,
+  WS = WeakSet, wsHas = WS.prototype.has, wsAdd = WS.prototype.add, wsDelete = WS.prototype.delete,
+  numberIsFinite = Number.isFinite, Str = String, ErrorC = Error, TypeErrorC = TypeError,
+  symbolToString = Symbol.prototype.toString, bigintToString = BigInt.prototype.toString,
+  numberToString = Number.prototype.toString, reTest = RegExp.prototype.test, IDENT = /^[A-Za-z_$][\\w$]*$/;
+/* Uncurried methods: no argument arrays (an index setter on Array.prototype would see them). */
+var bindCall = FunctionProto.call.bind.bind(FunctionProto.call);
+var wsHasU = bindCall(wsHas), wsAddU = bindCall(wsAdd), wsDeleteU = bindCall(wsDelete), hasOwnU = bindCall(hasOwn),
+  thenU = bindCall(then), reTestU = bindCall(reTest), symbolToStringU = bindCall(symbolToString),
+  bigintToStringU = bindCall(bigintToString), numberToStringU = bindCall(numberToString), joinU = bindCall(ArrayProto.join);
+var hostCall = host.call, hostLog = host.log, hostFinish = host.finish;
+var ALLOWED = ${JSON.stringify(GUEST_GLOBALS)};
+var LEVELS = ${JSON.stringify(GUEST_LOG_LEVELS)};
+function nullArray() { return setPrototypeOf([], null); }
+function msgOf(e) { try { var m = e && e.message; return typeof m === 'string' ? m : Str(e); } catch (_) { return 'unknown error'; } }
+function fail(msg) { throw new TypeErrorC(msg); }
+
+/* ---- lossless JSON snapshot (iterative) ---- */
+function where(root, stack, sp) {
+  var s = root;
+  for (var i = 0; i < sp; i++) {
+    var f = stack[i], k = f.i - 1;
+    s += f.keys === null ? '[' + k + ']' : '.' + f.keys[k];
+  }
+  return s;
+}
+function snapshot(value, root) {
+  var seen = new WS(), stack = nullArray(), sp = 0, out = nullArray(), n = 0;
+  function enter(v) {
+    if (v === null) { out[n++] = 'null'; return; }
+    var t = typeof v;
+    if (t === 'boolean') { out[n++] = v ? 'true' : 'false'; return; }
+    if (t === 'string') { out[n++] = stringify(v); return; }
+    if (t === 'number') {
+      if (!numberIsFinite(v)) fail(where(root, stack, sp) + ' is not a finite number');
+      if (is(v, -0)) fail(where(root, stack, sp) + ' is -0');
+      out[n++] = '' + v;
+      return;
+    }
+    if (t !== 'object') fail(where(root, stack, sp) + ' is ' + (t === 'undefined' ? 'undefined' : 'a ' + t));
+    if (wsHasU(seen, v)) fail(where(root, stack, sp) + ' is a cycle');
+    var frame;
+    if (isArray(v)) {
+      if (getPrototypeOf(v) !== ArrayProto) fail(where(root, stack, sp) + ' is not a plain array');
+      frame = { src: v, keys: null, len: v.length, i: 0 };
+      out[n++] = '[';
+    } else {
+      var proto = getPrototypeOf(v);
+      if (proto !== ObjectProto && proto !== null) fail(where(root, stack, sp) + ' is not a plain object');
+      var ks = keys(v);
+      frame = { src: v, keys: ks, len: ks.length, i: 0 };
+      out[n++] = '{';
+    }
+    wsAddU(seen, v);
+    stack[sp++] = frame;
+  }
+  enter(value);
+  while (sp > 0) {
+    var f = stack[sp - 1];
+    if (f.i >= f.len) { out[n++] = f.keys === null ? ']' : '}'; wsDeleteU(seen, f.src); stack[--sp] = undefined; continue; }
+    var i = f.i++;
+    if (i > 0) out[n++] = ',';
+    if (f.keys === null) {
+      if (!hasOwnU(f.src, i)) fail(where(root, stack, sp) + ' is a hole in a sparse array');
+      enter(f.src[i]);
+    } else {
+      var k = f.keys[i];
+      out[n++] = stringify(k) + ':';
+      enter(f.src[k]);
+    }
+  }
+  return joinU(out, '');
+}
+
+/* ---- console formatting (depth- and size-bounded) ---- */
+function isError(v) {
+  var p = v;
+  for (var n = 0; n < 64 && p !== null; n++) { p = getPrototypeOf(p); if (p === ErrorProto) return true; }
+  return false;
+}
+function fmt(v, depth, top) {
+  var t = typeof v;
+  if (t === 'string') return top ? v : stringify(v);
+  if (t === 'number') return is(v, -0) ? '-0' : numberToStringU(v);
+  if (t === 'bigint') return bigintToStringU(v) + 'n';
+  if (t === 'boolean' || t === 'undefined') return '' + v;
+  if (t === 'symbol') return symbolToStringU(v);
+  if (v === null) return 'null';
+  if (t === 'function') {
+    var d = getOwnPropertyDescriptor(v, 'name');
+    return '[Function' + (d && typeof d.value === 'string' && d.value ? ': ' + d.value : '') + ']';
+  }
+  if (isError(v)) {
+    var name = v.name, message = v.message;
+    return (typeof name === 'string' ? name : 'Error') + (typeof message === 'string' && message ? ': ' + message : '');
+  }
+  if (depth > 3) return isArray(v) ? '[Array]' : '[Object]';
+  var parts = nullArray(), n = 0, arr = isArray(v), ks = arr ? null : keys(v);
+  var len = arr ? v.length : ks.length, max = len > 100 ? 100 : len;
+  for (var i = 0; i < max; i++) {
+    var key = arr ? i : ks[i], desc = getOwnPropertyDescriptor(v, key);
+    var s = desc === undefined ? (arr ? '<empty>' : 'undefined') : 'value' in desc ? fmt(desc.value, depth + 1, false) : '[Getter]';
+    parts[n++] = arr ? s : (reTestU(IDENT, key) ? key : stringify(key)) + ': ' + s;
+  }
+  if (len > max) parts[n++] = '... ' + (len - max) + ' more';
+  var body = '';
+  for (var j = 0; j < n; j++) body += (j ? ', ' : '') + parts[j];
+  return arr ? (n ? '[ ' + body + ' ]' : '[]') : (n ? '{ ' + body + ' }' : '{}');
+}
+function format(args) {
+  var out = '';
+  for (var i = 0; i < args.length; i++) {
+    var s;
+    try { s = fmt(args[i], 0, true); } catch (_) { s = '[unformattable value]'; }
+    out += (i ? ' ' : '') + s;
+  }
+  return out;
+}
+
+/* ---- ToolCallError ---- */
+class ToolCallError extends ErrorC {
+  constructor(toolName, message) {
+    super(Str(message));
+    defineProperty(this, 'name', { value: 'ToolCallError', writable: true, enumerable: false, configurable: true });
+    defineProperty(this, 'toolName', { value: Str(toolName), writable: false, enumerable: true, configurable: false });
+  }
+}
+freeze(ToolCallError.prototype);
+freeze(ToolCallError);
+
+/* ---- sub-calls ---- */
+var nextId = 0, closed = false, pending = create(null);
+function rejected(err) { return new P(function (_, reject) { reject(err); }); }
+function callTool(name, args) {
+  if (closed) return rejected(new ToolCallError(name, 'the run has ended'));
+  var json;
+  try { json = snapshot(args, 'arguments'); }
+  catch (e) { return rejected(new ToolCallError(name, 'arguments are not lossless JSON: ' + msgOf(e))); }
+  var id = ++nextId, entry = { resolve: null, reject: null, name: name };
+  var p = new P(function (resolve, reject) { entry.resolve = resolve; entry.reject = reject; });
+  pending[id] = entry;
+  hostCall(id, name, json);
+  return p;
+}
+function makeTool(name) {
+  var holder = create(null);
+  holder[name] = ({ [name](args) { return callTool(name, arguments.length === 0 ? {} : args); } })[name];
+  return freeze(holder[name]);
+}
+var tools = create(null), bindings = parse(bindingsJson);
+for (var b = 0; b < bindings.length; b++) {
+  defineProperty(tools, bindings[b], { value: makeTool(bindings[b]), enumerable: true, writable: false, configurable: false });
+}
+freeze(tools);
+
+/* ---- console ---- */
+var consoleObj = create(ObjectProto);
+for (var l = 0; l < LEVELS.length; l++) {
+  (function (level) {
+    var f = ({ [level]() { if (!closed) hostLog(level, format(arguments)); } })[level];
+    defineProperty(consoleObj, level, { value: freeze(f), enumerable: true });
+  })(LEVELS[l]);
+}
+freeze(consoleObj);
+
+/* ---- globals ---- */
+var names = ownKeys(G);
+for (var g = 0; g < names.length; g++) {
+  var gname = names[g];
+  if (typeof gname !== 'string' || ALLOWED.indexOf(gname) === -1) { try { delete G[gname]; } catch (_) {} }
+}
+defineProperty(G, 'tools', { value: tools, writable: false, enumerable: false, configurable: false });
+defineProperty(G, 'ToolCallError', { value: ToolCallError, writable: false, enumerable: false, configurable: false });
+defineProperty(G, 'console', { value: consoleObj, writable: false, enumerable: false, configurable: false });
+
+/* ---- lifecycle ---- */
+function describe(e) {
+  /* Built by hand: QuickJS's JSON.stringify of objects uses internal arrays an index setter sees. */
+  try {
+    if (e !== null && (typeof e === 'object' || typeof e === 'function') && isError(e)) {
+      var name = e.name, message = e.message, stack = e.stack;
+      return '{"name":' + stringify(typeof name === 'string' ? name : 'Error') +
+        ',"message":' + stringify(typeof message === 'string' ? message : '') +
+        (typeof stack === 'string' ? ',"stack":' + stringify(stack) : '') + '}';
+    }
+    return '{"message":' + stringify(fmt(e, 0, false)) + '}';
+  } catch (_) { return '{"message":"[unformattable thrown value]"}'; }
+}
+function onValue(v) {
+  if (closed) return;
+  closed = true;
+  if (v === undefined) { hostFinish(0, ''); return; }
+  var json;
+  try { json = snapshot(v, 'the return value'); } catch (e) { hostFinish(2, msgOf(e)); return; }
+  hostFinish(1, json);
+}
+function onError(e) {
+  if (closed) return;
+  closed = true;
+  var d;
+  try { d = describe(e); } catch (_) { d = '{"message":"[unformattable thrown value]"}'; }
+  hostFinish(3, d);
+}
+function start(fn) {
+  var r;
+  try { r = fn(); } catch (e) { onError(e); return; }
+  thenU(r, onValue, onError);
+}
+function settle(batchJson) {
+  var batch = parse(batchJson);
+  for (var i = 0; i < batch.length; i++) {
+    var e = batch[i], id = e[0], p = pending[id];
+    if (p === undefined) continue;
+    delete pending[id];
+    if (e[1] === 1) p.resolve(e[2]); else p.reject(new ToolCallError(p.name, e[2]));
+  }
+}
+var api = create(null);
+api.start = start;
+api.settle = settle;
+return freeze(api);
+})`

@@ -1,0 +1,106 @@
+import { mapStrippedColumn, stripTypeScript } from './strip.js'
+import type { CodeRunError } from './types.js'
+
+/** The file name the guest engine is given for the program; positions in it are mapped back. */
+export const PROGRAM_FILENAME = 'ptc-program.js'
+/** Lines the wrapper adds before the model's first line. */
+export const PROGRAM_LINE_OFFSET = 1
+
+/** A program ready to evaluate: `source` evaluates to an async function taking no arguments. */
+export interface PreparedProgram {
+  /** `(async function () {\n<body>\n})`: evaluate it as a script named `PROGRAM_FILENAME`. */
+  readonly source: string
+  /** Maps a 1-based position in `source` to a 1-based position in the model's code. */
+  mapPosition(line: number, column: number): { line: number; column: number }
+}
+
+/** Wraps a program body (already JavaScript) in the async function the guest calls. */
+export function wrapProgram(body: string): string {
+  return `(async function () {\n${body}\n})`
+}
+
+/**
+ * Strips TypeScript (unless `language` is `'javascript'`) and wraps the body. A TypeScript syntax
+ * error is a `syntax` failure with the model's line and column.
+ */
+export function prepareProgram(
+  code: string,
+  language: 'typescript' | 'javascript' = 'typescript',
+): { ok: true; program: PreparedProgram } | { ok: false; error: CodeRunError } {
+  let body = code
+  if (language === 'typescript') {
+    const stripped = stripTypeScript(code)
+    if (!stripped.ok) {
+      return {
+        ok: false,
+        error: { kind: 'syntax', message: `SyntaxError: ${stripped.message} (line ${stripped.line}, column ${stripped.column})` },
+      }
+    }
+    body = stripped.code
+  }
+  const lineCount = countLines(code)
+  const strippedFrom = body === code ? undefined : { original: code, stripped: body }
+  let originalLines: string[] | undefined
+  let strippedLines: string[] | undefined
+  const program: PreparedProgram = {
+    source: wrapProgram(body),
+    mapPosition(line, column) {
+      let l = line - PROGRAM_LINE_OFFSET
+      let c = column
+      if (l < 1) {
+        l = 1
+        c = 1
+      } else if (l > lineCount) {
+        l = lineCount
+        c = 1
+      } else if (strippedFrom !== undefined) {
+        originalLines ??= strippedFrom.original.split('\n')
+        strippedLines ??= strippedFrom.stripped.split('\n')
+        c = mapStrippedColumn(originalLines[l - 1] ?? '', strippedLines[l - 1] ?? '', c)
+      }
+      return { line: l, column: c }
+    },
+  }
+  return { ok: true, program }
+}
+
+function countLines(text: string): number {
+  let n = 1
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++
+  return n
+}
+
+/** What the guest prelude reports about a thrown value (all strings, made inside the guest). */
+export interface GuestErrorInfo {
+  /** Absent when the thrown value was not an error object. */
+  name?: string
+  message: string
+  stack?: string
+}
+
+const POSITION = /ptc-program\.js:(\d+):(\d+)/
+
+/** The first program position in a text (a stack), mapped to the model's code. */
+export function findProgramPosition(
+  text: string | undefined,
+  program: PreparedProgram,
+): { line: number; column: number } | undefined {
+  if (text === undefined) return undefined
+  const m = POSITION.exec(text)
+  if (m === null) return undefined
+  return program.mapPosition(Number(m[1]), Number(m[2]))
+}
+
+/**
+ * The message of an `exception` or `syntax` failure: `Name: message (line L, column C)` with the
+ * position of the innermost frame in the model's code, when there is one.
+ */
+export function formatGuestError(info: GuestErrorInfo, program: PreparedProgram): string {
+  const head = info.name === undefined ? `Uncaught ${info.message}` : info.name === '' ? info.message : `${info.name}: ${info.message}`
+  const pos = findProgramPosition(info.stack, program) ?? findProgramPosition(info.message, program)
+  const text = head.replace(new RegExp(POSITION.source, 'g'), (_m, l: string, c: string) => {
+    const p = program.mapPosition(Number(l), Number(c))
+    return `line ${p.line}, column ${p.column}`
+  })
+  return pos === undefined ? text : `${text} (line ${pos.line}, column ${pos.column})`
+}
