@@ -40,8 +40,9 @@ const wait = defineTool({
   isConcurrencySafe: () => true,
   execute: async ({ i }, ctx) => {
     await new Promise<void>((resolve, reject) => {
-      const t = setTimeout(resolve, 20)
-      ctx.signal.addEventListener('abort', () => (clearTimeout(t), reject(ctx.signal.reason)), { once: true })
+      const onAbort = (): void => (clearTimeout(t), reject(ctx.signal.reason))
+      const t = setTimeout(() => (ctx.signal.removeEventListener('abort', onAbort), resolve()), 20)
+      ctx.signal.addEventListener('abort', onAbort, { once: true })
     })
     return i
   },

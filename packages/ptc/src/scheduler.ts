@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events'
 import type {
   Agent,
   ImageBlock,
@@ -55,6 +56,8 @@ export class SubCallScheduler {
     private readonly maxParallel: number,
     private readonly log: DispatchLog,
   ) {
+    // Every in-flight sub-call's body and wrappers may listen on the run signal: that is expected, not a leak.
+    setMaxListeners(0, this.#run.signal)
     const outer = ctx.signal
     if (outer.aborted) this.#run.abort(outer.reason)
     else outer.addEventListener('abort', () => this.#run.abort(outer.reason), { once: true, signal: this.#run.signal })
