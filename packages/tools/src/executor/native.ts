@@ -90,7 +90,9 @@ async function runBatch(input: ToolBatchInput, host: ToolExecutorHost, cap: numb
 
   for (let index = 0; index < calls.length; index++) {
     const prepared = prepare(calls[index])
+    // A lone call has nothing to overlap with: its classifier need not run.
     const parallel =
+      calls.length > 1 &&
       prepared.argumentsError === undefined &&
       host.mode({ name: prepared.call.name, arguments: prepared.args, ...(agent !== undefined && { agent }), ...(toolSet !== undefined && { toolSet }) }).kind ===
         'parallel'

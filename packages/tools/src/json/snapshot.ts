@@ -211,13 +211,26 @@ function run(root: object): SnapshotJsonResult {
  * frozen copy is shared. Iterative: depth is bounded only by memory.
  */
 export function snapshotJson(value: unknown): SnapshotJsonResult {
+  return snapshot(value, true)
+}
+
+/**
+ * {@link snapshotJson} for a value that will not be snapshotted again (a
+ * result's content, value or meta): the copy is not recorded as materialized,
+ * which keeps the per-call cost of the pipeline down.
+ */
+export function _snapshotOnce(value: unknown): SnapshotJsonResult {
+  return snapshot(value, false)
+}
+
+function snapshot(value: unknown, record: boolean): SnapshotJsonResult {
   const kind = scalar(value)
   if (kind instanceof Reject) return { ok: false, path: '', message: kind.message }
   if (kind !== CONTAINER) return { ok: true, value: kind }
   if (_isMaterialized(value)) return { ok: true, value: value as JsonValue }
   try {
     const result = run(value as object)
-    if (result.ok) _markMaterialized(result.value)
+    if (record && result.ok) _markMaterialized(result.value)
     return result
   } catch (thrown) {
     return { ok: false, path: '', message: `the value could not be read: ${describeThrown(thrown)}` }

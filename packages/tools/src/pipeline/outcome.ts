@@ -1,6 +1,6 @@
 import { formatViolations } from '../errors.js'
 import type { JsonValue } from '../json/types.js'
-import { snapshotJson } from '../json/snapshot.js'
+import { _snapshotOnce } from '../json/snapshot.js'
 import type { Registration } from '../registry/registration.js'
 import type { PostToolDecision } from '../types/decisions.js'
 import type { ToolExecution, ToolExecutionResult } from '../types/execution.js'
@@ -10,7 +10,7 @@ const MAX_VIOLATIONS_SHOWN = 20
 
 /** Snapshot, validate and render a body's return value. */
 export function produceValue(reg: Registration, exec: ToolExecution, raw: unknown, concludesTurn: boolean): ToolExecutionResult {
-  const snap = snapshotJson(raw)
+  const snap = _snapshotOnce(raw)
   if (!snap.ok) return failureResult('INVALID_TOOL_OUTPUT', `tool ${exec.name} returned a value that is not lossless JSON: ${snap.message}`)
   return renderValue(reg, exec, snap.value, concludesTurn)
 }
@@ -62,7 +62,7 @@ export function normalizeWrapped(reg: Registration, exec: ToolExecution, wrapped
     return wrapped as ToolExecutionResult
   }
   if (w.isError !== false) return failureResult('TOOL_ERROR', 'a tools/execute wrapper returned a result without a boolean `isError`')
-  const snap = snapshotJson(w.value)
+  const snap = _snapshotOnce(w.value)
   if (!snap.ok) return failureResult('INVALID_TOOL_OUTPUT', `a tools/execute wrapper returned a value that is not lossless JSON: ${snap.message}`)
   return renderValue(reg, exec, snap.value, w.concludesTurn === true)
 }
@@ -91,7 +91,7 @@ export function applyPostDecision(reg: Registration, exec: ToolExecution, result
     return failureResult('TOOL_ERROR', 'a tools/post-execute decision may replace content or value, never both')
   }
   if (replacesValue) {
-    const snap = snapshotJson(decision.value)
+    const snap = _snapshotOnce(decision.value)
     if (!snap.ok) return failureResult('INVALID_TOOL_OUTPUT', `a tools/post-execute listener replaced the value with one that is not lossless JSON: ${snap.message}`)
     return withContexts(renderValue(reg, exec, snap.value, !result.isError && result.concludesTurn === true))
   }

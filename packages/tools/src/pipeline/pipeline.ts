@@ -60,12 +60,13 @@ export class Pipeline {
 
   async dispatch(input: ToolExecutionInput, route: Route, options?: ToolDispatchOptions): Promise<ToolExecutionResult> {
     const notify = options?.onPolicySettled
-    let notified = notify === undefined
+    if (notify === undefined) return this.#dispatch(input, route, options?.argumentsError, undefined)
+    let notified = false
     const onPolicySettled = (): void => {
       if (notified) return
       notified = true
       try {
-        notify?.()
+        notify()
       } catch {
         // a scheduler's notification cannot fail the call
       }
@@ -89,18 +90,19 @@ export class Pipeline {
       if (snap.ok) args = snap.value
       else argumentsError = `arguments are not lossless JSON: ${snap.message}`
     }
-    const exec: ToolExecution = Object.freeze({
+    const fields: { -readonly [K in keyof ToolExecution]: ToolExecution[K] } = {
       callId: input.callId,
       rootCallId: input.rootCallId ?? input.callId,
       name: input.name,
       arguments: args,
       signal: input.signal,
       token: Symbol(input.callId) as ToolExecutionToken,
-      ...(input.schema !== undefined && { schema: input.schema }),
-      ...(input.agent !== undefined && { agent: input.agent }),
-      ...(input.toolSet !== undefined && { toolSet: input.toolSet }),
-      ...(input.parent !== undefined && { parent: input.parent }),
-    })
+    }
+    if (input.schema !== undefined) fields.schema = input.schema
+    if (input.agent !== undefined) fields.agent = input.agent
+    if (input.toolSet !== undefined) fields.toolSet = input.toolSet
+    if (input.parent !== undefined) fields.parent = input.parent
+    const exec: ToolExecution = Object.freeze(fields)
     const direct = exec.parent === undefined
     const transport = route.transport
     const isTransport = direct && transport !== undefined && exec.name === transport.name

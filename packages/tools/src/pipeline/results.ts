@@ -1,6 +1,6 @@
 import { describeThrown, ToolsError, type ToolErrorCode } from '../errors.js'
 import type { JsonValue } from '../json/types.js'
-import { snapshotJson } from '../json/snapshot.js'
+import { _snapshotOnce } from '../json/snapshot.js'
 import type { ContentBlock, UserMessage } from '../types/content.js'
 import type { ToolErrorInfo, ToolExecutionFailure, ToolExecutionResult } from '../types/execution.js'
 
@@ -73,13 +73,13 @@ function messageProblem(message: unknown): string | undefined {
 export function materialize(result: ToolExecutionResult): ToolExecutionResult {
   const problem = (where: string, why: string): ToolExecutionResult =>
     failureResult('TOOL_ERROR', `tool result ${where} ${why}`)
-  const content = snapshotJson(result.content)
+  const content = _snapshotOnce(result.content)
   if (!content.ok) return problem('content', `is not lossless JSON: ${content.message}`)
   const contentIssue = contentProblem(content.value)
   if (contentIssue !== undefined) return problem('content', `is invalid: ${contentIssue}`)
   const out: Record<string, unknown> = { isError: result.isError, content: content.value }
   if (result.isError) {
-    const error = snapshotJson(result.error)
+    const error = _snapshotOnce(result.error)
     if (!error.ok) return problem('error', `is not lossless JSON: ${error.message}`)
     const e = error.value as { message?: unknown; info?: unknown } | null
     if (typeof e !== 'object' || e === null || typeof e.message !== 'string') return problem('error', 'must be { message, info? }')
@@ -89,12 +89,12 @@ export function materialize(result: ToolExecutionResult): ToolExecutionResult {
     if (result.concludesTurn === true) out.concludesTurn = true
   }
   if (result.meta !== undefined) {
-    const meta = snapshotJson(result.meta)
+    const meta = _snapshotOnce(result.meta)
     if (!meta.ok) return problem('meta', `is not lossless JSON: ${meta.message}`)
     out.meta = meta.value
   }
   if (result.additionalContexts !== undefined && result.additionalContexts.length > 0) {
-    const contexts = snapshotJson(result.additionalContexts)
+    const contexts = _snapshotOnce(result.additionalContexts)
     if (!contexts.ok) return problem('additionalContexts', `are not lossless JSON: ${contexts.message}`)
     const list = contexts.value as JsonValue[]
     for (let i = 0; i < list.length; i++) {
