@@ -48,24 +48,24 @@ describe('snapshotEvent', () => {
       const event: Record<string, unknown> = { ...base }
       event.self = { again: event }
       return event
-    }, '/self/again: cycle'],
-    ['a BigInt', () => ({ ...base, n: 1n }), '/n: bigint is not JSON'],
-    ['a function', () => ({ ...base, f: () => 1 }), '/f: function is not JSON'],
+    }, '/self/again: a cyclic reference is not JSON'],
+    ['a BigInt', () => ({ ...base, n: 1n }), '/n: a BigInt is not JSON'],
+    ['a function', () => ({ ...base, f: () => 1 }), '/f: a function is not JSON'],
     ['an undefined property', () => ({ ...base, u: undefined }), '/u: undefined is not JSON'],
     ['undefined itself', () => undefined, '(root): undefined is not JSON'],
-    ['a symbol', () => ({ ...base, s: Symbol('s') }), '/s: symbol is not JSON'],
-    ['NaN', () => ({ ...base, x: [NaN] }), '/x/0: NaN is not a JSON number'],
-    ['Infinity', () => ({ ...base, x: Infinity }), '/x: Infinity is not a JSON number'],
-    ['-0', () => ({ ...base, x: -0 }), '/x: -0 is not a JSON number'],
-    ['a Date', () => ({ ...base, d: new Date(0) }), '/d: a Date is not a plain object'],
-    ['a Map', () => ({ ...base, m: new Map() }), '/m: a Map is not a plain object'],
-    ['a sparse array', () => ({ ...base, a: Object.assign([1], { 2: 3 }) }), '/a/1: sparse arrays are not JSON'],
+    ['a symbol', () => ({ ...base, s: Symbol('s') }), '/s: a symbol is not JSON'],
+    ['NaN', () => ({ ...base, x: [NaN] }), '/x/0: NaN is not a finite number'],
+    ['Infinity', () => ({ ...base, x: Infinity }), '/x: Infinity is not a finite number'],
+    ['-0', () => ({ ...base, x: -0 }), '/x: -0 is not lossless JSON'],
+    ['a Date', () => ({ ...base, d: new Date(0) }), '/d: a Date is not JSON'],
+    ['a Map', () => ({ ...base, m: new Map() }), '/m: a Map is not JSON'],
+    ['a sparse array', () => ({ ...base, a: Object.assign([1], { 2: 3 }) }), '/a/1: a sparse array (hole) is not JSON'],
     ['a throwing getter', () => ({
       ...base,
       get boom(): never {
         throw new Error('kaboom')
       },
-    }), '(root): cannot be read: kaboom'],
+    }), '/boom: the property could not be read: kaboom'],
     ['a proxy whose trap throws', () => ({
       ...base,
       p: new Proxy({}, {
@@ -73,8 +73,8 @@ describe('snapshotEvent', () => {
           throw new Error('trap')
         },
       }),
-    }), '/p: cannot be read: trap'],
-    ['a key that needs escaping', () => ({ ...base, 'a/b~c': 1n }), '/a~1b~0c: bigint is not JSON'],
+    }), '/p: the value could not be read: trap'],
+    ['a key that needs escaping', () => ({ ...base, 'a/b~c': 1n }), '/a~1b~0c: a BigInt is not JSON'],
   ])('rejects %s with NOT_JSON and the path', (_name, make, message) => {
     expect(() => snapshotEvent(make())).toThrow(expect.objectContaining({ code: 'NOT_JSON', message: expect.stringContaining(message) }))
   })

@@ -1,67 +1,17 @@
-import { NotJsonError, describeThrown } from '../errors.js'
+import { NotJsonError, describeThrown, SessionError } from '../errors.js'
+import { snapshotJsonOrThrow } from '../json/snapshot.js'
 import type { SessionEvent } from '../types/scope.js'
-import { SessionError } from '../errors.js'
-
-type Container = unknown[] | Record<string, unknown>
-type Task =
-  | { readonly kind: 'visit'; readonly value: unknown; readonly path: string; readonly set: (copy: unknown) => void }
-  | { readonly kind: 'leave'; readonly value: object }
 
 /**
- * A deep-frozen, plain-JSON copy of `event`, total: it never lets a foreign
- * exception escape. Accepted: `null`, booleans, finite numbers other than `-0`,
- * strings, dense arrays and plain objects (prototype `Object.prototype` or
- * `null`); every property is read exactly once, symbol keys and non-enumerable
- * properties are not data and are skipped. Anything else (`undefined`, BigInt,
- * symbols, functions, cycles, sparse arrays, NaN, ±Infinity, `-0`, Date, Map,
- * class instances, throwing getters or proxy traps) is a `NotJsonError` naming
- * the path. The root must also carry `type: string` and `time: number`
- * (`turn`/`step`, when present, numbers), else a `SessionError('INVALID_EVENT')`.
- * So what is read back from a log is exactly what was appended.
+ * A deep-frozen, lossless-JSON copy of `event` (the package's one snapshot:
+ * SPEC section 4, each property read once), which must also be a session
+ * event record: `type: string`, `time: number`, and `turn`/`step` numbers when
+ * present. A non-JSON value is a `NotJsonError` naming the path; a bad shape a
+ * `SessionError('INVALID_EVENT')`. So what is read back from a log is exactly
+ * what was appended.
  */
 export function snapshotEvent(event: unknown): SessionEvent {
-  let root: unknown
-  const containers: Container[] = []
-  const active = new Set<object>()
-  const stack: Task[] = [{ kind: 'visit', value: event, path: '', set: (copy) => (root = copy) }]
-  let path = ''
-  try {
-    while (stack.length > 0) {
-      const task = stack.pop() as Task
-      if (task.kind === 'leave') {
-        active.delete(task.value)
-        continue
-      }
-      path = task.path
-      const value = task.value
-      if (value === null || typeof value === 'boolean' || typeof value === 'string') {
-        task.set(value)
-      } else if (typeof value === 'number') {
-        if (!Number.isFinite(value)) throw new NotJsonError(path, `${value} is not a JSON number`)
-        if (Object.is(value, -0)) throw new NotJsonError(path, '-0 is not a JSON number')
-        task.set(value)
-      } else if (typeof value !== 'object') {
-        throw new NotJsonError(path, `${typeof value} is not JSON`)
-      } else {
-        if (active.has(value)) throw new NotJsonError(path, 'cycle: the value contains itself')
-        const entries = readEntries(value, path)
-        const copy: Container = Array.isArray(value) ? [] : {}
-        containers.push(copy)
-        task.set(copy)
-        active.add(value)
-        stack.push({ kind: 'leave', value })
-        for (let i = entries.length - 1; i >= 0; i--) {
-          const [key, child] = entries[i] as [string, unknown]
-          stack.push({ kind: 'visit', value: child, path: `${path}/${escapeKey(key)}`, set: (c) => setOwn(copy, key, c) })
-        }
-      }
-    }
-  } catch (error) {
-    if (error instanceof NotJsonError) throw error
-    throw new NotJsonError(path, `cannot be read: ${describeThrown(error)}`)
-  }
-  for (const container of containers) Object.freeze(container)
-  return checkShape(root)
+  return checkShape(snapshotJsonOrThrow(event))
 }
 
 /**
@@ -79,31 +29,7 @@ export function encodeEvent(event: unknown): { readonly event: SessionEvent; rea
   return { event: snapshot, line: Buffer.from(`${text}\n`, 'utf8') }
 }
 
-/** Own enumerable string-keyed entries, each property read once; arrays must be dense. */
-function readEntries(value: object, path: string): Array<[string, unknown]> {
-  if (Array.isArray(value)) {
-    const items: unknown[] = value
-    const entries: Array<[string, unknown]> = []
-    for (let i = 0; i < items.length; i++) {
-      if (!(i in items)) throw new NotJsonError(`${path}/${i}`, 'sparse arrays are not JSON')
-      entries.push([String(i), items[i]])
-    }
-    return entries
-  }
-  const proto: unknown = Object.getPrototypeOf(value)
-  if (proto !== Object.prototype && proto !== null) {
-    const name = describeConstructor(value)
-    throw new NotJsonError(path, `${name} is not a plain object`)
-  }
-  const record = value as Record<string, unknown>
-  return Object.keys(record).map((key) => [key, record[key]])
-}
 
-function setOwn(container: Container, key: string, value: unknown): void {
-  if (Array.isArray(container)) container.push(value)
-  else if (key === '__proto__') Object.defineProperty(container, key, { value, enumerable: true, writable: true, configurable: true })
-  else container[key] = value
-}
 
 function checkShape(root: unknown): SessionEvent {
   const problem = eventShapeProblem(root)
@@ -127,15 +53,4 @@ export function eventShapeProblem(value: unknown): string | undefined {
   return undefined
 }
 
-function escapeKey(key: string): string {
-  return key.replaceAll('~', '~0').replaceAll('/', '~1')
-}
 
-function describeConstructor(value: object): string {
-  try {
-    const ctor: unknown = (value as { constructor?: unknown }).constructor
-    return typeof ctor === 'function' && ctor.name !== '' ? `a ${ctor.name}` : 'an object with a custom prototype'
-  } catch {
-    return 'an object with a custom prototype'
-  }
-}
