@@ -1,0 +1,108 @@
+import type { CodeRunLimits, CodeRunRequest, JsonValue } from '@ptc/sandbox'
+import type IsolatedVM from 'isolated-vm'
+import { messageOf } from './guest-error.js'
+import { jsonText } from './json-text.js'
+
+/** What the bridge asks of its run. */
+export interface BridgeSink {
+  /** Deliver a batch of results (`SettleEntry[]` as JSON text) into the guest. */
+  deliver(batchJson: string): void
+  /** A sub-call cap was hit. */
+  stop(reason: 'limit-calls' | 'limit-pending'): void
+}
+
+/**
+ * The host side of sub-calls: counts and caps them, calls `request.call` with one run-wide signal
+ * (aborted when the run ends), and batches results into one guest `settle` per microtask turn.
+ * Results and errors cross as JSON text; host errors cross as their message only.
+ */
+export class HostBridge {
+  settleRef: IsolatedVM.Reference<(batchJson: string) => void> | undefined
+  subCalls = 0
+  readonly #request: CodeRunRequest
+  readonly #limits: CodeRunLimits
+  readonly #sink: BridgeSink
+  readonly #calls = new AbortController()
+  /** Started and not yet settled inside the guest (the pending cap). */
+  #unsettled = 0
+  /** Waiting on `request.call`. */
+  #inHost = 0
+  #replies: string[] = []
+  #flushQueued = false
+  #closed = false
+
+  constructor(request: CodeRunRequest, limits: CodeRunLimits, sink: BridgeSink) {
+    this.#request = request
+    this.#limits = limits
+    this.#sink = sink
+  }
+
+  attach(settleRef: IsolatedVM.Reference<(batchJson: string) => void>): void {
+    this.settleRef = settleRef
+  }
+
+  /** Nothing on the host side can settle a guest promise any more. */
+  get idle(): boolean {
+    return this.#inHost === 0 && this.#replies.length === 0 && !this.#flushQueued
+  }
+
+  dispatch(id: number, name: string, argsJson: string): void {
+    if (this.#closed) return
+    if (this.subCalls >= this.#limits.maxSubCalls) return this.#sink.stop('limit-calls')
+    if (this.#unsettled >= this.#limits.maxPendingSubCalls) return this.#sink.stop('limit-pending')
+    this.subCalls++
+    this.#unsettled++
+    this.#inHost++
+    let pending: Promise<JsonValue>
+    try {
+      pending = Promise.resolve(this.#request.call(name, JSON.parse(argsJson) as JsonValue, this.#calls.signal))
+    } catch (error) {
+      pending = Promise.reject(error)
+    }
+    pending.then(
+      (value) => this.#reply(id, value),
+      (error: unknown) => this.#replyError(id, error),
+    )
+  }
+
+  #reply(id: number, value: JsonValue): void {
+    if (this.#closed) return
+    let json: string | undefined
+    try {
+      json = jsonText(value === undefined ? null : value)
+    } catch (error) {
+      this.#replyError(id, new Error(`the tool result is not JSON: ${messageOf(error)}`))
+      return
+    }
+    this.#inHost--
+    this.#queue(`[${id},1,${json ?? 'null'}]`)
+  }
+
+  #replyError(id: number, error: unknown): void {
+    if (this.#closed) return
+    this.#inHost--
+    this.#queue(`[${id},0,${JSON.stringify(messageOf(error))}]`)
+  }
+
+  #queue(entry: string): void {
+    this.#replies.push(entry)
+    if (this.#flushQueued) return
+    this.#flushQueued = true
+    setImmediate(() => {
+      this.#flushQueued = false
+      if (this.#closed || this.#replies.length === 0) return
+      const batch = `[${this.#replies.join(',')}]`
+      this.#unsettled -= this.#replies.length
+      this.#replies = []
+      this.#sink.deliver(batch)
+    })
+  }
+
+  /** The run ended: host calls still in flight see their signal abort; late results are dropped. */
+  close(): void {
+    if (this.#closed) return
+    this.#closed = true
+    this.#replies = []
+    this.#calls.abort(new Error('the code run has ended'))
+  }
+}

@@ -1,0 +1,139 @@
+import { GUEST_PRELUDE } from '@ptc/sandbox'
+import type IsolatedVM from 'isolated-vm'
+import type { IvmModule } from './load.js'
+
+/** Receives what the guest sends through the three host functions (arguments are untrusted). */
+export interface SlotHandler {
+  onCall(id: unknown, name: unknown, argsJson: unknown): void
+  onLog(level: unknown, text: unknown): void
+  onFinish(kind: unknown, payload: unknown): void
+  /** isolated-vm lost control of the isolate (`onCatastrophicError`). */
+  onCatastrophe(message: string): void
+}
+
+/** The guest `setup` function: installs the prelude for one run and returns its `start`. */
+export type SetupFunction = (bindingsJson: string, maxOutputBytes: number, maxSubCalls: number) => (fn: unknown) => void
+/** The guest `settle` trampoline: forwards a batch of results to the prelude installed by `setup`. */
+export type SettleFunction = (batchJson: string) => void
+
+/** Bytes per MiB: isolated-vm's `memoryLimit` is in MiB (minimum 8). */
+export const MIB = 1024 * 1024
+export const MIN_MEMORY_MIB = 8
+
+/**
+ * The memory limit handed to isolated-vm for a byte budget: whole MiB, rounded up, at least 8.
+ * isolated-vm's limit is soft (checked after full GCs); the run adds a heap-statistics backstop.
+ */
+export function memoryLimitMib(memoryBytes: number): number {
+  return Math.max(MIN_MEMORY_MIB, Math.ceil(memoryBytes / MIB))
+}
+
+/**
+ * Evaluated once per isolate, before any program: captures the three host functions (isolated-vm
+ * turns each `Callback` into a plain guest function) in a closure, never in a global, and returns
+ * the only way to install the prelude. Nothing here is reachable from program code.
+ *
+ * The `call` and `log` wrappers stop forwarding once the host is certain to have ended the run, so a
+ * guest flooding in a synchronous loop cannot queue millions of callbacks on the host thread before
+ * the host gets to dispose it: a call past `maxSubCalls + 1` is dropped (the host stops the run at
+ * call `maxSubCalls + 1`); a log is dropped once the UTF-16 length already sent exceeds
+ * `maxOutputBytes` (a lower bound of its UTF-8 bytes, so the entry that overflows the exact ledger
+ * always reaches the host) or after `maxOutputBytes + 1` entries (empty strings).
+ */
+const SETUP_SOURCE = `var prelude = ${GUEST_PRELUDE};
+var hostCall = $0, hostLog = $1, hostFinish = $2, settle = null;
+function setup(bindingsJson, maxOutputBytes, maxSubCalls) {
+  var calls = maxSubCalls + 1, chars = maxOutputBytes, entries = maxOutputBytes + 1;
+  var host = {
+    call: function (id, name, argsJson) { if (calls > 0) { calls--; hostCall(id, name, argsJson); } },
+    log: function (level, text) { if (chars >= 0 && entries > 0) { chars -= text.length; entries--; hostLog(level, text); } },
+    finish: hostFinish,
+  };
+  var api = prelude(host, bindingsJson);
+  settle = api.settle;
+  return api.start;
+}
+return [setup, function (batchJson) { settle(batchJson); }];`
+
+const SETUP_FILENAME = 'ptc-prelude.js'
+
+/**
+ * One single-use isolate: a fresh V8 isolate with its own heap limit, one context, the three
+ * host callbacks (forwarding to whichever run owns the slot) and the setup function. A slot serves
+ * one run and is then disposed: no state survives between runs, and `dispose()` from the wall or
+ * CPU watchdog can only ever kill that run.
+ */
+export class IsolateSlot {
+  readonly isolate: IsolatedVM.Isolate
+  readonly context: IsolatedVM.Context
+  readonly setup: IsolatedVM.Reference<SetupFunction>
+  readonly settle: IsolatedVM.Reference<SettleFunction>
+  readonly memoryMib: number
+  handler: SlotHandler | undefined
+
+  private constructor(
+    isolate: IsolatedVM.Isolate,
+    context: IsolatedVM.Context,
+    setup: IsolatedVM.Reference<SetupFunction>,
+    settle: IsolatedVM.Reference<SettleFunction>,
+    memoryMib: number,
+  ) {
+    this.isolate = isolate
+    this.context = context
+    this.setup = setup
+    this.settle = settle
+    this.memoryMib = memoryMib
+  }
+
+  /** Creates the isolate (synchronously, ~1 ms) and its context and setup (on the isolate's thread). */
+  static async create(ivm: IvmModule, memoryMib: number): Promise<IsolateSlot> {
+    let slot: IsolateSlot | undefined
+    const isolate = new ivm.Isolate({
+      memoryLimit: memoryMib,
+      onCatastrophicError: (message: string) => slot?.handler?.onCatastrophe(message),
+    })
+    try {
+      const context = await isolate.createContext()
+      const call = new ivm.Callback((id: unknown, name: unknown, args: unknown) => slot?.handler?.onCall(id, name, args), {
+        ignored: true,
+      })
+      const log = new ivm.Callback((level: unknown, text: unknown) => slot?.handler?.onLog(level, text), { ignored: true })
+      const finish = new ivm.Callback((kind: unknown, payload: unknown) => slot?.handler?.onFinish(kind, payload), {
+        ignored: true,
+      })
+      const pair = (await context.evalClosure(SETUP_SOURCE, [call, log, finish], {
+        filename: SETUP_FILENAME,
+        result: { reference: true },
+      })) as IsolatedVM.Reference<unknown[]>
+      const [setup, settle] = await Promise.all([pair.get(0, { reference: true }), pair.get(1, { reference: true })])
+      pair.release()
+      slot = new IsolateSlot(
+        isolate,
+        context,
+        setup as IsolatedVM.Reference<SetupFunction>,
+        settle as IsolatedVM.Reference<SettleFunction>,
+        memoryMib,
+      )
+      return slot
+    } catch (error) {
+      if (!isolate.isDisposed) isolate.dispose()
+      throw error
+    }
+  }
+
+  get disposed(): boolean {
+    return this.isolate.isDisposed
+  }
+
+  /** Kills whatever runs in the isolate and frees its heap. Idempotent. */
+  dispose(): void {
+    this.handler = undefined
+    if (!this.isolate.isDisposed) {
+      try {
+        this.isolate.dispose()
+      } catch {
+        // Already gone (isolated-vm disposed it on its memory limit).
+      }
+    }
+  }
+}

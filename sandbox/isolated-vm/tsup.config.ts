@@ -1,0 +1,12 @@
+import { defineConfig } from 'tsup'
+
+export default defineConfig({
+  entry: { index: 'src/index.ts' },
+  format: ['esm'],
+  dts: true,
+  clean: true,
+  sourcemap: true,
+  target: 'node20',
+  // Optional native dependency: loaded lazily at runtime, never bundled.
+  external: ['isolated-vm'],
+})
