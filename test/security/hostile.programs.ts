@@ -23,7 +23,9 @@ const ESCAPE_PROBES = `
       try { out[k] = v.constructor.constructor('return typeof process')() } catch { out[k] = 'threw' }
     }
     out.hostErrorKeys = Object.getOwnPropertyNames(e).sort().join(',')
-    out.hostStack = /\\/work|node:|file:/.test(String(e.stack))
+    // Only the frames count: the message may carry host text (it crosses by design), and V8's stack starts with it.
+    const frames = String(e.stack).slice(String(e.name + ': ' + e.message).length)
+    out.hostStack = /\\/work|node:|file:/.test(frames)
   }
   try { await tools.echo({ f: () => 1 }) } catch (e) { out.argError = e.constructor.constructor('return typeof process')() }
 `

@@ -1,7 +1,6 @@
+import { fulfilEntry, rejectEntry } from '@ptc/sandbox'
 import type { CodeRunLimits, CodeRunRequest, JsonValue } from '@ptc/sandbox'
 import type IsolatedVM from 'isolated-vm'
-import { messageOf } from './guest-error.js'
-import { jsonText } from './json-text.js'
 
 /** What the bridge asks of its run. */
 export interface BridgeSink {
@@ -67,21 +66,14 @@ export class HostBridge {
 
   #reply(id: number, value: JsonValue): void {
     if (this.#closed) return
-    let json: string | undefined
-    try {
-      json = jsonText(value === undefined ? null : value)
-    } catch (error) {
-      this.#replyError(id, new Error(`the tool result is not JSON: ${messageOf(error)}`))
-      return
-    }
     this.#inHost--
-    this.#queue(`[${id},1,${json ?? 'null'}]`)
+    this.#queue(fulfilEntry(id, value))
   }
 
   #replyError(id: number, error: unknown): void {
     if (this.#closed) return
     this.#inHost--
-    this.#queue(`[${id},0,${JSON.stringify(messageOf(error))}]`)
+    this.#queue(rejectEntry(id, error))
   }
 
   #queue(entry: string): void {

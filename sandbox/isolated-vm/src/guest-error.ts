@@ -1,15 +1,5 @@
-import { PROGRAM_FILENAME } from '@ptc/sandbox'
+import { messageOf, PROGRAM_FILENAME } from '@ptc/sandbox'
 import type { GuestErrorInfo } from '@ptc/sandbox'
-
-/** The message of anything thrown, without ever throwing. */
-export function messageOf(error: unknown): string {
-  try {
-    if (error instanceof Error) return error.message
-    return String(error)
-  } catch {
-    return 'unknown error'
-  }
-}
 
 /**
  * isolated-vm reports a compile error as `SyntaxError: <message> [<file>:<line>:<column>]`: split

@@ -1,4 +1,4 @@
-import { FinishKind, GUEST_LOG_LEVELS, OutputLedger, PROGRAM_FILENAME, formatGuestError } from '@ptc/sandbox'
+import { FinishKind, GUEST_LOG_LEVELS, OutputLedger, PROGRAM_FILENAME, formatGuestError, messageOf } from '@ptc/sandbox'
 import type {
   CodeRunError,
   CodeRunLimits,
@@ -11,7 +11,7 @@ import type {
 import type IsolatedVM from 'isolated-vm'
 import { HostBridge } from './bridge.js'
 import type { IsolateSlot, SlotHandler } from './slot.js'
-import { messageOf, syntaxErrorInfo } from './guest-error.js'
+import { syntaxErrorInfo } from './guest-error.js'
 import { stopError } from './stop.js'
 import type { StopReason } from './stop.js'
 

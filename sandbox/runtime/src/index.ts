@@ -3,6 +3,8 @@ export { DEFAULT_LIMITS, resolveLimits } from './limits.js'
 export { SandboxUsageError } from './errors.js'
 export { validateBindings } from './bindings.js'
 export { OutputLedger, utf8ByteLength } from './ledger.js'
+export { jsonText } from './json-text.js'
+export { fulfilEntry, messageOf, rejectEntry } from './settle.js'
 export { stripTypeScript, mapStrippedColumn } from './strip.js'
 export type { StripResult } from './strip.js'
 export {

@@ -1,6 +1,13 @@
-import { formatGuestError } from '@ptc/sandbox'
+import { formatGuestError, fulfilEntry, rejectEntry } from '@ptc/sandbox'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue, PreparedProgram } from '@ptc/sandbox'
 import type { SessionOutcome, SubCallRequest } from '../engine/protocol.js'
+
+/**
+ * The deepest host result a guest receives. QuickJS parses JSON recursively on
+ * the native stack; measured here, 5 000 levels parse on the calling thread and
+ * 10 000 overflow it, so a deeper result rejects that call with a clear message.
+ */
+export const MAX_RESULT_DEPTH = 4096
 
 /** The engine side of one run, as the host drives it (inline session or worker). */
 export interface EngineChannel {
@@ -99,19 +106,12 @@ export class RunHost {
 
   #reply(id: number, value: JsonValue): void {
     if (this.#ended) return
-    let json: string | undefined
-    try {
-      json = JSON.stringify(value === undefined ? null : value)
-    } catch (error) {
-      this.#replyError(id, new Error(`the tool result is not JSON: ${messageOf(error)}`))
-      return
-    }
-    this.#queue(`[${id},1,${json ?? 'null'}]`)
+    this.#queue(fulfilEntry(id, value, MAX_RESULT_DEPTH))
   }
 
   #replyError(id: number, error: unknown): void {
     if (this.#ended) return
-    this.#queue(`[${id},0,${JSON.stringify(messageOf(error))}]`)
+    this.#queue(rejectEntry(id, error))
   }
 
   #queue(entry: string): void {
@@ -159,13 +159,4 @@ export function stopError(reason: 'abort' | 'wall', limits: CodeRunLimits): Code
   return reason === 'abort'
     ? { kind: 'abort', message: 'the run was aborted' }
     : { kind: 'timeout', message: `wall-clock limit of ${limits.wallMs} ms exceeded` }
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message
-  try {
-    return String(error)
-  } catch {
-    return 'unknown error'
-  }
 }

@@ -18,6 +18,23 @@ export function callTests(s: SuiteContext): void {
     expect(r.value).toEqual([true, true, 'ToolCallError', 'fail', 'no fail today', false])
   })
 
+  s.it('a very deep host result reaches the guest or rejects only that call; the run never crashes', async () => {
+    let deep: JsonValue = []
+    for (let i = 0; i < 100_000; i++) deep = [deep]
+    const r = await s.run(
+      `const depthOf = (v) => { let d = 0; while (Array.isArray(v) && v.length > 0) { v = v[0]; d++ } return d }
+      let outcome
+      try { outcome = depthOf(await tools.deep({})) } catch (e) { outcome = e instanceof ToolCallError ? e.message : 'other: ' + String(e) }
+      return [outcome, depthOf((await tools.shallow({}))[0])]`,
+      { call: async (name) => (name === 'deep' ? deep : [[[[]]]]), bindings: ['deep', 'shallow'] },
+    )
+    expect(r.error).toBeUndefined()
+    const [outcome, shallow] = r.value as [JsonValue, number]
+    expect(shallow).toBe(2)
+    if (typeof outcome === 'number') expect(outcome).toBe(100_000)
+    else expect(outcome).toMatch(/nests more than \d+ levels deep/)
+  })
+
   s.it('an uncaught ToolCallError fails the run as an exception', async () => {
     const r = await s.run('await tools.fail({})', { call: () => Promise.reject(new Error('nope')) })
     expect(r.error?.kind).toBe('exception')

@@ -1,0 +1,50 @@
+import { jsonText } from './json-text.js'
+
+/** A readable message for anything a host `call` rejected with; total. */
+export function messageOf(error: unknown): string {
+  try {
+    if (error instanceof Error) return error.message
+    return String(error)
+  } catch {
+    return 'unknown error'
+  }
+}
+
+/**
+ * The `SettleEntry` text that fulfils call `id` with a host result: `[id,1,value]`.
+ * Deep results serialize without overflowing the host's stack; a result that is
+ * not JSON, or nests deeper than `maxDepth` (what the guest's engine can parse),
+ * rejects the call instead.
+ */
+export function fulfilEntry(id: number, value: unknown, maxDepth = Number.POSITIVE_INFINITY): string {
+  if (nestsDeeperThan(value, maxDepth)) {
+    return rejectEntry(id, new Error(`the tool result nests more than ${maxDepth} levels deep, more than this sandbox can receive`))
+  }
+  let json: string | undefined
+  try {
+    json = jsonText(value === undefined ? null : value)
+  } catch (error) {
+    return rejectEntry(id, new Error(`the tool result is not JSON: ${messageOf(error)}`))
+  }
+  return `[${id},1,${json ?? 'null'}]`
+}
+
+/** The `SettleEntry` text that rejects call `id` with only the message: `[id,0,"message"]`. */
+export function rejectEntry(id: number, error: unknown): string {
+  return `[${id},0,${JSON.stringify(messageOf(error))}]`
+}
+
+/** Whether a JSON value has containers nested deeper than `max` (iterative, stops early). */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  if (max === Number.POSITIVE_INFINITY) return false
+  const stack: [unknown, number][] = [[value, 0]]
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number]
+    if (typeof node !== 'object' || node === null) continue
+    if (depth + 1 > max) return true
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
+    }
+  }
+  return false
+}
