@@ -1,4 +1,4 @@
-import type { ToolExecution } from '@ptc/tools'
+import { presentCall, type ToolExecution } from '@ptc/tools'
 import { describe, expect, test } from 'vitest'
 import { FakeFailure, FakeRuntime } from './testing/fake-runtime.js'
 import { ptcHarness, sleep, text } from './testing/fixtures.js'
@@ -241,6 +241,46 @@ describe('run_code over a fake runtime (the bridge)', () => {
     const result = await h.runCode(code)
     expect(text(result)).toMatch(/unknown tool: extra[\s\S]*still running/)
     expect(trace).toEqual([])
+  })
+
+  test('a same-name replacement or a new restriction after the bindings were built rejects that call as unknown', async () => {
+    const runtime = new FakeRuntime()
+    const h = ptcHarness(runtime)
+    const agent = h.agent
+    const code = runtime.define('stale', async (tools, console) => {
+      // replace `lookup` with a same-name tool in the agent's scope, and restrict `write` away
+      h.tools.scoped(agent).register({ ...(await import('./testing/fixtures.js')).fixtureTools()[0]!, description: 'impostor' })
+      h.tools.scoped(agent).restrict({ deny: ['write'] })
+      for (const call of [() => tools.lookup!({ key: 'a' }), () => tools.write!({ key: 'w' })]) {
+        await call().then(
+          () => console.log('ran'),
+          (e: Error) => console.log(e.message),
+        )
+      }
+      return 'done'
+    })
+    const result = await h.runCode(code)
+    expect(text(result)).toBe(
+      'unknown tool: lookup (it was removed, replaced or restricted after the program started)\n' +
+        'unknown tool: write (it was removed, replaced or restricted after the program started)\ndone',
+    )
+    expect(h.trace).toEqual([])
+    expect(h.session.events.filter((e) => e.type.startsWith('tool/ptc'))).toEqual([])
+  })
+
+  test('presentCall for run_code is an execute card titled with the description, the code as input', () => {
+    const h = ptcHarness(new FakeRuntime())
+    // the transport is never registered; get() finds it through the scope's executor, as presenters need
+    const definition = h.tools.get('run_code', h.agent)
+    expect(definition?.name).toBe('run_code')
+    expect(presentCall('run_code', { code: 'return 1', description: 'Sum the orders' }, definition)).toEqual({
+      card: 'generic',
+      kind: 'execute',
+      title: 'Sum the orders',
+      rawInput: 'return 1',
+    })
+    expect(presentCall('run_code', { code: 'return 1', description: '  ' }, definition)).toMatchObject({ title: 'run_code' })
+    expect(h.tools.definitions(h.agent).map((d) => d.name)).not.toContain('run_code')
   })
 
   test('sub-call contexts and images are deferred after the run_code result; a concluding sub-call concludes the batch', async () => {

@@ -15,7 +15,7 @@ import type { ToolBatchInput, ToolBatchResult, ToolExecutor, ToolExecutorHost, T
 import type { ApprovalService, Scope, ScopeKey } from '../types/scope.js'
 import { ExecutorSelection } from './executors.js'
 import { Layers } from './layers.js'
-import { createRegistration, type Registration } from './registration.js'
+import { createRegistration, RUN_CODE, type Registration } from './registration.js'
 import { compileRestriction } from './restriction.js'
 import { isAdmitted, resolveToolSet } from './tool-set.js'
 
@@ -49,6 +49,7 @@ class Core {
   readonly pipeline: Pipeline
   readonly views = new WeakMap<Scope, ToolsView>()
   readonly hosts = new WeakMap<ToolExecutor, ToolExecutorHost>()
+  readonly transports = new WeakMap<ToolExecutor, ToolDefinition>()
 
   constructor(readonly options: ToolsServiceOptions) {
     this.executors = new ExecutorSelection(
@@ -77,6 +78,14 @@ class Core {
     return toolSet === undefined ? regs : regs.filter((reg) => isAdmitted(reg, scope, toolSet))
   }
 
+  /** The transport definition of the executor selected for `scope`, if it serves one. */
+  transport(scope: Scope | undefined): ToolDefinition | undefined {
+    const executor = this.executors.select(scope)
+    if (executor === null || executor.transport === undefined) return undefined
+    this.host(executor)
+    return this.transports.get(executor)
+  }
+
   /** The host handed to `executor`, built once, with the executor's transport route. */
   host(executor: ToolExecutor): ToolExecutorHost {
     let host = this.hosts.get(executor)
@@ -99,7 +108,10 @@ class Core {
       executable: (name, scope, toolSet) => this.executable(name, scope, toolSet)?.definition,
       ptcDispatchLog: (dispatch) => this.ptcDispatchLog(dispatch),
     } satisfies ToolExecutorHost)
-    if (executor.transport !== undefined) route.transport = createRegistration(executor.transport(host), {}, undefined, true)
+    if (executor.transport !== undefined) {
+      route.transport = createRegistration(executor.transport(host), {}, undefined, true)
+      this.transports.set(executor, route.transport.definition)
+    }
     this.hosts.set(executor, host)
     return host
   }
@@ -175,8 +187,13 @@ export class ToolsView {
     }
   }
 
-  /** The definition `scope` sees for `name`; with a step set, only if admitted. */
+  /**
+   * The definition `scope` sees for `name`; with a step set, only if admitted.
+   * `run_code` resolves to the transport of the executor selected for the
+   * scope (never registered), so presenters can render its calls.
+   */
   get(name: string, scope: ScopeKey | undefined = this.scope, toolSet?: ResolvedToolSet): ToolDefinition | undefined {
+    if (name === RUN_CODE) return this.#core.transport(scope)
     const reg = this.#core.layers.lookup(name, scope)
     if (reg === undefined) return undefined
     return toolSet === undefined || isAdmitted(reg, scope, toolSet) ? reg.definition : undefined
