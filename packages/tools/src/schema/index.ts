@@ -21,3 +21,11 @@ export type {
 export type { InferArgs, InferValue } from './infer.js'
 export { parameterSchemaSpecToJsonSchema, valueSchemaSpecToJsonSchema } from './to-json-schema.js'
 export { defineTool, validateArgs, type TypedToolDefinition, type TypedToolOutput } from './define-tool.js'
+export {
+  convertJsonSchema,
+  convertObjectJsonSchema,
+  type ConvertedObjectSchema,
+  type ConvertedSchema,
+  type ConvertOptions,
+  type SchemaWarning,
+} from './convert/convert.js'

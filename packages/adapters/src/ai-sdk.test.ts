@@ -1,0 +1,90 @@
+import type { LanguageModelV3GenerateResult } from '@ai-sdk/provider'
+import { generateText, stepCountIs, tool } from 'ai'
+import { MockLanguageModelV3 } from 'ai/test'
+import { createPtcExecutor } from '@ptc/ptc'
+import { FakeRuntime, fixtureTools } from '@ptc/ptc/testing'
+import { MemorySession, ToolsService, type Agent } from '@ptc/tools'
+import { describe, expect, test } from 'vitest'
+import { z } from 'zod'
+import { fromAiSdkTools, toAiSdkTools } from './index.js'
+
+const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } }
+const toolCall = (id: string, name: string, input: unknown): LanguageModelV3GenerateResult => ({
+  content: [{ type: 'tool-call', toolCallId: id, toolName: name, input: JSON.stringify(input) }],
+  finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+  usage,
+  warnings: [],
+})
+const answer = (text: string): LanguageModelV3GenerateResult => ({ content: [{ type: 'text', text }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] })
+
+function host(mode: 'code' | 'both'): { tools: ToolsService; runtime: FakeRuntime; agent: Agent; session: MemorySession } {
+  const runtime = new FakeRuntime()
+  const tools = new ToolsService()
+  for (const t of fixtureTools()) tools.register(t)
+  tools.setExecutor(createPtcExecutor({ runtime, mode }))
+  const session = new MemorySession()
+  return { tools, runtime, agent: { id: 'agent', session }, session }
+}
+
+describe('toAiSdkTools', () => {
+  test('a generateText loop: the model calls run_code, the program calls tools through the pipeline, the model reads the result', async () => {
+    const { tools, runtime, agent, session } = host('code')
+    const code = runtime.define('lookup both', async (t) => {
+      const [a, b] = await Promise.all([t['lookup']?.({ key: 'ab' }), t['lookup']?.({ key: 'abcd' })])
+      return { a, b } as never
+    })
+    const { tools: aiTools, instructions } = toAiSdkTools(tools, { agent, log: { turn: 1, step: 1 } })
+    expect(Object.keys(aiTools)).toEqual(['run_code'])
+    expect(instructions).toContain('declare const tools')
+    const model = new MockLanguageModelV3({ doGenerate: [toolCall('c1', 'run_code', { code, description: 'look up two keys' }), answer('done')] })
+    const result = await generateText({ model, system: instructions, tools: aiTools, prompt: 'look up ab and abcd', stopWhen: stepCountIs(5) })
+    expect(result.text).toBe('done')
+    expect(model.doGenerateCalls).toHaveLength(2)
+    const first = model.doGenerateCalls[0]
+    expect(first?.prompt[0]).toMatchObject({ role: 'system', content: instructions })
+    expect(first?.tools?.map((t) => t.name)).toEqual(['run_code'])
+    const toolMessage = JSON.stringify(model.doGenerateCalls[1]?.prompt.at(-1))
+    expect(toolMessage).toContain('\\"value\\": 2')
+    expect(toolMessage).toContain('\\"value\\": 4')
+    expect(session.events.filter((e) => e.type === 'tool/ptc-dispatch').map((e) => e['subCallId'])).toEqual(['c1:ptc:1', 'c1:ptc:2'])
+  })
+
+  test('both mode adds the native tools; a failed call reaches the model as a tool error', async () => {
+    const { tools, agent } = host('both')
+    const { tools: aiTools } = toAiSdkTools(tools, { agent })
+    expect(Object.keys(aiTools).sort()).toEqual(['lookup', 'run_code', 'write'])
+    const model = new MockLanguageModelV3({ doGenerate: [toolCall('c1', 'lookup', { key: 7 }), answer('ok')] })
+    await generateText({ model, tools: aiTools, prompt: 'x', stopWhen: stepCountIs(3) })
+    const last = JSON.stringify(model.doGenerateCalls[1]?.prompt.at(-1))
+    expect(last).toMatch(/error/)
+  })
+})
+
+describe('fromAiSdkTools', () => {
+  test('AI SDK tools with zod and JSON schemas become ToolDefinitions a program can call, validated by their own schema', async () => {
+    const warnings: string[] = []
+    const defs = fromAiSdkTools(
+      {
+        weather: tool({
+          description: 'Weather of a city.',
+          inputSchema: z.object({ city: z.string().min(2), unit: z.enum(['c', 'f']).optional() }),
+          outputSchema: z.object({ temp: z.number() }),
+          execute: async ({ city }) => ({ temp: city.length }),
+        }),
+        noExecute: tool({ description: 'client side', inputSchema: z.object({}) }),
+      },
+      { onWarning: (m) => warnings.push(m) },
+    )
+    expect(defs.map((d) => d.name)).toEqual(['weather'])
+    expect(warnings).toContainEqual(expect.stringMatching(/weather: input \/properties\/city\/minLength: dropped "minLength"/))
+    expect(warnings).toContainEqual(expect.stringMatching(/skipped tool noExecute/))
+    expect(defs[0]?.parameters).toMatchObject({ type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['c', 'f'] } }, required: ['city'] })
+    const tools = new ToolsService()
+    for (const d of defs) tools.register(d)
+    const run = (args: unknown) => tools.execute({ calls: [{ type: 'tool_call', id: 'x', name: 'weather', arguments: JSON.stringify(args) }], signal: new AbortController().signal })
+    const ok = (await run({ city: 'Paris' })).results[0]?.result
+    expect(ok?.isError === false && ok.value).toEqual({ temp: 5 })
+    const bad = (await run({ city: 'P' })).results[0]?.result
+    expect(bad?.isError === true && bad.error.info?.code).toBe('INVALID_ARGS')
+  })
+})

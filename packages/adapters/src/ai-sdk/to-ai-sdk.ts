@@ -1,0 +1,80 @@
+import { jsonSchema, tool, type Tool } from 'ai'
+import type { JSONSchema7 } from '@ai-sdk/provider'
+import type { Agent, ContentBlock, ResolvedToolSet, ScopeKey, ToolsView } from '@ptc/tools'
+
+/** Options of {@link toAiSdkTools}. */
+export interface ToAiSdkToolsOptions {
+  /** The agent (scope) calls run as; default: the view's scope. Give it a session to log calls. */
+  readonly agent?: Agent
+  /** The step's resolved tool set (needed for conditional tools). */
+  readonly toolSet?: ResolvedToolSet
+  /** Fallback cancellation when the AI SDK passes no `abortSignal`. */
+  readonly signal?: AbortSignal
+  /** With it (and an agent with a session), `tool/call` and `tool/result` events are appended. */
+  readonly log?: { readonly turn: number; readonly step: number }
+}
+
+/** The AI SDK's tool-result output (what `toModelOutput` returns). */
+type ToolResultOutput = Awaited<ReturnType<NonNullable<Tool<unknown, PtcToolOutput>['toModelOutput']>>>
+
+/** What an AI SDK tool built by {@link toAiSdkTools} returns: the pipeline's model content. */
+export interface PtcToolOutput {
+  readonly content: ContentBlock[]
+}
+
+/** AI SDK tools for a scope, and the instructions (the PTC SDK text) to pass as `system` / `instructions`. */
+export interface AiSdkTools {
+  readonly tools: Record<string, Tool<unknown, PtcToolOutput>>
+  readonly instructions: string
+}
+
+/**
+ * The scope's model input as AI SDK tools: `run_code` in code mode (plus the
+ * native tools in both mode, or only the natives under the native executor).
+ * Each `execute` is one `tools.execute({ calls: [...] })`, so the whole
+ * pipeline (policy, guards, approval, logging) applies; a failed call throws
+ * its `Error: …` text, which the AI SDK reports to the model as a tool error.
+ */
+export function toAiSdkTools(tools: ToolsView, options: ToAiSdkToolsOptions = {}): AiSdkTools {
+  const scope: ScopeKey | undefined = options.agent ?? tools.scope
+  const input = tools.modelInput(scope, options.toolSet)
+  const out: Record<string, Tool<unknown, PtcToolOutput>> = {}
+  for (const schema of input.schemas) {
+    out[schema.name] = tool<unknown, PtcToolOutput>({
+      description: schema.description,
+      inputSchema: jsonSchema<unknown>(schema.parameters as JSONSchema7),
+      execute: async (args, { toolCallId, abortSignal }) => {
+        const batch = await tools.execute({
+          calls: [{ type: 'tool_call', id: toolCallId, name: schema.name, arguments: JSON.stringify(args ?? {}) }],
+          signal: abortSignal ?? options.signal ?? new AbortController().signal,
+          ...(options.agent !== undefined && { agent: options.agent }),
+          ...(options.toolSet !== undefined && { toolSet: options.toolSet }),
+          ...(options.log !== undefined && { log: options.log }),
+        })
+        const result = batch.results[0]?.result
+        if (result === undefined) throw new Error(`no result for ${schema.name}`)
+        const content = [...result.content, ...batch.additionalContexts.flatMap((m) => m.content)]
+        if (result.isError) throw new Error(textOf(content).replace(/^Error: /, ''))
+        return { content }
+      },
+      toModelOutput: ({ output }) => toModelOutput(output),
+    })
+  }
+  return { tools: out, instructions: input.sections.map((s) => s.text).join('\n\n') }
+}
+
+/** Text-only content as one text output; with images, a content output (image parts as `image-data`). */
+export function toModelOutput(output: PtcToolOutput): ToolResultOutput {
+  if (output.content.every((b) => b.type === 'text')) return { type: 'text', value: textOf(output.content) }
+  return {
+    type: 'content',
+    value: output.content.map((b) => (b.type === 'text' ? { type: 'text' as const, text: b.text } : { type: 'image-data' as const, data: b.data, mediaType: b.mimeType })),
+  }
+}
+
+function textOf(content: readonly ContentBlock[]): string {
+  return content
+    .filter((b) => b.type === 'text')
+    .map((b) => b.text)
+    .join('\n')
+}

@@ -1,0 +1,26 @@
+export { toAiSdkTools, toModelOutput, type AiSdkTools, type PtcToolOutput, type ToAiSdkToolsOptions } from './ai-sdk/to-ai-sdk.js'
+export { fromAiSdkTools, type FromAiSdkToolsOptions } from './ai-sdk/from-ai-sdk.js'
+export { fromWireToolName, wireToolName } from './shapes/names.js'
+export {
+  fromOpenAIToolCalls,
+  toOpenAITools,
+  toOpenAIToolMessages,
+  type OpenAIAssistantMessage,
+  type OpenAITool,
+  type OpenAIToolCall,
+  type OpenAIToolMessage,
+  type OpenAIUserContentPart,
+  type OpenAIUserMessage,
+} from './shapes/openai.js'
+export {
+  fromAnthropicToolUses,
+  toAnthropicToolResults,
+  toAnthropicTools,
+  type AnthropicAssistantMessage,
+  type AnthropicImageBlock,
+  type AnthropicTextBlock,
+  type AnthropicTool,
+  type AnthropicToolResultBlock,
+  type AnthropicToolResultMessage,
+  type AnthropicToolUseBlock,
+} from './shapes/anthropic.js'

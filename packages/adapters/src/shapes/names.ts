@@ -1,0 +1,15 @@
+/**
+ * OpenAI and Anthropic tool names must match `^[a-zA-Z0-9_-]{1,64}$`, so a
+ * namespaced ptc name (`fs.read_file`) is sent as `fs_read_file`. Decoding
+ * maps a wire name back through the known names.
+ */
+export function wireToolName(name: string): string {
+  const cleaned = name.replace(/[^A-Za-z0-9_-]/g, '_')
+  return cleaned.length <= 64 ? cleaned : cleaned.slice(0, 64)
+}
+
+/** The ptc name whose wire name is `wire` (the first such among `names`), else `wire` itself. */
+export function fromWireToolName(wire: string, names: readonly string[] | undefined): string {
+  if (names === undefined || names.includes(wire)) return wire
+  return names.find((name) => wireToolName(name) === wire) ?? wire
+}

@@ -1,0 +1,77 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { ToolsView } from '@ptc/tools'
+import { namespaceOf } from '../upstream/command-line.js'
+import type { UpstreamConnection } from '../upstream/connection.js'
+import { upstreamToolDefinition } from '../upstream/tool-definition.js'
+
+interface Entry {
+  namespace: string
+  fingerprint: string
+  disposers: Array<() => void>
+}
+
+/**
+ * Keeps each upstream's tools registered as `<namespace>.<tool>`: the
+ * namespace is the spec's name or the server's reported name (made unique
+ * with `_2`, `_3`…), fixed at the first connection; a changed tool list after
+ * a reconnection replaces that upstream's registrations.
+ */
+export class UpstreamRegistry {
+  readonly #entries = new Map<UpstreamConnection, Entry>()
+  readonly #taken = new Set<string>()
+
+  constructor(
+    readonly tools: ToolsView,
+    readonly warn: (message: string) => void,
+    readonly changed: () => void,
+  ) {}
+
+  /** Reserve the namespaces chosen explicitly, so derived ones never take them. */
+  reserve(names: Iterable<string>): void {
+    for (const name of names) this.#taken.add(name)
+  }
+
+  namespaceOf(connection: UpstreamConnection): string | undefined {
+    return this.#entries.get(connection)?.namespace
+  }
+
+  sync(connection: UpstreamConnection, tools: readonly Tool[]): void {
+    let entry = this.#entries.get(connection)
+    const fingerprint = JSON.stringify(tools)
+    if (entry?.fingerprint === fingerprint) return
+    if (entry === undefined) {
+      const namespace = connection.spec.name ?? this.#unique(namespaceOf(connection.serverName))
+      this.#taken.add(namespace)
+      connection.label = namespace
+      entry = { namespace, fingerprint, disposers: [] }
+      this.#entries.set(connection, entry)
+    }
+    for (const dispose of entry.disposers) dispose()
+    entry.disposers = []
+    entry.fingerprint = fingerprint
+    for (const tool of tools) {
+      const { definition, warnings } = upstreamToolDefinition(connection, entry.namespace, tool)
+      for (const warning of warnings) this.warn(warning)
+      if (definition === undefined) continue
+      try {
+        entry.disposers.push(this.tools.register(definition))
+      } catch (error) {
+        this.warn(`skipped tool ${definition.name}: ${error instanceof Error ? error.message : String(error)}`)
+      }
+    }
+    this.changed()
+  }
+
+  /** Remove every upstream registration. */
+  clear(): void {
+    for (const entry of this.#entries.values()) for (const dispose of entry.disposers) dispose()
+    this.#entries.clear()
+  }
+
+  #unique(base: string): string {
+    if (!this.#taken.has(base)) return base
+    let n = 2
+    while (this.#taken.has(`${base}_${n}`)) n++
+    return `${base}_${n}`
+  }
+}

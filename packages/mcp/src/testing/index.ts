@@ -1,0 +1,45 @@
+/** Test support: an upstream fixture server and MCP client helpers (the SDK's real client). */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import type { PtcMcpServer } from '../server/ptc-mcp-server.js'
+import { createFixtureServer } from './fixture-server.js'
+
+export { createFixtureServer, FIXTURE_TOOLS, UNUSABLE_TOOL } from './fixture-server.js'
+export { Client }
+export type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+
+/** Spawn `command args…` (an MCP server over stdio) and connect the SDK client to it. */
+export async function connectStdioClient(command: string, args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ client: Client; transport: StdioClientTransport }> {
+  const transport = new StdioClientTransport({ command, args, stderr: 'pipe', ...options })
+  const client = new Client({ name: 'ptc-test-client', version: '1.0.0' })
+  await client.connect(transport)
+  return { client, transport }
+}
+
+/** The SDK client connected to an HTTP endpoint. */
+export async function connectHttpClient(url: string): Promise<Client> {
+  const client = new Client({ name: 'ptc-test-client', version: '1.0.0' })
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+  return client
+}
+
+/** The SDK client connected in-process to a ptc MCP server. */
+export async function connectInMemory(ptc: PtcMcpServer): Promise<Client> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+  await ptc.connect(serverSide)
+  const client = new Client({ name: 'ptc-test-client', version: '1.0.0' })
+  await client.connect(clientSide)
+  return client
+}
+
+/** An in-process fixture upstream: a transport factory for `UpstreamSpec.transport` (a fresh server each connection). */
+export function inMemoryFixture(options: Parameters<typeof createFixtureServer>[0] = {}): () => Transport {
+  return () => {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    void createFixtureServer(options).connect(serverSide)
+    return clientSide
+  }
+}

@@ -1,0 +1,161 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+import { UpstreamUnavailableError } from '../errors.js'
+
+/** One upstream MCP server: a command to spawn over stdio, or (in-process) a transport factory. */
+export type UpstreamSpec =
+  | { readonly name?: string; readonly command: string; readonly args?: readonly string[]; readonly env?: Record<string, string>; readonly cwd?: string }
+  | { readonly name?: string; readonly transport: () => Transport }
+
+/** Reconnection timing: the first retry after `initialMs`, doubling up to `maxMs`. */
+export interface ReconnectOptions {
+  readonly initialMs?: number
+  readonly maxMs?: number
+}
+
+export interface UpstreamConnectionOptions {
+  readonly reconnect?: ReconnectOptions
+  /** Timeout of each upstream request (connect, list, call). Default: the SDK's 60 s. */
+  readonly requestTimeoutMs?: number
+  /** Where the upstream's stderr goes (spawned upstreams). Default: this process's stderr. */
+  readonly stderr?: NodeJS.WritableStream
+  /** Called after every successful (re)connection with the upstream's current tool list. */
+  readonly onTools: (connection: UpstreamConnection, tools: readonly Tool[]) => void
+  readonly onWarning: (message: string) => void
+}
+
+/**
+ * A client connection to one upstream MCP server that survives the server's
+ * death: in-flight calls fail, the connection is re-established in the
+ * background (with backoff) and on the next call, and the tool list is
+ * re-read after every reconnection.
+ */
+export class UpstreamConnection {
+  /** The name given with the spec, else the server's reported name once connected. */
+  label: string
+  #client: Client | undefined
+  #connecting: Promise<Client> | undefined
+  #retry: NodeJS.Timeout | undefined
+  #delay: number
+  #closed = false
+  #serverName: string | undefined
+
+  constructor(
+    readonly spec: UpstreamSpec,
+    readonly options: UpstreamConnectionOptions,
+  ) {
+    this.label = spec.name ?? ('command' in spec ? spec.command : 'upstream')
+    this.#delay = options.reconnect?.initialMs ?? 100
+  }
+
+  /** The server's reported `serverInfo.name`, after the first connection. */
+  get serverName(): string | undefined {
+    return this.#serverName
+  }
+
+  get connected(): boolean {
+    return this.#client !== undefined
+  }
+
+  /** Connect (single flight); resolves with the client once the tool list is read. */
+  connect(): Promise<Client> {
+    if (this.#closed) return Promise.reject(new UpstreamUnavailableError(this.label, `upstream ${this.label} is closed`))
+    if (this.#client !== undefined) return Promise.resolve(this.#client)
+    this.#connecting ??= this.#open().finally(() => (this.#connecting = undefined))
+    return this.#connecting
+  }
+
+  /** Call one upstream tool; reconnects first when the upstream is down. */
+  async call(name: string, args: unknown, signal: AbortSignal): Promise<CallToolResult> {
+    let client: Client
+    try {
+      client = await this.connect()
+    } catch (error) {
+      throw error instanceof UpstreamUnavailableError ? error : new UpstreamUnavailableError(this.label, `upstream ${this.label} is unavailable: ${messageOf(error)}`, { cause: error })
+    }
+    const options = this.options.requestTimeoutMs === undefined ? { signal } : { signal, timeout: this.options.requestTimeoutMs }
+    const params = { name, arguments: (args ?? {}) as Record<string, unknown> }
+    try {
+      return (await client.callTool(params, undefined, options)) as CallToolResult
+    } catch (error) {
+      if (signal.aborted) throw error
+      throw new Error(`upstream ${this.label}: ${messageOf(error)}`, { cause: error })
+    }
+  }
+
+  /** Stop reconnecting and close the client (which stops a spawned server). */
+  async close(): Promise<void> {
+    this.#closed = true
+    clearTimeout(this.#retry)
+    const client = this.#client ?? (await this.#connecting?.catch(() => undefined))
+    this.#client = undefined
+    await client?.close().catch(() => undefined)
+  }
+
+  async #open(): Promise<Client> {
+    const client = new Client({ name: 'ptc-serve', version: '0.1.0' })
+    const transport = this.#transport()
+    const timeout = this.options.requestTimeoutMs === undefined ? {} : { timeout: this.options.requestTimeoutMs }
+    try {
+      await client.connect(transport, timeout)
+      const tools: Tool[] = []
+      let cursor: string | undefined
+      do {
+        const page = await client.listTools(cursor === undefined ? {} : { cursor }, timeout)
+        tools.push(...page.tools)
+        cursor = page.nextCursor
+      } while (cursor !== undefined)
+      if (this.#closed) throw new UpstreamUnavailableError(this.label, `upstream ${this.label} is closed`)
+      this.#serverName = client.getServerVersion()?.name
+      this.#client = client
+      this.#delay = this.options.reconnect?.initialMs ?? 100
+      client.onclose = () => this.#lost(client)
+      this.options.onTools(this, tools)
+      return client
+    } catch (error) {
+      await client.close().catch(() => undefined)
+      this.#schedule()
+      throw new UpstreamUnavailableError(this.label, `upstream ${this.label} could not be connected: ${messageOf(error)}`, { cause: error })
+    }
+  }
+
+  #transport(): Transport {
+    const spec = this.spec
+    if ('transport' in spec) return spec.transport()
+    const transport = new StdioClientTransport({
+      command: spec.command,
+      args: [...(spec.args ?? [])],
+      ...(spec.env !== undefined && { env: spec.env }),
+      ...(spec.cwd !== undefined && { cwd: spec.cwd }),
+      stderr: 'pipe',
+    })
+    const stderr = this.options.stderr ?? process.stderr
+    transport.stderr?.on('data', (chunk: Buffer) => stderr.write(chunk))
+    return transport
+  }
+
+  #lost(client: Client): void {
+    if (this.#client !== client) return
+    this.#client = undefined
+    if (this.#closed) return
+    this.options.onWarning(`upstream ${this.label} disconnected; in-flight calls failed; reconnecting`)
+    this.#schedule()
+  }
+
+  #schedule(): void {
+    if (this.#closed || this.#retry !== undefined) return
+    const delay = this.#delay
+    this.#delay = Math.min(delay * 2, this.options.reconnect?.maxMs ?? 5_000)
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined
+      if (this.#client === undefined && !this.#closed) this.connect().catch((error: unknown) => this.options.onWarning(messageOf(error)))
+    }, delay)
+    this.#retry.unref()
+  }
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

@@ -1,0 +1,82 @@
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+import { prettyJson } from '@ptc/ptc'
+import type { ContentBlock, JsonSchemaNode, JsonValue, ToolDefinition, ToolExecutionToken } from '@ptc/tools'
+import { convertJsonSchema, convertObjectJsonSchema, type SchemaWarning } from '@ptc/tools'
+import { fromMcpContent, textOf } from './content.js'
+import type { UpstreamConnection } from './connection.js'
+
+/** A registrable definition for one upstream tool, or why it was skipped; plus the conversion warnings. */
+export interface UpstreamToolConversion {
+  readonly definition?: ToolDefinition
+  readonly warnings: readonly string[]
+}
+
+/** A failure the upstream tool itself reported (`isError: true`). */
+export class UpstreamToolError extends Error {
+  override readonly name = 'UpstreamToolError'
+  readonly code = 'UPSTREAM_TOOL_ERROR'
+}
+
+const TEXT_OUTPUT: JsonSchemaNode = Object.freeze({ type: 'string', description: 'The text the tool returned.' })
+
+/**
+ * Turn one upstream tool into a `ToolDefinition` named `<namespace>.<tool>`.
+ * Its input schema is converted to the enforced subset (the upstream still
+ * validates); with an `outputSchema`, the program receives `structuredContent`
+ * typed by the converted schema, otherwise the text of the result as a string.
+ * The upstream's own content blocks (images included) are what a model-direct
+ * call shows. Tools marked `readOnlyHint` may overlap with other safe calls.
+ */
+export function upstreamToolDefinition(connection: UpstreamConnection, namespace: string, tool: Tool): UpstreamToolConversion {
+  const name = `${namespace}.${tool.name}`
+  const warnings: string[] = []
+  const note = (what: string, w: SchemaWarning): void => void warnings.push(`${name}: ${what} ${w.path === '' ? '(root)' : w.path}: ${w.message}`)
+  const input = convertObjectJsonSchema(tool.inputSchema)
+  for (const w of input.warnings) note('input', w)
+  if (!input.ok) return { warnings: [...warnings, `skipped tool ${name}: ${input.reason}`] }
+  let output = TEXT_OUTPUT
+  let structured = false
+  if (tool.outputSchema !== undefined) {
+    const converted = convertJsonSchema(tool.outputSchema)
+    for (const w of converted.warnings) note('output', w)
+    output = converted.schema
+    structured = true
+  }
+  const contents = new WeakMap<ToolExecutionToken, ContentBlock[]>()
+  const description = tool.description ?? tool.title ?? tool.annotations?.title ?? `${tool.name} (from ${connection.label})`
+  const definition: ToolDefinition = {
+    name,
+    description,
+    parameters: input.schema,
+    output: Object.freeze({
+      schema: output,
+      render: (_args: unknown, value: JsonValue): ContentBlock[] => [{ type: 'text', text: typeof value === 'string' ? value : prettyJson(value) }],
+    }),
+    projectContent: (exec) => {
+      const content = contents.get(exec.token)
+      contents.delete(exec.token)
+      return content
+    },
+    execute: async (args, ctx) => {
+      const result = await connection.call(tool.name, args, ctx.signal)
+      const content = fromMcpContent(result.content)
+      if (result.isError === true) throw new UpstreamToolError(textOf(content) || `${name} failed`)
+      const value = structured ? structuredValue(name, result, content) : textOf(content)
+      if (content.length > 0) contents.set(ctx.token, content)
+      return value
+    },
+  }
+  if (tool.annotations?.readOnlyHint === true) definition.isConcurrencySafe = () => true
+  return { definition: Object.freeze(definition), warnings }
+}
+
+/** `structuredContent`, or (an older server) the single text block parsed as JSON. */
+function structuredValue(name: string, result: CallToolResult, content: readonly ContentBlock[]): unknown {
+  if (result.structuredContent !== undefined) return result.structuredContent
+  const text = textOf(content)
+  try {
+    return JSON.parse(text) as unknown
+  } catch {
+    throw new UpstreamToolError(`${name} declares an outputSchema but returned no structuredContent`)
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * `createPtcMcpServer` in process: an in-memory fixture upstream, the SDK's
+ * real client over an in-memory transport, QuickJS programs.
+ */
+import type { CodeRuntime } from '@ptc/sandbox'
+import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
+import { MemorySession, type Agent } from '@ptc/tools'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { createPtcMcpServer, type PtcMcpServer } from '@ptc/mcp'
+import { connectInMemory, inMemoryFixture, UNUSABLE_TOOL, type CallToolResult, type Client } from '@ptc/mcp/testing'
+
+let runtime: CodeRuntime
+beforeAll(() => {
+  runtime = createQuickJSRuntime({ poolSize: 2 })
+})
+afterAll(async () => {
+  await runtime.dispose()
+})
+
+async function setup(mode: 'code' | 'both' = 'code'): Promise<{ ptc: PtcMcpServer; client: Client; session: MemorySession; warnings: string[] }> {
+  const session = new MemorySession()
+  const agent: Agent = { id: 'mcp-test', session }
+  const warnings: string[] = []
+  const ptc = await createPtcMcpServer({
+    upstreams: [{ name: 'fx', transport: inMemoryFixture({ extraTools: [UNUSABLE_TOOL] }) }],
+    runtime,
+    mode,
+    agent,
+    onWarning: (m) => warnings.push(m),
+  })
+  const client = await connectInMemory(ptc)
+  return { ptc, client, session, warnings }
+}
+
+function text(result: CallToolResult): string {
+  return result.content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join('\n')
+}
+
+const runCode = (client: Client, code: string): Promise<CallToolResult> =>
+  client.callTool({ name: 'run_code', arguments: { code, description: 'test' } }) as Promise<CallToolResult>
+
+describe('ptc MCP server (in process)', () => {
+  test('code mode lists only run_code, whose description carries the SDK declarations of the namespaced tools', async () => {
+    const { ptc, client } = await setup()
+    const { tools } = await client.listTools()
+    expect(tools.map((t) => t.name)).toEqual(['run_code'])
+    const description = tools[0]?.description ?? ''
+    expect(description).toContain('"fx.echo"')
+    expect(description).toContain('"fx.add"')
+    expect(description).toMatch(/sum\??: number/)
+    await client.close()
+    await ptc.close()
+  })
+
+  test('both mode also lists the upstream tools under their namespaced names', async () => {
+    const { ptc, client } = await setup('both')
+    const names = (await client.listTools()).tools.map((t) => t.name).sort()
+    expect(names).toEqual(['fx.add', 'fx.echo', 'fx.fails', 'fx.pixel', 'fx.sleep', 'run_code'])
+    const pixel = (await client.callTool({ name: 'fx.pixel', arguments: {} })) as CallToolResult
+    expect(pixel.content.map((b) => b.type)).toEqual(['text', 'image'])
+    await client.close()
+    await ptc.close()
+  })
+
+  test('a program gets text results as strings and structuredContent as typed values, in parallel', async () => {
+    const { ptc, client, session } = await setup()
+    const result = await runCode(
+      client,
+      `const [a, b, s] = await Promise.all([tools["fx.echo"]({ text: "hi" }), tools["fx.add"]({ a: 2, b: 3 }), tools["fx.sleep"]({ ms: 5 })])
+       return { a, sum: b.sum, s }`,
+    )
+    expect(result.isError).toBeFalsy()
+    expect(JSON.parse(text(result))).toEqual({ a: 'hi', sum: 5, s: 'slept 5' })
+    const subCalls = session.events.filter((e) => e.type === 'tool/ptc-dispatch')
+    expect(subCalls.map((e) => e['name']).sort()).toEqual(['fx.add', 'fx.echo', 'fx.sleep'])
+    await client.close()
+    await ptc.close()
+  })
+
+  test('an upstream isError result is a ToolCallError in the program', async () => {
+    const { ptc, client } = await setup()
+    const result = await runCode(client, 'try { await tools["fx.fails"]({ why: "because" }) } catch (e) { return `caught ${e instanceof ToolCallError}: ${e.message}` }')
+    expect(text(result)).toBe('caught true: it failed: because')
+    await client.close()
+    await ptc.close()
+  })
+
+  test('schema conversion warnings name the dropped keywords, and an unusable tool is skipped with a warning', async () => {
+    const { ptc, client, warnings } = await setup()
+    expect(warnings).toContainEqual(expect.stringMatching(/fx\.echo: input \/properties\/text\/minLength: dropped "minLength"/))
+    expect(warnings).toContainEqual(expect.stringMatching(/skipped tool fx\.scalar/))
+    expect(ptc.tools.get('fx.scalar')).toBeUndefined()
+    // The constraint is gone here, but the upstream still answers (it is the final validator).
+    const result = await runCode(client, 'return await tools["fx.echo"]({ text: " leading space" })')
+    expect(text(result)).toBe(' leading space')
+    await client.close()
+    await ptc.close()
+  })
+
+  test('a model-direct call of an upstream tool in code mode is UNKNOWN_TOOL with a hint', async () => {
+    const { ptc, client } = await setup()
+    const result = (await client.callTool({ name: 'fx.echo', arguments: { text: 'x' } })) as CallToolResult
+    expect(result.isError).toBe(true)
+    expect(text(result)).toMatch(/run_code/)
+    await client.close()
+    await ptc.close()
+  })
+})
