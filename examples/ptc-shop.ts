@@ -10,13 +10,12 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { byteFigures, contentText, createShop, installShopPolicy, shopTools, subCallsOf } from '@ptc/cli'
 import { createPtcExecutor } from '@ptc/ptc'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import { ToolsService, type Agent, type ToolCallBlock } from '@ptc/tools'
 import { JsonlSession, readJsonlSession } from '@ptc/tools/session'
 import { loadProgram, SHOP_PROGRAMS, type ShopProgramName } from './shop/programs.js'
-import { byteFigures, contentText, subCallsOf } from './shop/report.js'
-import { createShop, installShopPolicy, shopTools } from './shop/tools.js'
 
 const requested = process.argv[2] ?? 'top-customers'
 if (!(SHOP_PROGRAMS as readonly string[]).includes(requested)) {

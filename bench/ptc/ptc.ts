@@ -6,16 +6,20 @@
  * process. Then the fan-out figure: 200 calls of a 20 ms tool with cap 10.
  * `maxPendingSubCalls` is raised so that one Promise.all can hold every call.
  *
- *   node --no-node-snapshot --conditions=@ptc/source --import tsx bench/ptc/ptc.ts [--quick]
+ *   node --no-node-snapshot --conditions=@ptc/source --import tsx bench/ptc/ptc.ts [--quick] [--json] [--backend quickjs|isolated-vm]…
+ *
+ * `--json`: also print the `PTC_BENCH_JSON` line (see ../json.ts); `--backend` (repeatable): only these backends.
  */
 import { createPtcExecutor } from '@ptc/ptc'
 import type { CodeRuntime, JsonValue } from '@ptc/sandbox'
 import { createIsolatedVmRuntime, isolatedVmAvailability } from '@ptc/sandbox-isolated-vm'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import { defineTool, ToolsService } from '@ptc/tools'
+import { argValues, emitBenchJson, quickRequested, type BenchResult } from '../json.js'
 import { formatRate, machine, median } from '../util.js'
 
-const quick = process.argv.includes('--quick')
+const quick = quickRequested
+const backendFilter = argValues('backend')
 const CALLS = quick ? 1_000 : 5_000
 const ROUNDS = quick ? 3 : 5
 const signal = new AbortController().signal
@@ -94,7 +98,9 @@ async function plainNode(): Promise<[number, number]> {
 
 async function main(): Promise<void> {
   const [nodeSeq, nodePar] = await plainNode()
-  console.log(`ptc whole-path benchmark — ${machine()} — ${CALLS} calls per program, median of ${ROUNDS}`)
+  const title = `ptc whole-path benchmark — ${machine()} — ${CALLS} calls per program, median of ${ROUNDS}`
+  const results: BenchResult[] = []
+  console.log(title)
   console.log(`plain Node async call: sequential ${formatRate(nodeSeq)}, Promise.all ${formatRate(nodePar)}\n`)
   console.log('| backend | bridge seq | whole path seq | ratio | bridge Promise.all | whole path Promise.all | ratio | fan-out 200 x 20 ms, cap 10 (ideal 400 ms) |')
   console.log('|---|---|---|---|---|---|---|---|')
@@ -103,7 +109,8 @@ async function main(): Promise<void> {
     ['quickjs (inline)', () => createQuickJSRuntime({ isolation: 'inline' })],
   ]
   if (isolatedVmAvailability().available) backends.push(['isolated-vm', () => createIsolatedVmRuntime()])
-  for (const [label, create] of backends) {
+  const selected = backends.filter(([label]) => backendFilter.length === 0 || backendFilter.some((b) => label.startsWith(b)))
+  for (const [label, create] of selected) {
     const runtime = create()
     try {
       const bridge = bareBridge(runtime)
@@ -123,10 +130,19 @@ async function main(): Promise<void> {
       console.log(
         `| ${label} | ${formatRate(bSeq)} | ${formatRate(wSeq)} | ${((wSeq / bSeq) * 100).toFixed(0)}% | ${formatRate(bPar)} | ${formatRate(wPar)} | ${((wPar / bPar) * 100).toFixed(0)}% | ${fanMs.toFixed(0)} ms (+${((fanMs / 400 - 1) * 100).toFixed(1)}%) |`,
       )
+      const perSecond = { unit: 'calls/s', better: 'higher' } as const
+      results.push(
+        { group: label, case: 'bridge, sequential', median: bSeq, ...perSecond, baseline: { case: 'plain Node async call', median: nodeSeq } },
+        { group: label, case: 'whole path, sequential', median: wSeq, ...perSecond, baseline: { case: 'bare sandbox bridge', median: bSeq } },
+        { group: label, case: 'bridge, Promise.all', median: bPar, ...perSecond, baseline: { case: 'plain Node Promise.all', median: nodePar } },
+        { group: label, case: 'whole path, Promise.all', median: wPar, ...perSecond, baseline: { case: 'bare sandbox bridge', median: bPar } },
+        { group: label, case: 'fan-out 200 x 20 ms, cap 10', median: fanMs, unit: 'ms', better: 'lower', baseline: { case: 'ideal schedule', median: 400 } },
+      )
     } finally {
       await runtime.dispose()
     }
   }
+  emitBenchJson('ptc', title, results)
 }
 
 await main()

@@ -11,8 +11,11 @@ import { createIsolatedVmRuntime } from '@ptc/sandbox-isolated-vm'
 // isolated-vm is a dependency of the backend package only: resolve it (and its types) from there.
 import type IsolatedVM from '../../sandbox/isolated-vm/node_modules/isolated-vm'
 
+import { emitBenchJson, quickRequested, type BenchResult } from '../json.js'
 const ivm = createRequire(new URL('../../sandbox/isolated-vm/package.json', import.meta.url))('isolated-vm') as typeof IsolatedVM
-const REPS = Number(process.env['REPS'] ?? 7)
+const REPS = Number(process.env['REPS'] ?? (quickRequested ? 3 : 7))
+/** `--quick`: smaller loads, for `ptc bench --quick`. */
+const SCALE = quickRequested ? 0.25 : 1
 const echo = async (name: string, args: JsonValue): Promise<JsonValue> => ({ name, args })
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? NaN
@@ -93,6 +96,8 @@ interface Row {
   note?: string
 }
 const rows: Row[] = []
+/** The same medians as numbers, for `ptc bench` (`--json`). */
+const results: BenchResult[] = []
 const ms = (x: number) => `${x.toFixed(2)} ms`
 const rate = (x: number, unit = 'calls/s') => `${Math.round(x).toLocaleString('en-US')} ${unit}`
 
@@ -122,13 +127,17 @@ async function trivial(rt: CodeRuntime, cold: CodeRuntime): Promise<void> {
     return timed(f)
   })
   rows.push({ what: 'trivial run, warm pool', ptc: ms(warm), raw: ms(rawMs), node: ms(nodeMs), note: 'raw = new isolate each time' })
+  results.push(
+    { case: 'trivial run, warm pool', median: warm, unit: 'ms', better: 'lower', baseline: { case: 'raw isolated-vm, new isolate', median: rawMs } },
+    { case: 'trivial run, cold (no pool)', median: coldMs, unit: 'ms', better: 'lower', baseline: { case: 'raw isolated-vm, new isolate', median: rawMs } },
+  )
   rows.push({ what: 'trivial run, cold (no pool)', ptc: ms(coldMs), raw: ms(rawMs), node: ms(nodeMs) })
   const backToBack = await medianOf(async () => 200 / ((await timed(async () => { for (let i = 0; i < 200; i++) await run(rt) })) / 1000))
   rows.push({ what: 'trivial runs back to back', ptc: rate(backToBack, 'runs/s'), raw: rate(1000 / rawMs, 'runs/s'), node: '' })
 }
 
 async function subCalls(rt: CodeRuntime, parallel: boolean): Promise<void> {
-  const N = parallel ? 5000 : 2000
+  const N = Math.round((parallel ? 5000 : 2000) * SCALE)
   const body = parallel
     ? `await Promise.all(Array.from({ length: ${N} }, (_, i) => CALL('echo', { i })))`
     : `let s = 0\nfor (let i = 0; i < ${N}; i++) s += (await CALL('echo', { i })).args.i\nreturn s`
@@ -150,6 +159,13 @@ async function subCalls(rt: CodeRuntime, parallel: boolean): Promise<void> {
     xs.node.push(N / ((await timed(() => nodeFn(call))) / 1000))
   }
   const [ptc, raw, rawApply, node] = [median(xs.ptc), median(xs.raw), median(xs.rawApply), median(xs.node)]
+  results.push({
+    case: parallel ? 'Promise.all sub-calls' : 'sequential sub-calls',
+    median: ptc,
+    unit: 'calls/s',
+    better: 'higher',
+    baseline: { case: 'raw isolated-vm, same call shape', median: raw },
+  })
   rows.push({
     what: parallel ? `Promise.all sub-calls (${N})` : `sequential sub-calls (${N})`,
     ptc: rate(ptc),
@@ -172,18 +188,21 @@ async function payload(rt: CodeRuntime): Promise<void> {
   const raw = await medianOf(() => timed(() => rawRun(body.replace('CALL', 'call'), host)))
   const node = await medianOf(() => timed(async () => JSON.parse(JSON.stringify(JSON.parse(JSON.stringify(await host()))))))
   rows.push({ what: '1 MB string in and out', ptc: ms(ptc), raw: ms(raw), node: ms(node) })
+  results.push({ case: '1 MB string in and out', median: ptc, unit: 'ms', better: 'lower', baseline: { case: 'raw isolated-vm', median: raw } })
 }
 
 async function cpuLoop(rt: CodeRuntime): Promise<void> {
-  const body = 'let x = 0\nfor (let i = 0; i < 1e8; i++) x = (x + i) % 1000003\nreturn x'
+  const iterations = quickRequested ? 1e7 : 1e8
+  const body = `let x = 0\nfor (let i = 0; i < ${iterations}; i++) x = (x + i) % 1000003\nreturn x`
   const ptc = await medianOf(() => timed(() => rt.run({ code: body, bindings: [], call: echo })))
   const raw = await medianOf(() => timed(() => rawRun(body)))
   const node = await medianOf(() => timed(async () => (new Function(body) as () => number)()))
-  rows.push({ what: 'CPU loop (1e8 iterations)', ptc: ms(ptc), raw: ms(raw), node: ms(node) })
+  rows.push({ what: `CPU loop (${iterations.toExponential()} iterations)`, ptc: ms(ptc), raw: ms(raw), node: ms(node) })
+  results.push({ case: `CPU loop (${iterations.toExponential()} iterations)`, median: ptc, unit: 'ms', better: 'lower', baseline: { case: 'plain Node', median: node } })
 }
 
 async function concurrent(rt: CodeRuntime): Promise<void> {
-  const TOTAL = 200
+  const TOTAL = Math.round(200 * SCALE)
   const WIDTH = 8
   const body = 'const a = await CALL("echo", { k: 1 })\nconst b = await CALL("echo", { k: 2 })\nreturn a.args.k + b.args.k'
   const pump = async (one: () => Promise<unknown>) => {
@@ -194,6 +213,7 @@ async function concurrent(rt: CodeRuntime): Promise<void> {
   const ptc = await medianOf(async () => TOTAL / ((await timed(() => pump(() => rt.run({ code, bindings: ['echo'], call: echo })))) / 1000))
   const raw = await medianOf(async () => TOTAL / ((await timed(() => pump(() => rawRun(body.replaceAll('CALL', 'call'))))) / 1000))
   rows.push({ what: `runs/s, ${WIDTH} concurrent (2 sub-calls each)`, ptc: rate(ptc, 'runs/s'), raw: rate(raw, 'runs/s'), node: '' })
+  results.push({ case: `runs, ${WIDTH} concurrent`, median: ptc, unit: 'runs/s', better: 'higher', baseline: { case: 'raw isolated-vm', median: raw } })
 }
 
 const rt = createIsolatedVmRuntime()
@@ -213,3 +233,4 @@ const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).
 console.log(`isolated-vm ${process.versions.node} node, REPS=${REPS}, medians`)
 console.log(line(['scenario', 'ptc isolated-vm', 'raw isolated-vm', 'plain node']) + ' | note')
 for (const r of rows) console.log(line([r.what, r.ptc, r.raw, r.node]) + (r.note ? ` | ${r.note}` : ''))
+emitBenchJson('sandbox/isolated-vm', `isolated-vm backend benchmark — node ${process.versions.node}, REPS=${REPS}, medians`, results)

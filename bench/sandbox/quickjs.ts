@@ -1,14 +1,17 @@
 /**
- * QuickJS backend benchmark. Run: node --conditions=@ptc/source --import tsx bench/sandbox/quickjs.ts
+ * QuickJS backend benchmark. Run: node --conditions=@ptc/source --import tsx bench/sandbox/quickjs.ts [--quick] [--json]
  * Medians over several runs; baselines (raw quickjs-emscripten with the same call shape, plain Node)
- * measured in the same process.
+ * measured in the same process. `--quick`: fewer repeats and sub-calls; `--json`: also print the
+ * `PTC_BENCH_JSON` line (see ../json.ts).
  */
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import type { CodeRunRequest, CodeRuntime, JsonValue } from '@ptc/sandbox'
+import { emitBenchJson, quickRequested, type BenchResult } from '../json.js'
 import { median, medianOf, nodeCpuLoop, nodeSubCalls, rawCpuLoop, rawSubCalls, rawTrivialRun } from './baseline.js'
 
-const REPEAT = 7
-const N = 2000
+const REPEAT = quickRequested ? 3 : 7
+const N = quickRequested ? 500 : 2000
+const results: BenchResult[] = []
 const rows: [string, string][] = []
 const row = (name: string, value: string): void => {
   rows.push([name, value])
@@ -36,7 +39,8 @@ async function subCallUs(rt: CodeRuntime, parallel: boolean): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  console.log(`node ${process.version}, ${(await import('node:os')).availableParallelism()} cores; N = ${N} sub-calls; median of ${REPEAT}`)
+  const title = `QuickJS backend benchmark — node ${process.version}, ${(await import('node:os')).availableParallelism()} cores; N = ${N} sub-calls; median of ${REPEAT}`
+  console.log(title)
   const rawRun = await medianOf(REPEAT * 3, rawTrivialRun)
   row('raw library: trivial run (new runtime+context, eval, dispose)', `${rawRun.toFixed(3)} ms`)
   const rawSeq = await medianOf(REPEAT, () => rawSubCalls(N, false))
@@ -56,6 +60,7 @@ async function main(): Promise<void> {
     row(`${isolation}: cold first run (runtime created, module/worker start)`, `${(performance.now() - t0).toFixed(1)} ms`)
     const warm = await medianOf(REPEAT * 5, () => timeRun(rt, 'return 1'))
     row(`${isolation}: warm trivial run`, `${warm.toFixed(3)} ms (${(warm / rawRun).toFixed(2)}x raw)`)
+    results.push({ group: isolation, case: 'warm trivial run', median: warm, unit: 'ms', better: 'lower', baseline: { case: 'raw library trivial run', median: rawRun } })
     const ts = await medianOf(REPEAT * 5, () => timeRun(rt, 'const x: number = 1\nreturn x', { language: 'typescript' }))
     row(`${isolation}: warm trivial run, TypeScript`, `${ts.toFixed(3)} ms`)
     const seq = await subCallUs(rt, false)
@@ -63,7 +68,9 @@ async function main(): Promise<void> {
       `${isolation}: sequential sub-call`,
       `${seq.toFixed(1)} us/call (${(1e6 / seq).toFixed(0)} calls/s, ${((rawSeq / seq) * 100).toFixed(0)}% of raw rate, ${(seq / nodeSeq).toFixed(0)}x Node)`,
     )
+    results.push({ group: isolation, case: 'sequential sub-call', median: seq, unit: 'us/call', better: 'lower', baseline: { case: 'raw library', median: rawSeq } })
     const par = await subCallUs(rt, true)
+    results.push({ group: isolation, case: 'Promise.all sub-call', median: par, unit: 'us/call', better: 'lower', baseline: { case: 'raw library', median: rawPar } })
     row(`${isolation}: Promise.all sub-call`, `${par.toFixed(1)} us/call (${((rawPar / par) * 100).toFixed(0)}% of raw rate)`)
     const bigOut = await medianOf(REPEAT, () => timeRun(rt, 'const s = await tools.big({}); return s.length'))
     const bigIn = await medianOf(REPEAT, () => timeRun(rt, 'await tools.echo({ s: "y".repeat(1000000) }); return 1'))
@@ -71,14 +78,17 @@ async function main(): Promise<void> {
     row(`${isolation}: 1 MB result in / argument out / return value`, `${bigOut.toFixed(1)} / ${bigIn.toFixed(1)} / ${bigRet.toFixed(1)} ms`)
     const cpu = await medianOf(REPEAT, () => timeRun(rt, 'let x = 0; for (let i = 0; i < 1e6; i++) x += i; return x'))
     row(`${isolation}: CPU loop 1e6`, `${cpu.toFixed(1)} ms (raw ${rawCpu.toFixed(1)} ms, Node ${nodeCpu.toFixed(2)} ms)`)
+    results.push({ group: isolation, case: 'CPU loop 1e6', median: cpu, unit: 'ms', better: 'lower', baseline: { case: 'raw library', median: rawCpu } })
     const busy = await medianOf(3, async () => {
       const t = performance.now()
       await Promise.all(Array.from({ length: 200 }, () => timeRun(rt, 'await tools.echo(1); return 1')))
       return 200 / ((performance.now() - t) / 1000)
     })
     row(`${isolation}: runs/s with 200 concurrent runs (1 sub-call each)`, `${busy.toFixed(0)} runs/s`)
+    results.push({ group: isolation, case: '200 concurrent runs (1 sub-call each)', median: busy, unit: 'runs/s', better: 'higher' })
     await rt.dispose()
   }
+  emitBenchJson('sandbox/quickjs', title, results)
 }
 
 await main()

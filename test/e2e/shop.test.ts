@@ -3,16 +3,17 @@
  * program runs as one `run_code` call through the PTC executor, and its answer
  * is checked against `data.json` computed independently here.
  */
+import { byteFigures, contentBytes, createShop, installShopPolicy, shopData, shopTools, subCallsOf, type Shop } from '@ptc/cli'
 import { createPtcExecutor, sdkText } from '@ptc/ptc'
 import type { CodeRuntime } from '@ptc/sandbox'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import { MemorySession, ToolsService, type Agent, type ApprovalOutcome, type ApprovalRequest, type JsonValue, type SessionEvent, type ToolExecutionResult } from '@ptc/tools'
 import ts from 'typescript'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import data from '../../examples/shop/data.json' with { type: 'json' }
 import { loadProgram, SHOP_PROGRAMS, type ShopProgramName } from '../../examples/shop/programs.js'
-import { byteFigures, contentBytes, subCallsOf } from '../../examples/shop/report.js'
-import { createShop, installShopPolicy, shopTools, type Shop } from '../../examples/shop/tools.js'
+
+/** The pristine data set, read independently of any shop instance. */
+const data = shopData()
 
 let runtime: CodeRuntime
 beforeAll(() => {

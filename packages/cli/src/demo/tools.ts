@@ -6,9 +6,6 @@
 import { defineTool, formatViolations, ToolArgsError, type InferValue, type ToolDefinition, type ToolRunContext, type ValueSchemaSpec } from '@ptc/tools'
 import { CATEGORIES, createShop, money, ORDER_STATUSES, STATUS_TRANSITIONS, type Order, type Shop } from './shop.js'
 
-export { createShop, money, type Shop } from './shop.js'
-export { installShopPolicy, type ShopPolicyOptions } from './policy.js'
-
 export interface ShopToolsOptions {
   /** The shop the tools read and write (default: a fresh `createShop()`). */
   shop?: Shop

@@ -1,0 +1,45 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { CliError } from './errors.js'
+
+type Options = NonNullable<ParseArgsConfig['options']>
+
+/**
+ * `util.parseArgs` in strict mode: an unknown option, a missing value or a
+ * value given to a flag is a `CliError('USAGE')` naming the command.
+ */
+type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>
+
+export function parseCommandArgs<O extends Options>(command: string, args: readonly string[], options: O): Parsed<O> {
+  try {
+    return parseArgs({ args: [...args], options, allowPositionals: true, strict: true })
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split('\n')[0] ?? '' : String(error)
+    throw new CliError('USAGE', `ptc ${command}: ${message.replace(/\. To specify a positional argument.*$/, '')} (see \`ptc help\`)`, { cause: error })
+  }
+}
+
+/** A positive integer option value, or a usage error saying what was expected. */
+export function positiveInt(name: string, text: string | undefined, unit: string): number | undefined {
+  if (text === undefined) return undefined
+  const value = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new CliError('USAGE', `--${name} must be a positive whole number of ${unit}, not ${JSON.stringify(text)}`)
+  }
+  return value
+}
+
+/** Exactly one positional argument (a file). */
+export function onePositional(command: string, positionals: readonly string[], what: string): string {
+  if (positionals.length === 0) throw new CliError('USAGE', `ptc ${command}: missing ${what} (see \`ptc help\`)`)
+  if (positionals.length > 1) throw new CliError('USAGE', `ptc ${command}: unexpected argument ${JSON.stringify(positionals[1])}; give one ${what}`)
+  return positionals[0] as string
+}
+
+/** One of the allowed values of an option. */
+export function oneOf<T extends string>(name: string, text: string | undefined, allowed: readonly T[]): T | undefined {
+  if (text === undefined) return undefined
+  if (!(allowed as readonly string[]).includes(text)) {
+    throw new CliError('USAGE', `--${name} must be one of ${allowed.join(', ')}, not ${JSON.stringify(text)}`)
+  }
+  return text as T
+}

@@ -1,0 +1,34 @@
+import { renderDeclarations } from '@ptc/bindings'
+import { checkProgram } from '@ptc/bindings/check'
+import { RUN_CODE } from '@ptc/tools'
+import { onePositional, parseCommandArgs } from '../args.js'
+import { writeLine, type CliIo } from '../io.js'
+import { readProgram } from '../program-file.js'
+import { loadToolSet } from '../tools-module.js'
+
+export const CHECK_USAGE = `ptc check FILE|- [--tools MODULE]
+  Type-checks a program against the SDK declarations of the tools (default: the built-in demo
+  shop) without running it, and prints each error as FILE:LINE:COLUMN. Exit 1 when there are errors.`
+
+/** `ptc check`: 0 when the program type-checks, 1 with its errors. */
+export async function checkCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommandArgs('check', args, { tools: { type: 'string' } })
+  const program = await readProgram(onePositional('check', positionals, 'program file (or - for stdin)'), io)
+  const { tools } = await loadToolSet(values.tools, io.cwd)
+  const declarations = renderDeclarations(
+    tools.filter((t) => t.name !== RUN_CODE).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters, output: t.output.schema })),
+  )
+  const result = checkProgram(program.code, declarations, { language: program.language })
+  const name = program.path === '-' ? '(stdin)' : program.path
+  if (result.ok) {
+    writeLine(io.stdout, `${name}: no type errors`)
+    return 0
+  }
+  for (const d of result.diagnostics) {
+    const where = d.source === 'program' ? `${name}:${d.line}:${d.column}` : d.source === 'declarations' ? `(declarations):${d.line}:${d.column}` : name
+    writeLine(io.stdout, `${where} - error TS${d.code}: ${d.message.replace(/\n/g, '\n    ')}`)
+  }
+  const count = result.diagnostics.length
+  writeLine(io.stderr, `ptc: ${count} type error${count === 1 ? '' : 's'} in ${name}`)
+  return 1
+}

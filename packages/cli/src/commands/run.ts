@@ -1,0 +1,107 @@
+import { randomBytes } from 'node:crypto'
+import { createPtcExecutor } from '@ptc/ptc'
+import { RUN_CODE, ToolsService, type Agent, type ToolCallBlock } from '@ptc/tools'
+import { JsonlSession } from '@ptc/tools/session'
+import { oneOf, onePositional, parseCommandArgs, positiveInt } from '../args.js'
+import { CliError, firstLine } from '../errors.js'
+import { writeLine, type CliIo } from '../io.js'
+import { readProgram } from '../program-file.js'
+import { APPROVE_MODES, approvalService, approveMode } from '../run/approval.js'
+import { RecordingSession } from '../run/recording-session.js'
+import { formatFooter, runReport } from '../run/report.js'
+import { createRuntime, limitsFrom, recordingRuntime, SANDBOXES } from '../runtime.js'
+import { loadToolSet, type ToolSet } from '../tools-module.js'
+
+export const RUN_USAGE = `ptc run FILE|- [options]
+  Runs one program (the body of an async function, JavaScript or TypeScript) as a run_code call
+  and prints what the model would receive; the sub-calls and byte figures go to stderr.
+  --tools MODULE          ES module exporting tools made with defineTool (default: the built-in demo shop)
+  --sandbox NAME          quickjs (default) or isolated-vm
+  --timeout MS            CPU and wall-clock limit of the run
+  --memory MB             memory limit of the sandbox
+  --max-parallel N        concurrency-safe sub-calls that may overlap (default 10)
+  --session FILE.jsonl    append the session events to this file
+  --approve yes|no|ask    answers to approval requests (default: ask on a terminal, else no)
+  --json                  print one JSON object { ok, text, value, logs, error, subCalls, bytes }`
+
+const OPTIONS = {
+  tools: { type: 'string' },
+  sandbox: { type: 'string' },
+  timeout: { type: 'string' },
+  memory: { type: 'string' },
+  'max-parallel': { type: 'string' },
+  session: { type: 'string' },
+  approve: { type: 'string' },
+  json: { type: 'boolean' },
+} as const
+
+
+/** `ptc run`: 0 when the run succeeded, 1 when the program failed, 2 (thrown `CliError`) on bad input. */
+export async function runCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommandArgs('run', args, OPTIONS)
+  const file = onePositional('run', positionals, 'program file (or - for stdin)')
+  const sandbox = oneOf('sandbox', values.sandbox, SANDBOXES) ?? 'quickjs'
+  const limits = limitsFrom({ timeoutMs: positiveInt('timeout', values.timeout, 'milliseconds'), memoryMb: positiveInt('memory', values.memory, 'megabytes') })
+  const maxParallelSubCalls = positiveInt('max-parallel', values['max-parallel'], 'calls')
+  const approve = approveMode(oneOf('approve', values.approve, APPROVE_MODES), io, file === '-')
+  const program = await readProgram(file, io)
+  const toolSet = await loadToolSet(values.tools, io.cwd)
+
+  const service = new ToolsService({ approval: approvalService(approve, io, values.approve !== undefined) })
+  register(service, toolSet)
+  const runtime = recordingRuntime(await createRuntime(sandbox, limits))
+  try {
+    service.setExecutor(createPtcExecutor({ runtime, mode: 'code', limits, ...(maxParallelSubCalls !== undefined && { maxParallelSubCalls }) }))
+    const sessionFile = values.session === undefined ? undefined : await openSession(values.session)
+    const session = new RecordingSession(sessionFile)
+    const controller = new AbortController()
+    const onSignal = (): void => controller.abort(new Error('interrupted'))
+    process.once('SIGINT', onSignal)
+    // Unique per run, so that runs appending to one session file stay apart in `ptc log`.
+    const callId = `call_${randomBytes(4).toString('hex')}`
+    if (values.json !== true) writeLine(io.stderr, `ptc: run_code "${program.description}" on ${sandbox}, tools: ${toolSet.label}; the model receives:`)
+    const started = performance.now()
+    let batch
+    try {
+      const agent: Agent = { id: 'ptc-cli', session }
+      const call: ToolCallBlock = { type: 'tool_call', id: callId, name: RUN_CODE, arguments: JSON.stringify({ code: program.code, description: program.description }) }
+      batch = await service.execute({ calls: [call], signal: controller.signal, agent, log: { turn: 1, step: 1 } })
+    } finally {
+      process.off('SIGINT', onSignal)
+      await sessionFile?.close()
+    }
+    const result = batch.results[0]?.result
+    if (result === undefined) throw new Error('run_code returned no result')
+    const { report, subCalls } = runReport({ callId, result, run: runtime.last, events: session.events, sandbox, wallMs: performance.now() - started })
+    if (values.json === true) {
+      writeLine(io.stdout, JSON.stringify(report))
+      if (report.error !== null) writeLine(io.stderr, `ptc: the program failed (${report.error.kind}): ${firstLine(report.error.message)}`)
+    } else {
+      writeLine(io.stdout, report.text)
+      for (const line of formatFooter(report, subCalls)) writeLine(io.stderr, line)
+    }
+    return report.ok ? 0 : 1
+  } finally {
+    await runtime.dispose()
+  }
+}
+
+function register(service: ToolsService, toolSet: ToolSet): void {
+  for (const tool of toolSet.tools) {
+    try {
+      service.register(tool)
+    } catch (error) {
+      throw new CliError('TOOLS_MODULE', `tools module ${toolSet.label}: tool ${JSON.stringify(tool.name)} cannot be registered: ${firstLine(error)}`, { cause: error })
+    }
+  }
+  toolSet.install?.(service)
+}
+
+/** Opens (creating) the session file before the run: a missing folder is a usage error and creates nothing. */
+async function openSession(path: string): Promise<JsonlSession> {
+  try {
+    return await JsonlSession.open(path)
+  } catch (error) {
+    throw new CliError('SESSION', firstLine(error), { cause: error })
+  }
+}

@@ -1,0 +1,5 @@
+export * from './demo/index.js'
+export { main, USAGE } from './main.js'
+export { CliError, type CliErrorCode } from './errors.js'
+export type { CliIo } from './io.js'
+export type { RunReport } from './run/report.js'

@@ -1,0 +1,43 @@
+import { formatBytes, formatMs, oneLine } from '../format.js'
+import type { LogCall, LogRoot } from './tree.js'
+
+const ms = (call: LogCall): number | undefined => (call.startedAt === undefined || call.settledAt === undefined ? undefined : call.settledAt - call.startedAt)
+
+function outcome(call: LogCall): string {
+  if (call.settledAt === undefined) return 'no result logged'
+  const summary = oneLine(call.resultText, 70)
+  const head = call.isError === true ? `error ${call.code ?? ''}`.trimEnd() : 'ok'
+  return `${head} (${formatBytes(call.resultBytes)})${summary === '' ? '' : `: ${summary}`}`
+}
+
+/** A short, readable form of a call's arguments: JSON text for the model's calls, a value for sub-calls. */
+export function argumentsSummary(args: unknown, max = 60): string {
+  if (args === undefined) return ''
+  const text = typeof args === 'string' ? args : JSON.stringify(args)
+  return oneLine(text ?? '', max)
+}
+
+/** The log as an indented tree: each call with its description, duration and outcome, its sub-calls under it. */
+export function renderLogTree(roots: readonly LogRoot[]): string[] {
+  const lines: string[] = []
+  for (const root of roots) {
+    const where = root.turn === undefined ? '' : ` [turn ${root.turn}${root.step === undefined ? '' : `, step ${root.step}`}]`
+    const label = root.description !== undefined ? `"${oneLine(root.description, 80)}"` : argumentsSummary(root.arguments)
+    lines.push(`${root.name} ${root.id}${where} ${label} — ${formatMs(ms(root))} — ${outcome(root)}`)
+    root.subCalls.forEach((call, i) => {
+      const branch = i === root.subCalls.length - 1 ? '└─' : '├─'
+      lines.push(`  ${branch} ${call.id} ${call.name}(${argumentsSummary(call.arguments)}) — ${formatMs(ms(call))} — ${outcome(call)}`)
+    })
+    if (root.subCalls.length > 0) {
+      const bytes = root.subCalls.reduce((sum, c) => sum + c.resultBytes, 0)
+      lines.push(`     ${root.subCalls.length} sub-call(s); ${formatBytes(bytes)} of tool results stayed in the sandbox, ${formatBytes(root.resultBytes)} reached the model`)
+    }
+  }
+  return lines
+}
+
+/** `ptc log --json`: the same tree as data. */
+export function logTreeJson(roots: readonly LogRoot[]): unknown[] {
+  const call = (c: LogCall) => ({ id: c.id, name: c.name, arguments: c.arguments ?? null, ms: ms(c) ?? null, settled: c.settledAt !== undefined, isError: c.isError ?? null, code: c.code ?? null, bytes: c.resultBytes, summary: oneLine(c.resultText, 200) })
+  return roots.map((r) => ({ ...call(r), description: r.description ?? null, turn: r.turn ?? null, step: r.step ?? null, subCalls: r.subCalls.map(call) }))
+}

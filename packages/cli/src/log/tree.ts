@@ -1,0 +1,93 @@
+import type { SessionEvent } from '@ptc/tools'
+import { contentBytes } from '../demo/report.js'
+
+/** One settled (or unsettled) call in a session log. */
+export interface LogCall {
+  readonly id: string
+  name: string
+  arguments: unknown
+  /** Event times (ms since the epoch). */
+  startedAt: number | undefined
+  settledAt: number | undefined
+  isError: boolean | undefined
+  code: string | undefined
+  /** The result's text (its first blocks), for the summary. */
+  resultText: string
+  resultBytes: number
+}
+
+/** A model-direct call (a `run_code` call or a native one) and the sub-calls of its program. */
+export interface LogRoot extends LogCall {
+  description: string | undefined
+  turn: number | undefined
+  step: number | undefined
+  readonly subCalls: LogCall[]
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+function textOf(content: unknown): string {
+  if (!Array.isArray(content)) return ''
+  return (content as unknown[]).map((b) => (isRecord(b) && b.type === 'text' && typeof b.text === 'string' ? b.text : isRecord(b) && b.type === 'image' ? '[image]' : '')).join('\n')
+}
+
+function errorCode(event: SessionEvent): string | undefined {
+  const error = isRecord(event.error) ? event.error : undefined
+  const info = isRecord(error?.info) ? error.info : undefined
+  return typeof info?.code === 'string' ? info.code : undefined
+}
+
+/** `run_code`'s `description`, from the call's JSON arguments text. */
+function descriptionOf(name: string, args: unknown): string | undefined {
+  if (name !== 'run_code' || typeof args !== 'string') return undefined
+  try {
+    const parsed: unknown = JSON.parse(args)
+    return isRecord(parsed) && typeof parsed.description === 'string' ? parsed.description : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function settle(call: LogCall, event: SessionEvent): void {
+  call.settledAt = event.time
+  call.isError = event.isError === true
+  call.code = errorCode(event)
+  call.resultText = textOf(event.content)
+  call.resultBytes = contentBytes(event.content)
+}
+
+/**
+ * Groups a session's events into calls (in log order) with their sub-calls
+ * nested under them. A call id seen again after its call was logged (two
+ * harness runs appending to one file) starts a new call.
+ */
+export function buildLogTree(events: readonly SessionEvent[]): LogRoot[] {
+  const roots: LogRoot[] = []
+  const current = new Map<string, LogRoot>()
+  const subCalls = new Map<string, LogCall>()
+  const open = (id: string, event: SessionEvent, name: string): LogRoot => {
+    const created: LogRoot = { id, name, arguments: undefined, description: undefined, turn: event.turn, step: event.step, startedAt: undefined, settledAt: undefined, isError: undefined, code: undefined, resultText: '', resultBytes: 0, subCalls: [] }
+    roots.push(created)
+    current.set(id, created)
+    return created
+  }
+  const root = (id: string, event: SessionEvent): LogRoot => current.get(id) ?? open(id, event, typeof event.name === 'string' && event.type === 'tool/result' ? event.name : 'run_code')
+  for (const event of events) {
+    if (event.type === 'tool/call' && typeof event.callId === 'string') {
+      const name = typeof event.name === 'string' ? event.name : '?'
+      const existing = current.get(event.callId)
+      const target = existing === undefined || existing.startedAt !== undefined ? open(event.callId, event, name) : existing
+      Object.assign(target, { name, arguments: event.arguments, description: descriptionOf(name, event.arguments), startedAt: event.time, turn: event.turn, step: event.step })
+    } else if (event.type === 'tool/result' && typeof event.callId === 'string') {
+      settle(root(event.callId, event), event)
+    } else if (event.type === 'tool/ptc-dispatch-start' && typeof event.subCallId === 'string' && typeof event.parentCallId === 'string') {
+      const call: LogCall = { id: event.subCallId, name: String(event.name), arguments: event.arguments, startedAt: event.time, settledAt: undefined, isError: undefined, code: undefined, resultText: '', resultBytes: 0 }
+      subCalls.set(event.subCallId, call)
+      root(event.parentCallId, event).subCalls.push(call)
+    } else if (event.type === 'tool/ptc-dispatch' && typeof event.subCallId === 'string') {
+      const call = subCalls.get(event.subCallId)
+      if (call !== undefined) settle(call, event)
+    }
+  }
+  return roots
+}

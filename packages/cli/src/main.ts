@@ -1,0 +1,74 @@
+import { benchCommand, BENCH_USAGE } from './commands/bench.js'
+import { checkCommand, CHECK_USAGE } from './commands/check.js'
+import { logCommand, LOG_USAGE } from './commands/log.js'
+import { runCommand, RUN_USAGE } from './commands/run.js'
+import { sdkCommand, SDK_USAGE } from './commands/sdk.js'
+import { serveCommand } from './commands/serve.js'
+import { CliError, firstLine } from './errors.js'
+import { writeLine, type CliIo } from './io.js'
+
+const SERVE_USAGE = `ptc serve …
+  Exposes run_code over MCP (from @ptc/mcp; see \`ptc serve --help\`).`
+
+export const USAGE = `ptc — run model-style programs against tools in a sandbox (Programmatic Tool Calling)
+
+${RUN_USAGE}
+
+${SDK_USAGE}
+
+${CHECK_USAGE}
+
+${LOG_USAGE}
+
+${BENCH_USAGE}
+
+${SERVE_USAGE}
+
+Exit status: 0 success, 1 the program (or check, or a benchmark) failed, 2 bad usage or input.`
+
+type Command = (args: readonly string[], io: CliIo) => Promise<number>
+
+const COMMANDS: Readonly<Record<string, Command>> = {
+  run: runCommand,
+  sdk: sdkCommand,
+  check: checkCommand,
+  log: logCommand,
+  bench: benchCommand,
+  serve: serveCommand,
+}
+
+/**
+ * The `ptc` command: runs `argv` (without node and the script) and returns the
+ * exit status. Every expected failure is one line on stderr, never a stack.
+ */
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  const [name, ...rest] = argv
+  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
+    writeLine(name === undefined ? io.stderr : io.stdout, USAGE)
+    return name === undefined ? 2 : 0
+  }
+  if (name === '--version' || name === '-v') {
+    writeLine(io.stdout, '0.1.0')
+    return 0
+  }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
+  if (command === undefined) {
+    writeLine(io.stderr, `ptc: unknown command ${JSON.stringify(name)}; one of ${Object.keys(COMMANDS).join(', ')} (see \`ptc help\`)`)
+    return 2
+  }
+  if (name !== 'serve' && (rest.includes('--help') || rest.includes('-h'))) {
+    writeLine(io.stdout, USAGE.split('\n\n').find((block) => block.startsWith(`ptc ${name}`)) ?? USAGE)
+    return 0
+  }
+  try {
+    return await command(rest, io)
+  } catch (error) {
+    if (error instanceof CliError) {
+      writeLine(io.stderr, `ptc: ${error.message}`)
+      return error.exitCode
+    }
+    writeLine(io.stderr, `ptc ${name}: internal error: ${firstLine(error)} (set PTC_DEBUG=1 for the stack)`)
+    if (process.env['PTC_DEBUG'] === '1' && error instanceof Error && error.stack !== undefined) writeLine(io.stderr, error.stack)
+    return 1
+  }
+}

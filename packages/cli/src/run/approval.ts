@@ -1,0 +1,59 @@
+import { createInterface } from 'node:readline/promises'
+import type { ApprovalOutcome, ApprovalRequest, ApprovalService } from '@ptc/tools'
+import { CliError } from '../errors.js'
+import { writeLine, type CliIo } from '../io.js'
+
+export const APPROVE_MODES = ['yes', 'no', 'ask'] as const
+export type ApproveMode = (typeof APPROVE_MODES)[number]
+
+/**
+ * The mode to use: the one asked for, else `ask` on a terminal and `no`
+ * otherwise. `ask` needs an interactive stdin that is not the program itself.
+ */
+export function approveMode(requested: ApproveMode | undefined, io: CliIo, programFromStdin: boolean): ApproveMode {
+  const interactive = io.stdin.isTTY === true && !programFromStdin
+  if (requested === 'ask' && !interactive) {
+    const why = programFromStdin ? 'the program is read from stdin' : 'stdin is not a terminal'
+    throw new CliError('USAGE', `--approve ask needs to prompt on a terminal, but ${why}; use --approve yes or --approve no`)
+  }
+  return requested ?? (interactive ? 'ask' : 'no')
+}
+
+function describe(request: ApprovalRequest): string {
+  return request.displayReason?.en ?? request.reason ?? `call ${request.exec.name}`
+}
+
+/** Answers `ask` decisions: always yes, always no, or a y/N prompt on the terminal (one at a time). */
+export function approvalService(mode: ApproveMode, io: CliIo, explicit: boolean): ApprovalService {
+  let queue: Promise<unknown> = Promise.resolve()
+  return {
+    request: (request) => {
+      const answer = queue.then(async (): Promise<ApprovalOutcome> => {
+        const what = `${request.exec.name} (${request.exec.callId}): ${describe(request)}`
+        if (mode === 'yes') {
+          writeLine(io.stderr, `ptc: approved ${what}`)
+          return 'allowed-once'
+        }
+        if (mode === 'no') {
+          writeLine(io.stderr, `ptc: rejected ${what}${explicit ? '' : ' (pass --approve yes to allow, or --approve ask on a terminal)'}`)
+          return 'rejected'
+        }
+        return prompt(io, `Approve ${what} [y/N] `, request.signal)
+      })
+      queue = answer.catch(() => undefined)
+      return answer
+    },
+  }
+}
+
+async function prompt(io: CliIo, question: string, signal: AbortSignal): Promise<ApprovalOutcome> {
+  const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: true })
+  try {
+    const reply = await rl.question(question, { signal })
+    return /^\s*y(es)?\s*$/i.test(reply) ? 'allowed-once' : 'rejected'
+  } catch {
+    return 'cancelled'
+  } finally {
+    rl.close()
+  }
+}

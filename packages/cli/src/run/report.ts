@@ -1,0 +1,64 @@
+import type { CodeRunResult } from '@ptc/sandbox'
+import type { JsonValue, SessionEvent, ToolExecutionResult } from '@ptc/tools'
+import { byteFigures, contentText, subCallsOf, type SubCallRecord } from '../demo/report.js'
+import { formatBytes, oneLine } from '../format.js'
+
+/** `ptc run --json`: one object, the run as the model and the host saw it. */
+export interface RunReport {
+  readonly ok: boolean
+  /** What the model receives. */
+  readonly text: string
+  /** The program's return value (`null` when it returned nothing or failed). */
+  readonly value: JsonValue
+  readonly logs: readonly string[]
+  readonly error: { readonly kind: string; readonly message: string } | null
+  readonly subCalls: readonly { id: string; name: string; isError: boolean; ms: number | null; bytes: number }[]
+  /** Tool result bytes that stayed in the sandbox, and bytes of the text the model reads. */
+  readonly bytes: { readonly inSandbox: number; readonly toModel: number }
+  readonly sandbox: string
+  readonly wallMs: number
+}
+
+export interface RunFacts {
+  readonly callId: string
+  readonly result: ToolExecutionResult
+  readonly run: CodeRunResult | undefined
+  readonly events: readonly SessionEvent[]
+  readonly sandbox: string
+  readonly wallMs: number
+}
+
+export function runReport(facts: RunFacts): { report: RunReport; subCalls: SubCallRecord[] } {
+  const { result, run } = facts
+  const subCalls = subCallsOf(facts.events, facts.callId)
+  const error = !result.isError ? null : run?.error !== undefined ? { kind: run.error.kind, message: run.error.message } : { kind: result.error.info?.code ?? 'error', message: result.error.message }
+  const report: RunReport = {
+    ok: !result.isError,
+    text: contentText(result.content),
+    value: run?.error === undefined ? (run?.value ?? null) : null,
+    logs: run?.logs ?? [],
+    error,
+    subCalls: subCalls.map((c) => ({ id: c.subCallId, name: c.name, isError: c.isError, ms: c.settledAt === undefined ? null : c.settledAt - c.startedAt, bytes: c.contentBytes })),
+    bytes: byteFigures(subCalls, result.content),
+    sandbox: facts.sandbox,
+    wallMs: Math.round(facts.wallMs),
+  }
+  return { report, subCalls }
+}
+
+/** The human footer (stderr): each sub-call, then how many bytes stayed in the sandbox. */
+export function formatFooter(report: RunReport, subCalls: readonly SubCallRecord[]): string[] {
+  const lines = [`ptc: ${subCalls.length} sub-call${subCalls.length === 1 ? '' : 's'} (${report.sandbox}, run ${report.wallMs} ms)`]
+  const idWidth = Math.max(0, ...subCalls.map((c) => c.subCallId.length))
+  const nameWidth = Math.max(0, ...subCalls.map((c) => c.name.length))
+  for (const c of subCalls) {
+    const ms = c.settledAt === undefined ? '?' : `${c.settledAt - c.startedAt} ms`
+    const outcome = c.settledAt === undefined ? 'never settled' : c.isError ? `error ${c.code ?? ''}: ${oneLine(c.errorMessage ?? '', 80)}` : 'ok'
+    lines.push(`  ${c.subCallId.padEnd(idWidth)}  ${c.name.padEnd(nameWidth)}  ${ms.padStart(7)}  ${formatBytes(c.contentBytes).padStart(8)}  ${outcome}`)
+  }
+  const { inSandbox, toModel } = report.bytes
+  const share = inSandbox > 0 ? ` (${Math.round((100 * toModel) / inSandbox)}% of what the tools returned)` : ''
+  lines.push(`ptc: bytes of tool results that stayed in the sandbox: ${inSandbox}; bytes that reached the model: ${toModel}${share}`)
+  if (report.error !== null) lines.push(`ptc: the program failed (${report.error.kind}): ${oneLine(report.error.message, 200)}`)
+  return lines
+}

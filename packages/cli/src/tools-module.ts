@@ -1,0 +1,77 @@
+import { existsSync } from 'node:fs'
+import { extname, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import type { ToolDefinition, ToolsView } from '@ptc/tools'
+import { createShop, installShopPolicy, shopTools } from './demo/index.js'
+import { CliError, firstLine } from './errors.js'
+
+/** The tools a command works with, and the policy to install next to them. */
+export interface ToolSet {
+  /** `built-in demo (shop)` or the module's path. */
+  readonly label: string
+  readonly tools: readonly ToolDefinition[]
+  /** Installs the set's policy (the demo's approval rule and refund guard); modules have none. */
+  readonly install?: (tools: ToolsView) => void
+}
+
+/** The built-in demo: the shop's tools over a fresh copy of its data, with its policy. */
+export function demoToolSet(): ToolSet {
+  const shop = createShop()
+  return { label: 'built-in demo (shop)', tools: shopTools({ shop }), install: (tools) => void installShopPolicy(tools, { shop }) }
+}
+
+const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts'])
+
+/**
+ * Loads the tools of an ES module: its default export (a tool or an array of
+ * tools) and every named export (each a tool or an array of tools). `.ts`
+ * modules load through tsx. Every problem is a `CliError('TOOLS_MODULE')`.
+ */
+export async function loadToolSet(spec: string | undefined, cwd: string): Promise<ToolSet> {
+  if (spec === undefined) return demoToolSet()
+  const path = resolve(cwd, spec)
+  if (!existsSync(path)) throw new CliError('TOOLS_MODULE', `tools module ${spec} not found`)
+  let namespace: Record<string, unknown>
+  try {
+    namespace = TS_EXTENSIONS.has(extname(path).toLowerCase()) ? await importTypeScript(path) : ((await import(pathToFileURL(path).href)) as Record<string, unknown>)
+  } catch (error) {
+    if (error instanceof CliError) throw error
+    throw new CliError('TOOLS_MODULE', `tools module ${spec} failed to load: ${firstLine(error)}`, { cause: error })
+  }
+  const tools: ToolDefinition[] = []
+  for (const [name, value] of Object.entries(namespace)) {
+    const label = name === 'default' ? 'the default export' : `export "${name}"`
+    const items = Array.isArray(value) ? (value as unknown[]) : [value]
+    items.forEach((item, i) => {
+      const problem = toolProblem(item)
+      const where = Array.isArray(value) ? `${label}[${i}]` : label
+      if (problem !== undefined) throw new CliError('TOOLS_MODULE', `tools module ${spec}: ${where} is not a tool (${problem}); export tools made with defineTool`)
+      tools.push(item as ToolDefinition)
+    })
+  }
+  if (tools.length === 0) throw new CliError('TOOLS_MODULE', `tools module ${spec} exports no tools; export tools made with defineTool (default export: an array)`)
+  return { label: spec, tools }
+}
+
+async function importTypeScript(path: string): Promise<Record<string, unknown>> {
+  let api: { tsImport: (specifier: string, parent: string) => Promise<unknown> }
+  try {
+    api = (await import('tsx/esm/api')) as typeof api
+  } catch (error) {
+    throw new CliError('TOOLS_MODULE', 'a TypeScript tools module needs the tsx package (npm i tsx); or pass a compiled .js module', { cause: error })
+  }
+  return (await api.tsImport(pathToFileURL(path).href, import.meta.url)) as Record<string, unknown>
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null
+
+/** Why `value` is not a tool definition, or `undefined` when it looks like one (registration checks the rest). */
+export function toolProblem(value: unknown): string | undefined {
+  if (!isRecord(value) || Array.isArray(value)) return value === null ? 'null' : `a ${Array.isArray(value) ? 'nested array' : typeof value}`
+  if (typeof value.name !== 'string') return 'no name'
+  if (typeof value.description !== 'string') return 'no description'
+  if (!isRecord(value.parameters)) return 'no parameters schema'
+  if (!isRecord(value.output) || typeof value.output.render !== 'function') return 'no output { schema, render }'
+  if (typeof value.execute !== 'function') return 'no execute function'
+  return undefined
+}

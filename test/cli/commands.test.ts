@@ -1,0 +1,159 @@
+/** `ptc sdk`, `check`, `log`, `bench`, `serve` and `help`, run as the built binary in a child process. */
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { buildCli, ROOT } from './build.js'
+import { noStack, ptc, tempDir } from './cli.js'
+
+const program = (name: string): string => join(ROOT, 'examples/shop/programs', `${name}.ts`)
+const fixture = (name: string): string => join(ROOT, 'test/cli/fixtures', name)
+
+const files = tempDir({
+  'misuse.ts': 'const c = await tools.get_customer({ id: 1 })\nreturn c.nickname',
+  'misuse.js': 'const c = await tools.greet({ name: 7 })\nreturn c',
+  'not-a-log.jsonl': 'this is not JSON\n{"also": "no type"}\n',
+  'partial.jsonl': '{"type":"tool/call","time":1,"callId":"c1","name":"get_stock","arguments":"{\\"sku\\":\\"A\\"}"}\n{"type":"tool/result","time":4,"callId":"c1","name":"get_stock","isError":false,"content":[{"type":"text","text":"A: 3"}]}\n{"type":"tool/ca',
+})
+afterAll(() => files.cleanup())
+beforeAll(() => buildCli(), 120_000)
+
+describe('ptc sdk', () => {
+  test('prints the guidance and the declarations of the demo tools', async () => {
+    const run = await ptc(['sdk'])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toMatch(/^Call `run_code` with a short program/)
+    expect(run.stdout).toContain('declare const tools: Tools')
+    for (const name of ['search_customers', 'get_order', 'issue_refund', 'update_order_status']) expect(run.stdout).toContain(`  ${name}(args: ToolArgsMap["${name}"])`)
+  })
+
+  test('--tools prints the declarations of a module’s tools', async () => {
+    const run = await ptc(['sdk', '--tools', fixture('tools.mjs')])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('add(args: ToolArgsMap["add"]): Promise<ToolOutputMap["add"]>')
+    expect(run.stdout).not.toContain('get_order')
+  })
+})
+
+describe('ptc check', () => {
+  test.each(['top-customers', 'low-stock', 'delayed-orders', 'refund-damaged'])('the example program %s has no type errors', async (name) => {
+    const run = await ptc(['check', program(name)])
+    expect(run).toMatchObject({ code: 0, stdout: `${program(name)}: no type errors\n` })
+  })
+
+  test('prints each error with its position in the program, exit 1', async () => {
+    const run = await ptc(['check', 'misuse.ts'], { cwd: files.dir })
+    expect(run.code).toBe(1)
+    expect(run.stdout.split('\n')).toEqual([
+      "misuse.ts:1:38 - error TS2322: Type 'number' is not assignable to type 'string'.",
+      expect.stringMatching(/^misuse\.ts:2:10 - error TS2339: Property 'nickname' does not exist on type/),
+      '',
+    ])
+    expect(run.stderr).toBe('ptc: 2 type errors in misuse.ts\n')
+  })
+
+  test('checks JavaScript against a module’s tools', async () => {
+    const run = await ptc(['check', files.path('misuse.js'), '--tools', fixture('tools.ts')])
+    expect(run.code).toBe(1)
+    expect(run.stdout).toMatch(/misuse\.js:1:31 - error TS2322: Type 'number' is not assignable to type 'string'\./)
+  })
+
+  test('a missing file is exit 2', async () => {
+    const run = await ptc(['check', files.path('absent.ts')])
+    expect(run.code).toBe(2)
+    expect(run.stderr).toMatch(/^ptc: cannot read program .*absent\.ts: no such file\n$/)
+  })
+})
+
+describe('ptc log', () => {
+  test('a file that is not JSON Lines is exit 2 with the first bad line', async () => {
+    const run = await ptc(['log', files.path('not-a-log.jsonl')])
+    expect(run.code).toBe(2)
+    expect(run.stderr).toMatch(/^ptc: .*not-a-log\.jsonl is not a JSON Lines session log \(line 1: not JSON: .*\)\n$/)
+    expect(noStack(run.stderr)).toBe(true)
+  })
+
+  test('a missing file is exit 2', async () => {
+    const run = await ptc(['log', files.path('absent.jsonl')])
+    expect(run).toMatchObject({ code: 2, stdout: '' })
+    expect(run.stderr).toMatch(/^ptc: cannot read session log .*absent\.jsonl: no such file\n$/)
+  })
+
+  test('a native call shows its arguments and result; a cut-off last line is reported and ignored', async () => {
+    const run = await ptc(['log', files.path('partial.jsonl')])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toBe('get_stock c1 {"sku":"A"} — 3 ms — ok (4 B): A: 3\n')
+    expect(run.stderr).toMatch(/ignored an unterminated last line \(\d+ bytes/)
+    const json = JSON.parse((await ptc(['log', files.path('partial.jsonl'), '--json'])).stdout) as unknown
+    expect(json).toMatchObject({ events: 2, partialTail: true, calls: [{ id: 'c1', name: 'get_stock', ms: 3, isError: false, summary: 'A: 3', subCalls: [] }] })
+  })
+})
+
+describe('ptc bench', () => {
+  test('outside a clone of the repository it is exit 2 with the reason', async () => {
+    const dir = tempDir()
+    try {
+      const run = await ptc(['bench', '--quick'], { cwd: dir.dir })
+      expect(run.code).toBe(2)
+      expect(run.stderr).toMatch(/^ptc: ptc bench runs the benchmark scripts of the ptc repository \(bench\/\).*inside a clone of the repository\n$/)
+    } finally {
+      dir.cleanup()
+    }
+  })
+
+  test('runs each script, tabulates the machine-readable results, writes results.json and chart.svg', async () => {
+    // A stand-in repository whose scripts answer at once: one with results, one without, one failing.
+    const repo = tempDir({ 'pnpm-workspace.yaml': 'packages: []\n' })
+    try {
+      symlinkSync(join(ROOT, 'node_modules'), repo.path('node_modules'))
+      for (const folder of ['bench/pipeline', 'bench/ptc', 'bench/sandbox']) mkdirSync(repo.path(folder), { recursive: true })
+      const json = { script: 'pipeline', title: 'fake', machine: 'test machine', quick: true, results: [{ case: 'execute()', median: 50_000, unit: 'calls/s', better: 'higher', baseline: { case: 'direct', median: 1_000_000 } }] }
+      writeFileSync(repo.path('bench/run.ts'), '')
+      writeFileSync(repo.path('bench/pipeline/pipeline.ts'), `console.log('| table |')\nif (process.argv.includes('--quick') && process.argv.includes('--json')) console.log('PTC_BENCH_JSON ' + ${JSON.stringify(JSON.stringify(json))})\n`)
+      writeFileSync(repo.path('bench/sandbox/quickjs.ts'), "console.log('human table only')\n")
+      writeFileSync(repo.path('bench/ptc/ptc.ts'), "console.error('boom: ' + process.argv.slice(2).join(' '))\nprocess.exit(3)\n")
+      const run = await ptc(['bench', '--quick', '--backend', 'quickjs', '--out', 'out'], { cwd: repo.dir })
+      expect(run.code).toBe(1)
+      expect(run.stderr).toMatch(/\[1\/3\] bench\/pipeline\/pipeline\.ts done, 1 results in [\d.]+ s/)
+      expect(run.stderr).toMatch(/\[2\/3\] bench\/ptc\/ptc\.ts failed \(exit 3\)[^\n]*\n {4}boom: --json --quick --backend quickjs/)
+      expect(run.stderr).toMatch(/\[3\/3\] bench\/sandbox\/quickjs\.ts done, no machine-readable results/)
+      expect(run.stderr).toMatch(/results in out\/ \(results\.json, chart\.svg\)\n$/)
+      expect(run.stdout).toContain('| pipeline | execute() | 50.0 k calls/s | direct (1.00 M calls/s) | 20.00x |')
+      const results = JSON.parse(readFileSync(repo.path('out/results.json'), 'utf8')) as { machine: string; scripts: { script: string; exitCode: number }[] }
+      expect(results.machine).toBe('test machine')
+      expect(results.scripts.map((s) => [s.script, s.exitCode])).toEqual([['bench/pipeline/pipeline.ts', 0], ['bench/ptc/ptc.ts', 3], ['bench/sandbox/quickjs.ts', 0]])
+      const svg = readFileSync(repo.path('out/chart.svg'), 'utf8')
+      expect(svg).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[\s\S]*pipeline · execute\(\)[\s\S]*20\.00x[\s\S]*<\/svg>\n$/)
+      expect(existsSync(repo.path('out/sandbox-quickjs-ts.txt'))).toBe(true)
+    } finally {
+      repo.cleanup()
+    }
+  })
+})
+
+describe('ptc serve, help and usage', () => {
+  test('serve hands its arguments to @ptc/mcp, or says it is not available when that is not built', async () => {
+    const run = await ptc(['serve', '--no-such-option'])
+    expect(run.code).toBe(2)
+    if (existsSync(join(ROOT, 'packages/mcp/dist/index.js'))) {
+      expect(run.stderr).toMatch(/--no-such-option/)
+      expect(run.stderr).not.toMatch(/not available/)
+    } else {
+      expect(run.stderr).toMatch(/^ptc: ptc serve is not available: @ptc\/mcp /)
+    }
+  })
+
+  test('help lists every command; no command at all is exit 2', async () => {
+    const help = await ptc(['help'])
+    expect(help.code).toBe(0)
+    for (const command of ['run', 'sdk', 'check', 'log', 'bench', 'serve']) expect(help.stdout).toContain(`ptc ${command}`)
+    const none = await ptc([])
+    expect(none.code).toBe(2)
+    expect(none.stderr).toContain('ptc run FILE|-')
+  })
+
+  test('a command’s --help shows its options', async () => {
+    const run = await ptc(['run', '--help'])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toMatch(/^ptc run FILE\|- \[options\][\s\S]*--approve yes\|no\|ask/)
+  })
+})
