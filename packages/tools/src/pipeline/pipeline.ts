@@ -260,23 +260,31 @@ function aborted(bodyInvoked: boolean): ToolExecutionResult {
 }
 
 /**
- * The around-dispatch view of a call: identity is read-only (an assignment
- * throws), only `signal` may be replaced, and only by an `AbortSignal`.
+ * The around-dispatch view of a call: identity is read-only (the view is
+ * frozen, so an assignment throws), only `signal` may be replaced, and only by
+ * an `AbortSignal`. Built as one literal with an accessor: it is made per call.
  */
 function dispatchView(exec: ToolExecution): ToolDispatchExecution {
   let signal = exec.signal
-  const view = { ...exec } as ToolDispatchExecution
-  for (const key of Object.keys(view)) if (key !== 'signal') Object.defineProperty(view, key, { writable: false, configurable: false })
-  Object.defineProperty(view, 'signal', {
-    enumerable: true,
-    configurable: false,
-    get: (): AbortSignal => signal,
-    set: (next: unknown): void => {
+  const view: { -readonly [K in keyof ToolDispatchExecution]: ToolDispatchExecution[K] } = {
+    callId: exec.callId,
+    rootCallId: exec.rootCallId,
+    name: exec.name,
+    arguments: exec.arguments,
+    token: exec.token,
+    get signal(): AbortSignal {
+      return signal
+    },
+    set signal(next: AbortSignal) {
       if (!(next instanceof AbortSignal)) throw new TypeError('a tools/execute wrapper may replace exec.signal only with an AbortSignal')
       signal = next
     },
-  })
-  return Object.seal(view)
+  }
+  if (exec.schema !== undefined) view.schema = exec.schema
+  if (exec.agent !== undefined) view.agent = exec.agent
+  if (exec.toolSet !== undefined) view.toolSet = exec.toolSet
+  if (exec.parent !== undefined) view.parent = exec.parent
+  return Object.freeze(view)
 }
 
 function withContexts(result: ToolExecutionResult, state: CallState): ToolExecutionResult {
