@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events'
+import { snapshotJson } from '@ptc/tools'
 import type {
   Agent,
   ImageBlock,
@@ -24,7 +25,8 @@ interface SubCall {
   readonly name: string
   readonly arguments: JsonValue
   readonly binding: Binding
-  exclusive: boolean
+  /** Undefined until classified (see `exclusive`). */
+  exclusive?: boolean
   result?: ToolExecutionResult
   settledAt?: number
   resolve(value: JsonValue): void
@@ -68,9 +70,12 @@ export class SubCallScheduler {
     const binding = this.bindings.get(name)
     if (this.#closed) return Promise.reject(new Error('the program has ended'))
     if (binding === undefined) return Promise.reject(new Error(`unknown tool: ${name}`))
+    // One frozen copy serves classification, the pipeline and the tool's own validation.
+    const copy = snapshotJson(args)
+    if (!copy.ok) return Promise.reject(new Error(`arguments are not lossless JSON: ${copy.path || '(root)'}: ${copy.message}`))
     return new Promise<JsonValue>((resolve, reject) => {
       const subCallId = `${this.ctx.callId}:ptc:${++this.#submitted}`
-      this.#queue.push({ subCallId, name, arguments: args, binding, exclusive: false, resolve, reject })
+      this.#queue.push({ subCallId, name, arguments: copy.value, binding, resolve, reject })
       this.#pump()
     })
   }
@@ -96,19 +101,15 @@ export class SubCallScheduler {
     while (!this.#closed && !this.#policyBusy) {
       const head = this.#queue[0]
       if (head === undefined) return
-      const barrier = this.#inFlight.some((c) => c.exclusive)
-      if (barrier) return
+      if (this.#inFlight.some((c) => exclusive(c))) return
       const current = this.host.executable(head.name, this.ctx.agent, this.ctx.toolSet)
       if (current !== head.binding.definition) {
         this.#queue.shift()
         head.reject(new Error(`unknown tool: ${head.name} (it was removed, replaced or restricted after the program started)`))
         continue
       }
-      const mode = this.host.mode({ name: head.name, arguments: head.arguments, ...this.#scope() })
-      if (mode.kind === 'exclusive') {
-        if (this.#inFlight.length > 0) return
-        head.exclusive = true
-      } else if (this.#inFlight.length >= this.maxParallel) return
+      // A call that starts alone needs no classification yet; it is classified when another call wants to overlap it.
+      if (this.#inFlight.length > 0 && (exclusive(head) || this.#inFlight.length >= this.maxParallel)) return
       this.#queue.shift()
       this.#start(head)
     }
@@ -172,4 +173,23 @@ export class SubCallScheduler {
     if (this.ctx.toolSet !== undefined) scope.toolSet = this.ctx.toolSet
     return scope
   }
+}
+
+/**
+ * Whether a call must run alone: only an exact `true` from the classifier of
+ * the definition it was bound to (and checked against at start) is parallel; a
+ * throw or anything else is exclusive. The classifier is pure, so evaluating it
+ * when first needed gives what it gave at start.
+ */
+function exclusive(call: SubCall): boolean {
+  if (call.exclusive === undefined) {
+    let safe = false
+    try {
+      safe = call.binding.definition.isConcurrencySafe?.(call.arguments) === true
+    } catch {
+      // fail closed
+    }
+    call.exclusive = !safe
+  }
+  return call.exclusive
 }
