@@ -3,29 +3,13 @@
  * with `--json`, a script prints its usual table and then, as its last line,
  * `PTC_BENCH_JSON ` followed by one `BenchJson` object.
  */
+import type { BenchJson, BenchResult } from '@ptc/cli'
 import { machine } from './util.js'
 
-export const BENCH_JSON_PREFIX = 'PTC_BENCH_JSON '
+export type { BenchJson, BenchResult }
 
-export interface BenchResult {
-  /** What varies between rows of one script, e.g. the backend (`quickjs (worker)`). */
-  readonly group?: string
-  readonly case: string
-  readonly median: number
-  /** `calls/s`, `ms`, `us/call`, `runs/s`, … */
-  readonly unit: string
-  readonly better: 'higher' | 'lower'
-  /** The same quantity measured in the same process for the baseline (same unit). */
-  readonly baseline?: { readonly case: string; readonly median: number }
-}
-
-export interface BenchJson {
-  readonly script: string
-  readonly title: string
-  readonly machine: string
-  readonly quick: boolean
-  readonly results: readonly BenchResult[]
-}
+/** The marker `ptc bench` looks for (`BENCH_JSON_PREFIX` of @ptc/cli; not imported, so scripts do not load the CLI). */
+const BENCH_JSON_PREFIX = 'PTC_BENCH_JSON '
 
 export const jsonRequested = process.argv.includes('--json')
 export const quickRequested = process.argv.includes('--quick')

@@ -5,11 +5,3 @@ export { UpstreamConnection, type UpstreamSpec, type ReconnectOptions } from './
 export { UpstreamToolError } from './upstream/tool-definition.js'
 export { parseUpstreamCommand, splitWords, type UpstreamCommand } from './upstream/command-line.js'
 export { McpServeUsageError, UpstreamUnavailableError } from './errors.js'
-export {
-  convertJsonSchema,
-  convertObjectJsonSchema,
-  type ConvertedObjectSchema,
-  type ConvertedSchema,
-  type ConvertOptions,
-  type SchemaWarning,
-} from '@ptc/tools'

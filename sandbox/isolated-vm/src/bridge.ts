@@ -1,5 +1,5 @@
-import { fulfilEntry, rejectEntry } from '@ptc/sandbox'
-import type { CodeRunLimits, CodeRunRequest, JsonValue } from '@ptc/sandbox'
+import { settleHostCall } from '@ptc/sandbox'
+import type { CodeRunLimits, CodeRunRequest } from '@ptc/sandbox'
 import type IsolatedVM from 'isolated-vm'
 
 /** What the bridge asks of its run. */
@@ -52,28 +52,11 @@ export class HostBridge {
     this.subCalls++
     this.#unsettled++
     this.#inHost++
-    let pending: Promise<JsonValue>
-    try {
-      pending = Promise.resolve(this.#request.call(name, JSON.parse(argsJson) as JsonValue, this.#calls.signal))
-    } catch (error) {
-      pending = Promise.reject(error)
-    }
-    pending.then(
-      (value) => this.#reply(id, value),
-      (error: unknown) => this.#replyError(id, error),
-    )
-  }
-
-  #reply(id: number, value: JsonValue): void {
-    if (this.#closed) return
-    this.#inHost--
-    this.#queue(fulfilEntry(id, value))
-  }
-
-  #replyError(id: number, error: unknown): void {
-    if (this.#closed) return
-    this.#inHost--
-    this.#queue(rejectEntry(id, error))
+    void settleHostCall(this.#request, id, name, argsJson, this.#calls.signal).then((entry) => {
+      if (this.#closed) return
+      this.#inHost--
+      this.#queue(entry)
+    })
   }
 
   #queue(entry: string): void {

@@ -1,4 +1,4 @@
-import { DEFAULT_LIMITS, SandboxUsageError, prepareProgram, resolveLimits, validateBindings } from '@ptc/sandbox'
+import { DEFAULT_LIMITS, SandboxUsageError, acceptRun, resolveLimits } from '@ptc/sandbox'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import { loadIsolatedVm } from './load.js'
 import type { IvmModule } from './load.js'
@@ -41,20 +41,10 @@ class IsolatedVmCodeRuntime implements CodeRuntime {
 
   async run(request: CodeRunRequest): Promise<CodeRunResult> {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
-    if (request === null || typeof request !== 'object') throw new SandboxUsageError('the run request must be an object')
-    if (typeof request.code !== 'string') throw new SandboxUsageError('code must be a string')
-    if (typeof request.call !== 'function') throw new SandboxUsageError('call must be a function')
-    if (request.language !== undefined && request.language !== 'typescript' && request.language !== 'javascript') {
-      throw new SandboxUsageError('language must be "typescript" or "javascript"')
-    }
-    const bindings = validateBindings(request.bindings)
-    const limits = resolveLimits(request.limits, this.#defaults)
-    const t0 = performance.now()
-    const prepared = prepareProgram(request.code, request.language)
-    if (!prepared.ok) {
-      return { logs: [], error: prepared.error, stats: { cpuMs: 0, wallMs: performance.now() - t0, subCalls: 0 } }
-    }
-    const run = new IsolateRun(request, limits, prepared.program, JSON.stringify(bindings))
+    const accepted = acceptRun(request, this.#defaults)
+    if (!accepted.ok) return accepted.result
+    const { bindings, limits, program } = accepted
+    const run = new IsolateRun(request, limits, program, JSON.stringify(bindings))
     if (run.ended) return run.result
     this.#live.add(run)
     void run.begin(this.#pool.acquire(memoryLimitMib(limits.memoryBytes)))

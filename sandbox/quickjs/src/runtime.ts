@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os'
-import { DEFAULT_LIMITS, SandboxUsageError, prepareProgram, resolveLimits, validateBindings } from '@ptc/sandbox'
+import { DEFAULT_LIMITS, SandboxUsageError, acceptRun, resolveLimits } from '@ptc/sandbox'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import type { QuickJSVariantName } from './engine/module.js'
 import type { Executor } from './executor.js'
@@ -50,25 +50,15 @@ class QuickJSCodeRuntime implements CodeRuntime {
 
   async run(request: CodeRunRequest): Promise<CodeRunResult> {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
-    if (request === null || typeof request !== 'object') throw new SandboxUsageError('the run request must be an object')
-    if (typeof request.code !== 'string') throw new SandboxUsageError('code must be a string')
-    if (typeof request.call !== 'function') throw new SandboxUsageError('call must be a function')
-    if (request.language !== undefined && request.language !== 'typescript' && request.language !== 'javascript') {
-      throw new SandboxUsageError('language must be "typescript" or "javascript"')
-    }
-    const bindings = validateBindings(request.bindings)
-    const limits = resolveLimits(request.limits, this.#defaults)
-    const t0 = performance.now()
-    const prepared = prepareProgram(request.code, request.language)
-    if (!prepared.ok) {
-      return { logs: [], error: prepared.error, stats: { cpuMs: 0, wallMs: performance.now() - t0, subCalls: 0 } }
-    }
+    const accepted = acceptRun(request, this.#defaults)
+    if (!accepted.ok) return accepted.result
+    const { bindings, limits, program } = accepted
     const grace = this.#grace ?? Math.min(1000, Math.max(100, limits.wallMs * 0.1))
-    const host = new RunHost(request, limits, prepared.program, grace)
+    const host = new RunHost(request, limits, program, grace)
     if (request.signal?.aborted) host.stop('abort')
     if (!host.ended) {
       this.#live.add(host)
-      this.#executor.execute(host, { source: prepared.program.source, bindings, limits })
+      this.#executor.execute(host, { source: program.source, bindings, limits })
     }
     try {
       return await host.result

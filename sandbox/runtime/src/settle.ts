@@ -1,4 +1,5 @@
 import { jsonText } from './json-text.js'
+import type { CodeRunRequest, JsonValue } from './types.js'
 
 /** A readable message for anything a host `call` rejected with; total. */
 export function messageOf(error: unknown): string {
@@ -47,4 +48,29 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
     }
   }
   return false
+}
+
+/**
+ * One host call as both backends make it: the guest's argument text is parsed,
+ * `request.call` runs (a synchronous throw counts as a rejection), and the
+ * outcome becomes its `SettleEntry` text. Never rejects.
+ */
+export function settleHostCall(
+  request: CodeRunRequest,
+  id: number,
+  name: string,
+  argsJson: string,
+  signal: AbortSignal,
+  maxDepth?: number,
+): Promise<string> {
+  let pending: Promise<JsonValue>
+  try {
+    pending = Promise.resolve(request.call(name, JSON.parse(argsJson) as JsonValue, signal))
+  } catch (error) {
+    pending = Promise.reject(error)
+  }
+  return pending.then(
+    (value) => fulfilEntry(id, value, maxDepth),
+    (error: unknown) => rejectEntry(id, error),
+  )
 }

@@ -1,4 +1,4 @@
-import { formatGuestError, fulfilEntry, rejectEntry } from '@ptc/sandbox'
+import { formatGuestError, settleHostCall } from '@ptc/sandbox'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue, PreparedProgram } from '@ptc/sandbox'
 import type { SessionOutcome, SubCallRequest } from '../engine/protocol.js'
 
@@ -92,26 +92,9 @@ export class RunHost {
 
   #dispatch(id: number, name: string, argsJson: string): void {
     this.#subCalls++
-    let pending: Promise<JsonValue>
-    try {
-      pending = Promise.resolve(this.#request.call(name, JSON.parse(argsJson) as JsonValue, this.#calls.signal))
-    } catch (error) {
-      pending = Promise.reject(error)
-    }
-    pending.then(
-      (value) => this.#reply(id, value),
-      (error: unknown) => this.#replyError(id, error),
-    )
-  }
-
-  #reply(id: number, value: JsonValue): void {
-    if (this.#ended) return
-    this.#queue(fulfilEntry(id, value, MAX_RESULT_DEPTH))
-  }
-
-  #replyError(id: number, error: unknown): void {
-    if (this.#ended) return
-    this.#queue(rejectEntry(id, error))
+    void settleHostCall(this.#request, id, name, argsJson, this.#calls.signal, MAX_RESULT_DEPTH).then((entry) => {
+      if (!this.#ended) this.#queue(entry)
+    })
   }
 
   #queue(entry: string): void {
