@@ -1,4 +1,4 @@
-import type { ContentBlock, JsonValue, Session, SessionEvent, ToolExecution, ToolExecutionResult, ToolExecutorHost } from '@ptc/tools'
+import { SessionQueue, type ContentBlock, type JsonValue, type Session, type SessionEvent, type ToolExecution, type ToolExecutionResult, type ToolExecutorHost } from '@ptc/tools'
 
 /** One sub-call's identity, as the log records it. */
 export interface SubCallIdentity {
@@ -15,27 +15,25 @@ export interface SubCallIdentity {
  * Without a session nothing is written and the waterfall does not run.
  */
 export class DispatchLog {
-  #tail: Promise<void> = Promise.resolve()
-  /** The first append failure, kept for diagnostics; logging never fails the run. */
-  failure: unknown = undefined
+  /** Undefined without a session: nothing is written and the waterfall does not run. */
+  readonly #queue: SessionQueue | undefined
 
   constructor(
     private readonly host: ToolExecutorHost,
     private readonly exec: ToolExecution,
-    private readonly session: Session | undefined,
-  ) {}
+    session: Session | undefined,
+  ) {
+    this.#queue = session === undefined ? undefined : new SessionQueue(session)
+  }
 
   started(call: SubCallIdentity): void {
-    if (this.session === undefined) return
-    const event: SessionEvent = { type: 'tool/ptc-dispatch-start', time: Date.now(), ...this.#ids(call), arguments: call.arguments }
-    this.#chain(() => event)
+    this.#queue?.append({ type: 'tool/ptc-dispatch-start', time: Date.now(), ...this.#ids(call), arguments: call.arguments })
   }
 
   /** `settledAt`: when the dispatch settled (commits wait for earlier calls, so the log must not use commit time). */
   settled(call: SubCallIdentity, result: ToolExecutionResult, settledAt: number): void {
-    if (this.session === undefined) return
     const time = settledAt
-    this.#chain(async () => {
+    this.#queue?.append(async (): Promise<SessionEvent> => {
       const content: ContentBlock[] = await this.host.ptcDispatchLog({
         exec: this.exec,
         subCallId: call.subCallId,
@@ -56,23 +54,12 @@ export class DispatchLog {
     })
   }
 
-  drain(): Promise<void> {
-    return this.#tail
+  /** Every queued event written (a failed append never fails the run: logging is best effort here). */
+  async drain(): Promise<void> {
+    await this.#queue?.drain()
   }
 
   #ids(call: SubCallIdentity): { rootCallId: string; parentCallId: string; subCallId: string; name: string } {
     return { rootCallId: this.exec.rootCallId, parentCallId: this.exec.callId, subCallId: call.subCallId, name: call.name }
-  }
-
-  #chain(build: () => SessionEvent | Promise<SessionEvent>): void {
-    const session = this.session
-    if (session === undefined) return
-    this.#tail = this.#tail.then(async () => {
-      try {
-        await session.append(await build())
-      } catch (error) {
-        this.failure ??= error
-      }
-    })
   }
 }

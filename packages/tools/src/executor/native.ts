@@ -115,7 +115,7 @@ async function runBatch(input: ToolBatchInput, host: ToolExecutorHost, cap: numb
   if (log !== undefined) {
     const failure = await log.drain()
     if (failure !== undefined) {
-      throw new ToolBatchExecutionError(`the session log failed: ${describeThrown(failure)}`, ordered, { cause: failure })
+      throw new ToolBatchExecutionError(`the session log failed: ${describeThrown(failure.error)}`, ordered, { cause: failure.error })
     }
   }
   return batch

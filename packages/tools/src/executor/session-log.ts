@@ -1,6 +1,7 @@
 import type { ToolCallBlock } from '../types/content.js'
 import type { ToolExecutionResult } from '../types/execution.js'
-import type { Session, SessionEvent } from '../types/scope.js'
+import { SessionQueue } from '../session/queue.js'
+import type { Session } from '../types/scope.js'
 
 /**
  * Appends a batch's `tool/call` and `tool/result` events to the agent's
@@ -9,22 +10,22 @@ import type { Session, SessionEvent } from '../types/scope.js'
  * still attempted so that the log loses as little as possible.
  */
 export class SessionLog {
-  #tail: Promise<void> = Promise.resolve()
-  #failure: unknown = undefined
-  #failed = false
+  readonly #queue: SessionQueue
 
   constructor(
-    private readonly session: Session,
+    session: Session,
     private readonly step: { readonly turn: number; readonly step: number },
-  ) {}
+  ) {
+    this.#queue = new SessionQueue(session)
+  }
 
   call(call: ToolCallBlock): void {
-    this.#append({ type: 'tool/call', time: Date.now(), ...this.step, callId: call.id, name: call.name, arguments: call.arguments })
+    this.#queue.append({ type: 'tool/call', time: Date.now(), ...this.step, callId: call.id, name: call.name, arguments: call.arguments })
   }
 
   /** The durable projection: content, error and meta; never the execution-local value. */
   result(call: ToolCallBlock, result: ToolExecutionResult): void {
-    this.#append({
+    this.#queue.append({
       type: 'tool/result',
       time: Date.now(),
       ...this.step,
@@ -38,21 +39,7 @@ export class SessionLog {
   }
 
   /** Wait for every append; the first failure, if any. */
-  async drain(): Promise<unknown> {
-    await this.#tail
-    return this.#failed ? this.#failure : undefined
-  }
-
-  #append(event: SessionEvent): void {
-    this.#tail = this.#tail.then(async () => {
-      try {
-        await this.session.append(event)
-      } catch (error) {
-        if (!this.#failed) {
-          this.#failed = true
-          this.#failure = error
-        }
-      }
-    })
+  drain(): Promise<{ readonly error: unknown } | undefined> {
+    return this.#queue.drain()
   }
 }
