@@ -268,6 +268,25 @@ describe('run_code over a fake runtime (the bridge)', () => {
     expect(h.session.events.filter((e) => e.type.startsWith('tool/ptc'))).toEqual([])
   })
 
+  test('a conditional tool is bound only when the step admitted it', async () => {
+    const runtime = new FakeRuntime()
+    const h = ptcHarness(runtime)
+    const { fixtureTools } = await import('./testing/fixtures.js')
+    h.tools.register({ ...fixtureTools()[0]!, name: 'beta' }, { when: ({ modelSelection }) => modelSelection.model === 'big' })
+    const code = runtime.define('names', async (tools) => Object.keys(tools).sort())
+    const unadmitted = await h.runCode(code)
+    expect(unadmitted.isError === false && unadmitted.value).toEqual({ logs: [], result: ['lookup', 'write'] })
+    const toolSet = await h.tools.resolve({ agent: h.agent, modelSelection: { provider: 'p', model: 'big' }, signal: new AbortController().signal })
+    const out = await h.tools.execute({
+      calls: [{ type: 'tool_call', id: 'r', name: 'run_code', arguments: JSON.stringify({ code, description: 'd' }) }],
+      signal: new AbortController().signal,
+      agent: h.agent,
+      toolSet,
+    })
+    const admitted = out.results[0]!.result
+    expect(admitted.isError === false && admitted.value).toEqual({ logs: [], result: ['beta', 'lookup', 'write'] })
+  })
+
   test('presentCall for run_code is an execute card titled with the description, the code as input', () => {
     const h = ptcHarness(new FakeRuntime())
     // the transport is never registered; get() finds it through the scope's executor, as presenters need

@@ -83,7 +83,8 @@ export function parseRunCodeArgs(args: unknown, maxTimeoutMs: number): RunCodeAr
 export function buildBindings(host: ToolExecutorHost, ctx: Pick<ToolRunContext, 'agent' | 'toolSet'>): Map<string, Binding> {
   const bindings = new Map<string, Binding>()
   for (const definition of host.definitions(ctx.agent, ctx.toolSet)) {
-    if (definition.name === RUN_CODE) continue
+    // Without a step set, definitions() also lists conditional registrations, which cannot execute.
+    if (definition.name === RUN_CODE || host.executable(definition.name, ctx.agent, ctx.toolSet) !== definition) continue
     const schema = Object.freeze({ name: definition.name, description: definition.description, parameters: definition.parameters })
     bindings.set(definition.name, Object.freeze({ definition, schema }))
   }
