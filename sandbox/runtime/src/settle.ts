@@ -36,7 +36,7 @@ export function rejectEntry(id: number, error: unknown): string {
 }
 
 /** Whether a JSON value has containers nested deeper than `max` (iterative, stops early). */
-export function nestsDeeperThan(value: unknown, max: number): boolean {
+function nestsDeeperThan(value: unknown, max: number): boolean {
   if (max === Number.POSITIVE_INFINITY) return false
   const stack: [unknown, number][] = [[value, 0]]
   while (stack.length > 0) {

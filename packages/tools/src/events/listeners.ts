@@ -23,10 +23,6 @@ export class ListenerList<L> {
     }
   }
 
-  get size(): number {
-    return this.#entries.length
-  }
-
   /** The listeners that see a call made for `agent`, in registration order. */
   for(agent: Scope | undefined): readonly L[] {
     const entries = this.#entries
