@@ -1,5 +1,6 @@
 import { ModuleCache } from './engine/module-cache.js'
-import type { LoadedModule, QuickJSVariantName } from './engine/module.js'
+import type { EngineImage } from './engine/image.js'
+import type { QuickJSVariantName } from './engine/module.js'
 import { Control, type SessionInput } from './engine/protocol.js'
 import { QuickJSSession } from './engine/session.js'
 import type { Executor } from './executor.js'
@@ -19,28 +20,28 @@ export class InlineExecutor implements Executor {
   }
 
   execute(host: RunHost, input: SessionInput): void {
-    const module = this.#cache.acquire(input.limits.memoryBytes)
-    if (module instanceof Promise) {
-      module.then(
+    const image = this.#cache.acquire(input.limits.memoryBytes)
+    if (image instanceof Promise) {
+      image.then(
         (m) => this.#run(host, input, m),
         (error: unknown) =>
           host.end({ logs: [], cpuMs: 0, subCalls: 0, broken: true, error: { kind: 'crash', message: `QuickJS failed to load: ${String(error)}` } }),
       )
     } else {
-      this.#run(host, input, module)
+      this.#run(host, input, image)
     }
   }
 
-  #run(host: RunHost, input: SessionInput, module: LoadedModule): void {
+  #run(host: RunHost, input: SessionInput, image: EngineImage): void {
     if (host.ended) {
-      this.#cache.release(module, false)
+      this.#cache.release(image, false)
       return
     }
     const control = new Int32Array(1)
-    const session = new QuickJSSession(module, input, {
+    const session = new QuickJSSession(image, input, {
       flush: (calls, logs) => host.flush(calls, logs),
       done: (outcome) => {
-        this.#cache.release(module, outcome.broken)
+        this.#cache.release(image, outcome.broken)
         host.end(outcome)
       },
     }, control)

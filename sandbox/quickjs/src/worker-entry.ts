@@ -36,15 +36,15 @@ function post(message: FromWorker): void {
 async function begin(runId: number, input: SessionInput): Promise<void> {
   const run: { runId: number; session: QuickJSSession | undefined; stop?: 'abort' | 'wall' } = { runId, session: undefined }
   current = run
-  let module
+  let image
   try {
     await warm
-    module = await cache.acquire(input.limits.memoryBytes)
+    image = await cache.acquire(input.limits.memoryBytes)
   } catch (error) {
     post({ t: 'done', runId, outcome: { logs: [], cpuMs: 0, subCalls: 0, broken: true, error: { kind: 'crash', message: `QuickJS failed to load: ${String(error)}` } } })
     return
   }
-  const loaded = module
+  const loaded = image
   const session = new QuickJSSession(loaded, input, {
     flush: (calls, logs) => post({ t: 'flush', runId, calls, logs }),
     done: (outcome) => {

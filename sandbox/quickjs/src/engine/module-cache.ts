@@ -1,16 +1,17 @@
-import { loadModule, type LoadedModule, type QuickJSVariantName } from './module.js'
+import { EngineImage } from './image.js'
+import { loadModule, type QuickJSVariantName } from './module.js'
 
 /** Above this size a module's WASM memory is not reused (it cannot shrink): it is dropped instead. */
 const KEEP_MEMORY_BELOW = 64 * 1024 * 1024
 
 /**
- * Idle QuickJS modules of one thread, reused across runs so a run pays for a runtime and a context,
- * not a module. A module is used by one run at a time (its capped memory is that run's ceiling);
- * a module that trapped, failed its leak check, or grew large is dropped.
+ * Idle engine images of one thread, reused across runs so a run pays for neither a module nor a
+ * runtime, a context and the prelude (see `EngineImage`). An image is used by one run at a time (its
+ * module's capped memory is that run's ceiling); an image whose module trapped or grew large is dropped.
  */
 export class ModuleCache {
   readonly #variant: QuickJSVariantName
-  readonly #idle: LoadedModule[] = []
+  readonly #idle: EngineImage[] = []
   readonly #maxIdle: number
 
   constructor(variant: QuickJSVariantName, maxIdle = 2) {
@@ -18,24 +19,31 @@ export class ModuleCache {
     this.#maxIdle = maxIdle
   }
 
-  /** A module whose memory cap fits `guestBytes` (loaded when none is idle). */
-  acquire(guestBytes: number): LoadedModule | Promise<LoadedModule> {
+  /** An image whose memory cap fits `guestBytes` (a fresh module is loaded and booted when none is idle). */
+  acquire(guestBytes: number): EngineImage | Promise<EngineImage> {
     for (let i = this.#idle.length - 1; i >= 0; i--) {
-      const m = this.#idle[i] as LoadedModule
-      if (m.capBytes >= guestBytes) {
+      const image = this.#idle[i] as EngineImage
+      if (image.loaded.capBytes >= guestBytes) {
         this.#idle.splice(i, 1)
-        return m
+        return image
       }
     }
-    return loadModule(this.#variant, guestBytes)
+    return loadModule(this.#variant, guestBytes).then((loaded) => EngineImage.boot(loaded))
   }
 
-  release(module: LoadedModule, broken: boolean): void {
-    if (broken || module.memory.buffer.byteLength > KEEP_MEMORY_BELOW) return
-    if (this.#idle.length < this.#maxIdle) this.#idle.push(module)
+  release(image: EngineImage, broken: boolean): void {
+    if (broken || image.loaded.memory.buffer.byteLength > KEEP_MEMORY_BELOW) return
+    if (this.#idle.length < this.#maxIdle) this.#idle.push(image)
   }
 
+  /** Drops the idle images, freeing each runtime (QuickJS's own leak check; a failure only drops it). */
   clear(): void {
-    this.#idle.length = 0
+    for (const image of this.#idle.splice(0)) {
+      try {
+        image.dispose()
+      } catch {
+        // The module goes with the image either way.
+      }
+    }
   }
 }

@@ -16,6 +16,7 @@ export const ENGINE_OVERHEAD_BYTES = 32 * 1024 * 1024
 /** The slice of the WebAssembly API used here (Node has it; this project's `lib` has no DOM types). */
 export interface WasmMemory {
   readonly buffer: ArrayBuffer
+  grow(pages: number): number
 }
 type WasmModule = object
 const Wasm = (
@@ -46,6 +47,8 @@ export interface LoadedModule {
   readonly memory: WasmMemory
   readonly capBytes: number
   readonly variant: QuickJSVariantName
+  /** How many times WebAssembly refused to grow the memory (the cap was reached). */
+  readonly growth: { refused: number }
 }
 
 /**
@@ -57,7 +60,19 @@ export async function loadModule(variant: QuickJSVariantName, guestBytes: number
   const wasmModule = await compile(variant)
   const capBytes = Math.max(INITIAL_BYTES, guestBytes + ENGINE_OVERHEAD_BYTES)
   const memory = new Wasm.Memory({ initial: INITIAL_BYTES / PAGE, maximum: Math.ceil(capBytes / PAGE) })
+  // emscripten's heap resize calls `grow` on this object and swallows the RangeError: count them, so a
+  // run can tell that its out-of-memory came from the cap.
+  const growth = { refused: 0 }
+  const grow = memory.grow.bind(memory)
+  memory.grow = (pages: number): number => {
+    try {
+      return grow(pages)
+    } catch (error) {
+      growth.refused++
+      throw error
+    }
+  }
   const base = variant === 'quickjs' ? bellard : ng
   const module = await newQuickJSWASMModuleFromVariant(newVariant(base, { wasmModule: wasmModule as never, wasmMemory: memory as never }))
-  return { module, memory, capBytes, variant }
+  return { module, memory, capBytes, variant, growth }
 }

@@ -1,21 +1,24 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core'
-import { FinishKind, GUEST_PRELUDE, OutputLedger, PROGRAM_FILENAME } from '@ptc/sandbox'
+import { FinishKind, OutputLedger, PROGRAM_FILENAME } from '@ptc/sandbox'
 import type { CodeRunError, GuestErrorInfo } from '@ptc/sandbox'
-import type { LoadedModule } from './module.js'
+import type { EngineImage, ImageHooks } from './image.js'
 import { Control, type SessionError, type SessionInput, type SessionSink, type SubCallRequest } from './protocol.js'
 
 /** The guest's stack: large enough for real programs, far below the host's own. */
 const MAX_STACK_BYTES = 256 * 1024
+/** What the prelude reports for a thrown value it could not describe (see `GUEST_PRELUDE`). */
+const UNFORMATTABLE = '[unformattable thrown value]'
 
 /**
- * One run on a QuickJS module: a fresh runtime and context, the prelude, the program, and a job
- * pump. Host promises are guest promises made by the prelude and settled through its `settle`
- * function with one JSON text per batch. Limits: CPU (time inside the engine), wall and abort
- * (polled by the interrupt handler; `control[0]` lets another thread stop it), memory
- * (`setMemoryLimit` under the module's capped WASM memory), stack, output and sub-calls.
+ * One run on a QuickJS engine image (see `EngineImage`): the prelude called with the run's
+ * bindings, the program, and a job pump; when the run ends the image's memory is put back, so the
+ * next run starts from the booted state. Host promises are guest promises made by the prelude and
+ * settled through its `settle` function with one JSON text per batch. Limits: CPU (time inside the
+ * engine), wall and abort (polled by the interrupt handler; `control[0]` lets another thread stop
+ * it), memory (`setMemoryLimit` under the module's capped WASM memory), stack, output and sub-calls.
  */
 export class QuickJSSession {
-  readonly #loaded: LoadedModule
+  readonly #image: EngineImage
   readonly #input: SessionInput
   readonly #sink: SessionSink
   readonly #control: Int32Array
@@ -24,7 +27,10 @@ export class QuickJSSession {
   #ctx: QuickJSContext | undefined
   #start: QuickJSHandle | undefined
   #settle: QuickJSHandle | undefined
+  /** The program's promise (what `start` returned). */
+  #program: QuickJSHandle | undefined
   #cpuUsed = 0
+  #refusedAtStart = 0
   #sliceStart = -1
   #wallDeadline = 0
   #stop: CodeRunError | undefined
@@ -38,8 +44,8 @@ export class QuickJSSession {
   #subCalls = 0
   #outstanding = 0
 
-  constructor(loaded: LoadedModule, input: SessionInput, sink: SessionSink, control: Int32Array) {
-    this.#loaded = loaded
+  constructor(image: EngineImage, input: SessionInput, sink: SessionSink, control: Int32Array) {
+    this.#image = image
     this.#input = input
     this.#sink = sink
     this.#control = control
@@ -96,36 +102,30 @@ export class QuickJSSession {
 
   #boot(): void {
     const { limits, bindings, source } = this.#input
-    const rt = this.#loaded.module.newRuntime()
+    const image = this.#image
+    const hooks: ImageHooks = {
+      call: (id, name, argsJson) => this.#onCall(id, name, argsJson),
+      log: (text) => this.#onLog(text),
+      finish: (kind, payload) => this.#onFinish(kind, payload),
+      shouldInterrupt: () => this.#shouldInterrupt(),
+    }
+    image.hooks = hooks
+    const rt = image.runtime
+    const ctx = image.context
     this.#rt = rt
+    this.#ctx = ctx
+    image.reseed()
+    this.#refusedAtStart = image.loaded.growth.refused
     rt.setMemoryLimit(limits.memoryBytes)
     rt.setMaxStackSize(MAX_STACK_BYTES)
-    rt.setInterruptHandler(() => this.#shouldInterrupt())
-    const ctx = rt.newContext()
-    this.#ctx = ctx
-    const prelude = this.#enter(() => ctx.evalCode(GUEST_PRELUDE, 'ptc-prelude.js'))
-    const preludeFn = ctx.unwrapResult(prelude)
-    const host = ctx.newObject()
-    for (const [name, fn] of [
-      ['call', ctx.newFunction('call', (id, nm, args) => this.#onCall(ctx.getNumber(id), ctx.getString(nm), ctx.getString(args)))],
-      ['log', ctx.newFunction('log', (_level, text) => this.#onLog(ctx.getString(text)))],
-      ['finish', ctx.newFunction('finish', (kind, payload) => this.#onFinish(ctx.getNumber(kind), ctx.getString(payload)))],
-    ] as const) {
-      ctx.setProp(host, name, fn)
-      fn.dispose()
-    }
+    // The run's long-lived handles (bindings, api, start, settle, program) are not disposed: `reset()` frees them.
     const names = ctx.newString(JSON.stringify(bindings))
-    const api = ctx.unwrapResult(this.#enter(() => ctx.callFunction(preludeFn, ctx.undefined, host, names)))
-    names.dispose()
-    host.dispose()
-    preludeFn.dispose()
+    const api = ctx.unwrapResult(this.#enter(() => ctx.callFunction(image.prelude, ctx.undefined, image.host, names)))
     this.#start = ctx.getProp(api, 'start')
     this.#settle = ctx.getProp(api, 'settle')
-    api.dispose()
     const program = this.#enter(() => ctx.evalCode(source, PROGRAM_FILENAME))
     if (program.error) {
       const info = this.#errorInfo(program.error)
-      program.error.dispose()
       if (this.#stop === undefined) {
         this.#finished = true
         this.#result = { error: isOutOfMemory(info) ? memoryError() : { kind: 'syntax', info } }
@@ -133,9 +133,8 @@ export class QuickJSSession {
       return
     }
     const started = this.#enter(() => ctx.callFunction(this.#start as QuickJSHandle, ctx.undefined, program.value))
-    program.value.dispose()
     if (started.error) this.#noteEngineError(started.error)
-    else started.value.dispose()
+    else this.#program = started.value
   }
 
   #shouldInterrupt(): boolean {
@@ -202,14 +201,24 @@ export class QuickJSSession {
         info = { message: 'unreadable error' }
       }
       // Out of memory, QuickJS may fail to allocate the error itself and throw `null`.
-      const oom = isOutOfMemory(info) || (info.name === undefined && info.message === 'null' && this.#nearMemoryLimit())
-      this.#result = { error: oom ? memoryError() : { kind: 'exception', info } }
+      this.#result = { error: this.#outOfMemory(info) ? memoryError() : { kind: 'exception', info } }
     }
   }
 
-  /** The module's heap grew to (nearly) this run's memory limit. */
-  #nearMemoryLimit(): boolean {
-    return this.#loaded.memory.buffer.byteLength >= this.#input.limits.memoryBytes * 0.9
+  /**
+   * Whether a guest error is the memory ceiling: QuickJS's out-of-memory error, or — when WebAssembly
+   * refused to grow the heap during this run — what is left when QuickJS could not even allocate that
+   * error (it throws `null`) or the prelude could not describe it.
+   */
+  #outOfMemory(info: GuestErrorInfo): boolean {
+    if (isOutOfMemory(info)) return true
+    const anonymous = info.name === undefined && (info.message === 'null' || info.message === UNFORMATTABLE)
+    return anonymous && this.#heapRefused()
+  }
+
+  /** WebAssembly refused to grow the module's memory (its cap) since this run started. */
+  #heapRefused(): boolean {
+    return this.#image.loaded.growth.refused > this.#refusedAtStart
   }
 
   #enter<T>(fn: () => T): T {
@@ -241,16 +250,36 @@ export class QuickJSSession {
       if (this.#stop !== undefined) return this.#finish()
     }
     if (this.#outstanding === 0 && !rt.hasPendingJob()) {
-      this.#stop = { kind: 'exception', message: 'the program awaits a promise that can never settle (no sub-call is pending)' }
+      const lost = this.#unreportedOutcome()
+      if (lost === undefined) this.#stop = { kind: 'exception', message: 'the program awaits a promise that can never settle (no sub-call is pending)' }
+      else {
+        this.#finished = true
+        this.#result = { error: lost }
+      }
       this.#finish()
     }
+  }
+
+  /**
+   * The guest went quiet without calling `finish` and without a sub-call pending. Out of memory,
+   * QuickJS may fail to queue the job that would report the outcome (bellard: the promise settled
+   * unreported; quickjs-ng: it stays pending, or `start` itself failed): with the heap at its cap that
+   * is the memory limit. A settled-but-unreported rejection is reported as what it was.
+   */
+  #unreportedOutcome(): SessionError | undefined {
+    if (this.#program === undefined) return this.#heapRefused() ? memoryError() : undefined
+    const state = this.#context().getPromiseState(this.#program)
+    if (state.type === 'pending') return this.#heapRefused() ? memoryError() : undefined
+    if (state.type === 'fulfilled') return memoryError()
+    const info = this.#errorInfo(state.error)
+    return this.#outOfMemory(info) ? memoryError() : { kind: 'exception', info }
   }
 
   /** An error returned by the engine outside the program's own promise (a job, an interrupt). */
   #noteEngineError(handle: QuickJSHandle): void {
     const info = this.#errorInfo(handle)
     handle.dispose()
-    if (isOutOfMemory(info)) this.#stop ??= memoryError()
+    if (this.#outOfMemory(info)) this.#stop ??= memoryError()
   }
 
   #errorInfo(handle: QuickJSHandle): GuestErrorInfo {
@@ -284,21 +313,10 @@ export class QuickJSSession {
     if (this.#done) return
     this.#done = true
     const outcome = this.#stop === undefined ? this.#result : { error: this.#stop }
-    if (this.#stop === undefined || this.#stop.kind === 'output-limit' || this.#stop.kind === 'limit') {
-      // Every handle is released: freeing the runtime is QuickJS's leak check (it aborts on a leak).
-      try {
-        this.#start?.dispose()
-        this.#settle?.dispose()
-        this.#ctx?.dispose()
-        this.#rt?.dispose()
-      } catch {
-        this.#broken = true
-      }
-    } else {
-      // Interrupted mid-flight (timeout, abort, memory): the runtime may hold half-run jobs. Drop the
-      // whole module rather than free it; its capped memory goes with it.
-      this.#broken = true
-    }
+    // Whatever the run left (objects, jobs, an interrupted call stack unwound by QuickJS) goes with
+    // the memory. Only a trapped module cannot be reset: its WebAssembly stack was not unwound.
+    this.#image.hooks = undefined
+    if (!this.#broken) this.#image.reset()
     this.#ctx = undefined
     this.#rt = undefined
     this.#sink.done({

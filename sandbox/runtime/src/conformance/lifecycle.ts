@@ -70,6 +70,29 @@ export function lifecycleTests(s: SuiteContext): void {
     expect(r.value).toEqual(['undefined', true, 'function', true])
   })
 
+  s.it('no state survives a run that was stopped mid-flight (timeout, output limit, memory)', async () => {
+    const stopped = [
+      { code: 'globalThis.leak = 1; Object.prototype.polluted = 1; while (true) {}', limits: { cpuMs: 30 }, kind: 'timeout' },
+      { code: 'globalThis.leak = 2; Array.prototype.push = null; await tools.echo({}); for (;;) console.log("x".repeat(100))', limits: { maxOutputBytes: 1000 }, kind: 'output-limit' },
+      { code: 'globalThis.leak = 3; JSON.parse = null; globalThis.held = []; for (;;) held.push("y".repeat(1000) + held.length)', limits: { memoryBytes: 32 * 1024 * 1024 }, kind: 'memory' },
+    ] as const
+    for (const { code, limits, kind } of stopped) {
+      const r = await s.run(code, { limits })
+      expect(r.error?.kind, code).toBe(kind)
+      const after = await s.run('const e = await tools.echo({ n: 1 }); return [typeof leak, ({}).polluted === undefined, typeof [].push, typeof JSON.parse, e.args.n]')
+      expect(after.value, `after: ${code}`).toEqual(['undefined', true, 'function', 'function', 1])
+    }
+  }, 30_000)
+
+  s.it('each run gets its own Math.random sequence', async () => {
+    const draws = await Promise.all(Array.from({ length: 4 }, () => s.run('return [Math.random(), Math.random()]')))
+    const seen = new Set(draws.map((r) => JSON.stringify(r.value)))
+    expect(seen.size).toBe(4)
+    const sequential: string[] = []
+    for (let i = 0; i < 4; i++) sequential.push(JSON.stringify((await s.run('return Math.random()')).value))
+    expect(new Set(sequential).size).toBe(4)
+  })
+
   s.it('run rejects on misuse: bad bindings or limits', async () => {
     const rt = s.runtime()
     const call = echo

@@ -4,7 +4,9 @@
  *
  * The backend evaluates `GUEST_PRELUDE` (an expression), calls the function it yields with
  * `(host, bindingsJson)` and keeps the two functions of the returned object:
- * - `start(fn)`: runs the wrapped program (`PreparedProgram.source` evaluated);
+ * - `start(fn)`: runs the wrapped program (`PreparedProgram.source` evaluated) and returns its promise,
+ *   from which a host may read an outcome the guest could not report (out of memory, QuickJS cannot
+ *   queue the job that would have called `finish`);
  * - `settle(batchJson)`: delivers host results, a JSON array of `SettleEntry`, parsed inside the guest
  *   by a captured `JSON.parse` (one parse per batch, no code compiled per result).
  * The `host` object the backend passes has three functions; the prelude captures them and never

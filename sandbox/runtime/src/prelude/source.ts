@@ -24,7 +24,9 @@ var apply = R.apply, ownKeys = R.ownKeys, defineProperty = O.defineProperty, fre
   WS = WeakSet, wsHas = WS.prototype.has, wsAdd = WS.prototype.add, wsDelete = WS.prototype.delete,
   numberIsFinite = Number.isFinite, Str = String, ErrorC = Error, TypeErrorC = TypeError,
   symbolToString = Symbol.prototype.toString, bigintToString = BigInt.prototype.toString,
-  numberToString = Number.prototype.toString, reTest = RegExp.prototype.test, IDENT = /^[A-Za-z_$][\\w$]*$/;
+  numberToString = Number.prototype.toString, reTest = RegExp.prototype.test, IDENT = /^[A-Za-z_$][\\w$]*$/,
+  OOM_PROTO = typeof InternalError === 'function' ? InternalError.prototype : null,
+  OOM_TEXT = '{"name":"InternalError","message":"out of memory"}', UNFORMATTABLE = '{"message":"[unformattable thrown value]"}';
 /* Uncurried methods: no argument arrays (an index setter on Array.prototype would see them). */
 var bindCall = FunctionProto.call.bind.bind(FunctionProto.call);
 var wsHasU = bindCall(wsHas), wsAddU = bindCall(wsAdd), wsDeleteU = bindCall(wsDelete), hasOwnU = bindCall(hasOwn),
@@ -206,7 +208,7 @@ function describe(e) {
         (typeof stack === 'string' ? ',"stack":' + stringify(stack) : '') + '}';
     }
     return '{"message":' + stringify(fmt(e, 0, false)) + '}';
-  } catch (_) { return '{"message":"[unformattable thrown value]"}'; }
+  } catch (_) { return UNFORMATTABLE; }
 }
 function onValue(v) {
   if (closed) return;
@@ -216,17 +218,24 @@ function onValue(v) {
   try { json = snapshot(v, 'the return value'); } catch (e) { hostFinish(2, msgOf(e)); return; }
   hostFinish(1, json);
 }
+/* QuickJS's out-of-memory error, recognised without allocating (describing it may need memory there is none of). */
+function isOutOfMemory(e) {
+  return OOM_PROTO !== null && e !== null && typeof e === 'object' && getPrototypeOf(e) === OOM_PROTO && e.message === 'out of memory';
+}
 function onError(e) {
   if (closed) return;
   closed = true;
   var d;
-  try { d = describe(e); } catch (_) { d = '{"message":"[unformattable thrown value]"}'; }
+  try { d = isOutOfMemory(e) ? OOM_TEXT : describe(e); } catch (_) { d = UNFORMATTABLE; }
   hostFinish(3, d);
 }
+/* Returns the program's promise: a host that sees it settle without a finish (the engine could not
+   queue the reaction job, out of memory) reads the outcome from it. */
 function start(fn) {
   var r;
   try { r = fn(); } catch (e) { onError(e); return; }
   thenU(r, onValue, onError);
+  return r;
 }
 function settle(batchJson) {
   var batch = parse(batchJson);

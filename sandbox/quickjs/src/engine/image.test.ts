@@ -1,0 +1,74 @@
+import { describe, expect, test } from 'vitest'
+import { DEFAULT_LIMITS, wrapProgram, type CodeRunLimits } from '@ptc/sandbox'
+import { EngineImage } from './image.js'
+import { loadModule, type QuickJSVariantName } from './module.js'
+import type { SessionOutcome, SubCallRequest } from './protocol.js'
+import { QuickJSSession } from './session.js'
+
+const LIMITS: CodeRunLimits = { ...DEFAULT_LIMITS, memoryBytes: 32 * 1024 * 1024 }
+
+/** Runs one program body on `image` to completion, answering every sub-call with its arguments. */
+function runOn(image: EngineImage, body: string, limits: Partial<CodeRunLimits> = {}): SessionOutcome {
+  let outcome: SessionOutcome | undefined
+  let pending: SubCallRequest[] = []
+  const session = new QuickJSSession(
+    image,
+    { source: wrapProgram(body), bindings: ['echo'], limits: { ...LIMITS, ...limits } },
+    {
+      flush: (calls) => {
+        pending = pending.concat(calls)
+      },
+      done: (o) => {
+        outcome = o
+      },
+    },
+    new Int32Array(1),
+  )
+  session.start()
+  while (outcome === undefined && pending.length > 0) {
+    const batch = pending.splice(0)
+    session.deliver(`[${batch.map(([id, , args]) => `[${id},1,${args}]`).join(',')}]`, batch.length)
+  }
+  if (outcome === undefined) throw new Error('the session did not finish')
+  return outcome
+}
+
+describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('EngineImage (%s)', (variant) => {
+  test('every run starts from the booted memory, and the runtime frees cleanly after many mixed runs', async () => {
+    const loaded = await loadModule(variant, LIMITS.memoryBytes)
+    const image = EngineImage.boot(loaded)
+    const booted = new Uint8Array(loaded.memory.buffer.slice(0, 4 * 1024 * 1024))
+    const programs: [string, Partial<CodeRunLimits>, string | undefined][] = [
+      ['let s = 0; for (let i = 0; i < 50; i++) s += (await tools.echo({ i })).i; return s', {}, undefined],
+      ['globalThis.x = []; for (;;) x.push({ s: "z".repeat(100) })', {}, 'memory'],
+      ['while (true) {}', { cpuMs: 20 }, 'timeout'],
+      ['tools.echo(1); Promise.resolve().then(() => { for (;;) {} }); return 1', { cpuMs: 20 }, 'timeout'],
+      ['for (;;) console.log("log line")', { maxOutputBytes: 500 }, 'output-limit'],
+      ['this is not javascript', {}, 'syntax'],
+      ['const a = new Uint8Array(1 << 20); a.fill(7); throw new Error("after " + a[5])', {}, 'exception'],
+      ['const p = tools.echo(2); return await p', {}, undefined],
+    ]
+    for (let round = 0; round < 5; round++) {
+      for (const [body, limits, kind] of programs) {
+        const outcome = runOn(image, body, limits)
+        expect(outcome.broken, body).toBe(false)
+        expect(outcome.error?.kind, `${body}: ${JSON.stringify(outcome.error)}`).toBe(kind)
+        // The memory the next run starts from is the booted image (the random seed aside).
+        const now = new Uint8Array(loaded.memory.buffer, 0, booted.length)
+        let differing = 0
+        for (let i = 0; i < booted.length; i++) if (now[i] !== booted[i]) differing++
+        expect(differing, body).toBeLessThanOrEqual(8)
+      }
+    }
+    expect(runOn(image, 'return 40 + (await tools.echo(2))').valueJson).toBe('42')
+    // JS_FreeRuntime asserts that every object was freed: a corrupted or leaking state aborts here.
+    expect(() => image.dispose()).not.toThrow()
+  }, 60_000)
+
+  test('each run is reseeded: Math.random differs between runs that start from the same memory', async () => {
+    const image = EngineImage.boot(await loadModule(variant, LIMITS.memoryBytes))
+    const draws = new Set(Array.from({ length: 5 }, () => runOn(image, 'return Math.random()').valueJson))
+    expect(draws.size).toBe(5)
+    image.dispose()
+  })
+})
