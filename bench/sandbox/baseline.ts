@@ -119,3 +119,40 @@ export function nodeCpuLoop(iterations: number): number {
   if (x < 0) console.log(x)
   return performance.now() - t0
 }
+
+let rawWorker: Promise<import('node:worker_threads').Worker> | undefined
+
+/**
+ * Raw library in a worker thread (./raw-worker.mjs): `n` sub-calls, each one `postMessage` to this
+ * thread, answered on a microtask by one `postMessage` back. The baseline for worker isolation.
+ * Microseconds per call, measured here from the start message to the done message.
+ */
+export async function rawWorkerSubCalls(n: number, parallel: boolean): Promise<number> {
+  const { Worker } = await import('node:worker_threads')
+  rawWorker ??= new Promise((resolve, reject) => {
+    const w = new Worker(new URL('./raw-worker.mjs', import.meta.url))
+    w.once('message', () => resolve(w))
+    w.once('error', reject)
+  })
+  const worker = await rawWorker
+  return new Promise((resolve) => {
+    const t0 = performance.now()
+    const onMessage = (m: { t: 'call'; id: number; value: number } | { t: 'done' }): void => {
+      if (m.t === 'call') {
+        void Promise.resolve(m.value).then((value) => worker.postMessage({ t: 'settle', id: m.id, value }))
+        return
+      }
+      worker.off('message', onMessage)
+      resolve(((performance.now() - t0) * 1000) / n)
+    }
+    worker.on('message', onMessage)
+    worker.postMessage({ t: 'run', n, parallel })
+  })
+}
+
+/** Stops the raw-library worker, if one was started. */
+export async function closeRawWorker(): Promise<void> {
+  const w = await rawWorker
+  rawWorker = undefined
+  await w?.terminate()
+}

@@ -1,13 +1,14 @@
 /**
  * QuickJS backend benchmark. Run: node --conditions=@ptc/source --import tsx bench/sandbox/quickjs.ts [--quick] [--json]
- * Medians over several runs; baselines (raw quickjs-emscripten with the same call shape, plain Node)
+ * Medians over several runs; baselines (raw quickjs-emscripten with the same call shape — inline, and
+ * in a worker thread with one message each way per call for worker isolation — and plain Node)
  * measured in the same process. `--quick`: fewer repeats and sub-calls; `--json`: also print the
  * `PTC_BENCH_JSON` line (see ../json.ts).
  */
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import type { CodeRunRequest, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import { emitBenchJson, quickRequested, type BenchResult } from '../json.js'
-import { median, medianOf, nodeCpuLoop, nodeSubCalls, rawCpuLoop, rawSubCalls, rawTrivialRun } from './baseline.js'
+import { closeRawWorker, median, medianOf, nodeCpuLoop, nodeSubCalls, rawCpuLoop, rawSubCalls, rawTrivialRun, rawWorkerSubCalls } from './baseline.js'
 
 const REPEAT = quickRequested ? 3 : 7
 const N = quickRequested ? 500 : 2000
@@ -47,8 +48,14 @@ async function main(): Promise<void> {
   const rawPar = await medianOf(REPEAT, () => rawSubCalls(N, true))
   const nodeSeq = await medianOf(REPEAT, () => nodeSubCalls(N, false))
   const nodePar = await medianOf(REPEAT, () => nodeSubCalls(N, true))
+  // Worker isolation's baseline: the raw library in a worker thread, one postMessage each way per call.
+  const rawWorkerSeq = await medianOf(REPEAT, () => rawWorkerSubCalls(N, false))
+  const rawWorkerPar = await medianOf(REPEAT, () => rawWorkerSubCalls(N, true))
+  await closeRawWorker()
+  const raw = { inline: { seq: rawSeq, par: rawPar }, worker: { seq: rawWorkerSeq, par: rawWorkerPar } }
   row('raw library: sequential sub-call', `${rawSeq.toFixed(1)} us/call (${(1e6 / rawSeq).toFixed(0)} calls/s)`)
   row('raw library: Promise.all sub-call', `${rawPar.toFixed(1)} us/call`)
+  row('raw library in a worker: sequential / Promise.all sub-call', `${rawWorkerSeq.toFixed(1)} / ${rawWorkerPar.toFixed(1)} us/call`)
   row('plain Node: sequential / Promise.all async call', `${nodeSeq.toFixed(2)} / ${nodePar.toFixed(2)} us/call`)
   const rawCpu = await medianOf(REPEAT, () => rawCpuLoop(1e6))
   const nodeCpu = median(Array.from({ length: REPEAT }, () => nodeCpuLoop(1e6)))
@@ -66,12 +73,12 @@ async function main(): Promise<void> {
     const seq = await subCallUs(rt, false)
     row(
       `${isolation}: sequential sub-call`,
-      `${seq.toFixed(1)} us/call (${(1e6 / seq).toFixed(0)} calls/s, ${((rawSeq / seq) * 100).toFixed(0)}% of raw rate, ${(seq / nodeSeq).toFixed(0)}x Node)`,
+      `${seq.toFixed(1)} us/call (${(1e6 / seq).toFixed(0)} calls/s, ${((raw[isolation].seq / seq) * 100).toFixed(0)}% of raw ${isolation} rate, ${(seq / nodeSeq).toFixed(0)}x Node)`,
     )
-    results.push({ group: isolation, case: 'sequential sub-call', median: seq, unit: 'us/call', better: 'lower', baseline: { case: 'raw library', median: rawSeq } })
+    results.push({ group: isolation, case: 'sequential sub-call', median: seq, unit: 'us/call', better: 'lower', baseline: { case: `raw library (${isolation})`, median: raw[isolation].seq } })
     const par = await subCallUs(rt, true)
-    results.push({ group: isolation, case: 'Promise.all sub-call', median: par, unit: 'us/call', better: 'lower', baseline: { case: 'raw library', median: rawPar } })
-    row(`${isolation}: Promise.all sub-call`, `${par.toFixed(1)} us/call (${((rawPar / par) * 100).toFixed(0)}% of raw rate)`)
+    results.push({ group: isolation, case: 'Promise.all sub-call', median: par, unit: 'us/call', better: 'lower', baseline: { case: `raw library (${isolation})`, median: raw[isolation].par } })
+    row(`${isolation}: Promise.all sub-call`, `${par.toFixed(1)} us/call (${((raw[isolation].par / par) * 100).toFixed(0)}% of raw ${isolation} rate)`)
     const bigOut = await medianOf(REPEAT, () => timeRun(rt, 'const s = await tools.big({}); return s.length'))
     const bigIn = await medianOf(REPEAT, () => timeRun(rt, 'await tools.echo({ s: "y".repeat(1000000) }); return 1'))
     const bigRet = await medianOf(REPEAT, () => timeRun(rt, 'return "z".repeat(999000)'))

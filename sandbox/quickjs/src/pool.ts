@@ -1,5 +1,6 @@
 import type { Worker } from 'node:worker_threads'
 import type { QuickJSVariantName } from './engine/module.js'
+import { ReplyMailbox, newMailboxMemory } from './engine/mailbox.js'
 import { Control, type FromWorker, type SessionInput, type ToWorker } from './engine/protocol.js'
 import type { Executor } from './executor.js'
 import type { RunHost } from './host/run-host.js'
@@ -75,6 +76,7 @@ class WorkerSlot {
   readonly #warmBytes: number
   #worker!: Worker
   #control!: Int32Array
+  #mailbox!: ReplyMailbox
   #host: RunHost | undefined
   #runId = 0
   #closing = false
@@ -98,9 +100,11 @@ class WorkerSlot {
 
   #spawn(): void {
     const control = new Int32Array(new SharedArrayBuffer(4))
-    const worker = spawnEngineWorker({ control: control.buffer, variant: this.#variant, warmBytes: this.#warmBytes })
+    const mailbox = newMailboxMemory()
+    const worker = spawnEngineWorker({ control: control.buffer, mailbox, variant: this.#variant, warmBytes: this.#warmBytes })
     this.#worker = worker
     this.#control = control
+    this.#mailbox = new ReplyMailbox(mailbox, control)
     this.#ready = false
     worker.unref()
     worker.on('message', (m: FromWorker) => {
@@ -122,7 +126,8 @@ class WorkerSlot {
     this.#post({ t: 'run', runId, input })
     host.attach({
       settle: (batch, count) => {
-        if (this.#runId === runId) this.#post({ t: 'settle', runId, batch, count })
+        if (this.#runId !== runId) return
+        if (!this.#mailbox.offer(runId, batch, count)) this.#post({ t: 'settle', runId, batch, count })
       },
       stop: (reason) => {
         if (this.#runId !== runId || this.#host === undefined) return

@@ -4,6 +4,7 @@
  * own loader: its `dist` when built, its source with `--conditions=@ptc/source` from tests).
  */
 import { parentPort, workerData } from 'node:worker_threads'
+import { ReplyMailbox, type MailboxMemory } from './engine/mailbox.js'
 import { ModuleCache } from './engine/module-cache.js'
 import type { QuickJSVariantName } from './engine/module.js'
 import type { FromWorker, SessionInput, ToWorker } from './engine/protocol.js'
@@ -11,6 +12,7 @@ import { QuickJSSession } from './engine/session.js'
 
 interface EngineWorkerData {
   control: SharedArrayBuffer
+  mailbox: MailboxMemory
   variant: QuickJSVariantName
   warmBytes: number
 }
@@ -19,6 +21,7 @@ const port = parentPort
 if (port === null) throw new Error('worker-entry must run in a worker thread')
 const data = workerData as EngineWorkerData
 const control = new Int32Array(data.control)
+const mailbox = new ReplyMailbox(data.mailbox, control)
 const cache = new ModuleCache(data.variant, 1)
 // Load the module now, so the first run does not pay for it.
 const warm = Promise.resolve(cache.acquire(data.warmBytes)).then(
@@ -27,14 +30,33 @@ const warm = Promise.resolve(cache.acquire(data.warmBytes)).then(
 )
 void warm.then(() => post({ t: 'ready' }))
 
-let current: { runId: number; session: QuickJSSession | undefined; stop?: 'abort' | 'wall' } | undefined
+interface Run {
+  runId: number
+  session: QuickJSSession | undefined
+  stop?: 'abort' | 'wall'
+  /** Spins in a row that ran out before the reply came. */
+  misses: number
+  /** Waits on the host without spinning since spinning stopped paying. */
+  skipped: number
+}
+
+let current: Run | undefined
+
+/**
+ * How long a worker whose guest waits on the host spins for the reply (see `ReplyMailbox`) before
+ * going back to its event loop. After `SPIN_MISSES` spins in a row ran out (slow tools), the run
+ * spins again only once every `RETRY_EVERY` waits, so slow tools cost almost no spinning.
+ */
+const SPIN_MS = 0.25
+const SPIN_MISSES = 4
+const RETRY_EVERY = 64
 
 function post(message: FromWorker): void {
   port?.postMessage(message)
 }
 
 async function begin(runId: number, input: SessionInput): Promise<void> {
-  const run: { runId: number; session: QuickJSSession | undefined; stop?: 'abort' | 'wall' } = { runId, session: undefined }
+  const run: Run = { runId, session: undefined, misses: 0, skipped: 0 }
   current = run
   let image
   try {
@@ -56,6 +78,21 @@ async function begin(runId: number, input: SessionInput): Promise<void> {
   run.session = session
   session.start()
   if (run.stop !== undefined) session.stop(run.stop)
+  else awaitReplies(run)
+}
+
+/** While the run's guest waits on the host, takes replies from the mailbox instead of the event loop. */
+function awaitReplies(run: Run): void {
+  while (current === run && run.session?.awaitingHost === true) {
+    if (run.misses >= SPIN_MISSES && ++run.skipped % RETRY_EVERY !== 0) return
+    const reply = mailbox.wait(run.runId, SPIN_MS)
+    if (reply === undefined) {
+      run.misses++
+      return
+    }
+    run.misses = 0
+    run.session.deliver(reply.batch, reply.count)
+  }
 }
 
 port.on('message', (message: ToWorker) => {
@@ -65,7 +102,9 @@ port.on('message', (message: ToWorker) => {
   }
   const run = current
   if (run === undefined || run.runId !== message.runId) return
-  if (message.t === 'settle') run.session?.deliver(message.batch, message.count)
-  else if (run.session === undefined) run.stop = message.reason
+  if (message.t === 'settle') {
+    run.session?.deliver(message.batch, message.count)
+    awaitReplies(run)
+  } else if (run.session === undefined) run.stop = message.reason
   else run.session.stop(message.reason)
 })

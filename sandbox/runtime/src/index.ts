@@ -18,5 +18,5 @@ export {
 } from './program.js'
 export type { PreparedProgram, GuestErrorInfo } from './program.js'
 export { GUEST_PRELUDE } from './prelude/source.js'
-export { FinishKind, GUEST_GLOBALS, GUEST_LOG_LEVELS } from './prelude/protocol.js'
-export type { GuestHostFunctions, SettleEntry } from './prelude/protocol.js'
+export { FinishKind, GUEST_GLOBALS, GUEST_LOG_LEVELS, parseDrainedCalls } from './prelude/protocol.js'
+export type { GuestHostFunctions, QueueCaps, SettleEntry } from './prelude/protocol.js'

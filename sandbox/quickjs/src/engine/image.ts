@@ -1,19 +1,19 @@
 import { Buffer } from 'node:buffer'
 import { randomFillSync } from 'node:crypto'
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core'
+import type { EitherFFI, QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core'
 import { GUEST_PRELUDE } from '@ptc/sandbox'
 import type { LoadedModule } from './module.js'
 
 /** What the image's host functions and interrupt handler call: the session running on it. */
 export interface ImageHooks {
-  call(id: number, name: string, argsJson: string): void
   log(text: string): void
+  limit(which: number): void
   finish(kind: number, payload: string): void
   shouldInterrupt(): boolean
 }
 
 /**
- * A QuickJS module booted once — a runtime, a context, the three host functions and the guest
+ * A QuickJS module booted once — a runtime, a context, the host functions and the guest
  * prelude compiled to a function — with a copy of its WebAssembly memory taken at that point.
  *
  * Every run starts from that state and `reset()` puts the copy back when the run ends, so no guest
@@ -40,7 +40,17 @@ export class EngineImage {
   readonly host: QuickJSHandle
   hooks: ImageHooks | undefined
   readonly #pages: MemoryRun[]
+  /** The largest zero run (the C stack below what boot used), reset by `resetStack`. */
+  readonly #stack: MemoryRun | undefined
   readonly #seedAt: number
+  readonly #ffi: EitherFFI
+  readonly #heap: EngineHeap
+  readonly #ctxPtr: number
+  readonly #rtPtr: number
+  /** 8 bytes of the image's heap: an argv slot and a context out-pointer for the direct calls. */
+  readonly #scratch: number
+  #u8 = new Uint8Array(0)
+  #u32 = new Uint32Array(0)
   #disposed = false
 
   private constructor(loaded: LoadedModule, runtime: QuickJSRuntime, context: QuickJSContext, prelude: QuickJSHandle, host: QuickJSHandle) {
@@ -49,8 +59,21 @@ export class EngineImage {
     this.context = context
     this.prelude = prelude
     this.host = host
+    this.#ffi = loaded.module.getFFI()
+    const memory = context.getMemory((runtime as unknown as { rt: { value: never } }).rt.value)
+    this.#heap = memory.module as unknown as EngineHeap
+    this.#ctxPtr = memory.ctx.value
+    this.#rtPtr = memory.rt.value
+    // Allocated before the memory is copied, so it exists in every run.
+    this.#scratch = this.#heap._malloc(8)
     this.#seedAt = locateRandomState(loaded, context)
-    this.#pages = copyUsedMemory(loaded)
+    const pages = copyUsedMemory(loaded)
+    let stack: MemoryRun | undefined
+    for (const run of pages) {
+      if (run.bytes === undefined && run.end - run.start >= STACK_ZONE_BYTES && (stack === undefined || run.end - run.start > stack.end - stack.start)) stack = run
+    }
+    this.#stack = stack
+    this.#pages = pages.filter((run) => run !== stack)
   }
 
   /** Boots `loaded` (a module no run has used) into an image. Throws if the engine is not as expected. */
@@ -63,7 +86,8 @@ export class EngineImage {
     rt.setInterruptHandler(() => hooks()?.shouldInterrupt() ?? false)
     const host = ctx.newObject()
     for (const [name, fn] of [
-      ['call', ctx.newFunction('call', (id, nm, args) => hooks()?.call(ctx.getNumber(id), ctx.getString(nm), ctx.getString(args)))],
+      // No `call`: the prelude runs in queue mode and the session drains calls after each pump.
+      ['limit', ctx.newFunction('limit', (which) => hooks()?.limit(ctx.getNumber(which)))],
       ['log', ctx.newFunction('log', (_level, text) => hooks()?.log(ctx.getString(text)))],
       ['finish', ctx.newFunction('finish', (kind, payload) => hooks()?.finish(ctx.getNumber(kind), ctx.getString(payload)))],
     ] as const) {
@@ -73,6 +97,81 @@ export class EngineImage {
     const prelude = ctx.unwrapResult(ctx.evalCode(GUEST_PRELUDE, 'ptc-prelude.js'))
     booted.image = new EngineImage(loaded, rt, ctx, prelude, host)
     return booted.image
+  }
+
+  /**
+   * `fn()` returning a string: the string, or the error handle if it threw. Used for `drain()`, once
+   * per pump, without the library's per-call handle and pointer-array allocations.
+   */
+  callForString(fn: QuickJSHandle): string | QuickJSHandle {
+    const ffi = this.#ffi
+    const ctx = this.#ctxPtr as never
+    const result = ffi.QTS_Call(ctx, fn.value, this.context.undefined.value, 0, 0 as never)
+    const error = ffi.QTS_ResolveException(ctx, result)
+    if (error) {
+      ffi.QTS_FreeValuePointer(ctx, result)
+      return this.context.getMemory(this.#rtPtr as never).heapValueHandle(error)
+    }
+    const chars = ffi.QTS_GetString(ctx, result)
+    const text = this.#heap.UTF8ToString(chars as unknown as number)
+    ffi.QTS_FreeCString(ctx, chars)
+    ffi.QTS_FreeValuePointer(ctx, result)
+    return text
+  }
+
+  /**
+   * `fn(arg)` with the result dropped; the error handle if it threw. The library's `callFunction` does
+   * the same with a pointer array allocated, filled and freed per call: this is the per-result path.
+   */
+  callDroppingResult(fn: QuickJSHandle, arg: QuickJSHandle): QuickJSHandle | undefined {
+    const ffi = this.#ffi
+    this.#views()
+    this.#u32[this.#scratch >> 2] = arg.value as number
+    const result = ffi.QTS_Call(this.#ctxPtr as never, fn.value, this.context.undefined.value, 1, this.#scratch as never)
+    const error = ffi.QTS_ResolveException(this.#ctxPtr as never, result)
+    ffi.QTS_FreeValuePointer(this.#ctxPtr as never, result)
+    return error ? this.context.getMemory(this.#rtPtr as never).heapValueHandle(error) : undefined
+  }
+
+  /**
+   * Runs every pending job; the error handle if one failed. The library's `executePendingJobs` does
+   * the same with a typed array and a handle allocated per call.
+   */
+  runJobs(): QuickJSHandle | undefined {
+    const ffi = this.#ffi
+    const out = this.#scratch + 4
+    this.#views()
+    this.#u32[out >> 2] = 0
+    const value = ffi.QTS_ExecutePendingJob(this.#rtPtr as never, -1, out as never)
+    // The jobs may have grown the memory: fresh views.
+    this.#views()
+    if (this.#u32[out >> 2] === 0) {
+      ffi.QTS_FreeValuePointerRuntime(this.#rtPtr as never, value)
+      return undefined
+    }
+    // A number (jobs run) or the exception of the job that failed.
+    const type = ffi.QTS_Typeof(this.#ctxPtr as never, value) as unknown as number
+    const isNumber = this.#u8[type] === 0x6e && this.#u8[type + 1] === 0x75 // "nu…": "number"
+    this.#heap._free(type)
+    if (isNumber) {
+      ffi.QTS_FreeValuePointer(this.#ctxPtr as never, value)
+      return undefined
+    }
+    return this.context.getMemory(this.#rtPtr as never).heapValueHandle(value)
+  }
+
+  /** Byte and word views of the memory as it is now (growing it replaces the buffer). */
+  #views(): void {
+    const buffer = this.loaded.memory.buffer
+    if (this.#u8.buffer !== buffer) {
+      this.#u8 = new Uint8Array(buffer)
+      this.#u32 = new Uint32Array(buffer)
+    }
+  }
+
+  /** Whether a job is pending. */
+  hasPendingJob(): boolean {
+    return this.#ffi.QTS_IsJobPending(this.#rtPtr as never) !== 0
   }
 
   /** Gives the next run a fresh `Math.random` sequence. */
@@ -89,6 +188,29 @@ export class EngineImage {
       if (run.bytes === undefined) memory.fill(0, run.start, run.end)
       else memory.set(run.bytes, run.start)
     }
+    if (this.#stack !== undefined) this.#resetStack(memory, this.#stack)
+  }
+
+  /**
+   * The C stack grows down from the top of `zone`, so a run dirties a contiguous top part of it.
+   * That part is found by comparing 64 KiB blocks with zeros from the top down (two clean blocks in a
+   * row end it) and zeroed; the rest of the 5 MiB is never touched, so a fresh image's first reset
+   * does not fault in pages nobody used. (Stack memory below the stack pointer is dead to QuickJS:
+   * zeroing it is hygiene, not correctness.)
+   */
+  #resetStack(memory: Uint8Array, zone: MemoryRun): void {
+    const view = Buffer.from(memory.buffer, memory.byteOffset, memory.byteLength)
+    let low = zone.end
+    let clean = 0
+    for (let end = zone.end; end > zone.start && clean < 2; end -= ZEROS.length) {
+      const start = Math.max(zone.start, end - ZEROS.length)
+      if (view.compare(ZEROS, 0, end - start, start, end) === 0) clean++
+      else {
+        clean = 0
+        low = start
+      }
+    }
+    if (low < zone.end) memory.fill(0, low, zone.end)
   }
 
   /**
@@ -104,6 +226,13 @@ export class EngineImage {
     this.context.dispose()
     this.runtime.dispose()
   }
+}
+
+/** The emscripten module's heap and allocator, as quickjs-emscripten's own memory helpers use them. */
+interface EngineHeap {
+  UTF8ToString(pointer: number): string
+  _malloc(bytes: number): number
+  _free(pointer: number): void
 }
 
 /** The 64-bit xorshift64* step QuickJS's `Math.random` takes. */
@@ -150,6 +279,8 @@ function locateRandomState(loaded: LoadedModule, ctx: QuickJSContext): number {
 /** Zero bytes restored past the last non-zero page, in case the heap's last block ends in zeros. */
 const MARGIN_BYTES = 64 * 1024
 const PAGE_BYTES = 4096
+/** A zero run at least this long is taken for the C stack (emscripten reserves 5 MiB below the heap). */
+const STACK_ZONE_BYTES = 1024 * 1024
 /** Pages compared at once before looking at single pages. */
 const BLOCK_PAGES = 16
 const ZEROS = Buffer.alloc(PAGE_BYTES * BLOCK_PAGES)

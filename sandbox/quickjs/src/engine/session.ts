@@ -1,6 +1,6 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core'
-import { FinishKind, OutputLedger, PROGRAM_FILENAME } from '@ptc/sandbox'
-import type { CodeRunError, GuestErrorInfo } from '@ptc/sandbox'
+import { FinishKind, OutputLedger, PROGRAM_FILENAME, parseDrainedCalls } from '@ptc/sandbox'
+import type { CodeRunError, GuestErrorInfo, QueueCaps } from '@ptc/sandbox'
 import type { EngineImage, ImageHooks } from './image.js'
 import { Control, type SessionError, type SessionInput, type SessionSink, type SubCallRequest } from './protocol.js'
 
@@ -27,6 +27,7 @@ export class QuickJSSession {
   #ctx: QuickJSContext | undefined
   #start: QuickJSHandle | undefined
   #settle: QuickJSHandle | undefined
+  #drain: QuickJSHandle | undefined
   /** The program's promise (what `start` returned). */
   #program: QuickJSHandle | undefined
   #cpuUsed = 0
@@ -76,16 +77,20 @@ export class QuickJSSession {
     try {
       const ctx = this.#context()
       const text = ctx.newString(batchJson)
-      const r = this.#enter(() => ctx.callFunction(this.#settle as QuickJSHandle, ctx.undefined, text))
+      const error = this.#enter(() => this.#image.callDroppingResult(this.#settle as QuickJSHandle, text))
       text.dispose()
-      if (r.error) this.#noteEngineError(r.error)
-      else r.value.dispose()
+      if (error !== undefined) this.#noteEngineError(error)
       this.#pump()
     } catch (error) {
       this.#trap(error)
     } finally {
       this.#busy = false
     }
+  }
+
+  /** The guest is idle until the host delivers a result (it has calls outstanding and the run goes on). */
+  get awaitingHost(): boolean {
+    return !this.#done && this.#outstanding > 0
   }
 
   /** Stops the run from the host (abort or wall ceiling while the guest waits). */
@@ -104,7 +109,7 @@ export class QuickJSSession {
     const { limits, bindings, source } = this.#input
     const image = this.#image
     const hooks: ImageHooks = {
-      call: (id, name, argsJson) => this.#onCall(id, name, argsJson),
+      limit: (which) => this.#onLimit(which),
       log: (text) => this.#onLog(text),
       finish: (kind, payload) => this.#onFinish(kind, payload),
       shouldInterrupt: () => this.#shouldInterrupt(),
@@ -120,9 +125,12 @@ export class QuickJSSession {
     rt.setMaxStackSize(MAX_STACK_BYTES)
     // The run's long-lived handles (bindings, api, start, settle, program) are not disposed: `reset()` frees them.
     const names = ctx.newString(JSON.stringify(bindings))
-    const api = ctx.unwrapResult(this.#enter(() => ctx.callFunction(image.prelude, ctx.undefined, image.host, names)))
+    const caps: QueueCaps = { maxSubCalls: limits.maxSubCalls, maxPendingSubCalls: limits.maxPendingSubCalls }
+    const queue = ctx.newString(JSON.stringify(caps))
+    const api = ctx.unwrapResult(this.#enter(() => ctx.callFunction(image.prelude, ctx.undefined, image.host, names, queue)))
     this.#start = ctx.getProp(api, 'start')
     this.#settle = ctx.getProp(api, 'settle')
+    this.#drain = ctx.getProp(api, 'drain')
     const program = this.#enter(() => ctx.evalCode(source, PROGRAM_FILENAME))
     if (program.error) {
       const info = this.#errorInfo(program.error)
@@ -165,17 +173,31 @@ export class QuickJSSession {
   #onCall(id: number, name: string, argsJson: string): void {
     if (this.#stop !== undefined || this.#finished) return
     const { maxSubCalls, maxPendingSubCalls } = this.#input.limits
-    if (this.#subCalls >= maxSubCalls) {
-      this.#stop = { kind: 'limit', message: `sub-call limit of ${maxSubCalls} calls exceeded` }
-      return
-    }
-    if (this.#outstanding >= maxPendingSubCalls) {
-      this.#stop = { kind: 'limit', message: `pending sub-call limit of ${maxPendingSubCalls} calls exceeded` }
-      return
-    }
+    if (this.#subCalls >= maxSubCalls) return this.#onLimit(1)
+    if (this.#outstanding >= maxPendingSubCalls) return this.#onLimit(2)
     this.#subCalls++
     this.#outstanding++
     this.#calls.push([id, name, argsJson])
+  }
+
+  /** A call went past a cap: `1` `maxSubCalls`, `2` `maxPendingSubCalls` (the guest reports it as the call starts). */
+  #onLimit(which: number): void {
+    if (this.#stop !== undefined || this.#finished) return
+    const { maxSubCalls, maxPendingSubCalls } = this.#input.limits
+    this.#stop =
+      which === 1
+        ? { kind: 'limit', message: `sub-call limit of ${maxSubCalls} calls exceeded` }
+        : { kind: 'limit', message: `pending sub-call limit of ${maxPendingSubCalls} calls exceeded` }
+  }
+
+  /** Takes the calls the guest queued since the last drain (one engine call per pump, not per sub-call). */
+  #drainCalls(): void {
+    const drain = this.#drain
+    if (drain === undefined || this.#stop !== undefined) return
+    const text = this.#enter(() => this.#image.callForString(drain))
+    if (typeof text !== 'string') return this.#noteEngineError(text)
+    const names = this.#input.bindings
+    for (const [id, index, argsJson] of parseDrainedCalls(text)) this.#onCall(id, names[index] ?? '', argsJson)
   }
 
   #onLog(text: string): void {
@@ -233,10 +255,12 @@ export class QuickJSSession {
 
   #pump(): void {
     const rt = this.#rt
-    while (rt !== undefined && !this.#finished && this.#stop === undefined && rt.hasPendingJob()) {
-      const r = this.#enter(() => rt.executePendingJobs())
-      if (r.error) this.#noteEngineError(r.error)
+    const image = this.#image
+    while (rt !== undefined && !this.#finished && this.#stop === undefined && image.hasPendingJob()) {
+      const error = this.#enter(() => image.runJobs())
+      if (error !== undefined) this.#noteEngineError(error)
     }
+    if (rt !== undefined && !this.#done) this.#drainCalls()
     if (this.#done) return
     if (this.#finished || this.#stop !== undefined || rt === undefined) return this.#finish()
     const logs = this.#ledger.logs
@@ -249,7 +273,7 @@ export class QuickJSSession {
       if (this.#done) return
       if (this.#stop !== undefined) return this.#finish()
     }
-    if (this.#outstanding === 0 && !rt.hasPendingJob()) {
+    if (this.#outstanding === 0 && !image.hasPendingJob()) {
       const lost = this.#unreportedOutcome()
       if (lost === undefined) this.#stop = { kind: 'exception', message: 'the program awaits a promise that can never settle (no sub-call is pending)' }
       else {

@@ -3,22 +3,51 @@
  * is a number or a string made inside the guest with intrinsics captured before the program ran.
  *
  * The backend evaluates `GUEST_PRELUDE` (an expression), calls the function it yields with
- * `(host, bindingsJson)` and keeps the two functions of the returned object:
+ * `(host, bindingsJson, queueJson)` and keeps the functions of the returned object:
  * - `start(fn)`: runs the wrapped program (`PreparedProgram.source` evaluated) and returns its promise,
  *   from which a host may read an outcome the guest could not report (out of memory, QuickJS cannot
  *   queue the job that would have called `finish`);
  * - `settle(batchJson)`: delivers host results, a JSON array of `SettleEntry`, parsed inside the guest
- *   by a captured `JSON.parse` (one parse per batch, no code compiled per result).
- * The `host` object the backend passes has three functions; the prelude captures them and never
- * exposes them (or `host`) to the program:
+ *   by a captured `JSON.parse` (one parse per batch, no code compiled per result);
+ * - `drain()`, in queue mode only: the sub-calls made since the last drain (see `parseDrainedCalls`).
+ *
+ * Two ways to receive sub-calls. With `host.call`, the guest calls it as each sub-call starts (a
+ * backend whose engine runs its own job loop, isolated-vm). Without it — queue mode, for a backend
+ * that pumps jobs itself and pays per host-function call (QuickJS) — calls wait in the guest until
+ * the backend calls `drain()` after pumping, and `queueJson` (`QueueCaps`) gives the caps the guest
+ * then applies as each call starts, reporting the first call past one through `host.limit`.
+ * The prelude captures the host functions and never exposes them (or `host`) to the program:
  */
 export interface GuestHostFunctions {
-  /** A sub-call started: `id` counts from 1 in submission order; `argsJson` is lossless JSON text. */
-  call(id: number, name: string, argsJson: string): void
+  /** A sub-call started: `id` counts from 1 in submission order; `argsJson` is lossless JSON text. Absent in queue mode. */
+  call?(id: number, name: string, argsJson: string): void
   /** One `console` call: `level` is one of `GUEST_LOG_LEVELS`, `text` the formatted line. */
   log(level: string, text: string): void
   /** The program settled, exactly once; see `FinishKind`. */
   finish(kind: FinishKind, payload: string): void
+  /** Queue mode: a sub-call went past a cap — `1`: `maxSubCalls`, `2`: `maxPendingSubCalls`. */
+  limit?(which: 1 | 2): void
+}
+
+/** The caps queue mode applies in the guest (the run's limits of the same names). */
+export interface QueueCaps {
+  maxSubCalls: number
+  maxPendingSubCalls: number
+}
+
+/**
+ * Queue mode: the text `drain()` returned as `[id, bindingIndex, argsJson]` triples. Each entry is
+ * `id,index,argsJson`, entries are joined by U+0001 (lossless JSON text has no raw control character).
+ */
+export function parseDrainedCalls(text: string): [id: number, index: number, argsJson: string][] {
+  const out: [number, number, string][] = []
+  if (text === '') return out
+  for (const entry of text.split('\u0001')) {
+    const a = entry.indexOf(',')
+    const b = entry.indexOf(',', a + 1)
+    out.push([Number(entry.slice(0, a)), Number(entry.slice(a + 1, b)), entry.slice(b + 1)])
+  }
+  return out
 }
 
 /** `finish` kinds: what `payload` holds. */

@@ -1,10 +1,10 @@
 import { GUEST_GLOBALS, GUEST_LOG_LEVELS } from './protocol.js'
 
 /**
- * The guest prelude: a JavaScript expression evaluating to `function (host, bindingsJson)`; see
- * `protocol.ts` for the contract. It runs before the program, captures every intrinsic it uses,
+ * The guest prelude: a JavaScript expression evaluating to `function (host, bindingsJson, queueJson)`;
+ * see `protocol.ts` for the contract. It runs before the program, captures every intrinsic it uses,
  * installs `tools`, `ToolCallError` and `console`, deletes every global not in `GUEST_GLOBALS`, and
- * returns `{ start, settle }`. Plain ES2020, no engine-specific API: both backends evaluate it as is.
+ * returns `{ start, settle }` (and `drain` in queue mode). Plain ES2020, no engine-specific API: both backends evaluate it as is.
  *
  * Hardening notes: internal arrays and objects have a null prototype (no inherited setters or
  * `toJSON`); snapshots read each property exactly once and write the JSON text themselves (a
@@ -12,7 +12,7 @@ import { GUEST_GLOBALS, GUEST_LOG_LEVELS } from './protocol.js'
  * an index setter on `Array.prototype` sees); the traversal is iterative; tool functions are plain
  * functions returning a promise made by the captured `Promise` (no `then` lookup on our side).
  */
-export const GUEST_PRELUDE: string = `(function (host, bindingsJson) {
+export const GUEST_PRELUDE: string = `(function (host, bindingsJson, queueJson) {
 'use strict';
 var G = globalThis, O = Object, R = Reflect;
 var apply = R.apply, ownKeys = R.ownKeys, defineProperty = O.defineProperty, freeze = O.freeze,
@@ -32,7 +32,7 @@ var bindCall = FunctionProto.call.bind.bind(FunctionProto.call);
 var wsHasU = bindCall(wsHas), wsAddU = bindCall(wsAdd), wsDeleteU = bindCall(wsDelete), hasOwnU = bindCall(hasOwn),
   thenU = bindCall(then), reTestU = bindCall(reTest), symbolToStringU = bindCall(symbolToString),
   bigintToStringU = bindCall(bigintToString), numberToStringU = bindCall(numberToString), joinU = bindCall(ArrayProto.join);
-var hostCall = host.call, hostLog = host.log, hostFinish = host.finish;
+var hostCall = host.call, hostLog = host.log, hostFinish = host.finish, hostLimit = host.limit;
 var ALLOWED = ${JSON.stringify(GUEST_GLOBALS)};
 var LEVELS = ${JSON.stringify(GUEST_LOG_LEVELS)};
 function nullArray() { return setPrototypeOf([], null); }
@@ -155,7 +155,15 @@ freeze(ToolCallError);
 /* ---- sub-calls ---- */
 var nextId = 0, closed = false, pending = create(null);
 function rejected(err) { return new P(function (_, reject) { reject(err); }); }
-function callTool(name, args) {
+/* Queue mode (the host gave no call function): calls wait in \`queue\` until the host drains them after
+   running jobs, and the sub-call caps the host would apply on each call are applied here, so a
+   synchronous flood of calls stops at once. */
+var queue = null, open = 0, maxCalls = 0, maxOpen = 0;
+if (typeof hostCall !== 'function') {
+  var caps = parse(queueJson);
+  maxCalls = caps.maxSubCalls; maxOpen = caps.maxPendingSubCalls; queue = nullArray();
+}
+function callTool(name, index, args) {
   if (closed) return rejected(new ToolCallError(name, 'the run has ended'));
   var json;
   try { json = snapshot(args, 'arguments'); }
@@ -163,17 +171,28 @@ function callTool(name, args) {
   var id = ++nextId, entry = { resolve: null, reject: null, name: name };
   var p = new P(function (resolve, reject) { entry.resolve = resolve; entry.reject = reject; });
   pending[id] = entry;
-  hostCall(id, name, json);
+  if (queue === null) { hostCall(id, name, json); return p; }
+  if (id > maxCalls) hostLimit(1); else if (open >= maxOpen) hostLimit(2);
+  open++;
+  queue[queue.length] = id + ',' + index + ',' + json;
   return p;
 }
-function makeTool(name) {
+/* Queue mode: the calls made since the last drain, as "id,bindingIndex,argsJson" joined by U+0001
+   (lossless JSON text never holds a raw control character); '' when there are none. */
+function drain() {
+  if (queue.length === 0) return '';
+  var q = queue;
+  queue = nullArray();
+  return joinU(q, '\\u0001');
+}
+function makeTool(name, index) {
   var holder = create(null);
-  holder[name] = ({ [name](args) { return callTool(name, arguments.length === 0 ? {} : args); } })[name];
+  holder[name] = ({ [name](args) { return callTool(name, index, arguments.length === 0 ? {} : args); } })[name];
   return freeze(holder[name]);
 }
 var tools = create(null), bindings = parse(bindingsJson);
 for (var b = 0; b < bindings.length; b++) {
-  defineProperty(tools, bindings[b], { value: makeTool(bindings[b]), enumerable: true, writable: false, configurable: false });
+  defineProperty(tools, bindings[b], { value: makeTool(bindings[b], b), enumerable: true, writable: false, configurable: false });
 }
 freeze(tools);
 
@@ -243,11 +262,13 @@ function settle(batchJson) {
     var e = batch[i], id = e[0], p = pending[id];
     if (p === undefined) continue;
     delete pending[id];
+    open--;
     if (e[1] === 1) p.resolve(e[2]); else p.reject(new ToolCallError(p.name, e[2]));
   }
 }
 var api = create(null);
 api.start = start;
 api.settle = settle;
+if (queue !== null) api.drain = drain;
 return freeze(api);
 })`

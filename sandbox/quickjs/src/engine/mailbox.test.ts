@@ -1,0 +1,63 @@
+import { createRequire } from 'node:module'
+import { pathToFileURL } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import { expect, test } from 'vitest'
+import { MAILBOX_BYTES, ReplyMailbox, newMailboxMemory } from './mailbox.js'
+
+function spawn(data: unknown): Worker {
+  const entry = new URL('./fixtures/mailbox-worker.ts', import.meta.url).href
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href
+  const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}) })`
+  return new Worker(boot, { eval: true, workerData: data, execArgv: ['--conditions=@ptc/source'] })
+}
+
+test('every reply reaches the worker exactly once, through the mailbox or by message, under racing timeouts', async () => {
+  const memory = newMailboxMemory()
+  const control = new SharedArrayBuffer(4)
+  const host = new ReplyMailbox(memory, new Int32Array(control))
+  const N = 3000
+  // A 50 us budget makes the worker's spins run out all the time, racing the host's claims.
+  const worker = spawn({ memory, control, expected: N, budgetMs: 0.05 })
+  await new Promise((resolve, reject) => {
+    worker.once('message', resolve)
+    worker.once('error', reject)
+  })
+  const report = new Promise<{ got: string[]; spins: number; hits: number }>((resolve) => worker.once('message', resolve))
+  let offered = 0
+  for (let i = 0; i < N; i++) {
+    const batch = `[[${i},1,"é${'x'.repeat(i % 50)}"]]`
+    if (host.offer(1, batch, i % 7)) offered++
+    else worker.postMessage(`${batch}/${i % 7}`)
+    if (i % 4 === 0) await new Promise((resolve) => setImmediate(resolve))
+  }
+  const { got, hits } = await report
+  await worker.terminate()
+  expect(got).toHaveLength(N)
+  expect(new Set(got).size).toBe(N)
+  for (let i = 0; i < N; i++) expect(got).toContain(`[[${i},1,"é${'x'.repeat(i % 50)}"]]/${i % 7}`)
+  expect(hits).toBe(offered)
+  // Both paths ran: some replies went through the mailbox, some by message.
+  expect(offered).toBeGreaterThan(0)
+  expect(offered).toBeLessThan(N)
+}, 60_000)
+
+test('offer declines when nobody spins for that run, or when the batch may not fit', () => {
+  const memory = newMailboxMemory()
+  const box = new ReplyMailbox(memory, new Int32Array(new SharedArrayBuffer(4)))
+  expect(box.offer(1, '[]', 0)).toBe(false)
+  // A worker spinning for run 2 does not take run 1's reply.
+  new Int32Array(memory.words)[0] = 2
+  expect(box.offer(1, '[]', 0)).toBe(false)
+  expect(box.offer(2, 'x'.repeat(Math.floor(MAILBOX_BYTES / 3) + 1), 1)).toBe(false)
+  expect(box.offer(2, '[[1,1,null]]', 1)).toBe(true)
+  expect(box.wait(2, 1)).toEqual({ batch: '[[1,1,null]]', count: 1 })
+})
+
+test('a spinning worker gives up at once when the run is stopped', () => {
+  const control = new Int32Array(new SharedArrayBuffer(4))
+  const box = new ReplyMailbox(newMailboxMemory(), control)
+  control[0] = 1
+  const t = performance.now()
+  expect(box.wait(1, 10_000)).toBeUndefined()
+  expect(performance.now() - t).toBeLessThan(1000)
+})
