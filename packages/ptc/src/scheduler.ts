@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events'
-import { snapshotJson } from '@ptc/tools'
+import { isParsedArguments } from '@ptc/sandbox'
+import { adoptParsedJson, snapshotJson } from '@ptc/tools'
 import type {
   Agent,
   ImageBlock,
@@ -70,8 +71,9 @@ export class SubCallScheduler {
     const binding = this.bindings.get(name)
     if (this.#closed) return Promise.reject(new Error('the program has ended'))
     if (binding === undefined) return Promise.reject(new Error(`unknown tool: ${name}`))
-    // One frozen copy serves classification, the pipeline and the tool's own validation.
-    const copy = snapshotJson(args)
+    // One frozen copy serves classification, the pipeline and the tool's own validation. Arguments
+    // the sandbox seam parsed from the guest's text are already that copy: they are frozen in place.
+    const copy = isParsedArguments(args) ? { ok: true as const, value: adoptParsedJson(args) } : snapshotJson(args)
     if (!copy.ok) return Promise.reject(new Error(`arguments are not lossless JSON: ${copy.path || '(root)'}: ${copy.message}`))
     return new Promise<JsonValue>((resolve, reject) => {
       const subCallId = `${this.ctx.callId}:ptc:${++this.#submitted}`

@@ -50,6 +50,18 @@ function nestsDeeperThan(value: unknown, max: number): boolean {
   return false
 }
 
+/** The argument value `settleHostCall` is handing to `request.call` right now (see `isParsedArguments`). */
+let handingOver: object | undefined
+
+/**
+ * Whether `args` is the argument value `settleHostCall` just parsed from the guest's text and is
+ * passing to the `call` that asks: plain JSON that no one else references, which that call may keep
+ * (or freeze) without copying it. True only synchronously inside `request.call`, for that value.
+ */
+export function isParsedArguments(args: unknown): boolean {
+  return args !== undefined && args === handingOver
+}
+
 /**
  * One host call as both backends make it: the guest's argument text is parsed,
  * `request.call` runs (a synchronous throw counts as a rejection), and the
@@ -65,7 +77,13 @@ export function settleHostCall(
 ): Promise<string> {
   let pending: Promise<JsonValue>
   try {
-    pending = Promise.resolve(request.call(name, JSON.parse(argsJson) as JsonValue, signal))
+    const args = JSON.parse(argsJson) as JsonValue
+    if (typeof args === 'object' && args !== null) handingOver = args
+    try {
+      pending = Promise.resolve(request.call(name, args, signal))
+    } finally {
+      handingOver = undefined
+    }
   } catch (error) {
     pending = Promise.reject(error)
   }

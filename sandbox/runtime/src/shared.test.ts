@@ -5,6 +5,8 @@ import { OutputLedger } from './ledger.js'
 import { DEFAULT_LIMITS, resolveLimits } from './limits.js'
 import { formatGuestError, prepareProgram } from './program.js'
 import { mapStrippedColumn, stripTypeScript } from './strip.js'
+import { isParsedArguments, settleHostCall } from './settle.js'
+import type { JsonValue } from './types.js'
 
 describe('limits', () => {
   test('defaults live in one place and per-run limits override them', () => {
@@ -56,5 +58,30 @@ describe('TypeScript stripping', () => {
       'TypeError: x (line 2, column 7)',
     )
     expect(formatGuestError({ message: '"s"' }, p.program)).toBe('Uncaught "s"')
+  })
+})
+
+describe('settleHostCall', () => {
+  test('hands over the parsed arguments as its own: isParsedArguments holds only inside that call, for that value', async () => {
+    const seen: [boolean, boolean][] = []
+    let kept: unknown
+    const request = {
+      code: '',
+      bindings: ['t'],
+      call: async (_name: string, args: JsonValue) => {
+        kept = args
+        seen.push([isParsedArguments(args), isParsedArguments({ ...(args as object) })])
+        return args
+      },
+    }
+    const entry = await settleHostCall(request, 7, 't', '{"a":[1,{"b":null}]}', new AbortController().signal)
+    expect(entry).toBe('[7,1,{"a":[1,{"b":null}]}]')
+    expect(seen).toEqual([[true, false]])
+    expect(isParsedArguments(kept)).toBe(false)
+    // A scalar argument is never "handed over", and a throwing call leaves nothing behind.
+    await settleHostCall({ ...request, call: () => { throw new Error('x') } }, 8, 't', '{"c":1}', new AbortController().signal)
+    expect(isParsedArguments(undefined)).toBe(false)
+    await settleHostCall(request, 9, 't', '5', new AbortController().signal)
+    expect(seen[1]).toEqual([false, false])
   })
 })

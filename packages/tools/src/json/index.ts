@@ -1,3 +1,3 @@
 export type { JsonArray, JsonObject, JsonValue } from './types.js'
-export { snapshotJson, snapshotJsonOrThrow, type SnapshotJsonResult } from './snapshot.js'
+export { adoptParsedJson, snapshotJson, snapshotJsonOrThrow, type SnapshotJsonResult } from './snapshot.js'
 export { parseJsonArguments, type ParseJsonResult } from './parse.js'

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import { NotJsonError } from '../errors.js'
-import { snapshotJson, snapshotJsonOrThrow } from './snapshot.js'
+import { adoptParsedJson, snapshotJson, snapshotJsonOrThrow } from './snapshot.js'
 import type { JsonValue } from './types.js'
 
 function isDeepFrozen(value: unknown): boolean {
@@ -179,5 +179,29 @@ describe('snapshotJson', () => {
       expect(error).toBeInstanceOf(NotJsonError)
       expect(error).toMatchObject({ code: 'NOT_JSON', path: '/a/0' })
     }
+  })
+})
+
+describe('adoptParsedJson', () => {
+  test('freezes JSON.parse output in place, equal to what a snapshot would copy, and snapshots of it are free', () => {
+    fc.assert(
+      fc.property(losslessJson, (value) => {
+        const parsed = JSON.parse(JSON.stringify(value)) as JsonValue
+        const adopted = adoptParsedJson(parsed)
+        expect(adopted).toBe(parsed)
+        expect(isDeepFrozen(adopted)).toBe(true)
+        expect(adopted).toEqual(snapshotJsonOrThrow(JSON.parse(JSON.stringify(value))))
+        const again = snapshotJson(adopted)
+        expect(again.ok && again.value).toBe(adopted)
+      }),
+    )
+  })
+
+  test('__proto__ stays an own data key, as a snapshot keeps it', () => {
+    const adopted = adoptParsedJson(JSON.parse('{"__proto__":{"x":1},"a":[{"b":2}]}') as JsonValue) as Record<string, unknown>
+    expect(Object.getPrototypeOf(adopted)).toBe(Object.prototype)
+    expect(Object.keys(adopted)).toEqual(['__proto__', 'a'])
+    expect(Object.isFrozen((adopted['a'] as unknown[])[0])).toBe(true)
+    expect(adopted).toEqual(snapshotJsonOrThrow(JSON.parse('{"__proto__":{"x":1},"a":[{"b":2}]}')))
   })
 })

@@ -237,6 +237,29 @@ function snapshot(value: unknown, record: boolean): SnapshotJsonResult {
   }
 }
 
+/**
+ * Takes ownership of a value fresh from `JSON.parse` that nothing else references: freezes it in
+ * place and records it as materialized, so {@link snapshotJson} returns it as it is. The result of
+ * `JSON.parse` is already what a snapshot would copy it into (plain objects with
+ * `Object.prototype`, dense arrays, `__proto__` as an own data property, no accessors or symbols),
+ * so only the freezing remains. Anything else must go through {@link snapshotJson}: this checks
+ * nothing.
+ */
+export function adoptParsedJson(value: JsonValue): JsonValue {
+  if (typeof value !== 'object' || value === null) return value
+  const stack: object[] = [value]
+  while (stack.length > 0) {
+    const node = stack.pop() as object
+    Object.freeze(node)
+    const children: unknown[] = Array.isArray(node) ? node : Object.values(node)
+    for (let i = 0; i < children.length; i++) {
+      const child = children[i]
+      if (typeof child === 'object' && child !== null) stack.push(child)
+    }
+  }
+  return _markMaterialized(value)
+}
+
 /** {@link snapshotJson}, throwing {@link NotJsonError} with the offending path. */
 export function snapshotJsonOrThrow(value: unknown): JsonValue {
   const result = snapshotJson(value)

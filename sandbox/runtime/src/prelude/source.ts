@@ -48,52 +48,70 @@ function where(root, stack, sp) {
   }
   return s;
 }
+/* The JSON text of a non-object (or null); fails for what JSON cannot hold. */
+function scalarText(v, root, stack, sp) {
+  if (v === null) return 'null';
+  var t = typeof v;
+  if (t === 'string') return stringify(v);
+  if (t === 'number') {
+    if (!numberIsFinite(v)) fail(where(root, stack, sp) + ' is not a finite number');
+    if (v === 0 && 1 / v < 0) fail(where(root, stack, sp) + ' is -0');
+    return '' + v;
+  }
+  if (t === 'boolean') return v ? 'true' : 'false';
+  fail(where(root, stack, sp) + ' is ' + (t === 'undefined' ? 'undefined' : 'a ' + t));
+}
+/* Cycle checks scan the current path up to this depth; deeper, a WeakSet of the path takes over. */
+var SHALLOW = 32;
 function snapshot(value, root) {
-  var seen = new WS(), stack = nullArray(), sp = 0, out = nullArray(), n = 0;
-  function enter(v) {
-    if (v === null) { out[n++] = 'null'; return; }
-    var t = typeof v;
-    if (t === 'boolean') { out[n++] = v ? 'true' : 'false'; return; }
-    if (t === 'string') { out[n++] = stringify(v); return; }
-    if (t === 'number') {
-      if (!numberIsFinite(v)) fail(where(root, stack, sp) + ' is not a finite number');
-      if (is(v, -0)) fail(where(root, stack, sp) + ' is -0');
-      out[n++] = '' + v;
-      return;
+  if (value === null || typeof value !== 'object') return scalarText(value, root, null, 0);
+  var seen = null, stack = nullArray(), sp = 0, out = nullArray(), n = 0, v = value, j;
+  for (;;) {
+    if (v === null || typeof v !== 'object') out[n++] = scalarText(v, root, stack, sp);
+    else {
+      if (sp < SHALLOW) { for (j = 0; j < sp; j++) if (stack[j].src === v) fail(where(root, stack, sp) + ' is a cycle'); }
+      else {
+        if (seen === null) { seen = new WS(); for (j = 0; j < sp; j++) wsAddU(seen, stack[j].src); }
+        if (wsHasU(seen, v)) fail(where(root, stack, sp) + ' is a cycle');
+      }
+      var frame;
+      if (isArray(v)) {
+        if (getPrototypeOf(v) !== ArrayProto) fail(where(root, stack, sp) + ' is not a plain array');
+        frame = { src: v, keys: null, len: v.length, i: 0 };
+        out[n++] = '[';
+      } else {
+        var proto = getPrototypeOf(v);
+        if (proto !== ObjectProto && proto !== null) fail(where(root, stack, sp) + ' is not a plain object');
+        var ks = keys(v);
+        frame = { src: v, keys: ks, len: ks.length, i: 0 };
+        out[n++] = '{';
+      }
+      if (seen !== null) wsAddU(seen, v);
+      stack[sp++] = frame;
     }
-    if (t !== 'object') fail(where(root, stack, sp) + ' is ' + (t === 'undefined' ? 'undefined' : 'a ' + t));
-    if (wsHasU(seen, v)) fail(where(root, stack, sp) + ' is a cycle');
-    var frame;
-    if (isArray(v)) {
-      if (getPrototypeOf(v) !== ArrayProto) fail(where(root, stack, sp) + ' is not a plain array');
-      frame = { src: v, keys: null, len: v.length, i: 0 };
-      out[n++] = '[';
-    } else {
-      var proto = getPrototypeOf(v);
-      if (proto !== ObjectProto && proto !== null) fail(where(root, stack, sp) + ' is not a plain object');
-      var ks = keys(v);
-      frame = { src: v, keys: ks, len: ks.length, i: 0 };
-      out[n++] = '{';
+    /* The next value to write, closing finished containers on the way. */
+    for (;;) {
+      if (sp === 0) return joinU(out, '');
+      var f = stack[sp - 1];
+      if (f.i >= f.len) {
+        out[n++] = f.keys === null ? ']' : '}';
+        if (seen !== null) wsDeleteU(seen, f.src);
+        stack[--sp] = undefined;
+        continue;
+      }
+      var i = f.i++;
+      if (i > 0) out[n++] = ',';
+      if (f.keys === null) {
+        if (!hasOwnU(f.src, i)) fail(where(root, stack, sp) + ' is a hole in a sparse array');
+        v = f.src[i];
+      } else {
+        var k = f.keys[i];
+        out[n++] = stringify(k) + ':';
+        v = f.src[k];
+      }
+      break;
     }
-    wsAddU(seen, v);
-    stack[sp++] = frame;
   }
-  enter(value);
-  while (sp > 0) {
-    var f = stack[sp - 1];
-    if (f.i >= f.len) { out[n++] = f.keys === null ? ']' : '}'; wsDeleteU(seen, f.src); stack[--sp] = undefined; continue; }
-    var i = f.i++;
-    if (i > 0) out[n++] = ',';
-    if (f.keys === null) {
-      if (!hasOwnU(f.src, i)) fail(where(root, stack, sp) + ' is a hole in a sparse array');
-      enter(f.src[i]);
-    } else {
-      var k = f.keys[i];
-      out[n++] = stringify(k) + ':';
-      enter(f.src[k]);
-    }
-  }
-  return joinU(out, '');
 }
 
 /* ---- console formatting (depth- and size-bounded) ---- */
