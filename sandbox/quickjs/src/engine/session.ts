@@ -15,7 +15,9 @@ const UNFORMATTABLE = '[unformattable thrown value]'
  * next run starts from the booted state. Host promises are guest promises made by the prelude and
  * settled through its `settle` function with one JSON text per batch. Limits: CPU (time inside the
  * engine), wall and abort (polled by the interrupt handler; `control[0]` lets another thread stop
- * it), memory (`setMemoryLimit` under the module's capped WASM memory), stack, output and sub-calls.
+ * it), memory (the module's capped WASM memory; `setMemoryLimit` too, though in this build QuickJS
+ * counts 8 bytes per allocation, so it only stops single allocations past the limit), stack, output
+ * and sub-calls.
  */
 export class QuickJSSession {
   readonly #image: EngineImage
@@ -193,7 +195,8 @@ export class QuickJSSession {
   /** Takes the calls the guest queued since the last drain (one engine call per pump, not per sub-call). */
   #drainCalls(): void {
     const drain = this.#drain
-    if (drain === undefined || this.#stop !== undefined) return
+    // After the run settled or stopped, queued calls are dropped (the interrupt handler would stop the drain anyway).
+    if (drain === undefined || this.#stop !== undefined || this.#finished) return
     const text = this.#enter(() => this.#image.callForString(drain))
     if (typeof text !== 'string') return this.#noteEngineError(text)
     const names = this.#input.bindings
