@@ -126,46 +126,71 @@ export class Pipeline {
     return this.#finish(exec, reg, result)
   }
 
-  /** Policy, dispatch and post-execute of an admitted call; the candidate result for `#finish`. */
+  /**
+   * Policy, dispatch and post-execute of an admitted call; the candidate result for `#finish`.
+   * Stages without listeners are not awaited: a sub-call from a program crosses this once per call.
+   */
   async #run(reg: Registration, exec: ToolExecution, isTransport: boolean, onPolicySettled: (() => void) | undefined): Promise<ToolExecutionResult> {
     const state: CallState = { contexts: [], concluded: false, settled: false, bodyInvoked: false }
-    const denied = await this.#admit(exec)
+    const admitted = this.#admit(exec)
+    const denied = admitted instanceof Promise ? await admitted : admitted
     onPolicySettled?.()
     if (denied !== undefined) return denied
 
     let result: ToolExecutionResult
     try {
       const wrappers = this.listeners.execute.for(exec.agent)
-      // Without wrappers nobody can replace the signal: the frozen execution serves as its own view.
-      const dispatchExec = wrappers.length === 0 ? (exec as ToolDispatchExecution) : dispatchView(exec)
-      const wrapped = await runWaterfall(wrappers, [dispatchExec] as const, () =>
-        this.#body(reg, exec, dispatchExec, state, isTransport),
-      )
+      let wrapped: ToolExecutionResult
+      if (wrappers.length === 0) {
+        // Without wrappers nobody can replace the signal: the frozen execution serves as its own view.
+        wrapped = await this.#body(reg, exec, exec as ToolDispatchExecution, state, isTransport)
+      } else {
+        const dispatchExec = dispatchView(exec)
+        wrapped = await runWaterfall(wrappers, [dispatchExec] as const, () => this.#body(reg, exec, dispatchExec, state, isTransport))
+      }
       result = wrapped === state.bodyResult ? wrapped : normalizeWrapped(reg, exec, wrapped)
     } catch (error) {
       result = thrownResult(error, 'a tools/execute wrapper failed: ')
     }
     result = this.#project(reg, exec, withContexts(result, state))
-    result = await this.#post(reg, exec, result)
+    if (this.listeners.postExecute.for(exec.agent).length > 0) result = await this.#post(reg, exec, result)
     if (!result.isError && exec.signal.aborted) result = aborted(state.bodyInvoked)
     return result
   }
 
-  /** pre-execute waterfall, approval, cancellation recheck, guards. Undefined: allowed. */
-  async #admit(exec: ToolExecution): Promise<ToolExecutionResult | undefined> {
-    let decision: PreToolDecision
-    try {
-      const raw = await runWaterfall(this.listeners.preExecute.for(exec.agent), [exec] as const, allow)
-      decision = normalizePreDecision(raw)
-    } catch (error) {
-      return thrownResult(error, 'a tools/pre-execute listener failed: ')
-    }
+  /** pre-execute waterfall, approval, cancellation recheck, guards. Undefined: allowed. A promise only when a listener or approval ran. */
+  #admit(exec: ToolExecution): ToolExecutionResult | undefined | Promise<ToolExecutionResult | undefined> {
+    const listeners = this.listeners.preExecute.for(exec.agent)
+    if (listeners.length === 0) return this.#decide(exec, allow())
+    return runWaterfall(listeners, [exec] as const, allow).then(
+      (raw) => {
+        let decision: PreToolDecision
+        try {
+          decision = normalizePreDecision(raw)
+        } catch (error) {
+          return thrownResult(error, 'a tools/pre-execute listener failed: ')
+        }
+        return this.#decide(exec, decision)
+      },
+      (error: unknown) => thrownResult(error, 'a tools/pre-execute listener failed: '),
+    )
+  }
+
+  /** Applies a pre-execute decision: deny, cancel, ask (approval), then the cancellation recheck and guards. */
+  #decide(exec: ToolExecution, decision: PreToolDecision): ToolExecutionResult | undefined | Promise<ToolExecutionResult | undefined> {
     if (decision.kind === 'deny') return failureResult('DENIED', decision.reason, decision.info)
     if (decision.kind === 'cancel') return aborted(false)
     if (decision.kind === 'ask') {
-      const refusal = await decideApproval(this.approval(), exec, decision)
-      if (refusal !== undefined) return exec.signal.aborted ? aborted(false) : failureResult('DENIED', refusal)
+      return decideApproval(this.approval(), exec, decision).then((refusal) => {
+        if (refusal !== undefined) return exec.signal.aborted ? aborted(false) : failureResult('DENIED', refusal)
+        return this.#guard(exec)
+      })
     }
+    return this.#guard(exec)
+  }
+
+  /** The cancellation recheck and the guards. */
+  #guard(exec: ToolExecution): ToolExecutionResult | undefined {
     if (exec.signal.aborted) return aborted(false)
     const reason = this.guards.check(exec)
     return reason === undefined ? undefined : failureResult('DENIED', reason)
