@@ -1,5 +1,5 @@
 import { EngineImage } from './image.js'
-import { loadModule, type QuickJSVariantName } from './module.js'
+import { capFor, loadModule, type QuickJSVariantName } from './module.js'
 
 /** Above this size a module's WASM memory is not reused (it cannot shrink): it is dropped instead. */
 const KEEP_MEMORY_BELOW = 64 * 1024 * 1024
@@ -19,11 +19,15 @@ export class ModuleCache {
     this.#maxIdle = maxIdle
   }
 
-  /** An image whose memory cap fits `guestBytes` (a fresh module is loaded and booted when none is idle). */
+  /**
+   * An image whose memory cap is exactly the one `guestBytes` calls for (a fresh module is loaded and
+   * booted when none is idle): the cap is what bounds the guest, so a larger one would let it past its limit.
+   */
   acquire(guestBytes: number): EngineImage | Promise<EngineImage> {
+    const cap = capFor(guestBytes)
     for (let i = this.#idle.length - 1; i >= 0; i--) {
       const image = this.#idle[i] as EngineImage
-      if (image.loaded.capBytes >= guestBytes) {
+      if (image.loaded.capBytes === cap) {
         this.#idle.splice(i, 1)
         return image
       }

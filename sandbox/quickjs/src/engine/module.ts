@@ -10,8 +10,17 @@ export type QuickJSVariantName = 'quickjs' | 'quickjs-ng'
 const PAGE = 64 * 1024
 /** Initial WASM memory the emscripten build expects (16 MiB). */
 const INITIAL_BYTES = 16 * 1024 * 1024
-/** Room above the guest's memory limit for the engine itself (runtime, atoms, stacks). */
-export const ENGINE_OVERHEAD_BYTES = 32 * 1024 * 1024
+/**
+ * Room above the guest's memory limit for the engine itself: its data, the 5 MiB C stack and the
+ * booted runtime take about 5.4 MiB. The cap is what bounds a guest: QuickJS's `setMemoryLimit`
+ * counts 8 bytes per allocation in this build, so it only stops single allocations past the limit.
+ */
+export const ENGINE_OVERHEAD_BYTES = 8 * 1024 * 1024
+
+/** The WebAssembly memory cap of a module for runs limited to `guestBytes`. */
+export function capFor(guestBytes: number): number {
+  return Math.ceil(Math.max(INITIAL_BYTES, guestBytes + ENGINE_OVERHEAD_BYTES) / PAGE) * PAGE
+}
 
 /** The slice of the WebAssembly API used here (Node has it; this project's `lib` has no DOM types). */
 export interface WasmMemory {
@@ -58,8 +67,8 @@ export interface LoadedModule {
  */
 export async function loadModule(variant: QuickJSVariantName, guestBytes: number): Promise<LoadedModule> {
   const wasmModule = await compile(variant)
-  const capBytes = Math.max(INITIAL_BYTES, guestBytes + ENGINE_OVERHEAD_BYTES)
-  const memory = new Wasm.Memory({ initial: INITIAL_BYTES / PAGE, maximum: Math.ceil(capBytes / PAGE) })
+  const capBytes = capFor(guestBytes)
+  const memory = new Wasm.Memory({ initial: INITIAL_BYTES / PAGE, maximum: capBytes / PAGE })
   // emscripten's heap resize calls `grow` on this object and swallows the RangeError: count them, so a
   // run can tell that its out-of-memory came from the cap.
   const growth = { refused: 0 }
