@@ -11,7 +11,8 @@ export function runWaterfall<A extends readonly unknown[], R>(
   if (listeners.length === 0) return Promise.resolve().then(last)
   const dispatch = (index: number): Promise<R> => {
     const listener = listeners[index]
-    if (listener === undefined) return Promise.resolve().then(last)
+    // The innermost step runs as the last listener calls next(): no extra turn of the microtask queue.
+    if (listener === undefined) return settle(last)
     let called = false
     const next = (): Promise<R> => {
       if (called) return Promise.reject(new Error('next() called more than once'))
@@ -25,4 +26,13 @@ export function runWaterfall<A extends readonly unknown[], R>(
     }
   }
   return dispatch(0)
+}
+
+/** `fn()` as a promise; a synchronous throw becomes a rejection. */
+function settle<R>(fn: () => R | Promise<R>): Promise<R> {
+  try {
+    return Promise.resolve(fn())
+  } catch (error) {
+    return Promise.reject(error)
+  }
 }
