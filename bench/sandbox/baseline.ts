@@ -75,11 +75,8 @@ export async function rawSubCalls(n: number, parallel: boolean): Promise<number>
   })
   ctx.setProp(ctx.global, 'tool', tool)
   tool.dispose()
-  const code = parallel
-    ? `(async () => { const r = await Promise.all(Array.from({ length: ${n} }, (_, i) => tool(i))); return r.length })()`
-    : `(async () => { let s = 0; for (let i = 0; i < ${n}; i++) s += await tool(i); return s })()`
   const t0 = performance.now()
-  const result = ctx.unwrapResult(ctx.evalCode(code))
+  const result = ctx.unwrapResult(ctx.evalCode(rawProgram(n, parallel)))
   rt.executePendingJobs()
   while (ctx.getPromiseState(result).type === 'pending') {
     const batch = pending.splice(0)
@@ -90,6 +87,13 @@ export async function rawSubCalls(n: number, parallel: boolean): Promise<number>
   ctx.dispose()
   rt.dispose()
   return us
+}
+
+/** The guest program of the raw baselines: `n` calls of the global `tool(i)`, awaited one by one or all at once. */
+function rawProgram(n: number, parallel: boolean): string {
+  return parallel
+    ? `(async () => { const r = await Promise.all(Array.from({ length: ${n} }, (_, i) => tool(i))); return r.length })()`
+    : `(async () => { let s = 0; for (let i = 0; i < ${n}; i++) s += await tool(i); return s })()`
 }
 
 /** Plain Node: the same loop with an async function. Microseconds per call. */
@@ -146,7 +150,7 @@ export async function rawWorkerSubCalls(n: number, parallel: boolean): Promise<n
       resolve(((performance.now() - t0) * 1000) / n)
     }
     worker.on('message', onMessage)
-    worker.postMessage({ t: 'run', n, parallel })
+    worker.postMessage({ t: 'run', code: rawProgram(n, parallel) })
   })
 }
 

@@ -18,7 +18,8 @@ const mod = await core.newQuickJSWASMModuleFromVariant(variant.default)
 const port = parentPort
 let run
 
-function start(n, parallel) {
+/** Runs `code` (the same program as the inline raw baseline, see `rawProgram`) with `tool` bound. */
+function start(code) {
   const rt = mod.newRuntime()
   const ctx = rt.newContext()
   const pending = new Map()
@@ -32,9 +33,6 @@ function start(n, parallel) {
   })
   ctx.setProp(ctx.global, 'tool', tool)
   tool.dispose()
-  const code = parallel
-    ? `(async () => { const r = await Promise.all(Array.from({ length: ${n} }, (_, i) => tool(i))); return r.length })()`
-    : `(async () => { let s = 0; for (let i = 0; i < ${n}; i++) s += await tool(i); return s })()`
   run = { rt, ctx, result: ctx.unwrapResult(ctx.evalCode(code)), pending }
   rt.executePendingJobs()
 }
@@ -57,5 +55,5 @@ function settle(id, value) {
   }
 }
 
-port.on('message', (m) => (m.t === 'run' ? start(m.n, m.parallel) : settle(m.id, m.value)))
+port.on('message', (m) => (m.t === 'run' ? start(m.code) : settle(m.id, m.value)))
 port.postMessage({ t: 'ready' })
