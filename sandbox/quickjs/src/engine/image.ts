@@ -221,6 +221,7 @@ export class EngineImage {
     if (this.#disposed) return
     this.#disposed = true
     this.hooks = undefined
+    this.#heap._free(this.#scratch)
     this.prelude.dispose()
     this.host.dispose()
     this.context.dispose()
