@@ -1,15 +1,6 @@
-import { createRequire } from 'node:module'
-import { pathToFileURL } from 'node:url'
-import { Worker } from 'node:worker_threads'
 import { expect, test } from 'vitest'
+import { spawnSourceWorker } from '../spawn.js'
 import { MAILBOX_BYTES, ReplyMailbox, newMailboxMemory } from './mailbox.js'
-
-function spawn(data: unknown): Worker {
-  const entry = new URL('./fixtures/mailbox-worker.ts', import.meta.url).href
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href
-  const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}) })`
-  return new Worker(boot, { eval: true, workerData: data, execArgv: ['--conditions=@ptc/source'] })
-}
 
 test('every reply reaches the worker exactly once, through the mailbox or by message, under racing timeouts', async () => {
   const memory = newMailboxMemory()
@@ -17,7 +8,7 @@ test('every reply reaches the worker exactly once, through the mailbox or by mes
   const host = new ReplyMailbox(memory, new Int32Array(control))
   const N = 3000
   // A 50 us budget makes the worker's spins run out all the time, racing the host's claims.
-  const worker = spawn({ memory, control, expected: N, budgetMs: 0.05 })
+  const worker = spawnSourceWorker(new URL('./fixtures/mailbox-worker.ts', import.meta.url), { memory, control, expected: N, budgetMs: 0.05 })
   await new Promise((resolve, reject) => {
     worker.once('message', resolve)
     worker.once('error', reject)
