@@ -273,6 +273,7 @@ export class IsolateRun implements SlotHandler {
       stats: {
         cpuMs: Math.round(cpuMs * 1000) / 1000,
         wallMs: Math.round((performance.now() - this.#t0) * 1000) / 1000,
+        queueMs: 0,
         subCalls: this.#bridge.subCalls,
       },
     }

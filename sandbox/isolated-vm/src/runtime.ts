@@ -41,7 +41,7 @@ class IsolatedVmCodeRuntime implements CodeRuntime {
 
   async run(request: CodeRunRequest): Promise<CodeRunResult> {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
-    const accepted = acceptRun(request, this.#defaults)
+    const accepted = await acceptRun(request, this.#defaults)
     if (!accepted.ok) return accepted.result
     const { bindings, limits, program } = accepted
     const run = new IsolateRun(request, limits, program, JSON.stringify(bindings))

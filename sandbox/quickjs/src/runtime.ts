@@ -50,7 +50,7 @@ class QuickJSCodeRuntime implements CodeRuntime {
 
   async run(request: CodeRunRequest): Promise<CodeRunResult> {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
-    const accepted = acceptRun(request, this.#defaults)
+    const accepted = await acceptRun(request, this.#defaults)
     if (!accepted.ok) return accepted.result
     const { bindings, limits, program } = accepted
     const grace = this.#grace ?? Math.min(1000, Math.max(100, limits.wallMs * 0.1))

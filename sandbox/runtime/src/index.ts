@@ -2,17 +2,20 @@ export type * from './types.js'
 export { DEFAULT_LIMITS, resolveLimits } from './limits.js'
 export { SandboxUsageError } from './errors.js'
 export { validateBindings } from './bindings.js'
-export { OutputLedger, utf8ByteLength } from './ledger.js'
+export { LOG_SEPARATOR_BYTES, OutputLedger, utf8ByteLength } from './ledger.js'
+export { RunGate } from './gate.js'
+export type { GatePlace, GateRefusal } from './gate.js'
 export { jsonText } from './json-text.js'
 export { fulfilEntry, isParsedArguments, messageOf, rejectEntry, settleHostCall } from './settle.js'
-export { acceptRun, type AcceptedRun } from './request.js'
-export { stripTypeScript, mapStrippedColumn } from './strip.js'
+export { acceptRun, type AcceptedRun, type AdmittedRun } from './request.js'
+export { INLINE_STRIP_UNITS, stripTypeScript, stripTypeScriptOffThread, mapStrippedColumn } from './strip.js'
 export type { StripResult } from './strip.js'
 export {
   PROGRAM_FILENAME,
   PROGRAM_LINE_OFFSET,
   wrapProgram,
   prepareProgram,
+  programFromStripped,
   findProgramPosition,
   formatGuestError,
 } from './program.js'

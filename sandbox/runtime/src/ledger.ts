@@ -3,11 +3,15 @@ export function utf8ByteLength(text: string): number {
   return Buffer.byteLength(text, 'utf8')
 }
 
+/** What every log entry costs beyond its text: the line break that separates it in the model's text. */
+export const LOG_SEPARATOR_BYTES = 1
+
 /**
  * One output budget for a run: every log entry and the completion value draw from it, exact to the
- * UTF-8 byte. A log entry costs the bytes of its text; the value costs the bytes of its JSON text.
- * When an entry does not fit, it is dropped, the ledger is marked overflowed, and the logs keep the
- * prefix that fit.
+ * UTF-8 byte. A log entry costs the bytes of its text plus its separator (so an empty entry still
+ * costs one byte); the value costs the bytes of its JSON text. When an entry does not fit, it is
+ * dropped, the ledger is marked overflowed, and the logs keep the prefix that fit: no entry is ever
+ * dropped without the ledger saying so.
  */
 export class OutputLedger {
   readonly maxBytes: number
@@ -33,27 +37,26 @@ export class OutputLedger {
 
   /** Records a log entry; false (and nothing recorded) when it does not fit or the ledger overflowed. */
   log(text: string): boolean {
-    if (this.#overflowed) return false
-    // A string never takes fewer UTF-8 bytes than UTF-16 units: reject huge entries before encoding.
-    const bytes = text.length > this.remainingBytes ? Number.POSITIVE_INFINITY : utf8ByteLength(text)
-    if (bytes > this.remainingBytes) {
-      this.#overflowed = true
-      return false
-    }
-    this.#used += bytes
+    if (!this.#charge(text, LOG_SEPARATOR_BYTES)) return false
     this.logs.push(text)
     return true
   }
 
   /** Charges the completion value's JSON text; false (ledger overflowed) when it does not fit. */
   value(jsonText: string): boolean {
+    return this.#charge(jsonText, 0)
+  }
+
+  #charge(text: string, extra: number): boolean {
     if (this.#overflowed) return false
-    const bytes = jsonText.length > this.remainingBytes ? Number.POSITIVE_INFINITY : utf8ByteLength(jsonText)
-    if (bytes > this.remainingBytes) {
+    const room = this.remainingBytes - extra
+    // A string never takes fewer UTF-8 bytes than UTF-16 units: reject huge entries before encoding.
+    const bytes = text.length > room ? Number.POSITIVE_INFINITY : utf8ByteLength(text)
+    if (bytes > room) {
       this.#overflowed = true
       return false
     }
-    this.#used += bytes
+    this.#used += bytes + extra
     return true
   }
 

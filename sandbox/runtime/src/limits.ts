@@ -9,6 +9,7 @@ export const DEFAULT_LIMITS: Readonly<CodeRunLimits> = Object.freeze({
   maxOutputBytes: 1024 * 1024,
   maxSubCalls: 10_000,
   maxPendingSubCalls: 256,
+  maxProgramBytes: 1024 * 1024,
 })
 
 const LIMIT_NAMES = Object.keys(DEFAULT_LIMITS) as (keyof CodeRunLimits)[]

@@ -1,4 +1,4 @@
-import { mapStrippedColumn, stripTypeScript } from './strip.js'
+import { mapStrippedColumn, stripTypeScript, type StripResult } from './strip.js'
 import type { CodeRunError } from './types.js'
 
 /** The file name the guest engine is given for the program; positions in it are mapped back. */
@@ -20,24 +20,28 @@ export function wrapProgram(body: string): string {
 }
 
 /**
- * Strips TypeScript (unless `language` is `'javascript'`) and wraps the body. A TypeScript syntax
- * error is a `syntax` failure with the model's line and column.
+ * Strips TypeScript (unless `language` is `'javascript'`) on this thread and wraps the body. A
+ * TypeScript syntax error is a `syntax` failure with the model's line and column.
  */
 export function prepareProgram(
   code: string,
   language: 'typescript' | 'javascript' = 'typescript',
 ): { ok: true; program: PreparedProgram } | { ok: false; error: CodeRunError } {
-  let body = code
-  if (language === 'typescript') {
-    const stripped = stripTypeScript(code)
-    if (!stripped.ok) {
-      return {
-        ok: false,
-        error: { kind: 'syntax', message: `SyntaxError: ${stripped.message} (line ${stripped.line}, column ${stripped.column})` },
-      }
+  return programFromStripped(code, language === 'typescript' ? stripTypeScript(code) : { ok: true, code })
+}
+
+/** The program for `code` once stripped (`stripped.code === code` for JavaScript), or its syntax failure. */
+export function programFromStripped(
+  code: string,
+  stripped: StripResult,
+): { ok: true; program: PreparedProgram } | { ok: false; error: CodeRunError } {
+  if (!stripped.ok) {
+    return {
+      ok: false,
+      error: { kind: 'syntax', message: `SyntaxError: ${stripped.message} (line ${stripped.line}, column ${stripped.column})` },
     }
-    body = stripped.code
   }
+  const body = stripped.code
   const lineCount = countLines(code)
   const strippedFrom = body === code ? undefined : { original: code, stripped: body }
   let originalLines: string[] | undefined

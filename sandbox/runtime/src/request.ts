@@ -1,21 +1,41 @@
 import { validateBindings } from './bindings.js'
 import { SandboxUsageError } from './errors.js'
+import type { GatePlace, GateRefusal, RunGate } from './gate.js'
+import { utf8ByteLength } from './ledger.js'
 import { resolveLimits } from './limits.js'
-import { prepareProgram, type PreparedProgram } from './program.js'
-import type { CodeRunLimits, CodeRunRequest, CodeRunResult } from './types.js'
+import { programFromStripped, type PreparedProgram } from './program.js'
+import { INLINE_STRIP_UNITS, stripTypeScript, stripTypeScriptOffThread } from './strip.js'
+import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult } from './types.js'
 
-/** A checked run request: what a backend starts, or the result of a program that never starts (a syntax error). */
-export type AcceptedRun =
-  | { readonly ok: true; readonly bindings: readonly string[]; readonly limits: CodeRunLimits; readonly program: PreparedProgram }
-  | { readonly ok: false; readonly result: CodeRunResult }
+/** A run admitted into a backend: what it starts, with the clock that started at the `run()` call. */
+export interface AdmittedRun {
+  readonly ok: true
+  readonly bindings: readonly string[]
+  readonly limits: CodeRunLimits
+  readonly program: PreparedProgram
+  /** `performance.now()` at the `run()` call: the run's wall clock starts here. */
+  readonly startedAt: number
+  /** `startedAt + limits.wallMs`: the wall ceiling, queueing included. */
+  readonly deadline: number
+  /** Gives the run's place in the gate back; call it once the run has ended. */
+  release(): void
+}
+
+/** A checked run request: what a backend starts, or the result of a program that never starts. */
+export type AcceptedRun = AdmittedRun | { readonly ok: false; readonly result: CodeRunResult }
 
 /**
- * The checks every backend makes before a run: misuse (not a request, no code,
- * no `call`, an unknown language, bad bindings) throws `SandboxUsageError`;
- * limits resolve over the backend's defaults; the program is stripped and
- * wrapped, and a syntax error becomes a finished `syntax` result.
+ * The checks and the waiting every backend does before a run, in this order, with the run's wall
+ * clock running from the call:
+ * 1. misuse (not a request, no code, no `call`, an unknown language, bad bindings or limits) throws
+ *    `SandboxUsageError`;
+ * 2. a program over `maxProgramBytes` ends as `limit`, before any other work on it;
+ * 3. TypeScript is stripped (long programs off this thread) and wrapped; a syntax error ends as `syntax`;
+ * 4. the run takes a place in `gate` (when given), waiting at most until its wall deadline.
+ * A run whose signal aborts, or whose deadline passes, during 3 or 4 ends as `abort` or `timeout`.
  */
-export function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits): AcceptedRun {
+export async function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits, gate?: RunGate): Promise<AcceptedRun> {
+  const startedAt = performance.now()
   if (request === null || typeof request !== 'object') throw new SandboxUsageError('the run request must be an object')
   if (typeof request.code !== 'string') throw new SandboxUsageError('code must be a string')
   if (typeof request.call !== 'function') throw new SandboxUsageError('call must be a function')
@@ -24,10 +44,76 @@ export function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits): Acc
   }
   const bindings = validateBindings(request.bindings)
   const limits = resolveLimits(request.limits, defaults)
-  const t0 = performance.now()
-  const prepared = prepareProgram(request.code, request.language)
-  if (!prepared.ok) {
-    return { ok: false, result: { logs: [], error: prepared.error, stats: { cpuMs: 0, wallMs: performance.now() - t0, subCalls: 0 } } }
+  const deadline = startedAt + limits.wallMs
+  const { code, signal } = request
+  const refuse = (error: CodeRunError): AcceptedRun => {
+    const wallMs = performance.now() - startedAt
+    return { ok: false, result: { logs: [], error, stats: { cpuMs: 0, wallMs, queueMs: wallMs, subCalls: 0 } } }
   }
-  return { ok: true, bindings, limits, program: prepared.program }
+
+  const tooLong = programTooLong(code, limits.maxProgramBytes)
+  if (tooLong !== undefined) return refuse({ kind: 'limit', message: tooLong })
+  if (signal?.aborted) return refuse(refusal('abort', limits, startedAt, gate))
+
+  let stripped
+  if (request.language === 'javascript') stripped = { ok: true as const, code }
+  else if (code.length <= INLINE_STRIP_UNITS) stripped = stripTypeScript(code)
+  else {
+    const waiting = waitSignal(deadline, signal)
+    stripped = await stripTypeScriptOffThread(code, waiting.signal)
+    waiting.dispose()
+    if (stripped === undefined) return refuse(refusal(signal?.aborted === true ? 'abort' : 'wall', limits, startedAt, gate))
+  }
+  const prepared = programFromStripped(code, stripped)
+  if (!prepared.ok) return refuse(prepared.error)
+
+  let place: GatePlace | undefined
+  if (gate !== undefined) {
+    const entered = await gate.enter(deadline, signal)
+    if (!entered.ok) return refuse(refusal(entered.reason, limits, startedAt, gate))
+    place = entered
+  }
+  return { ok: true, bindings, limits, program: prepared.program, startedAt, deadline, release: () => place?.release() }
+}
+
+/** The `limit` message of a program longer than `maxBytes` UTF-8 bytes, or undefined when it fits. */
+function programTooLong(code: string, maxBytes: number): string | undefined {
+  // UTF-8 never takes fewer bytes than UTF-16 units: a long string is refused without encoding it.
+  if (code.length > maxBytes) return `the program has more than ${maxBytes} bytes, over the maxProgramBytes limit of ${maxBytes}`
+  const bytes = utf8ByteLength(code)
+  return bytes > maxBytes ? `the program has ${bytes} bytes, over the maxProgramBytes limit of ${maxBytes}` : undefined
+}
+
+function refusal(reason: GateRefusal, limits: CodeRunLimits, startedAt: number, gate: RunGate | undefined): CodeRunError {
+  switch (reason) {
+    case 'abort':
+      return { kind: 'abort', message: 'the run was aborted' }
+    case 'closed':
+      return { kind: 'abort', message: 'the run was aborted: the runtime is disposed' }
+    case 'wall':
+      return {
+        kind: 'timeout',
+        message: `wall-clock limit of ${limits.wallMs} ms exceeded before the program started (${Math.round(performance.now() - startedAt)} ms preparing and waiting for an engine)`,
+      }
+    case 'queue-full':
+      return {
+        kind: 'limit',
+        message: `the runtime's run queue is full (${gate?.maxConcurrent ?? 0} runs running, ${gate?.maxQueued ?? 0} waiting)`,
+      }
+  }
+}
+
+/** A signal that aborts when `signal` does or when `deadline` passes (its timer keeps the process alive meanwhile). */
+function waitSignal(deadline: number, signal: AbortSignal | undefined): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController()
+  const abort = (): void => controller.abort()
+  const timer = setTimeout(abort, Math.max(0, deadline - performance.now()))
+  signal?.addEventListener('abort', abort, { once: true })
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', abort)
+    },
+  }
 }

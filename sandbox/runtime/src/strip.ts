@@ -1,3 +1,6 @@
+import { createRequire } from 'node:module'
+import { availableParallelism } from 'node:os'
+import { Worker } from 'node:worker_threads'
 import { transform } from 'sucrase'
 
 /** Result of stripping TypeScript types from a program body. */
@@ -14,15 +17,90 @@ export type StripResult =
  */
 export function stripTypeScript(code: string): StripResult {
   try {
-    const out = transform(code, { transforms: ['typescript'], disableESTransforms: true })
-    return { ok: true, code: out.code }
+    return { ok: true, code: transform(code, SUCRASE_OPTIONS).code }
   } catch (error) {
-    const loc = (error as { loc?: { line?: unknown; column?: unknown } }).loc
-    const message = error instanceof Error ? error.message : String(error)
-    const line = typeof loc?.line === 'number' ? loc.line : 1
-    const column = typeof loc?.column === 'number' ? loc.column + 1 : 1
-    return { ok: false, message: message.replace(/\s*\(\d+:\d+\)\s*$/, ''), line, column }
+    return stripFailure(error instanceof Error ? error.message : String(error), (error as { loc?: unknown }).loc)
   }
+}
+
+const SUCRASE_OPTIONS = { transforms: ['typescript' as const], disableESTransforms: true }
+
+function stripFailure(message: string, loc: unknown): StripResult {
+  const at = (loc ?? {}) as { line?: unknown; column?: unknown }
+  const line = typeof at.line === 'number' ? at.line : 1
+  const column = typeof at.column === 'number' ? at.column + 1 : 1
+  return { ok: false, message: message.replace(/\s*\(\d+:\d+\)\s*$/, ''), line, column }
+}
+
+/**
+ * Programs up to this many UTF-16 units are stripped on the calling thread (sucrase strips about
+ * 4 MiB a second here: 16 Ki units block the host for about 4 ms); longer ones on a worker thread.
+ */
+export const INLINE_STRIP_UNITS = 16 * 1024
+
+/** The worker: sucrase, loaded by path, strips one program and reports the text or the error's message and location. */
+const STRIP_WORKER = `const { parentPort, workerData } = require('node:worker_threads');
+const { transform } = require(workerData.sucrase);
+try { parentPort.postMessage({ code: transform(workerData.code, workerData.options).code }); }
+catch (e) { parentPort.postMessage({ message: e instanceof Error ? e.message : String(e), loc: e && e.loc ? { line: e.loc.line, column: e.loc.column } : null }); }`
+
+let sucrasePath: string | undefined
+const stripSlots = { free: Math.max(1, availableParallelism()), waiting: [] as (() => void)[] }
+
+/**
+ * `stripTypeScript` off the calling thread, for long programs: a worker thread per program (at most
+ * one per core at once; later programs wait their turn). Resolves `undefined` when `signal` aborts
+ * first: the worker is terminated, so a stopped run leaves no stripping behind.
+ */
+export async function stripTypeScriptOffThread(code: string, signal: AbortSignal): Promise<StripResult | undefined> {
+  if (stripSlots.free === 0) {
+    await new Promise<void>((resolve) => {
+      const go = (): void => {
+        signal.removeEventListener('abort', leave)
+        resolve()
+      }
+      const leave = (): void => {
+        const i = stripSlots.waiting.indexOf(go)
+        if (i !== -1) stripSlots.waiting.splice(i, 1)
+        resolve()
+      }
+      stripSlots.waiting.push(go)
+      signal.addEventListener('abort', leave, { once: true })
+    })
+    if (signal.aborted) return undefined
+  } else {
+    stripSlots.free--
+  }
+  try {
+    return await stripInWorker(code, signal)
+  } finally {
+    const next = stripSlots.waiting.shift()
+    if (next !== undefined) next()
+    else stripSlots.free++
+  }
+}
+
+function stripInWorker(code: string, signal: AbortSignal): Promise<StripResult | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined)
+  sucrasePath ??= createRequire(import.meta.url).resolve('sucrase')
+  const worker = new Worker(STRIP_WORKER, { eval: true, workerData: { sucrase: sucrasePath, code, options: SUCRASE_OPTIONS } })
+  return new Promise((resolve) => {
+    let settled = false
+    const done = (result: StripResult | undefined): void => {
+      if (settled) return
+      settled = true
+      signal.removeEventListener('abort', onAbort)
+      void worker.terminate()
+      resolve(result)
+    }
+    const onAbort = (): void => done(undefined)
+    signal.addEventListener('abort', onAbort, { once: true })
+    worker.once('message', (m: { code?: string; message?: string; loc?: unknown }) =>
+      done(typeof m.code === 'string' ? { ok: true, code: m.code } : stripFailure(m.message ?? 'TypeScript stripping failed', m.loc)),
+    )
+    worker.once('error', (e: Error) => done(stripFailure(`TypeScript stripping failed: ${e.message}`, undefined)))
+    worker.once('exit', () => done(stripFailure('TypeScript stripping failed: its worker exited', undefined)))
+  })
 }
 
 /**

@@ -33,6 +33,11 @@ export interface CodeRunLimits {
   maxSubCalls: number
   /** Sub-calls that may be pending at once. */
   maxPendingSubCalls: number
+  /**
+   * The largest program text accepted, in UTF-8 bytes, checked before any host-side work (stripping,
+   * queueing). A longer program ends at once with a `limit` failure.
+   */
+  maxProgramBytes: number
 }
 
 /** One program run. */
@@ -64,7 +69,19 @@ export interface CodeRunResult {
   value?: JsonValue
   logs: string[]
   error?: CodeRunError
-  stats: { cpuMs: number; wallMs: number; subCalls: number }
+  stats: CodeRunStats
+}
+
+/** What a run cost. */
+export interface CodeRunStats {
+  /** Guest execution time. */
+  cpuMs: number
+  /** From the `run()` call to its result: queueing and preparation included. */
+  wallMs: number
+  /** The share of `wallMs` spent before the guest started: preparing the program and waiting for an engine. */
+  queueMs: number
+  /** Sub-calls the program started. */
+  subCalls: number
 }
 
 /** A sandbox backend. */

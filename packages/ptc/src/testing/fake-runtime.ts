@@ -56,7 +56,7 @@ export class FakeRuntime implements CodeRuntime {
         }
       }
     }
-    const stats = (): CodeRunResult['stats'] => ({ cpuMs: 0, wallMs: Date.now() - started, subCalls })
+    const stats = (): CodeRunResult['stats'] => ({ cpuMs: 0, wallMs: Date.now() - started, queueMs: 0, subCalls })
     const finish = (result: Omit<CodeRunResult, 'stats' | 'logs'>): CodeRunResult => {
       ended = true
       for (const controller of live) controller.abort(new Error('the run has ended'))

@@ -125,6 +125,7 @@ export class RunHost {
       stats: {
         cpuMs: Math.round(outcome.cpuMs * 1000) / 1000,
         wallMs: Math.round((performance.now() - this.#t0) * 1000) / 1000,
+        queueMs: 0,
         subCalls: Math.max(outcome.subCalls, this.#subCalls),
       },
     }

@@ -31,13 +31,31 @@ var apply = R.apply, ownKeys = R.ownKeys, defineProperty = O.defineProperty, fre
 var bindCall = FunctionProto.call.bind.bind(FunctionProto.call);
 var wsHasU = bindCall(wsHas), wsAddU = bindCall(wsAdd), wsDeleteU = bindCall(wsDelete), hasOwnU = bindCall(hasOwn),
   thenU = bindCall(then), reTestU = bindCall(reTest), symbolToStringU = bindCall(symbolToString),
-  bigintToStringU = bindCall(bigintToString), numberToStringU = bindCall(numberToString), joinU = bindCall(ArrayProto.join);
+  bigintToStringU = bindCall(bigintToString), numberToStringU = bindCall(numberToString), joinU = bindCall(ArrayProto.join),
+  charCodeAtU = bindCall(Str.prototype.charCodeAt), sliceU = bindCall(Str.prototype.slice);
+/* A lone surrogate: each backend would encode it differently (QuickJS as three U+FFFD); logs carry U+FFFD instead.
+   The pattern has its own exec, so a guest replacing RegExp.prototype.exec cannot hide one. */
+var LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+defineProperty(LONE, 'exec', { value: RegExp.prototype.exec, writable: false, configurable: false });
 var hostCall = host.call, hostLog = host.log, hostFinish = host.finish, hostLimit = host.limit;
 var ALLOWED = ${JSON.stringify(GUEST_GLOBALS)};
 var LEVELS = ${JSON.stringify(GUEST_LOG_LEVELS)};
 function nullArray() { return setPrototypeOf([], null); }
 function msgOf(e) { try { var m = e && e.message; return typeof m === 'string' ? m : Str(e); } catch (_) { return 'unknown error'; } }
 function fail(msg) { throw new TypeErrorC(msg); }
+/* The text with every lone surrogate replaced by U+FFFD (the common case, none, costs one regex test). */
+function wellFormed(s) {
+  if (!reTestU(LONE, s)) return s;
+  var parts = nullArray(), np = 0, start = 0, n = s.length;
+  for (var i = 0; i < n; i++) {
+    var c = charCodeAtU(s, i);
+    if (c < 0xd800 || c > 0xdfff) continue;
+    if (c <= 0xdbff && i + 1 < n) { var d = charCodeAtU(s, i + 1); if (d >= 0xdc00 && d <= 0xdfff) { i++; continue; } }
+    parts[np++] = sliceU(s, start, i); parts[np++] = '\\ufffd'; start = i + 1;
+  }
+  parts[np++] = sliceU(s, start, n);
+  return joinU(parts, '');
+}
 
 /* ---- lossless JSON snapshot (iterative) ---- */
 function where(root, stack, sp) {
@@ -218,7 +236,7 @@ freeze(tools);
 var consoleObj = create(ObjectProto);
 for (var l = 0; l < LEVELS.length; l++) {
   (function (level) {
-    var f = ({ [level]() { if (!closed) hostLog(level, format(arguments)); } })[level];
+    var f = ({ [level]() { if (!closed) hostLog(level, wellFormed(format(arguments))); } })[level];
     defineProperty(consoleObj, level, { value: freeze(f), enumerable: true });
   })(LEVELS[l]);
 }

@@ -1,0 +1,94 @@
+/** Why a run left the gate's queue without a place. */
+export type GateRefusal = 'wall' | 'abort' | 'queue-full' | 'closed'
+
+/** A place in the gate: call `release` exactly once when the run has ended (extra calls are ignored). */
+export interface GatePlace {
+  readonly ok: true
+  release(): void
+}
+
+interface Waiter {
+  readonly settle: (outcome: GatePlace | { ok: false; reason: GateRefusal }) => void
+}
+
+/**
+ * Admission of runs into a backend: at most `maxConcurrent` runs hold a place at once; later runs
+ * wait in FIFO order, at most `maxQueued` of them (one more ends at once with `queue-full`). A
+ * waiting run leaves the queue when its wall deadline passes or its signal aborts. While a run
+ * waits, its deadline timer is referenced: a pending run keeps the process alive.
+ */
+export class RunGate {
+  readonly maxConcurrent: number
+  readonly maxQueued: number
+  readonly #queue: Waiter[] = []
+  #active = 0
+  #closed = false
+
+  constructor(maxConcurrent: number, maxQueued: number) {
+    if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1) throw new RangeError('maxConcurrentRuns must be a positive integer')
+    if (!Number.isInteger(maxQueued) || maxQueued < 0) throw new RangeError('maxQueuedRuns must be a non-negative integer')
+    this.maxConcurrent = maxConcurrent
+    this.maxQueued = maxQueued
+  }
+
+  /** Runs holding a place. */
+  get active(): number {
+    return this.#active
+  }
+
+  /** Runs waiting for a place. */
+  get queued(): number {
+    return this.#queue.length
+  }
+
+  /**
+   * A place, at once or when one frees; a refusal when `deadline` (a `performance.now()` time)
+   * passes first, `signal` aborts, the queue is full or the gate closes.
+   */
+  enter(deadline: number, signal?: AbortSignal): Promise<GatePlace | { ok: false; reason: GateRefusal }> {
+    if (this.#closed) return Promise.resolve({ ok: false, reason: 'closed' })
+    if (signal?.aborted) return Promise.resolve({ ok: false, reason: 'abort' })
+    if (this.#active < this.maxConcurrent && this.#queue.length === 0) return Promise.resolve(this.#place())
+    if (this.#queue.length >= this.maxQueued) return Promise.resolve({ ok: false, reason: 'queue-full' })
+    return new Promise((resolve) => {
+      const onAbort = (): void => leave('abort')
+      const timer = setTimeout(() => leave('wall'), Math.max(0, deadline - performance.now()))
+      const waiter: Waiter = {
+        settle: (outcome) => {
+          clearTimeout(timer)
+          signal?.removeEventListener('abort', onAbort)
+          resolve(outcome)
+        },
+      }
+      const leave = (reason: GateRefusal): void => {
+        const i = this.#queue.indexOf(waiter)
+        if (i === -1) return
+        this.#queue.splice(i, 1)
+        waiter.settle({ ok: false, reason })
+      }
+      signal?.addEventListener('abort', onAbort, { once: true })
+      this.#queue.push(waiter)
+    })
+  }
+
+  /** Refuses every waiting run and every later `enter`; places already held stay valid. */
+  close(): void {
+    this.#closed = true
+    for (const waiter of this.#queue.splice(0)) waiter.settle({ ok: false, reason: 'closed' })
+  }
+
+  #place(): GatePlace {
+    this.#active++
+    let released = false
+    return {
+      ok: true,
+      release: () => {
+        if (released) return
+        released = true
+        this.#active--
+        const next = this.#queue.shift()
+        if (next !== undefined) next.settle(this.#place())
+      },
+    }
+  }
+}
