@@ -12,6 +12,7 @@ describe('limits', () => {
   test('defaults live in one place and per-run limits override them', () => {
     expect(DEFAULT_LIMITS).toEqual({
       cpuMs: 30_000, wallMs: 120_000, memoryBytes: 256 * 1024 * 1024, maxOutputBytes: 1024 * 1024, maxSubCalls: 10_000, maxPendingSubCalls: 256,
+      maxProgramBytes: 1024 * 1024,
     })
     expect(resolveLimits({ cpuMs: 5 }, { ...DEFAULT_LIMITS, wallMs: 9 })).toMatchObject({ cpuMs: 5, wallMs: 9 })
     expect(() => resolveLimits({ cpuMs: Number.NaN })).toThrow(SandboxUsageError)
@@ -30,15 +31,31 @@ describe('bindings', () => {
 })
 
 describe('output ledger', () => {
-  test('is exact to the UTF-8 byte and keeps the fitting prefix', () => {
-    const l = new OutputLedger(7)
-    expect(l.log('é€')).toBe(true) // 5 bytes
-    expect(l.log('ab')).toBe(true) // 7
+  test('is exact to the UTF-8 byte, charges each entry its separator and keeps the fitting prefix', () => {
+    const l = new OutputLedger(9)
+    expect(l.log('é€')).toBe(true) // 5 bytes + 1
+    expect(l.log('ab')).toBe(true) // 9
+    expect(l.log('')).toBe(false) // an empty entry still costs its separator
     expect(l.log('c')).toBe(false)
     expect(l.logs).toEqual(['é€', 'ab'])
     expect(l.overflowed).toBe(true)
+    expect(l.usedBytes).toBe(9)
     expect(new OutputLedger(4).value('"😀"')).toBe(false)
     expect(new OutputLedger(6).value('"😀"')).toBe(true)
+  })
+
+  test('empty entries cost one byte each: 1000 fit a 1000-byte budget, the next overflows', () => {
+    const l = new OutputLedger(1000)
+    for (let i = 0; i < 1000; i++) expect(l.log('')).toBe(true)
+    expect(l.log('')).toBe(false)
+    expect(l.logs).toHaveLength(1000)
+    expect(l.overflowed).toBe(true)
+  })
+
+  test('a lone surrogate is charged the 3 bytes of U+FFFD, like the character itself', () => {
+    expect(new OutputLedger(4).log('\ud800')).toBe(true)
+    expect(new OutputLedger(3).log('\ud800')).toBe(false)
+    expect(new OutputLedger(4).log('\ufffd')).toBe(true)
   })
 })
 

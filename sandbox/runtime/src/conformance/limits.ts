@@ -1,27 +1,28 @@
 import { expect } from 'vitest'
 import type { JsonValue } from '../types.js'
+import { INLINE_STRIP_UNITS } from '../strip.js'
 import { echo, sleep, type SuiteContext } from './context.js'
 
 /** Every limit and the failure kind it produces. */
 export function limitTests(s: SuiteContext): void {
-  s.it('the output budget is exact to the byte for logs (multi-byte UTF-8)', async () => {
+  s.it('the output budget is exact to the byte for logs (multi-byte UTF-8, one separator byte per entry)', async () => {
     const code = 'console.log("aé")\nconsole.log("aé")\nconsole.log("aé")'
-    const fits = await s.run(code, { limits: { maxOutputBytes: 9 } })
+    const fits = await s.run(code, { limits: { maxOutputBytes: 12 } })
     expect(fits.error).toBeUndefined()
     expect(fits.logs).toEqual(['aé', 'aé', 'aé'])
-    const over = await s.run(code + '\nreturn 1', { limits: { maxOutputBytes: 8 } })
+    const over = await s.run(code + '\nreturn 1', { limits: { maxOutputBytes: 11 } })
     expect(over.error?.kind).toBe('output-limit')
     expect(over.logs).toEqual(['aé', 'aé'])
     expect('value' in over).toBe(false)
   })
 
   s.it('the completion value draws from the same budget', async () => {
-    // console.log("😀") is 4 bytes; the value "é€" is 7 bytes of JSON text ("é€" with quotes).
+    // console.log("😀") is 4 bytes + 1 separator; the value "é€" is 7 bytes of JSON text ("é€" with quotes).
     const code = 'console.log("😀")\nreturn "é€"'
-    const fits = await s.run(code, { limits: { maxOutputBytes: 11 } })
+    const fits = await s.run(code, { limits: { maxOutputBytes: 12 } })
     expect(fits.error).toBeUndefined()
     expect(fits.value).toBe('é€')
-    const over = await s.run(code, { limits: { maxOutputBytes: 10 } })
+    const over = await s.run(code, { limits: { maxOutputBytes: 11 } })
     expect(over.error?.kind).toBe('output-limit')
     expect(over.logs).toEqual(['😀'])
   })
@@ -29,7 +30,28 @@ export function limitTests(s: SuiteContext): void {
   s.it('an output flood stops the run with output-limit', async () => {
     const r = await s.run('while (true) console.log("flood flood flood")', { limits: { maxOutputBytes: 1000, wallMs: 5000 } })
     expect(r.error?.kind).toBe('output-limit')
-    expect(r.logs.length).toBe(Math.floor(1000 / 17))
+    expect(r.logs.length).toBe(Math.floor(1000 / 18))
+  })
+
+  s.it('empty log entries are not free: each costs its separator, and none is dropped without output-limit', async () => {
+    const r = await s.run('for (let i = 0; i < 300000; i++) console.log()\nreturn "done"', { limits: { maxOutputBytes: 1000, wallMs: 10_000 } })
+    expect(r.error?.kind).toBe('output-limit')
+    expect(r.logs).toHaveLength(1000)
+    expect(r.logs.every((l) => l === '')).toBe(true)
+    const fits = await s.run('for (let i = 0; i < 999; i++) console.log()\nreturn 1', { limits: { maxOutputBytes: 1000 } })
+    expect(fits.error).toBeUndefined()
+    expect(fits.logs).toHaveLength(999)
+  })
+
+  s.it('a lone surrogate in a log arrives as one U+FFFD and is charged its 3 bytes', async () => {
+    const code = 'console.log("a\\ud800b", "\\udc00")\nconsole.log("\\ud83d\\ude00")'
+    // "a\ufffdb \ufffd" is 9 bytes + 1, the emoji 4 + 1: 15 bytes.
+    const fits = await s.run(code, { limits: { maxOutputBytes: 15 } })
+    expect(fits.error).toBeUndefined()
+    expect(fits.logs).toEqual(['a\ufffdb \ufffd', '😀'])
+    const over = await s.run(code, { limits: { maxOutputBytes: 14 } })
+    expect(over.error?.kind).toBe('output-limit')
+    expect(over.logs).toEqual(['a\ufffdb \ufffd'])
   })
 
   s.it('a busy loop hits the CPU budget', async () => {
@@ -108,5 +130,27 @@ export function limitTests(s: SuiteContext): void {
     expect(r.stats.subCalls).toBe(2)
     expect(r.stats.cpuMs).toBeGreaterThan(0)
     expect(r.stats.wallMs).toBeGreaterThanOrEqual(r.stats.cpuMs * 0.5)
+    expect(r.stats.queueMs).toBeGreaterThanOrEqual(0)
+    expect(r.stats.queueMs).toBeLessThanOrEqual(r.stats.wallMs)
+  })
+
+  s.it('a program over maxProgramBytes ends as limit before it runs; one that fits runs', async () => {
+    const code = 'console.log("ran")\nreturn "é"'
+    const over = await s.run(code, { limits: { maxProgramBytes: 29 } })
+    expect(over.error).toEqual({ kind: 'limit', message: 'the program has 30 bytes, over the maxProgramBytes limit of 29' })
+    expect(over.logs).toEqual([])
+    expect(over.stats.subCalls).toBe(0)
+    const fits = await s.run(code, { limits: { maxProgramBytes: 30 } })
+    expect(fits.value).toBe('é')
+  })
+
+  s.it('a long TypeScript program runs, with error positions in its own lines', async () => {
+    const line = 'x = (x + 1) as number\n'
+    const code = `let x: number = 0\n${line.repeat(2000)}if (x === 2000) throw new Error('at the end')`
+    const r = await s.run(code)
+    expect(r.error?.kind).toBe('exception')
+    // Past INLINE_STRIP_UNITS: stripped on a worker thread. Engines differ on the column of a throw.
+    expect(code.length).toBeGreaterThan(INLINE_STRIP_UNITS)
+    expect(r.error?.message).toMatch(/^Error: at the end \(line 2002, column \d+\)$/)
   })
 }

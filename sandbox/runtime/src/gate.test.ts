@@ -1,0 +1,63 @@
+import { describe, expect, test } from 'vitest'
+import { RunGate } from './gate.js'
+
+const far = (): number => performance.now() + 60_000
+
+describe('RunGate', () => {
+  test('admits up to maxConcurrent at once and the rest in FIFO order as places free', async () => {
+    const gate = new RunGate(2, 10)
+    const a = await gate.enter(far())
+    const b = await gate.enter(far())
+    expect(a.ok && b.ok).toBe(true)
+    const order: string[] = []
+    const c = gate.enter(far()).then((p) => (order.push('c'), p))
+    const d = gate.enter(far()).then((p) => (order.push('d'), p))
+    expect(gate.active).toBe(2)
+    expect(gate.queued).toBe(2)
+    if (a.ok) a.release()
+    if (a.ok) a.release() // a second release is ignored
+    const pc = await c
+    expect(order).toEqual(['c'])
+    expect(gate.active).toBe(2)
+    if (b.ok) b.release()
+    await d
+    expect(order).toEqual(['c', 'd'])
+    if (pc.ok) pc.release()
+    expect(gate.active).toBe(1)
+  })
+
+  test('a waiter leaves at its deadline, on abort, when the queue is full and when the gate closes', async () => {
+    const gate = new RunGate(1, 2)
+    const held = await gate.enter(far())
+    expect(held.ok).toBe(true)
+    const late = gate.enter(performance.now() + 20)
+    const controller = new AbortController()
+    const aborted = gate.enter(far(), controller.signal)
+    expect(await gate.enter(far())).toEqual({ ok: false, reason: 'queue-full' })
+    controller.abort()
+    expect(await aborted).toEqual({ ok: false, reason: 'abort' })
+    expect(await late).toEqual({ ok: false, reason: 'wall' })
+    expect(gate.queued).toBe(0)
+    const waiting = gate.enter(far())
+    gate.close()
+    expect(await waiting).toEqual({ ok: false, reason: 'closed' })
+    expect(await gate.enter(far())).toEqual({ ok: false, reason: 'closed' })
+    // A place already held stays valid and releases cleanly.
+    if (held.ok) held.release()
+    expect(gate.active).toBe(0)
+  })
+
+  test('an aborted signal is refused at once, and a free gate with an empty queue admits at once', async () => {
+    const gate = new RunGate(1, 0)
+    expect(await gate.enter(far(), AbortSignal.abort())).toEqual({ ok: false, reason: 'abort' })
+    const p = await gate.enter(far())
+    expect(p.ok).toBe(true)
+    expect(await gate.enter(far())).toEqual({ ok: false, reason: 'queue-full' })
+  })
+
+  test('bad sizes are refused', () => {
+    expect(() => new RunGate(0, 1)).toThrow(RangeError)
+    expect(() => new RunGate(1.5, 1)).toThrow(RangeError)
+    expect(() => new RunGate(1, -1)).toThrow(RangeError)
+  })
+})
