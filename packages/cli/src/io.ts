@@ -1,3 +1,5 @@
+import { escapeControl } from './escape.js'
+
 /** The process streams a command uses (tests and embedders pass their own). */
 export interface CliIo {
   readonly stdin: NodeJS.ReadableStream & { readonly isTTY?: boolean }
@@ -11,7 +13,26 @@ export function processIo(): CliIo {
   return { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, cwd: process.cwd() }
 }
 
-/** Writes `text` plus a newline. */
+/**
+ * Writes `text` plus a newline, with every control character except `\n` and
+ * `\t` escaped visibly (`escapeControl`): every message and report line of the
+ * CLI goes through here, whatever program, tool, file or log text it quotes.
+ */
 export function writeLine(stream: NodeJS.WritableStream, text = ''): void {
-  stream.write(`${text}\n`)
+  stream.write(`${escapeControl(text, { multiline: true })}\n`)
+}
+
+/** Whether `stream` is a terminal. */
+export function isTerminal(stream: NodeJS.WritableStream): boolean {
+  return (stream as { isTTY?: boolean }).isTTY === true
+}
+
+/**
+ * Writes what the model receives (`ptc run`'s text, `ptc sdk`'s prompt) plus a
+ * newline: byte-exact when `stream` is a pipe or a file, escaped like
+ * `writeLine` when it is a terminal.
+ */
+export function writeModelText(stream: NodeJS.WritableStream, text: string): void {
+  if (isTerminal(stream)) writeLine(stream, text)
+  else stream.write(`${text}\n`)
 }

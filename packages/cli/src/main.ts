@@ -4,6 +4,7 @@ import { logCommand, LOG_USAGE } from './commands/log.js'
 import { runCommand, RUN_USAGE } from './commands/run.js'
 import { sdkCommand, SDK_USAGE } from './commands/sdk.js'
 import { serveCommand } from './commands/serve.js'
+import { escapeControl, safeJson } from './escape.js'
 import { CliError, firstLine } from './errors.js'
 import { writeLine, type CliIo } from './io.js'
 
@@ -53,7 +54,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
   if (command === undefined) {
-    writeLine(io.stderr, `ptc: unknown command ${JSON.stringify(name)}; one of ${Object.keys(COMMANDS).join(', ')} (see \`ptc help\`)`)
+    writeLine(io.stderr, `ptc: unknown command ${safeJson(name)}; one of ${Object.keys(COMMANDS).join(', ')} (see \`ptc help\`)`)
     return 2
   }
   if (name !== 'serve' && (rest.includes('--help') || rest.includes('-h'))) {
@@ -64,11 +65,19 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     return await command(rest, io)
   } catch (error) {
     if (error instanceof CliError) {
-      writeLine(io.stderr, `ptc: ${error.message}`)
+      writeLine(io.stderr, escapeControl(`ptc: ${error.message}`))
       return error.exitCode
     }
-    writeLine(io.stderr, `ptc ${name}: internal error: ${firstLine(error)} (set PTC_DEBUG=1 for the stack)`)
-    if (process.env['PTC_DEBUG'] === '1' && error instanceof Error && error.stack !== undefined) writeLine(io.stderr, error.stack)
+    writeLine(io.stderr, escapeControl(`ptc ${name}: internal error: ${firstLine(error)} (set PTC_DEBUG=1 for the stack)`))
+    if (process.env['PTC_DEBUG'] === '1') writeLine(io.stderr, stackOf(error))
     return 1
+  }
+}
+
+function stackOf(error: unknown): string {
+  try {
+    return error instanceof Error && typeof error.stack === 'string' ? error.stack : '(no stack)'
+  } catch {
+    return '(no stack)'
   }
 }

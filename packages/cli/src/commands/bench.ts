@@ -5,6 +5,7 @@ import { oneOf, parseCommandArgs } from '../args.js'
 import { ratioChart } from '../bench/chart.js'
 import { BENCH_SCRIPTS, findRepoRoot, runScript, type ScriptRun } from '../bench/scripts.js'
 import { benchTable } from '../bench/table.js'
+import { escapeControl } from '../escape.js'
 import { CliError } from '../errors.js'
 import { writeLine, type CliIo } from '../io.js'
 import { SANDBOXES } from '../runtime.js'
@@ -37,10 +38,11 @@ export async function benchCommand(args: readonly string[], io: CliIo): Promise<
     const head = `[${i + 1}/${scripts.length}] ${script.path}`
     if (!tty) writeLine(io.stderr, `${head} …`)
     const args = [...(quick ? ['--quick'] : []), ...(script.filters ? backends.flatMap((b) => ['--backend', b]) : [])]
-    const run = await runScript(root, script, args, (s) => tty && io.stderr.write(`\r${head} … ${s.toFixed(0)} s`))
+    const run = await runScript(root, script, args, (s) => tty && io.stderr.write(`\r${escapeControl(head)} … ${s.toFixed(0)} s`))
     runs.push(run)
     const status = run.exitCode !== 0 ? `failed (exit ${String(run.exitCode)})` : run.json === undefined ? 'done, no machine-readable results' : `done, ${run.json.results.length} results`
-    writeLine(io.stderr, `${tty ? '\r' : ''}${head} ${status} in ${run.seconds.toFixed(1)} s`)
+    if (tty) io.stderr.write('\r') // back over the progress line (writeLine would print `\r` visibly)
+    writeLine(io.stderr, `${head} ${status} in ${run.seconds.toFixed(1)} s`)
     if (run.exitCode !== 0) writeLine(io.stderr, indentTail(run.stderr || run.stdout))
   }
   const totalSeconds = (performance.now() - started) / 1000

@@ -2,13 +2,15 @@ import { renderDeclarations } from '@ptc/bindings'
 import { checkProgram } from '@ptc/bindings/check'
 import { RUN_CODE } from '@ptc/tools'
 import { onePositional, parseCommandArgs } from '../args.js'
+import { escapeControl } from '../escape.js'
 import { writeLine, type CliIo } from '../io.js'
 import { readProgram } from '../program-file.js'
 import { loadToolSet } from '../tools-module.js'
 
 export const CHECK_USAGE = `ptc check FILE|- [--tools MODULE]
   Type-checks a program against the SDK declarations of the tools (default: the built-in demo
-  shop) without running it, and prints each error as FILE:LINE:COLUMN. Exit 1 when there are errors.`
+  shop) without running it, and prints each error as FILE:LINE:COLUMN (control characters the
+  program puts in a message are escaped: \\x1b). Exit 1 when there are errors.`
 
 /** `ptc check`: 0 when the program type-checks, 1 with its errors. */
 export async function checkCommand(args: readonly string[], io: CliIo): Promise<number> {
@@ -19,7 +21,7 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
     tools.filter((t) => t.name !== RUN_CODE).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters, output: t.output.schema })),
   )
   const result = checkProgram(program.code, declarations, { language: program.language })
-  const name = program.path === '-' ? '(stdin)' : program.path
+  const name = escapeControl(program.path === '-' ? '(stdin)' : program.path)
   if (result.ok) {
     writeLine(io.stdout, `${name}: no type errors`)
     return 0

@@ -1,18 +1,19 @@
 import { sdkText } from '@ptc/ptc'
 import { parseCommandArgs } from '../args.js'
 import { CliError } from '../errors.js'
-import { writeLine, type CliIo } from '../io.js'
+import { writeModelText, type CliIo } from '../io.js'
 import { loadToolSet } from '../tools-module.js'
 
 export const SDK_USAGE = `ptc sdk [--tools MODULE]
   Prints the prompt text a model is given with run_code: the guidance and the TypeScript
-  declarations of every tool (default: the built-in demo shop).`
+  declarations of every tool (default: the built-in demo shop). Byte-exact when piped; control
+  characters are escaped (\\x1b) when stdout is a terminal.`
 
 /** `ptc sdk`: the SDK prompt section, exactly as the PTC executor renders it. */
 export async function sdkCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandArgs('sdk', args, { tools: { type: 'string' } })
   if (positionals.length > 0) throw new CliError('USAGE', `ptc sdk: unexpected argument ${JSON.stringify(positionals[0])}`)
   const { tools } = await loadToolSet(values.tools, io.cwd)
-  writeLine(io.stdout, sdkText(tools))
+  writeModelText(io.stdout, sdkText(tools))
   return 0
 }

@@ -1,3 +1,4 @@
+import { escapeControl } from '../escape.js'
 import { formatBytes, formatMs, oneLine } from '../format.js'
 import type { LogCall, LogRoot } from './tree.js'
 
@@ -17,20 +18,25 @@ export function argumentsSummary(args: unknown, max = 60): string {
   return oneLine(text ?? '', max)
 }
 
-/** The log as an indented tree: each call with its description, duration and outcome, its sub-calls under it. */
+/**
+ * The log as an indented tree: each call with its description, duration and
+ * outcome, its sub-calls under it. Every line is escaped (`escapeControl`):
+ * names, ids and texts from the log cannot start a line of their own.
+ */
 export function renderLogTree(roots: readonly LogRoot[]): string[] {
   const lines: string[] = []
+  const push = (line: string): void => void lines.push(escapeControl(line))
   for (const root of roots) {
     const where = root.turn === undefined ? '' : ` [turn ${root.turn}${root.step === undefined ? '' : `, step ${root.step}`}]`
     const label = root.description !== undefined ? `"${oneLine(root.description, 80)}"` : argumentsSummary(root.arguments)
-    lines.push(`${root.name} ${root.id}${where} ${label} — ${formatMs(ms(root))} — ${outcome(root)}`)
+    push(`${root.name} ${root.id}${where} ${label} — ${formatMs(ms(root))} — ${outcome(root)}`)
     root.subCalls.forEach((call, i) => {
       const branch = i === root.subCalls.length - 1 ? '└─' : '├─'
-      lines.push(`  ${branch} ${call.id} ${call.name}(${argumentsSummary(call.arguments)}) — ${formatMs(ms(call))} — ${outcome(call)}`)
+      push(`  ${branch} ${call.id} ${call.name}(${argumentsSummary(call.arguments)}) — ${formatMs(ms(call))} — ${outcome(call)}`)
     })
     if (root.subCalls.length > 0) {
       const bytes = root.subCalls.reduce((sum, c) => sum + c.resultBytes, 0)
-      lines.push(`     ${root.subCalls.length} sub-call(s); ${formatBytes(bytes)} of tool results stayed in the sandbox, ${formatBytes(root.resultBytes)} reached the model`)
+      push(`     ${root.subCalls.length} sub-call(s); ${formatBytes(bytes)} of tool results stayed in the sandbox, ${formatBytes(root.resultBytes)} reached the model`)
     }
   }
   return lines

@@ -1,6 +1,8 @@
 import { createInterface } from 'node:readline/promises'
 import type { ApprovalOutcome, ApprovalRequest, ApprovalService } from '@ptc/tools'
+import { escapeControl } from '../escape.js'
 import { CliError } from '../errors.js'
+import { oneLine } from '../format.js'
 import { writeLine, type CliIo } from '../io.js'
 
 export const APPROVE_MODES = ['yes', 'no', 'ask'] as const
@@ -29,7 +31,8 @@ export function approvalService(mode: ApproveMode, io: CliIo, explicit: boolean)
   return {
     request: (request) => {
       const answer = queue.then(async (): Promise<ApprovalOutcome> => {
-        const what = `${request.exec.name} (${request.exec.callId}): ${describe(request)}`
+        // The name, id and reason may quote the program's arguments: one escaped line.
+        const what = escapeControl(`${request.exec.name} (${request.exec.callId}): ${oneLine(describe(request), 300)}`)
         if (mode === 'yes') {
           writeLine(io.stderr, `ptc: approved ${what}`)
           return 'allowed-once'
