@@ -6,6 +6,7 @@
  */
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { escapeControl } from './escape.js'
 import { processIo } from './io.js'
 import { main } from './main.js'
 
@@ -23,12 +24,43 @@ if (wantsIsolatedVm && !hasFlag && process.env['PTC_REEXEC'] !== '1') {
   process.on('SIGINT', forward)
   process.on('SIGTERM', forward)
   child.on('error', (error) => {
-    process.stderr.write(`ptc: cannot restart node with ${FLAG}: ${error.message}\n`)
+    process.stderr.write(`${escapeControl(`ptc: cannot restart node with ${FLAG}: ${error.message}`)}\n`)
     process.exitCode = 2
   })
   child.on('exit', (code, signal) => {
     process.exitCode = code ?? (signal === null ? 1 : 128 + 2)
   })
 } else {
-  process.exitCode = await main(argv, processIo())
+  process.exitCode = await runMain()
+  // Done: a tools module or a tool may still hold the event loop (a timer, a socket); leave once the output is out.
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)])
+  process.exit()
+}
+
+/**
+ * `main` with the process's streams. A reader that closes stdout or stderr
+ * early (`ptc log big.jsonl | head`) ends the command quietly; a command that
+ * can never finish (a tools module whose import awaits forever, so nothing is
+ * left to run) says so and exits 1 instead of leaving with Node's status 13.
+ */
+async function runMain(): Promise<number> {
+  let finished = false
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      finished = true
+      process.exit(error.code === 'EPIPE' ? (typeof process.exitCode === 'number' ? process.exitCode : 0) : 1)
+    })
+  }
+  process.on('exit', () => {
+    if (finished) return
+    process.stderr.write('ptc: the command stopped before it finished: something it waited for can never settle (a tools module whose import never completes, or a tool that never answers)\n')
+    process.exitCode = 1
+  })
+  const code = await main(argv, processIo())
+  finished = true
+  return code
+}
+
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => void stream.write('', () => resolve()))
 }

@@ -20,8 +20,26 @@ export class CliError extends Error {
   }
 }
 
-/** The first line of what was thrown, for a one-line message. */
+/** The message of what was thrown, never throwing itself (a hostile `message` getter or `toString`). */
+export function describeThrown(thrown: unknown): string {
+  try {
+    if (thrown instanceof Error) return typeof thrown.message === 'string' ? thrown.message : String(thrown.message)
+    if (typeof thrown !== 'object' || thrown === null) return String(thrown)
+    const message = (thrown as { message?: unknown }).message
+    return typeof message === 'string' ? message : Object.prototype.toString.call(thrown)
+  } catch {
+    return 'unknown error'
+  }
+}
+
+/** The first line of what was thrown, for a one-line message (escaped when printed, see `writeLine`). */
 export function firstLine(thrown: unknown): string {
-  const text = thrown instanceof Error ? thrown.message : String(thrown)
-  return (text.split('\n')[0] ?? '').trim() || (thrown instanceof Error ? thrown.name : 'unknown error')
+  const text = describeThrown(thrown)
+  let name = 'unknown error'
+  try {
+    if (thrown instanceof Error && typeof thrown.name === 'string') name = thrown.name
+  } catch {
+    // a hostile `name` getter
+  }
+  return (text.split('\n')[0] ?? '').trim() || name
 }

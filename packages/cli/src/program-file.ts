@@ -1,6 +1,7 @@
-import { readFile } from 'node:fs/promises'
 import { basename, extname, resolve } from 'node:path'
-import { CliError, firstLine } from './errors.js'
+import { DEFAULT_LIMITS } from '@ptc/sandbox'
+import { CliError } from './errors.js'
+import { readBoundedStream, readRegularFile } from './input-file.js'
 import type { CliIo } from './io.js'
 
 /** A program to run or check: the body of an async function, as a model sends it in `run_code`. */
@@ -13,21 +14,21 @@ export interface ProgramFile {
   readonly language: 'typescript' | 'javascript'
 }
 
-const DESCRIPTION = /^\s*\/\/\s*@description\s+(.+?)\s*$/
+/** Linear: no lazy group before a trailing `\\s*$` (quadratic on a long line of blanks). */
+const DESCRIPTION = /^\s*\/\/\s*@description\s(.*)/
 
-/** Reads `path` (or all of stdin for `-`); a missing or unreadable file is a `CliError('INPUT')`. */
+/** The largest program read: the sandbox's default `maxProgramBytes` (1 MiB). */
+export const MAX_PROGRAM_BYTES = DEFAULT_LIMITS.maxProgramBytes
+
+/**
+ * Reads `path` (or all of stdin for `-`), at most `MAX_PROGRAM_BYTES`. A
+ * missing or unreadable file, one that is not a regular file (a directory, a
+ * FIFO, a device) or one too large is a `CliError('INPUT')`.
+ */
 export async function readProgram(path: string, io: CliIo): Promise<ProgramFile> {
-  let code: string
-  if (path === '-') {
-    code = await readAll(io.stdin)
-  } else {
-    try {
-      code = await readFile(resolve(io.cwd, path), 'utf8')
-    } catch (error) {
-      const reason = (error as { code?: unknown }).code === 'ENOENT' ? 'no such file' : firstLine(error)
-      throw new CliError('INPUT', `cannot read program ${path}: ${reason}`, { cause: error })
-    }
-  }
+  const input = { what: 'program', shown: path === '-' ? '(stdin)' : path, maxBytes: MAX_PROGRAM_BYTES, code: 'INPUT' } as const
+  const bytes = path === '-' ? await readBoundedStream(io.stdin, input) : await readRegularFile({ ...input, path: resolve(io.cwd, path) })
+  const code = bytes.toString('utf8')
   if (code.trim() === '') throw new CliError('INPUT', `program ${path === '-' ? '(stdin)' : path} is empty`)
   const ext = extname(path).toLowerCase()
   return {
@@ -43,15 +44,9 @@ function descriptionOf(code: string): string | undefined {
   for (const line of code.split('\n')) {
     const trimmed = line.trim()
     if (trimmed === '') continue
-    const match = DESCRIPTION.exec(line)
-    if (match?.[1] !== undefined) return match[1]
+    const description = DESCRIPTION.exec(line)?.[1]?.trim()
+    if (description !== undefined && description !== '') return description
     if (!trimmed.startsWith('//') && !trimmed.startsWith('/*')) return undefined
   }
   return undefined
-}
-
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = []
-  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk)
-  return Buffer.concat(chunks).toString('utf8')
 }

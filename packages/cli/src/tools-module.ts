@@ -1,9 +1,9 @@
-import { existsSync } from 'node:fs'
 import { extname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { ToolDefinition, ToolsView } from '@ptc/tools'
 import { createShop, installShopPolicy, shopTools } from './demo/index.js'
 import { CliError, firstLine } from './errors.js'
+import { checkRegularFile } from './input-file.js'
 
 /** The tools a command works with, and the policy to install next to them. */
 export interface ToolSet {
@@ -22,15 +22,25 @@ export function demoToolSet(): ToolSet {
 
 const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts'])
 
+/** The largest tools module file loaded (the modules it imports are not checked). */
+export const MAX_TOOLS_MODULE_BYTES = 16 * 1024 * 1024
+
 /**
  * Loads the tools of an ES module: its default export (a tool or an array of
  * tools) and every named export (each a tool or an array of tools). `.ts`
- * modules load through tsx. Every problem is a `CliError('TOOLS_MODULE')`.
+ * modules load through tsx. The path must be a regular file of at most
+ * `MAX_TOOLS_MODULE_BYTES` (checked before the import, which would block on a
+ * FIFO or a device). Every problem is a `CliError('TOOLS_MODULE')`.
  */
 export async function loadToolSet(spec: string | undefined, cwd: string): Promise<ToolSet> {
   if (spec === undefined) return demoToolSet()
   const path = resolve(cwd, spec)
-  if (!existsSync(path)) throw new CliError('TOOLS_MODULE', `tools module ${spec} not found`)
+  try {
+    await checkRegularFile({ what: 'tools module', shown: spec, path, maxBytes: MAX_TOOLS_MODULE_BYTES, code: 'TOOLS_MODULE' })
+  } catch (error) {
+    if ((error as { cause?: { code?: unknown } }).cause?.code === 'ENOENT') throw new CliError('TOOLS_MODULE', `tools module ${spec} not found`, { cause: error })
+    throw error
+  }
   let namespace: Record<string, unknown>
   try {
     namespace = TS_EXTENSIONS.has(extname(path).toLowerCase()) ? await importTypeScript(path) : ((await import(pathToFileURL(path).href)) as Record<string, unknown>)
@@ -38,6 +48,19 @@ export async function loadToolSet(spec: string | undefined, cwd: string): Promis
     if (error instanceof CliError) throw error
     throw new CliError('TOOLS_MODULE', `tools module ${spec} failed to load: ${firstLine(error)}`, { cause: error })
   }
+  let tools: ToolDefinition[]
+  try {
+    tools = toolsOf(spec, namespace)
+  } catch (error) {
+    if (error instanceof CliError) throw error
+    throw new CliError('TOOLS_MODULE', `tools module ${spec}: its exports cannot be read: ${firstLine(error)}`, { cause: error })
+  }
+  if (tools.length === 0) throw new CliError('TOOLS_MODULE', `tools module ${spec} exports no tools; export tools made with defineTool (default export: an array)`)
+  return { label: spec, tools }
+}
+
+/** The tools among a module's exports; an export that is not a tool is a `CliError`. May throw what a hostile export throws. */
+function toolsOf(spec: string, namespace: Record<string, unknown>): ToolDefinition[] {
   const tools: ToolDefinition[] = []
   for (const [name, value] of Object.entries(namespace)) {
     const label = name === 'default' ? 'the default export' : `export "${name}"`
@@ -49,8 +72,7 @@ export async function loadToolSet(spec: string | undefined, cwd: string): Promis
       tools.push(item as ToolDefinition)
     })
   }
-  if (tools.length === 0) throw new CliError('TOOLS_MODULE', `tools module ${spec} exports no tools; export tools made with defineTool (default export: an array)`)
-  return { label: spec, tools }
+  return tools
 }
 
 async function importTypeScript(path: string): Promise<Record<string, unknown>> {

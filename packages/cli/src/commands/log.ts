@@ -1,27 +1,28 @@
-import { readJsonlSession, type JsonlReadResult } from '@ptc/tools/session'
+import { resolve } from 'node:path'
+import { parseJsonl } from '@ptc/tools/session'
 import { onePositional, parseCommandArgs } from '../args.js'
-import { CliError, firstLine } from '../errors.js'
+import { safeJson } from '../escape.js'
+import { CliError } from '../errors.js'
+import { readRegularFile } from '../input-file.js'
 import { writeLine, type CliIo } from '../io.js'
 import { logTreeJson, renderLogTree } from '../log/render.js'
 import { buildLogTree } from '../log/tree.js'
-import { resolve } from 'node:path'
+
+/** The largest session log read. */
+export const MAX_LOG_BYTES = 256 * 1024 * 1024
 
 export const LOG_USAGE = `ptc log FILE.jsonl [--json]
   Shows a session log (written by ptc run --session or a JsonlSession) as a tree: each call with
   its description, duration and outcome, and under it each sub-call with its arguments,
-  duration and result. --json prints the tree as one JSON object.`
+  duration and result. --json prints the tree as one JSON object. Text from the log is printed
+  with control characters escaped (\\x1b, \\u202e; in --json as \\u escapes); the file must be a
+  regular file of at most 256 MiB.`
 
 /** `ptc log`: 0 after printing the tree; 2 when the file is missing or not a JSON Lines session log. */
 export async function logCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandArgs('log', args, { json: { type: 'boolean' } })
   const path = onePositional('log', positionals, 'session log file')
-  let read: JsonlReadResult
-  try {
-    read = await readJsonlSession(resolve(io.cwd, path))
-  } catch (error) {
-    const reason = (error as { cause?: { code?: unknown } }).cause?.code === 'ENOENT' ? 'no such file' : firstLine(error)
-    throw new CliError('INPUT', `cannot read session log ${path}: ${reason}`, { cause: error })
-  }
+  const read = parseJsonl(await readRegularFile({ what: 'session log', shown: path, path: resolve(io.cwd, path), maxBytes: MAX_LOG_BYTES, code: 'INPUT' }))
   const firstBad = read.invalidLines[0]
   if (read.events.length === 0 && firstBad !== undefined) {
     throw new CliError('LOG_FORMAT', `${path} is not a JSON Lines session log (line ${firstBad.line}: ${firstBad.message})`)
@@ -33,7 +34,7 @@ export async function logCommand(args: readonly string[], io: CliIo): Promise<nu
   if (read.partialTail !== undefined) writeLine(io.stderr, `ptc: ${path}: ignored an unterminated last line (${read.partialTail.bytes} bytes, a write cut short)`)
   const tree = buildLogTree(read.events)
   if (values.json === true) {
-    writeLine(io.stdout, JSON.stringify({ events: read.events.length, calls: logTreeJson(tree), skippedLines: read.invalidLines.length, partialTail: read.partialTail !== undefined }))
+    writeLine(io.stdout, safeJson({ events: read.events.length, calls: logTreeJson(tree), skippedLines: read.invalidLines.length, partialTail: read.partialTail !== undefined }))
   } else {
     const lines = renderLogTree(tree)
     for (const line of lines.length > 0 ? lines : ['(no calls in this log)']) writeLine(io.stdout, line)

@@ -1,10 +1,15 @@
 import { randomBytes } from 'node:crypto'
+import { stat } from 'node:fs/promises'
+import { resolve } from 'node:path'
 import { createPtcExecutor } from '@ptc/ptc'
 import { RUN_CODE, ToolsService, type Agent, type ToolCallBlock } from '@ptc/tools'
 import { JsonlSession } from '@ptc/tools/session'
 import { oneOf, onePositional, parseCommandArgs, positiveInt } from '../args.js'
+import { escapeControl, safeJson } from '../escape.js'
 import { CliError, firstLine } from '../errors.js'
-import { writeLine, type CliIo } from '../io.js'
+import { oneLine } from '../format.js'
+import { kindOf } from '../input-file.js'
+import { writeLine, writeModelText, type CliIo } from '../io.js'
 import { readProgram } from '../program-file.js'
 import { APPROVE_MODES, approvalService, approveMode } from '../run/approval.js'
 import { RecordingSession } from '../run/recording-session.js'
@@ -22,7 +27,11 @@ export const RUN_USAGE = `ptc run FILE|- [options]
   --max-parallel N        concurrency-safe sub-calls that may overlap (default 10)
   --session FILE.jsonl    append the session events to this file
   --approve yes|no|ask    answers to approval requests (default: ask on a terminal, else no)
-  --json                  print one JSON object { ok, text, value, logs, error, subCalls, bytes }`
+  --json                  print one JSON object { ok, text, value, logs, error, subCalls, bytes }
+  The program must be a regular file of at most 1 MiB (the sandbox's maxProgramBytes).
+  Every message on stderr escapes control and bidi characters it quotes (\\x1b, \\u202e). The
+  model text on stdout is byte-exact when stdout is a pipe or a file and escaped the same way
+  when it is a terminal; --json escapes them as \\u sequences (the same JSON value).`
 
 const OPTIONS = {
   tools: { type: 'string' },
@@ -52,14 +61,14 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
   const runtime = recordingRuntime(await createRuntime(sandbox, limits))
   try {
     service.setExecutor(createPtcExecutor({ runtime, mode: 'code', limits, ...(maxParallelSubCalls !== undefined && { maxParallelSubCalls }) }))
-    const sessionFile = values.session === undefined ? undefined : await openSession(values.session)
+    const sessionFile = values.session === undefined ? undefined : await openSession(values.session, io.cwd)
     const session = new RecordingSession(sessionFile)
     const controller = new AbortController()
     const onSignal = (): void => controller.abort(new Error('interrupted'))
     process.once('SIGINT', onSignal)
     // Unique per run, so that runs appending to one session file stay apart in `ptc log`.
     const callId = `call_${randomBytes(4).toString('hex')}`
-    if (values.json !== true) writeLine(io.stderr, `ptc: run_code "${program.description}" on ${sandbox}, tools: ${toolSet.label}; the model receives:`)
+    if (values.json !== true) writeLine(io.stderr, escapeControl(`ptc: run_code "${oneLine(program.description, 200)}" on ${sandbox}, tools: ${toolSet.label}; the model receives:`))
     const started = performance.now()
     let batch
     try {
@@ -74,10 +83,10 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
     if (result === undefined) throw new Error('run_code returned no result')
     const { report, subCalls } = runReport({ callId, result, run: runtime.last, events: session.events, sandbox, wallMs: performance.now() - started })
     if (values.json === true) {
-      writeLine(io.stdout, JSON.stringify(report))
-      if (report.error !== null) writeLine(io.stderr, `ptc: the program failed (${report.error.kind}): ${firstLine(report.error.message)}`)
+      writeLine(io.stdout, safeJson(report))
+      if (report.error !== null) writeLine(io.stderr, escapeControl(`ptc: the program failed (${report.error.kind}): ${oneLine(firstLine(report.error.message), 200)}`))
     } else {
-      writeLine(io.stdout, report.text)
+      writeModelText(io.stdout, report.text)
       for (const line of formatFooter(report, subCalls)) writeLine(io.stderr, line)
     }
     return report.ok ? 0 : 1
@@ -97,10 +106,16 @@ function register(service: ToolsService, toolSet: ToolSet): void {
   toolSet.install?.(service)
 }
 
-/** Opens (creating) the session file before the run: a missing folder is a usage error and creates nothing. */
-async function openSession(path: string): Promise<JsonlSession> {
+/**
+ * Opens (creating) the session file before the run: a missing folder is a
+ * usage error and creates nothing; so is a path that is not a regular file (a
+ * FIFO would block the run's writes, a device would swallow or refuse them).
+ */
+async function openSession(path: string, cwd: string): Promise<JsonlSession> {
+  const info = await stat(resolve(cwd, path)).catch(() => undefined)
+  if (info !== undefined && !info.isFile()) throw new CliError('SESSION', `cannot open session file ${path}: it is ${kindOf(info)}, not a regular file`)
   try {
-    return await JsonlSession.open(path)
+    return await JsonlSession.open(resolve(cwd, path))
   } catch (error) {
     throw new CliError('SESSION', firstLine(error), { cause: error })
   }
