@@ -1,10 +1,13 @@
-import type { SessionInput } from './engine/protocol.js'
+import type { RunInput } from './engine/protocol.js'
 import type { RunHost } from './host/run-host.js'
 
 /** Where sessions run: on the calling thread or in a pool of workers. */
 export interface Executor {
-  /** Starts `input` for `host` (possibly after queueing); the host's result settles the run. */
-  execute(host: RunHost, input: SessionInput): void
+  /**
+   * Starts `input` for `host` (possibly after waiting for an engine). The host's result settles the
+   * run; a host that ended meanwhile (deadline, abort) is dropped without starting.
+   */
+  execute(host: RunHost, input: RunInput): void
   /** Stops accepting work and releases threads and modules; live runs were already stopped. */
   dispose(): Promise<void>
 }

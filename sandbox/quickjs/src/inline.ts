@@ -1,7 +1,7 @@
 import { ModuleCache } from './engine/module-cache.js'
 import type { EngineImage } from './engine/image.js'
 import type { QuickJSVariantName } from './engine/module.js'
-import { Control, type SessionInput } from './engine/protocol.js'
+import { Control, type RunInput } from './engine/protocol.js'
 import { QuickJSSession } from './engine/session.js'
 import type { Executor } from './executor.js'
 import type { RunHost } from './host/run-host.js'
@@ -19,7 +19,7 @@ export class InlineExecutor implements Executor {
     this.#cache = new ModuleCache(variant)
   }
 
-  execute(host: RunHost, input: SessionInput): void {
+  execute(host: RunHost, input: RunInput): void {
     const image = this.#cache.acquire(input.limits.memoryBytes)
     if (image instanceof Promise) {
       image.then(
@@ -32,13 +32,13 @@ export class InlineExecutor implements Executor {
     }
   }
 
-  #run(host: RunHost, input: SessionInput, image: EngineImage): void {
+  #run(host: RunHost, input: RunInput, image: EngineImage): void {
     if (host.ended) {
       this.#cache.release(image, false)
       return
     }
     const control = new Int32Array(1)
-    const session = new QuickJSSession(image, input, {
+    const session = new QuickJSSession(image, { ...input, wallRemainingMs: host.remainingMs }, {
       flush: (calls, logs) => host.flush(calls, logs),
       done: (outcome) => {
         this.#cache.release(image, outcome.broken)

@@ -1,41 +1,74 @@
 import type { Worker } from 'node:worker_threads'
 import type { QuickJSVariantName } from './engine/module.js'
-import { ReplyMailbox, newMailboxMemory } from './engine/mailbox.js'
-import { Control, type FromWorker, type SessionInput, type ToWorker } from './engine/protocol.js'
+import { ReplyMailbox, newMailboxMemory, type MailboxMemory } from './engine/mailbox.js'
+import { Control, type FromWorker, type RunInput, type ToWorker } from './engine/protocol.js'
 import type { Executor } from './executor.js'
 import type { RunHost } from './host/run-host.js'
 import { spawnEngineWorker } from './spawn.js'
 
 interface Job {
   host: RunHost
-  input: SessionInput
+  input: RunInput
 }
 
+/** What an engine worker receives in `workerData` (see `worker-entry.ts`). */
+export interface EngineWorkerData {
+  control: SharedArrayBuffer
+  mailbox: MailboxMemory
+  variant: QuickJSVariantName
+  warmBytes: number
+}
+
+export interface WorkerPoolOptions {
+  size: number
+  variant: QuickJSVariantName
+  /** The memory limit the workers warm a module for. */
+  warmBytes: number
+  /** Starts one engine worker (default `spawnEngineWorker`; tests inject failing ones). */
+  spawn?: (data: EngineWorkerData) => Worker
+}
+
+/** The first respawn delay after a worker failed without finishing a run; it doubles up to `MAX_BACKOFF_MS`. */
+const FIRST_BACKOFF_MS = 100
+const MAX_BACKOFF_MS = 5000
+
 /**
- * Worker isolation: a fixed number of worker threads, one run each at a time, FIFO queue. Each worker
- * shares a control word with the host (abort/wall reach a busy guest through the interrupt handler);
- * the host's watchdog terminates a worker that does not stop and a fresh one replaces it.
+ * Worker isolation: a fixed number of worker threads, one run each at a time, FIFO queue (the
+ * runtime's `RunGate` admits at most one run per worker, so this queue only holds runs waiting for a
+ * worker that boots or is being replaced). Each worker shares a control word with the host (abort and
+ * wall reach a busy guest through the interrupt handler); the host's watchdog terminates a worker that
+ * does not stop, and a fresh one replaces it at once. A worker that dies before it finished a run
+ * (failed to boot, crashed) is replaced after a delay that doubles with each such death in a row, so a
+ * broken environment cannot make the pool respawn in a tight loop; runs waiting meanwhile still end at
+ * their own deadline (their `RunHost` timer). Workers are unreferenced while idle: an idle pool does
+ * not keep the process alive, a pending run does (its deadline timer, and its worker while it runs).
  */
 export class WorkerPool implements Executor {
   readonly #size: number
   readonly #variant: QuickJSVariantName
   readonly #warmBytes: number
+  readonly #spawn: (data: EngineWorkerData) => Worker
   readonly #slots: WorkerSlot[] = []
   readonly #queue: Job[] = []
   #disposed = false
 
-  constructor(size: number, variant: QuickJSVariantName, warmBytes: number) {
-    this.#size = Math.max(1, Math.floor(size))
-    this.#variant = variant
-    this.#warmBytes = warmBytes
+  constructor(options: WorkerPoolOptions) {
+    this.#size = Math.max(1, Math.floor(options.size))
+    this.#variant = options.variant
+    this.#warmBytes = options.warmBytes
+    this.#spawn = options.spawn ?? spawnEngineWorker
   }
 
-  execute(host: RunHost, input: SessionInput): void {
+  get size(): number {
+    return this.#size
+  }
+
+  execute(host: RunHost, input: RunInput): void {
     this.#queue.push({ host, input })
     this.drain()
   }
 
-  /** Starts queued jobs on free workers (spawning up to the pool size). */
+  /** Starts queued jobs on free workers (spawning up to the pool size); drops jobs that ended while waiting. */
   drain(): void {
     while (!this.#disposed && this.#queue.length > 0) {
       const job = this.#queue[0] as Job
@@ -43,13 +76,13 @@ export class WorkerPool implements Executor {
         this.#queue.shift()
         continue
       }
-      const slot = this.#slots.find((s) => s.ready && !s.busy)
+      const slot = this.#slots.find((s) => s.idle)
       if (slot === undefined) {
         // Jobs wait for a free worker; spawn workers (up to the pool size) for jobs no booting worker covers.
-        let booting = this.#slots.filter((s) => !s.ready).length
-        while (booting < this.#queue.length && this.#slots.length < this.#size) {
-          this.#slots.push(new WorkerSlot(this, this.#variant, this.#warmBytes))
-          booting++
+        let starting = this.#slots.filter((s) => s.starting).length
+        while (starting < this.#queue.length && this.#slots.length < this.#size) {
+          this.#slots.push(new WorkerSlot(this, this.#variant, this.#warmBytes, this.#spawn))
+          starting++
         }
         return
       }
@@ -58,8 +91,18 @@ export class WorkerPool implements Executor {
     }
   }
 
+  get disposed(): boolean {
+    return this.#disposed
+  }
+
+  /** Worker slots (each holds a live, booting or about-to-respawn worker); stays at most the pool size. */
   get workers(): number {
     return this.#slots.length
+  }
+
+  /** Worker threads spawned so far (replacements included). */
+  get spawned(): number {
+    return this.#slots.reduce((n, s) => n + s.spawned, 0)
   }
 
   async dispose(): Promise<void> {
@@ -70,86 +113,120 @@ export class WorkerPool implements Executor {
   }
 }
 
+type SlotState = 'booting' | 'idle' | 'busy' | 'backoff' | 'closed'
+
+/** One place in the pool: the worker currently in it, and what replaces it when it dies. */
 class WorkerSlot {
   readonly #pool: WorkerPool
   readonly #variant: QuickJSVariantName
   readonly #warmBytes: number
-  #worker!: Worker
-  #control!: Int32Array
-  #mailbox!: ReplyMailbox
+  readonly #spawnWorker: (data: EngineWorkerData) => Worker
+  #state: SlotState = 'booting'
+  #worker: Worker | undefined
+  #control = new Int32Array(new SharedArrayBuffer(4))
+  #mailbox: ReplyMailbox | undefined
   #host: RunHost | undefined
   #runId = 0
-  #closing = false
-  #ready = false
+  /** Deaths in a row without a finished run (boot failures, crashes): sets the respawn delay. */
+  #failures = 0
+  #backoff: ReturnType<typeof setTimeout> | undefined
+  spawned = 0
 
-  constructor(pool: WorkerPool, variant: QuickJSVariantName, warmBytes: number) {
+  constructor(pool: WorkerPool, variant: QuickJSVariantName, warmBytes: number, spawn: (data: EngineWorkerData) => Worker) {
     this.#pool = pool
     this.#variant = variant
     this.#warmBytes = warmBytes
+    this.#spawnWorker = spawn
     this.#spawn()
   }
 
-  get busy(): boolean {
-    return this.#host !== undefined
+  /** Booted and free: a run starts at once. */
+  get idle(): boolean {
+    return this.#state === 'idle'
   }
 
-  /** The worker booted and loaded its module: runs start at once, so the wall clock is fair. */
-  get ready(): boolean {
-    return this.#ready
+  /** Will be free without a run ending first (booting, or waiting to respawn). */
+  get starting(): boolean {
+    return this.#state === 'booting' || this.#state === 'backoff'
   }
 
   #spawn(): void {
+    this.#backoff = undefined
+    if (this.#pool.disposed) {
+      this.#state = 'closed'
+      return
+    }
+    this.#state = 'booting'
+    this.spawned++
     const control = new Int32Array(new SharedArrayBuffer(4))
     const mailbox = newMailboxMemory()
-    const worker = spawnEngineWorker({ control: control.buffer, mailbox, variant: this.#variant, warmBytes: this.#warmBytes })
+    let worker: Worker
+    try {
+      worker = this.#spawnWorker({ control: control.buffer, mailbox, variant: this.#variant, warmBytes: this.#warmBytes })
+    } catch (error) {
+      this.#worker = undefined
+      this.#died(`the engine worker could not start: ${error instanceof Error ? error.message : String(error)}`)
+      return
+    }
     this.#worker = worker
     this.#control = control
     this.#mailbox = new ReplyMailbox(mailbox, control)
-    this.#ready = false
     worker.unref()
     worker.on('message', (m: FromWorker) => {
       if (worker === this.#worker) this.#onMessage(m)
     })
     worker.on('error', (e: Error) => {
-      if (worker === this.#worker) this.#onExit(`the engine worker failed: ${e.message}`)
+      if (worker === this.#worker) this.#died(`the engine worker failed: ${e.message}`)
     })
     worker.on('exit', (code: number) => {
-      if (worker === this.#worker) this.#onExit(`the engine worker exited with code ${code}`)
+      if (worker === this.#worker) this.#died(`the engine worker exited with code ${code}`)
     })
   }
 
-  run(host: RunHost, input: SessionInput): void {
+  run(host: RunHost, input: RunInput): void {
+    const worker = this.#worker
+    const mailbox = this.#mailbox
+    if (this.#state !== 'idle' || worker === undefined || mailbox === undefined) throw new Error('WorkerSlot.run: the slot is not idle')
     const runId = ++this.#runId
+    const control = this.#control
+    this.#state = 'busy'
     this.#host = host
-    Atomics.store(this.#control, 0, Control.None)
-    this.#worker.ref()
-    this.#post({ t: 'run', runId, input })
+    Atomics.store(control, 0, Control.None)
+    worker.ref()
+    this.#post({ t: 'run', runId, input: { ...input, wallRemainingMs: host.remainingMs } })
+    const current = (): boolean => this.#runId === runId && this.#host === host
     host.attach({
       settle: (batch, count) => {
-        if (this.#runId !== runId) return
-        if (!this.#mailbox.offer(runId, batch, count)) this.#post({ t: 'settle', runId, batch, count })
+        if (!current()) return
+        if (!mailbox.offer(runId, batch, count)) this.#post({ t: 'settle', runId, batch, count })
       },
       stop: (reason) => {
-        if (this.#runId !== runId || this.#host === undefined) return
-        Atomics.store(this.#control, 0, reason === 'abort' ? Control.Abort : Control.Wall)
+        if (!current()) return
+        Atomics.store(control, 0, reason === 'abort' ? Control.Abort : Control.Wall)
         this.#post({ t: 'stop', runId, reason })
       },
       kill: () => {
-        if (this.#runId !== runId || this.#host === undefined) return
-        void this.#worker.terminate()
-        this.#spawn()
-        this.#release()
+        if (!current()) return
+        // The run answers now; the thread stops within milliseconds (V8 terminates WebAssembly too)
+        // and its exit is not awaited. A replacement boots right after the answer (spawning costs the
+        // host thread milliseconds): this death is the watchdog's doing, not the environment's.
+        this.#worker = undefined
+        void worker.terminate()
+        this.#host = undefined
+        this.#state = 'backoff'
+        setImmediate(() => this.#respawn())
       },
     })
   }
 
   #post(message: ToWorker): void {
-    this.#worker.postMessage(message)
+    this.#worker?.postMessage(message)
   }
 
   #onMessage(m: FromWorker): void {
     if (m.t === 'ready') {
-      this.#ready = true
+      if (this.#state !== 'booting') return
+      this.#state = 'idle'
       this.#pool.drain()
       return
     }
@@ -159,26 +236,43 @@ class WorkerSlot {
       host.flush(m.calls, m.logs)
       return
     }
-    this.#release()
+    this.#failures = 0
+    this.#host = undefined
+    this.#state = 'idle'
+    this.#worker?.unref()
     host.end(m.outcome)
+    this.#pool.drain()
   }
 
-  #onExit(message: string): void {
-    if (this.#closing) return
+  /** The worker died on its own (boot failure, crash): its run fails, a replacement follows after a backoff. */
+  #died(message: string): void {
+    if (this.#state === 'closed') return
     const host = this.#host
-    this.#spawn()
-    this.#release()
+    this.#host = undefined
+    this.#worker = undefined
+    this.#failures++
+    const delay = this.#failures <= 1 ? 0 : Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (this.#failures - 2))
+    this.#state = 'backoff'
+    if (delay === 0) setImmediate(() => this.#respawn())
+    else {
+      this.#backoff = setTimeout(() => this.#respawn(), delay)
+      // An idle pool waiting to respawn does not keep the process alive; a waiting run's timer does.
+      this.#backoff.unref()
+    }
     host?.end({ logs: [], cpuMs: 0, subCalls: 0, broken: true, error: { kind: 'crash', message } })
   }
 
-  #release(): void {
-    this.#host = undefined
-    this.#worker.unref()
+  #respawn(): void {
+    if (this.#state !== 'backoff') return
+    this.#spawn()
     this.#pool.drain()
   }
 
   async terminate(): Promise<void> {
-    this.#closing = true
-    await this.#worker.terminate()
+    this.#state = 'closed'
+    clearTimeout(this.#backoff)
+    const worker = this.#worker
+    this.#worker = undefined
+    await worker?.terminate()
   }
 }

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os'
-import { DEFAULT_LIMITS, SandboxUsageError, acceptRun, resolveLimits } from '@ptc/sandbox'
+import { DEFAULT_LIMITS, RunGate, SandboxUsageError, acceptRun, resolveLimits } from '@ptc/sandbox'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import type { QuickJSVariantName } from './engine/module.js'
 import type { Executor } from './executor.js'
@@ -18,44 +18,72 @@ export interface QuickJSRuntimeOptions {
   isolation?: 'worker' | 'inline'
   /** Worker threads (worker isolation). Default: `os.availableParallelism()`. */
   poolSize?: number
+  /**
+   * Runs that hold an engine at once; later runs wait in FIFO order. The wait counts against each
+   * run's wall ceiling (a run still waiting at its deadline ends as `timeout`) and is reported in
+   * `stats.queueMs`. Default: worker isolation, the pool size (one run per worker). Inline, twice
+   * `os.availableParallelism()`: inline runs share the calling thread, so more of them at once adds
+   * no CPU, only overlap while runs wait on tools, and each holds its own engine (a WebAssembly
+   * memory of up to `memoryBytes` + 32 MiB); so the bound is that memory, not the cores.
+   */
+  maxConcurrentRuns?: number
+  /**
+   * Runs that may wait for a place (see `maxConcurrentRuns`); one more ends at once as `limit`
+   * ("the runtime's run queue is full"). Default 1000.
+   */
+  maxQueuedRuns?: number
   /** `'quickjs'` (bellard, default) or `'quickjs-ng'`. */
   variant?: QuickJSVariantName
   /** Default limits of this runtime's runs (over `DEFAULT_LIMITS`); a request's limits override them. */
   limits?: Partial<CodeRunLimits>
   /**
-   * How long a worker may ignore a wall or abort stop before it is terminated. Default: 10% of the
-   * run's `wallMs`, between 100 and 1000 ms.
+   * How long a worker may ignore a wall or abort stop before it is terminated; the run answers at
+   * that moment. A guest between bytecodes stops within a few milliseconds of the stop; only a long
+   * native builtin (a huge `join`, a backtracking regex) runs into this. Default: 50 ms.
    */
   watchdogGraceMs?: number
 }
 
-class QuickJSCodeRuntime implements CodeRuntime {
+/** Default `maxQueuedRuns`. */
+export const DEFAULT_MAX_QUEUED_RUNS = 1000
+/** Default `watchdogGraceMs`. */
+export const DEFAULT_WATCHDOG_GRACE_MS = 50
+
+/** The QuickJS `CodeRuntime` (exported for tests, which inject an executor; the public face is `createQuickJSRuntime`). */
+export class QuickJSCodeRuntime implements CodeRuntime {
   readonly name = 'quickjs'
   readonly #defaults: CodeRunLimits
   readonly #executor: Executor
-  readonly #grace: number | undefined
+  readonly #gate: RunGate
+  readonly #grace: number
   readonly #live = new Set<RunHost>()
   #disposed = false
   #disposing: Promise<void> | undefined
 
-  constructor(options: QuickJSRuntimeOptions) {
+  constructor(options: QuickJSRuntimeOptions, executor?: Executor) {
     this.#defaults = resolveLimits(options.limits, DEFAULT_LIMITS)
     const variant = options.variant ?? 'quickjs'
+    const cores = availableParallelism()
+    const inline = options.isolation === 'inline'
+    const poolSize = Math.max(1, Math.floor(options.poolSize ?? cores))
     this.#executor =
-      options.isolation === 'inline'
-        ? new InlineExecutor(variant)
-        : new WorkerPool(options.poolSize ?? availableParallelism(), variant, this.#defaults.memoryBytes)
-    this.#grace = options.watchdogGraceMs
+      executor ?? (inline ? new InlineExecutor(variant) : new WorkerPool({ size: poolSize, variant, warmBytes: this.#defaults.memoryBytes }))
+    const concurrent = options.maxConcurrentRuns ?? (executor instanceof WorkerPool ? executor.size : inline ? 2 * cores : poolSize)
+    this.#gate = new RunGate(concurrent, options.maxQueuedRuns ?? DEFAULT_MAX_QUEUED_RUNS)
+    const grace = options.watchdogGraceMs ?? DEFAULT_WATCHDOG_GRACE_MS
+    if (!(grace >= 0) || !Number.isFinite(grace)) throw new RangeError('watchdogGraceMs must be a non-negative number')
+    this.#grace = grace
   }
 
   async run(request: CodeRunRequest): Promise<CodeRunResult> {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
-    const accepted = await acceptRun(request, this.#defaults)
+    const accepted = await acceptRun(request, this.#defaults, this.#gate)
     if (!accepted.ok) return accepted.result
     const { bindings, limits, program } = accepted
-    const grace = this.#grace ?? Math.min(1000, Math.max(100, limits.wallMs * 0.1))
-    const host = new RunHost(request, limits, program, grace)
-    if (request.signal?.aborted) host.stop('abort')
+    const host = new RunHost(request, accepted, this.#grace)
+    // Admitted as `dispose()` began (it closed the gate, but this run already held a place).
+    if (this.#disposed) host.stop('abort')
+    else if (request.signal?.aborted) host.stop('abort')
     if (!host.ended) {
       this.#live.add(host)
       this.#executor.execute(host, { source: program.source, bindings, limits })
@@ -64,12 +92,14 @@ class QuickJSCodeRuntime implements CodeRuntime {
       return await host.result
     } finally {
       this.#live.delete(host)
+      accepted.release()
     }
   }
 
   dispose(): Promise<void> {
     this.#disposing ??= (async () => {
       this.#disposed = true
+      this.#gate.close()
       const live = [...this.#live]
       for (const host of live) host.stop('abort')
       await Promise.all(live.map((h) => h.result))

@@ -58,6 +58,7 @@ function post(message: FromWorker): void {
 async function begin(runId: number, input: SessionInput): Promise<void> {
   const run: Run = { runId, session: undefined, misses: 0, skipped: 0 }
   current = run
+  const deadline = performance.now() + input.wallRemainingMs
   let image
   try {
     await warm
@@ -67,7 +68,7 @@ async function begin(runId: number, input: SessionInput): Promise<void> {
     return
   }
   const loaded = image
-  const session = new QuickJSSession(loaded, input, {
+  const session = new QuickJSSession(loaded, { ...input, wallRemainingMs: Math.max(0, deadline - performance.now()) }, {
     flush: (calls, logs) => post({ t: 'flush', runId, calls, logs }),
     done: (outcome) => {
       cache.release(loaded, outcome.broken)

@@ -13,7 +13,7 @@ function runOn(image: EngineImage, body: string, limits: Partial<CodeRunLimits> 
   let pending: SubCallRequest[] = []
   const session = new QuickJSSession(
     image,
-    { source: wrapProgram(body), bindings: ['echo'], limits: { ...LIMITS, ...limits } },
+    { source: wrapProgram(body), bindings: ['echo'], limits: { ...LIMITS, ...limits }, wallRemainingMs: limits.wallMs ?? LIMITS.wallMs },
     {
       flush: (calls) => {
         pending = pending.concat(calls)

@@ -1,11 +1,20 @@
 import type { CodeRunError, CodeRunLimits, GuestErrorInfo } from '@ptc/sandbox'
 
-/** One run as the engine sees it (a structured-cloneable message). */
-export interface SessionInput {
+/** One run as an executor receives it. */
+export interface RunInput {
   /** `PreparedProgram.source`. */
   source: string
   bindings: readonly string[]
   limits: CodeRunLimits
+}
+
+/** One run as the engine sees it (a structured-cloneable message). */
+export interface SessionInput extends RunInput {
+  /**
+   * What was left of the run's wall ceiling when the engine took it (the wall clock started at the
+   * `run()` call, on the host's thread): the session's own deadline is this far from its start.
+   */
+  wallRemainingMs: number
 }
 
 /** `[id, name, argsJson]`: a sub-call the guest started. */

@@ -59,7 +59,7 @@ export class QuickJSSession {
   start(): void {
     this.#busy = true
     try {
-      this.#wallDeadline = performance.now() + this.#input.limits.wallMs
+      this.#wallDeadline = performance.now() + this.#input.wallRemainingMs
       const pre = Atomics.load(this.#control, 0)
       if (pre !== Control.None) this.#stop = this.#controlError(pre)
       else this.#boot()

@@ -17,49 +17,68 @@ export interface EngineChannel {
   kill?(): void
 }
 
+/** What a `RunHost` needs from the admitted run (see `AdmittedRun`). */
+export interface RunClock {
+  readonly limits: CodeRunLimits
+  readonly program: PreparedProgram
+  /** `performance.now()` at the `run()` call. */
+  readonly startedAt: number
+  /** `startedAt + limits.wallMs`. */
+  readonly deadline: number
+}
+
 /**
  * The host side of one run: dispatches sub-calls to `request.call` (one run-wide AbortSignal that
  * aborts when the run ends), batches results into one `settle` per microtask turn, enforces the
- * wall ceiling and the run's signal, and assembles the `CodeRunResult`. With a channel that can be
- * killed, a wall or abort stop that the engine does not honour within the grace period terminates it.
+ * wall ceiling and the run's signal, and assembles the `CodeRunResult`.
+ *
+ * The wall clock runs from the `run()` call (`RunClock.startedAt`), so time spent waiting for an
+ * engine counts; a run whose deadline passes, or whose signal aborts, before an engine takes it
+ * (`attach`) ends at once. The deadline timer is referenced: a pending run keeps the process alive.
+ * With a channel that can be killed, a wall or abort stop that the engine does not honour within
+ * the grace period terminates it, and the run answers then, without waiting for the thread to exit.
  */
 export class RunHost {
   readonly result: Promise<CodeRunResult>
   readonly #request: CodeRunRequest
-  readonly #limits: CodeRunLimits
-  readonly #program: PreparedProgram
+  readonly #clock: RunClock
   readonly #graceMs: number
   readonly #calls = new AbortController()
   readonly #logs: string[] = []
   #resolve!: (result: CodeRunResult) => void
   #channel: EngineChannel | undefined
   #ended = false
-  #t0 = performance.now()
-  #wallTimer: ReturnType<typeof setTimeout> | undefined
+  /** When the engine took the run (`attach`). */
+  #attachedAt: number | undefined
+  readonly #wallTimer: ReturnType<typeof setTimeout>
   #killTimer: ReturnType<typeof setTimeout> | undefined
   #replies: string[] = []
   #flushQueued = false
   #subCalls = 0
   readonly #onAbort = (): void => this.stop('abort')
 
-  constructor(request: CodeRunRequest, limits: CodeRunLimits, program: PreparedProgram, graceMs: number) {
+  constructor(request: CodeRunRequest, clock: RunClock, graceMs: number) {
     this.#request = request
-    this.#limits = limits
-    this.#program = program
+    this.#clock = clock
     this.#graceMs = graceMs
     this.result = new Promise((resolve) => (this.#resolve = resolve))
     request.signal?.addEventListener('abort', this.#onAbort, { once: true })
+    this.#wallTimer = setTimeout(() => this.stop('wall'), Math.max(0, clock.deadline - performance.now()))
   }
 
   get ended(): boolean {
     return this.#ended
   }
 
-  /** The engine starts now: the wall clock starts with it. */
+  /** What is left of the wall ceiling now, in ms (the engine's own deadline). */
+  get remainingMs(): number {
+    return Math.max(0, this.#clock.deadline - performance.now())
+  }
+
+  /** The engine starts now. */
   attach(channel: EngineChannel): void {
     this.#channel = channel
-    this.#t0 = performance.now()
-    this.#wallTimer = setTimeout(() => this.stop('wall'), this.#limits.wallMs)
+    this.#attachedAt = performance.now()
   }
 
   /** Abort (the run's signal, `dispose()`) or the wall ceiling. Before `attach`: ends at once. */
@@ -67,7 +86,9 @@ export class RunHost {
     if (this.#ended) return
     const channel = this.#channel
     if (channel === undefined) {
-      this.end({ logs: [], cpuMs: 0, subCalls: 0, broken: false, error: stopError(reason, this.#limits) })
+      const error = stopError(reason, this.#clock.limits)
+      if (reason === 'wall') error.message += ` before the program started (${Math.round(performance.now() - this.#clock.startedAt)} ms preparing and waiting for an engine)`
+      this.end({ logs: [], cpuMs: 0, subCalls: 0, broken: false, error })
       return
     }
     channel.stop(reason)
@@ -76,9 +97,10 @@ export class RunHost {
       this.#killTimer = setTimeout(() => {
         if (this.#ended) return
         kill()
-        const error = stopError(reason, this.#limits)
+        const error = stopError(reason, this.#clock.limits)
         error.message += ` (the engine did not stop within ${this.#graceMs} ms and its worker was terminated)`
-        this.end({ logs: [], cpuMs: performance.now() - this.#t0, subCalls: this.#subCalls, broken: true, error })
+        const cpuMs = performance.now() - (this.#attachedAt ?? this.#clock.startedAt)
+        this.end({ logs: [], cpuMs, subCalls: this.#subCalls, broken: true, error })
       }, this.#graceMs)
     }
   }
@@ -115,28 +137,34 @@ export class RunHost {
   end(outcome: SessionOutcome): void {
     if (this.#ended) return
     this.#ended = true
+    const now = performance.now()
     clearTimeout(this.#wallTimer)
     clearTimeout(this.#killTimer)
     this.#request.signal?.removeEventListener('abort', this.#onAbort)
     this.#calls.abort(new Error('the code run has ended'))
     for (const log of outcome.logs) this.#logs.push(log)
+    const { startedAt } = this.#clock
     const result: CodeRunResult = {
       logs: this.#logs,
       stats: {
-        cpuMs: Math.round(outcome.cpuMs * 1000) / 1000,
-        wallMs: Math.round((performance.now() - this.#t0) * 1000) / 1000,
-        queueMs: 0,
+        cpuMs: round(outcome.cpuMs),
+        wallMs: round(now - startedAt),
+        queueMs: round((this.#attachedAt ?? now) - startedAt),
         subCalls: Math.max(outcome.subCalls, this.#subCalls),
       },
     }
     const error = outcome.error
     if (error !== undefined) {
-      result.error = 'info' in error ? { kind: error.kind, message: formatGuestError(error.info, this.#program) } : error
+      result.error = 'info' in error ? { kind: error.kind, message: formatGuestError(error.info, this.#clock.program) } : error
     } else if (outcome.valueJson !== undefined) {
       result.value = JSON.parse(outcome.valueJson) as JsonValue
     }
     this.#resolve(result)
   }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000
 }
 
 export function stopError(reason: 'abort' | 'wall', limits: CodeRunLimits): CodeRunError {
