@@ -1,7 +1,9 @@
+import { dirname, join, resolve } from 'node:path'
 import { PassThrough } from 'node:stream'
+import { fileURLToPath } from 'node:url'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import { describe, expect, test } from 'vitest'
-import { createPtcMcpServer, listenHttp, parseServeArgs, parseUpstreamCommand, serveCommand, splitWords } from '@ptc/mcp'
+import { createPtcMcpServer, listenHttp, McpServeUsageError, parseServeArgs, parseUpstreamCommand, serveCommand, splitWords } from '@ptc/mcp'
 import { connectHttpClient, inMemoryFixture, type CallToolResult } from '@ptc/mcp/testing'
 
 describe('ptc serve arguments', () => {
@@ -25,13 +27,102 @@ describe('ptc serve arguments', () => {
   })
 })
 
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+const fixtureUpstream = `fx=node --conditions=@ptc/source --import tsx ${join(root, 'packages/mcp/src/testing/fixture-server.ts')}`
+
+/** `serveCommand` with captured output; `text()` is everything written to stderr so far. */
+function captured(): { io: { stdin: PassThrough; stdout: PassThrough; stderr: PassThrough }; stderr: () => string; stdout: () => string } {
+  const io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() }
+  let err = ''
+  let out = ''
+  io.stderr.on('data', (c: Buffer) => (err += c.toString()))
+  io.stdout.on('data', (c: Buffer) => (out += c.toString()))
+  return { io, stderr: () => err, stdout: () => out }
+}
+
+describe('ptc serve --http arguments', () => {
+  const http = ['--upstream', 'x', '--http', '0']
+  const usage = (argv: string[], env: Record<string, string> = {}): string => {
+    try {
+      parseServeArgs(argv, env)
+    } catch (error) {
+      if (error instanceof McpServeUsageError) return error.message
+      throw error
+    }
+    return 'accepted'
+  }
+
+  test('--no-auth is a usage error on a non-loopback bind, and together with --token', () => {
+    expect(usage([...http, '--no-auth', '--host', '0.0.0.0'])).toMatch(/--no-auth is allowed only with a loopback --host/)
+    expect(usage([...http, '--no-auth', '--host', '192.168.1.20'])).toMatch(/non-loopback bind always needs a token/)
+    expect(usage([...http, '--no-auth', '--token', 'abcdefghijklmnopqrst'])).toMatch(/exclude each other/)
+    for (const host of ['127.0.0.1', '::1', 'localhost']) expect(parseServeArgs([...http, '--no-auth', '--host', host], {})).toMatchObject({ noAuth: true, host })
+  })
+
+  test('a non-loopback bind always has a token: given, from PTC_SERVE_TOKEN, or generated at start', () => {
+    expect(parseServeArgs([...http, '--host', '0.0.0.0'], {})).not.toHaveProperty('token')
+    expect(parseServeArgs([...http, '--host', '0.0.0.0'], { PTC_SERVE_TOKEN: 'from-the-environment-1' })).toMatchObject({ token: 'from-the-environment-1', tokenSource: 'PTC_SERVE_TOKEN' })
+    expect(parseServeArgs([...http, '--token', 'from-the-command-line'], { PTC_SERVE_TOKEN: 'from-the-environment-1' })).toMatchObject({ token: 'from-the-command-line', tokenSource: '--token' })
+    expect(usage([...http, '--token', 'short'])).toMatch(/--token: the token must be at least 16/)
+    expect(usage([...http], { PTC_SERVE_TOKEN: 'has a space in it, long' })).toMatch(/PTC_SERVE_TOKEN: the token/)
+  })
+
+  test('origins, hosts and limits are checked; HTTP options without --http are usage errors', () => {
+    expect(parseServeArgs([...http, '--allow-origin', 'https://app.example', '--allow-host', 'mcp.example', '--allow-host', 'mcp.example:8443', '--max-body-bytes', '2048', '--session-idle-ms', '200', '--max-sessions', '3'], {})).toMatchObject({
+      allowOrigins: ['https://app.example'],
+      allowHosts: ['mcp.example', 'mcp.example:8443'],
+      maxBodyBytes: 2048,
+      sessionIdleMs: 200,
+      maxSessions: 3,
+    })
+    expect(usage([...http, '--allow-origin', 'app.example'])).toMatch(/--allow-origin "app.example": not an http\(s\) origin/)
+    expect(usage([...http, '--allow-origin', 'https://app.example/path'])).toMatch(/not an http\(s\) origin/)
+    expect(usage([...http, '--allow-host', 'http://mcp.example'])).toMatch(/--allow-host .*not a host name/)
+    expect(usage([...http, '--max-sessions', '0'])).toMatch(/--max-sessions must be a positive integer/)
+    expect(usage(['--upstream', 'x', '--token', 'abcdefghijklmnopqrst'])).toBe('--token needs --http')
+    expect(usage(['--upstream', 'x', '--no-auth'])).toBe('--no-auth needs --http')
+  })
+
+  test('--help prints the usage on stdout with the HTTP options and exits 0', async () => {
+    const { io, stdout } = captured()
+    expect(await serveCommand(['--help'], io)).toBe(0)
+    for (const flag of ['--token', '--no-auth', '--allow-origin', '--allow-host', '--max-body-bytes', '--session-idle-ms', '--max-sessions', 'PTC_SERVE_TOKEN']) expect(stdout()).toContain(flag)
+  })
+
+  test('a non-loopback --no-auth exits with status 2 before serving', async () => {
+    const { io, stderr } = captured()
+    expect(await serveCommand([...http, '--host', '0.0.0.0', '--no-auth'], io, { env: {} })).toBe(2)
+    expect(stderr()).toMatch(/^ptc serve: --no-auth is allowed only with a loopback --host[\s\S]*Usage: ptc serve/)
+  })
+
+  test('ptc serve --http prints the URL and a generated token on stderr; the SDK client with that token is served', async () => {
+    const { io, stderr } = captured()
+    const stop = new AbortController()
+    const exit = serveCommand(['--upstream', fixtureUpstream, '--http', '0'], io, { signal: stop.signal, env: {} })
+    const end = Date.now() + 30_000
+    while (!/bearer token/.test(stderr()) && Date.now() < end) await new Promise((r) => setTimeout(r, 50))
+    const url = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr())?.[1] ?? ''
+    const token = /bearer token \(generated[^)]*\): ([A-Za-z0-9_-]{43})\n/.exec(stderr())?.[1] ?? ''
+    expect(url).not.toBe('')
+    expect(token).not.toBe('')
+    const refused = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+    expect(refused.status).toBe(401)
+    const client = await connectHttpClient(url, { token })
+    const result = (await client.callTool({ name: 'run_code', arguments: { code: 'return await tools["fx.echo"]({ text: "served" })', description: 'cli' } })) as CallToolResult
+    expect(result.content).toEqual([{ type: 'text', text: 'served' }])
+    await client.close()
+    stop.abort()
+    expect(await exit).toBe(0)
+  }, 60_000)
+})
+
 describe('Streamable HTTP', () => {
   test('serves run_code on 127.0.0.1 to the SDK client', async () => {
     await using runtime = createQuickJSRuntime({ poolSize: 1 })
     await using ptc = await createPtcMcpServer({ upstreams: [{ name: 'fx', transport: inMemoryFixture() }], runtime, onWarning: () => undefined })
     await using endpoint = await listenHttp(ptc, { port: 0 })
     expect(endpoint.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
-    const client = await connectHttpClient(endpoint.url)
+    const client = await connectHttpClient(endpoint.url, { token: endpoint.token })
     const result = (await client.callTool({ name: 'run_code', arguments: { code: 'return await tools["fx.echo"]({ text: "over http" })', description: 'http' } })) as CallToolResult
     expect(result.content).toEqual([{ type: 'text', text: 'over http' }])
     await client.close()

@@ -1,13 +1,12 @@
-import { parseArgs } from 'node:util'
 import type { CodeRuntime } from '@ptc/sandbox'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import type { Agent } from '@ptc/tools'
 import { JsonlSession } from '@ptc/tools/session'
 import { McpServeUsageError } from './errors.js'
-import { listenHttp } from './server/http.js'
+import { httpOptions, parseServeArgs, SERVE_USAGE, TOKEN_ENV, type ServeArgs } from './serve-args.js'
+import { listenHttp } from './server/http/endpoint.js'
 import { createPtcMcpServer } from './server/ptc-mcp-server.js'
 import { startStdio } from './server/stdio.js'
-import { parseUpstreamCommand, type UpstreamCommand } from './upstream/command-line.js'
 
 /** The streams `ptc serve` talks on (stdio mode: the MCP channel is stdin/stdout; messages go to stderr). */
 export interface ServeIo {
@@ -16,76 +15,23 @@ export interface ServeIo {
   stderr: NodeJS.WritableStream
 }
 
-export const SERVE_USAGE = `Usage: ptc serve --upstream "[name=]command [args…]" [--upstream …] [options]
-
-Serves code mode over MCP: one run_code tool whose programs call every upstream tool as tools["<name>.<tool>"].
-  --upstream CMD      an upstream MCP server to spawn (stdio); repeatable; "fs=npx -y @modelcontextprotocol/server-filesystem /tmp"
-  --mode code|both    code (default): only run_code; both: the upstream tools as well
-  --sandbox quickjs|isolated-vm   the sandbox backend (default quickjs)
-  --http PORT         serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
-  --host HOST         the HTTP bind address (default 127.0.0.1)
-  --session FILE      append every call and sub-call to FILE (JSON Lines)
-  --timeout MS        wall-clock limit of each program and of each upstream request`
-
-interface ServeArgs {
-  upstreams: UpstreamCommand[]
-  mode: 'code' | 'both'
-  sandbox: 'quickjs' | 'isolated-vm'
-  http?: number
-  host: string
-  session?: string
-  timeoutMs?: number
-}
-
-/** Parse `ptc serve` arguments. @throws McpServeUsageError */
-export function parseServeArgs(argv: string[]): ServeArgs {
-  let values
-  try {
-    ;({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        upstream: { type: 'string', multiple: true },
-        mode: { type: 'string', default: 'code' },
-        sandbox: { type: 'string', default: 'quickjs' },
-        http: { type: 'string' },
-        host: { type: 'string', default: '127.0.0.1' },
-        session: { type: 'string' },
-        timeout: { type: 'string' },
-      },
-    }))
-  } catch (error) {
-    throw new McpServeUsageError(error instanceof Error ? error.message : String(error))
-  }
-  const upstreams = (values.upstream ?? []).map(parseUpstreamCommand)
-  if (upstreams.length === 0) throw new McpServeUsageError('give at least one --upstream')
-  if (values.mode !== 'code' && values.mode !== 'both') throw new McpServeUsageError(`--mode must be code or both, not ${JSON.stringify(values.mode)}`)
-  if (values.sandbox !== 'quickjs' && values.sandbox !== 'isolated-vm') throw new McpServeUsageError(`--sandbox must be quickjs or isolated-vm, not ${JSON.stringify(values.sandbox)}`)
-  const args: ServeArgs = { upstreams, mode: values.mode, sandbox: values.sandbox, host: values.host }
-  if (values.http !== undefined) args.http = positiveInt('--http', values.http, true)
-  if (values.timeout !== undefined) args.timeoutMs = positiveInt('--timeout', values.timeout, false)
-  if (values.session !== undefined) args.session = values.session
-  return args
-}
-
-function positiveInt(flag: string, text: string, port: boolean): number {
-  const n = Number(text)
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || (port ? n > 65_535 : n < 1)) throw new McpServeUsageError(`${flag} must be ${port ? 'a port number' : 'a positive integer'}, not ${JSON.stringify(text)}`)
-  return n
-}
-
 /**
  * `ptc serve …`: resolves with the exit status when the server stops (stdio:
- * the client closed stdin; HTTP: `signal` or SIGINT/SIGTERM). 2 on bad usage.
+ * the client closed stdin; HTTP: `signal` or SIGINT/SIGTERM). 0 after
+ * `--help`, 2 on bad usage. `env` (default `process.env`) is read for
+ * `$PTC_SERVE_TOKEN`.
  */
-export async function serveCommand(argv: string[], io: ServeIo, options: { signal?: AbortSignal } = {}): Promise<number> {
+export async function serveCommand(argv: string[], io: ServeIo, options: { signal?: AbortSignal; env?: Readonly<Record<string, string | undefined>> } = {}): Promise<number> {
   let args: ServeArgs
   try {
-    args = parseServeArgs(argv)
+    args = parseServeArgs(argv, options.env ?? process.env)
   } catch (error) {
     io.stderr.write(`ptc serve: ${error instanceof Error ? error.message : String(error)}\n\n${SERVE_USAGE}\n`)
     return 2
+  }
+  if (args.help) {
+    io.stdout.write(`${SERVE_USAGE}\n`)
+    return 0
   }
   const warn = (message: string): void => void io.stderr.write(`ptc serve: ${message}\n`)
   let runtime: CodeRuntime
@@ -110,8 +56,11 @@ export async function serveCommand(argv: string[], io: ServeIo, options: { signa
     try {
       if (args.http === undefined) await startStdio(ptc, io)
       else {
-        const endpoint = await listenHttp(ptc, { port: args.http, host: args.host })
+        const endpoint = await listenHttp(ptc, { ...httpOptions(args, args.http), onError: warn })
         warn(`listening on ${endpoint.url}`)
+        if (endpoint.token === undefined) warn('authentication is off (--no-auth): any local process can call run_code')
+        else if (args.token === undefined) warn(`bearer token (generated; set $${TOKEN_ENV} to choose one): ${endpoint.token}\n  clients send "Authorization: Bearer ${endpoint.token}"`)
+        else warn(`clients send "Authorization: Bearer <the token from ${args.tokenSource ?? '--token'}>"`)
         await stopped(options.signal)
         await endpoint.close()
       }

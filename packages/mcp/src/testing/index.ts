@@ -19,11 +19,17 @@ export async function connectStdioClient(command: string, args: string[], option
   return { client, transport }
 }
 
-/** The SDK client connected to an HTTP endpoint. */
-export async function connectHttpClient(url: string): Promise<Client> {
+/** The SDK client connected to an HTTP endpoint, sending `Authorization: Bearer <token>` when a token is given. */
+export async function connectHttpClient(url: string, options: { token?: string | undefined } = {}): Promise<Client> {
   const client = new Client({ name: 'ptc-test-client', version: '1.0.0' })
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+  await client.connect(httpClientTransport(url, options))
   return client
+}
+
+/** The SDK's Streamable HTTP client transport with the bearer header (its `sessionId` is readable after connecting). */
+export function httpClientTransport(url: string, options: { token?: string | undefined } = {}): StreamableHTTPClientTransport {
+  const headers: Record<string, string> = options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }
+  return new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } })
 }
 
 /** The SDK client connected in-process to a ptc MCP server. */

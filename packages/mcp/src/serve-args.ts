@@ -1,0 +1,142 @@
+import { parseArgs } from 'node:util'
+import { McpServeUsageError } from './errors.js'
+import { isBearerToken } from './server/http/auth.js'
+import { isLoopbackHost, parseAllowedHost, parseOrigin } from './server/http/names.js'
+import { HTTP_DEFAULTS, resolveHttpOptions, type HttpServeOptions } from './server/http/options.js'
+import { parseUpstreamCommand, type UpstreamCommand } from './upstream/command-line.js'
+
+/** The environment variable a bearer token for `--http` can come from (`--token` wins). */
+export const TOKEN_ENV = 'PTC_SERVE_TOKEN'
+
+export const SERVE_USAGE = `Usage: ptc serve --upstream "[name=]command [args…]" [--upstream …] [options]
+
+Serves code mode over MCP: one run_code tool whose programs call every upstream tool as tools["<name>.<tool>"].
+  --upstream CMD      an upstream MCP server to spawn (stdio); repeatable; "fs=npx -y @modelcontextprotocol/server-filesystem /tmp"
+  --mode code|both    code (default): only run_code; both: the upstream tools as well
+  --sandbox quickjs|isolated-vm   the sandbox backend (default quickjs)
+  --session FILE      append every call and sub-call to FILE (JSON Lines)
+  --timeout MS        wall-clock limit of each program and of each upstream request
+  -h, --help          this text
+
+Streamable HTTP (instead of stdio):
+  --http PORT         serve at http://HOST:PORT/mcp (0: a free port)
+  --host HOST         the bind address (default ${HTTP_DEFAULTS.host}); a non-loopback one needs a token
+  --token TOKEN       the bearer token clients send as "Authorization: Bearer TOKEN" (at least 16 characters);
+                      default: $${TOKEN_ENV}, else a generated one printed on stderr at start.
+                      Prefer $${TOKEN_ENV}: a command-line argument is visible to other local users
+  --no-auth           no token (only with a loopback --host: 127.0.0.1, ::1, localhost)
+  --allow-origin URL  accept browser requests from this origin too; repeatable. Requests without Origin are
+                      accepted; by default only http://127.0.0.1:PORT, http://localhost:PORT, http://[::1]:PORT
+  --allow-host NAME   accept Host: NAME (or NAME:PORT; without a port: the bound one) too; repeatable.
+                      By default Host must be a loopback name (loopback bind), the bind address (other binds),
+                      or a loopback name or local interface address (0.0.0.0, ::)
+  --max-body-bytes N  largest request body, else 413 (default ${HTTP_DEFAULTS.maxBodyBytes})
+  --session-idle-ms MS  close a session after MS without an open request (default ${HTTP_DEFAULTS.sessionIdleMs})
+  --max-sessions N    most live sessions; an initialize past it gets 503 with Retry-After (default ${HTTP_DEFAULTS.maxSessions})`
+
+export interface ServeArgs {
+  upstreams: UpstreamCommand[]
+  mode: 'code' | 'both'
+  sandbox: 'quickjs' | 'isolated-vm'
+  /** `--help`: print the usage and exit 0. */
+  help: boolean
+  http?: number
+  host: string
+  /** The bearer token given (`--token` or `$PTC_SERVE_TOKEN`); absent: generated at start (unless `noAuth`). */
+  token?: string
+  tokenSource?: '--token' | typeof TOKEN_ENV
+  noAuth: boolean
+  allowOrigins: string[]
+  allowHosts: string[]
+  maxBodyBytes?: number
+  sessionIdleMs?: number
+  maxSessions?: number
+  session?: string
+  timeoutMs?: number
+}
+
+const HTTP_ONLY = ['token', 'no-auth', 'allow-origin', 'allow-host', 'max-body-bytes', 'session-idle-ms', 'max-sessions'] as const
+
+/** Parse `ptc serve` arguments (`env` for `$PTC_SERVE_TOKEN`). @throws McpServeUsageError */
+export function parseServeArgs(argv: string[], env: Readonly<Record<string, string | undefined>> = process.env): ServeArgs {
+  let values
+  try {
+    ;({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        upstream: { type: 'string', multiple: true },
+        mode: { type: 'string', default: 'code' },
+        sandbox: { type: 'string', default: 'quickjs' },
+        http: { type: 'string' },
+        host: { type: 'string', default: HTTP_DEFAULTS.host },
+        token: { type: 'string' },
+        'no-auth': { type: 'boolean', default: false },
+        'allow-origin': { type: 'string', multiple: true },
+        'allow-host': { type: 'string', multiple: true },
+        'max-body-bytes': { type: 'string' },
+        'session-idle-ms': { type: 'string' },
+        'max-sessions': { type: 'string' },
+        session: { type: 'string' },
+        timeout: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }))
+  } catch (error) {
+    throw new McpServeUsageError(error instanceof Error ? error.message : String(error))
+  }
+  const base = { help: values.help, host: values.host, noAuth: values['no-auth'], allowOrigins: values['allow-origin'] ?? [], allowHosts: values['allow-host'] ?? [] }
+  if (values.help) return { upstreams: [], mode: 'code', sandbox: 'quickjs', ...base }
+  const upstreams = (values.upstream ?? []).map(parseUpstreamCommand)
+  if (upstreams.length === 0) throw new McpServeUsageError('give at least one --upstream')
+  if (values.mode !== 'code' && values.mode !== 'both') throw new McpServeUsageError(`--mode must be code or both, not ${JSON.stringify(values.mode)}`)
+  if (values.sandbox !== 'quickjs' && values.sandbox !== 'isolated-vm') throw new McpServeUsageError(`--sandbox must be quickjs or isolated-vm, not ${JSON.stringify(values.sandbox)}`)
+  const args: ServeArgs = { upstreams, mode: values.mode, sandbox: values.sandbox, ...base }
+  if (values.timeout !== undefined) args.timeoutMs = positiveInt('--timeout', values.timeout, false)
+  if (values.session !== undefined) args.session = values.session
+  if (values.http === undefined) {
+    const stray = HTTP_ONLY.find((flag) => values[flag] !== undefined && values[flag] !== false)
+    if (stray !== undefined) throw new McpServeUsageError(`--${stray} needs --http`)
+    return args
+  }
+  args.http = positiveInt('--http', values.http, true)
+  if (values['max-body-bytes'] !== undefined) args.maxBodyBytes = positiveInt('--max-body-bytes', values['max-body-bytes'], false)
+  if (values['session-idle-ms'] !== undefined) args.sessionIdleMs = positiveInt('--session-idle-ms', values['session-idle-ms'], false)
+  if (values['max-sessions'] !== undefined) args.maxSessions = positiveInt('--max-sessions', values['max-sessions'], false)
+  if (args.noAuth) {
+    if (values.token !== undefined) throw new McpServeUsageError('--no-auth and --token exclude each other')
+    if (!isLoopbackHost(args.host)) throw new McpServeUsageError(`--no-auth is allowed only with a loopback --host (127.0.0.1, ::1, localhost), not ${args.host}: a non-loopback bind always needs a token`)
+  } else if (values.token !== undefined) {
+    args.token = values.token
+    args.tokenSource = '--token'
+  } else if (env[TOKEN_ENV] !== undefined && env[TOKEN_ENV] !== '') {
+    args.token = env[TOKEN_ENV]
+    args.tokenSource = TOKEN_ENV
+  }
+  if (args.token !== undefined && !isBearerToken(args.token)) throw new McpServeUsageError(`${args.tokenSource ?? '--token'}: the token must be at least 16 visible ASCII characters (no spaces)`)
+  for (const origin of args.allowOrigins) if (parseOrigin(origin) === undefined) throw new McpServeUsageError(`--allow-origin ${JSON.stringify(origin)}: not an http(s) origin (e.g. https://app.example:8443)`)
+  for (const host of args.allowHosts) if (parseAllowedHost(host) === undefined) throw new McpServeUsageError(`--allow-host ${JSON.stringify(host)}: not a host name (e.g. mcp.example or mcp.example:8080)`)
+  resolveHttpOptions(httpOptions(args, args.http))
+  return args
+}
+
+/** The `listenHttp` options `args` ask for. */
+export function httpOptions(args: ServeArgs, port: number): HttpServeOptions {
+  return {
+    port,
+    host: args.host,
+    allowOrigins: args.allowOrigins,
+    allowHosts: args.allowHosts,
+    ...(args.noAuth ? { token: false } : args.token !== undefined && { token: args.token }),
+    ...(args.maxBodyBytes !== undefined && { maxBodyBytes: args.maxBodyBytes }),
+    ...(args.sessionIdleMs !== undefined && { sessionIdleMs: args.sessionIdleMs }),
+    ...(args.maxSessions !== undefined && { maxSessions: args.maxSessions }),
+  }
+}
+
+function positiveInt(flag: string, text: string, port: boolean): number {
+  const n = Number(text)
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || (port ? n > 65_535 : n < 1)) throw new McpServeUsageError(`${flag} must be ${port ? 'a port number' : 'a positive integer'}, not ${JSON.stringify(text)}`)
+  return n
+}

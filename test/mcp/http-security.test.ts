@@ -1,0 +1,165 @@
+/**
+ * `listenHttp` against hostile requests: a real endpoint on a free loopback
+ * port, the SDK's real client for the accepted cases, raw `fetch` and
+ * `node:http` requests for the refused ones.
+ */
+import type { CodeRuntime } from '@ptc/sandbox'
+import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { connectHttpClient, type CallToolResult } from '@ptc/mcp/testing'
+import { INITIALIZE, initializeRaw, mcpHeaders, post, rawRequest, read, rpcError, RUN_ECHO, serve, type Served } from './http-helpers.js'
+
+let runtime: CodeRuntime
+let served: Served
+let url: string
+let port: number
+beforeAll(async () => {
+  runtime = createQuickJSRuntime({ poolSize: 1 })
+  served = await serve(runtime, { allowOrigins: ['https://app.example'] })
+  url = served.endpoint.url
+  port = Number(new URL(url).port)
+})
+afterAll(async () => {
+  await served.close()
+  await runtime.dispose()
+})
+
+describe('bearer token', () => {
+  test('a generated token is 256 random bits in base64url, different per endpoint', async () => {
+    expect(served.endpoint.token).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    const other = await serve(runtime)
+    expect(other.endpoint.token).not.toBe(served.endpoint.token)
+    await other.close()
+  })
+
+  test('a request without the token, or with a wrong one, gets 401 with WWW-Authenticate: Bearer and a JSON-RPC error', async () => {
+    const token = served.endpoint.token ?? ''
+    const wrong = [undefined, 'Bearer', `Basic ${token}`, `Bearer ${token.slice(0, -1)}x`, `Bearer ${token}x`, `Bearer ${token.slice(0, 10)}`, `Bearer  ${token} extra`]
+    for (const authorization of wrong) {
+      const response = await post(url, INITIALIZE, mcpHeaders(authorization === undefined ? {} : { authorization }))
+      expect(response.status, String(authorization)).toBe(401)
+      expect(response.headers.get('www-authenticate')).toMatch(/^Bearer realm="ptc"/)
+      expect(rpcError(response.json).code).toBe(-32000)
+    }
+    const get = await read(await fetch(url, { headers: { accept: 'text/event-stream' } }))
+    expect(get.status).toBe(401)
+    expect(served.endpoint.stats().serversCreated).toBe(0)
+  })
+
+  test('with the right token the SDK client is served (scheme case-insensitive)', async () => {
+    const client = await connectHttpClient(url, { token: served.endpoint.token })
+    const result = (await client.callTool(RUN_ECHO)) as CallToolResult
+    expect(result.content).toEqual([{ type: 'text', text: 'over http' }])
+    await client.close()
+    expect((await post(url, INITIALIZE, mcpHeaders({ authorization: `bearer ${served.endpoint.token ?? ''}` }))).status).toBe(200)
+  })
+})
+
+describe('Origin', () => {
+  test('a foreign Origin is refused with 403; the loopback origins, an --allow-origin one and none at all are accepted', async () => {
+    for (const origin of ['http://evil.example', `http://evil.example:${port}`, 'null', `https://127.0.0.1:${port}`, `http://127.0.0.1:${port + 1}`, 'https://app.example.evil']) {
+      const response = await post(url, INITIALIZE, mcpHeaders({ authorization: served.bearer, origin }))
+      expect(response.status, origin).toBe(403)
+      expect(rpcError(response.json).message).toMatch(/Origin/)
+    }
+    const created = served.endpoint.stats().serversCreated
+    for (const origin of [`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`, 'https://app.example', 'https://APP.example:443']) {
+      expect((await post(url, INITIALIZE, mcpHeaders({ authorization: served.bearer, origin }))).status, origin).toBe(200)
+    }
+    expect((await post(url, INITIALIZE, mcpHeaders({ authorization: served.bearer }))).status).toBe(200)
+    expect(served.endpoint.stats().serversCreated).toBe(created + 6)
+  })
+})
+
+describe('Host', () => {
+  test('on a loopback bind, a Host that is not a loopback name with the bound port is refused with 403', async () => {
+    const body = JSON.stringify(INITIALIZE)
+    for (const host of ['evil.example', `evil.example:${port}`, `127.0.0.1:${port + 1}`, 'localhost', `localhost.evil.example:${port}`, `[::2]:${port}`, `127.0.0.1:${port}.`, `127.0.0.1:${port}@evil.example`]) {
+      const response = await rawRequest({ port, headers: { ...mcpHeaders({ authorization: served.bearer }), host }, body })
+      expect(response.status, host).toBe(403)
+      expect(rpcError(JSON.parse(response.text)).message).toMatch(/Host/)
+    }
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`]) {
+      const response = await rawRequest({ port, headers: { ...mcpHeaders({ authorization: served.bearer }), host }, body })
+      expect(response.status, host).toBe(200)
+    }
+  })
+
+  test('on 0.0.0.0, Host must be a loopback name, a local address or an --allow-host name (traffic sent to 127.0.0.1 only)', async () => {
+    const wide = await serve(runtime, { host: '0.0.0.0', allowHosts: ['mcp.example'] })
+    try {
+      const wport = Number(new URL(wide.endpoint.url).port)
+      const headers = mcpHeaders({ authorization: wide.bearer })
+      const body = JSON.stringify(INITIALIZE)
+      for (const host of ['evil.example', `evil.example:${wport}`, `mcp.example:${wport + 1}`]) expect((await rawRequest({ port: wport, headers: { ...headers, host }, body })).status, host).toBe(403)
+      for (const host of [`127.0.0.1:${wport}`, `localhost:${wport}`, `mcp.example:${wport}`]) expect((await rawRequest({ port: wport, headers: { ...headers, host }, body })).status, host).toBe(200)
+      expect((await rawRequest({ port: wport, headers: { ...mcpHeaders(), host: `127.0.0.1:${wport}` }, body })).status).toBe(401)
+    } finally {
+      await wide.close()
+    }
+  })
+})
+
+describe('request bodies and JSON-RPC errors', () => {
+  test('a 6 MB body gets 413 and Connection: close; the next request, on a new connection, works', async () => {
+    const before = served.endpoint.stats().serversCreated
+    const big = JSON.stringify({ ...INITIALIZE, params: { ...INITIALIZE.params, padding: 'x'.repeat(6 * 1024 * 1024) } })
+    const declared = await post(url, big, mcpHeaders({ authorization: served.bearer }))
+    expect(declared.status).toBe(413)
+    expect(declared.headers.get('connection')).toBe('close')
+    expect(rpcError(declared.json).message).toMatch(/Payload Too Large/)
+    // Without Content-Length (chunked): reading stops once the limit passes.
+    const chunks = (function* () {
+      for (let i = 0; i < 96; i++) yield new TextEncoder().encode('x'.repeat(64 * 1024))
+    })()
+    const stream = new ReadableStream<Uint8Array>({ pull: (c) => void (((n) => (n.done ? c.close() : c.enqueue(n.value)))(chunks.next())) })
+    const chunked = await read(await fetch(url, { method: 'POST', headers: mcpHeaders({ authorization: served.bearer }), body: stream, duplex: 'half' } as RequestInit))
+    expect(chunked.status).toBe(413)
+    expect(chunks.next().done).toBe(false) // the server stopped reading long before the end
+    expect(served.endpoint.stats().serversCreated).toBe(before)
+    expect(await initializeRaw(url, served.bearer)).toMatch(/^[0-9a-f-]{36}$/)
+  })
+
+  test('malformed JSON gets 400 / -32700; a first request that is not an initialize 400 / -32600', async () => {
+    const headers = mcpHeaders({ authorization: served.bearer })
+    for (const body of ['{"jsonrpc":"2.0",', '', 'nope']) {
+      const response = await post(url, body, headers)
+      expect(response.status).toBe(400)
+      expect(rpcError(response.json)).toEqual({ code: -32700, message: expect.stringMatching(/^Parse error/) as unknown })
+    }
+    for (const body of [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }, [INITIALIZE], { ...INITIALIZE, params: {} }, 42]) {
+      const response = await post(url, body, headers)
+      expect(response.status).toBe(400)
+      expect(rpcError(response.json).code).toBe(-32600)
+    }
+    const get = await read(await fetch(url, { headers: { authorization: served.bearer, accept: 'text/event-stream' } }))
+    expect([get.status, rpcError(get.json).code]).toEqual([400, -32600])
+  })
+
+  test('an unknown session id gets 404; another method 405; another content type 415; a bad Accept 406', async () => {
+    const unknown = await post(url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, mcpHeaders({ authorization: served.bearer, 'mcp-session-id': '00000000-0000-4000-8000-000000000000' }))
+    expect([unknown.status, rpcError(unknown.json).code]).toEqual([404, -32001])
+    const put = await read(await fetch(url, { method: 'PUT', headers: { authorization: served.bearer } }))
+    expect([put.status, put.headers.get('allow'), rpcError(put.json).code]).toEqual([405, 'GET, POST, DELETE', -32000])
+    expect((await post(url, INITIALIZE, mcpHeaders({ authorization: served.bearer, 'content-type': 'text/plain' }))).status).toBe(415)
+    expect((await post(url, INITIALIZE, mcpHeaders({ authorization: served.bearer, accept: 'application/json' }))).status).toBe(406)
+    expect((await read(await fetch(new URL('/other', url), { headers: { authorization: served.bearer } }))).status).toBe(404)
+  })
+
+  test('no protocol server is created for an initialize refused by any check', async () => {
+    const before = served.endpoint.stats()
+    const bearer = served.bearer
+    const refused = [
+      post(url, INITIALIZE, mcpHeaders()),
+      post(url, INITIALIZE, mcpHeaders({ authorization: bearer, origin: 'http://evil.example' })),
+      rawRequest({ port, headers: { ...mcpHeaders({ authorization: bearer }), host: 'evil.example' }, body: JSON.stringify(INITIALIZE) }),
+      post(url, 'x'.repeat(2 * 1024 * 1024), mcpHeaders({ authorization: bearer })),
+      post(url, '{', mcpHeaders({ authorization: bearer })),
+      post(url, { ...INITIALIZE, method: 'ping' }, mcpHeaders({ authorization: bearer })),
+      post(url, INITIALIZE, mcpHeaders({ authorization: bearer, 'content-type': 'text/plain' })),
+      post(url, INITIALIZE, mcpHeaders({ authorization: bearer, 'mcp-session-id': 'forged' })),
+    ]
+    expect((await Promise.all(refused)).map((r) => r.status)).toEqual([401, 403, 403, 413, 400, 400, 415, 404])
+    expect(served.endpoint.stats()).toEqual(before)
+  })
+})
