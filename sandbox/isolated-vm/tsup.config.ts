@@ -1,9 +1,11 @@
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: { index: 'src/index.ts' },
+  // The engine child process is its own entry: `containment: 'process'` forks `dist/child-entry.js`
+  // beside `dist/index.js`.
+  entry: { index: 'src/index.ts', 'child-entry': 'src/engine/child-entry.ts' },
   format: ['esm'],
-  dts: true,
+  dts: { entry: { index: 'src/index.ts' } },
   clean: true,
   sourcemap: true,
   target: 'node20',

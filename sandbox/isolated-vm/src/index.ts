@@ -1,5 +1,5 @@
 export { createIsolatedVmRuntime } from './runtime.js'
-export type { IsolatedVmRuntimeOptions } from './runtime.js'
+export type { IsolatedVmRuntime, IsolatedVmRuntimeOptions } from './runtime.js'
 export { SandboxBackendUnavailableError } from './errors.js'
 export type { BackendUnavailableReason } from './errors.js'
 export { isolatedVmAvailability } from './load.js'

@@ -159,6 +159,7 @@ describe.skipIf(!availability.available)(
         }
       }
       const tracked = createIsolatedVmRuntime({
+        containment: 'none',
         warmIsolates: 0,
         loader: () => Object.create(ivm, { Isolate: { value: TrackedIsolate } }) as unknown,
       })

@@ -1,68 +1,143 @@
-import { DEFAULT_LIMITS, SandboxUsageError, acceptRun, resolveLimits } from '@ptc/sandbox'
+import { DEFAULT_LIMITS, RunGate, SandboxUsageError, acceptRun, resolveLimits } from '@ptc/sandbox'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
+import { InlineLane } from './host/inline.js'
+import { ProcessPool } from './host/process-pool.js'
+import { RunHost } from './host/run-host.js'
 import { loadIsolatedVm } from './load.js'
-import type { IvmModule } from './load.js'
-import { IsolatePool } from './pool.js'
-import { IsolateRun } from './run.js'
-import { memoryLimitMib } from './slot.js'
 
 /** Options of `createIsolatedVmRuntime`. */
 export interface IsolatedVmRuntimeOptions {
   /** Default limits of this runtime's runs (over `DEFAULT_LIMITS`); a request's limits override them. */
   limits?: Partial<CodeRunLimits>
   /**
-   * Isolates kept created and ready (context and prelude setup included) for runs with the default
-   * memory limit; each serves exactly one run. Default 2; 0 creates every isolate on demand.
+   * Where isolates run.
+   * - `'process'` (default): in child processes this runtime starts and kills. A run whose isolate
+   *   does not stop within `stopGraceMs` of its answer (a long built-in such as a default `sort()`
+   *   of millions of numbers ignores the isolate's disposal) or whose isolate runs V8 out of memory
+   *   gets its process killed (SIGKILL): the guest stops consuming CPU, the host stays stable, and
+   *   only the runs hosted by that process fail (as `crash`, or `memory` for the culprit).
+   * - `'none'`: in this process. A sequential sub-call is several times cheaper, but it is unsafe
+   *   against hostile code: a long built-in keeps a core busy after its `timeout` answer (up to
+   *   minutes, and `process.exit()` can then crash or hang) and V8 running out of memory in an
+   *   isolate is a `crash` that leaves an isolate thread parked for good. For trusted code only.
+   */
+  containment?: 'process' | 'none'
+  /** Child processes kept running (`'process'` containment). Default 2. */
+  processes?: number
+  /**
+   * Runs one child process hosts at once (`'process'` containment). Default 4. Runs sharing a
+   * process fail together (as `crash`) when it must be killed; 1 isolates every run completely.
+   */
+  runsPerProcess?: number
+  /**
+   * Runs executing at once; later runs wait in FIFO order (their wall clock runs meanwhile).
+   * Default: `processes * runsPerProcess` (`'process'`), 8 (`'none'`).
+   */
+  maxConcurrentRuns?: number
+  /** Runs waiting for a place; one more ends at once as `limit`. Default 256. */
+  maxQueuedRuns?: number
+  /**
+   * How long a child process may take, after a run's answer, to confirm that nothing of the run
+   * still runs before it is killed (`'process'` containment). Default 100 ms.
+   */
+  stopGraceMs?: number
+  /**
+   * Isolates each engine keeps created and ready (context and prelude setup included) for runs with
+   * the default memory limit; each serves exactly one run. Default 2 (`'none'`), 1 per child process
+   * (`'process'`); 0 creates every isolate on demand.
    */
   warmIsolates?: number
   /**
    * Check that node runs with `--no-node-snapshot` (execArgv or NODE_OPTIONS), which isolated-vm
    * needs on Node 20+. Default true; turn it off only for a Node build without a startup snapshot.
+   * Child processes always start with the flag.
    */
   checkNodeSnapshot?: boolean
-  /** Loads the isolated-vm module (default: `require('isolated-vm')`); for tests and custom builds. */
+  /**
+   * Loads the isolated-vm module (default: `require('isolated-vm')`); for tests and custom builds.
+   * With `'process'` containment it is only used to check that the module loads here: the child
+   * processes load isolated-vm themselves.
+   */
   loader?: () => unknown
 }
 
-class IsolatedVmCodeRuntime implements CodeRuntime {
+/** The isolated-vm `CodeRuntime`, with a read-only diagnostic view of its child processes. */
+export interface IsolatedVmRuntime extends CodeRuntime {
+  /** The pids of the live engine child processes (`'process'` containment; empty with `'none'`). */
+  readonly processIds: readonly number[]
+}
+
+function positiveInteger(value: number | undefined, fallback: number, name: string, min = 1): number {
+  const v = value ?? fallback
+  if (!Number.isInteger(v) || v < min) throw new SandboxUsageError(`${name} must be an integer of at least ${min}`)
+  return v
+}
+
+class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
   readonly name = 'isolated-vm'
   readonly #defaults: CodeRunLimits
-  readonly #pool: IsolatePool
-  readonly #live = new Set<IsolateRun>()
+  readonly #gate: RunGate
+  readonly #pool: ProcessPool | undefined
+  readonly #inline: InlineLane | undefined
+  readonly #live = new Set<RunHost>()
   #disposed = false
   #disposing: Promise<void> | undefined
 
-  constructor(ivm: IvmModule, options: IsolatedVmRuntimeOptions) {
+  constructor(options: IsolatedVmRuntimeOptions) {
     this.#defaults = resolveLimits(options.limits, DEFAULT_LIMITS)
-    const warm = options.warmIsolates ?? 2
-    if (!Number.isInteger(warm) || warm < 0) throw new SandboxUsageError('warmIsolates must be a non-negative integer')
-    this.#pool = new IsolatePool(ivm, warm, memoryLimitMib(this.#defaults.memoryBytes))
+    const containment = options.containment ?? 'process'
+    if (containment !== 'process' && containment !== 'none') throw new SandboxUsageError('containment must be "process" or "none"')
+    const inline = containment === 'none'
+    const warm = positiveInteger(options.warmIsolates, inline ? 2 : 1, 'warmIsolates', 0)
+    const processes = positiveInteger(options.processes, 2, 'processes')
+    const perProcess = positiveInteger(options.runsPerProcess, 4, 'runsPerProcess')
+    const graceMs = positiveInteger(options.stopGraceMs, 100, 'stopGraceMs')
+    const concurrent = positiveInteger(options.maxConcurrentRuns, inline ? 8 : processes * perProcess, 'maxConcurrentRuns')
+    const queued = positiveInteger(options.maxQueuedRuns, 256, 'maxQueuedRuns', 0)
+    const ivm = loadIsolatedVm({ loader: options.loader, checkNodeSnapshot: options.checkNodeSnapshot })
+    this.#gate = new RunGate(concurrent, queued)
+    if (inline) this.#inline = new InlineLane(ivm, warm, this.#defaults.memoryBytes)
+    else {
+      this.#pool = new ProcessPool({
+        processes,
+        runsPerProcess: perProcess,
+        graceMs,
+        config: { warmIsolates: warm, memoryBytes: this.#defaults.memoryBytes },
+      })
+    }
+  }
+
+  get processIds(): readonly number[] {
+    return Object.freeze(this.#pool?.pids ?? [])
   }
 
   async run(request: CodeRunRequest): Promise<CodeRunResult> {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
-    const accepted = await acceptRun(request, this.#defaults)
+    const accepted = await acceptRun(request, this.#defaults, this.#gate)
     if (!accepted.ok) return accepted.result
-    const { bindings, limits, program } = accepted
-    const run = new IsolateRun(request, limits, program, JSON.stringify(bindings))
-    if (run.ended) return run.result
-    this.#live.add(run)
-    void run.begin(this.#pool.acquire(memoryLimitMib(limits.memoryBytes)))
+    const run = new RunHost(request, accepted)
     try {
+      if (run.ended) return await run.result
+      if (this.#disposed) run.stop('abort')
+      this.#live.add(run)
+      if (this.#inline !== undefined) this.#inline.start(run)
+      else this.#pool?.place(run)
       return await run.result
     } finally {
       this.#live.delete(run)
-      if (this.#live.size === 0 && !this.#disposed) this.#pool.refill()
+      accepted.release()
     }
   }
 
   dispose(): Promise<void> {
     this.#disposing ??= (async () => {
       this.#disposed = true
+      this.#gate.close()
       const live = [...this.#live]
       for (const run of live) run.stop('abort')
       await Promise.all(live.map((run) => run.result))
-      this.#pool.dispose()
+      this.#inline?.dispose()
+      await this.#pool?.dispose()
       // Isolates of completed runs are freed one macrotask after their result: let that happen.
       await new Promise((resolve) => setImmediate(resolve))
     })()
@@ -76,10 +151,12 @@ class IsolatedVmCodeRuntime implements CodeRuntime {
 
 /**
  * The native backend: each run gets a fresh isolated-vm isolate (V8, JIT speed) with its own heap
- * limit, disposed when the run ends. Throws `SandboxBackendUnavailableError` (code
- * `SANDBOX_BACKEND_UNAVAILABLE`) when isolated-vm is not installed or node lacks `--no-node-snapshot`.
+ * limit, disposed when the run ends; by default the isolates live in child processes that are
+ * killed when a guest cannot be stopped otherwise (see `containment`). Throws
+ * `SandboxBackendUnavailableError` (code `SANDBOX_BACKEND_UNAVAILABLE`) when isolated-vm is not
+ * installed or node lacks `--no-node-snapshot`.
  */
-export function createIsolatedVmRuntime(options: IsolatedVmRuntimeOptions = {}): CodeRuntime {
-  const ivm = loadIsolatedVm({ loader: options.loader, checkNodeSnapshot: options.checkNodeSnapshot })
-  return new IsolatedVmCodeRuntime(ivm, options)
+export function createIsolatedVmRuntime(options: IsolatedVmRuntimeOptions = {}): IsolatedVmRuntime {
+  return new IsolatedVmCodeRuntime(options)
 }
+

@@ -1,6 +1,6 @@
 import { GUEST_PRELUDE } from '@ptc/sandbox'
 import type IsolatedVM from 'isolated-vm'
-import type { IvmModule } from './load.js'
+import type { IvmModule } from '../load.js'
 
 /** Receives what the guest sends through the three host functions (arguments are untrusted). */
 export interface SlotHandler {
@@ -36,17 +36,18 @@ export function memoryLimitMib(memoryBytes: number): number {
  * The `call` and `log` wrappers stop forwarding once the host is certain to have ended the run, so a
  * guest flooding in a synchronous loop cannot queue millions of callbacks on the host thread before
  * the host gets to dispose it: a call past `maxSubCalls + 1` is dropped (the host stops the run at
- * call `maxSubCalls + 1`); a log is dropped once the UTF-16 length already sent exceeds
- * `maxOutputBytes` (a lower bound of its UTF-8 bytes, so the entry that overflows the exact ledger
- * always reaches the host) or after `maxOutputBytes + 1` entries (empty strings).
+ * call `maxSubCalls + 1`); a log is dropped once the entries already sent cost more than
+ * `maxOutputBytes` by a lower bound of what the host's ledger charges (UTF-16 length, never more
+ * than the UTF-8 bytes, plus the 1-byte separator of every entry). So an entry is only ever dropped
+ * here after the ledger has overflowed on an entry that did reach the host: never silently.
  */
 const SETUP_SOURCE = `var prelude = ${GUEST_PRELUDE};
 var hostCall = $0, hostLog = $1, hostFinish = $2, settle = null;
 function setup(bindingsJson, maxOutputBytes, maxSubCalls) {
-  var calls = maxSubCalls + 1, chars = maxOutputBytes, entries = maxOutputBytes + 1;
+  var calls = maxSubCalls + 1, room = maxOutputBytes;
   var host = {
     call: function (id, name, argsJson) { if (calls > 0) { calls--; hostCall(id, name, argsJson); } },
-    log: function (level, text) { if (chars >= 0 && entries > 0) { chars -= text.length; entries--; hostLog(level, text); } },
+    log: function (level, text) { if (room >= 0) { room -= text.length + 1; hostLog(level, text); } },
     finish: hostFinish,
   };
   var api = prelude(host, bindingsJson);

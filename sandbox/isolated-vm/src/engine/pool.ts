@@ -1,4 +1,4 @@
-import type { IvmModule } from './load.js'
+import type { IvmModule } from '../load.js'
 import { IsolateSlot } from './slot.js'
 
 /**

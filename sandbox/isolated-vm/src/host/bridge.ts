@@ -1,6 +1,5 @@
 import { settleHostCall } from '@ptc/sandbox'
 import type { CodeRunLimits, CodeRunRequest } from '@ptc/sandbox'
-import type IsolatedVM from 'isolated-vm'
 
 /** What the bridge asks of its run. */
 export interface BridgeSink {
@@ -16,7 +15,6 @@ export interface BridgeSink {
  * Results and errors cross as JSON text; host errors cross as their message only.
  */
 export class HostBridge {
-  settleRef: IsolatedVM.Reference<(batchJson: string) => void> | undefined
   subCalls = 0
   readonly #request: CodeRunRequest
   readonly #limits: CodeRunLimits
@@ -34,10 +32,6 @@ export class HostBridge {
     this.#request = request
     this.#limits = limits
     this.#sink = sink
-  }
-
-  attach(settleRef: IsolatedVM.Reference<(batchJson: string) => void>): void {
-    this.settleRef = settleRef
   }
 
   /** Nothing on the host side can settle a guest promise any more. */

@@ -1,0 +1,55 @@
+/**
+ * The entry of an engine child process (see `host/child.ts`): loads isolated-vm, hosts runs in an
+ * `IsolateEngine` and talks to its parent over the IPC channel only. Its argument is the JSON text of
+ * `ChildConfig`. It exits (SIGKILL, which no stuck isolate thread can delay) as soon as the channel
+ * closes, so a host that dies leaves no engine behind. Imports only relative files and packages
+ * (`@ptc/sandbox` resolves to its `dist` when built, to its source under `--conditions=@ptc/source`).
+ */
+import { loadIsolatedVm } from '../load.js'
+import { IsolateEngine } from './engine.js'
+import type { FromEngine, ToEngine } from './protocol.js'
+
+/** What the host tells a child at spawn (its only argument). */
+export interface ChildConfig {
+  warmIsolates: number
+  memoryBytes: number
+}
+
+const die = (): void => {
+  process.kill(process.pid, 'SIGKILL')
+}
+
+if (typeof process.send !== 'function') throw new Error('child-entry must run as a child process with an IPC channel')
+process.on('disconnect', die)
+
+let outbox: FromEngine[] = []
+let flushQueued = false
+
+/** Messages leave in batches: one IPC write per macrotask, in the order they were made. */
+function post(message: FromEngine): void {
+  outbox.push(message)
+  if (flushQueued) return
+  flushQueued = true
+  setImmediate(flush)
+}
+
+function flush(): void {
+  flushQueued = false
+  const batch = outbox
+  outbox = []
+  if (batch.length === 0 || !process.connected) return
+  try {
+    process.send?.(batch)
+  } catch {
+    die()
+  }
+}
+
+const config = JSON.parse(process.argv[2] ?? '{}') as Partial<ChildConfig>
+const ivm = loadIsolatedVm()
+const engine = new IsolateEngine(ivm, post, config.warmIsolates ?? 1, config.memoryBytes ?? 256 * 1024 * 1024)
+
+process.on('message', (message: ToEngine) => {
+  engine.handle(message)
+})
+post({ t: 'ready' })

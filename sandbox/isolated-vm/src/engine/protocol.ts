@@ -1,0 +1,50 @@
+/**
+ * What crosses between the host and an isolate engine (in a child process over IPC, or in-process):
+ * plain JSON objects, numbers and strings only. Guest text (arguments, logs, values, error info)
+ * travels as the JSON text the guest made; the host parses it.
+ */
+
+/** What a run needs to start in an engine. */
+export interface StartInput {
+  /** The wrapped program (`PreparedProgram.source`). */
+  source: string
+  /** The binding names, as JSON text. */
+  bindingsJson: string
+  memoryMib: number
+  memoryBytes: number
+  maxOutputBytes: number
+  maxSubCalls: number
+  cpuMs: number
+}
+
+export type ToEngine =
+  | { t: 'start'; run: number; input: StartInput }
+  /** A batch of `SettleEntry` results for the guest, as JSON text. */
+  | { t: 'settle'; run: number; batch: string }
+  /** End the run now: dispose its isolate (the engine answers `ended` once nothing of it runs). */
+  | { t: 'stop'; run: number }
+
+/** Why an engine ended a run on its own. */
+export type EngineFailure =
+  /** `detail`: `GuestErrorInfo` JSON of the compile error. */
+  | 'syntax'
+  /** `detail`: `GuestErrorInfo` JSON of a value thrown while the wrapper was evaluated. */
+  | 'exception'
+  | 'cpu'
+  | 'memory'
+  /** `detail`: a message. */
+  | 'crash'
+
+export type FromEngine =
+  /** The engine (child process) loaded isolated-vm and takes runs. */
+  | { t: 'ready' }
+  | { t: 'call'; run: number; id: unknown; name: unknown; args: unknown }
+  | { t: 'log'; run: number; level: unknown; text: unknown }
+  | { t: 'finish'; run: number; kind: unknown; payload: unknown; cpuMs: number }
+  | { t: 'fail'; run: number; reason: EngineFailure; detail: string; cpuMs: number }
+  /** No guest task runs; `settled` counts the `settle` batches applied so far. */
+  | { t: 'idle'; run: number; settled: number; cpuMs: number }
+  /** The run's isolate is disposed and none of its tasks runs any more: it can use no more CPU. */
+  | { t: 'ended'; run: number }
+  /** isolated-vm lost control of the run's isolate (V8 out of memory, or a failed termination). */
+  | { t: 'catastrophe'; run: number; message: string }

@@ -1,0 +1,247 @@
+import { PROGRAM_FILENAME, messageOf } from '@ptc/sandbox'
+import type { GuestErrorInfo } from '@ptc/sandbox'
+import type IsolatedVM from 'isolated-vm'
+import { syntaxErrorInfo } from '../guest-error.js'
+import type { EngineFailure, FromEngine, StartInput } from './protocol.js'
+import type { IsolateSlot, SlotHandler } from './slot.js'
+
+/** How often the heap backstop samples the isolate between guest tasks. */
+const MEMORY_POLL_MS = 50
+
+/**
+ * The engine side of one run in one isolate. Guest code runs only inside isolated-vm tasks this
+ * class starts (`start`, then one `settle` per batch of results) on the isolate's own thread; the
+ * guest talks back through three ignored-result callbacks, forwarded to the host as they come. Here
+ * live the limits only the isolate's process can watch: the CPU watchdog (`isolate.cpuTime`), the
+ * heap backstop and isolated-vm's own memory limit. Every end disposes the isolate; `ended` is sent
+ * once no task of this run is left running, which is the host's proof that the run uses no more CPU
+ * (a long built-in ignores the disposal: then `ended` never comes, and the host kills the process).
+ */
+export class EngineRun implements SlotHandler {
+  readonly id: number
+  readonly #input: StartInput
+  readonly #send: (message: FromEngine) => void
+  readonly #onEnded: () => void
+  #slot: IsolateSlot | undefined
+  #settle: IsolatedVM.Reference<(batchJson: string) => void> | undefined
+  /** The run reached an outcome (sent or asked by the host): nothing more is forwarded. */
+  #done = false
+  #endedSent = false
+  #started = false
+  #tasks = 0
+  #settled = 0
+  #cpuBase: bigint | undefined
+  #cpuEnd = 0
+  #cpuTimer: ReturnType<typeof setTimeout> | undefined
+  #heapPoll: ReturnType<typeof setInterval> | undefined
+  #heapInFlight = false
+
+  constructor(id: number, input: StartInput, send: (message: FromEngine) => void, onEnded: () => void) {
+    this.id = id
+    this.#input = input
+    this.#send = send
+    this.#onEnded = onEnded
+  }
+
+  /** Takes the slot (when it is ready), installs the prelude, compiles and starts the program. */
+  async begin(acquire: Promise<IsolateSlot>): Promise<void> {
+    let slot: IsolateSlot
+    try {
+      slot = await acquire
+    } catch (error) {
+      this.#fail('crash', `could not create an isolate: ${messageOf(error)}`)
+      this.#checkEnded()
+      return
+    }
+    if (this.#done) {
+      slot.dispose()
+      this.#checkEnded()
+      return
+    }
+    this.#slot = slot
+    slot.handler = this
+    const { bindingsJson, maxOutputBytes, maxSubCalls, source } = this.#input
+    let start: IsolatedVM.Reference<(fn: unknown) => void>
+    let script: IsolatedVM.Script
+    try {
+      // Trusted code on an idle isolate: synchronous, bounded by the number of bindings.
+      start = slot.setup.applySync(undefined, [bindingsJson, maxOutputBytes, maxSubCalls], {
+        result: { reference: true },
+      }) as IsolatedVM.Reference<(fn: unknown) => void>
+      this.#settle = slot.settle
+    } catch (error) {
+      this.#engineFailure(error)
+      this.#checkEnded()
+      return
+    }
+    try {
+      // Compiling only parses (no program code runs): safe on this thread.
+      script = slot.isolate.compileScriptSync(source, { filename: PROGRAM_FILENAME })
+    } catch (error) {
+      this.#fail('syntax', JSON.stringify(syntaxErrorInfo(error)))
+      this.#checkEnded()
+      return
+    }
+    this.#cpuBase = slot.isolate.cpuTime
+    this.#armCpu(this.#input.cpuMs)
+    this.#heapPoll = setInterval(() => this.#pollHeap(), MEMORY_POLL_MS)
+    this.#tasks++
+    try {
+      // Evaluating the wrapper only creates the function, but the text is the model's: run it on the
+      // isolate's thread like everything else the model wrote.
+      const fn = await script.run(slot.context, { reference: true, release: true })
+      if (!this.#done) await start.apply(undefined, [fn.derefInto({ release: true })])
+    } catch (error) {
+      this.#engineFailure(error)
+    } finally {
+      this.#started = true
+      this.#taskDone()
+    }
+  }
+
+  /** Delivers a batch of host results into the guest (one isolated-vm task). */
+  settle(batchJson: string): void {
+    const settle = this.#settle
+    if (this.#done || settle === undefined) return
+    this.#tasks++
+    settle.apply(undefined, [batchJson]).then(
+      () => {
+        this.#settled++
+        this.#taskDone()
+      },
+      (error: unknown) => {
+        this.#settled++
+        this.#engineFailure(error)
+        this.#taskDone()
+      },
+    )
+  }
+
+  /** The host ended the run: kill the guest now. */
+  stop(): void {
+    this.#end(true)
+    this.#checkEnded()
+  }
+
+  // ---- SlotHandler: what the guest sends (untrusted arguments, forwarded as they are) ----
+
+  onCall(id: unknown, name: unknown, argsJson: unknown): void {
+    if (!this.#done) this.#send({ t: 'call', run: this.id, id, name, args: argsJson })
+  }
+
+  onLog(level: unknown, text: unknown): void {
+    if (!this.#done) this.#send({ t: 'log', run: this.id, level, text })
+  }
+
+  onFinish(kind: unknown, payload: unknown): void {
+    if (this.#done) return
+    this.#send({ t: 'finish', run: this.id, kind, payload, cpuMs: this.#cpuMs() })
+    // The program completed: it can no longer reach the host (the prelude is closed, the handler
+    // detached). Free the isolate after this message has left.
+    this.#end(false)
+  }
+
+  onCatastrophe(message: string): void {
+    // isolated-vm parks the isolate's thread for good: the host must end this process.
+    this.#send({ t: 'catastrophe', run: this.id, message })
+    this.#end(true)
+  }
+
+  // ---- internals ----
+
+  #taskDone(): void {
+    this.#tasks--
+    if (this.#done) {
+      this.#checkEnded()
+      return
+    }
+    if (this.#tasks === 0 && this.#started) this.#send({ t: 'idle', run: this.id, settled: this.#settled, cpuMs: this.#cpuMs() })
+  }
+
+  #fail(reason: EngineFailure, detail: string): void {
+    if (this.#done) return
+    this.#send({ t: 'fail', run: this.id, reason, detail, cpuMs: this.#cpuMs() })
+    this.#end(true)
+  }
+
+  /** Stops forwarding and disposes the isolate (now, or after this macrotask when `now` is false). */
+  #end(now: boolean): void {
+    if (this.#done) return
+    this.#cpuMs()
+    this.#done = true
+    clearTimeout(this.#cpuTimer)
+    clearInterval(this.#heapPoll)
+    const slot = this.#slot
+    if (slot === undefined) return
+    slot.handler = undefined
+    if (now) {
+      slot.dispose()
+      return
+    }
+    setImmediate(() => {
+      slot.dispose()
+      this.#checkEnded()
+    })
+  }
+
+  /** `ended` once the run is over, its isolate disposed and none of its tasks still running. */
+  #checkEnded(): void {
+    if (this.#endedSent || !this.#done || this.#tasks > 0) return
+    if (this.#slot !== undefined && !this.#slot.disposed) return
+    this.#endedSent = true
+    this.#send({ t: 'ended', run: this.id })
+    this.#onEnded()
+  }
+
+  #cpuMs(): number {
+    const slot = this.#slot
+    if (slot === undefined || this.#cpuBase === undefined || slot.disposed) return this.#cpuEnd
+    try {
+      this.#cpuEnd = Number(slot.isolate.cpuTime - this.#cpuBase) / 1e6
+    } catch {
+      // Disposed meanwhile: keep the last reading.
+    }
+    return this.#cpuEnd
+  }
+
+  /** `timeout` only covers synchronous evaluation, so CPU is watched from here: re-armed for what is left. */
+  #armCpu(delayMs: number): void {
+    this.#cpuTimer = setTimeout(() => {
+      if (this.#done) return
+      const used = this.#cpuMs()
+      if (used >= this.#input.cpuMs) this.#fail('cpu', '')
+      else this.#armCpu(Math.max(1, this.#input.cpuMs - used))
+    }, delayMs)
+  }
+
+  /** Backstop for isolated-vm's soft limit; statistics arrive between guest tasks. */
+  #pollHeap(): void {
+    const slot = this.#slot
+    if (this.#heapInFlight || this.#done || slot === undefined) return
+    this.#heapInFlight = true
+    slot.isolate.getHeapStatistics().then(
+      (heap) => {
+        this.#heapInFlight = false
+        if (heap.used_heap_size + heap.externally_allocated_size > this.#input.memoryBytes) this.#fail('memory', '')
+      },
+      () => {
+        this.#heapInFlight = false
+      },
+    )
+  }
+
+  /** An isolated-vm operation failed: the memory limit, a top-level throw, or a dead isolate. */
+  #engineFailure(error: unknown): void {
+    if (this.#done) return
+    const message = messageOf(error)
+    if (/memory limit/i.test(message)) {
+      this.#fail('memory', '')
+    } else if (this.#slot !== undefined && !this.#slot.disposed && error instanceof Error) {
+      // A value thrown while the wrapper was evaluated (only possible if the code escapes the wrapper).
+      const info: GuestErrorInfo = { name: error.name, message, stack: error.stack ?? '' }
+      this.#fail('exception', JSON.stringify(info))
+    } else {
+      this.#fail('crash', `the isolate died: ${message}`)
+    }
+  }
+}

@@ -1,0 +1,179 @@
+import { fork } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import type { ChildConfig } from '../engine/child-entry.js'
+import type { FromEngine, ToEngine } from '../engine/protocol.js'
+import type { Lane, RunHost } from './run-host.js'
+
+/** The last bytes of a child's stderr kept for crash messages (V8's out-of-memory dump lands here). */
+const STDERR_TAIL_BYTES = 4096
+
+/** What a pool learns from one of its children. */
+export interface ChildOwner {
+  /** The child loaded isolated-vm and takes runs. */
+  ready(child: EngineChild): void
+  /** A place in the child freed (a run ended there). */
+  freed(child: EngineChild): void
+  /** The child's process is gone; `started`: it had become ready first. */
+  exited(child: EngineChild, started: boolean): void
+}
+
+/**
+ * How an engine child is started. Built (`dist/`): `child-entry.js` beside this module. From source
+ * (this module's URL ends in `.ts`, as under vitest): `engine/child-entry.ts` through tsx's ESM
+ * loader, with `--conditions=@ptc/source` so workspace packages resolve to their sources.
+ */
+function childCommand(): { entry: string; execArgv: string[] } {
+  const here = import.meta.url
+  if (!here.endsWith('.ts')) return { entry: fileURLToPath(new URL('./child-entry.js', here)), execArgv: ['--no-node-snapshot'] }
+  const tsx = pathToFileURL(createRequire(here).resolve('tsx/esm')).href
+  return {
+    entry: fileURLToPath(new URL('../engine/child-entry.ts', here)),
+    execArgv: ['--no-node-snapshot', '--conditions=@ptc/source', '--import', tsx],
+  }
+}
+
+/**
+ * One engine child process and the runs it hosts. The child gets an empty environment, its config
+ * as JSON and, per run, JSON messages; stdout is dropped and stderr kept (only its tail, for crash
+ * messages). The process and its channel are unreferenced: an idle pool never keeps the host alive
+ * (a live run does, through its wall timer). After a run's answer the child must confirm within
+ * `graceMs` that nothing of the run still runs (`ended`), or the whole child is killed.
+ */
+export class EngineChild implements Lane {
+  readonly #owner: ChildOwner
+  readonly #graceMs: number
+  readonly #proc: ChildProcess
+  /** Runs with no answer yet. */
+  readonly #runs = new Map<number, RunHost>()
+  /** Runs answered and not yet confirmed `ended`: each still holds an isolate in the child. */
+  readonly #ending = new Map<number, ReturnType<typeof setTimeout>>()
+  #stderr = ''
+  #ready = false
+  #exited = false
+  #killReason: string | undefined
+
+  constructor(owner: ChildOwner, config: ChildConfig, graceMs: number) {
+    this.#owner = owner
+    this.#graceMs = graceMs
+    const { entry, execArgv } = childCommand()
+    this.#proc = fork(entry, [JSON.stringify(config)], {
+      execArgv,
+      env: {},
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      serialization: 'json',
+    })
+    this.#proc.unref()
+    this.#proc.channel?.unref()
+    this.#proc.stderr?.setEncoding('utf8')
+    this.#proc.stderr?.on('data', (chunk: string) => {
+      this.#stderr = (this.#stderr + chunk).slice(-STDERR_TAIL_BYTES)
+    })
+    // The pipe is a socket: unreferenced, it never keeps this process alive on its own.
+    ;(this.#proc.stderr as { unref?: () => void } | null)?.unref?.()
+    this.#proc.on('message', (batch: unknown) => this.#receive(batch))
+    this.#proc.on('error', () => this.kill('the engine process failed'))
+    this.#proc.on('exit', (code, signal) => this.#onExit(code, signal))
+  }
+
+  get pid(): number | undefined {
+    return this.#exited ? undefined : this.#proc.pid
+  }
+
+  get ready(): boolean {
+    return this.#ready && !this.#exited && this.#killReason === undefined
+  }
+
+  /** Places in use: runs live, and runs answered whose isolate the child has not confirmed gone. */
+  get load(): number {
+    return this.#runs.size + this.#ending.size
+  }
+
+  start(run: RunHost): void {
+    this.#runs.set(run.id, run)
+    run.attach(this)
+  }
+
+  send(_run: RunHost, message: ToEngine): void {
+    if (this.#exited || this.#killReason !== undefined || !this.#proc.connected) return
+    try {
+      this.#proc.send(message)
+    } catch {
+      this.kill('the engine process stopped reading')
+    }
+  }
+
+  release(run: RunHost, stop: boolean): void {
+    if (!this.#runs.delete(run.id)) return
+    if (this.#exited) return
+    if (stop) this.send(run, { t: 'stop', run: run.id })
+    this.#ending.set(
+      run.id,
+      setTimeout(() => this.kill(`a run in it did not stop within ${this.#graceMs} ms of its answer`), this.#graceMs).unref(),
+    )
+  }
+
+  /** Kills the process now (SIGKILL): every run it still hosts fails as `crash`. */
+  kill(reason: string): void {
+    if (this.#exited) return
+    this.#killReason ??= reason
+    this.#proc.kill('SIGKILL')
+  }
+
+  /** Resolves once the process is gone. */
+  whenExited(): Promise<void> {
+    if (this.#exited || this.#proc.exitCode !== null || this.#proc.signalCode !== null) return Promise.resolve()
+    // Referenced while someone waits: `await runtime.dispose()` returns before the process may exit.
+    this.#proc.ref()
+    return new Promise((resolve) => this.#proc.once('exit', () => resolve()))
+  }
+
+  #receive(batch: unknown): void {
+    if (!Array.isArray(batch)) return
+    for (const message of batch as FromEngine[]) {
+      if (this.#exited) return
+      switch (message.t) {
+        case 'ready':
+          this.#ready = true
+          this.#owner.ready(this)
+          break
+        case 'ended': {
+          const timer = this.#ending.get(message.run)
+          if (timer === undefined) break
+          clearTimeout(timer)
+          this.#ending.delete(message.run)
+          this.#owner.freed(this)
+          break
+        }
+        case 'catastrophe':
+          // isolated-vm parked the isolate's thread for good (V8 out of memory): the run gets its
+          // answer, the child goes.
+          this.#runs.get(message.run)?.receive(message)
+          this.kill(`isolated-vm lost control of an isolate in it (${message.message})`)
+          break
+        default:
+          this.#runs.get(message.run)?.receive(message)
+      }
+    }
+  }
+
+  #onExit(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.#exited) return
+    this.#exited = true
+    for (const timer of this.#ending.values()) clearTimeout(timer)
+    this.#ending.clear()
+    const how = signal !== null ? `signal ${signal}` : `exit code ${String(code)}`
+    const why = this.#killReason !== undefined ? `it was killed: ${this.#killReason}` : `it ended with ${how}`
+    const oom = this.#killReason === undefined && /out of memory|heap limit|allocation failed/i.test(this.#stderr)
+    const tail = this.#stderr.trim().split('\n').slice(-3).join(' | ')
+    const message = `the isolated-vm engine process hosting this run died (${why})${tail !== '' && !oom ? `: ${tail}` : ''}`
+    const runs = [...this.#runs.values()]
+    this.#runs.clear()
+    // V8's own out-of-memory end (its dump on stderr) is the memory failure of a run alone in the
+    // child; co-tenants cannot be told apart from the culprit and fail as crash.
+    const kind = oom && runs.length === 1 ? 'memory' : 'crash'
+    for (const run of runs) run.lost(message, kind)
+    this.#owner.exited(this, this.#ready)
+  }
+}

@@ -1,0 +1,125 @@
+import type { ChildConfig } from '../engine/child-entry.js'
+import { EngineChild } from './child.js'
+import type { ChildOwner } from './child.js'
+import type { RunHost } from './run-host.js'
+
+/** Delay before respawning after the `n`-th child in a row failed to start: 50 ms doubling, at most 5 s. */
+function backoffMs(failures: number): number {
+  return Math.min(5000, 50 * 2 ** Math.max(0, failures - 1))
+}
+
+/** Options of a `ProcessPool`. */
+export interface ProcessPoolOptions {
+  /** Child processes kept alive. */
+  processes: number
+  /** Runs one child hosts at once. */
+  runsPerProcess: number
+  /** How long a child may take to confirm that a finished run no longer runs. */
+  graceMs: number
+  config: ChildConfig
+}
+
+/**
+ * `containment: 'process'`: a fixed number of engine child processes, each hosting up to
+ * `runsPerProcess` runs (one isolate each). A run goes to the ready child with the fewest runs, or
+ * waits (its wall timer still runs) until a place frees or a child becomes ready. A child that dies
+ * fails only the runs it hosted and is replaced at once; one that dies before it became ready is
+ * replaced after a growing delay. Children are killed on `dispose` and when this process exits.
+ */
+export class ProcessPool implements ChildOwner {
+  readonly #options: ProcessPoolOptions
+  readonly #children: EngineChild[] = []
+  readonly #waiting: RunHost[] = []
+  readonly #onProcessExit = (): void => {
+    for (const child of this.#children) child.kill('the host process exited')
+  }
+  #failures = 0
+  #respawnTimer: ReturnType<typeof setTimeout> | undefined
+  #disposed = false
+
+  constructor(options: ProcessPoolOptions) {
+    this.#options = options
+    process.on('exit', this.#onProcessExit)
+    for (let i = 0; i < options.processes; i++) this.#spawn()
+  }
+
+  /** The pids of the live child processes (diagnostics). */
+  get pids(): number[] {
+    return this.#children.map((c) => c.pid).filter((pid): pid is number => pid !== undefined)
+  }
+
+  /** Places `run` on a child now, or when one has room. */
+  place(run: RunHost): void {
+    this.#waiting.push(run)
+    this.#drain()
+  }
+
+  // ---- ChildOwner ----
+
+  ready(): void {
+    this.#failures = 0
+    this.#drain()
+  }
+
+  freed(): void {
+    this.#drain()
+  }
+
+  exited(child: EngineChild, started: boolean): void {
+    const i = this.#children.indexOf(child)
+    if (i !== -1) this.#children.splice(i, 1)
+    if (this.#disposed) return
+    if (started) this.#spawn()
+    else this.#respawnLater()
+  }
+
+  #respawnLater(): void {
+    this.#failures++
+    if (this.#respawnTimer !== undefined) return
+    this.#respawnTimer = setTimeout(() => {
+      this.#respawnTimer = undefined
+      while (!this.#disposed && this.#children.length < this.#options.processes && this.#spawn());
+    }, backoffMs(this.#failures))
+    this.#respawnTimer.unref()
+  }
+
+  async dispose(): Promise<void> {
+    this.#disposed = true
+    clearTimeout(this.#respawnTimer)
+    this.#waiting.length = 0
+    const children = [...this.#children]
+    for (const child of children) child.kill('the runtime was disposed')
+    await Promise.all(children.map((child) => child.whenExited()))
+    process.off('exit', this.#onProcessExit)
+  }
+
+  /** Starts one child; false when `fork` itself threw (then it is retried later). */
+  #spawn(): boolean {
+    if (this.#disposed) return false
+    const { config, graceMs } = this.#options
+    try {
+      this.#children.push(new EngineChild(this, config, graceMs))
+      return true
+    } catch {
+      this.#respawnLater()
+      return false
+    }
+  }
+
+  #drain(): void {
+    while (this.#waiting.length > 0) {
+      const run = this.#waiting[0] as RunHost
+      if (run.ended) {
+        this.#waiting.shift()
+        continue
+      }
+      let best: EngineChild | undefined
+      for (const child of this.#children) {
+        if (child.ready && child.load < this.#options.runsPerProcess && (best === undefined || child.load < best.load)) best = child
+      }
+      if (best === undefined) return
+      this.#waiting.shift()
+      best.start(run)
+    }
+  }
+}

@@ -1,0 +1,226 @@
+import { FinishKind, GUEST_LOG_LEVELS, OutputLedger, formatGuestError } from '@ptc/sandbox'
+import type {
+  AdmittedRun,
+  CodeRunError,
+  CodeRunLimits,
+  CodeRunRequest,
+  CodeRunResult,
+  GuestErrorInfo,
+  JsonValue,
+  PreparedProgram,
+} from '@ptc/sandbox'
+import type { FromEngine, StartInput, ToEngine } from '../engine/protocol.js'
+import { memoryLimitMib } from '../engine/slot.js'
+import { HostBridge } from './bridge.js'
+import { stopError } from './stop.js'
+import type { StopReason } from './stop.js'
+
+/** Where a run's engine side lives: a child process, or this process without containment. */
+export interface Lane {
+  /** Sends one message to the engine hosting `run`. */
+  send(run: RunHost, message: ToEngine): void
+  /**
+   * The run has its answer. `stop`: the host ended it, so the engine must kill it now. Either way
+   * the lane makes sure nothing of the run keeps running (and kills its process if it does).
+   */
+  release(run: RunHost, stop: boolean): void
+}
+
+let nextRunId = 1
+
+/**
+ * The host side of one run: the output ledger, the sub-call bridge to `request.call`, the wall
+ * ceiling and abort (counted from the `run()` call), and the result. The guest runs in an engine
+ * reached through a `Lane`; what the engine sends is untrusted and checked here.
+ */
+export class RunHost {
+  readonly id = nextRunId++
+  readonly result: Promise<CodeRunResult>
+  readonly input: StartInput
+  readonly #limits: CodeRunLimits
+  readonly #program: PreparedProgram
+  readonly #request: CodeRunRequest
+  readonly #startedAt: number
+  readonly #ledger: OutputLedger
+  readonly #bridge: HostBridge
+  #resolve!: (result: CodeRunResult) => void
+  #lane: Lane | undefined
+  #ended = false
+  #queueMs: number | undefined
+  #cpuMs = 0
+  #settlesSent = 0
+  readonly #wallTimer: ReturnType<typeof setTimeout> | undefined
+  readonly #onAbort = (): void => this.stop('abort')
+
+  constructor(request: CodeRunRequest, admitted: AdmittedRun) {
+    this.#request = request
+    this.#limits = admitted.limits
+    this.#program = admitted.program
+    this.#startedAt = admitted.startedAt
+    const { limits } = admitted
+    this.input = {
+      source: admitted.program.source,
+      bindingsJson: JSON.stringify(admitted.bindings),
+      memoryMib: memoryLimitMib(limits.memoryBytes),
+      memoryBytes: limits.memoryBytes,
+      maxOutputBytes: limits.maxOutputBytes,
+      maxSubCalls: limits.maxSubCalls,
+      cpuMs: limits.cpuMs,
+    }
+    this.#ledger = new OutputLedger(limits.maxOutputBytes)
+    this.#bridge = new HostBridge(request, limits, {
+      deliver: (batch) => {
+        this.#settlesSent++
+        this.#lane?.send(this, { t: 'settle', run: this.id, batch })
+      },
+      stop: (reason) => this.stop(reason),
+    })
+    this.result = new Promise((resolve) => (this.#resolve = resolve))
+    if (request.signal?.aborted) this.stop('abort')
+    else request.signal?.addEventListener('abort', this.#onAbort, { once: true })
+    // Referenced: a pending run keeps the process alive until its deadline.
+    if (!this.#ended) this.#wallTimer = setTimeout(() => this.stop('wall'), Math.max(0, admitted.deadline - performance.now()))
+  }
+
+  get ended(): boolean {
+    return this.#ended
+  }
+
+  /** The run got its engine: start the program there. */
+  attach(lane: Lane): void {
+    if (this.#ended) return
+    this.#lane = lane
+    this.#queueMs = performance.now() - this.#startedAt
+    lane.send(this, { t: 'start', run: this.id, input: this.input })
+  }
+
+  /** Ends the run from the host side (the engine kills the guest), settles the result. */
+  stop(reason: StopReason): void {
+    if (this.#ended) return
+    this.#finish(stopError(reason, this.#limits, this.#ledger), undefined, true)
+  }
+
+  /** The engine hosting the run is gone (its process died or was killed). */
+  lost(message: string, kind: 'crash' | 'memory' = 'crash'): void {
+    if (this.#ended) return
+    const error = kind === 'memory' ? stopError('memory', this.#limits, this.#ledger) : { kind, message }
+    this.#finish(error, undefined, false)
+  }
+
+  /** One message from the engine (untrusted content). */
+  receive(message: FromEngine): void {
+    if (this.#ended) return
+    switch (message.t) {
+      case 'call': {
+        const { id, name, args } = message
+        if (typeof id !== 'number' || typeof name !== 'string' || typeof args !== 'string') {
+          this.#finish({ kind: 'crash', message: 'the guest sent a malformed sub-call' }, undefined, true)
+          return
+        }
+        this.#bridge.dispatch(id, name, args)
+        return
+      }
+      case 'log': {
+        const { level, text } = message
+        if (typeof text !== 'string' || !GUEST_LOG_LEVELS.includes(level as (typeof GUEST_LOG_LEVELS)[number])) return
+        if (!this.#ledger.log(text)) this.stop('output')
+        return
+      }
+      case 'finish':
+        this.#cpuMs = message.cpuMs
+        this.#completed(message.kind, message.payload)
+        return
+      case 'fail':
+        this.#cpuMs = message.cpuMs
+        this.#failed(message.reason, message.detail)
+        return
+      case 'idle':
+        this.#cpuMs = message.cpuMs
+        // No guest task runs, every batch sent was applied, nothing pending on the host: nothing can
+        // ever wake the guest again.
+        if (message.settled === this.#settlesSent && this.#bridge.idle) this.stop('stuck')
+        return
+      case 'catastrophe':
+        if (/out.of.memory/i.test(message.message)) this.#finish(stopError('memory', this.#limits, this.#ledger), undefined, false)
+        else this.#finish({ kind: 'crash', message: `isolated-vm lost control of the isolate: ${message.message}` }, undefined, false)
+        return
+      default:
+        return
+    }
+  }
+
+  #completed(kind: unknown, payload: unknown): void {
+    const text = typeof payload === 'string' ? payload : ''
+    switch (kind) {
+      case FinishKind.Undefined:
+        this.#finish(undefined)
+        return
+      case FinishKind.Value:
+        if (!this.#ledger.value(text)) this.#finish({ kind: 'output-limit', message: this.#ledger.describeOverflow('value') })
+        else this.#finish(undefined, JSON.parse(text) as JsonValue)
+        return
+      case FinishKind.InvalidValue:
+        this.#finish({ kind: 'invalid-output', message: `the return value is not lossless JSON: ${text}` })
+        return
+      case FinishKind.Error: {
+        const info = parseInfo(text)
+        // isolated-vm's allocator refuses ArrayBuffers past the isolate's limit with this RangeError.
+        if (info.name === 'RangeError' && /^Array buffer allocation failed/.test(info.message)) {
+          this.#finish(stopError('memory', this.#limits, this.#ledger))
+        } else this.#finish({ kind: 'exception', message: formatGuestError(info, this.#program) })
+        return
+      }
+      default:
+        this.#finish({ kind: 'crash', message: 'the guest sent a malformed completion' }, undefined, true)
+    }
+  }
+
+  #failed(reason: unknown, detail: unknown): void {
+    const text = typeof detail === 'string' ? detail : ''
+    switch (reason) {
+      case 'syntax':
+      case 'exception':
+        this.#finish({ kind: reason, message: formatGuestError(parseInfo(text), this.#program) })
+        return
+      case 'cpu':
+      case 'memory':
+        this.#finish(stopError(reason, this.#limits, this.#ledger))
+        return
+      default:
+        this.#finish({ kind: 'crash', message: text || 'the engine failed' })
+    }
+  }
+
+  /** `stop`: the engine has not ended the run itself and must be told to. */
+  #finish(error: CodeRunError | undefined, value?: JsonValue, stop = false): void {
+    if (this.#ended) return
+    this.#ended = true
+    clearTimeout(this.#wallTimer)
+    this.#request.signal?.removeEventListener('abort', this.#onAbort)
+    this.#bridge.close()
+    this.#lane?.release(this, stop)
+    const wallMs = performance.now() - this.#startedAt
+    const result: CodeRunResult = {
+      logs: this.#ledger.logs,
+      stats: {
+        cpuMs: Math.round(this.#cpuMs * 1000) / 1000,
+        wallMs: Math.round(wallMs * 1000) / 1000,
+        queueMs: Math.round((this.#queueMs ?? wallMs) * 1000) / 1000,
+        subCalls: this.#bridge.subCalls,
+      },
+    }
+    if (error !== undefined) result.error = error
+    else if (value !== undefined) result.value = value
+    this.#resolve(result)
+  }
+}
+
+function parseInfo(text: string): GuestErrorInfo {
+  try {
+    const info = JSON.parse(text) as GuestErrorInfo
+    if (typeof info === 'object' && info !== null && typeof info.message === 'string') return info
+  } catch {
+    // fall through
+  }
+  return { message: 'unreadable error' }
+}
