@@ -17,6 +17,8 @@ export interface CliOptions {
   readonly input?: string
   readonly env?: Readonly<Record<string, string>>
   readonly execArgv?: readonly string[]
+  /** Kill the child after this long (a hang fails the test instead of the suite); `code` is then `null`. */
+  readonly killAfterMs?: number
 }
 
 export function ptc(args: readonly string[], options: CliOptions = {}): Promise<CliRun> {
@@ -27,8 +29,13 @@ export function ptc(args: readonly string[], options: CliOptions = {}): Promise<
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+    const timer = options.killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), options.killAfterMs)
     child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+    child.stdin.on('error', () => undefined) // a child that exits before reading all of the input
     child.stdin.end(options.input ?? '')
   })
 }

@@ -15,6 +15,8 @@ export interface InputFile {
   readonly maxBytes: number
   /** The code of the errors (all exit 2). */
   readonly code: CliErrorCode
+  /** Added to the message when the path is a FIFO or a character device (`use - to read stdin`). */
+  readonly streamHint?: string
 }
 
 /** `a directory`, `a FIFO`, … for a message saying why a path is not read. */
@@ -24,7 +26,7 @@ export function kindOf(info: Stats): string {
   if (info.isCharacterDevice()) return 'a character device'
   if (info.isBlockDevice()) return 'a block device'
   if (info.isSocket()) return 'a socket'
-  return 'not a regular file'
+  return 'of an unknown kind'
 }
 
 function reasonOf(error: unknown): string {
@@ -39,6 +41,11 @@ function reasonOf(error: unknown): string {
 const tooLarge = (file: Pick<InputFile, 'what' | 'shown' | 'maxBytes' | 'code'>, detail: string): CliError =>
   new CliError(file.code, `${file.what} ${file.shown} is too large: ${detail}, the limit is ${formatLimit(file.maxBytes)}`)
 
+function notRegular(file: InputFile, info: Stats): CliError {
+  const hint = file.streamHint !== undefined && (info.isFIFO() || info.isCharacterDevice()) ? `; ${file.streamHint}` : ''
+  return new CliError(file.code, `${file.what} ${file.shown} is ${kindOf(info)}, not a regular file${hint}`)
+}
+
 /**
  * Checks that `file` is a regular file of at most `maxBytes` without reading
  * it (for a module that `import` reads); returns its size. A missing file, a
@@ -51,7 +58,7 @@ export async function checkRegularFile(file: InputFile): Promise<number> {
   } catch (error) {
     throw new CliError(file.code, `cannot read ${file.what} ${file.shown}: ${reasonOf(error)}`, { cause: error })
   }
-  if (!info.isFile()) throw new CliError(file.code, `${file.what} ${file.shown} is ${kindOf(info)}, not a regular file`)
+  if (!info.isFile()) throw notRegular(file, info)
   if (info.size > file.maxBytes) throw tooLarge(file, `${info.size} bytes`)
   return info.size
 }
@@ -72,7 +79,7 @@ export async function readRegularFile(file: InputFile): Promise<Buffer> {
   }
   try {
     const info = await handle.stat()
-    if (!info.isFile()) throw new CliError(file.code, `${file.what} ${file.shown} is ${kindOf(info)}, not a regular file`)
+    if (!info.isFile()) throw notRegular(file, info)
     const chunks: Buffer[] = []
     let length = 0
     for (;;) {

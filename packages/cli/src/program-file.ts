@@ -27,7 +27,7 @@ export const MAX_PROGRAM_BYTES = DEFAULT_LIMITS.maxProgramBytes
  */
 export async function readProgram(path: string, io: CliIo): Promise<ProgramFile> {
   const input = { what: 'program', shown: path === '-' ? '(stdin)' : path, maxBytes: MAX_PROGRAM_BYTES, code: 'INPUT' } as const
-  const bytes = path === '-' ? await readBoundedStream(io.stdin, input) : await readRegularFile({ ...input, path: resolve(io.cwd, path) })
+  const bytes = path === '-' ? await readBoundedStream(io.stdin, input) : await readRegularFile({ ...input, path: resolve(io.cwd, path), streamHint: 'give - to read the program from standard input' })
   const code = bytes.toString('utf8')
   if (code.trim() === '') throw new CliError('INPUT', `program ${path === '-' ? '(stdin)' : path} is empty`)
   const ext = extname(path).toLowerCase()

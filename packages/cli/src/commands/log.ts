@@ -2,7 +2,7 @@ import { resolve } from 'node:path'
 import { parseJsonl } from '@ptc/tools/session'
 import { onePositional, parseCommandArgs } from '../args.js'
 import { safeJson } from '../escape.js'
-import { CliError } from '../errors.js'
+import { CliError, firstLine } from '../errors.js'
 import { readRegularFile } from '../input-file.js'
 import { writeLine, type CliIo } from '../io.js'
 import { logTreeJson, renderLogTree } from '../log/render.js'
@@ -34,7 +34,13 @@ export async function logCommand(args: readonly string[], io: CliIo): Promise<nu
   if (read.partialTail !== undefined) writeLine(io.stderr, `ptc: ${path}: ignored an unterminated last line (${read.partialTail.bytes} bytes, a write cut short)`)
   const tree = buildLogTree(read.events)
   if (values.json === true) {
-    writeLine(io.stdout, safeJson({ events: read.events.length, calls: logTreeJson(tree), skippedLines: read.invalidLines.length, partialTail: read.partialTail !== undefined }))
+    let json: string
+    try {
+      json = safeJson({ events: read.events.length, calls: logTreeJson(tree), skippedLines: read.invalidLines.length, partialTail: read.partialTail !== undefined })
+    } catch (error) {
+      throw new CliError('LOG_FORMAT', `${path} cannot be printed as JSON: ${firstLine(error)} (a value in it is nested too deeply)`, { cause: error })
+    }
+    writeLine(io.stdout, json)
   } else {
     const lines = renderLogTree(tree)
     for (const line of lines.length > 0 ? lines : ['(no calls in this log)']) writeLine(io.stdout, line)

@@ -13,7 +13,7 @@ import { writeLine, writeModelText, type CliIo } from '../io.js'
 import { readProgram } from '../program-file.js'
 import { APPROVE_MODES, approvalService, approveMode } from '../run/approval.js'
 import { RecordingSession } from '../run/recording-session.js'
-import { formatFooter, runReport } from '../run/report.js'
+import { formatFooter, runReport, type RunReport } from '../run/report.js'
 import { createRuntime, limitsFrom, recordingRuntime, SANDBOXES } from '../runtime.js'
 import { loadToolSet, type ToolSet } from '../tools-module.js'
 
@@ -83,7 +83,7 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
     if (result === undefined) throw new Error('run_code returned no result')
     const { report, subCalls } = runReport({ callId, result, run: runtime.last, events: session.events, sandbox, wallMs: performance.now() - started })
     if (values.json === true) {
-      writeLine(io.stdout, safeJson(report))
+      writeLine(io.stdout, reportJson(report, io))
       if (report.error !== null) writeLine(io.stderr, escapeControl(`ptc: the program failed (${report.error.kind}): ${oneLine(firstLine(report.error.message), 200)}`))
     } else {
       writeModelText(io.stdout, report.text)
@@ -92,6 +92,16 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
     return report.ok ? 0 : 1
   } finally {
     await runtime.dispose()
+  }
+}
+
+/** The report as JSON; a value too deeply nested for `JSON.stringify` (it recurses) becomes `null`, said on stderr. */
+function reportJson(report: RunReport, io: CliIo): string {
+  try {
+    return safeJson(report)
+  } catch (error) {
+    writeLine(io.stderr, `ptc: the program's value cannot be printed as JSON (${firstLine(error)}); "value" is null`)
+    return safeJson({ ...report, value: null })
   }
 }
 

@@ -14,7 +14,12 @@ function outcome(call: LogCall): string {
 /** A short, readable form of a call's arguments: JSON text for the model's calls, a value for sub-calls. */
 export function argumentsSummary(args: unknown, max = 60): string {
   if (args === undefined) return ''
-  const text = typeof args === 'string' ? args : JSON.stringify(args)
+  let text: string | undefined
+  try {
+    text = typeof args === 'string' ? args : JSON.stringify(args)
+  } catch {
+    text = '(arguments nested too deeply to show)' // JSON.stringify recurses: a RangeError past a few thousand levels
+  }
   return oneLine(text ?? '', max)
 }
 
