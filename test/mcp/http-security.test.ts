@@ -6,6 +6,7 @@
 import type { CodeRuntime } from '@ptc/sandbox'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { listenHttp } from '@ptc/mcp'
 import { connectHttpClient, type CallToolResult } from '@ptc/mcp/testing'
 import { INITIALIZE, initializeRaw, mcpHeaders, post, rawRequest, read, rpcError, RUN_ECHO, serve, type Served } from './http-helpers.js'
 
@@ -68,6 +69,23 @@ describe('Origin', () => {
     }
     expect((await post(url, INITIALIZE, mcpHeaders({ authorization: served.bearer }))).status).toBe(200)
     expect(served.endpoint.stats().serversCreated).toBe(created + 6)
+  })
+
+  test('an allowed origin gets CORS headers (a preflight before the token check), a foreign one none', async () => {
+    const preflight = await fetch(url, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } })
+    expect(preflight.status).toBe(204)
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example')
+    expect(preflight.headers.get('access-control-allow-headers')).toMatch(/authorization.*mcp-session-id/)
+    const served200 = await post(url, INITIALIZE, mcpHeaders({ authorization: served.bearer, origin: 'https://app.example' }))
+    expect(served200.headers.get('access-control-allow-origin')).toBe('https://app.example')
+    expect(served200.headers.get('access-control-expose-headers')).toMatch(/mcp-session-id/)
+    expect(served200.headers.get('mcp-session-id')).toMatch(/^[0-9a-f-]{36}$/)
+    const unauthorized = await post(url, INITIALIZE, mcpHeaders({ origin: 'https://app.example' }))
+    expect([unauthorized.status, unauthorized.headers.get('access-control-allow-origin')]).toEqual([401, 'https://app.example'])
+    const foreign = await fetch(url, { method: 'OPTIONS', headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' } })
+    expect([foreign.status, foreign.headers.get('access-control-allow-origin')]).toEqual([403, null])
+    const noOrigin = await fetch(url, { method: 'OPTIONS' })
+    expect(noOrigin.status).toBe(401)
   })
 })
 
@@ -161,5 +179,16 @@ describe('request bodies and JSON-RPC errors', () => {
     ]
     expect((await Promise.all(refused)).map((r) => r.status)).toEqual([401, 403, 403, 413, 400, 400, 415, 404])
     expect(served.endpoint.stats()).toEqual(before)
+  })
+
+  test('an internal error is 500 / -32603 without its message or stack; the slot it reserved is released', async () => {
+    const errors: string[] = []
+    const failing = { ...served.ptc, connect: () => Promise.reject(new Error('secret detail at /srv/internal/file.ts:12:3')) }
+    await using endpoint = await listenHttp(failing, { port: 0, onError: (m) => errors.push(m) })
+    const response = await post(endpoint.url, INITIALIZE, mcpHeaders({ authorization: `Bearer ${endpoint.token ?? ''}` }))
+    expect([response.status, rpcError(response.json)]).toEqual([500, { code: -32603, message: 'Internal error' }])
+    expect(response.text).not.toMatch(/secret|srv|file\.ts/)
+    expect(errors).toEqual([expect.stringContaining('secret detail') as unknown])
+    expect(endpoint.stats()).toMatchObject({ sessions: 0, initializing: 0, serversLive: 0 })
   })
 })

@@ -25,8 +25,8 @@ Streamable HTTP (instead of stdio):
                       default: $${TOKEN_ENV}, else a generated one printed on stderr at start.
                       Prefer $${TOKEN_ENV}: a command-line argument is visible to other local users
   --no-auth           no token (only with a loopback --host: 127.0.0.1, ::1, localhost)
-  --allow-origin URL  accept browser requests from this origin too; repeatable. Requests without Origin are
-                      accepted; by default only http://127.0.0.1:PORT, http://localhost:PORT, http://[::1]:PORT
+  --allow-origin URL  accept browser requests from this origin too (with CORS); repeatable. Requests without
+                      Origin are accepted; by default only http://127.0.0.1:PORT, http://localhost:PORT, http://[::1]:PORT
   --allow-host NAME   accept Host: NAME (or NAME:PORT; without a port: the bound one) too; repeatable.
                       By default Host must be a loopback name (loopback bind), the bind address (other binds),
                       or a loopback name or local interface address (0.0.0.0, ::)
