@@ -2,15 +2,28 @@ import { describeThrown, ToolBatchExecutionError } from '../errors.js'
 import { parseJsonArguments } from '../json/parse.js'
 import type { JsonValue } from '../json/types.js'
 import type { ToolCallBlock, ToolSchema, UserMessage } from '../types/content.js'
+import type { PipelineDispatchOptions } from '../pipeline/pipeline.js'
 import type { ToolDefinition } from '../types/definition.js'
 import type { ToolExecutionResult } from '../types/execution.js'
 import type { ToolBatchInput, ToolBatchResult, ToolCallResult, ToolExecutor, ToolExecutorHost, ToolModelInput } from '../types/executor.js'
 import type { Session } from '../types/scope.js'
+import { RUN_CODE } from '../registry/registration.js'
+import { BoundedDispatch, checkDrainGrace, type BoundedOutcome } from './bounded.js'
 import { SessionLog } from './session-log.js'
 
 export interface NativeExecutorOptions {
   /** Cap of the rolling pool of concurrency-safe calls (default 10). */
   maxParallelToolCalls?: number
+  /**
+   * How long a call that was told to stop (the batch signal aborted, or its
+   * body's signal aborted, e.g. by the timeout policy) may take to settle
+   * before it is abandoned (default 100 ms). An abandoned call's result is an
+   * `isError` `TOOL_TIMEOUT` (a timeout) or `ABORTED`, its `tool/result` event
+   * says `abandoned: true`, and its body's eventual outcome is logged as
+   * `tool/result-late`. The `run_code` transport bounds its own drain and is
+   * never abandoned here.
+   */
+  drainGraceMs?: number
 }
 
 /** The default cap of parallel tool calls. */
@@ -26,12 +39,13 @@ export const DEFAULT_MAX_PARALLEL_TOOL_CALLS = 10
 export function createNativeExecutor(options: NativeExecutorOptions = {}): ToolExecutor {
   const configured = options.maxParallelToolCalls ?? DEFAULT_MAX_PARALLEL_TOOL_CALLS
   if (!Number.isInteger(configured) || configured < 1) throw new TypeError('maxParallelToolCalls must be a positive integer')
+  const graceMs = checkDrainGrace(options.drainGraceMs)
   return Object.freeze({
     describe(tools: readonly ToolDefinition[]): ToolModelInput {
       return { schemas: tools.map(projectSchema), knownNames: tools.map((t) => t.name) }
     },
     execute(input: ToolBatchInput, host: ToolExecutorHost): Promise<ToolBatchResult> {
-      return runBatch(input, host, input.maxParallelToolCalls ?? configured)
+      return runBatch(input, host, input.maxParallelToolCalls ?? configured, graceMs)
     },
   })
 }
@@ -46,20 +60,25 @@ interface Prepared {
   readonly argumentsError: string | undefined
 }
 
-async function runBatch(input: ToolBatchInput, host: ToolExecutorHost, cap: number): Promise<ToolBatchResult> {
+async function runBatch(input: ToolBatchInput, host: ToolExecutorHost, cap: number, graceMs: number): Promise<ToolBatchResult> {
   const { calls, signal, agent, toolSet } = input
   const session: Session | undefined = input.log !== undefined ? agent?.session : undefined
   const log = session === undefined || input.log === undefined ? undefined : new SessionLog(session, input.log)
-  const results: (ToolExecutionResult | undefined)[] = new Array(calls.length).fill(undefined)
+  const results: (BoundedOutcome | undefined)[] = new Array(calls.length).fill(undefined)
   const running = new Set<Promise<void>>()
+  /** Calls that may be abandoned once told to stop. */
+  const bounded = new Set<BoundedDispatch>()
+  const onAbort = (): void => {
+    for (const call of bounded) call.stop(signal.reason)
+  }
   let committed = 0
 
   const commit = (): void => {
     while (committed < calls.length) {
-      const result = results[committed]
+      const outcome = results[committed]
       const call = calls[committed]
-      if (result === undefined || call === undefined) break
-      log?.result(call, result)
+      if (outcome === undefined || call === undefined) break
+      log?.result(call, outcome.result, outcome.abandoned)
       committed++
     }
   }
@@ -67,8 +86,8 @@ async function runBatch(input: ToolBatchInput, host: ToolExecutorHost, cap: numb
   const start = (index: number, prepared: Prepared): Promise<void> => {
     const { call } = prepared
     log?.call(call)
-    const task = host
-      .dispatch(
+    const dispatch = (options: PipelineDispatchOptions): Promise<ToolExecutionResult> =>
+      host.dispatch(
         {
           callId: call.id,
           name: call.name,
@@ -77,37 +96,51 @@ async function runBatch(input: ToolBatchInput, host: ToolExecutorHost, cap: numb
           ...(agent !== undefined && { agent }),
           ...(toolSet !== undefined && { toolSet }),
         },
-        prepared.argumentsError === undefined ? undefined : { argumentsError: prepared.argumentsError },
+        prepared.argumentsError === undefined ? options : { ...options, argumentsError: prepared.argumentsError },
       )
-      .then((result) => {
-        results[index] = result
-        commit()
-      })
+    let outcome: Promise<BoundedOutcome>
+    if (call.name === RUN_CODE) {
+      // The transport bounds its own drain (its sub-calls are abandoned inside it).
+      outcome = dispatch({}).then((result) => ({ result, abandoned: false }))
+    } else {
+      const wait = new BoundedDispatch(dispatch, graceMs, (late) => log?.late(call, late))
+      bounded.add(wait)
+      if (signal.aborted) wait.stop(signal.reason)
+      outcome = wait.outcome.finally(() => bounded.delete(wait))
+    }
+    const task = outcome.then((settled) => {
+      results[index] = settled
+      commit()
+    })
     const tracked = task.finally(() => running.delete(tracked))
     running.add(tracked)
     return tracked
   }
 
-  for (let index = 0; index < calls.length; index++) {
-    const prepared = prepare(calls[index])
-    // A lone call has nothing to overlap with: its classifier need not run.
-    const parallel =
-      calls.length > 1 &&
-      prepared.argumentsError === undefined &&
-      host.mode({ name: prepared.call.name, arguments: prepared.args, ...(agent !== undefined && { agent }), ...(toolSet !== undefined && { toolSet }) }).kind ===
-        'parallel'
-    if (parallel) {
-      while (running.size >= cap) await Promise.race(running)
-      void start(index, prepared)
-    } else {
-      while (running.size > 0) await Promise.race(running)
-      await start(index, prepared)
+  signal.addEventListener('abort', onAbort, { once: true })
+  try {
+    for (let index = 0; index < calls.length; index++) {
+      const prepared = prepare(calls[index])
+      // A lone call has nothing to overlap with: its classifier need not run.
+      const parallel =
+        calls.length > 1 &&
+        prepared.argumentsError === undefined &&
+        host.mode({ name: prepared.call.name, arguments: prepared.args, ...(agent !== undefined && { agent }), ...(toolSet !== undefined && { toolSet }) }).kind ===
+          'parallel'
+      if (parallel) {
+        while (running.size >= cap) await Promise.race(running)
+        void start(index, prepared)
+      } else {
+        while (running.size > 0) await Promise.race(running)
+        await start(index, prepared)
+      }
     }
+    while (running.size > 0) await Promise.race(running)
+  } finally {
+    signal.removeEventListener('abort', onAbort)
   }
-  while (running.size > 0) await Promise.race(running)
 
-  const settled = results as ToolExecutionResult[]
-  const ordered: ToolCallResult[] = calls.map((call, i) => ({ callId: call.id, result: settled[i] as ToolExecutionResult }))
+  const ordered: ToolCallResult[] = calls.map((call, i) => ({ callId: call.id, result: (results[i] as BoundedOutcome).result }))
   const additionalContexts: UserMessage[] = []
   for (const { result } of ordered) if (result.additionalContexts !== undefined) additionalContexts.push(...result.additionalContexts)
   const concluded = ordered.some(({ result }) => !result.isError && result.concludesTurn === true)

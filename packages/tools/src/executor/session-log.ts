@@ -23,23 +23,32 @@ export class SessionLog {
     this.#queue.append({ type: 'tool/call', time: Date.now(), ...this.step, callId: call.id, name: call.name, arguments: call.arguments })
   }
 
-  /** The durable projection: content, error and meta; never the execution-local value. */
-  result(call: ToolCallBlock, result: ToolExecutionResult): void {
-    this.#queue.append({
-      type: 'tool/result',
-      time: Date.now(),
-      ...this.step,
-      callId: call.id,
-      name: call.name,
-      isError: result.isError,
-      content: result.content,
-      ...(result.error !== undefined && { error: result.error }),
-      ...(result.meta !== undefined && { meta: result.meta }),
-    })
+  /**
+   * The durable projection: content, error and meta; never the execution-local value.
+   * `abandoned`: the call did not settle within the grace after it was told to stop.
+   */
+  result(call: ToolCallBlock, result: ToolExecutionResult, abandoned = false): void {
+    this.#queue.append({ type: 'tool/result', time: Date.now(), ...this.step, ...projection(call, result), ...(abandoned && { abandoned: true }) })
+  }
+
+  /** The eventual outcome of an abandoned call (appended after its batch returned, when its body finally settled). */
+  late(call: ToolCallBlock, result: ToolExecutionResult): void {
+    this.#queue.append({ type: 'tool/result-late', time: Date.now(), ...this.step, ...projection(call, result) })
   }
 
   /** Wait for every append; the first failure, if any. */
   drain(): Promise<{ readonly error: unknown } | undefined> {
     return this.#queue.drain()
+  }
+}
+
+function projection(call: ToolCallBlock, result: ToolExecutionResult): Record<string, unknown> {
+  return {
+    callId: call.id,
+    name: call.name,
+    isError: result.isError,
+    content: result.content,
+    ...(result.error !== undefined && { error: result.error }),
+    ...(result.meta !== undefined && { meta: result.meta }),
   }
 }

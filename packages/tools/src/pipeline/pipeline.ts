@@ -34,6 +34,32 @@ export interface Route {
   readonly codeOnly: boolean
 }
 
+/**
+ * Dispatch options this package's executors pass beyond the public
+ * `ToolDispatchOptions` (the host hands its options object to the pipeline
+ * unchanged).
+ */
+export interface PipelineDispatchOptions extends ToolDispatchOptions {
+  /**
+   * Called at most once, with the abort reason, when a `tools/execute`
+   * wrapper replaced the body's signal (the timeout policy does) and the
+   * signal the body runs with aborts while the body is in flight, or is
+   * already aborted when it starts (a `ToolTimeoutError` when the timeout
+   * policy fired; the caller's reason when the caller aborted). The caller's
+   * own signal is the caller's to watch: without a replacement this is never
+   * called and costs nothing. An executor uses it to bound how long it waits
+   * for a body that ignores its signal; the pipeline itself still awaits the
+   * body to its end.
+   */
+  readonly onBodyAborted?: (reason: unknown) => void
+}
+
+/** The executor's notifications of one call, each contained. */
+interface DispatchHooks {
+  readonly onPolicySettled: (() => void) | undefined
+  readonly onBodyAborted: ((reason: unknown) => void) | undefined
+}
+
 /** Per-call mutable state owned by the pipeline (never exposed as such). */
 interface CallState {
   contexts: UserMessage[]
@@ -42,6 +68,8 @@ interface CallState {
   bodyInvoked: boolean
   /** The body's own result object: a wrapper returning it unchanged needs no re-check. */
   bodyResult?: ToolExecutionResult
+  /** The executor's (contained) notification that the body's signal aborted. */
+  readonly onBodyAborted: ((reason: unknown) => void) | undefined
 }
 
 /**
@@ -58,9 +86,10 @@ export class Pipeline {
     private readonly approval: () => ApprovalService | undefined,
   ) {}
 
-  async dispatch(input: ToolExecutionInput, route: Route, options?: ToolDispatchOptions): Promise<ToolExecutionResult> {
+  async dispatch(input: ToolExecutionInput, route: Route, options?: PipelineDispatchOptions): Promise<ToolExecutionResult> {
     const notify = options?.onPolicySettled
-    if (notify === undefined) return this.#dispatch(input, route, options?.argumentsError, undefined)
+    const onBodyAborted = contained(options?.onBodyAborted)
+    if (notify === undefined) return this.#dispatch(input, route, options?.argumentsError, { onPolicySettled: undefined, onBodyAborted })
     let notified = false
     const onPolicySettled = (): void => {
       if (notified) return
@@ -72,7 +101,7 @@ export class Pipeline {
       }
     }
     try {
-      return await this.#dispatch(input, route, options?.argumentsError, onPolicySettled)
+      return await this.#dispatch(input, route, options?.argumentsError, { onPolicySettled, onBodyAborted })
     } finally {
       onPolicySettled()
     }
@@ -82,7 +111,7 @@ export class Pipeline {
     input: ToolExecutionInput,
     route: Route,
     argumentsError: string | undefined,
-    onPolicySettled: (() => void) | undefined,
+    hooks: DispatchHooks,
   ): Promise<ToolExecutionResult> {
     let args: JsonValue = null
     if (argumentsError === undefined) {
@@ -117,7 +146,7 @@ export class Pipeline {
 
     let result: ToolExecutionResult
     try {
-      result = await this.#run(reg, exec, isTransport, onPolicySettled)
+      result = await this.#run(reg, exec, isTransport, hooks)
     } catch (error) {
       // A safety net: every stage contains its own failures, but a hostile value
       // (a decision whose getters throw, …) must still end as one isError result.
@@ -130,11 +159,11 @@ export class Pipeline {
    * Policy, dispatch and post-execute of an admitted call; the candidate result for `#finish`.
    * Stages without listeners are not awaited: a sub-call from a program crosses this once per call.
    */
-  async #run(reg: Registration, exec: ToolExecution, isTransport: boolean, onPolicySettled: (() => void) | undefined): Promise<ToolExecutionResult> {
-    const state: CallState = { contexts: [], concluded: false, settled: false, bodyInvoked: false }
+  async #run(reg: Registration, exec: ToolExecution, isTransport: boolean, hooks: DispatchHooks): Promise<ToolExecutionResult> {
+    const state: CallState = { contexts: [], concluded: false, settled: false, bodyInvoked: false, onBodyAborted: hooks.onBodyAborted }
     const admitted = this.#admit(exec)
     const denied = admitted instanceof Promise ? await admitted : admitted
-    onPolicySettled?.()
+    hooks.onPolicySettled?.()
     if (denied !== undefined) return denied
 
     let result: ToolExecutionResult
@@ -213,6 +242,7 @@ export class Pipeline {
       },
     })
     state.bodyInvoked = true
+    const unwatch = fused.signal === exec.signal ? noop : watchAbort(fused.signal, state.onBodyAborted)
     let raw: unknown
     try {
       raw = await reg.definition.execute(exec.arguments, context)
@@ -220,6 +250,7 @@ export class Pipeline {
       return (state.bodyResult = thrownResult(error))
     } finally {
       state.settled = true
+      unwatch()
       fused.release()
     }
     return (state.bodyResult = produceValue(reg, exec, raw, state.concluded))
@@ -311,6 +342,35 @@ function dispatchView(exec: ToolExecution): ToolDispatchExecution {
   if (exec.parent !== undefined) view.parent = exec.parent
   return Object.freeze(view)
 }
+
+/** A notification that cannot throw into the pipeline. */
+function contained(notify: ((reason: unknown) => void) | undefined): ((reason: unknown) => void) | undefined {
+  if (notify === undefined) return undefined
+  let notified = false
+  return (reason) => {
+    if (notified) return
+    notified = true
+    try {
+      notify(reason)
+    } catch {
+      // an executor's notification cannot fail the call
+    }
+  }
+}
+
+/** Report the signal's abort (now, if it already aborted) until the returned function is called. */
+function watchAbort(signal: AbortSignal, notify: ((reason: unknown) => void) | undefined): () => void {
+  if (notify === undefined) return noop
+  if (signal.aborted) {
+    notify(signal.reason)
+    return noop
+  }
+  const onAbort = (): void => notify(signal.reason)
+  signal.addEventListener('abort', onAbort, { once: true })
+  return () => signal.removeEventListener('abort', onAbort)
+}
+
+const noop = (): void => {}
 
 function withContexts(result: ToolExecutionResult, state: CallState): ToolExecutionResult {
   if (state.contexts.length === 0) return result

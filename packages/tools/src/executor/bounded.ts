@@ -1,0 +1,77 @@
+import { ToolsError } from '../errors.js'
+import type { PipelineDispatchOptions } from '../pipeline/pipeline.js'
+import { failureResult, materialize } from '../pipeline/results.js'
+import type { ToolExecutionResult } from '../types/execution.js'
+
+/** How long an executor waits, by default, for a call told to stop before abandoning it. */
+export const DEFAULT_DRAIN_GRACE_MS = 100
+
+/** The outcome an executor hands on: the dispatch's own, or its abandonment. */
+export interface BoundedOutcome {
+  readonly result: ToolExecutionResult
+  /** The call had not settled within the grace after it was told to stop: `result` is the abandonment. */
+  readonly abandoned: boolean
+}
+
+/**
+ * One dispatch awaited with a bounded drain. Until the call is told to stop it
+ * is awaited as long as it takes; from then on (`stop()`: the caller aborted,
+ * or the signal a `tools/execute` wrapper gave its body aborted, e.g. the
+ * timeout policy's deadline) it has `graceMs` to settle. One that has not
+ * is abandoned: `outcome` settles with an `isError` result (`TOOL_TIMEOUT`
+ * when the stop was a timeout, otherwise `ABORTED`). The dispatch itself is
+ * never raced for its outcome: the pipeline keeps awaiting the body to its end
+ * and its late result goes to `onLate`, never into `outcome`.
+ */
+export class BoundedDispatch {
+  readonly outcome: Promise<BoundedOutcome>
+  #resolve!: (outcome: BoundedOutcome) => void
+  #done = false
+  #timer: ReturnType<typeof setTimeout> | undefined
+
+  constructor(
+    dispatch: (options: Pick<PipelineDispatchOptions, 'onBodyAborted'>) => Promise<ToolExecutionResult>,
+    private readonly graceMs: number,
+    onLate: (result: ToolExecutionResult) => void,
+  ) {
+    this.outcome = new Promise((resolve) => (this.#resolve = resolve))
+    void dispatch({ onBodyAborted: (reason) => this.stop(reason) }).then((result) => {
+      clearTimeout(this.#timer)
+      if (this.#done) return onLate(result)
+      this.#done = true
+      this.#resolve({ result, abandoned: false })
+    })
+  }
+
+  /** The call was told to stop (first call wins): arm the grace. */
+  stop(reason: unknown): void {
+    if (this.#done || this.#timer !== undefined) return
+    const timedOut = isTimeout(reason)
+    this.#timer = setTimeout(() => {
+      this.#done = true
+      this.#resolve({ result: abandonedResult(timedOut ? 'TOOL_TIMEOUT' : 'ABORTED', this.graceMs), abandoned: true })
+    }, this.graceMs)
+  }
+}
+
+/** The settle of a call abandoned `graceMs` after it was told to stop. */
+export function abandonedResult(code: 'TOOL_TIMEOUT' | 'ABORTED', graceMs: number): ToolExecutionResult {
+  const what = code === 'TOOL_TIMEOUT' ? 'tool call timed out' : 'the tool call was aborted'
+  return materialize(failureResult(code, `${what} and was abandoned: it ignored its abort signal and had not settled ${graceMs} ms later`))
+}
+
+/** Whether an abort reason is the timeout policy's (total: a hostile reason is not a timeout). */
+function isTimeout(reason: unknown): boolean {
+  try {
+    return reason instanceof ToolsError && reason.code === 'TOOL_TIMEOUT'
+  } catch {
+    return false
+  }
+}
+
+/** A drain grace as given to an executor: a finite number of milliseconds >= 0. */
+export function checkDrainGrace(graceMs: number | undefined): number {
+  const grace = graceMs ?? DEFAULT_DRAIN_GRACE_MS
+  if (typeof grace !== 'number' || !Number.isFinite(grace) || grace < 0) throw new TypeError('drainGraceMs must be a finite number of milliseconds >= 0')
+  return grace
+}
