@@ -10,9 +10,12 @@ export interface SubCallIdentity {
 /**
  * The durable log of one run's sub-dispatches: `tool/ptc-dispatch-start`
  * when a call starts, `tool/ptc-dispatch` after it settled (its content
- * shaped by the `tools/ptc-dispatch-log` waterfall). Appends are chained in
- * order and never awaited by the program; `drain()` waits for all of them.
- * Without a session nothing is written and the waterfall does not run.
+ * shaped by the `tools/ptc-dispatch-log` waterfall; `abandoned: true` when
+ * the run stopped waiting for it), and `tool/ptc-dispatch-late` when an
+ * abandoned call's body finally settled, after the run. Appends are chained
+ * in order and never awaited by the program; `drain()` waits for all of them
+ * queued so far. Without a session nothing is written and the waterfall does
+ * not run.
  */
 export class DispatchLog {
   /** Undefined without a session: nothing is written and the waterfall does not run. */
@@ -30,9 +33,20 @@ export class DispatchLog {
     this.#queue?.append({ type: 'tool/ptc-dispatch-start', time: Date.now(), ...this.#ids(call), arguments: call.arguments })
   }
 
-  /** `settledAt`: when the dispatch settled (commits wait for earlier calls, so the log must not use commit time). */
-  settled(call: SubCallIdentity, result: ToolExecutionResult, settledAt: number): void {
-    const time = settledAt
+  /**
+   * `settledAt`: when the dispatch settled (commits wait for earlier calls, so the log must not use commit time).
+   * `abandoned`: the run stopped waiting for it; `result` is the abandonment.
+   */
+  settled(call: SubCallIdentity, result: ToolExecutionResult, settledAt: number, abandoned = false): void {
+    this.#append('tool/ptc-dispatch', call, result, settledAt, abandoned)
+  }
+
+  /** The eventual outcome of an abandoned call: never delivered to the program, recorded here. */
+  late(call: SubCallIdentity, result: ToolExecutionResult, settledAt: number): void {
+    this.#append('tool/ptc-dispatch-late', call, result, settledAt, false)
+  }
+
+  #append(type: string, call: SubCallIdentity, result: ToolExecutionResult, time: number, abandoned: boolean): void {
     this.#queue?.append(async (): Promise<SessionEvent> => {
       const content: ContentBlock[] = await this.host.ptcDispatchLog({
         exec: this.exec,
@@ -43,13 +57,14 @@ export class DispatchLog {
         ...(this.exec.agent !== undefined && { agent: this.exec.agent }),
       })
       return {
-        type: 'tool/ptc-dispatch',
+        type,
         time,
         ...this.#ids(call),
         isError: result.isError,
         content,
         ...(result.error !== undefined && { error: result.error }),
         ...(result.meta !== undefined && { meta: result.meta }),
+        ...(abandoned && { abandoned: true }),
       }
     })
   }

@@ -13,7 +13,19 @@ export interface PtcExecutorOptions {
   maxParallelToolCalls?: number
   /** Limits of every run; a program's `timeoutMs` replaces `wallMs`, up to this ceiling. */
   limits?: Partial<CodeRunLimits>
+  /**
+   * How long (ms, default 100) calls still in flight may take to settle once they were told to stop before
+   * they are abandoned. When a program ends (returned, failed, timed out, aborted) its in-flight sub-calls are
+   * aborted; one whose body ignores the signal and has not settled within this grace is recorded as abandoned
+   * (its `tool/ptc-dispatch` event is an `isError` `TOOL_TIMEOUT` or `ABORTED` with `abandoned: true`) and
+   * `run_code` returns; the body is still awaited and its eventual outcome is logged as
+   * `tool/ptc-dispatch-late`. The same grace bounds model-direct calls (see `NativeExecutorOptions`).
+   */
+  drainGraceMs?: number
 }
+
+/** The default drain grace of a program's in-flight sub-calls (ms). */
+export const DEFAULT_DRAIN_GRACE_MS = 100
 
 /** The prompt guidance that precedes the declarations. */
 export const SDK_GUIDANCE = [
@@ -39,12 +51,14 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
   if (!Number.isInteger(maxParallelSubCalls) || maxParallelSubCalls < 1) throw new TypeError('maxParallelSubCalls must be a positive integer')
   const limits = { ...options.limits }
   const maxTimeoutMs = limits.wallMs ?? DEFAULT_LIMITS.wallMs
-  const native = createNativeExecutor(options.maxParallelToolCalls === undefined ? {} : { maxParallelToolCalls: options.maxParallelToolCalls })
+  const drainGraceMs = options.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS
+  if (typeof drainGraceMs !== 'number' || !Number.isFinite(drainGraceMs) || drainGraceMs < 0) throw new TypeError('drainGraceMs must be a finite number of milliseconds >= 0')
+  const native = createNativeExecutor({ drainGraceMs, ...(options.maxParallelToolCalls !== undefined && { maxParallelToolCalls: options.maxParallelToolCalls }) })
   const runCodeSchema = (): ToolSchema => ({ name: RUN_CODE, description: RUN_CODE_DESCRIPTION, parameters: structuredClone(RUN_CODE_PARAMETERS) })
 
   return Object.freeze({
     codeOnly: mode === 'code',
-    transport: (host) => createRunCodeTool(host, { runtime, maxParallelSubCalls, limits, maxTimeoutMs }),
+    transport: (host) => createRunCodeTool(host, { runtime, maxParallelSubCalls, limits, maxTimeoutMs, drainGraceMs }),
     describe(tools: readonly ToolDefinition[]): ToolModelInput {
       const sections: ToolPromptSection[] = [{ name: 'ptc-sdk', text: sdkText(tools) }]
       if (mode === 'code') return { schemas: [runCodeSchema()], knownNames: [RUN_CODE], sections }

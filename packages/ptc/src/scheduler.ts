@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events'
 import { isParsedArguments } from '@ptc/sandbox'
-import { adoptParsedJson, snapshotJson } from '@ptc/tools'
+import { adoptParsedJson, failureResult, snapshotJson } from '@ptc/tools'
 import type {
   Agent,
   ImageBlock,
@@ -30,6 +30,8 @@ interface SubCall {
   exclusive?: boolean
   result?: ToolExecutionResult
   settledAt?: number
+  /** It had not settled within the drain grace after the program ended: `result` is its abandonment. */
+  abandoned?: true
   resolve(value: JsonValue): void
   reject(error: Error): void
 }
@@ -58,6 +60,7 @@ export class SubCallScheduler {
     private readonly bindings: ReadonlyMap<string, Binding>,
     private readonly maxParallel: number,
     private readonly log: DispatchLog,
+    private readonly drainGraceMs: number,
   ) {
     // Every in-flight sub-call's body and wrappers may listen on the run signal: that is expected, not a leak.
     setMaxListeners(0, this.#run.signal)
@@ -90,13 +93,37 @@ export class SubCallScheduler {
   /**
    * The program ended: abort in-flight calls, abandon queued ones (no dispatch,
    * no events), and wait until every started call committed and was logged.
+   * The wait is bounded: a call that has not settled `drainGraceMs` after the
+   * abort (its body ignores its signal) is abandoned — its settle event is an
+   * `isError` `TOOL_TIMEOUT` (`timedOut`: the run hit its wall) or `ABORTED`,
+   * marked `abandoned: true` — while the pipeline keeps awaiting its body; the
+   * body's eventual outcome is logged as `tool/ptc-dispatch-late`.
    */
-  async close(): Promise<void> {
+  async close(timedOut = false): Promise<void> {
     this.#closed = true
     this.#run.abort(new Error('the program has ended'))
     for (const call of this.#queue.splice(0)) call.reject(new Error('the program ended before this call started'))
-    if (this.#inFlight.length > 0) await new Promise<void>((resolve) => (this.#idle = resolve))
+    if (this.#inFlight.length > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined
+      await new Promise<void>((resolve) => {
+        this.#idle = resolve
+        timer = setTimeout(() => this.#abandon(timedOut ? 'TOOL_TIMEOUT' : 'ABORTED'), this.drainGraceMs)
+      })
+      clearTimeout(timer)
+    }
     await this.log.drain()
+  }
+
+  /** The drain grace is over: every started call that has not settled is abandoned, then all commit in order. */
+  #abandon(code: 'TOOL_TIMEOUT' | 'ABORTED'): void {
+    const now = Date.now()
+    for (const call of this.#inFlight) {
+      if (call.result !== undefined) continue
+      call.result = abandonedResult(code, this.drainGraceMs)
+      call.abandoned = true
+      call.settledAt = now
+    }
+    this.#commit()
   }
 
   #pump(): void {
@@ -141,6 +168,8 @@ export class SubCallScheduler {
         },
       )
       .then((result) => {
+        // An abandoned call's late outcome is logged, never delivered: the program has ended.
+        if (call.abandoned === true) return this.log.late(call, result, Date.now())
         call.result = result
         call.settledAt = Date.now()
         this.#commit()
@@ -152,8 +181,8 @@ export class SubCallScheduler {
     while (this.#inFlight[0]?.result !== undefined) {
       const call = this.#inFlight.shift() as SubCall
       const result = call.result as ToolExecutionResult
-      this.log.settled(call, result, call.settledAt ?? Date.now())
-      this.#forward(result)
+      this.log.settled(call, result, call.settledAt ?? Date.now(), call.abandoned === true)
+      if (call.abandoned !== true) this.#forward(result)
       if (result.isError) call.reject(new Error(result.error.message))
       else call.resolve(result.value)
     }
@@ -194,4 +223,10 @@ function exclusive(call: SubCall): boolean {
     call.exclusive = !safe
   }
   return call.exclusive
+}
+
+/** The settle of a sub-call abandoned `graceMs` after the program ended. */
+function abandonedResult(code: 'TOOL_TIMEOUT' | 'ABORTED', graceMs: number): ToolExecutionResult {
+  const what = code === 'TOOL_TIMEOUT' ? 'the program timed out' : 'the program ended'
+  return Object.freeze(failureResult(code, `${what} and the tool call was abandoned: it ignored its abort signal and had not settled ${graceMs} ms later`))
 }

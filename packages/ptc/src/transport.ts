@@ -1,5 +1,5 @@
 import { renderDeclarations } from '@ptc/bindings'
-import type { CodeRunLimits, CodeRuntime } from '@ptc/sandbox'
+import type { CodeRunLimits, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import {
   RUN_CODE,
   ToolArgsError,
@@ -22,6 +22,8 @@ export interface TransportConfig {
   readonly limits: Partial<CodeRunLimits>
   /** The largest `timeoutMs` a program may ask for (the run's wall ceiling). */
   readonly maxTimeoutMs: number
+  /** How long in-flight sub-calls may take to settle after the program ended before they are abandoned. */
+  readonly drainGraceMs: number
 }
 
 /** Validated `run_code` arguments. */
@@ -124,8 +126,8 @@ export function createRunCodeTool(host: ToolExecutorHost, config: TransportConfi
       const { code, timeoutMs } = parseRunCodeArgs(args, config.maxTimeoutMs)
       const bindings = buildBindings(host, ctx)
       const log = new DispatchLog(host, ctx, ctx.agent?.session)
-      const scheduler = new SubCallScheduler(host, ctx, bindings, config.maxParallelSubCalls, log)
-      let run
+      const scheduler = new SubCallScheduler(host, ctx, bindings, config.maxParallelSubCalls, log, config.drainGraceMs)
+      let run: CodeRunResult | undefined
       try {
         run = await config.runtime.run({
           code,
@@ -136,7 +138,7 @@ export function createRunCodeTool(host: ToolExecutorHost, config: TransportConfi
           signal: ctx.signal,
         })
       } finally {
-        await scheduler.close()
+        await scheduler.close(run?.error?.kind === 'timeout')
       }
       if (run.error !== undefined) throw new CodeRunFailedError(run.error.kind, run.error.message, run.logs)
       return run.value === undefined ? { logs: run.logs } : { logs: run.logs, result: run.value }
