@@ -58,7 +58,7 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
   const servers = new Set<Server>()
   let serversCreated = 0
   let closing = false
-  let guard: RequestGuard | undefined
+  let guard: RequestGuard | undefined = undefined // set once listening (the allowed Host names need the port)
 
   const http = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
