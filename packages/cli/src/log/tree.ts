@@ -11,7 +11,7 @@ export interface LogCall {
   settledAt: number | undefined
   isError: boolean | undefined
   code: string | undefined
-  /** The result's text (its first blocks), for the summary. */
+  /** The start of the result's text (at most `SUMMARY_CHARS`), for the summary. */
   resultText: string
   resultBytes: number
 }
@@ -26,9 +26,18 @@ export interface LogRoot extends LogCall {
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
+/** Enough of a result's text for any summary; the rest is not kept (a log may hold hundreds of MB of results). */
+export const SUMMARY_CHARS = 4096
+
 function textOf(content: unknown): string {
   if (!Array.isArray(content)) return ''
-  return (content as unknown[]).map((b) => (isRecord(b) && b.type === 'text' && typeof b.text === 'string' ? b.text : isRecord(b) && b.type === 'image' ? '[image]' : '')).join('\n')
+  let text = ''
+  for (const [i, b] of (content as unknown[]).entries()) {
+    if (text.length >= SUMMARY_CHARS) break
+    const piece = isRecord(b) && b.type === 'text' && typeof b.text === 'string' ? b.text.slice(0, SUMMARY_CHARS) : isRecord(b) && b.type === 'image' ? '[image]' : ''
+    text += i === 0 ? piece : `\n${piece}`
+  }
+  return text.slice(0, SUMMARY_CHARS)
 }
 
 function errorCode(event: SessionEvent): string | undefined {
