@@ -52,18 +52,29 @@ export function rpcError(json: unknown): { code: number; message: string } {
   return body.error
 }
 
-/** A request through `node:http` (which, unlike `fetch`, lets the test forge `Host`), on a fresh connection. */
-export function rawRequest(options: { port: number; method?: string; headers: Record<string, string>; body?: string }): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+/**
+ * A request through `node:http` (which, unlike `fetch`, lets the test forge
+ * `Host`), on a fresh connection. With `expect: 100-continue` among the
+ * headers the body is sent only after `100 Continue` (`continued` says whether it came).
+ */
+export function rawRequest(options: { port: number; method?: string; headers: Record<string, string>; body?: string }): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; continued: boolean }> {
   return new Promise((resolve, reject) => {
+    let continued = false
     const req = request({ host: '127.0.0.1', port: options.port, path: '/mcp', method: options.method ?? 'POST', headers: options.headers, agent: false }, (res) => {
       let text = ''
       res.setEncoding('utf8')
       res.on('data', (chunk: string) => (text += chunk))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, continued }))
       res.on('error', reject)
     })
     req.on('error', reject)
-    req.end(options.body)
+    if (options.headers.expect === '100-continue') {
+      req.on('continue', () => {
+        continued = true
+        req.end(options.body)
+      })
+      req.flushHeaders()
+    } else req.end(options.body)
   })
 }
 

@@ -138,6 +138,18 @@ describe('request bodies and JSON-RPC errors', () => {
     expect(await initializeRaw(url, served.bearer)).toMatch(/^[0-9a-f-]{36}$/)
   })
 
+  test('Expect: 100-continue gets 100 only after the checks: never for a refused request or a too large Content-Length', async () => {
+    const body = JSON.stringify(INITIALIZE)
+    const length = String(Buffer.byteLength(body))
+    const base = { ...mcpHeaders(), expect: '100-continue', 'content-length': length }
+    const noToken = await rawRequest({ port, headers: base, body })
+    expect([noToken.status, noToken.continued, noToken.headers.connection]).toEqual([401, false, 'close'])
+    const tooLarge = await rawRequest({ port, headers: { ...base, authorization: served.bearer, 'content-length': String(8 * 1024 * 1024) } })
+    expect([tooLarge.status, tooLarge.continued]).toEqual([413, false])
+    const accepted = await rawRequest({ port, headers: { ...base, authorization: served.bearer }, body })
+    expect([accepted.status, accepted.continued]).toEqual([200, true])
+  })
+
   test('malformed JSON gets 400 / -32700; a first request that is not an initialize 400 / -32600', async () => {
     const headers = mcpHeaders({ authorization: served.bearer })
     for (const body of ['{"jsonrpc":"2.0",', '', 'nope']) {

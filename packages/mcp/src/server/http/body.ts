@@ -6,10 +6,12 @@ export type BodyRead = { readonly kind: 'ok'; readonly text: string } | { readon
  * Read the request body as UTF-8 text, at most `maxBytes`. A `Content-Length`
  * over the limit is refused before reading anything; otherwise reading stops
  * (the stream is paused, what was read is dropped) as soon as the limit passes.
+ * `onStart` runs when reading starts (to send `100 Continue`).
  */
-export function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyRead> {
+export function readBody(req: IncomingMessage, maxBytes: number, onStart?: () => void): Promise<BodyRead> {
   const declared = req.headers['content-length']
   if (declared !== undefined && !(Number(declared) <= maxBytes)) return Promise.resolve({ kind: 'too-large' })
+  onStart?.()
   return new Promise((resolve) => {
     let chunks: Buffer[] = []
     let size = 0

@@ -60,12 +60,15 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
   let closing = false
   let guard: RequestGuard | undefined = undefined // set once listening (the allowed Host names need the port)
 
-  const http = createServer((req, res) => {
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((error: unknown) => {
       options.onError?.(`HTTP request failed: ${error instanceof Error ? error.message : String(error)}`)
       refuse(req, res, refusal(500, JSONRPC_ERROR.internalError, 'Internal error'))
     })
-  })
+  }
+  const http = createServer(listener)
+  // `Expect: 100-continue` is answered by `readMessage`, not before the checks.
+  http.on('checkContinue', listener)
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const answer = await route(req, res)
@@ -90,22 +93,22 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
     if (Array.isArray(id)) return refusal(400, JSONRPC_ERROR.invalidRequest, 'Bad Request: one Mcp-Session-Id header')
     if (id !== undefined) {
       const session = sessions.get(id)
-      if (session === undefined) return refusal(404, JSONRPC_ERROR.sessionNotFound, 'Session not found')
+      // Open from here (it holds the session) until its response closes.
+      if (session === undefined || !sessions.track(id, res)) return refusal(404, JSONRPC_ERROR.sessionNotFound, 'Session not found')
       let body: unknown
       if (req.method === 'POST') {
-        const read = await readMessage(req)
+        const read = await readMessage(req, res)
         if ('refusal' in read) return read.refusal
         body = read.value
       }
-      // The session may have closed while its body was read.
-      if (!sessions.track(id, res)) return refusal(404, JSONRPC_ERROR.sessionNotFound, 'Session not found')
+      // A session closed meanwhile (DELETE, shutdown) answers 404 itself.
       await session.transport.handleRequest(req, res, body)
       return undefined
     }
     if (req.method !== 'POST') return refusal(400, JSONRPC_ERROR.invalidRequest, 'Bad Request: Mcp-Session-Id header is required')
     const accept = req.headers.accept ?? ''
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return refusal(406, JSONRPC_ERROR.refused, 'Not Acceptable: Accept must list application/json and text/event-stream')
-    const read = await readMessage(req)
+    const read = await readMessage(req, res)
     if ('refusal' in read) return read.refusal
     if (!isInitializeRequest(read.value)) return refusal(400, JSONRPC_ERROR.invalidRequest, 'Bad Request: no session; send an initialize request first')
     if (!sessions.reserve()) return refusal(503, JSONRPC_ERROR.refused, 'Service Unavailable: too many sessions', { 'retry-after': String(sessions.retryAfterSeconds()) })
@@ -113,11 +116,17 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
     return undefined
   }
 
-  /** A POST body as JSON: 415 for another content type, 413 past the limit, 400 / -32700 when malformed. */
-  async function readMessage(req: IncomingMessage): Promise<{ value: unknown } | { refusal: Refusal }> {
+  /**
+   * A POST body as JSON: 415 for another content type, 413 past the limit, 400
+   * / -32700 when malformed. A client waiting for `100 Continue` gets it only
+   * here, after every earlier check and the `Content-Length` one.
+   */
+  async function readMessage(req: IncomingMessage, res: ServerResponse): Promise<{ value: unknown } | { refusal: Refusal }> {
     const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase()
     if (type !== 'application/json') return { refusal: refusal(415, JSONRPC_ERROR.refused, 'Unsupported Media Type: Content-Type must be application/json') }
-    const body = await readBody(req, config.maxBodyBytes)
+    const body = await readBody(req, config.maxBodyBytes, () => {
+      if (req.headers.expect?.toLowerCase() === '100-continue') res.writeContinue()
+    })
     if (body.kind === 'too-large') return { refusal: refusal(413, JSONRPC_ERROR.refused, `Payload Too Large: the body must not exceed ${config.maxBodyBytes} bytes`) }
     if (body.kind === 'aborted') return { refusal: refusal(400, JSONRPC_ERROR.refused, 'Bad Request: the request was aborted') }
     const json = parseJson(body.text)
