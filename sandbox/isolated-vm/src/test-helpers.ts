@@ -1,0 +1,60 @@
+import { readFileSync } from 'node:fs'
+
+/** Test helpers (not exported by the package). */
+
+/** CPU time (user + system, ms) of a process from /proc, or undefined when it is gone (or a zombie). */
+export function processCpuMs(pid: number): number | undefined {
+  let stat: string
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    return undefined
+  }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  if (fields[0] === 'Z' || fields[0] === 'X') return undefined
+  // utime and stime are fields 14 and 15 of stat (11 and 12 after the state), in clock ticks (100/s).
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
+export function isAlive(pid: number): boolean {
+  return processCpuMs(pid) !== undefined
+}
+
+/** This process's CPU time in ms. */
+export function selfCpuMs(): number {
+  const usage = process.cpuUsage()
+  return (usage.user + usage.system) / 1000
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * How much CPU (ms) this process and the given children use during `windowMs`, starting after
+ * `afterMs`; a child gone by the end of the window counts as 0.
+ */
+export async function cpuGrowth(pids: readonly number[], afterMs: number, windowMs: number): Promise<{ self: number; children: number }> {
+  await sleep(afterMs)
+  const self0 = selfCpuMs()
+  const before = pids.map(processCpuMs)
+  await sleep(windowMs)
+  const self = selfCpuMs() - self0
+  let children = 0
+  pids.forEach((pid, i) => {
+    const a = before[i]
+    const b = processCpuMs(pid)
+    if (a !== undefined && b !== undefined) children += b - a
+  })
+  return { self, children }
+}
+
+/** A seeded PRNG (mulberry32). */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
