@@ -50,6 +50,8 @@ export class WorkerPool implements Executor {
   readonly #spawn: (data: EngineWorkerData) => Worker
   readonly #slots: WorkerSlot[] = []
   readonly #queue: Job[] = []
+  /** Workers the watchdog terminated whose threads have not exited yet. */
+  readonly #exiting = new Set<Promise<unknown>>()
   #disposed = false
 
   constructor(options: WorkerPoolOptions) {
@@ -100,6 +102,18 @@ export class WorkerPool implements Executor {
     return this.#slots.length
   }
 
+  /** Terminated workers whose threads are still exiting (they exit within milliseconds: no guest code runs). */
+  get exiting(): number {
+    return this.#exiting.size
+  }
+
+  /** Terminates a worker without waiting for it; `dispose()` waits for it. */
+  terminate(worker: Worker): void {
+    const exited = worker.terminate().catch(() => undefined)
+    this.#exiting.add(exited)
+    void exited.then(() => this.#exiting.delete(exited))
+  }
+
   /** Worker threads spawned so far (replacements included). */
   get spawned(): number {
     return this.#slots.reduce((n, s) => n + s.spawned, 0)
@@ -108,7 +122,7 @@ export class WorkerPool implements Executor {
   async dispose(): Promise<void> {
     this.#disposed = true
     this.#queue.length = 0
-    await Promise.all(this.#slots.map((s) => s.terminate()))
+    await Promise.all([...this.#slots.map((s) => s.terminate()), ...this.#exiting])
     this.#slots.length = 0
   }
 }
@@ -211,7 +225,7 @@ class WorkerSlot {
         // and its exit is not awaited. A replacement boots right after the answer (spawning costs the
         // host thread milliseconds): this death is the watchdog's doing, not the environment's.
         this.#worker = undefined
-        void worker.terminate()
+        this.#pool.terminate(worker)
         this.#host = undefined
         this.#state = 'backoff'
         setImmediate(() => this.#respawn())

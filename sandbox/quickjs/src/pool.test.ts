@@ -1,0 +1,93 @@
+import { Worker } from 'node:worker_threads'
+import { expect, test } from 'vitest'
+import type { CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
+import { WorkerPool, type EngineWorkerData } from './pool.js'
+import { QuickJSCodeRuntime } from './runtime.js'
+import { spawnEngineWorker } from './spawn.js'
+
+const BOUND_MS = 1500
+const WARM_BYTES = 256 * 1024 * 1024
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+function request(code: string, extra: Partial<CodeRunRequest> = {}): CodeRunRequest {
+  return { code, bindings: ['echo'], call: async (_n, args) => args, language: 'javascript', ...extra }
+}
+
+async function timed(p: Promise<CodeRunResult>): Promise<{ result: CodeRunResult; elapsedMs: number }> {
+  const t0 = performance.now()
+  const result = await p
+  return { result, elapsedMs: performance.now() - t0 }
+}
+
+/** Workers that die before they are ready: an exception at boot, or an exit. */
+const BROKEN = [
+  (): Worker => new Worker('throw new Error("boom at boot")', { eval: true }),
+  (): Worker => new Worker('process.exit(3)', { eval: true }),
+  (): Worker => {
+    throw new Error('cannot spawn')
+  },
+]
+
+test('workers that keep failing to boot are retried with a growing delay, and a waiting run ends by its wall', async () => {
+  let spawned = 0
+  const pool = new WorkerPool({ size: 1, variant: 'quickjs', warmBytes: WARM_BYTES, spawn: () => (BROKEN[spawned++ % BROKEN.length] as () => Worker)() })
+  const runtime = new QuickJSCodeRuntime({}, pool)
+  try {
+    const { result, elapsedMs } = await timed(runtime.run(request('return 1', { limits: { wallMs: 1500 } })))
+    expect(result.error?.kind).toBe('timeout')
+    expect(result.error?.message).toMatch(/before the program started/)
+    expect(elapsedMs).toBeLessThan(1500 + BOUND_MS)
+    // Retried, but with delays of 0, 100, 200, 400, 800 ms...: a handful of spawns, not thousands.
+    expect(spawned).toBeGreaterThanOrEqual(2)
+    expect(spawned).toBeLessThanOrEqual(10)
+    expect(pool.workers).toBe(1)
+  } finally {
+    await runtime.dispose()
+  }
+  const after = spawned
+  await sleep(300)
+  expect(spawned, 'no respawn after dispose').toBe(after)
+}, 30_000)
+
+test('a pool whose replacement workers fail at boot recovers once workers boot again, and its run succeeds', async () => {
+  let spawned = 0
+  const spawn = (data: EngineWorkerData): Worker => (spawned++ < 3 ? (BROKEN[spawned % BROKEN.length] as () => Worker)() : spawnEngineWorker(data))
+  const pool = new WorkerPool({ size: 1, variant: 'quickjs', warmBytes: WARM_BYTES, spawn })
+  const runtime = new QuickJSCodeRuntime({}, pool)
+  try {
+    const r = await runtime.run(request('return (await tools.echo({ v: 7 })).v', { limits: { wallMs: 20_000 } }))
+    expect(r.value).toBe(7)
+    expect(r.stats.queueMs).toBeGreaterThan(0)
+    expect(spawned).toBe(4)
+    expect(pool.workers).toBe(1)
+  } finally {
+    await runtime.dispose()
+  }
+}, 30_000)
+
+test('a worker that dies mid-run fails only that run, as crash, and a replacement serves the next runs', async () => {
+  const workers: Worker[] = []
+  const spawn = (data: EngineWorkerData): Worker => {
+    const w = spawnEngineWorker(data)
+    workers.push(w)
+    return w
+  }
+  const pool = new WorkerPool({ size: 1, variant: 'quickjs', warmBytes: WARM_BYTES, spawn })
+  const runtime = new QuickJSCodeRuntime({}, pool)
+  try {
+    expect((await runtime.run(request('return 0'))).value).toBe(0)
+    for (let i = 0; i < 3; i++) {
+      let inCall!: () => void
+      const called = new Promise<void>((resolve) => (inCall = resolve))
+      const doomed = runtime.run(request('await tools.echo({}); return "never"', { call: () => (inCall(), new Promise<JsonValue>(() => {})) }))
+      await called
+      await (workers.at(-1) as Worker).terminate()
+      const r = await doomed
+      expect(r.error?.kind).toBe('crash')
+      expect((await runtime.run(request('return (await tools.echo({ i: 1 })).i'))).value).toBe(1)
+      expect(pool.workers).toBe(1)
+    }
+  } finally {
+    await runtime.dispose()
+  }
+}, 60_000)
