@@ -8,8 +8,34 @@ import { afterAll, describe, expect, test } from 'vitest'
 import { GUEST_GLOBALS } from '@ptc/sandbox'
 import type { CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import { hostileProgramTests } from './hostile.programs.js'
+import { livenessTests } from './liveness.programs.js'
+import { queueingTests } from './liveness.queue.js'
+
+/** The backend a suite runs on: the liveness section picks program sizes and skips by it. */
+export type LivenessBackend = 'quickjs-worker' | 'quickjs-inline' | 'isolated-vm'
+
+/**
+ * Runtime options the liveness section passes to `create` (both factories take these names). Passed
+ * by spread, so the suite compiles whether or not a backend declares them yet.
+ */
+export interface RuntimeExtras {
+  maxConcurrentRuns?: number
+  maxQueuedRuns?: number
+}
+
+/** A liveness test's answer: the result, the time the promise took, the worst event-loop lag meanwhile. */
+export interface TimedRun {
+  readonly result: CodeRunResult
+  readonly elapsedMs: number
+  readonly lagMs: number
+}
+
+/** Generous bound past the wall for an answer (the tight grace figure is measured in bench/liveness). */
+export const ANSWER_BOUND_MS = 1500
 
 export interface HostileSuiteOptions {
+  /** Which backend `create` makes. */
+  backend: LivenessBackend
   /** Test name -> written reason it does not apply. */
   skip?: Record<string, string>
   /** Largest event-loop lag allowed during a run; `undefined` skips the check (inline isolation). */
@@ -19,13 +45,23 @@ export interface HostileSuiteOptions {
 }
 
 export interface HostileContext {
-  it(name: string, fn: () => Promise<void>, timeoutMs?: number): void
+  /** A test; `skipReason` (or the suite's `skip` entry) skips it with that written reason. */
+  it(name: string, fn: () => Promise<void>, timeoutMs?: number, skipReason?: string): void
   /** Runs with short default limits (cpuMs 500, wallMs 1000, memory 64 MiB) and checks lag. */
   run(code: string, request?: Partial<CodeRunRequest>): Promise<CodeRunResult>
   /** Asserts a timeout and records its overrun past the wall ceiling. */
   expectTimeout(name: string, r: CodeRunResult, wallMs: number, which?: RegExp): void
   runtime(): CodeRuntime
   globals: readonly string[]
+  backend: LivenessBackend
+  /** A fresh runtime with `extras` (the caller disposes it). */
+  create(extras?: RuntimeExtras): Promise<CodeRuntime>
+  /** Runs like `run` (same defaults) on `rt` (default: the suite's runtime), timing the answer and the lag. */
+  timed(code: string, request?: Partial<CodeRunRequest>, rt?: CodeRuntime): Promise<TimedRun>
+  /** Asserts the answer (stats.wallMs and the measured time) came by `wallMs` + ANSWER_BOUND_MS, and records the overrun. */
+  expectAnsweredBy(name: string, run: TimedRun, wallMs: number): void
+  /** Asserts that a benign run on `rt` (default: the suite's runtime) works and answers promptly. */
+  expectNextRunWorks(rt?: CodeRuntime): Promise<void>
 }
 
 export const HOSTILE_LIMITS = { cpuMs: 500, wallMs: 1000, memoryBytes: 64 * 1024 * 1024 }
@@ -36,8 +72,8 @@ async function echo(name: string, args: JsonValue): Promise<JsonValue> {
 
 export function hostileProgramSuite(
   label: string,
-  create: () => CodeRuntime | Promise<CodeRuntime>,
-  options: HostileSuiteOptions = {},
+  create: (extras?: RuntimeExtras) => CodeRuntime | Promise<CodeRuntime>,
+  options: HostileSuiteOptions,
 ): void {
   describe(`hostile programs: ${label}`, () => {
     let runtime: CodeRuntime | undefined
@@ -50,20 +86,68 @@ export function hostileProgramSuite(
         console.log(`[hostile ${label}] deadline overruns:\n${rows.join('\n')}\n  max event-loop lag: ${Math.max(0, ...lags).toFixed(1)} ms`)
       }
     })
-    const getRuntime = async (): Promise<CodeRuntime> => (runtime ??= await create())
+    // The wall runs from the call, engine start-up included: the suite's runtime is warmed up once
+    // (workers booted, modules loaded) so that the first test's short wall measures its program only.
+    let starting: Promise<CodeRuntime> | undefined
+    const getRuntime = (): Promise<CodeRuntime> =>
+      (starting ??= (async () => {
+        const rt = await create()
+        runtime = rt
+        await rt.run({ code: 'return 0', bindings: [], call: echo, limits: { wallMs: 60_000 } })
+        return rt
+      })())
     const skip = options.skip ?? {}
+    const request = (code: string, r: Partial<CodeRunRequest>): CodeRunRequest => ({
+      code,
+      bindings: ['echo', 'slow', 'fail'],
+      call: echo,
+      ...r,
+      limits: { ...HOSTILE_LIMITS, ...r.limits },
+    })
     const ctx: HostileContext = {
       globals: GUEST_GLOBALS,
+      backend: options.backend,
+      create: async (extras) => create(extras),
+      async timed(code, r = {}, rt) {
+        const target = rt ?? (await getRuntime())
+        let last = performance.now()
+        let lagMs = 0
+        const timer = setInterval(() => {
+          const now = performance.now()
+          lagMs = Math.max(lagMs, now - last - 10)
+          last = now
+        }, 10)
+        const t0 = performance.now()
+        try {
+          const result = await target.run(request(code, r))
+          return { result, elapsedMs: performance.now() - t0, lagMs: Math.max(lagMs, performance.now() - last - 10) }
+        } finally {
+          clearInterval(timer)
+        }
+      },
+      expectAnsweredBy(name, run, wallMs) {
+        overruns.push({ name, wallMs, overrunMs: run.elapsedMs - wallMs })
+        expect(run.result.stats.wallMs, `${name}: stats.wallMs`).toBeLessThanOrEqual(wallMs + ANSWER_BOUND_MS)
+        expect(run.elapsedMs, `${name}: measured answer time`).toBeLessThanOrEqual(wallMs + ANSWER_BOUND_MS)
+      },
+      async expectNextRunWorks(rt) {
+        const target = rt ?? (await getRuntime())
+        const t0 = performance.now()
+        const r = await target.run(request('return (await tools.echo({ next: 1 })).args.next + 1', {}))
+        expect(r.error, 'the next run').toBeUndefined()
+        expect(r.value).toBe(2)
+        expect(performance.now() - t0, 'the next run answers promptly').toBeLessThan(ANSWER_BOUND_MS)
+      },
       runtime: () => {
         if (runtime === undefined) throw new Error('runtime not created')
         return runtime
       },
-      it(name, fn, timeoutMs = 20_000) {
-        const reason = skip[name]
+      it(name, fn, timeoutMs = 20_000, skipReason) {
+        const reason = skipReason ?? skip[name]
         if (reason !== undefined) test.skip(`${name} — skipped: ${reason}`, fn)
         else test(name, async () => (await getRuntime(), fn()), timeoutMs)
       },
-      async run(code, request = {}) {
+      async run(code, req = {}) {
         const rt = await getRuntime()
         let last = performance.now()
         let maxLag = 0
@@ -73,13 +157,7 @@ export function hostileProgramSuite(
           last = now
         }, 10)
         try {
-          return await rt.run({
-            code,
-            bindings: ['echo', 'slow', 'fail'],
-            call: echo,
-            ...request,
-            limits: { ...HOSTILE_LIMITS, ...request.limits },
-          })
+          return await rt.run(request(code, req))
         } finally {
           clearInterval(timer)
           maxLag = Math.max(maxLag, performance.now() - last - 10)
@@ -99,5 +177,7 @@ export function hostileProgramSuite(
       },
     }
     hostileProgramTests(ctx)
+    livenessTests(ctx)
+    queueingTests(ctx)
   })
 }
