@@ -52,6 +52,7 @@ describe('bounded drain of model-direct calls', () => {
     expect(Date.now() - started).toBeLessThan(50 + SLACK_MS)
     const result = batch.results[0]?.result
     expect(result !== undefined && codeOf(result)).toBe('TOOL_TIMEOUT')
+    expect(result?.isError === true && result.error.message).toMatch(/^tool call timed out after 50 ms and was abandoned: it ignored its abort signal and had not settled 100 ms later$/)
     expect(h.isSettled()).toBe(false)
     const [logged] = ofType(h.session.events, 'tool/result')
     expect(logged).toMatchObject({ callId: 's1', name: 'stubborn', isError: true, abandoned: true })

@@ -1,7 +1,7 @@
-import { ToolsError } from '../errors.js'
-import type { PipelineDispatchOptions } from '../pipeline/pipeline.js'
+import { ToolsError, ToolTimeoutError } from '../errors.js'
 import { failureResult, materialize } from '../pipeline/results.js'
 import type { ToolExecutionResult } from '../types/execution.js'
+import type { ToolDispatchOptions } from '../types/executor.js'
 
 /** How long an executor waits, by default, for a call told to stop before abandoning it. */
 export const DEFAULT_DRAIN_GRACE_MS = 100
@@ -30,7 +30,7 @@ export class BoundedDispatch {
   #timer: ReturnType<typeof setTimeout> | undefined
 
   constructor(
-    dispatch: (options: Pick<PipelineDispatchOptions, 'onBodyAborted'>) => Promise<ToolExecutionResult>,
+    dispatch: (options: Pick<ToolDispatchOptions, 'onBodyAborted'>) => Promise<ToolExecutionResult>,
     private readonly graceMs: number,
     onLate: (result: ToolExecutionResult) => void,
   ) {
@@ -46,26 +46,31 @@ export class BoundedDispatch {
   /** The call was told to stop (first call wins): arm the grace. */
   stop(reason: unknown): void {
     if (this.#done || this.#timer !== undefined) return
-    const timedOut = isTimeout(reason)
+    const timeout = timeoutOf(reason)
     this.#timer = setTimeout(() => {
       this.#done = true
-      this.#resolve({ result: abandonedResult(timedOut ? 'TOOL_TIMEOUT' : 'ABORTED', this.graceMs), abandoned: true })
+      this.#resolve({ result: abandonedResult(timeout === undefined ? 'ABORTED' : 'TOOL_TIMEOUT', this.graceMs, timeout?.timeoutMs), abandoned: true })
     }, this.graceMs)
   }
 }
 
-/** The settle of a call abandoned `graceMs` after it was told to stop. */
-export function abandonedResult(code: 'TOOL_TIMEOUT' | 'ABORTED', graceMs: number): ToolExecutionResult {
-  const what = code === 'TOOL_TIMEOUT' ? 'tool call timed out' : 'the tool call was aborted'
+/** The settle of a call abandoned `graceMs` after it was told to stop (`timeoutMs`: the timeout policy's budget, when known). */
+export function abandonedResult(code: 'TOOL_TIMEOUT' | 'ABORTED', graceMs: number, timeoutMs?: number): ToolExecutionResult {
+  const what = code === 'ABORTED' ? 'the tool call was aborted' : timeoutMs === undefined ? 'tool call timed out' : `tool call timed out after ${timeoutMs} ms`
   return materialize(failureResult(code, `${what} and was abandoned: it ignored its abort signal and had not settled ${graceMs} ms later`))
 }
 
-/** Whether an abort reason is the timeout policy's (total: a hostile reason is not a timeout). */
-function isTimeout(reason: unknown): boolean {
+/**
+ * Whether an abort reason is a timeout (a `ToolsError` with code `TOOL_TIMEOUT`,
+ * such as the timeout policy's `ToolTimeoutError`, which also gives its budget);
+ * undefined for any other reason. Total: a hostile reason is not a timeout.
+ */
+function timeoutOf(reason: unknown): { readonly timeoutMs?: number } | undefined {
   try {
-    return reason instanceof ToolsError && reason.code === 'TOOL_TIMEOUT'
+    if (reason instanceof ToolTimeoutError) return { timeoutMs: reason.timeoutMs }
+    return reason instanceof ToolsError && reason.code === 'TOOL_TIMEOUT' ? {} : undefined
   } catch {
-    return false
+    return undefined
   }
 }
 

@@ -2,10 +2,9 @@ import { describeThrown, ToolBatchExecutionError } from '../errors.js'
 import { parseJsonArguments } from '../json/parse.js'
 import type { JsonValue } from '../json/types.js'
 import type { ToolCallBlock, ToolSchema, UserMessage } from '../types/content.js'
-import type { PipelineDispatchOptions } from '../pipeline/pipeline.js'
 import type { ToolDefinition } from '../types/definition.js'
 import type { ToolExecutionResult } from '../types/execution.js'
-import type { ToolBatchInput, ToolBatchResult, ToolCallResult, ToolExecutor, ToolExecutorHost, ToolModelInput } from '../types/executor.js'
+import type { ToolBatchInput, ToolBatchResult, ToolCallResult, ToolDispatchOptions, ToolExecutor, ToolExecutorHost, ToolModelInput } from '../types/executor.js'
 import type { Session } from '../types/scope.js'
 import { RUN_CODE } from '../registry/registration.js'
 import { BoundedDispatch, checkDrainGrace, type BoundedOutcome } from './bounded.js'
@@ -86,7 +85,7 @@ async function runBatch(input: ToolBatchInput, host: ToolExecutorHost, cap: numb
   const start = (index: number, prepared: Prepared): Promise<void> => {
     const { call } = prepared
     log?.call(call)
-    const dispatch = (options: PipelineDispatchOptions): Promise<ToolExecutionResult> =>
+    const dispatch = (options: ToolDispatchOptions): Promise<ToolExecutionResult> =>
       host.dispatch(
         {
           callId: call.id,

@@ -34,26 +34,6 @@ export interface Route {
   readonly codeOnly: boolean
 }
 
-/**
- * Dispatch options this package's executors pass beyond the public
- * `ToolDispatchOptions` (the host hands its options object to the pipeline
- * unchanged).
- */
-export interface PipelineDispatchOptions extends ToolDispatchOptions {
-  /**
-   * Called at most once, with the abort reason, when a `tools/execute`
-   * wrapper replaced the body's signal (the timeout policy does) and the
-   * signal the body runs with aborts while the body is in flight, or is
-   * already aborted when it starts (a `ToolTimeoutError` when the timeout
-   * policy fired; the caller's reason when the caller aborted). The caller's
-   * own signal is the caller's to watch: without a replacement this is never
-   * called and costs nothing. An executor uses it to bound how long it waits
-   * for a body that ignores its signal; the pipeline itself still awaits the
-   * body to its end.
-   */
-  readonly onBodyAborted?: (reason: unknown) => void
-}
-
 /** The executor's notifications of one call, each contained. */
 interface DispatchHooks {
   readonly onPolicySettled: (() => void) | undefined
@@ -86,7 +66,7 @@ export class Pipeline {
     private readonly approval: () => ApprovalService | undefined,
   ) {}
 
-  async dispatch(input: ToolExecutionInput, route: Route, options?: PipelineDispatchOptions): Promise<ToolExecutionResult> {
+  async dispatch(input: ToolExecutionInput, route: Route, options?: ToolDispatchOptions): Promise<ToolExecutionResult> {
     const notify = options?.onPolicySettled
     const onBodyAborted = contained(options?.onBodyAborted)
     if (notify === undefined) return this.#dispatch(input, route, options?.argumentsError, { onPolicySettled: undefined, onBodyAborted })

@@ -13,6 +13,16 @@ export interface PtcDispatchLog {
   readonly name: string
   readonly isError: boolean
   readonly content: ContentBlock[]
+  /**
+   * Absent: the call's own outcome, delivered to the program (the
+   * `tool/ptc-dispatch` event). `'abandoned'`: the run stopped waiting for
+   * the call (its body ignored its abort signal past the drain grace); the
+   * content is the abandonment the program received, while the body may still
+   * be running (`tool/ptc-dispatch` with `abandoned: true`). `'late'`: the
+   * eventual outcome of an abandoned call, delivered to nothing
+   * (`tool/ptc-dispatch-late`).
+   */
+  readonly settlement?: 'abandoned' | 'late'
 }
 
 /** Waterfall listeners: `next()` delegates to later listeners and finally the default. */

@@ -71,6 +71,23 @@ export interface ToolDispatchOptions {
    * policy stages never overlap while bodies do.
    */
   readonly onPolicySettled?: () => void
+  /**
+   * Called at most once, with the abort reason, when a `tools/execute`
+   * wrapper replaced the body's signal (the timeout policy of
+   * `@ptc/tools/timeout` does) and the signal the body runs with aborts while
+   * the body is in flight, or is already aborted when it starts: a
+   * `ToolTimeoutError` (code `TOOL_TIMEOUT`) when the timeout policy's
+   * deadline passed, the caller's reason when the caller aborted. The caller's
+   * own signal is the caller's to watch: without a replacement this is never
+   * called and costs nothing. A throw from it is contained.
+   *
+   * An executor or scheduler uses it to bound how long it waits for a body
+   * that ignores its signal (the native executor and the `run_code` scheduler
+   * abandon such a call `drainGraceMs` later). The pipeline itself is not
+   * changed by it: it still awaits the body to its end, never races it for its
+   * outcome, and `dispatch` still settles with the call's own result.
+   */
+  readonly onBodyAborted?: (reason: unknown) => void
 }
 
 /**
