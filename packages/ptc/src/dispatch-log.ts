@@ -1,4 +1,4 @@
-import { SessionQueue, type ContentBlock, type JsonValue, type Session, type SessionEvent, type ToolExecution, type ToolExecutionResult, type ToolExecutorHost } from '@ptc/tools'
+import { SessionQueue, type ContentBlock, type JsonValue, type PtcDispatchLog, type Session, type SessionEvent, type ToolExecution, type ToolExecutionResult, type ToolExecutorHost } from '@ptc/tools'
 
 /** One sub-call's identity, as the log records it. */
 export interface SubCallIdentity {
@@ -12,10 +12,11 @@ export interface SubCallIdentity {
  * when a call starts, `tool/ptc-dispatch` after it settled (its content
  * shaped by the `tools/ptc-dispatch-log` waterfall; `abandoned: true` when
  * the run stopped waiting for it), and `tool/ptc-dispatch-late` when an
- * abandoned call's body finally settled, after the run. Appends are chained
- * in order and never awaited by the program; `drain()` waits for all of them
- * queued so far. Without a session nothing is written and the waterfall does
- * not run.
+ * abandoned call's body finally settled (during the run or after it). The
+ * waterfall's input says which of the three it shapes (`settlement`). Appends
+ * are chained in order and never awaited by the program; `drain()` waits for
+ * all of them queued so far. Without a session nothing is written and the
+ * waterfall does not run.
  */
 export class DispatchLog {
   /** Undefined without a session: nothing is written and the waterfall does not run. */
@@ -38,15 +39,15 @@ export class DispatchLog {
    * `abandoned`: the run stopped waiting for it; `result` is the abandonment.
    */
   settled(call: SubCallIdentity, result: ToolExecutionResult, settledAt: number, abandoned = false): void {
-    this.#append('tool/ptc-dispatch', call, result, settledAt, abandoned)
+    this.#append('tool/ptc-dispatch', call, result, settledAt, abandoned ? 'abandoned' : undefined)
   }
 
   /** The eventual outcome of an abandoned call: never delivered to the program, recorded here. */
   late(call: SubCallIdentity, result: ToolExecutionResult, settledAt: number): void {
-    this.#append('tool/ptc-dispatch-late', call, result, settledAt, false)
+    this.#append('tool/ptc-dispatch-late', call, result, settledAt, 'late')
   }
 
-  #append(type: string, call: SubCallIdentity, result: ToolExecutionResult, time: number, abandoned: boolean): void {
+  #append(type: string, call: SubCallIdentity, result: ToolExecutionResult, time: number, settlement: PtcDispatchLog['settlement']): void {
     this.#queue?.append(async (): Promise<SessionEvent> => {
       const content: ContentBlock[] = await this.host.ptcDispatchLog({
         exec: this.exec,
@@ -55,6 +56,7 @@ export class DispatchLog {
         isError: result.isError,
         content: result.content,
         ...(this.exec.agent !== undefined && { agent: this.exec.agent }),
+        ...(settlement !== undefined && { settlement }),
       })
       return {
         type,
@@ -64,7 +66,7 @@ export class DispatchLog {
         content,
         ...(result.error !== undefined && { error: result.error }),
         ...(result.meta !== undefined && { meta: result.meta }),
-        ...(abandoned && { abandoned: true }),
+        ...(settlement === 'abandoned' && { abandoned: true }),
       }
     })
   }

@@ -20,6 +20,14 @@ export interface PtcExecutorOptions {
    * (its `tool/ptc-dispatch` event is an `isError` `TOOL_TIMEOUT` or `ABORTED` with `abandoned: true`) and
    * `run_code` returns; the body is still awaited and its eventual outcome is logged as
    * `tool/ptc-dispatch-late`. The same grace bounds model-direct calls (see `NativeExecutorOptions`).
+   *
+   * It also applies while the program runs: a sub-call whose body was told to stop by a `tools/execute`
+   * wrapper (the timeout policy's deadline passed) and that has not settled this long after is abandoned
+   * at once — the program's call rejects with a `ToolCallError` ("tool call timed out after N ms and was
+   * abandoned: …", code `TOOL_TIMEOUT`; `ABORTED` for another wrapper's abort) that it can catch, the
+   * settle event says `abandoned: true`, and the body's eventual outcome is logged as
+   * `tool/ptc-dispatch-late`. An abandoned call no longer holds the scheduler's barrier or a parallel
+   * slot: later calls run while its body may still be running.
    */
   drainGraceMs?: number
 }

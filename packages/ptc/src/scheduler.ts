@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events'
 import { isParsedArguments } from '@ptc/sandbox'
-import { adoptParsedJson, failureResult, snapshotJson } from '@ptc/tools'
+import { adoptParsedJson, failureResult, snapshotJson, ToolsError, ToolTimeoutError } from '@ptc/tools'
 import type {
   Agent,
   ImageBlock,
@@ -30,8 +30,18 @@ interface SubCall {
   exclusive?: boolean
   result?: ToolExecutionResult
   settledAt?: number
-  /** It had not settled within the drain grace after the program ended: `result` is its abandonment. */
+  /**
+   * It had not settled within the drain grace after it was told to stop (its
+   * body's signal aborted mid-run, or the program ended): `result` is its
+   * abandonment, and its body may still be running.
+   */
   abandoned?: true
+  /** Delivered to the program and logged (it left `#inFlight`). */
+  committed?: true
+  /** An abandoned call's own outcome that arrived before the abandonment was committed: logged right after it. */
+  late?: { readonly result: ToolExecutionResult; readonly at: number }
+  /** The grace armed when the body's signal aborted mid-run. */
+  graceTimer?: ReturnType<typeof setTimeout>
   resolve(value: JsonValue): void
   reject(error: Error): void
 }
@@ -43,6 +53,19 @@ interface SubCall {
  * holds the barrier through its own commit. Policy stages never overlap (the
  * next call starts only after the previous one's policy settled) and results
  * commit, to the program and to the log, in submission order.
+ *
+ * A call whose body was told to stop mid-run (a `tools/execute` wrapper's
+ * signal aborted: the timeout policy's deadline passed) and that has not
+ * settled `drainGraceMs` later is abandoned: the program receives a
+ * `TOOL_TIMEOUT` (or `ABORTED`) rejection at its turn in submission order, its
+ * settle event says `abandoned: true`, and its body's eventual outcome is
+ * logged as `tool/ptc-dispatch-late`, never delivered. The pipeline still
+ * awaits that body to its end. Consequence: an abandoned call leaves the
+ * scheduler's accounting when it commits, so an abandoned exclusive call
+ * releases the barrier and an abandoned safe call frees its parallel slot —
+ * the calls after it run while its body may still be running (nothing can stop
+ * a body that ignores its signal; the run's sub-call limit and wall still bound
+ * how many such bodies a program can leave behind).
  */
 export class SubCallScheduler {
   readonly #queue: SubCall[] = []
@@ -117,12 +140,8 @@ export class SubCallScheduler {
   /** The drain grace is over: every started call that has not settled is abandoned, then all commit in order. */
   #abandon(code: 'TOOL_TIMEOUT' | 'ABORTED'): void {
     const now = Date.now()
-    for (const call of this.#inFlight) {
-      if (call.result !== undefined) continue
-      call.result = abandonedResult(code, this.drainGraceMs)
-      call.abandoned = true
-      call.settledAt = now
-    }
+    const what = `${code === 'TOOL_TIMEOUT' ? 'the program timed out' : 'the program ended'} and the tool call was abandoned`
+    for (const call of this.#inFlight) if (call.result === undefined) this.#abandonCall(call, code, what, now)
     this.#commit()
   }
 
@@ -165,15 +184,47 @@ export class SubCallScheduler {
             this.#policyBusy = false
             this.#pump()
           },
+          onBodyAborted: (reason) => this.#bodyAborted(call, reason),
         },
       )
       .then((result) => {
-        // An abandoned call's late outcome is logged, never delivered: the program has ended.
-        if (call.abandoned === true) return this.log.late(call, result, Date.now())
+        clearTimeout(call.graceTimer)
+        // An abandoned call's late outcome is logged (after its abandonment), never delivered.
+        if (call.abandoned === true) {
+          if (call.committed === true) this.log.late(call, result, Date.now())
+          else call.late = { result, at: Date.now() }
+          return
+        }
         call.result = result
         call.settledAt = Date.now()
         this.#commit()
       })
+  }
+
+  /**
+   * The body's signal aborted while it ran (only reported when a `tools/execute`
+   * wrapper replaced it, e.g. the timeout policy). Mid-run, the call gets
+   * `drainGraceMs` to settle before it is abandoned. An abort of the run
+   * itself (program end, caller abort) is `close()`'s to bound.
+   */
+  #bodyAborted(call: SubCall, reason: unknown): void {
+    if (this.#closed || this.#run.signal.aborted || call.result !== undefined || call.graceTimer !== undefined) return
+    const timeout = timeoutOf(reason)
+    call.graceTimer = setTimeout(() => {
+      if (call.result !== undefined) return
+      const what =
+        timeout === undefined
+          ? 'the tool call was aborted and was abandoned'
+          : `tool call timed out${timeout.timeoutMs === undefined ? '' : ` after ${timeout.timeoutMs} ms`} and was abandoned`
+      this.#abandonCall(call, timeout === undefined ? 'ABORTED' : 'TOOL_TIMEOUT', what, Date.now())
+      this.#commit()
+    }, this.drainGraceMs)
+  }
+
+  #abandonCall(call: SubCall, code: 'TOOL_TIMEOUT' | 'ABORTED', what: string, now: number): void {
+    call.result = abandonedResult(code, what, this.drainGraceMs)
+    call.abandoned = true
+    call.settledAt = now
   }
 
   /** Deliver settled calls to the program and the log, in submission order. */
@@ -181,7 +232,10 @@ export class SubCallScheduler {
     while (this.#inFlight[0]?.result !== undefined) {
       const call = this.#inFlight.shift() as SubCall
       const result = call.result as ToolExecutionResult
+      call.committed = true
+      clearTimeout(call.graceTimer)
       this.log.settled(call, result, call.settledAt ?? Date.now(), call.abandoned === true)
+      if (call.late !== undefined) this.log.late(call, call.late.result, call.late.at)
       if (call.abandoned !== true) this.#forward(result)
       if (result.isError) call.reject(new Error(result.error.message))
       else call.resolve(result.value)
@@ -225,8 +279,21 @@ function exclusive(call: SubCall): boolean {
   return call.exclusive
 }
 
-/** The settle of a sub-call abandoned `graceMs` after the program ended. */
-function abandonedResult(code: 'TOOL_TIMEOUT' | 'ABORTED', graceMs: number): ToolExecutionResult {
-  const what = code === 'TOOL_TIMEOUT' ? 'the program timed out' : 'the program ended'
-  return Object.freeze(failureResult(code, `${what} and the tool call was abandoned: it ignored its abort signal and had not settled ${graceMs} ms later`))
+/** The settle of a sub-call abandoned `graceMs` after it was told to stop (`what`: how, and that it was abandoned). */
+function abandonedResult(code: 'TOOL_TIMEOUT' | 'ABORTED', what: string, graceMs: number): ToolExecutionResult {
+  return Object.freeze(failureResult(code, `${what}: it ignored its abort signal and had not settled ${graceMs} ms later`))
+}
+
+/**
+ * Whether an abort reason is a timeout (a `ToolsError` with code `TOOL_TIMEOUT`,
+ * such as the timeout policy's `ToolTimeoutError`, which also gives its budget);
+ * undefined for any other reason. Total: a hostile reason is not a timeout.
+ */
+function timeoutOf(reason: unknown): { readonly timeoutMs?: number } | undefined {
+  try {
+    if (reason instanceof ToolTimeoutError) return { timeoutMs: reason.timeoutMs }
+    return reason instanceof ToolsError && reason.code === 'TOOL_TIMEOUT' ? {} : undefined
+  } catch {
+    return undefined
+  }
 }
