@@ -237,6 +237,34 @@ describe('oversized input is a clear error', () => {
   }, HANG_TEST_MS)
 })
 
+describe('other input that used to crash or stall the CLI', () => {
+  test('--timeout above what a Node timer holds is a usage error (it used to time out at once)', async () => {
+    const run = await ptc(['run', files.path('ok.js'), '--timeout', '99999999999'], quick)
+    expect(run).toMatchObject({ code: 2, stderr: 'ptc: --timeout must be at most 2147483647 milliseconds, not 99999999999\n' })
+    const memory = await ptc(['run', files.path('ok.js'), '--memory', '99999999999'], quick)
+    expect(memory).toMatchObject({ code: 2, stderr: 'ptc: --memory must be at most 1048576 megabytes, not 99999999999\n' })
+  })
+
+  test('ptc check on a program nested too deeply for the checker: exit 1 with a reason, no internal error', async () => {
+    const path = files.path('nested.ts')
+    writeFileSync(path, `return ${'('.repeat(100_000)}1${')'.repeat(100_000)}\n`)
+    const run = await ptc(['check', path], quick)
+    expect(run.code).toBe(1)
+    expect(run.stderr).toMatch(/^ptc: cannot type-check .*nested\.ts: Maximum call stack size exceeded \(is it nested too deeply\?\)\n$/)
+  })
+
+  test('a tool that never answers and ignores its abort signal: the run still ends at its timeout', async () => {
+    const dir = tempDir({ 'wait.js': 'return await tools.wait({})\n' })
+    try {
+      const run = await ptc(['run', dir.path('wait.js'), '--tools', fixture('tools-never.mjs'), '--timeout', '1000'], quick)
+      expect(run.code).toBe(1)
+      expect(reason(run)).toBe('ptc: the program failed (timeout): wall-clock limit of 1000 ms exceeded')
+    } finally {
+      dir.cleanup()
+    }
+  }, HANG_TEST_MS)
+})
+
 describe('a tools module that never finishes or keeps the process alive', () => {
   test('an import that awaits forever: a clear message and exit 1, not a silent exit', async () => {
     const dir = tempDir({ 'forever.mjs': 'await new Promise(() => {})\n' })

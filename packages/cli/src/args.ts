@@ -18,13 +18,14 @@ export function parseCommandArgs<O extends Options>(command: string, args: reado
   }
 }
 
-/** A positive integer option value, or a usage error saying what was expected. */
-export function positiveInt(name: string, text: string | undefined, unit: string): number | undefined {
+/** A positive integer option value of at most `max`, or a usage error saying what was expected. */
+export function positiveInt(name: string, text: string | undefined, unit: string, max = Number.MAX_SAFE_INTEGER): number | undefined {
   if (text === undefined) return undefined
   const value = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN
   if (!Number.isSafeInteger(value) || value <= 0) {
     throw new CliError('USAGE', `--${name} must be a positive whole number of ${unit}, not ${JSON.stringify(text)}`)
   }
+  if (value > max) throw new CliError('USAGE', `--${name} must be at most ${max} ${unit}, not ${text.trim()}`)
   return value
 }
 

@@ -3,6 +3,7 @@ import { checkProgram } from '@ptc/bindings/check'
 import { RUN_CODE } from '@ptc/tools'
 import { onePositional, parseCommandArgs } from '../args.js'
 import { escapeControl } from '../escape.js'
+import { firstLine } from '../errors.js'
 import { writeLine, type CliIo } from '../io.js'
 import { readProgram } from '../program-file.js'
 import { loadToolSet } from '../tools-module.js'
@@ -20,8 +21,16 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
   const declarations = renderDeclarations(
     tools.filter((t) => t.name !== RUN_CODE).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters, output: t.output.schema })),
   )
-  const result = checkProgram(program.code, declarations, { language: program.language })
   const name = escapeControl(program.path === '-' ? '(stdin)' : program.path)
+  let result: ReturnType<typeof checkProgram>
+  try {
+    result = checkProgram(program.code, declarations, { language: program.language })
+  } catch (error) {
+    // The TypeScript checker recurses: a program nested thousands of levels deep overflows its stack.
+    if (!(error instanceof RangeError)) throw error
+    writeLine(io.stderr, escapeControl(`ptc: cannot type-check ${name}: ${firstLine(error)} (is it nested too deeply?)`))
+    return 1
+  }
   if (result.ok) {
     writeLine(io.stdout, `${name}: no type errors`)
     return 0

@@ -50,7 +50,9 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
   const { values, positionals } = parseCommandArgs('run', args, OPTIONS)
   const file = onePositional('run', positionals, 'program file (or - for stdin)')
   const sandbox = oneOf('sandbox', values.sandbox, SANDBOXES) ?? 'quickjs'
-  const limits = limitsFrom({ timeoutMs: positiveInt('timeout', values.timeout, 'milliseconds'), memoryMb: positiveInt('memory', values.memory, 'megabytes') })
+  // Node's timers hold at most 2^31 - 1 ms (a longer one fires at once); 2^20 MB keeps the byte count a safe integer.
+  const timeoutMs = positiveInt('timeout', values.timeout, 'milliseconds', 2 ** 31 - 1)
+  const limits = limitsFrom({ timeoutMs, memoryMb: positiveInt('memory', values.memory, 'megabytes', 2 ** 20) })
   const maxParallelSubCalls = positiveInt('max-parallel', values['max-parallel'], 'calls')
   const approve = approveMode(oneOf('approve', values.approve, APPROVE_MODES), io, file === '-')
   const program = await readProgram(file, io)
