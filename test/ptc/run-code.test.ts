@@ -5,6 +5,8 @@
  */
 import type { CodeRuntime } from '@ptc/sandbox'
 import { ptcHarness, sleep, text, type PtcHarness } from '@ptc/ptc/testing'
+import { defineTool } from '@ptc/tools'
+import { installTimeoutPolicy } from '@ptc/tools/timeout'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { backends } from './backends.js'
 
@@ -88,6 +90,38 @@ for (const backend of backends) {
       expect(result.isError === false && result.value).toEqual({
         logs: [],
         result: ['lookup: not for you', 'lookup: a tools/pre-execute listener failed: policy bug', 4],
+      })
+    })
+
+    test('a program tells failures apart by ToolCallError.code: DENIED, TOOL_TIMEOUT, TOOL_ERROR, INVALID_ARGS', async () => {
+      harness()
+      installTimeoutPolicy(h.tools)
+      h.tools.register(
+        defineTool({
+          name: 'flaky',
+          description: 'Fails on purpose.',
+          parameters: { how: { type: 'string', required: true } },
+          output: { schema: { type: 'null' }, render: () => [] },
+          timeoutMs: 50,
+          execute: async ({ how }, ctx) => {
+            if (how === 'slow') await sleep(5_000, ctx.signal)
+            throw new Error(`failed: ${how}`)
+          },
+        }),
+      )
+      h.tools.on('tools/pre-execute', (exec, next) => ((exec.arguments as { how?: string }).how === 'deny' ? { kind: 'deny', reason: 'not allowed' } : next()))
+      const result = await h.runCode(`
+        const out: string[] = []
+        for (const how of ['deny', 'slow', 'throw']) {
+          try { await tools.flaky({ how }) } catch (e) { out.push((e as ToolCallError).code) }
+        }
+        try { await tools.lookup({ key: 1 as any }) } catch (e) { out.push((e as ToolCallError).code) }
+        try { await tools.flaky({ how: () => 1 } as any) } catch (e) { out.push((e as ToolCallError).code) }
+        return out
+      `)
+      expect(result.isError === false && result.value).toEqual({
+        logs: [],
+        result: ['DENIED', 'TOOL_TIMEOUT', 'TOOL_ERROR', 'INVALID_ARGS', 'INVALID_ARGS'],
       })
     })
 

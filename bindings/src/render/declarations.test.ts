@@ -13,7 +13,11 @@ describe('renderDeclarations', () => {
   test('renders the fixed prelude declarations', () => {
     expect(text.startsWith('type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }\n\n')).toBe(true)
     expect(text).toContain('type ToolName = keyof ToolArgsMap\n')
-    expect(text).toContain('declare class ToolCallError extends Error {\n  constructor(toolName: string, message: string)\n  readonly name: "ToolCallError"\n')
+    expect(text).toContain(
+      'declare class ToolCallError extends Error {\n  constructor(toolName: string, message: string, code?: ToolErrorCode, details?: JsonValue)\n  readonly name: "ToolCallError"\n',
+    )
+    expect(text).toContain('  readonly code: ToolErrorCode\n  /** Structured detail of the failure, where there is some. */\n  readonly details?: JsonValue\n}')
+    expect(text).toContain('type ToolErrorCode =\n  | "INVALID_ARGS" | "DENIED" | "TOOL_TIMEOUT" | "TOOL_ERROR" | "ABORTED"')
     expect(text).toContain('declare const tools: Tools\n')
     expect(text).toContain('declare const console: {\n  log(...values: unknown[]): void\n  info(...values: unknown[]): void\n')
   })

@@ -36,13 +36,24 @@ const DEFAULT_MAX_NODES = 100_000
 
 const JSON_VALUE = 'type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }'
 const TOOL_CALL_ERROR = [
-  '/** A failed tool call: `await tools.x(…)` rejects with this. `message` says why. */',
+  '/** A failed tool call: `await tools.x(…)` rejects with this. `message` says why; match on `code`. */',
   'declare class ToolCallError extends Error {',
-  '  constructor(toolName: string, message: string)',
+  '  constructor(toolName: string, message: string, code?: ToolErrorCode, details?: JsonValue)',
   '  readonly name: "ToolCallError"',
   '  /** The tool whose call failed. */',
   '  readonly toolName: string',
+  '  /**',
+  '   * Why, as a stable code: `INVALID_ARGS` (bad arguments), `DENIED` (a policy or the user refused),',
+  '   * `TOOL_TIMEOUT` (the tool ran out of time), `TOOL_ERROR` (the tool failed), `ABORTED` (the call was',
+  '   * cancelled), `UNKNOWN_TOOL`, `INVALID_TOOL_OUTPUT`, `ABORTED_BEFORE_DISPATCH`.',
+  '   */',
+  '  readonly code: ToolErrorCode',
+  '  /** Structured detail of the failure, where there is some. */',
+  '  readonly details?: JsonValue',
   '}',
+  'type ToolErrorCode =',
+  '  | "INVALID_ARGS" | "DENIED" | "TOOL_TIMEOUT" | "TOOL_ERROR" | "ABORTED"',
+  '  | "UNKNOWN_TOOL" | "INVALID_TOOL_OUTPUT" | "ABORTED_BEFORE_DISPATCH" | (string & {})',
 ].join('\n')
 const TOOLS_DOC = [
   '/**',

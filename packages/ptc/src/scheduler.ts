@@ -95,12 +95,12 @@ export class SubCallScheduler {
   /** The host side of one guest call. Resolves with the canonical value or rejects with the failure message. */
   submit(name: string, args: JsonValue): Promise<JsonValue> {
     const binding = this.bindings.get(name)
-    if (this.#closed) return Promise.reject(new Error('the program has ended'))
-    if (binding === undefined) return Promise.reject(new Error(`unknown tool: ${name}`))
+    if (this.#closed) return Promise.reject(new ToolsError('ABORTED', 'the program has ended'))
+    if (binding === undefined) return Promise.reject(new ToolsError('UNKNOWN_TOOL', `unknown tool: ${name}`))
     // One frozen copy serves classification, the pipeline and the tool's own validation. Arguments
     // the sandbox seam parsed from the guest's text are already that copy: they are frozen in place.
     const copy = isParsedArguments(args) ? { ok: true as const, value: adoptParsedJson(args) } : snapshotJson(args)
-    if (!copy.ok) return Promise.reject(new Error(`arguments are not lossless JSON: ${copy.path || '(root)'}: ${copy.message}`))
+    if (!copy.ok) return Promise.reject(new ToolsError('INVALID_ARGS', `arguments are not lossless JSON: ${copy.path || '(root)'}: ${copy.message}`))
     return new Promise<JsonValue>((resolve, reject) => {
       const subCallId = `${this.ctx.callId}:ptc:${++this.#submitted}`
       this.#queue.push({ subCallId, name, arguments: copy.value, binding, resolve, reject })
@@ -125,7 +125,7 @@ export class SubCallScheduler {
   async close(timedOut = false): Promise<void> {
     this.#closed = true
     this.#run.abort(new Error('the program has ended'))
-    for (const call of this.#queue.splice(0)) call.reject(new Error('the program ended before this call started'))
+    for (const call of this.#queue.splice(0)) call.reject(new ToolsError('ABORTED', 'the program ended before this call started'))
     if (this.#inFlight.length > 0) {
       let timer: ReturnType<typeof setTimeout> | undefined
       await new Promise<void>((resolve) => {
@@ -153,7 +153,7 @@ export class SubCallScheduler {
       const current = this.host.executable(head.name, this.ctx.agent, this.ctx.toolSet)
       if (current !== head.binding.definition) {
         this.#queue.shift()
-        head.reject(new Error(`unknown tool: ${head.name} (it was removed, replaced or restricted after the program started)`))
+        head.reject(new ToolsError('UNKNOWN_TOOL', `unknown tool: ${head.name} (it was removed, replaced or restricted after the program started)`))
         continue
       }
       // A call that starts alone needs no classification yet; it is classified when another call wants to overlap it.
@@ -237,7 +237,7 @@ export class SubCallScheduler {
       this.log.settled(call, result, call.settledAt ?? Date.now(), call.abandoned === true)
       if (call.late !== undefined) this.log.late(call, call.late.result, call.late.at)
       if (call.abandoned !== true) this.#forward(result)
-      if (result.isError) call.reject(new Error(result.error.message))
+      if (result.isError) call.reject(subCallError(result.error.message, result.error.info?.code))
       else call.resolve(result.value)
     }
     if (this.#inFlight.length === 0) this.#idle?.()
@@ -296,4 +296,13 @@ function timeoutOf(reason: unknown): { readonly timeoutMs?: number } | undefined
   } catch {
     return undefined
   }
+}
+
+/**
+ * The rejection a program sees for a failed sub-call: the pipeline's message and its stable code
+ * (`DENIED`, `TOOL_TIMEOUT`, …; `TOOL_ERROR` when the failure has none), which the sandbox carries
+ * into the guest's `ToolCallError.code`.
+ */
+function subCallError(message: string, code: string | undefined): Error {
+  return Object.assign(new Error(message), { code: code ?? 'TOOL_ERROR' })
 }

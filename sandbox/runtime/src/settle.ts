@@ -30,9 +30,44 @@ export function fulfilEntry(id: number, value: unknown, maxDepth = Number.POSITI
   return `[${id},1,${json ?? 'null'}]`
 }
 
-/** The `SettleEntry` text that rejects call `id` with only the message: `[id,0,"message"]`. */
+/** A stable error code as it may cross into the guest: upper-case words joined by `_`. */
+const ERROR_CODE = /^[A-Z][A-Z0-9_]{0,63}$/
+/** The deepest and longest `details` that cross with a rejection; larger details are left out. */
+const MAX_DETAILS_DEPTH = 32
+const MAX_DETAILS_CHARS = 64 * 1024
+
+/**
+ * The `SettleEntry` text that rejects call `id`: `[id,0,"message"]`, plus the rejection's `code`
+ * when it has a stable one (`error.code`, e.g. `DENIED`), and its JSON `details` when it has them
+ * (at most 32 levels and 64 Ki characters of JSON text): `[id,0,"message","CODE",details]`.
+ * Nothing else of the host's error crosses: no stack, no prototype, no other property.
+ */
 export function rejectEntry(id: number, error: unknown): string {
-  return `[${id},0,${JSON.stringify(messageOf(error))}]`
+  const message = JSON.stringify(messageOf(error))
+  const code = readProperty(error, 'code')
+  if (typeof code !== 'string' || !ERROR_CODE.test(code)) return `[${id},0,${message}]`
+  const details = readProperty(error, 'details')
+  let detailsJson: string | undefined
+  if (details !== undefined && !nestsDeeperThan(details, MAX_DETAILS_DEPTH)) {
+    try {
+      detailsJson = jsonText(details)
+    } catch {
+      detailsJson = undefined
+    }
+  }
+  return detailsJson === undefined || detailsJson.length > MAX_DETAILS_CHARS
+    ? `[${id},0,${message},"${code}"]`
+    : `[${id},0,${message},"${code}",${detailsJson}]`
+}
+
+/** One property of a thrown value, read once; undefined when it is not an object or the read throws. */
+function readProperty(value: unknown, key: string): unknown {
+  if (typeof value !== 'object' || value === null) return undefined
+  try {
+    return (value as Record<string, unknown>)[key]
+  } catch {
+    return undefined
+  }
 }
 
 /** Whether a JSON value has containers nested deeper than `max` (iterative, stops early). */

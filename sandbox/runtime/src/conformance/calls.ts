@@ -18,6 +18,42 @@ export function callTests(s: SuiteContext): void {
     expect(r.value).toEqual([true, true, 'ToolCallError', 'fail', 'no fail today', false])
   })
 
+  s.it('a rejection carries its stable code and JSON details into ToolCallError; nothing else of the host error crosses', async () => {
+    const withCode = (code: unknown, details?: unknown): Error => Object.assign(new Error(`code ${String(code)}`), { code, details, secret: 'host' })
+    const call = async (name: string, args: JsonValue): Promise<JsonValue> => {
+      const i = (args as { i: number }).i
+      if (i === 0) throw withCode('DENIED', { rule: 'no-refunds', limits: [1, 2] })
+      if (i === 1) throw withCode('TOOL_TIMEOUT')
+      if (i === 2) throw new Error('plain')
+      if (i === 3) throw withCode('not a code')
+      if (i === 4) throw withCode('TOOL_ERROR', { n: 1n })
+      if (i === 5) throw Object.defineProperty(new Error('getter'), 'code', { get: () => { throw new Error('boom') } })
+      return name
+    }
+    const r = await s.run(
+      `const out = []
+      for (let i = 0; i < 6; i++) {
+        try { await tools.fail({ i }) } catch (e) { out.push([e.code, e.details === undefined ? null : e.details, 'secret' in e, e instanceof ToolCallError]) }
+      }
+      try { await tools.fail({ f: () => 1 }) } catch (e) { out.push([e.code, e.message.slice(0, 30)]) }
+      const own = new ToolCallError('x', 'mine')
+      out.push([own.code, 'details' in own, new ToolCallError('x', 'y', 'DENIED', { a: 1 }).details])
+      return out`,
+      { call },
+    )
+    expect(r.error).toBeUndefined()
+    expect(r.value).toEqual([
+      ['DENIED', { rule: 'no-refunds', limits: [1, 2] }, false, true],
+      ['TOOL_TIMEOUT', null, false, true],
+      ['TOOL_ERROR', null, false, true],
+      ['TOOL_ERROR', null, false, true],
+      ['TOOL_ERROR', null, false, true],
+      ['TOOL_ERROR', null, false, true],
+      ['INVALID_ARGS', 'arguments are not lossless JSO'],
+      ['TOOL_ERROR', false, { a: 1 }],
+    ])
+  })
+
   s.it('a very deep host result reaches the guest or rejects only that call; the run never crashes', async () => {
     let deep: JsonValue = []
     for (let i = 0; i < 100_000; i++) deep = [deep]

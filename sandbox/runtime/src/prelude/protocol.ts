@@ -63,8 +63,13 @@ export const FinishKind = {
 } as const
 export type FinishKind = (typeof FinishKind)[keyof typeof FinishKind]
 
-/** One host result: `[id, 1, value]` fulfils call `id`, `[id, 0, message]` rejects it with a ToolCallError. */
-export type SettleEntry = readonly [id: number, ok: 1, value: unknown] | readonly [id: number, ok: 0, message: string]
+/**
+ * One host result: `[id, 1, value]` fulfils call `id`; `[id, 0, message, code?, details?]` rejects it
+ * with a ToolCallError carrying that message, code (default `TOOL_ERROR`) and JSON details.
+ */
+export type SettleEntry =
+  | readonly [id: number, ok: 1, value: unknown]
+  | readonly [id: number, ok: 0, message: string, code?: string, details?: unknown]
 
 /** The `console` methods the guest has. */
 export const GUEST_LOG_LEVELS = Object.freeze(['log', 'info', 'warn', 'error', 'debug'] as const)

@@ -179,10 +179,12 @@ function format(args) {
 
 /* ---- ToolCallError ---- */
 class ToolCallError extends ErrorC {
-  constructor(toolName, message) {
+  constructor(toolName, message, code, details) {
     super(Str(message));
     defineProperty(this, 'name', { value: 'ToolCallError', writable: true, enumerable: false, configurable: true });
     defineProperty(this, 'toolName', { value: Str(toolName), writable: false, enumerable: true, configurable: false });
+    defineProperty(this, 'code', { value: code === undefined ? 'TOOL_ERROR' : Str(code), writable: false, enumerable: true, configurable: false });
+    if (details !== undefined) defineProperty(this, 'details', { value: details, writable: false, enumerable: true, configurable: false });
   }
 }
 freeze(ToolCallError.prototype);
@@ -200,10 +202,10 @@ if (typeof hostCall !== 'function') {
   maxCalls = caps.maxSubCalls; maxOpen = caps.maxPendingSubCalls; queue = nullArray();
 }
 function callTool(name, index, args) {
-  if (closed) return rejected(new ToolCallError(name, 'the run has ended'));
+  if (closed) return rejected(new ToolCallError(name, 'the run has ended', 'ABORTED'));
   var json;
   try { json = snapshot(args, 'arguments'); }
-  catch (e) { return rejected(new ToolCallError(name, 'arguments are not lossless JSON: ' + msgOf(e))); }
+  catch (e) { return rejected(new ToolCallError(name, 'arguments are not lossless JSON: ' + msgOf(e), 'INVALID_ARGS')); }
   var id = ++nextId, entry = { resolve: null, reject: null, name: name };
   var p = new P(function (resolve, reject) { entry.resolve = resolve; entry.reject = reject; });
   pending[id] = entry;
@@ -299,7 +301,9 @@ function settle(batchJson) {
     if (p === undefined) continue;
     delete pending[id];
     open--;
-    if (e[1] === 1) p.resolve(e[2]); else p.reject(new ToolCallError(p.name, e[2]));
+    /* Read past the end only when present: a missing index would be looked up on Array.prototype. */
+    if (e[1] === 1) p.resolve(e[2]);
+    else p.reject(new ToolCallError(p.name, e[2], e.length > 3 ? e[3] : undefined, e.length > 4 ? e[4] : undefined));
   }
 }
 var api = create(null);
