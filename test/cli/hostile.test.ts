@@ -253,12 +253,39 @@ describe('other input that used to crash or stall the CLI', () => {
     expect(run.stderr).toMatch(/^ptc: cannot type-check .*nested\.ts: Maximum call stack size exceeded \(is it nested too deeply\?\)\n$/)
   })
 
+  test('a tool that leaves a rejected promise unhandled: one escaped warning, the run goes on', async () => {
+    const dir = tempDir({ 'stray.js': 'return await tools.stray_rejection({})\n' })
+    try {
+      const run = await ptc(['run', dir.path('stray.js'), '--tools', fixture('tools-stray.mjs')], quick)
+      expect(run.code).toBe(0)
+      expect(run.stdout).toBe('ok\n')
+      expect(run.stderr).toContain('ptc: warning: a promise was rejected and never handled (a tool or tools module?): stray \\x1b[31mrejection\n')
+      expect(noStack(run.stderr)).toBe(true)
+      expectNoRawControl(run.stderr)
+    } finally {
+      dir.cleanup()
+    }
+  })
+
+  test('a tool that throws from a timer: one escaped line and exit 1, not a stack trace', async () => {
+    const dir = tempDir({ 'throw.js': 'return await tools.timer_throw({})\n' })
+    try {
+      const run = await ptc(['run', dir.path('throw.js'), '--tools', fixture('tools-stray.mjs')], quick)
+      expect(run.code).toBe(1)
+      expect(reason(run)).toBe('ptc: internal error: an exception outside any call (a tool or tools module?): late \\x1b[31mthrow (set PTC_DEBUG=1 for the stack)')
+      expect(noStack(run.stderr)).toBe(true)
+      expectNoRawControl(run.stderr)
+    } finally {
+      dir.cleanup()
+    }
+  })
+
   test('a tool that never answers and ignores its abort signal: the run still ends at its timeout', async () => {
     const dir = tempDir({ 'wait.js': 'return await tools.wait({})\n' })
     try {
-      const run = await ptc(['run', dir.path('wait.js'), '--tools', fixture('tools-never.mjs'), '--timeout', '1000'], quick)
+      const run = await ptc(['run', dir.path('wait.js'), '--tools', fixture('tools-never.mjs'), '--timeout', '2000'], quick)
       expect(run.code).toBe(1)
-      expect(reason(run)).toBe('ptc: the program failed (timeout): wall-clock limit of 1000 ms exceeded')
+      expect(reason(run)).toMatch(/^ptc: the program failed \(timeout\): wall-clock limit of 2000 ms exceeded/)
     } finally {
       dir.cleanup()
     }

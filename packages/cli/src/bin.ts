@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { escapeControl } from './escape.js'
+import { firstLine } from './errors.js'
 import { processIo } from './io.js'
 import { main } from './main.js'
 
@@ -39,7 +40,8 @@ if (wantsIsolatedVm && !hasFlag && process.env['PTC_REEXEC'] !== '1') {
 
 /**
  * `main` with the process's streams. A reader that closes stdout or stderr
- * early (`ptc log big.jsonl | head`) ends the command quietly; a command that
+ * early (`ptc log big.jsonl | head`) ends the command quietly; an exception
+ * nothing catches is one line and exit 1, a stray rejection a warning; a command that
  * can never finish (a tools module whose import awaits forever, so nothing is
  * left to run) says so and exits 1 instead of leaving with Node's status 13.
  */
@@ -51,6 +53,17 @@ async function runMain(): Promise<number> {
       process.exit(error.code === 'EPIPE' ? (typeof process.exitCode === 'number' ? process.exitCode : 0) : 1)
     })
   }
+  // A tool or a tools module may throw or reject outside any call (in a timer, a forgotten promise): say so in
+  // one escaped line instead of Node's stack trace with the raw message.
+  process.on('unhandledRejection', (reason) => {
+    process.stderr.write(`${escapeControl(`ptc: warning: a promise was rejected and never handled (a tool or tools module?): ${firstLine(reason)}`)}\n`)
+  })
+  process.on('uncaughtException', (error) => {
+    finished = true
+    process.stderr.write(`${escapeControl(`ptc: internal error: an exception outside any call (a tool or tools module?): ${firstLine(error)} (set PTC_DEBUG=1 for the stack)`)}\n`)
+    if (process.env['PTC_DEBUG'] === '1' && typeof error?.stack === 'string') process.stderr.write(`${escapeControl(error.stack, { multiline: true })}\n`)
+    process.exit(1)
+  })
   process.on('exit', () => {
     if (finished) return
     process.stderr.write('ptc: the command stopped before it finished: something it waited for can never settle (a tools module whose import never completes, or a tool that never answers)\n')
