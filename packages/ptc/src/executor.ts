@@ -1,5 +1,5 @@
 import { DEFAULT_LIMITS, type CodeRunLimits, type CodeRuntime } from '@ptc/sandbox'
-import { createNativeExecutor, RUN_CODE, type ToolDefinition, type ToolExecutor, type ToolModelInput, type ToolPromptSection, type ToolSchema } from '@ptc/tools'
+import { createNativeExecutor, DEFAULT_DRAIN_GRACE_MS, RUN_CODE, type ToolDefinition, type ToolExecutor, type ToolModelInput, type ToolPromptSection, type ToolSchema } from '@ptc/tools'
 import { createRunCodeTool, declarationsOf, RUN_CODE_DESCRIPTION, RUN_CODE_PARAMETERS } from './transport.js'
 
 export interface PtcExecutorOptions {
@@ -32,8 +32,6 @@ export interface PtcExecutorOptions {
   drainGraceMs?: number
 }
 
-/** The default drain grace of a program's in-flight sub-calls (ms). */
-export const DEFAULT_DRAIN_GRACE_MS = 100
 
 /** The prompt guidance that precedes the declarations. */
 export const SDK_GUIDANCE = [
