@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from 'vitest'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { CodeRunRequest, CodeRuntime } from '@ptc/sandbox'
 import { createQuickJSRuntime } from './index.js'
 
@@ -43,4 +43,34 @@ describe.each(['worker', 'inline'] as const)('the output ledger on QuickJS (%s)'
     expect(all.error).toBeUndefined()
     expect(all.logs).toEqual(Array.from({ length: 50 }, (_, i) => String(i)))
   })
+})
+
+describe('logs of a worker the watchdog terminates', () => {
+  const runtime: CodeRuntime = createQuickJSRuntime({ poolSize: 1 })
+  afterAll(() => runtime.dispose())
+  const HOSTILE = 'const a = new Array(2e6).fill(123456789); for (;;) a.join()'
+  // The wall counts from the call: boot the worker first, so the programs below get their whole wall.
+  beforeAll(async () => void (await runtime.run(request('return 0'))), 30_000)
+
+  test('entries the worker accepted but had not flushed are in the result, in order, after the flushed ones', async () => {
+    const code = `console.log("flushed with the call"); await tools.echo({}); console.log("only in the worker"); console.log("\\uD800 é"); ${HOSTILE}`
+    const r = await runtime.run(request(code, { limits: { wallMs: 1000, cpuMs: 60_000 } }))
+    expect(r.error?.kind).toBe('timeout')
+    expect(r.error?.message).toMatch(/terminated/)
+    expect(r.logs).toEqual(['flushed with the call', 'only in the worker', '\uFFFD é'])
+    // The next run's logs start empty (each worker has its own journal, cleared per run).
+    const next = await runtime.run(request('console.log("next"); return 1'))
+    expect(next.logs).toEqual(['next'])
+  }, 30_000)
+
+  test('a terminated run keeps exactly the entries its output budget accepted', async () => {
+    const code = `for (let i = 0; i < 5000; i++) console.log(""); ${HOSTILE}`
+    const r = await runtime.run(request(code, { limits: { wallMs: 1000, cpuMs: 60_000, maxOutputBytes: 3000 } }))
+    // 3000 fit; the next one ends the run as output-limit before the hostile part starts.
+    expect(r.error?.kind).toBe('output-limit')
+    expect(r.logs).toHaveLength(3000)
+    const under = await runtime.run(request(`for (let i = 0; i < 2000; i++) console.log(String(i % 10)); ${HOSTILE}`, { limits: { wallMs: 1000, cpuMs: 60_000, maxOutputBytes: 5000 } }))
+    expect(under.error?.kind).toBe('timeout')
+    expect(under.logs).toEqual(Array.from({ length: 2000 }, (_, i) => String(i % 10)))
+  }, 30_000)
 })

@@ -1,5 +1,6 @@
 import type { Worker } from 'node:worker_threads'
 import type { QuickJSVariantName } from './engine/module.js'
+import { LogJournal, journalBytes } from './engine/journal.js'
 import { ReplyMailbox, newMailboxMemory, type MailboxMemory } from './engine/mailbox.js'
 import { Control, type FromWorker, type RunInput, type ToWorker } from './engine/protocol.js'
 import type { Executor } from './executor.js'
@@ -15,6 +16,8 @@ interface Job {
 export interface EngineWorkerData {
   control: SharedArrayBuffer
   mailbox: MailboxMemory
+  /** A `LogJournal`'s memory. */
+  journal: SharedArrayBuffer
   variant: QuickJSVariantName
   warmBytes: number
 }
@@ -24,6 +27,11 @@ export interface WorkerPoolOptions {
   variant: QuickJSVariantName
   /** The memory limit the workers warm a module for. */
   warmBytes: number
+  /**
+   * Room of each worker's log journal (what survives a terminated worker): the runtime's default
+   * `maxOutputBytes`, at most `MAX_JOURNAL_BYTES`. A run with a larger budget keeps a prefix on a kill.
+   */
+  journalBytes?: number
   /** Starts one engine worker (default `spawnEngineWorker`; tests inject failing ones). */
   spawn?: (data: EngineWorkerData) => Worker
 }
@@ -31,6 +39,8 @@ export interface WorkerPoolOptions {
 /** The first respawn delay after a worker failed without finishing a run; it doubles up to `MAX_BACKOFF_MS`. */
 const FIRST_BACKOFF_MS = 100
 const MAX_BACKOFF_MS = 5000
+/** The largest log journal a worker gets (shared memory, committed as it is written). */
+export const MAX_JOURNAL_BYTES = 16 * 1024 * 1024
 
 /**
  * Worker isolation: a fixed number of worker threads, one run each at a time, FIFO queue (the
@@ -47,6 +57,7 @@ export class WorkerPool implements Executor {
   readonly #size: number
   readonly #variant: QuickJSVariantName
   readonly #warmBytes: number
+  readonly #journalBytes: number
   readonly #spawn: (data: EngineWorkerData) => Worker
   readonly #slots: WorkerSlot[] = []
   readonly #queue: Job[] = []
@@ -58,7 +69,12 @@ export class WorkerPool implements Executor {
     this.#size = Math.max(1, Math.floor(options.size))
     this.#variant = options.variant
     this.#warmBytes = options.warmBytes
+    this.#journalBytes = Math.min(MAX_JOURNAL_BYTES, options.journalBytes ?? 1024 * 1024)
     this.#spawn = options.spawn ?? spawnEngineWorker
+  }
+
+  get journalBytes(): number {
+    return this.#journalBytes
   }
 
   get size(): number {
@@ -139,6 +155,9 @@ class WorkerSlot {
   #worker: Worker | undefined
   #control = new Int32Array(new SharedArrayBuffer(4))
   #mailbox: ReplyMailbox | undefined
+  #journal: LogJournal | undefined
+  /** Journal bytes of the log entries the current run's host has received. */
+  #loggedBytes = 0
   #host: RunHost | undefined
   #runId = 0
   /** Deaths in a row without a finished run (boot failures, crashes): sets the respawn delay. */
@@ -174,9 +193,11 @@ class WorkerSlot {
     this.spawned++
     const control = new Int32Array(new SharedArrayBuffer(4))
     const mailbox = newMailboxMemory()
+    // Fresh per worker: a terminated worker may still write for a moment after the answer.
+    const journal = LogJournal.memory(this.#pool.journalBytes)
     let worker: Worker
     try {
-      worker = this.#spawnWorker({ control: control.buffer, mailbox, variant: this.#variant, warmBytes: this.#warmBytes })
+      worker = this.#spawnWorker({ control: control.buffer, mailbox, journal, variant: this.#variant, warmBytes: this.#warmBytes })
     } catch (error) {
       this.#worker = undefined
       this.#died(`the engine worker could not start: ${error instanceof Error ? error.message : String(error)}`)
@@ -185,6 +206,7 @@ class WorkerSlot {
     this.#worker = worker
     this.#control = control
     this.#mailbox = new ReplyMailbox(mailbox, control)
+    this.#journal = new LogJournal(journal)
     worker.unref()
     worker.on('message', (m: FromWorker) => {
       if (worker === this.#worker) this.#onMessage(m)
@@ -200,12 +222,17 @@ class WorkerSlot {
   run(host: RunHost, input: RunInput): void {
     const worker = this.#worker
     const mailbox = this.#mailbox
-    if (this.#state !== 'idle' || worker === undefined || mailbox === undefined) throw new Error('WorkerSlot.run: the slot is not idle')
+    const journal = this.#journal
+    if (this.#state !== 'idle' || worker === undefined || mailbox === undefined || journal === undefined) {
+      throw new Error('WorkerSlot.run: the slot is not idle')
+    }
     const runId = ++this.#runId
     const control = this.#control
     this.#state = 'busy'
     this.#host = host
     Atomics.store(control, 0, Control.None)
+    journal.clear()
+    this.#loggedBytes = 0
     worker.ref()
     this.#post({ t: 'run', runId, input: { ...input, wallRemainingMs: host.remainingMs } })
     const current = (): boolean => this.#runId === runId && this.#host === host
@@ -220,7 +247,7 @@ class WorkerSlot {
         this.#post({ t: 'stop', runId, reason })
       },
       kill: () => {
-        if (!current()) return
+        if (!current()) return []
         // The run answers now; the thread stops within milliseconds (V8 terminates WebAssembly too)
         // and its exit is not awaited. A replacement boots right after the answer (spawning costs the
         // host thread milliseconds): this death is the watchdog's doing, not the environment's.
@@ -229,6 +256,8 @@ class WorkerSlot {
         this.#host = undefined
         this.#state = 'backoff'
         setImmediate(() => this.#respawn())
+        // What the worker accepted but had not flushed (flushes still in flight included).
+        return journal.read(this.#loggedBytes)
       },
     })
   }
@@ -247,6 +276,7 @@ class WorkerSlot {
     const host = this.#host
     if (host === undefined || m.runId !== this.#runId) return
     if (m.t === 'flush') {
+      for (const log of m.logs) this.#loggedBytes += journalBytes(log)
       host.flush(m.calls, m.logs)
       return
     }

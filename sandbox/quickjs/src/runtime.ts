@@ -67,7 +67,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     const inline = options.isolation === 'inline'
     const poolSize = Math.max(1, Math.floor(options.poolSize ?? cores))
     this.#executor =
-      executor ?? (inline ? new InlineExecutor(variant) : new WorkerPool({ size: poolSize, variant, warmBytes: this.#defaults.memoryBytes }))
+      executor ?? (inline ? new InlineExecutor(variant) : new WorkerPool({ size: poolSize, variant, warmBytes: this.#defaults.memoryBytes, journalBytes: this.#defaults.maxOutputBytes }))
     const concurrent = options.maxConcurrentRuns ?? (executor instanceof WorkerPool ? executor.size : inline ? 2 * cores : poolSize)
     this.#gate = new RunGate(concurrent, options.maxQueuedRuns ?? DEFAULT_MAX_QUEUED_RUNS)
     const grace = options.watchdogGraceMs ?? DEFAULT_WATCHDOG_GRACE_MS

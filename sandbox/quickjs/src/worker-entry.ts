@@ -4,6 +4,7 @@
  * own loader: its `dist` when built, its source with `--conditions=@ptc/source` from tests).
  */
 import { parentPort, workerData } from 'node:worker_threads'
+import { LogJournal } from './engine/journal.js'
 import { ReplyMailbox, type MailboxMemory } from './engine/mailbox.js'
 import { ModuleCache } from './engine/module-cache.js'
 import type { QuickJSVariantName } from './engine/module.js'
@@ -13,6 +14,7 @@ import { QuickJSSession } from './engine/session.js'
 interface EngineWorkerData {
   control: SharedArrayBuffer
   mailbox: MailboxMemory
+  journal: SharedArrayBuffer
   variant: QuickJSVariantName
   warmBytes: number
 }
@@ -22,6 +24,7 @@ if (port === null) throw new Error('worker-entry must run in a worker thread')
 const data = workerData as EngineWorkerData
 const control = new Int32Array(data.control)
 const mailbox = new ReplyMailbox(data.mailbox, control)
+const journal = new LogJournal(data.journal)
 const cache = new ModuleCache(data.variant, 1)
 // Load the module now, so the first run does not pay for it.
 const warm = Promise.resolve(cache.acquire(data.warmBytes)).then(
@@ -59,6 +62,7 @@ async function begin(runId: number, input: SessionInput): Promise<void> {
   const run: Run = { runId, session: undefined, misses: 0, skipped: 0 }
   current = run
   const deadline = performance.now() + input.wallRemainingMs
+  journal.reopen()
   let image
   try {
     await warm
@@ -70,6 +74,7 @@ async function begin(runId: number, input: SessionInput): Promise<void> {
   const loaded = image
   const session = new QuickJSSession(loaded, { ...input, wallRemainingMs: Math.max(0, deadline - performance.now()) }, {
     flush: (calls, logs) => post({ t: 'flush', runId, calls, logs }),
+    logged: (text) => journal.append(text),
     done: (outcome) => {
       cache.release(loaded, outcome.broken)
       if (current === run) current = undefined

@@ -37,6 +37,8 @@ export interface SessionOutcome {
 /** Where a session reports. `flush` runs after each pump that produced calls or logs. */
 export interface SessionSink {
   flush(calls: SubCallRequest[], logs: string[]): void
+  /** A log entry the ledger accepted, as it is accepted (before it is flushed). */
+  logged?(text: string): void
   done(outcome: SessionOutcome): void
 }
 

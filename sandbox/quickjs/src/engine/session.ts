@@ -206,6 +206,7 @@ export class QuickJSSession {
   #onLog(text: string): void {
     if (this.#stop !== undefined || this.#finished) return
     if (!this.#ledger.log(text)) this.#stop = { kind: 'output-limit', message: this.#ledger.describeOverflow('log') }
+    else this.#sink.logged?.(text)
   }
 
   #onFinish(kind: number, payload: string): void {

@@ -13,8 +13,11 @@ export const MAX_RESULT_DEPTH = 4096
 export interface EngineChannel {
   settle(batchJson: string, count: number): void
   stop(reason: 'abort' | 'wall'): void
-  /** Terminates the engine's thread (worker isolation only). */
-  kill?(): void
+  /**
+   * Terminates the engine's thread (worker isolation only); returns the log entries the engine had
+   * accepted but not flushed yet.
+   */
+  kill?(): string[]
 }
 
 /** What a `RunHost` needs from the admitted run (see `AdmittedRun`). */
@@ -96,11 +99,11 @@ export class RunHost {
       const kill = channel.kill
       this.#killTimer = setTimeout(() => {
         if (this.#ended) return
-        kill()
+        const logs = kill()
         const error = stopError(reason, this.#clock.limits)
         error.message += ` (the engine did not stop within ${this.#graceMs} ms and its worker was terminated)`
         const cpuMs = performance.now() - (this.#attachedAt ?? this.#clock.startedAt)
-        this.end({ logs: [], cpuMs, subCalls: this.#subCalls, broken: true, error })
+        this.end({ logs, cpuMs, subCalls: this.#subCalls, broken: true, error })
       }, this.#graceMs)
     }
   }
