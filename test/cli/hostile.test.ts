@@ -105,6 +105,13 @@ describe('control characters from a program, a tool or a log are escaped on stde
     expectNoRawControl(run.stderr)
   })
 
+  test('ptc sdk: the prompt is byte-exact when piped, like the model text of ptc run', async () => {
+    const run = await ptc(['sdk', '--tools', fixture('tools-hostile.mjs')], quick)
+    expect(run.code).toBe(0)
+    // The declarations quote the name as a string (C0 controls as \u001b); what is left raw stays raw when piped.
+    expect(run.stdout).toContain('"echo\\u001b[31mred\\u001b]0;title\\u0007 \u009b2J \u202eevil"')
+  })
+
   test('ptc check: a diagnostic quoting the program’s string is escaped', async () => {
     const run = await ptc(['check', files.path('check.ts')], quick)
     expect(run.code).toBe(1)
@@ -179,6 +186,13 @@ describe.runIf(process.platform === 'linux' && hasScript())('on a terminal, stdo
     expectNoRawControl(screen)
     expect(screen).toContain(`log ${ESCAPED}`)
     expect(screen).toContain(`boom ${ESCAPED}`)
+  })
+
+  test('ptc sdk: the prompt is escaped on a terminal', async () => {
+    const run = await ptcOnTerminal(['sdk', '--tools', fixture('tools-hostile.mjs')], '')
+    const screen = run.stdout.replace(/\r\n/g, '\n')
+    expectNoRawControl(screen)
+    expect(screen).toContain('"echo\\u001b[31mred\\u001b]0;title\\u0007 \\x9b2J \\u202eevil"')
   })
 })
 
