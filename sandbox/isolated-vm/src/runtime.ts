@@ -1,4 +1,4 @@
-import { DEFAULT_LIMITS, RunGate, SandboxUsageError, acceptRun, resolveLimits } from '@ptc/sandbox'
+import { DEFAULT_LIMITS, GUEST_PRELUDE, PROGRAM_FILENAME, RunGate, SandboxUsageError, acceptRun, resolveLimits } from '@ptc/sandbox'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import { InlineLane } from './host/inline.js'
 import { ProcessPool } from './host/process-pool.js'
@@ -102,7 +102,7 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
         processes,
         runsPerProcess: perProcess,
         graceMs,
-        config: { warmIsolates: warm, memoryBytes: this.#defaults.memoryBytes },
+        config: { warmIsolates: warm, memoryBytes: this.#defaults.memoryBytes, prelude: GUEST_PRELUDE, programFilename: PROGRAM_FILENAME },
       })
     }
   }

@@ -3,14 +3,14 @@
  * `IsolateEngine` and talks to its parent over the IPC channel only. Its argument is the JSON text of
  * `ChildConfig`. It exits (SIGKILL, which no stuck isolate thread can delay) as soon as the channel
  * closes, so a host that dies leaves no engine behind. Imports only relative files and packages
- * (`@ptc/sandbox` resolves to its `dist` when built, to its source under `--conditions=@ptc/source`).
+ * and never `@ptc/sandbox` at run time: the guest prelude arrives in the config.
  */
 import { loadIsolatedVm } from '../load.js'
 import { IsolateEngine } from './engine.js'
-import type { FromEngine, ToEngine } from './protocol.js'
+import type { EngineSources, FromEngine, ToEngine } from './protocol.js'
 
 /** What the host tells a child at spawn (its only argument). */
-export interface ChildConfig {
+export interface ChildConfig extends EngineSources {
   warmIsolates: number
   memoryBytes: number
 }
@@ -45,9 +45,9 @@ function flush(): void {
   }
 }
 
-const config = JSON.parse(process.argv[2] ?? '{}') as Partial<ChildConfig>
+const config = JSON.parse(process.argv[2] ?? '{}') as ChildConfig
 const ivm = loadIsolatedVm()
-const engine = new IsolateEngine(ivm, post, config.warmIsolates ?? 1, config.memoryBytes ?? 256 * 1024 * 1024)
+const engine = new IsolateEngine(ivm, config, post, config.warmIsolates, config.memoryBytes)
 
 process.on('message', (message: ToEngine) => {
   engine.handle(message)

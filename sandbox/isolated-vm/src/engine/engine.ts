@@ -1,6 +1,6 @@
 import type { IvmModule } from '../load.js'
 import { IsolatePool } from './pool.js'
-import type { FromEngine, ToEngine } from './protocol.js'
+import type { EngineSources, FromEngine, ToEngine } from './protocol.js'
 import { EngineRun } from './run.js'
 import { memoryLimitMib } from './slot.js'
 
@@ -11,12 +11,14 @@ import { memoryLimitMib } from './slot.js'
 export class IsolateEngine {
   readonly #send: (message: FromEngine) => void
   readonly #pool: IsolatePool
+  readonly #programFilename: string
   readonly #runs = new Map<number, EngineRun>()
   #disposed = false
 
-  constructor(ivm: IvmModule, send: (message: FromEngine) => void, warmIsolates: number, memoryBytes: number) {
+  constructor(ivm: IvmModule, sources: EngineSources, send: (message: FromEngine) => void, warmIsolates: number, memoryBytes: number) {
     this.#send = send
-    this.#pool = new IsolatePool(ivm, warmIsolates, memoryLimitMib(memoryBytes))
+    this.#programFilename = sources.programFilename
+    this.#pool = new IsolatePool(ivm, warmIsolates, memoryLimitMib(memoryBytes), sources.prelude)
   }
 
   /** Runs started and not yet `ended`. */
@@ -29,7 +31,7 @@ export class IsolateEngine {
     switch (message.t) {
       case 'start': {
         const { run: id, input } = message
-        const run = new EngineRun(id, input, this.#send, () => {
+        const run = new EngineRun(id, input, this.#programFilename, this.#send, () => {
           this.#runs.delete(id)
           if (this.#runs.size === 0 && !this.#disposed) this.#pool.refill()
         })

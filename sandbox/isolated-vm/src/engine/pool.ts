@@ -11,12 +11,14 @@ export class IsolatePool {
   readonly #ivm: IvmModule
   readonly #size: number
   readonly #memoryMib: number
+  readonly #prelude: string
   readonly #ready: IsolateSlot[] = []
   #filling = false
   #disposed = false
 
-  constructor(ivm: IvmModule, size: number, memoryMib: number) {
+  constructor(ivm: IvmModule, size: number, memoryMib: number, prelude: string) {
     this.#ivm = ivm
+    this.#prelude = prelude
     this.#size = size
     this.#memoryMib = memoryMib
     this.refill()
@@ -33,7 +35,7 @@ export class IsolatePool {
       const slot = this.#ready.shift()
       if (slot !== undefined) return Promise.resolve(slot)
     }
-    return IsolateSlot.create(this.#ivm, memoryMib)
+    return IsolateSlot.create(this.#ivm, memoryMib, this.#prelude)
   }
 
   /**
@@ -50,7 +52,7 @@ export class IsolatePool {
         this.#filling = false
         return
       }
-      IsolateSlot.create(this.#ivm, this.#memoryMib).then(
+      IsolateSlot.create(this.#ivm, this.#memoryMib, this.#prelude).then(
         (slot) => {
           this.#filling = false
           if (this.#disposed) slot.dispose()

@@ -4,6 +4,20 @@
  * travels as the JSON text the guest made; the host parses it.
  */
 
+/**
+ * The guest code an engine installs, from `@ptc/sandbox` on the host: the engine child does not load
+ * `@ptc/sandbox` itself (it starts faster without the TypeScript stripper and the rest).
+ */
+export interface EngineSources {
+  /** `GUEST_PRELUDE`. */
+  prelude: string
+  /** `PROGRAM_FILENAME`. */
+  programFilename: string
+}
+
+/** `FinishKind.Error` of the prelude protocol (checked against it in `host/run-host.ts`). */
+export const FINISH_ERROR = 3
+
 /** What a run needs to start in an engine. */
 export interface StartInput {
   /** The wrapped program (`PreparedProgram.source`). */

@@ -1,7 +1,7 @@
-import { PROGRAM_FILENAME, messageOf } from '@ptc/sandbox'
 import type { GuestErrorInfo } from '@ptc/sandbox'
 import type IsolatedVM from 'isolated-vm'
-import { syntaxErrorInfo } from '../guest-error.js'
+import { messageOf, syntaxErrorInfo } from '../guest-error.js'
+import { FINISH_ERROR } from './protocol.js'
 import type { EngineFailure, FromEngine, StartInput } from './protocol.js'
 import type { IsolateSlot, SlotHandler } from './slot.js'
 
@@ -20,6 +20,7 @@ const MEMORY_POLL_MS = 50
 export class EngineRun implements SlotHandler {
   readonly id: number
   readonly #input: StartInput
+  readonly #programFilename: string
   readonly #send: (message: FromEngine) => void
   readonly #onEnded: () => void
   #slot: IsolateSlot | undefined
@@ -35,9 +36,12 @@ export class EngineRun implements SlotHandler {
   #cpuTimer: ReturnType<typeof setTimeout> | undefined
   #heapPoll: ReturnType<typeof setInterval> | undefined
   #heapInFlight = false
+  /** A guest RangeError waiting for `#decide`. */
+  #pendingError: { payload: string; cpuMs: number; overLimit: boolean } | undefined
 
-  constructor(id: number, input: StartInput, send: (message: FromEngine) => void, onEnded: () => void) {
+  constructor(id: number, input: StartInput, programFilename: string, send: (message: FromEngine) => void, onEnded: () => void) {
     this.id = id
+    this.#programFilename = programFilename
     this.#input = input
     this.#send = send
     this.#onEnded = onEnded
@@ -76,9 +80,9 @@ export class EngineRun implements SlotHandler {
     }
     try {
       // Compiling only parses (no program code runs): safe on this thread.
-      script = slot.isolate.compileScriptSync(source, { filename: PROGRAM_FILENAME })
+      script = slot.isolate.compileScriptSync(source, { filename: this.#programFilename })
     } catch (error) {
-      this.#fail('syntax', JSON.stringify(syntaxErrorInfo(error)))
+      this.#fail('syntax', JSON.stringify(syntaxErrorInfo(error, this.#programFilename)))
       this.#checkEnded()
       return
     }
@@ -135,6 +139,14 @@ export class EngineRun implements SlotHandler {
 
   onFinish(kind: unknown, payload: unknown): void {
     if (this.#done) return
+    if (kind === FINISH_ERROR && typeof payload === 'string' && payload.includes('RangeError') && this.#slot !== undefined) {
+      // V8 may throw "Invalid string length" (or array length) just before isolated-vm's soft limit
+      // disposes the isolate over a bomb: decide once the current task is over (see `#decide`).
+      this.#pendingError = { payload, cpuMs: this.#cpuMs(), overLimit: false }
+      this.#end(true, false)
+      if (this.#tasks === 0) this.#decide()
+      return
+    }
     this.#send({ t: 'finish', run: this.id, kind, payload, cpuMs: this.#cpuMs() })
     // The program completed: it can no longer reach the host (the prelude is closed, the handler
     // detached). Free the isolate after this message has left.
@@ -152,10 +164,35 @@ export class EngineRun implements SlotHandler {
   #taskDone(): void {
     this.#tasks--
     if (this.#done) {
-      this.#checkEnded()
+      if (this.#pendingError !== undefined && this.#tasks === 0) this.#decide()
+      else this.#checkEnded()
       return
     }
     if (this.#tasks === 0 && this.#started) this.#send({ t: 'idle', run: this.id, settled: this.#settled, cpuMs: this.#cpuMs() })
+  }
+
+  /**
+   * The outcome of a guest RangeError, once no task runs: `memory` when isolated-vm hit its memory
+   * limit meanwhile or the heap is over the run's budget, else the guest's exception.
+   */
+  #decide(): void {
+    const pending = this.#pendingError
+    const slot = this.#slot
+    if (pending === undefined || slot === undefined) return
+    this.#pendingError = undefined
+    const report = (memory: boolean): void => {
+      if (memory) this.#send({ t: 'fail', run: this.id, reason: 'memory', detail: '', cpuMs: pending.cpuMs })
+      else this.#send({ t: 'finish', run: this.id, kind: FINISH_ERROR, payload: pending.payload, cpuMs: pending.cpuMs })
+      this.#dispose(slot, true)
+    }
+    if (pending.overLimit || slot.disposed) {
+      report(true)
+      return
+    }
+    slot.isolate.getHeapStatistics().then(
+      (heap) => report(heap.used_heap_size + heap.externally_allocated_size > this.#input.memoryBytes),
+      () => report(true),
+    )
   }
 
   #fail(reason: EngineFailure, detail: string): void {
@@ -164,8 +201,11 @@ export class EngineRun implements SlotHandler {
     this.#end(true)
   }
 
-  /** Stops forwarding and disposes the isolate (now, or after this macrotask when `now` is false). */
-  #end(now: boolean): void {
+  /**
+   * Stops forwarding and, unless `dispose` is false (the caller disposes later), disposes the
+   * isolate (now, or after this macrotask when `now` is false).
+   */
+  #end(now: boolean, dispose = true): void {
     if (this.#done) return
     this.#cpuMs()
     this.#done = true
@@ -174,8 +214,13 @@ export class EngineRun implements SlotHandler {
     const slot = this.#slot
     if (slot === undefined) return
     slot.handler = undefined
+    if (dispose) this.#dispose(slot, now)
+  }
+
+  #dispose(slot: IsolateSlot, now: boolean): void {
     if (now) {
       slot.dispose()
+      this.#checkEnded()
       return
     }
     setImmediate(() => {
@@ -232,8 +277,11 @@ export class EngineRun implements SlotHandler {
 
   /** An isolated-vm operation failed: the memory limit, a top-level throw, or a dead isolate. */
   #engineFailure(error: unknown): void {
-    if (this.#done) return
     const message = messageOf(error)
+    if (this.#done) {
+      if (this.#pendingError !== undefined && /memory limit/i.test(message)) this.#pendingError.overLimit = true
+      return
+    }
     if (/memory limit/i.test(message)) {
       this.#fail('memory', '')
     } else if (this.#slot !== undefined && !this.#slot.disposed && error instanceof Error) {

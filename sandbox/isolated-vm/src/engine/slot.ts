@@ -1,4 +1,3 @@
-import { GUEST_PRELUDE } from '@ptc/sandbox'
 import type IsolatedVM from 'isolated-vm'
 import type { IvmModule } from '../load.js'
 
@@ -41,7 +40,7 @@ export function memoryLimitMib(memoryBytes: number): number {
  * than the UTF-8 bytes, plus the 1-byte separator of every entry). So an entry is only ever dropped
  * here after the ledger has overflowed on an entry that did reach the host: never silently.
  */
-const SETUP_SOURCE = `var prelude = ${GUEST_PRELUDE};
+const setupSource = (prelude: string): string => `var prelude = ${prelude};
 var hostCall = $0, hostLog = $1, hostFinish = $2, settle = null;
 function setup(bindingsJson, maxOutputBytes, maxSubCalls) {
   var calls = maxSubCalls + 1, room = maxOutputBytes;
@@ -87,7 +86,7 @@ export class IsolateSlot {
   }
 
   /** Creates the isolate (synchronously, ~1 ms) and its context and setup (on the isolate's thread). */
-  static async create(ivm: IvmModule, memoryMib: number): Promise<IsolateSlot> {
+  static async create(ivm: IvmModule, memoryMib: number, prelude: string): Promise<IsolateSlot> {
     let slot: IsolateSlot | undefined
     const isolate = new ivm.Isolate({
       memoryLimit: memoryMib,
@@ -102,7 +101,7 @@ export class IsolateSlot {
       const finish = new ivm.Callback((kind: unknown, payload: unknown) => slot?.handler?.onFinish(kind, payload), {
         ignored: true,
       })
-      const pair = (await context.evalClosure(SETUP_SOURCE, [call, log, finish], {
+      const pair = (await context.evalClosure(setupSource(prelude), [call, log, finish], {
         filename: SETUP_FILENAME,
         result: { reference: true },
       })) as IsolatedVM.Reference<unknown[]>

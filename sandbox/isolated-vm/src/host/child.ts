@@ -24,7 +24,12 @@ export interface ChildOwner {
  * (this module's URL ends in `.ts`, as under vitest): `engine/child-entry.ts` through tsx's ESM
  * loader, with `--conditions=@ptc/source` so workspace packages resolve to their sources.
  */
-function childCommand(): { entry: string; execArgv: string[] } {
+export interface ChildCommand {
+  entry: string
+  execArgv: string[]
+}
+
+export function childCommand(): ChildCommand {
   const here = import.meta.url
   if (!here.endsWith('.ts')) return { entry: fileURLToPath(new URL('./child-entry.js', here)), execArgv: ['--no-node-snapshot'] }
   const tsx = pathToFileURL(createRequire(here).resolve('tsx/esm')).href
@@ -49,15 +54,17 @@ export class EngineChild implements Lane {
   readonly #runs = new Map<number, RunHost>()
   /** Runs answered and not yet confirmed `ended`: each still holds an isolate in the child. */
   readonly #ending = new Map<number, ReturnType<typeof setTimeout>>()
+  /** Of those, the runs the host stopped (the guest may be inside a built-in that ignores it). */
+  readonly #stopping = new Set<number>()
   #stderr = ''
   #ready = false
   #exited = false
   #killReason: string | undefined
 
-  constructor(owner: ChildOwner, config: ChildConfig, graceMs: number) {
+  constructor(owner: ChildOwner, config: ChildConfig, graceMs: number, command: ChildCommand = childCommand()) {
     this.#owner = owner
     this.#graceMs = graceMs
-    const { entry, execArgv } = childCommand()
+    const { entry, execArgv } = command
     this.#proc = fork(entry, [JSON.stringify(config)], {
       execArgv,
       env: {},
@@ -73,7 +80,11 @@ export class EngineChild implements Lane {
     // The pipe is a socket: unreferenced, it never keeps this process alive on its own.
     ;(this.#proc.stderr as { unref?: () => void } | null)?.unref?.()
     this.#proc.on('message', (batch: unknown) => this.#receive(batch))
-    this.#proc.on('error', () => this.kill('the engine process failed'))
+    this.#proc.on('error', () => {
+      // Never started (fork failed): no 'exit' follows.
+      if (this.#proc.pid === undefined) this.#onExit(null, null)
+      else this.kill('the engine process failed')
+    })
     this.#proc.on('exit', (code, signal) => this.#onExit(code, signal))
   }
 
@@ -83,6 +94,14 @@ export class EngineChild implements Lane {
 
   get ready(): boolean {
     return this.#ready && !this.#exited && this.#killReason === undefined
+  }
+
+  /**
+   * A run the host stopped has not confirmed its end yet: within the grace this child is either
+   * cleared or killed, so new runs should not go here meanwhile.
+   */
+  get suspect(): boolean {
+    return this.#stopping.size > 0
   }
 
   /** Places in use: runs live, and runs answered whose isolate the child has not confirmed gone. */
@@ -107,7 +126,10 @@ export class EngineChild implements Lane {
   release(run: RunHost, stop: boolean): void {
     if (!this.#runs.delete(run.id)) return
     if (this.#exited) return
-    if (stop) this.send(run, { t: 'stop', run: run.id })
+    if (stop) {
+      this.send(run, { t: 'stop', run: run.id })
+      this.#stopping.add(run.id)
+    }
     this.#ending.set(
       run.id,
       setTimeout(() => this.kill(`a run in it did not stop within ${this.#graceMs} ms of its answer`), this.#graceMs).unref(),
@@ -143,6 +165,7 @@ export class EngineChild implements Lane {
           if (timer === undefined) break
           clearTimeout(timer)
           this.#ending.delete(message.run)
+          this.#stopping.delete(message.run)
           this.#owner.freed(this)
           break
         }
@@ -163,6 +186,7 @@ export class EngineChild implements Lane {
     this.#exited = true
     for (const timer of this.#ending.values()) clearTimeout(timer)
     this.#ending.clear()
+    this.#stopping.clear()
     const how = signal !== null ? `signal ${signal}` : `exit code ${String(code)}`
     const why = this.#killReason !== undefined ? `it was killed: ${this.#killReason}` : `it ended with ${how}`
     const oom = this.#killReason === undefined && /out of memory|heap limit|allocation failed/i.test(this.#stderr)

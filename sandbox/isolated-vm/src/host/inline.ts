@@ -1,3 +1,4 @@
+import { GUEST_PRELUDE, PROGRAM_FILENAME } from '@ptc/sandbox'
 import { IsolateEngine } from '../engine/engine.js'
 import type { FromEngine, ToEngine } from '../engine/protocol.js'
 import type { IvmModule } from '../load.js'
@@ -14,7 +15,13 @@ export class InlineLane implements Lane {
   readonly #runs = new Map<number, RunHost>()
 
   constructor(ivm: IvmModule, warmIsolates: number, memoryBytes: number) {
-    this.#engine = new IsolateEngine(ivm, (message) => this.#receive(message), warmIsolates, memoryBytes)
+    this.#engine = new IsolateEngine(
+      ivm,
+      { prelude: GUEST_PRELUDE, programFilename: PROGRAM_FILENAME },
+      (message) => this.#receive(message),
+      warmIsolates,
+      memoryBytes,
+    )
   }
 
   start(run: RunHost): void {

@@ -1,6 +1,6 @@
 import type { ChildConfig } from '../engine/child-entry.js'
-import { EngineChild } from './child.js'
-import type { ChildOwner } from './child.js'
+import { EngineChild, childCommand } from './child.js'
+import type { ChildCommand, ChildOwner } from './child.js'
 import type { RunHost } from './run-host.js'
 
 /** Delay before respawning after the `n`-th child in a row failed to start: 50 ms doubling, at most 5 s. */
@@ -17,6 +17,8 @@ export interface ProcessPoolOptions {
   /** How long a child may take to confirm that a finished run no longer runs. */
   graceMs: number
   config: ChildConfig
+  /** How children are started (tests); default `childCommand()`. */
+  command?: ChildCommand
 }
 
 /**
@@ -33,12 +35,15 @@ export class ProcessPool implements ChildOwner {
   readonly #onProcessExit = (): void => {
     for (const child of this.#children) child.kill('the host process exited')
   }
+  readonly #command: ChildCommand
   #failures = 0
+  #spawned = 0
   #respawnTimer: ReturnType<typeof setTimeout> | undefined
   #disposed = false
 
   constructor(options: ProcessPoolOptions) {
     this.#options = options
+    this.#command = options.command ?? childCommand()
     process.on('exit', this.#onProcessExit)
     for (let i = 0; i < options.processes; i++) this.#spawn()
   }
@@ -46,6 +51,11 @@ export class ProcessPool implements ChildOwner {
   /** The pids of the live child processes (diagnostics). */
   get pids(): number[] {
     return this.#children.map((c) => c.pid).filter((pid): pid is number => pid !== undefined)
+  }
+
+  /** Children started so far (diagnostics). */
+  get spawned(): number {
+    return this.#spawned
   }
 
   /** Places `run` on a child now, or when one has room. */
@@ -98,7 +108,8 @@ export class ProcessPool implements ChildOwner {
     if (this.#disposed) return false
     const { config, graceMs } = this.#options
     try {
-      this.#children.push(new EngineChild(this, config, graceMs))
+      this.#children.push(new EngineChild(this, config, graceMs, this.#command))
+      this.#spawned++
       return true
     } catch {
       this.#respawnLater()
@@ -113,9 +124,12 @@ export class ProcessPool implements ChildOwner {
         this.#waiting.shift()
         continue
       }
+      // The least loaded ready child with room that is not waiting to learn whether a stopped run
+      // really stopped (it may be killed within the grace, with every run it hosts).
       let best: EngineChild | undefined
       for (const child of this.#children) {
-        if (child.ready && child.load < this.#options.runsPerProcess && (best === undefined || child.load < best.load)) best = child
+        if (!child.ready || child.suspect || child.load >= this.#options.runsPerProcess) continue
+        if (best === undefined || child.load < best.load) best = child
       }
       if (best === undefined) return
       this.#waiting.shift()

@@ -9,6 +9,7 @@ import type {
   JsonValue,
   PreparedProgram,
 } from '@ptc/sandbox'
+import { FINISH_ERROR } from '../engine/protocol.js'
 import type { FromEngine, StartInput, ToEngine } from '../engine/protocol.js'
 import { memoryLimitMib } from '../engine/slot.js'
 import { HostBridge } from './bridge.js'
@@ -25,6 +26,10 @@ export interface Lane {
    */
   release(run: RunHost, stop: boolean): void
 }
+
+// The engine's copy of the prelude protocol's error kind must be the prelude's.
+const _finishError: typeof FinishKind.Error = FINISH_ERROR
+void _finishError
 
 let nextRunId = 1
 
@@ -97,7 +102,9 @@ export class RunHost {
   /** Ends the run from the host side (the engine kills the guest), settles the result. */
   stop(reason: StopReason): void {
     if (this.#ended) return
-    this.#finish(stopError(reason, this.#limits, this.#ledger), undefined, true)
+    const error = stopError(reason, this.#limits, this.#ledger)
+    if (reason === 'wall' && this.#lane === undefined) error.message += ' before the program started (no isolated-vm engine process was ready)'
+    this.#finish(error, undefined, true)
   }
 
   /** The engine hosting the run is gone (its process died or was killed). */
@@ -164,8 +171,7 @@ export class RunHost {
         return
       case FinishKind.Error: {
         const info = parseInfo(text)
-        // isolated-vm's allocator refuses ArrayBuffers past the isolate's limit with this RangeError.
-        if (info.name === 'RangeError' && /^Array buffer allocation failed/.test(info.message)) {
+        if (info.name === 'RangeError' && isMemoryRangeError(info.message, this.#limits.memoryBytes)) {
           this.#finish(stopError('memory', this.#limits, this.#ledger))
         } else this.#finish({ kind: 'exception', message: formatGuestError(info, this.#program) })
         return
@@ -213,6 +219,20 @@ export class RunHost {
     else if (value !== undefined) result.value = value
     this.#resolve(result)
   }
+}
+
+/** V8's longest string: 2^29 - 24 UTF-16 units, at least that many bytes. */
+const MAX_STRING_BYTES = 2 ** 29 - 24
+
+/**
+ * An uncaught RangeError that means the guest wanted more memory than its budget: isolated-vm's
+ * allocator refusing an ArrayBuffer past the isolate's limit, or V8 refusing a string longer than its
+ * maximum (which V8 may throw before isolated-vm's soft limit stops a doubling string) when that
+ * maximum is over the budget anyway.
+ */
+function isMemoryRangeError(message: string, memoryBytes: number): boolean {
+  if (/^Array buffer allocation failed/.test(message)) return true
+  return /^Invalid string length/.test(message) && memoryBytes < MAX_STRING_BYTES
 }
 
 function parseInfo(text: string): GuestErrorInfo {

@@ -1,0 +1,40 @@
+import { DEFAULT_LIMITS, GUEST_PRELUDE, PROGRAM_FILENAME, acceptRun } from '@ptc/sandbox'
+import { describe, expect, test } from 'vitest'
+import { isolatedVmAvailability } from '../index.js'
+import { sleep } from '../test-helpers.js'
+import { ProcessPool } from './process-pool.js'
+import { RunHost } from './run-host.js'
+
+const availability = isolatedVmAvailability()
+
+describe.skipIf(!availability.available)('the engine process pool', () => {
+  test('children that fail to start are respawned with a growing delay, and runs still settle at their deadlines', async () => {
+    const pool = new ProcessPool({
+      processes: 1,
+      runsPerProcess: 1,
+      graceMs: 100,
+      config: { warmIsolates: 0, memoryBytes: DEFAULT_LIMITS.memoryBytes, prelude: GUEST_PRELUDE, programFilename: PROGRAM_FILENAME },
+      command: { entry: '/nonexistent/ptc-engine-child.js', execArgv: [] },
+    })
+    try {
+      const request = { code: 'return 1', bindings: [], call: async () => null, limits: { wallMs: 2000 } }
+      const admitted = await acceptRun(request, DEFAULT_LIMITS)
+      if (!admitted.ok) throw new Error('not admitted')
+      const run = new RunHost(request, admitted)
+      pool.place(run)
+      const r = await run.result
+      expect(r.error?.kind).toBe('timeout')
+      expect(r.error?.message).toMatch(/no isolated-vm engine process was ready/)
+      expect(r.stats.wallMs).toBeGreaterThanOrEqual(1990)
+      expect(r.stats.wallMs).toBeLessThan(3500)
+      // 50, 100, 200, 400, 800 ms…: a handful of attempts in 2 s, not a spawn storm.
+      expect(pool.spawned).toBeGreaterThanOrEqual(2)
+      expect(pool.spawned).toBeLessThanOrEqual(10)
+      const before = pool.spawned
+      await sleep(1000)
+      expect(pool.spawned - before).toBeLessThanOrEqual(2)
+    } finally {
+      await pool.dispose()
+    }
+  }, 30_000)
+})
