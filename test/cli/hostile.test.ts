@@ -157,6 +157,16 @@ describe('control characters from a program, a tool or a log are escaped on stde
     expectNoRawControl(run.stderr)
   })
 
+  test('ptc log: thousands of bad lines are counted after the first twenty, not printed one by one', async () => {
+    const path = files.path('many-bad.jsonl')
+    writeFileSync(path, `{"type":"tool/call","time":1,"callId":"c1","name":"x","arguments":"{}"}\n${'nope\n'.repeat(5000)}`)
+    const run = await ptc(['log', path], quick)
+    expect(run.code).toBe(0)
+    const lines = run.stderr.trimEnd().split('\n')
+    expect(lines).toHaveLength(21)
+    expect(lines[20]).toMatch(/^ptc: .*many-bad\.jsonl: skipped 4980 more lines that are not session events$/)
+  })
+
   test('ptc log: arguments nested too deeply for JSON.stringify do not crash it', async () => {
     const path = files.path('deep.jsonl')
     const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`

@@ -1,8 +1,9 @@
 import { resolve } from 'node:path'
 import { parseJsonl } from '@ptc/tools/session'
 import { onePositional, parseCommandArgs } from '../args.js'
-import { safeJson } from '../escape.js'
+import { escapeControl, safeJson } from '../escape.js'
 import { CliError, firstLine } from '../errors.js'
+import { oneLine } from '../format.js'
 import { readRegularFile } from '../input-file.js'
 import { writeLine, type CliIo } from '../io.js'
 import { logTreeJson, renderLogTree } from '../log/render.js'
@@ -10,6 +11,8 @@ import { buildLogTree } from '../log/tree.js'
 
 /** The largest session log read. */
 export const MAX_LOG_BYTES = 256 * 1024 * 1024
+/** Skipped lines named one by one on stderr; the rest are counted. */
+const MAX_SKIPPED_SHOWN = 20
 
 export const LOG_USAGE = `ptc log FILE.jsonl [--json]
   Shows a session log (written by ptc run --session or a JsonlSession) as a tree: each call with
@@ -30,8 +33,10 @@ export async function logCommand(args: readonly string[], io: CliIo): Promise<nu
   if (read.events.length === 0 && read.partialTail !== undefined) {
     throw new CliError('LOG_FORMAT', `${path} is not a JSON Lines session log (no complete line)`)
   }
-  for (const bad of read.invalidLines) writeLine(io.stderr, `ptc: ${path}:${bad.line}: skipped: ${bad.message}`)
-  if (read.partialTail !== undefined) writeLine(io.stderr, `ptc: ${path}: ignored an unterminated last line (${read.partialTail.bytes} bytes, a write cut short)`)
+  for (const bad of read.invalidLines.slice(0, MAX_SKIPPED_SHOWN)) writeLine(io.stderr, escapeControl(`ptc: ${path}:${bad.line}: skipped: ${oneLine(bad.message, 300)}`))
+  const more = read.invalidLines.length - MAX_SKIPPED_SHOWN
+  if (more > 0) writeLine(io.stderr, escapeControl(`ptc: ${path}: skipped ${more} more line${more === 1 ? '' : 's'} that are not session events`))
+  if (read.partialTail !== undefined) writeLine(io.stderr, escapeControl(`ptc: ${path}: ignored an unterminated last line (${read.partialTail.bytes} bytes, a write cut short)`))
   const tree = buildLogTree(read.events)
   if (values.json === true) {
     let json: string
