@@ -8,5 +8,6 @@ describe.skipIf(!availability.available)(
   `isolated-vm backend${availability.available ? '' : ` (skipped: ${availability.reason})`}`,
   () => {
     runtimeConformance('isolated-vm', () => createIsolatedVmRuntime())
+    runtimeConformance('isolated-vm without containment', () => createIsolatedVmRuntime({ containment: 'none' }))
   },
 )

@@ -8,6 +8,14 @@ function backoffMs(failures: number): number {
   return Math.min(5000, 50 * 2 ** Math.max(0, failures - 1))
 }
 
+/** Every live pool, for the one `exit` hook that kills their children when this process exits. */
+const livePools = new Set<ProcessPool>()
+let exitHooked = false
+
+function killAllChildren(): void {
+  for (const pool of livePools) pool.killAll('the host process exited')
+}
+
 /** Options of a `ProcessPool`. */
 export interface ProcessPoolOptions {
   /** Child processes kept alive. */
@@ -32,9 +40,6 @@ export class ProcessPool implements ChildOwner {
   readonly #options: ProcessPoolOptions
   readonly #children: EngineChild[] = []
   readonly #waiting: RunHost[] = []
-  readonly #onProcessExit = (): void => {
-    for (const child of this.#children) child.kill('the host process exited')
-  }
   readonly #command: ChildCommand
   #failures = 0
   #spawned = 0
@@ -44,7 +49,11 @@ export class ProcessPool implements ChildOwner {
   constructor(options: ProcessPoolOptions) {
     this.#options = options
     this.#command = options.command ?? childCommand()
-    process.on('exit', this.#onProcessExit)
+    livePools.add(this)
+    if (!exitHooked) {
+      exitHooked = true
+      process.on('exit', killAllChildren)
+    }
     for (let i = 0; i < options.processes; i++) this.#spawn()
   }
 
@@ -97,13 +106,18 @@ export class ProcessPool implements ChildOwner {
     this.#disposed = true
     clearTimeout(this.#respawnTimer)
     this.#waiting.length = 0
+    livePools.delete(this)
     const children = [...this.#children]
-    for (const child of children) child.kill('the runtime was disposed')
+    this.killAll('the runtime was disposed')
     await Promise.all(children.map((child) => child.whenExited()))
-    process.off('exit', this.#onProcessExit)
   }
 
   /** Starts one child; false when `fork` itself threw (then it is retried later). */
+  /** Kills every child now (SIGKILL). */
+  killAll(reason: string): void {
+    for (const child of this.#children) child.kill(reason)
+  }
+
   #spawn(): boolean {
     if (this.#disposed) return false
     const { config, graceMs } = this.#options
