@@ -79,11 +79,12 @@ test('a worker that dies mid-run fails only that run, as crash, and a replacemen
     for (let i = 0; i < 3; i++) {
       let inCall!: () => void
       const called = new Promise<void>((resolve) => (inCall = resolve))
-      const doomed = runtime.run(request('await tools.echo({}); return "never"', { call: () => (inCall(), new Promise<JsonValue>(() => {})) }))
+      const doomed = runtime.run(request('console.log("before"); await tools.echo({}); return "never"', { call: () => (inCall(), new Promise<JsonValue>(() => {})) }))
       await called
       await (workers.at(-1) as Worker).terminate()
       const r = await doomed
       expect(r.error?.kind).toBe('crash')
+      expect(r.logs).toEqual(['before'])
       expect((await runtime.run(request('return (await tools.echo({ i: 1 })).i'))).value).toBe(1)
       expect(pool.workers).toBe(1)
     }

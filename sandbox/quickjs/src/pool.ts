@@ -292,6 +292,8 @@ class WorkerSlot {
   #died(message: string): void {
     if (this.#state === 'closed') return
     const host = this.#host
+    // The run's entries the worker accepted but had not flushed.
+    const logs = host === undefined ? [] : (this.#journal?.read(this.#loggedBytes) ?? [])
     this.#host = undefined
     this.#worker = undefined
     this.#failures++
@@ -303,7 +305,7 @@ class WorkerSlot {
       // An idle pool waiting to respawn does not keep the process alive; a waiting run's timer does.
       this.#backoff.unref()
     }
-    host?.end({ logs: [], cpuMs: 0, subCalls: 0, broken: true, error: { kind: 'crash', message } })
+    host?.end({ logs, cpuMs: 0, subCalls: 0, broken: true, error: { kind: 'crash', message } })
   }
 
   #respawn(): void {
