@@ -1,5 +1,5 @@
 export type * from './types.js'
-export { DEFAULT_LIMITS, resolveLimits } from './limits.js'
+export { DEFAULT_LIMITS, MAX_TIMER_MS, resolveLimits } from './limits.js'
 export { SandboxUsageError } from './errors.js'
 export { validateBindings } from './bindings.js'
 export { LOG_SEPARATOR_BYTES, OutputLedger, utf8ByteLength } from './ledger.js'

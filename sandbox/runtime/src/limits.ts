@@ -14,6 +14,10 @@ export const DEFAULT_LIMITS: Readonly<CodeRunLimits> = Object.freeze({
 
 const LIMIT_NAMES = Object.keys(DEFAULT_LIMITS) as (keyof CodeRunLimits)[]
 
+/** The longest delay a Node timer honours (a longer one fires at once): the ceiling of the time limits. */
+export const MAX_TIMER_MS = 2 ** 31 - 1
+const TIME_LIMITS: readonly (keyof CodeRunLimits)[] = ['cpuMs', 'wallMs']
+
 /**
  * Merges per-run limits over defaults (a backend's configured defaults, else `DEFAULT_LIMITS`).
  * Throws `SandboxUsageError` for a limit that is not a non-negative finite number or an unknown key:
@@ -32,6 +36,9 @@ export function resolveLimits(
     if (value === undefined) continue
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
       throw new SandboxUsageError(`limit "${key}" must be a non-negative finite number`)
+    }
+    if (value > MAX_TIMER_MS && TIME_LIMITS.includes(key as keyof CodeRunLimits)) {
+      throw new SandboxUsageError(`limit "${key}" must be at most ${MAX_TIMER_MS} ms`)
     }
     out[key as keyof CodeRunLimits] = value
   }

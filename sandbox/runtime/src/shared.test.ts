@@ -17,6 +17,10 @@ describe('limits', () => {
     expect(resolveLimits({ cpuMs: 5 }, { ...DEFAULT_LIMITS, wallMs: 9 })).toMatchObject({ cpuMs: 5, wallMs: 9 })
     expect(() => resolveLimits({ cpuMs: Number.NaN })).toThrow(SandboxUsageError)
     expect(() => resolveLimits({ nope: 1 } as never)).toThrow(SandboxUsageError)
+    // A Node timer longer than 2^31-1 ms fires at once: such a wall would end every run immediately.
+    expect(() => resolveLimits({ wallMs: 2 ** 31 })).toThrow(/at most 2147483647 ms/)
+    expect(() => resolveLimits({ cpuMs: 2 ** 31 })).toThrow(SandboxUsageError)
+    expect(resolveLimits({ wallMs: 2 ** 31 - 1 }).wallMs).toBe(2 ** 31 - 1)
   })
 })
 
