@@ -186,6 +186,13 @@ describe('control characters from a program, a tool or a log are escaped on stde
     expect(missing.code).toBe(2)
     expect(missing.stderr).toBe(`ptc: cannot read program nope${ESCAPED}\\nptc: forged.js: no such file\n`)
   })
+
+  test('ptc serve messages and usage errors reach stderr escaped', async () => {
+    const serve = await ptc(['serve', `--upstream${HOSTILE}`], quick)
+    expect(serve.code).toBe(2)
+    expectNoRawControl(serve.stderr)
+    expect(serve.stderr).toContain(ESCAPED)
+  })
 })
 
 describe.runIf(process.platform === 'linux' && hasScript())('on a terminal, stdout is escaped as well', () => {

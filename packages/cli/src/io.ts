@@ -1,3 +1,5 @@
+import { StringDecoder } from 'node:string_decoder'
+import { Writable } from 'node:stream'
 import { escapeControl } from './escape.js'
 
 /** The process streams a command uses (tests and embedders pass their own). */
@@ -35,4 +37,27 @@ export function isTerminal(stream: NodeJS.WritableStream): boolean {
 export function writeModelText(stream: NodeJS.WritableStream, text: string): void {
   if (isTerminal(stream)) writeLine(stream, text)
   else stream.write(`${text}\n`)
+}
+
+/**
+ * A stream that writes into `stream` with every control character except `\n` and `\t` escaped,
+ * like `writeLine`: for text the CLI passes on without composing it (`ptc serve`'s messages and its
+ * upstreams' stderr). UTF-8 split across chunks is decoded whole.
+ */
+export function escapingStream(stream: NodeJS.WritableStream): NodeJS.WritableStream {
+  const decoder = new StringDecoder('utf8')
+  const pass = (text: string): void => {
+    if (text !== '') stream.write(escapeControl(text, { multiline: true }))
+  }
+  return new Writable({
+    decodeStrings: false,
+    write(chunk: Buffer | string, _encoding, done) {
+      pass(typeof chunk === 'string' ? chunk : decoder.write(chunk))
+      done()
+    },
+    final(done) {
+      pass(decoder.end())
+      done()
+    },
+  })
 }

@@ -1,5 +1,5 @@
 import { CliError, firstLine } from '../errors.js'
-import type { CliIo } from '../io.js'
+import { escapingStream, type CliIo } from '../io.js'
 
 type ServeCommand = (argv: string[], io: { stdin: NodeJS.ReadableStream; stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream }) => Promise<number>
 
@@ -16,5 +16,6 @@ export async function serveCommand(args: readonly string[], io: CliIo): Promise<
     throw new CliError('UNAVAILABLE', `ptc serve is not available: ${MCP_PACKAGE} could not be loaded (${firstLine(error)})`, { cause: error })
   }
   if (typeof serve !== 'function') throw new CliError('UNAVAILABLE', `ptc serve is not available: ${MCP_PACKAGE} does not export serveCommand`)
-  return (serve as ServeCommand)([...args], { stdin: io.stdin, stdout: io.stdout, stderr: io.stderr })
+  // stdout may be the MCP channel (byte-exact); stderr is for people: upstream text reaches it escaped.
+  return (serve as ServeCommand)([...args], { stdin: io.stdin, stdout: io.stdout, stderr: escapingStream(io.stderr) })
 }
