@@ -3,8 +3,15 @@ import { runInNewContext } from 'node:vm'
 import type { CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import { createIsolatedVmRuntime, isolatedVmAvailability } from '@ptc/sandbox-isolated-vm'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { expectSoakHealthy } from './assert.js'
+import { runSoak, soakCounts } from './run-code.soak.js'
 
+/**
+ * isolated-vm soaks, short form by default (`PTC_SOAK_SCALE`, see run-code.soak.ts; the full form is
+ * `test/soak/long.ts isolated-vm`): the run_code soak of issue 10, then the bare runtime under the same counts.
+ */
 const availability = isolatedVmAvailability()
+const counts = soakCounts()
 
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void
@@ -71,23 +78,28 @@ describe.skipIf(!availability.available)(
     })
     afterAll(() => rt.dispose())
 
-    test('2 000 sequential and 200 concurrent runs with failures mixed in leave memory flat', async () => {
+    test(`run_code soak: ${counts.sequential} sequential + ${counts.concurrent} concurrent calls, 10% hostile, through a JsonlSession`, async () => {
+      expectSoakHealthy(await runSoak(rt, { counts }))
+      expect((await rt.run({ code: 'return 1', bindings: [], call: echo })).value).toBe(1)
+    }, 150_000)
+
+    test(`${counts.sequential} sequential and ${counts.concurrent} concurrent runs with failures mixed in leave memory flat`, async () => {
       // Warm-up: JIT, lazy modules, and one concurrent burst (isolated-vm starts extra threads when its
       // pool is busy; their malloc arenas stay with the process, a one-time plateau, not a leak).
-      for (let i = 0; i < 200; i++) await run(i)
-      await Promise.all(Array.from({ length: 200 }, (_, i) => run(i)))
+      for (let i = 0; i < 100; i++) await run(i)
+      await Promise.all(Array.from({ length: counts.concurrent }, (_, i) => run(i)))
       const before = await settle()
       const t0 = performance.now()
-      for (let i = 0; i < 2000; i++) await run(i)
+      for (let i = 0; i < counts.sequential; i++) await run(i)
       const sequentialMs = performance.now() - t0
       const afterSequential = await settle()
       const t1 = performance.now()
-      await Promise.all(Array.from({ length: 200 }, (_, i) => run(i)))
+      await Promise.all(Array.from({ length: counts.concurrent }, (_, i) => run(i)))
       const concurrentMs = performance.now() - t1
       const after = await settle()
       const fmt = (m: { rss: number; heap: number }) => `rss ${(m.rss / MB).toFixed(1)} MB, heap ${(m.heap / MB).toFixed(1)} MB`
       console.log(
-        `[soak isolated-vm] 2000 sequential in ${sequentialMs.toFixed(0)} ms, 200 concurrent in ${concurrentMs.toFixed(0)} ms\n` +
+        `[soak isolated-vm] ${counts.sequential} sequential in ${sequentialMs.toFixed(0)} ms, ${counts.concurrent} concurrent in ${concurrentMs.toFixed(0)} ms\n` +
           `  before:            ${fmt(before)}\n  after sequential:  ${fmt(afterSequential)}\n  after concurrent:  ${fmt(after)}`,
       )
       expect(afterSequential.heap - before.heap).toBeLessThan(16 * MB)

@@ -1,6 +1,14 @@
+/**
+ * QuickJS soaks, short form by default (`PTC_SOAK_SCALE`, see run-code.soak.ts; the full form is
+ * `test/soak/long.ts`): the run_code soak of issue 10, then the bare runtime under the same counts.
+ */
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import type { CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
+import { expectSoakHealthy } from './assert.js'
+import { runSoak, soakCounts } from './run-code.soak.js'
+
+const counts = soakCounts()
 
 /** A mix of programs: mostly successful runs with sub-calls, some failures of every cheap kind. */
 function programFor(i: number): { code: string; limits?: CodeRunRequest['limits']; expected: string } {
@@ -48,15 +56,22 @@ async function runOne(i: number): Promise<CodeRunResult> {
   return r
 }
 
-test('2 000 sequential runs with failures mixed in leave memory flat and the pool healthy', async () => {
-  for (let i = 0; i < 200; i++) await runOne(i) // warm-up: workers, modules, JIT
+test(`run_code soak: ${counts.sequential} sequential + ${counts.concurrent} concurrent calls, 10% hostile, through a JsonlSession`, async () => {
+  expectSoakHealthy(await runSoak(runtime, { counts }))
+  const t = performance.now()
+  expect((await runtime.run({ code: 'return 1', bindings: [], call })).value).toBe(1)
+  expect(performance.now() - t).toBeLessThan(500)
+}, 150_000)
+
+test(`${counts.sequential} sequential runs with failures mixed in leave memory flat and the pool healthy`, async () => {
+  for (let i = 0; i < 100; i++) await runOne(i) // warm-up: workers, modules, JIT
   const before = process.memoryUsage()
   const t0 = performance.now()
-  for (let i = 0; i < 2000; i++) await runOne(i)
+  for (let i = 0; i < counts.sequential; i++) await runOne(i)
   const elapsed = performance.now() - t0
   const after = process.memoryUsage()
   console.log(
-    `[soak sequential] 2000 runs in ${elapsed.toFixed(0)} ms; rss ${mb(before.rss)} -> ${mb(after.rss)}, heapUsed ${mb(before.heapUsed)} -> ${mb(after.heapUsed)}`,
+    `[soak sequential] ${counts.sequential} runs in ${elapsed.toFixed(0)} ms; rss ${mb(before.rss)} -> ${mb(after.rss)}, heapUsed ${mb(before.heapUsed)} -> ${mb(after.heapUsed)}`,
   )
   expect(after.rss - before.rss).toBeLessThan(150 * 1024 * 1024)
   expect(after.heapUsed - before.heapUsed).toBeLessThan(64 * 1024 * 1024)
@@ -65,16 +80,16 @@ test('2 000 sequential runs with failures mixed in leave memory flat and the poo
   expect(performance.now() - t).toBeLessThan(200)
 }, 120_000)
 
-test('200 concurrent runs with failures mixed in leave memory flat and the pool healthy', async () => {
+test(`3 x ${counts.concurrent} concurrent runs with failures mixed in leave memory flat and the pool healthy`, async () => {
   const before = process.memoryUsage()
   const t0 = performance.now()
   for (let round = 0; round < 3; round++) {
-    await Promise.all(Array.from({ length: 200 }, (_, i) => runOne(i)))
+    await Promise.all(Array.from({ length: counts.concurrent }, (_, i) => runOne(i)))
   }
   const elapsed = performance.now() - t0
   const after = process.memoryUsage()
   console.log(
-    `[soak concurrent] 3 x 200 concurrent runs in ${elapsed.toFixed(0)} ms; rss ${mb(before.rss)} -> ${mb(after.rss)}, heapUsed ${mb(before.heapUsed)} -> ${mb(after.heapUsed)}`,
+    `[soak concurrent] 3 x ${counts.concurrent} concurrent runs in ${elapsed.toFixed(0)} ms; rss ${mb(before.rss)} -> ${mb(after.rss)}, heapUsed ${mb(before.heapUsed)} -> ${mb(after.heapUsed)}`,
   )
   expect(after.rss - before.rss).toBeLessThan(150 * 1024 * 1024)
   expect((await runtime.run({ code: 'return 2', bindings: [], call })).value).toBe(2)

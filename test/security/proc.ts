@@ -1,7 +1,8 @@
 /**
- * CPU time of this process and every process below it, from /proc (Linux). A guest that keeps
- * running after its run answered shows up here: as a thread of this process (an isolate thread, a
- * worker) or as a child process (a contained isolate), whichever the backend uses.
+ * CPU time and resident memory of this process and every process below it, from /proc (Linux). A
+ * guest that keeps running after its run answered shows up here: as a thread of this process (an
+ * isolate thread, a worker) or as a child process (a contained isolate), whichever the backend uses;
+ * so does the memory of engine processes, which the host's own RSS does not include.
  */
 import { readdirSync, readFileSync } from 'node:fs'
 
@@ -47,17 +48,35 @@ export function childPids(pid: number): number[] {
  * time into the parent's cutime/cstime, so the total never drops when a contained isolate is killed).
  */
 export function treeCpuMs(pid: number = process.pid): number {
-  let total = 0
+  return tree(pid).reduce((sum, p) => sum + ownCpuMs(p), 0)
+}
+
+/** Resident set of one process in bytes (VmRSS); 0 when it is gone. */
+function ownRssBytes(pid: number): number {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return match === null ? 0 : Number(match[1]) * 1024
+  } catch {
+    return 0
+  }
+}
+
+/** Every process at and below `pid`. */
+function tree(pid: number): number[] {
+  const out: number[] = []
   const stack = [pid]
-  const seen = new Set<number>()
   while (stack.length > 0) {
     const p = stack.pop() as number
-    if (seen.has(p)) continue
-    seen.add(p)
-    total += ownCpuMs(p)
+    if (out.includes(p)) continue
+    out.push(p)
     stack.push(...childPids(p))
   }
-  return total
+  return out
+}
+
+/** RSS of `pid` and all its live descendants, in bytes (shared pages count once per process). */
+export function treeRssBytes(pid: number = process.pid): number {
+  return tree(pid).reduce((sum, p) => sum + ownRssBytes(p), 0)
 }
 
 /** Whether /proc can be read here (the CPU checks need it). */
@@ -83,9 +102,10 @@ export interface CpuWindow {
  * Samples the tree's CPU in windows of `windowMs` until one window uses less than `maxShare` of one
  * core, or `withinMs` has passed. Returns every window; the last one is the verdict. A guest still
  * burning a core fails every window (on a loaded machine a spinning thread still gets well above
- * 25% of a core), an idle runtime passes the first or second.
+ * 25% of a core), an idle runtime passes within a window or two; `withinMs` leaves room for a
+ * replacement worker or engine process to boot (from source, under tsx, that takes seconds of CPU).
  */
-export async function cpuSettles({ withinMs = 2500, windowMs = 500, maxShare = 0.25 } = {}): Promise<{ settled: boolean; windows: CpuWindow[] }> {
+export async function cpuSettles({ withinMs = 5000, windowMs = 500, maxShare = 0.25 } = {}): Promise<{ settled: boolean; windows: CpuWindow[] }> {
   const start = performance.now()
   const windows: CpuWindow[] = []
   while (performance.now() - start < withinMs) {
