@@ -8,7 +8,16 @@ function outcome(call: LogCall): string {
   if (call.settledAt === undefined) return 'no result logged'
   const summary = oneLine(call.resultText, 70)
   const head = call.isError === true ? `error ${call.code ?? ''}`.trimEnd() : 'ok'
-  return `${head} (${formatBytes(call.resultBytes)})${summary === '' ? '' : `: ${summary}`}`
+  const abandoned = call.abandoned ? ` — abandoned; ${lateOutcome(call)}` : ''
+  return `${head} (${formatBytes(call.resultBytes)})${summary === '' ? '' : `: ${summary}`}${abandoned}`
+}
+
+/** What became of an abandoned call's body. */
+function lateOutcome(call: LogCall): string {
+  const late = call.late
+  if (late === undefined) return 'its body never settled in this log'
+  const after = call.startedAt === undefined ? '' : ` after ${formatMs(late.at - call.startedAt)}`
+  return `its body settled later${after}: ${late.isError ? `error ${late.code ?? ''}`.trimEnd() : 'ok'}`
 }
 
 /** A short, readable form of a call's arguments: JSON text for the model's calls, a value for sub-calls. */
@@ -49,6 +58,10 @@ export function renderLogTree(roots: readonly LogRoot[]): string[] {
 
 /** `ptc log --json`: the same tree as data. */
 export function logTreeJson(roots: readonly LogRoot[]): unknown[] {
-  const call = (c: LogCall) => ({ id: c.id, name: c.name, arguments: c.arguments ?? null, ms: ms(c) ?? null, settled: c.settledAt !== undefined, isError: c.isError ?? null, code: c.code ?? null, bytes: c.resultBytes, summary: oneLine(c.resultText, 200) })
+  const call = (c: LogCall) => ({
+    id: c.id, name: c.name, arguments: c.arguments ?? null, ms: ms(c) ?? null, settled: c.settledAt !== undefined, isError: c.isError ?? null,
+    code: c.code ?? null, bytes: c.resultBytes, summary: oneLine(c.resultText, 200), abandoned: c.abandoned,
+    late: c.late === undefined ? null : { ms: c.startedAt === undefined ? null : c.late.at - c.startedAt, isError: c.late.isError, code: c.late.code ?? null },
+  })
   return roots.map((r) => ({ ...call(r), description: r.description ?? null, turn: r.turn ?? null, step: r.step ?? null, subCalls: r.subCalls.map(call) }))
 }

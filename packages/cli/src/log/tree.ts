@@ -14,6 +14,10 @@ export interface LogCall {
   /** The start of the result's text (at most `SUMMARY_CHARS`), for the summary. */
   resultText: string
   resultBytes: number
+  /** The harness stopped waiting for the call (its body ignored the abort): the result is the abandonment. */
+  abandoned: boolean
+  /** The abandoned body's own outcome, logged when it finally settled (`…-late` events). */
+  late: { at: number; isError: boolean; code: string | undefined } | undefined
 }
 
 /** A model-direct call (a `run_code` call or a native one) and the sub-calls of its program. */
@@ -63,6 +67,15 @@ function settle(call: LogCall, event: SessionEvent): void {
   call.code = errorCode(event)
   call.resultText = textOf(event.content)
   call.resultBytes = contentBytes(event.content)
+  call.abandoned = event.abandoned === true
+}
+
+function settleLate(call: LogCall | undefined, event: SessionEvent): void {
+  if (call !== undefined) call.late = { at: event.time, isError: event.isError === true, code: errorCode(event) }
+}
+
+function newCall(id: string, name: string, args: unknown, startedAt: number | undefined): LogCall {
+  return { id, name, arguments: args, startedAt, settledAt: undefined, isError: undefined, code: undefined, resultText: '', resultBytes: 0, abandoned: false, late: undefined }
 }
 
 /**
@@ -75,7 +88,7 @@ export function buildLogTree(events: readonly SessionEvent[]): LogRoot[] {
   const current = new Map<string, LogRoot>()
   const subCalls = new Map<string, LogCall>()
   const open = (id: string, event: SessionEvent, name: string): LogRoot => {
-    const created: LogRoot = { id, name, arguments: undefined, description: undefined, turn: event.turn, step: event.step, startedAt: undefined, settledAt: undefined, isError: undefined, code: undefined, resultText: '', resultBytes: 0, subCalls: [] }
+    const created: LogRoot = { ...newCall(id, name, undefined, undefined), description: undefined, turn: event.turn, step: event.step, subCalls: [] }
     roots.push(created)
     current.set(id, created)
     return created
@@ -90,12 +103,16 @@ export function buildLogTree(events: readonly SessionEvent[]): LogRoot[] {
     } else if (event.type === 'tool/result' && typeof event.callId === 'string') {
       settle(root(event.callId, event), event)
     } else if (event.type === 'tool/ptc-dispatch-start' && typeof event.subCallId === 'string' && typeof event.parentCallId === 'string') {
-      const call: LogCall = { id: event.subCallId, name: String(event.name), arguments: event.arguments, startedAt: event.time, settledAt: undefined, isError: undefined, code: undefined, resultText: '', resultBytes: 0 }
+      const call = newCall(event.subCallId, String(event.name), event.arguments, event.time)
       subCalls.set(event.subCallId, call)
       root(event.parentCallId, event).subCalls.push(call)
     } else if (event.type === 'tool/ptc-dispatch' && typeof event.subCallId === 'string') {
       const call = subCalls.get(event.subCallId)
       if (call !== undefined) settle(call, event)
+    } else if (event.type === 'tool/ptc-dispatch-late' && typeof event.subCallId === 'string') {
+      settleLate(subCalls.get(event.subCallId), event)
+    } else if (event.type === 'tool/result-late' && typeof event.callId === 'string') {
+      settleLate(current.get(event.callId), event)
     }
   }
   return roots
