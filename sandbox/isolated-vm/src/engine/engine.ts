@@ -40,7 +40,7 @@ export class IsolateEngine {
         return
       }
       case 'settle':
-        this.#runs.get(message.run)?.settle(message.batch)
+        this.#runs.get(message.run)?.settle(message.batch, message.count)
         return
       case 'stop':
         this.#runs.get(message.run)?.stop()

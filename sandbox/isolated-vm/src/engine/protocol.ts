@@ -33,8 +33,8 @@ export interface StartInput {
 
 export type ToEngine =
   | { t: 'start'; run: number; input: StartInput }
-  /** A batch of `SettleEntry` results for the guest, as JSON text. */
-  | { t: 'settle'; run: number; batch: string }
+  /** A batch of `count` `SettleEntry` results for the guest, as JSON text. */
+  | { t: 'settle'; run: number; batch: string; count: number }
   /** End the run now: dispose its isolate (the engine answers `ended` once nothing of it runs). */
   | { t: 'stop'; run: number }
 
@@ -56,7 +56,10 @@ export type FromEngine =
   | { t: 'log'; run: number; level: unknown; text: unknown }
   | { t: 'finish'; run: number; kind: unknown; payload: unknown; cpuMs: number }
   | { t: 'fail'; run: number; reason: EngineFailure; detail: string; cpuMs: number }
-  /** No guest task runs; `settled` counts the `settle` batches applied so far. */
+  /**
+   * No guest task runs and every sub-call the guest made has its result delivered (else the guest
+   * may still be woken by one); `settled` counts the `settle` batches applied so far.
+   */
   | { t: 'idle'; run: number; settled: number; cpuMs: number }
   /** The run's isolate is disposed and none of its tasks runs any more: it can use no more CPU. */
   | { t: 'ended'; run: number }

@@ -31,6 +31,9 @@ export class EngineRun implements SlotHandler {
   #started = false
   #tasks = 0
   #settled = 0
+  /** Sub-calls forwarded to the host, and results delivered back: equal when the guest awaits no call. */
+  #calls = 0
+  #results = 0
   #cpuBase: bigint | undefined
   #cpuEnd = 0
   #cpuTimer: ReturnType<typeof setTimeout> | undefined
@@ -104,9 +107,10 @@ export class EngineRun implements SlotHandler {
   }
 
   /** Delivers a batch of host results into the guest (one isolated-vm task). */
-  settle(batchJson: string): void {
+  settle(batchJson: string, count: number): void {
     const settle = this.#settle
     if (this.#done || settle === undefined) return
+    this.#results += count
     this.#tasks++
     settle.apply(undefined, [batchJson]).then(
       () => {
@@ -130,7 +134,9 @@ export class EngineRun implements SlotHandler {
   // ---- SlotHandler: what the guest sends (untrusted arguments, forwarded as they are) ----
 
   onCall(id: unknown, name: unknown, argsJson: unknown): void {
-    if (!this.#done) this.#send({ t: 'call', run: this.id, id, name, args: argsJson })
+    if (this.#done) return
+    this.#calls++
+    this.#send({ t: 'call', run: this.id, id, name, args: argsJson })
   }
 
   onLog(level: unknown, text: unknown): void {
@@ -168,7 +174,7 @@ export class EngineRun implements SlotHandler {
       else this.#checkEnded()
       return
     }
-    if (this.#tasks === 0 && this.#started) this.#send({ t: 'idle', run: this.id, settled: this.#settled, cpuMs: this.#cpuMs() })
+    if (this.#tasks === 0 && this.#started && this.#calls === this.#results) this.#send({ t: 'idle', run: this.id, settled: this.#settled, cpuMs: this.#cpuMs() })
   }
 
   /**

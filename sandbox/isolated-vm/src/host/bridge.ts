@@ -3,8 +3,8 @@ import type { CodeRunLimits, CodeRunRequest } from '@ptc/sandbox'
 
 /** What the bridge asks of its run. */
 export interface BridgeSink {
-  /** Deliver a batch of results (`SettleEntry[]` as JSON text) into the guest. */
-  deliver(batchJson: string): void
+  /** Deliver a batch of `count` results (`SettleEntry[]` as JSON text) into the guest. */
+  deliver(batchJson: string, count: number): void
   /** A sub-call cap was hit. */
   stop(reason: 'limit-calls' | 'limit-pending'): void
 }
@@ -61,9 +61,10 @@ export class HostBridge {
       this.#flushQueued = false
       if (this.#closed || this.#replies.length === 0) return
       const batch = `[${this.#replies.join(',')}]`
-      this.#unsettled -= this.#replies.length
+      const count = this.#replies.length
+      this.#unsettled -= count
       this.#replies = []
-      this.#sink.deliver(batch)
+      this.#sink.deliver(batch, count)
     })
   }
 

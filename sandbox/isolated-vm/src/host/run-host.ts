@@ -74,9 +74,9 @@ export class RunHost {
     }
     this.#ledger = new OutputLedger(limits.maxOutputBytes)
     this.#bridge = new HostBridge(request, limits, {
-      deliver: (batch) => {
+      deliver: (batch, count) => {
         this.#settlesSent++
-        this.#lane?.send(this, { t: 'settle', run: this.id, batch })
+        this.#lane?.send(this, { t: 'settle', run: this.id, batch, count })
       },
       stop: (reason) => this.stop(reason),
     })
