@@ -43,11 +43,11 @@ const MAX_BACKOFF_MS = 5000
 export const MAX_JOURNAL_BYTES = 16 * 1024 * 1024
 
 /**
- * Worker isolation: a fixed number of worker threads, one run each at a time, FIFO queue (the
- * runtime's `RunGate` admits at most one run per worker, so this queue only holds runs waiting for a
- * worker that boots or is being replaced). Each worker shares a control word with the host (abort and
- * wall reach a busy guest through the interrupt handler); the host's watchdog terminates a worker that
- * does not stop, and a fresh one replaces it at once. A worker that dies before it finished a run
+ * Worker isolation: a fixed number of worker threads (all booted with the first run), one run each at
+ * a time, FIFO queue (the runtime's `RunGate` admits at most one run per worker by default, so this
+ * queue mostly holds runs waiting for a worker that boots or is being replaced). Each worker shares a
+ * control word with the host (abort and wall reach a busy guest through the interrupt handler); the
+ * host's watchdog terminates a worker that does not stop, and a fresh one replaces it at once. A worker that dies before it finished a run
  * (failed to boot, crashed) is replaced after a delay that doubles with each such death in a row, so a
  * broken environment cannot make the pool respawn in a tight loop; runs waiting meanwhile still end at
  * their own deadline (their `RunHost` timer). Workers are unreferenced while idle: an idle pool does
@@ -94,16 +94,12 @@ export class WorkerPool implements Executor {
         this.#queue.shift()
         continue
       }
+      // The first run boots the whole pool: a spare worker that is already up is what lets the run after
+      // a terminated worker start at once instead of waiting for the replacement to boot.
+      while (this.#slots.length < this.#size) this.#slots.push(new WorkerSlot(this, this.#variant, this.#warmBytes, this.#spawn))
       const slot = this.#slots.find((s) => s.idle)
-      if (slot === undefined) {
-        // Jobs wait for a free worker; spawn workers (up to the pool size) for jobs no booting worker covers.
-        let starting = this.#slots.filter((s) => s.starting).length
-        while (starting < this.#queue.length && this.#slots.length < this.#size) {
-          this.#slots.push(new WorkerSlot(this, this.#variant, this.#warmBytes, this.#spawn))
-          starting++
-        }
-        return
-      }
+      // Jobs wait for a free worker (one that boots, or one whose run ends).
+      if (slot === undefined) return
       this.#queue.shift()
       slot.run(job.host, job.input)
     }
@@ -176,11 +172,6 @@ class WorkerSlot {
   /** Booted and free: a run starts at once. */
   get idle(): boolean {
     return this.#state === 'idle'
-  }
-
-  /** Will be free without a run ending first (booting, or waiting to respawn). */
-  get starting(): boolean {
-    return this.#state === 'booting' || this.#state === 'backoff'
   }
 
   #spawn(): void {
