@@ -82,4 +82,18 @@ describe('the watchdog on a worker pool', () => {
       await fresh.dispose()
     }
   }, 30_000)
+
+  test('a run aborted while its worker boots ends as abort at once, and the worker then serves the next run', async () => {
+    const fresh = new QuickJSCodeRuntime({ poolSize: 1 })
+    try {
+      const controller = new AbortController()
+      setTimeout(() => controller.abort(), 20)
+      const { result, elapsedMs } = await timed(fresh.run(request('return 1', { signal: controller.signal })))
+      expect(result.error?.kind).toBe('abort')
+      expect(elapsedMs).toBeLessThan(20 + BOUND_MS)
+      expect((await fresh.run(request('return 2'))).value).toBe(2)
+    } finally {
+      await fresh.dispose()
+    }
+  }, 30_000)
 })
