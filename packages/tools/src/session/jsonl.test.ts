@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
@@ -120,6 +121,15 @@ describe('JsonlSession', () => {
 
   test('a path that is a folder is an open error', async () => {
     await expect(JsonlSession.open(dir)).rejects.toMatchObject({ code: 'SESSION_OPEN_FAILED', cause: { code: 'EISDIR' } })
+  })
+
+  test('a FIFO is refused at open instead of blocking the session forever; /dev/null discards', async () => {
+    const fifo = join(dir, 'fifo.jsonl')
+    execFileSync('mkfifo', [fifo])
+    await expect(JsonlSession.open(fifo)).rejects.toMatchObject({ code: 'SESSION_OPEN_FAILED', message: expect.stringContaining('is a FIFO, not a regular file') })
+    const discard = await JsonlSession.open('/dev/null')
+    await discard.append({ type: 'a', time: 1 })
+    await discard.close()
   })
 
   test('close flushes pending appends, is idempotent, and later appends reject', async () => {

@@ -1,3 +1,4 @@
+import { constants, type Stats } from 'node:fs'
 import { open, stat, type FileHandle } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import { describeThrown } from '../errors.js'
@@ -66,9 +67,15 @@ export class JsonlSession implements Session, AsyncDisposable {
     const absolute = resolve(path)
     let handle: FileHandle
     try {
-      handle = await open(absolute, 'a+', 0o600)
+      // Non-blocking, so a FIFO or device at the path cannot hang the open; it is refused just below.
+      handle = await open(absolute, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK, 0o600)
     } catch (error) {
       throw await openError(absolute, error)
+    }
+    const kind = await handle.stat().then(fileKind, () => 'unreadable file')
+    if (kind !== undefined) {
+      await handle.close().catch(() => undefined)
+      throw new SessionError('SESSION_OPEN_FAILED', `cannot open session file ${absolute}: it is a ${kind}, not a regular file (writes to it could block forever)`)
     }
     try {
       const repaired = await repairTail(handle)
@@ -146,6 +153,18 @@ export class JsonlSession implements Session, AsyncDisposable {
       await this.#handle.close()
     }
   }
+}
+
+/**
+ * What a path is when a session cannot use it: a FIFO or a socket (writes would block once nobody
+ * reads), a block device. Undefined for a regular file or a character device (`/dev/null` discards).
+ */
+function fileKind(info: Stats): string | undefined {
+  if (info.isFile() || info.isCharacterDevice()) return undefined
+  if (info.isFIFO()) return 'FIFO'
+  if (info.isSocket()) return 'socket'
+  if (info.isBlockDevice()) return 'block device'
+  return 'special file'
 }
 
 /** Truncates an unterminated last line; scans backwards in chunks, so the cost is the tail, not the file. */
