@@ -38,4 +38,20 @@ describe('SessionQueue', () => {
     expect((failure?.error as Error).message).toBe('disk full')
     expect(written).toEqual([1, 4])
   })
+
+  test('a session that never confirms is reported as failed after confirmMs instead of holding the drain forever', async () => {
+    let release!: () => void
+    const stuck = new Promise<void>((resolve) => (release = resolve))
+    const written: unknown[] = []
+    const queue = new SessionQueue({ append: async (e) => (e.n === 1 ? stuck : void written.push(e.n)) }, 50)
+    queue.append(event(1))
+    queue.append(event(2))
+    const failure = await queue.drain()
+    expect(failure?.error).toMatchObject({ name: 'SessionError', code: 'SESSION_WRITE_FAILED', message: expect.stringContaining('within 50 ms') })
+    expect(written).toEqual([])
+    // The store recovers: the later event is still appended, in order, and a new drain is clean.
+    release()
+    expect(await queue.drain()).toBeUndefined()
+    expect(written).toEqual([2])
+  })
 })

@@ -1,4 +1,12 @@
+import { SessionError } from '../errors.js'
 import type { Session, SessionEvent } from '../types/scope.js'
+
+/**
+ * How long `drain()` waits for a session to confirm its queued events before it reports the session
+ * as failed: a store that never answers (a stalled connection, a listener that never calls `next`)
+ * must not hold a batch or a `run_code` call forever.
+ */
+export const SESSION_CONFIRM_MS = 5_000
 
 /**
  * Appends events to a session strictly in the order they are queued, without
@@ -12,7 +20,10 @@ export class SessionQueue {
   #failed = false
   #failure: unknown = undefined
 
-  constructor(private readonly session: Session) {}
+  constructor(
+    private readonly session: Session,
+    private readonly confirmMs: number = SESSION_CONFIRM_MS,
+  ) {}
 
   /** Queue one event (or a function building it). */
   append(event: SessionEvent | (() => SessionEvent | Promise<SessionEvent>)): void {
@@ -28,9 +39,22 @@ export class SessionQueue {
     })
   }
 
-  /** Wait for every queued event; the first failure, if any (`undefined` when all were written). */
+  /**
+   * Wait for every queued event; the first failure, if any (`undefined` when all were written). A
+   * session that has not confirmed them within `confirmMs` is a failure too; its events are still
+   * appended, in order, if it recovers.
+   */
   async drain(): Promise<{ readonly error: unknown } | undefined> {
-    await this.#tail
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const stalled = await Promise.race([
+      this.#tail.then(() => false),
+      new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), this.confirmMs))),
+    ])
+    clearTimeout(timer)
+    if (stalled) {
+      const message = `the session has not confirmed its events within ${this.confirmMs} ms; not waiting for it any longer`
+      return { error: this.#failed ? this.#failure : new SessionError('SESSION_WRITE_FAILED', message) }
+    }
     return this.#failed ? { error: this.#failure } : undefined
   }
 }
