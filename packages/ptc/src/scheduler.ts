@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events'
 import { isParsedArguments } from '@ptc/sandbox'
-import { adoptParsedJson, failureResult, snapshotJson, ToolsError, ToolTimeoutError } from '@ptc/tools'
+import { abandonedResult, abandonReason, adoptParsedJson, snapshotJson, ToolsError } from '@ptc/tools'
 import type {
   Agent,
   ImageBlock,
@@ -209,14 +209,10 @@ export class SubCallScheduler {
    */
   #bodyAborted(call: SubCall, reason: unknown): void {
     if (this.#closed || this.#run.signal.aborted || call.result !== undefined || call.graceTimer !== undefined) return
-    const timeout = timeoutOf(reason)
+    const { code, what } = abandonReason(reason)
     call.graceTimer = setTimeout(() => {
       if (call.result !== undefined) return
-      const what =
-        timeout === undefined
-          ? 'the tool call was aborted and was abandoned'
-          : `tool call timed out${timeout.timeoutMs === undefined ? '' : ` after ${timeout.timeoutMs} ms`} and was abandoned`
-      this.#abandonCall(call, timeout === undefined ? 'ABORTED' : 'TOOL_TIMEOUT', what, Date.now())
+      this.#abandonCall(call, code, what, Date.now())
       this.#commit()
     }, this.drainGraceMs)
   }
@@ -279,24 +275,6 @@ function exclusive(call: SubCall): boolean {
   return call.exclusive
 }
 
-/** The settle of a sub-call abandoned `graceMs` after it was told to stop (`what`: how, and that it was abandoned). */
-function abandonedResult(code: 'TOOL_TIMEOUT' | 'ABORTED', what: string, graceMs: number): ToolExecutionResult {
-  return Object.freeze(failureResult(code, `${what}: it ignored its abort signal and had not settled ${graceMs} ms later`))
-}
-
-/**
- * Whether an abort reason is a timeout (a `ToolsError` with code `TOOL_TIMEOUT`,
- * such as the timeout policy's `ToolTimeoutError`, which also gives its budget);
- * undefined for any other reason. Total: a hostile reason is not a timeout.
- */
-function timeoutOf(reason: unknown): { readonly timeoutMs?: number } | undefined {
-  try {
-    if (reason instanceof ToolTimeoutError) return { timeoutMs: reason.timeoutMs }
-    return reason instanceof ToolsError && reason.code === 'TOOL_TIMEOUT' ? {} : undefined
-  } catch {
-    return undefined
-  }
-}
 
 /**
  * The rejection a program sees for a failed sub-call: the pipeline's message and its stable code

@@ -46,18 +46,30 @@ export class BoundedDispatch {
   /** The call was told to stop (first call wins): arm the grace. */
   stop(reason: unknown): void {
     if (this.#done || this.#timer !== undefined) return
-    const timeout = timeoutOf(reason)
+    const { code, what } = abandonReason(reason)
     this.#timer = setTimeout(() => {
       this.#done = true
-      this.#resolve({ result: abandonedResult(timeout === undefined ? 'ABORTED' : 'TOOL_TIMEOUT', this.graceMs, timeout?.timeoutMs), abandoned: true })
+      this.#resolve({ result: abandonedResult(code, what, this.graceMs), abandoned: true })
     }, this.graceMs)
   }
 }
 
-/** The settle of a call abandoned `graceMs` after it was told to stop (`timeoutMs`: the timeout policy's budget, when known). */
-export function abandonedResult(code: 'TOOL_TIMEOUT' | 'ABORTED', graceMs: number, timeoutMs?: number): ToolExecutionResult {
-  const what = code === 'ABORTED' ? 'the tool call was aborted' : timeoutMs === undefined ? 'tool call timed out' : `tool call timed out after ${timeoutMs} ms`
-  return materialize(failureResult(code, `${what} and was abandoned: it ignored its abort signal and had not settled ${graceMs} ms later`))
+/**
+ * The settle of a call abandoned `graceMs` after it was told to stop: an `isError` result with
+ * `code` and the message "<what>: it ignored its abort signal and had not settled <graceMs> ms later".
+ */
+export function abandonedResult(code: 'TOOL_TIMEOUT' | 'ABORTED', what: string, graceMs: number): ToolExecutionResult {
+  return materialize(failureResult(code, `${what}: it ignored its abort signal and had not settled ${graceMs} ms later`))
+}
+
+/**
+ * The code and wording of a call abandoned after its body was told to stop for `reason`:
+ * `TOOL_TIMEOUT` for a timeout (the timeout policy's budget named when known), else `ABORTED`.
+ */
+export function abandonReason(reason: unknown): { readonly code: 'TOOL_TIMEOUT' | 'ABORTED'; readonly what: string } {
+  const timeout = timeoutOf(reason)
+  if (timeout === undefined) return { code: 'ABORTED', what: 'the tool call was aborted and was abandoned' }
+  return { code: 'TOOL_TIMEOUT', what: `tool call timed out${timeout.timeoutMs === undefined ? '' : ` after ${timeout.timeoutMs} ms`} and was abandoned` }
 }
 
 /**
