@@ -48,7 +48,8 @@ export function hostileProgramTests(s: HostileContext): void {
     expect(v.hostErrorCtor).toBe('undefined')
     expect(v.argError).toBe('undefined')
     const keys = String(v.hostErrorKeys).split(',')
-    for (const k of keys) expect(['message', 'name', 'stack', 'toolName']).toContain(k)
+    // SPEC section 8: a ToolCallError carries toolName, message, code and (where the pipeline has them) details.
+    for (const k of keys) expect(['message', 'name', 'stack', 'toolName', 'code', 'details']).toContain(k)
     expect(keys).toContain('toolName')
     expect(v.hostStack).toBe(false)
   })

@@ -1,8 +1,11 @@
 /**
- * Hostile programs every backend must survive (SPEC section 9). `hostileProgramSuite(label, create)`
- * registers the tests; call it at the top level of a vitest file. For each program: the host
+ * Hostile programs every backend must survive (SPEC section 9). `hostileProgramSuite(label, create,
+ * options)` registers the tests; call it at the top level of a vitest file. For each program: the host
  * survives, its event loop stays responsive (a setInterval probe measures the lag during the run),
  * the failure kind is the right one, and deadline overruns are reported (printed after the suite).
+ * The liveness section (liveness.programs.ts, liveness.queue.ts) adds the answer time, the CPU after
+ * the answer, the next run, queueing (runtimes made by `create({ maxConcurrentRuns, maxQueuedRuns })`)
+ * and child-process scripts.
  */
 import { afterAll, describe, expect, test } from 'vitest'
 import { GUEST_GLOBALS } from '@ptc/sandbox'
@@ -148,22 +151,10 @@ export function hostileProgramSuite(
         else test(name, async () => (await getRuntime(), fn()), timeoutMs)
       },
       async run(code, req = {}) {
-        const rt = await getRuntime()
-        let last = performance.now()
-        let maxLag = 0
-        const timer = setInterval(() => {
-          const now = performance.now()
-          maxLag = Math.max(maxLag, now - last - 10)
-          last = now
-        }, 10)
-        try {
-          return await rt.run(request(code, req))
-        } finally {
-          clearInterval(timer)
-          maxLag = Math.max(maxLag, performance.now() - last - 10)
-          lags.push(maxLag)
-          if (options.maxLagMs !== undefined) expect(maxLag, 'event-loop lag during the run').toBeLessThan(options.maxLagMs)
-        }
+        const { result, lagMs } = await ctx.timed(code, req)
+        lags.push(lagMs)
+        if (options.maxLagMs !== undefined) expect(lagMs, 'event-loop lag during the run').toBeLessThan(options.maxLagMs)
+        return result
       },
       expectTimeout(name, r, wallMs, which) {
         expect(r.error?.kind, name).toBe('timeout')
