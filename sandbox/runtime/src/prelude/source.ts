@@ -34,7 +34,12 @@ var wsHasU = bindCall(wsHas), wsAddU = bindCall(wsAdd), wsDeleteU = bindCall(wsD
   bigintToStringU = bindCall(bigintToString), numberToStringU = bindCall(numberToString), joinU = bindCall(ArrayProto.join),
   charCodeAtU = bindCall(Str.prototype.charCodeAt), sliceU = bindCall(Str.prototype.slice);
 /* A lone surrogate: each backend would encode it differently (QuickJS as three U+FFFD); logs carry U+FFFD instead.
-   The pattern has its own exec, so a guest replacing RegExp.prototype.exec cannot hide one. */
+   The engines' own isWellFormed/toWellFormed (ES2024) where they exist: a regex test of a 10 MB log costs
+   QuickJS over a second, the built-in 60 ms. The fallback pattern has its own exec, so a guest replacing
+   RegExp.prototype.exec cannot hide one. */
+var nativeIsWF = Str.prototype.isWellFormed, nativeToWF = Str.prototype.toWellFormed;
+var isWellFormedU = typeof nativeIsWF === 'function' && typeof nativeToWF === 'function' ? bindCall(nativeIsWF) : null,
+  toWellFormedU = isWellFormedU === null ? null : bindCall(nativeToWF);
 var LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 defineProperty(LONE, 'exec', { value: RegExp.prototype.exec, writable: false, configurable: false });
 var hostCall = host.call, hostLog = host.log, hostFinish = host.finish, hostLimit = host.limit;
@@ -45,6 +50,7 @@ function msgOf(e) { try { var m = e && e.message; return typeof m === 'string' ?
 function fail(msg) { throw new TypeErrorC(msg); }
 /* The text with every lone surrogate replaced by U+FFFD (the common case, none, costs one regex test). */
 function wellFormed(s) {
+  if (isWellFormedU !== null) return isWellFormedU(s) ? s : toWellFormedU(s);
   if (!reTestU(LONE, s)) return s;
   var parts = nullArray(), np = 0, start = 0, n = s.length;
   for (var i = 0; i < n; i++) {
