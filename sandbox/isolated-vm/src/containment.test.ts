@@ -138,6 +138,28 @@ describe.skipIf(!availability.available)(
       }
     }, 60_000)
 
+    test('a synchronous log flood stopped at its wall does not swamp its process: the co-tenant lives, the next run starts at once', async () => {
+      const own = createIsolatedVmRuntime({ processes: 1, runsPerProcess: 2 })
+      try {
+        await next(own)
+        const pid = own.processIds[0]
+        for (const code of ['for (;;) console.log("x")', 'for (;;) console.log()']) {
+          const tenant = own.run({ code: 'return await tools.slow({})', bindings: ['slow'], call: async () => (await sleep(600), 1) })
+          await sleep(20)
+          const flood = await own.run({ code, bindings: [], call: echo, limits: { wallMs: 300, maxOutputBytes: 1024 * 1024 } })
+          expect(flood.error?.kind).toBe('timeout')
+          expect(flood.logs.length).toBeGreaterThan(1000)
+          const t = performance.now()
+          await next(own)
+          expect(performance.now() - t).toBeLessThan(1000)
+          expect((await tenant).value).toBe(1)
+        }
+        expect(own.processIds).toEqual([pid])
+      } finally {
+        await own.dispose()
+      }
+    }, 30_000)
+
     test('dispose leaves no child process alive', async () => {
       const own = createIsolatedVmRuntime({ processes: 3 })
       await next(own)

@@ -28,7 +28,7 @@ export function memoryLimitMib(memoryBytes: number): number {
 }
 
 /**
- * Evaluated once per isolate, before any program: captures the three host functions (isolated-vm
+ * Evaluated once per isolate, before any program: captures the four host functions (isolated-vm
  * turns each `Callback` into a plain guest function) in a closure, never in a global, and returns
  * the only way to install the prelude. Nothing here is reachable from program code.
  *
@@ -39,14 +39,24 @@ export function memoryLimitMib(memoryBytes: number): number {
  * `maxOutputBytes` by a lower bound of what the host's ledger charges (UTF-16 length, never more
  * than the UTF-8 bytes, plus the 1-byte separator of every entry). So an entry is only ever dropped
  * here after the ledger has overflowed on an entry that did reach the host: never silently.
+ *
+ * Forwarded calls and logs are ignored-result callbacks (the guest does not wait for them), so a
+ * synchronous flood could still queue up to `maxOutputBytes` of them on the engine's thread, which
+ * then needs seconds to drain before it even sees the order to stop. Every `BARRIER_EVERY`-th
+ * forwarded message is followed by a synchronous no-op callback: it returns only once the engine's
+ * thread has run everything queued before it, so at most that many are ever waiting, and none is
+ * buffered (a log made just before a hang still reaches the host).
  */
+/** Forwarded messages between two synchronous barriers (see `setupSource`). */
+const BARRIER_EVERY = 256
+
 const setupSource = (prelude: string): string => `var prelude = ${prelude};
-var hostCall = $0, hostLog = $1, hostFinish = $2, settle = null;
+var hostCall = $0, hostLog = $1, hostFinish = $2, hostBarrier = $3, settle = null;
 function setup(bindingsJson, maxOutputBytes, maxSubCalls) {
-  var calls = maxSubCalls + 1, room = maxOutputBytes;
+  var calls = maxSubCalls + 1, room = maxOutputBytes, sent = 0;
   var host = {
-    call: function (id, name, argsJson) { if (calls > 0) { calls--; hostCall(id, name, argsJson); } },
-    log: function (level, text) { if (room >= 0) { room -= text.length + 1; hostLog(level, text); } },
+    call: function (id, name, argsJson) { if (calls > 0) { calls--; hostCall(id, name, argsJson); if (++sent % ${BARRIER_EVERY} === 0) hostBarrier(); } },
+    log: function (level, text) { if (room >= 0) { room -= text.length + 1; hostLog(level, text); if (++sent % ${BARRIER_EVERY} === 0) hostBarrier(); } },
     finish: hostFinish,
   };
   var api = prelude(host, bindingsJson);
@@ -101,7 +111,9 @@ export class IsolateSlot {
       const finish = new ivm.Callback((kind: unknown, payload: unknown) => slot?.handler?.onFinish(kind, payload), {
         ignored: true,
       })
-      const pair = (await context.evalClosure(setupSource(prelude), [call, log, finish], {
+      // Synchronous: the guest waits until the engine's thread has run it (and all queued before it).
+      const barrier = new ivm.Callback(() => undefined)
+      const pair = (await context.evalClosure(setupSource(prelude), [call, log, finish, barrier], {
         filename: SETUP_FILENAME,
         result: { reference: true },
       })) as IsolatedVM.Reference<unknown[]>
