@@ -62,8 +62,10 @@ export interface SoakReport {
   readonly hostileMismatches: readonly string[]
   /** `run_code` calls that had not returned 15 s past their wall. */
   readonly hung: readonly string[]
-  /** After call `reference` (the 1000th in the full form, a third of the sequential calls in short forms). */
+  /** After call `reference` (the 1000th in the full form, half the sequential calls in short forms). */
   readonly reference: MemoryPoint
+  /** After the sequential calls, before the concurrent ones. */
+  readonly afterSequential: MemoryPoint
   readonly end: MemoryPoint
   readonly sequentialMs: number
   readonly concurrentMs: number
@@ -127,14 +129,21 @@ function outcomeOf(result: ToolExecutionResult): string {
   return /code run failed \(([\w-]+)\)/.exec(result.error.message)?.[1] ?? `error:${result.error.message.slice(0, 200)}`
 }
 
+/**
+ * Memory after settling: a forced GC, then the lowest of five samples over a second (a memory bomb a
+ * few calls earlier leaves its engine's pages resident for a moment; a leak stays in every sample).
+ */
 async function memory(calls: number): Promise<MemoryPoint> {
-  for (let i = 0; i < 3; i++) {
+  let best: MemoryPoint | undefined
+  for (let i = 0; i < 5; i++) {
     gc()
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const m = process.memoryUsage()
+    const tree = treeRssBytes()
+    const point = { calls, rss: tree === 0 ? m.rss : tree, hostRss: m.rss, heapUsed: m.heapUsed }
+    if (best === undefined || point.rss < best.rss) best = point
   }
-  const m = process.memoryUsage()
-  const tree = treeRssBytes()
-  return { calls, rss: tree === 0 ? m.rss : tree, hostRss: m.rss, heapUsed: m.heapUsed }
+  return best as MemoryPoint
 }
 
 /** The tools: a concurrency-safe echo that awaits a microtask, and a tool that never settles and ignores its signal. */
@@ -255,7 +264,7 @@ export async function runSoak(runtime: CodeRuntime, { counts, progress = () => {
       } else if (outcome !== p.expect) hostileMismatches.push(`${id}: expected ${p.expect}, got ${outcome}`)
     }
 
-    const referenceCall = Math.min(1000, Math.floor(counts.sequential / 3))
+    const referenceCall = Math.min(1000, Math.floor(counts.sequential / 2))
     let reference: MemoryPoint | undefined
     const t0 = performance.now()
     for (let i = 0; i < counts.sequential; i++) {
@@ -267,6 +276,8 @@ export async function runSoak(runtime: CodeRuntime, { counts, progress = () => {
       if (done % 500 === 0) progress(`[soak ${runtime.name}] ${done} calls, rss ${(process.memoryUsage().rss / MiB).toFixed(1)} MiB`)
     }
     const sequentialMs = performance.now() - t0
+    const afterSequential = await memory(done)
+    progress(`[soak ${runtime.name}] after the sequential calls (${done}): ${describeMemory(afterSequential)}`)
     const t1 = performance.now()
     await Promise.all(Array.from({ length: counts.concurrent }, (_, j) => call(counts.sequential + j)))
     const concurrentMs = performance.now() - t1
@@ -285,6 +296,7 @@ export async function runSoak(runtime: CodeRuntime, { counts, progress = () => {
       hostileMismatches,
       hung,
       reference: reference ?? end,
+      afterSequential,
       end,
       sequentialMs,
       concurrentMs,
