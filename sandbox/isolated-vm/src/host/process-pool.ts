@@ -39,7 +39,7 @@ export interface ProcessPoolOptions {
 export class ProcessPool implements ChildOwner {
   readonly #options: ProcessPoolOptions
   readonly #children: EngineChild[] = []
-  readonly #waiting: RunHost[] = []
+  #waiting: RunHost[] = []
   readonly #command: ChildCommand
   #failures = 0
   #spawned = 0
@@ -69,6 +69,9 @@ export class ProcessPool implements ChildOwner {
 
   /** Places `run` on a child now, or when one has room. */
   place(run: RunHost): void {
+    // Runs that ended while waiting (their wall, an abort) leave here too, even when no child ever
+    // becomes ready: the list stays bounded by the runs admitted at once.
+    if (this.#waiting.length > 0) this.#waiting = this.#waiting.filter((r) => !r.ended)
     this.#waiting.push(run)
     this.#drain()
   }
