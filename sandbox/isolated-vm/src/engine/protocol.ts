@@ -61,6 +61,8 @@ export type FromEngine =
    * may still be woken by one); `settled` counts the `settle` batches applied so far.
    */
   | { t: 'idle'; run: number; settled: number; cpuMs: number }
+  /** The guest's CPU time so far (sent while it runs, so a run the host stops still reports it). */
+  | { t: 'cpu'; run: number; cpuMs: number }
   /** The run's isolate is disposed and none of its tasks runs any more: it can use no more CPU. */
   | { t: 'ended'; run: number }
   /** isolated-vm lost control of the run's isolate (V8 out of memory, or a failed termination). */

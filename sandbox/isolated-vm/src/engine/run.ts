@@ -5,7 +5,7 @@ import { FINISH_ERROR } from './protocol.js'
 import type { EngineFailure, FromEngine, StartInput } from './protocol.js'
 import type { IsolateSlot, SlotHandler } from './slot.js'
 
-/** How often the heap backstop samples the isolate between guest tasks. */
+/** How often the heap backstop samples the isolate between guest tasks (and the CPU time is reported). */
 const MEMORY_POLL_MS = 50
 
 /**
@@ -39,6 +39,7 @@ export class EngineRun implements SlotHandler {
   #cpuTimer: ReturnType<typeof setTimeout> | undefined
   #heapPoll: ReturnType<typeof setInterval> | undefined
   #heapInFlight = false
+  #cpuSent = 0
   /** A guest RangeError waiting for `#decide`. */
   #pendingError: { payload: string; cpuMs: number; overLimit: boolean } | undefined
 
@@ -268,7 +269,13 @@ export class EngineRun implements SlotHandler {
   /** Backstop for isolated-vm's soft limit; statistics arrive between guest tasks. */
   #pollHeap(): void {
     const slot = this.#slot
-    if (this.#heapInFlight || this.#done || slot === undefined) return
+    if (this.#done || slot === undefined) return
+    const cpuMs = this.#cpuMs()
+    if (cpuMs - this.#cpuSent >= 1) {
+      this.#cpuSent = cpuMs
+      this.#send({ t: 'cpu', run: this.id, cpuMs })
+    }
+    if (this.#heapInFlight) return
     this.#heapInFlight = true
     slot.isolate.getHeapStatistics().then(
       (heap) => {

@@ -141,6 +141,9 @@ export class RunHost {
         this.#cpuMs = message.cpuMs
         this.#failed(message.reason, message.detail)
         return
+      case 'cpu':
+        this.#cpuMs = message.cpuMs
+        return
       case 'idle':
         this.#cpuMs = message.cpuMs
         // No guest task runs, every batch sent was applied, nothing pending on the host: nothing can
