@@ -197,7 +197,9 @@ async function timerBaseline(): Promise<Sample> {
 
 function fmt(values: readonly number[]): { med: string; min: string; max: string } {
   if (values.length === 0) return { med: '–', min: '–', max: '–' }
-  return { med: median(values).toFixed(0), min: Math.min(...values).toFixed(0), max: Math.max(...values).toFixed(0) }
+  // Math.round(-0.3) is -0, which toFixed prints as "-0": add 0 to make it 0.
+  const ms = (v: number): string => String(Math.round(v) + 0)
+  return { med: ms(median(values)), min: ms(Math.min(...values)), max: ms(Math.max(...values)) }
 }
 
 const backends: Backend[] = (['quickjs-worker', 'quickjs-inline', 'isolated-vm'] as const).filter((b) => filter.length === 0 || filter.includes(b))
