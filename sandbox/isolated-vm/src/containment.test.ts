@@ -95,6 +95,27 @@ describe.skipIf(!availability.available)(
       }
     }, 60_000)
 
+    test('with the default options a hostile run that must be killed never takes a concurrent benign run down', async () => {
+      await next()
+      // More benign runs than children: with several runs per child, one would share the hostile run's child.
+      const benign = [0, 1, 2].map(() =>
+        rt.run({
+          code: 'let s = 0\nfor (let i = 0; i < 40; i++) s += (await tools.slow({ i })).i\nreturn s',
+          bindings: ['slow'],
+          call: async (_n, args) => (await sleep(100), args),
+          limits: { wallMs: 60_000 },
+        }),
+      )
+      // Stopped inside sort(), which ignores the isolate's disposal: its process must be killed.
+      const hostile = await rt.run({ code: SORT, bindings: [], call: echo, limits: { wallMs: 1500, cpuMs: 60_000 } })
+      expect(hostile.error?.kind).toBe('timeout')
+      for (const r of await Promise.all(benign)) {
+        expect(r.error).toBeUndefined()
+        expect(r.value).toBe(780)
+      }
+      await next()
+    }, 60_000)
+
     test('a co-tenant survives a neighbour stopped in plain JavaScript, and fails as crash when its neighbour must be killed', async () => {
       const own = createIsolatedVmRuntime({ processes: 1, runsPerProcess: 2 })
       try {

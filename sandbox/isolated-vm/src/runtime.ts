@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { DEFAULT_LIMITS, GUEST_PRELUDE, PROGRAM_FILENAME, RunGate, SandboxUsageError, acceptRun, resolveLimits } from '@ptc/sandbox'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import { InlineLane } from './host/inline.js'
@@ -24,17 +25,18 @@ export interface IsolatedVmRuntimeOptions {
   containment?: 'process' | 'none'
   /**
    * Child processes kept running (`'process'` containment), all started with the runtime and each
-   * replaced as soon as it dies. Default 2: an idle child costs about 52-63 MiB of RSS (built), and
-   * on a 2-core machine 16 concurrent runs of 100-200 sequential sub-calls finished faster on 2
-   * processes x 4 runs than on 8 x 1 (335 vs 569 ms, measured on a loaded machine).
+   * replaced as soon as it dies. Default: `os.availableParallelism()`, at least 2. An idle child costs
+   * about 52-63 MiB of RSS (built).
    */
   processes?: number
   /**
    * Runs one child process hosts at once (`'process'` containment), each in its own isolate.
-   * Default 4. A child is killed only when one of its runs cannot be stopped by disposing its
-   * isolate (a long built-in; V8 out of memory) or when it dies: then the runs it hosts fail with
-   * it (as `crash`; the culprit as `timeout` or `memory`). New runs avoid a child while a run it
-   * was told to stop has not confirmed its end. 1 isolates every run completely.
+   * Default 1: a child is killed when one of its runs cannot be stopped by disposing its isolate (a
+   * long built-in; V8 out of memory), and every run it hosts fails with it (as `crash`; the culprit
+   * as `timeout` or `memory`), so only with 1 does a hostile program never take another run down.
+   * More runs per child trade that for throughput and memory: on 2 cores, 16 concurrent runs of 200
+   * sequential sub-calls took 335 ms on 2 processes x 4 runs against 569 ms on 8 x 1 (loaded machine).
+   * New runs avoid a child while a run it was told to stop has not confirmed its end.
    */
   runsPerProcess?: number
   /**
@@ -100,8 +102,8 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
     if (containment !== 'process' && containment !== 'none') throw new SandboxUsageError('containment must be "process" or "none"')
     const inline = containment === 'none'
     const warm = positiveInteger(options.warmIsolates, inline ? 2 : 1, 'warmIsolates', 0)
-    const processes = positiveInteger(options.processes, 2, 'processes')
-    const perProcess = positiveInteger(options.runsPerProcess, 4, 'runsPerProcess')
+    const processes = positiveInteger(options.processes, Math.max(2, availableParallelism()), 'processes')
+    const perProcess = positiveInteger(options.runsPerProcess, 1, 'runsPerProcess')
     const graceMs = positiveInteger(options.stopGraceMs, 100, 'stopGraceMs')
     const concurrent = positiveInteger(options.maxConcurrentRuns, inline ? 8 : processes * perProcess, 'maxConcurrentRuns')
     const queued = positiveInteger(options.maxQueuedRuns, 256, 'maxQueuedRuns', 0)
