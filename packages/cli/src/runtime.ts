@@ -23,7 +23,7 @@ export async function createRuntime(name: SandboxName, limits: Partial<CodeRunLi
       return createQuickJSRuntime({ poolSize: 1, limits })
     }
     const { createIsolatedVmRuntime } = await import('@ptc/sandbox-isolated-vm')
-    return createIsolatedVmRuntime({ limits, warmIsolates: 0 })
+    return createIsolatedVmRuntime({ limits, warmIsolates: 0, processes: 1 })
   } catch (error) {
     throw new CliError('BACKEND', `the ${name} sandbox cannot start: ${firstLine(error).replace(/^the isolated-vm sandbox (cannot start|is not available): /, '')}`, { cause: error })
   }
