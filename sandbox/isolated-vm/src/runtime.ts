@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os'
-import { DEFAULT_LIMITS, GUEST_PRELUDE, PROGRAM_FILENAME, RunGate, SandboxUsageError, acceptRun, resolveLimits } from '@ptc/sandbox'
+import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, GUEST_PRELUDE, PROGRAM_FILENAME, RunGate, SandboxUsageError, acceptRun, resolveLimits } from '@ptc/sandbox'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import { InlineLane } from './host/inline.js'
 import { ProcessPool } from './host/process-pool.js'
@@ -45,7 +45,7 @@ export interface IsolatedVmRuntimeOptions {
    */
   maxConcurrentRuns?: number
   /**
-   * Runs waiting for a place; one more ends at once as `limit`. Default 256: a waiting run holds no
+   * Runs waiting for a place; one more ends at once as `limit`. Default `DEFAULT_MAX_QUEUED_RUNS` (256): a waiting run holds no
    * isolate, only its request and a deadline timer (it leaves the queue at its wall deadline).
    */
   maxQueuedRuns?: number
@@ -106,7 +106,7 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
     const perProcess = positiveInteger(options.runsPerProcess, 1, 'runsPerProcess')
     const graceMs = positiveInteger(options.stopGraceMs, 100, 'stopGraceMs')
     const concurrent = positiveInteger(options.maxConcurrentRuns, inline ? 8 : processes * perProcess, 'maxConcurrentRuns')
-    const queued = positiveInteger(options.maxQueuedRuns, 256, 'maxQueuedRuns', 0)
+    const queued = positiveInteger(options.maxQueuedRuns, DEFAULT_MAX_QUEUED_RUNS, 'maxQueuedRuns', 0)
     const ivm = loadIsolatedVm({ loader: options.loader, checkNodeSnapshot: options.checkNodeSnapshot })
     this.#gate = new RunGate(concurrent, queued)
     if (inline) this.#inline = new InlineLane(ivm, warm, this.#defaults.memoryBytes)

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os'
-import { DEFAULT_LIMITS, RunGate, SandboxUsageError, acceptRun, resolveLimits } from '@ptc/sandbox'
+import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, RunGate, SandboxUsageError, acceptRun, resolveLimits } from '@ptc/sandbox'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import type { QuickJSVariantName } from './engine/module.js'
 import type { Executor } from './executor.js'
@@ -33,7 +33,7 @@ export interface QuickJSRuntimeOptions {
   maxConcurrentRuns?: number
   /**
    * Runs that may wait for a place (see `maxConcurrentRuns`); one more ends at once as `limit`
-   * ("the runtime's run queue is full"). Default 1000.
+   * ("the runtime's run queue is full"). Default `DEFAULT_MAX_QUEUED_RUNS` (256).
    */
   maxQueuedRuns?: number
   /** `'quickjs'` (bellard, default) or `'quickjs-ng'`. */
@@ -50,8 +50,6 @@ export interface QuickJSRuntimeOptions {
   watchdogGraceMs?: number
 }
 
-/** Default `maxQueuedRuns`. */
-export const DEFAULT_MAX_QUEUED_RUNS = 1000
 /** Default `watchdogGraceMs`. */
 export const DEFAULT_WATCHDOG_GRACE_MS = 50
 

@@ -1,3 +1,9 @@
+/**
+ * The default number of runs a backend lets wait for a place. A waiting run holds its request (a
+ * program of at most `maxProgramBytes`) and a deadline timer, no engine.
+ */
+export const DEFAULT_MAX_QUEUED_RUNS = 256
+
 /** Why a run left the gate's queue without a place. */
 export type GateRefusal = 'wall' | 'abort' | 'queue-full' | 'closed'
 
