@@ -4,6 +4,7 @@
  * host calling a guest function) and plain Node async calls, in the same process. Medians of REPS.
  *
  *   node --no-node-snapshot --conditions=@ptc/source --import tsx bench/sandbox/isolated-vm.ts
+ *   CONTAINMENT=none node …   # isolates in this process instead of the default engine child processes
  */
 import { createRequire } from 'node:module'
 import type { CodeRuntime, JsonValue } from '@ptc/sandbox'
@@ -216,8 +217,12 @@ async function concurrent(rt: CodeRuntime): Promise<void> {
   results.push({ case: `runs, ${WIDTH} concurrent`, median: ptc, unit: 'runs/s', better: 'higher', baseline: { case: 'raw isolated-vm', median: raw } })
 }
 
-const rt = createIsolatedVmRuntime()
-const cold = createIsolatedVmRuntime({ warmIsolates: 0 })
+const containment = process.env['CONTAINMENT'] === 'none' ? 'none' : 'process'
+const rt = createIsolatedVmRuntime({ containment })
+const cold = createIsolatedVmRuntime({ containment, warmIsolates: 0 })
+// Let the engine processes (or the warm isolates) start before anything is timed.
+await rt.run({ code: 'return 1', bindings: [], call: echo })
+await cold.run({ code: 'return 1', bindings: [], call: echo })
 await sleep(50)
 await trivial(rt, cold)
 await subCalls(rt, false)
@@ -230,7 +235,7 @@ await cold.dispose()
 
 const widths = [34, 18, 18, 16]
 const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')
-console.log(`isolated-vm ${process.versions.node} node, REPS=${REPS}, medians`)
+console.log(`isolated-vm ${process.versions.node} node, containment ${containment}, REPS=${REPS}, medians`)
 console.log(line(['scenario', 'ptc isolated-vm', 'raw isolated-vm', 'plain node']) + ' | note')
 for (const r of rows) console.log(line([r.what, r.ptc, r.raw, r.node]) + (r.note ? ` | ${r.note}` : ''))
-emitBenchJson('sandbox/isolated-vm', `isolated-vm backend benchmark — node ${process.versions.node}, REPS=${REPS}, medians`, results)
+emitBenchJson('sandbox/isolated-vm', `isolated-vm backend benchmark — node ${process.versions.node}, containment ${containment}, REPS=${REPS}, medians`, results)
