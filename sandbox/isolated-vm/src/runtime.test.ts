@@ -118,6 +118,7 @@ describe.skipIf(!availability.available)(
         return out`,
         { call: async () => Promise.reject(new Error(`host failure at ${new Error().stack ?? ''}`)) },
       )
+      expect(r.error).toBeUndefined()
       expect(r.value).toEqual([...Array(5).fill('undefined,undefined,undefined'), 'undefined', false])
     })
 

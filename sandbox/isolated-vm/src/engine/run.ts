@@ -98,7 +98,11 @@ export class EngineRun implements SlotHandler {
       // Evaluating the wrapper only creates the function, but the text is the model's: run it on the
       // isolate's thread like everything else the model wrote.
       const fn = await script.run(slot.context, { reference: true, release: true })
-      if (!this.#done) await start.apply(undefined, [fn.derefInto({ release: true })])
+      if (!this.#done) {
+        await start.apply(undefined, [fn.derefInto({ release: true })]).catch((error: unknown) => {
+          if (!this.#unhandledRejection(error)) throw error
+        })
+      }
     } catch (error) {
       this.#engineFailure(error)
     } finally {
@@ -120,10 +124,22 @@ export class EngineRun implements SlotHandler {
       },
       (error: unknown) => {
         this.#settled++
-        this.#engineFailure(error)
+        if (!this.#unhandledRejection(error)) this.#engineFailure(error)
         this.#taskDone()
       },
     )
+  }
+
+  /**
+   * isolated-vm ends a task by throwing the first promise rejection the guest left unhandled in it
+   * (for example a sub-call the program fired and forgot, whose host call failed). The prelude's
+   * `start` and `settle` never throw themselves (the program's own outcome reaches the host through
+   * `finish`), so such a task that fails while its isolate is alive and not out of memory failed only
+   * for that reason: the program goes on, as on QuickJS.
+   */
+  #unhandledRejection(error: unknown): boolean {
+    const slot = this.#slot
+    return slot !== undefined && !slot.disposed && !this.#done && !/memory limit|disposed/i.test(messageOf(error))
   }
 
   /** The host ended the run: kill the guest now. */

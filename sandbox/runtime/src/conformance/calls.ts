@@ -54,6 +54,26 @@ export function callTests(s: SuiteContext): void {
     ])
   })
 
+  s.it('a rejection the program leaves unhandled (a failed call fired and forgotten) does not fail the run', async () => {
+    const call = async (name: string): Promise<JsonValue> => {
+      if (name === 'fail') throw new Error('nope')
+      await sleep(20)
+      return null
+    }
+    for (const [code, value] of [
+      ['tools.fail({})\nawait tools.slow({})\nreturn 1', 1],
+      ['tools.fail({}).then((v) => v)\nawait tools.slow({})\nreturn 2', 2],
+      ['tools.echo({ f: () => 1 })\nawait tools.slow({})\nreturn 3', 3],
+      ['await tools.slow({})\nnew Promise((_, reject) => reject(5))\nPromise.reject(new Error("x"))\nawait tools.slow({})\nreturn 4', 4],
+    ] as const) {
+      const r = await s.run(code, { call })
+      expect(r.error, code).toBeUndefined()
+      expect(r.value).toBe(value)
+    }
+    const awaited = await s.run('await tools.fail({})', { call })
+    expect(awaited.error?.kind).toBe('exception')
+  })
+
   s.it('a very deep host result reaches the guest or rejects only that call; the run never crashes', async () => {
     let deep: JsonValue = []
     for (let i = 0; i < 100_000; i++) deep = [deep]
