@@ -17,6 +17,9 @@ export default defineConfig({
     },
     reporters: ['default', './scripts/summary-reporter.ts'],
     pool: 'forks',
+    // Two test files at once on CI's 2 cores (vitest's default leaves one core to itself): the suites
+    // spend most of their time waiting on workers, child processes and timers, and must hold under load.
+    maxWorkers: 2,
     execArgv: ['--no-node-snapshot'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
