@@ -11,13 +11,25 @@ export function messageOf(error: unknown): string {
   }
 }
 
+/** What a guest can receive: results past either bound reject their call instead. */
+export interface ResultBounds {
+  /** The deepest nesting the guest's engine can parse. */
+  readonly maxDepth?: number
+  /**
+   * The longest JSON text, in UTF-16 units: one longer cannot fit the guest's memory (each unit
+   * takes at least a byte there), so it is refused before it is sent. Backends pass `memoryBytes`.
+   */
+  readonly maxChars?: number
+}
+
 /**
  * The `SettleEntry` text that fulfils call `id` with a host result: `[id,1,value]`.
  * Deep results serialize without overflowing the host's stack; a result that is
- * not JSON, or nests deeper than `maxDepth` (what the guest's engine can parse),
+ * not JSON, nests deeper than `bounds.maxDepth` or is longer than `bounds.maxChars`
  * rejects the call instead.
  */
-export function fulfilEntry(id: number, value: unknown, maxDepth = Number.POSITIVE_INFINITY): string {
+export function fulfilEntry(id: number, value: unknown, bounds: ResultBounds = {}): string {
+  const { maxDepth = Number.POSITIVE_INFINITY, maxChars = Number.POSITIVE_INFINITY } = bounds
   if (nestsDeeperThan(value, maxDepth)) {
     return rejectEntry(id, new Error(`the tool result nests more than ${maxDepth} levels deep, more than this sandbox can receive`))
   }
@@ -26,6 +38,9 @@ export function fulfilEntry(id: number, value: unknown, maxDepth = Number.POSITI
     json = jsonText(value === undefined ? null : value)
   } catch (error) {
     return rejectEntry(id, new Error(`the tool result is not JSON: ${messageOf(error)}`))
+  }
+  if (json !== undefined && json.length > maxChars) {
+    return rejectEntry(id, new Error(`the tool result is ${json.length} characters of JSON, more than this sandbox's memory (${maxChars} bytes) can hold`))
   }
   return `[${id},1,${json ?? 'null'}]`
 }
@@ -108,7 +123,7 @@ export function settleHostCall(
   name: string,
   argsJson: string,
   signal: AbortSignal,
-  maxDepth?: number,
+  bounds: ResultBounds = {},
 ): Promise<string> {
   let pending: Promise<JsonValue>
   try {
@@ -123,7 +138,7 @@ export function settleHostCall(
     pending = Promise.reject(error)
   }
   return pending.then(
-    (value) => fulfilEntry(id, value, maxDepth),
+    (value) => fulfilEntry(id, value, bounds),
     (error: unknown) => rejectEntry(id, error),
   )
 }

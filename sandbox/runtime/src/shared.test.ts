@@ -5,7 +5,7 @@ import { OutputLedger } from './ledger.js'
 import { DEFAULT_LIMITS, resolveLimits } from './limits.js'
 import { formatGuestError, prepareProgram } from './program.js'
 import { mapStrippedColumn, stripTypeScript } from './strip.js'
-import { isParsedArguments, settleHostCall } from './settle.js'
+import { fulfilEntry, isParsedArguments, settleHostCall } from './settle.js'
 import type { JsonValue } from './types.js'
 
 describe('limits', () => {
@@ -79,6 +79,14 @@ describe('TypeScript stripping', () => {
       'TypeError: x (line 2, column 7)',
     )
     expect(formatGuestError({ message: '"s"' }, p.program)).toBe('Uncaught "s"')
+  })
+})
+
+describe('fulfilEntry', () => {
+  test('a result longer than maxChars of JSON text (more than the guest memory holds) rejects its call', () => {
+    expect(fulfilEntry(1, 'x'.repeat(8), { maxChars: 10 })).toBe(`[1,1,"${'x'.repeat(8)}"]`)
+    expect(fulfilEntry(2, 'x'.repeat(9), { maxChars: 10 })).toBe('[2,0,"the tool result is 11 characters of JSON, more than this sandbox\'s memory (10 bytes) can hold"]')
+    expect(fulfilEntry(3, [[[1]]], { maxDepth: 2 })).toMatch(/^\[3,0,"the tool result nests more than 2 levels deep/)
   })
 })
 

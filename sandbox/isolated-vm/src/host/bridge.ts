@@ -46,7 +46,7 @@ export class HostBridge {
     this.subCalls++
     this.#unsettled++
     this.#inHost++
-    void settleHostCall(this.#request, id, name, argsJson, this.#calls.signal).then((entry) => {
+    void settleHostCall(this.#request, id, name, argsJson, this.#calls.signal, { maxChars: this.#limits.memoryBytes }).then((entry) => {
       if (this.#closed) return
       this.#inHost--
       this.#queue(entry)

@@ -1,5 +1,5 @@
 import { formatGuestError, settleHostCall } from '@ptc/sandbox'
-import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue, PreparedProgram } from '@ptc/sandbox'
+import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue, PreparedProgram, ResultBounds } from '@ptc/sandbox'
 import type { SessionOutcome, SubCallRequest } from '../engine/protocol.js'
 
 /**
@@ -45,6 +45,7 @@ export class RunHost {
   readonly result: Promise<CodeRunResult>
   readonly #request: CodeRunRequest
   readonly #clock: RunClock
+  readonly #bounds: ResultBounds
   readonly #graceMs: number
   readonly #calls = new AbortController()
   readonly #logs: string[] = []
@@ -61,6 +62,7 @@ export class RunHost {
   readonly #onAbort = (): void => this.stop('abort')
 
   constructor(request: CodeRunRequest, clock: RunClock, graceMs: number) {
+    this.#bounds = { maxDepth: MAX_RESULT_DEPTH, maxChars: clock.limits.memoryBytes }
     this.#request = request
     this.#clock = clock
     this.#graceMs = graceMs
@@ -117,7 +119,7 @@ export class RunHost {
 
   #dispatch(id: number, name: string, argsJson: string): void {
     this.#subCalls++
-    void settleHostCall(this.#request, id, name, argsJson, this.#calls.signal, MAX_RESULT_DEPTH).then((entry) => {
+    void settleHostCall(this.#request, id, name, argsJson, this.#calls.signal, this.#bounds).then((entry) => {
       if (!this.#ended) this.#queue(entry)
     })
   }
