@@ -1,10 +1,10 @@
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
-import { hostileProgramSuite } from './hostile.suite.js'
+import { HOST_LAG_BOUND_MS, hostileProgramSuite } from './hostile.suite.js'
 import { INLINE_NATIVE } from './liveness.programs.js'
 
 hostileProgramSuite('quickjs worker', (extras) => createQuickJSRuntime({ isolation: 'worker', ...extras }), {
   backend: 'quickjs-worker',
-  maxLagMs: 250,
+  maxLagMs: HOST_LAG_BOUND_MS,
 })
 
 hostileProgramSuite('quickjs inline', (extras) => createQuickJSRuntime({ isolation: 'inline', ...extras }), {
