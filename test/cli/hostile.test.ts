@@ -288,7 +288,7 @@ describe('other input that used to crash or stall the CLI', () => {
     const dir = tempDir({ 'stray.js': 'return await tools.stray_rejection({})\n' })
     try {
       const run = await ptc(['run', dir.path('stray.js'), '--tools', fixture('tools-stray.mjs')], quick)
-      expect(run.code).toBe(0)
+      expect(run.code, run.stderr).toBe(0)
       expect(run.stdout).toBe('ok\n')
       expect(run.stderr).toContain('ptc: warning: a promise was rejected and never handled (a tool or tools module?): stray \\x1b[31mrejection\n')
       expect(noStack(run.stderr)).toBe(true)

@@ -172,7 +172,7 @@ describe('ptc run with a tools module', () => {
 describe.runIf(isolatedVmAvailability().available)('ptc run --sandbox isolated-vm', () => {
   test('restarts node with --no-node-snapshot and runs the program', async () => {
     const run = await ptc(['run', program('top-customers'), '--sandbox', 'isolated-vm', '--json'])
-    expect(run.code).toBe(0)
+    expect(run.code, `${run.stderr}\n${run.stdout}`).toBe(0)
     expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, sandbox: 'isolated-vm' })
   })
 })
