@@ -18,28 +18,27 @@ export interface BoundedOutcome {
  * is awaited as long as it takes; from then on (`stop()`: the caller aborted,
  * or the signal a `tools/execute` wrapper gave its body aborted, e.g. the
  * timeout policy's deadline) it has `graceMs` to settle. One that has not
- * is abandoned: `outcome` settles with an `isError` result (`TOOL_TIMEOUT`
- * when the stop was a timeout, otherwise `ABORTED`). The dispatch itself is
- * never raced for its outcome: the pipeline keeps awaiting the body to its end
- * and its late result goes to `onLate`, never into `outcome`.
+ * is abandoned: `onOutcome` gets an `isError` result (`TOOL_TIMEOUT` when the
+ * stop was a timeout, otherwise `ABORTED`). The dispatch itself is never raced
+ * for its outcome: the pipeline keeps awaiting the body to its end and its late
+ * result goes to `onLate`. `onOutcome` is called exactly once. (Callbacks, not a
+ * promise: this sits on every native call's path, and each promise hop costs.)
  */
 export class BoundedDispatch {
-  readonly outcome: Promise<BoundedOutcome>
-  #resolve!: (outcome: BoundedOutcome) => void
   #done = false
   #timer: ReturnType<typeof setTimeout> | undefined
 
   constructor(
     dispatch: (options: Pick<ToolDispatchOptions, 'onBodyAborted'>) => Promise<ToolExecutionResult>,
     private readonly graceMs: number,
+    private readonly onOutcome: (outcome: BoundedOutcome) => void,
     onLate: (result: ToolExecutionResult) => void,
   ) {
-    this.outcome = new Promise((resolve) => (this.#resolve = resolve))
     void dispatch({ onBodyAborted: (reason) => this.stop(reason) }).then((result) => {
-      clearTimeout(this.#timer)
       if (this.#done) return onLate(result)
+      clearTimeout(this.#timer)
       this.#done = true
-      this.#resolve({ result, abandoned: false })
+      this.onOutcome({ result, abandoned: false })
     })
   }
 
@@ -49,7 +48,7 @@ export class BoundedDispatch {
     const { code, what } = abandonReason(reason)
     this.#timer = setTimeout(() => {
       this.#done = true
-      this.#resolve({ result: abandonedResult(code, what, this.graceMs), abandoned: true })
+      this.onOutcome({ result: abandonedResult(code, what, this.graceMs), abandoned: true })
     }, this.graceMs)
   }
 }

@@ -97,21 +97,27 @@ async function runBatch(input: ToolBatchInput, host: ToolExecutorHost, cap: numb
         },
         prepared.argumentsError === undefined ? options : { ...options, argumentsError: prepared.argumentsError },
       )
-    let outcome: Promise<BoundedOutcome>
-    if (call.name === RUN_CODE) {
-      // The transport bounds its own drain (its sub-calls are abandoned inside it).
-      outcome = dispatch({}).then((result) => ({ result, abandoned: false }))
-    } else {
-      const wait = new BoundedDispatch(dispatch, graceMs, (late) => log?.late(call, late))
+    // Called only once the dispatch settled, always after `tracked` is assigned.
+    const done = (outcome: BoundedOutcome): void => {
+      results[index] = outcome
+      commit()
+      running.delete(tracked)
+    }
+    const tracked = new Promise<void>((resolve) => {
+      if (call.name === RUN_CODE) {
+        // The transport bounds its own drain (its sub-calls are abandoned inside it).
+        void dispatch({}).then((result) => (done({ result, abandoned: false }), resolve()))
+        return
+      }
+      const wait = new BoundedDispatch(
+        dispatch,
+        graceMs,
+        (outcome) => (bounded.delete(wait), done(outcome), resolve()),
+        (late) => log?.late(call, late),
+      )
       bounded.add(wait)
       if (signal.aborted) wait.stop(signal.reason)
-      outcome = wait.outcome.finally(() => bounded.delete(wait))
-    }
-    const task = outcome.then((settled) => {
-      results[index] = settled
-      commit()
     })
-    const tracked = task.finally(() => running.delete(tracked))
     running.add(tracked)
     return tracked
   }
