@@ -22,3 +22,12 @@ export const backends: readonly Backend[] = [
     skip: ivm.available ? undefined : `isolated-vm is not available here: ${ivm.reason}`,
   },
 ]
+
+/**
+ * Runs two trivial programs so a suite's first test does not pay for engine boot: a run's wall counts
+ * from its run() call, and a cold worker or engine process takes part of a short wall.
+ */
+export async function warmUp(runtime: CodeRuntime): Promise<void> {
+  const warm = { code: 'return 1', bindings: [], call: () => Promise.reject(new Error('no tools')) }
+  await Promise.all([runtime.run(warm), runtime.run(warm)])
+}

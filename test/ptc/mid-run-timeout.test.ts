@@ -12,7 +12,7 @@ import { text } from '@ptc/ptc/testing'
 import { defineTool, MemorySession, ToolsService, type Agent, type ContentBlock, type JsonValue, type SessionEvent, type ToolExecutionResult } from '@ptc/tools'
 import { installTimeoutPolicy } from '@ptc/tools/timeout'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
-import { backends } from './backends.js'
+import { backends, warmUp } from './backends.js'
 
 /** Generous bound on scheduling noise (cold workers, a loaded machine shared with other suites). */
 const SLACK_MS = 2000
@@ -128,8 +128,7 @@ for (const backend of backends) {
     let live: Harness | undefined
     beforeAll(async () => {
       runtime = backend.create()
-      const warm = { code: 'return 1', bindings: [], call: () => Promise.reject(new Error('no tools')) }
-      await Promise.all([runtime.run(warm), runtime.run(warm)])
+      await warmUp(runtime)
     })
     afterAll(() => runtime.dispose())
     afterEach(() => {

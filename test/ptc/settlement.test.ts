@@ -13,7 +13,7 @@ import { text } from '@ptc/ptc/testing'
 import { defineTool, MemorySession, ToolsService, type Agent, type Session, type SessionEvent, type ToolBatchResult, type ToolExecutionResult } from '@ptc/tools'
 import { JsonlSession, readJsonlSession } from '@ptc/tools/session'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
-import { backends } from './backends.js'
+import { backends, warmUp } from './backends.js'
 
 /** Generous bound on how long after its wall a run may take to return (cold workers, a loaded machine). */
 const SLACK_MS = 2000
@@ -127,9 +127,7 @@ for (const backend of backends) {
     let live: Stubborn | undefined
     beforeAll(async () => {
       runtime = backend.create()
-      // Boot the engines first: a run's wall counts from its run() call, and a cold worker takes part of an 800 ms wall.
-      const warm = { code: 'return 1', bindings: [], call: () => Promise.reject(new Error('no tools')) }
-      await Promise.all([runtime.run(warm), runtime.run(warm)])
+      await warmUp(runtime)
     })
     afterAll(() => runtime.dispose())
     // Release whatever a test left hanging, so no body outlives its test.

@@ -1,7 +1,8 @@
 import type { CodeRunResult, JsonValue } from '@ptc/sandbox'
 import { describe, expect, test } from 'vitest'
 import { createIsolatedVmRuntime, isolatedVmAvailability } from './index.js'
-import { prng, sleep } from './test-helpers.js'
+import { seededRandom } from '@ptc/sandbox/conformance'
+import { sleep } from './test-helpers.js'
 
 const availability = isolatedVmAvailability()
 const RUNS = 400
@@ -27,7 +28,7 @@ describe.skipIf(!availability.available)('isolated-vm under chaos', () => {
   test(`${RUNS} runs with random child kills and hostile built-ins all settle; benign runs succeed unless their child died`, async () => {
     const seed = Number(process.env['PTC_CHAOS_SEED'] ?? Date.now() % 1_000_000)
     console.log(`chaos seed ${seed} (PTC_CHAOS_SEED=${seed} to replay)`)
-    const random = prng(seed)
+    const random = seededRandom(seed)
     const rt = createIsolatedVmRuntime({ processes: 2, runsPerProcess: 4, maxQueuedRuns: RUNS })
     const call = async (_name: string, args: JsonValue): Promise<JsonValue> => {
       await null

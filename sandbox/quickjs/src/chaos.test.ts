@@ -1,4 +1,5 @@
 import { expect, test } from 'vitest'
+import { seededRandom } from '@ptc/sandbox/conformance'
 import type { CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
 import { WorkerPool } from './pool.js'
 import { QuickJSCodeRuntime } from './runtime.js'
@@ -12,18 +13,6 @@ const IN_FLIGHT = 6
 const SETTLE_BOUND_MS = 3000
 const HOSTILE = 'const a = new Array(1e6).fill(123456789); for (;;) a.join()'
 const BENIGN = 'let s = 0; for (let i = 0; i < N; i++) s += (await tools.add({ a: i, b: 1 })).sum; return s'
-
-/** mulberry32: a small seeded PRNG, so a failing sequence can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32
-  }
-}
 
 type Kind = 'benign' | 'hostile' | 'aborted-benign' | 'aborted-hostile'
 
@@ -66,7 +55,7 @@ function plan(random: () => number): Plan {
 
 test(`500 runs on a 2-worker pool with worker terminations and aborts at random points all settle (seed printed)`, async () => {
   console.log(`chaos seed: ${SEED} (replay with CHAOS_SEED=${SEED})`)
-  const random = prng(SEED)
+  const random = seededRandom(SEED)
   // Drawn up front: the seed fixes every run's program, limits and abort moment (not the interleaving).
   const plans = Array.from({ length: RUNS }, () => plan(random))
   const pool = new WorkerPool({ size: 2, variant: 'quickjs', warmBytes: 256 * 1024 * 1024 })

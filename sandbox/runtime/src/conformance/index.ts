@@ -7,6 +7,7 @@ import { limitTests } from './limits.js'
 import { valueTests } from './values.js'
 
 export type { ConformanceOptions } from './context.js'
+export { seededRandom } from './random.js'
 
 /**
  * The conformance suite every `CodeRuntime` backend runs (SPEC section 9). Call it at the top level

@@ -1,0 +1,14 @@
+/**
+ * A small seeded PRNG (mulberry32) for chaos tests: print the seed, and a failing sequence can be
+ * replayed. Values in [0, 1).
+ */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32
+  }
+}
