@@ -17,10 +17,16 @@ afterAll(async () => {
 })
 
 const listTools = { jsonrpc: '2.0', id: 2, method: 'tools/list' }
+/**
+ * The idle time of the expiry tests: long enough that a loaded machine's event-loop stalls (a second
+ * and more seen with a build beside the suite) cannot expire a session between two requests of the
+ * client's handshake, short enough to wait for.
+ */
+const IDLE_MS = 1500
 
 describe('Streamable HTTP sessions', () => {
   test('a session with no open request expires after the idle time: its server is closed and its id gets 404', async () => {
-    await using served = await serve(runtime, { sessionIdleMs: 200 })
+    await using served = await serve(runtime, { sessionIdleMs: IDLE_MS })
     const { endpoint } = served
     const transport = httpClientTransport(endpoint.url, { token: endpoint.token })
     const client = new Client({ name: 'ptc-test-client', version: '1.0.0' })
@@ -29,24 +35,24 @@ describe('Streamable HTTP sessions', () => {
     expect((await client.callTool(RUN_ECHO)) as CallToolResult).toMatchObject({ content: [{ type: 'text', text: 'over http' }] })
     expect(endpoint.stats()).toMatchObject({ sessions: 1, serversLive: 1 })
     await client.close() // closes its streams without ending the session
-    await until(() => endpoint.stats().sessions === 0)
+    await until(() => endpoint.stats().sessions === 0, 15_000)
     expect(endpoint.stats()).toMatchObject({ sessions: 0, serversLive: 0, serversCreated: 1 })
     const late = await post(endpoint.url, listTools, mcpHeaders({ authorization: served.bearer, 'mcp-session-id': id }))
     expect([late.status, rpcError(late.json).code]).toEqual([404, -32001])
   })
 
   test('a session in use does not expire: an open request holds it past the idle time', async () => {
-    await using served = await serve(runtime, { sessionIdleMs: 200 })
+    await using served = await serve(runtime, { sessionIdleMs: IDLE_MS })
     const { endpoint, bearer } = served
     const id = await initializeRaw(endpoint.url, bearer)
     const headers = mcpHeaders({ authorization: bearer, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' })
     expect((await post(endpoint.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers)).status).toBe(202)
-    const code = 'await tools["fx.sleep"]({ ms: 700 }); return "awake"'
+    const code = `await tools["fx.sleep"]({ ms: ${IDLE_MS + 1000} }); return "awake"`
     const slow = await post(endpoint.url, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'run_code', arguments: { code, description: 'slow' } } }, headers)
     expect(slow.status).toBe(200)
     expect(slow.text).toContain('awake')
     expect(endpoint.stats().sessions).toBe(1)
-    await until(() => endpoint.stats().sessions === 0)
+    await until(() => endpoint.stats().sessions === 0, 15_000)
   })
 
   test('past the session cap an initialize gets 503 with Retry-After; a DELETE frees a slot', async () => {
@@ -84,7 +90,7 @@ describe('Streamable HTTP sessions', () => {
     }
     expect(Object.fromEntries(statuses)).toEqual({ 401: 1000, 403: 500, 400: 1000, 404: 500 })
     expect(endpoint.stats()).toEqual({ sessions: 0, initializing: 0, serversCreated: 0, serversLive: 0 })
-  }, 60_000)
+  }, 180_000) // 9-17 s here; a hang guard, not a timing (a loaded machine took over 60 s)
 
   test('close() closes every session and server, and the listener', async () => {
     const served = await serve(runtime)
