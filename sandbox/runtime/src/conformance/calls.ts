@@ -196,6 +196,24 @@ export function callTests(s: SuiteContext): void {
     expect(r.value).toEqual({ r: { a: [1, { b: 2 }], s: 'x' }, v: [3, 4] })
   })
 
+  s.it('accessors a program puts on Object.prototype do not break ToolCallError', async () => {
+    const r = await s.run(
+      `Object.prototype.get = () => 'pwned'
+      Object.prototype.set = () => {}
+      const out = []
+      try { await tools.fail({}) } catch (e) { out.push([e instanceof ToolCallError, e.name, e.toolName, e.code, e.message, e.details]) }
+      const own = new ToolCallError('x', 'mine', 'DENIED', { a: 1 })
+      out.push([own.code, own.details, Object.keys(own)])
+      return out`,
+      { call: () => Promise.reject(Object.assign(new Error('no'), { code: 'DENIED', details: [1] })) },
+    )
+    expect(r.error).toBeUndefined()
+    expect(r.value).toEqual([
+      [true, 'ToolCallError', 'fail', 'DENIED', 'no', [1]],
+      ['DENIED', { a: 1 }, ['toolName', 'code', 'details']],
+    ])
+  })
+
   s.it('tools is a frozen null-prototype object with one function per binding', async () => {
     const r = await s.run(
       `const names = Object.keys(tools)

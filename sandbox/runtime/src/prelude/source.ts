@@ -184,13 +184,21 @@ function format(args) {
 }
 
 /* ---- ToolCallError ---- */
+/* A data property from a null-prototype descriptor: this runs after the program started, when a literal
+   descriptor would inherit \`get\` or \`set\` a program put on Object.prototype. \`name\` is the one
+   writable, configurable and hidden field; the others are fixed and enumerable. */
+function own(o, key, value, isName) {
+  var d = create(null);
+  d.value = value; d.writable = isName; d.enumerable = !isName; d.configurable = isName;
+  defineProperty(o, key, d);
+}
 class ToolCallError extends ErrorC {
   constructor(toolName, message, code, details) {
     super(Str(message));
-    defineProperty(this, 'name', { value: 'ToolCallError', writable: true, enumerable: false, configurable: true });
-    defineProperty(this, 'toolName', { value: Str(toolName), writable: false, enumerable: true, configurable: false });
-    defineProperty(this, 'code', { value: code === undefined ? 'TOOL_ERROR' : Str(code), writable: false, enumerable: true, configurable: false });
-    if (details !== undefined) defineProperty(this, 'details', { value: details, writable: false, enumerable: true, configurable: false });
+    own(this, 'name', 'ToolCallError', true);
+    own(this, 'toolName', Str(toolName), false);
+    own(this, 'code', code === undefined ? 'TOOL_ERROR' : Str(code), false);
+    if (details !== undefined) own(this, 'details', details, false);
   }
 }
 freeze(ToolCallError.prototype);
