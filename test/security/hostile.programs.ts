@@ -12,6 +12,8 @@ const ESCAPE_PROBES = `
     toolCallError: () => ToolCallError.constructor,
     toolCallErrorProto: () => ToolCallError.prototype.constructor.constructor,
     promise: () => tools.echo({}).constructor.constructor,
+    unknownTool: () => tools.nope.constructor,
+    unknownToolPromise: () => tools.nope().constructor.constructor,
   }
   const out = {}
   for (const [k, get] of Object.entries(probes)) {
@@ -28,6 +30,7 @@ const ESCAPE_PROBES = `
     out.hostStack = /\\/work|node:|file:/.test(frames)
   }
   try { await tools.echo({ f: () => 1 }) } catch (e) { out.argError = e.constructor.constructor('return typeof process')() }
+  try { await tools.nope({}) } catch (e) { out.unknownError = e.constructor.constructor('return typeof process')() }
 `
 
 /** The hostile programs. Each names the behaviour it checks. */
@@ -41,12 +44,13 @@ export function hostileProgramTests(s: HostileContext): void {
     })
     expect(r.error).toBeUndefined()
     const v = r.value as Record<string, JsonValue>
-    for (const k of ['toolsValue', 'toolFn', 'toolFnProto', 'console', 'consoleLog', 'toolCallError', 'toolCallErrorProto', 'promise']) {
+    for (const k of ['toolsValue', 'toolFn', 'toolFnProto', 'console', 'consoleLog', 'toolCallError', 'toolCallErrorProto', 'promise', 'unknownTool', 'unknownToolPromise']) {
       expect(v[k], k).toBe('undefined,undefined,undefined')
     }
     expect(v.hostError).toBe('undefined')
     expect(v.hostErrorCtor).toBe('undefined')
     expect(v.argError).toBe('undefined')
+    expect(v.unknownError).toBe('undefined')
     const keys = String(v.hostErrorKeys).split(',')
     // SPEC section 8: a ToolCallError carries toolName, message, code and (where the pipeline has them) details.
     for (const k of keys) expect(['message', 'name', 'stack', 'toolName', 'code', 'details']).toContain(k)

@@ -19,6 +19,14 @@ describe('renderDeclarations', () => {
     expect(text).toContain('  readonly code: ToolErrorCode\n  /** Structured detail of the failure, where there is some. */\n  readonly details?: JsonValue\n}')
     expect(text).toContain('type ToolErrorCode =\n  | "INVALID_ARGS" | "DENIED" | "TOOL_TIMEOUT" | "TOOL_ERROR" | "ABORTED"')
     expect(text).toContain('declare const tools: Tools\n')
+    expect(text).toContain(
+      [
+        ' * A failed call rejects with a `ToolCallError` (`code`, `details`); calling a name that is not a',
+        ' * tool rejects with code `UNKNOWN_TOOL` (`"name" in tools` tells whether a tool exists).',
+        ' */\ninterface Tools {',
+      ].join('\n'),
+    )
+    expect(text).toContain('`UNKNOWN_TOOL` (no tool has that name; the message names the closest),\n')
     expect(text).toContain('declare const console: {\n  log(...values: unknown[]): void\n  info(...values: unknown[]): void\n')
   })
 

@@ -45,7 +45,8 @@ const TOOL_CALL_ERROR = [
   '  /**',
   '   * Why, as a stable code: `INVALID_ARGS` (bad arguments), `DENIED` (a policy or the user refused),',
   '   * `TOOL_TIMEOUT` (the tool ran out of time), `TOOL_ERROR` (the tool failed), `ABORTED` (the call was',
-  '   * cancelled), `UNKNOWN_TOOL`, `INVALID_TOOL_OUTPUT`, `ABORTED_BEFORE_DISPATCH`.',
+  '   * cancelled), `UNKNOWN_TOOL` (no tool has that name; the message names the closest),',
+  '   * `INVALID_TOOL_OUTPUT`, `ABORTED_BEFORE_DISPATCH`.',
   '   */',
   '  readonly code: ToolErrorCode',
   '  /** Structured detail of the failure, where there is some. */',
@@ -59,6 +60,8 @@ const TOOLS_DOC = [
   '/**',
   ' * Every tool is an async function: `const out = await tools.name(args)`.',
   ' * Names that are not identifiers work with brackets: `await tools["some.tool"](args)`.',
+  ' * A failed call rejects with a `ToolCallError` (`code`, `details`); calling a name that is not a',
+  ' * tool rejects with code `UNKNOWN_TOOL` (`"name" in tools` tells whether a tool exists).',
   ' */',
 ].join('\n')
 const CONSOLE = [

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest'
 import { ToolRegistrationError } from '../errors.js'
 import { agent, runOne, textOf, tool } from '../pipeline/fixtures/tool.js'
+import { defineTool } from '../schema/define-tool.js'
 import type { ToolDefinition } from '../types/definition.js'
 import { ToolsService } from './service.js'
 
@@ -71,14 +72,73 @@ describe('schemas()', () => {
 describe('register() validation', () => {
   const invalid = (overrides: Record<string, unknown>): ToolDefinition => ({ ...tool('bad'), ...overrides }) as unknown as ToolDefinition
 
-  test('rejects a definition without an output declaration', () => {
-    const tools = new ToolsService()
-    expect(() => tools.register(invalid({ output: undefined }))).toThrow(/`output` is required/)
+  const problem = (overrides: Record<string, unknown>): string => {
+    try {
+      new ToolsService().register(invalid(overrides))
+    } catch (error) {
+      expect(error).toBeInstanceOf(ToolRegistrationError)
+      return error instanceof Error ? error.message : String(error)
+    }
+    throw new Error('registered')
+  }
+  const hint = '(defineTool renders JSON when render is omitted)'
+
+  test('a definition without output says that output is missing and what to give', () => {
+    const { output: _, ...noOutput } = tool('get_stock')
+    let message = ''
+    try {
+      new ToolsService().register(noOutput as ToolDefinition)
+    } catch (error) {
+      message = error instanceof Error ? error.message : ''
+    }
+    expect(message).toBe(`invalid tool "get_stock": \`output\` is missing: give { schema, render } ${hint}`)
+    expect(problem({ output: undefined })).toBe(`invalid tool "bad": \`output\` is missing: give { schema, render } ${hint}`)
   })
 
-  test('rejects an output without a renderer', () => {
+  test('output: null, a string or an array is named as such', () => {
+    expect(problem({ output: null })).toBe(`invalid tool "bad": \`output\` is null: give { schema, render } ${hint}`)
+    expect(problem({ output: 'json' })).toBe('invalid tool "bad": `output` must be an object { schema, render }, not a string')
+    expect(problem({ output: [] })).toBe('invalid tool "bad": `output` must be an object { schema, render }, not an array')
+  })
+
+  test('an output without schema says that output.schema is missing', () => {
+    expect(problem({ output: { render: () => [] } })).toBe('invalid tool "bad": `output.schema` is missing: give the JSON Schema of the value `execute` resolves to')
+  })
+
+  test('an output without render says that output.render is missing; one that is not a function says what it is', () => {
+    expect(problem({ output: { schema: {} } })).toBe(`invalid tool "bad": \`output.render\` is missing: give (args, value) => ContentBlock[] ${hint}`)
+    expect(problem({ output: { schema: {}, render: 'text' } })).toBe('invalid tool "bad": `output.render` must be a function, not a string')
+    expect(problem({ output: { schema: {}, render: () => [], presentationMeta: 1 } })).toBe('invalid tool "bad": `output.presentationMeta` must be a function, not a number')
+  })
+
+  test('an empty output names both missing fields', () => {
+    expect(problem({ output: {} })).toBe(
+      `invalid tool "bad": \`output.schema\` is missing: give the JSON Schema of the value \`execute\` resolves to; \`output.render\` is missing: give (args, value) => ContentBlock[] ${hint}`,
+    )
+  })
+
+  test('defineTool without output fails at registration with the same message; without render it registers and renders JSON', async () => {
+    const base = { name: 'get_stock', description: 'd', parameters: { sku: { type: 'string', required: true } }, execute: async () => ({ count: 2 }) } as const
     const tools = new ToolsService()
-    expect(() => tools.register(invalid({ output: { schema: {} } }))).toThrow(/output\.render/)
+    expect(() => tools.register(defineTool(base as never))).toThrow(`invalid tool "get_stock": \`output\` is missing: give { schema, render } ${hint}`)
+    expect(() => tools.register(defineTool({ ...base, output: { render: () => [] } } as never))).toThrow('`output.schema` is missing')
+    tools.register(defineTool({ ...base, output: { schema: { type: 'object', properties: { count: { type: 'integer' } }, additionalProperties: false } } }))
+    const result = await runOne(tools, 'get_stock', { sku: 'A' })
+    expect(result.isError).toBe(false)
+    expect(result.content).toEqual([{ type: 'text', text: '{\n  "count": 2\n}' }])
+  })
+
+  test('each output field is read once', () => {
+    let reads = 0
+    const output = {
+      get schema() {
+        reads++
+        return reads === 1 ? { type: 'string' } : { type: 'string', pattern: 'x' }
+      },
+      render: () => [],
+    }
+    expect(() => new ToolsService().register(invalid({ output }))).not.toThrow()
+    expect(reads).toBe(1)
   })
 
   test('rejects an output schema that uses an unsupported keyword', () => {

@@ -26,6 +26,16 @@ let nextId = 0
 
 const optionalCallbacks = ['isConcurrencySafe', 'projectContent', 'finalizeContent', 'presentCall', 'presentResult'] as const
 
+const RENDER_HINT = '(defineTool renders JSON when render is omitted)'
+
+/** What a value is, for a message: `null`, `an array`, `a string`, … */
+function kindOf(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  const type = typeof value
+  return type === 'object' || type === 'undefined' ? `an ${type}` : `a ${type}`
+}
+
 /**
  * Validate a definition at the registration boundary and compile what the
  * pipeline needs. Every problem found is reported in one error.
@@ -56,19 +66,25 @@ export function createRegistration(
   }
 
   let output: CompiledValidator | undefined
-  const out = d.output as Partial<Record<'schema' | 'render' | 'presentationMeta', unknown>> | undefined
-  if (typeof out !== 'object' || out === null) problems.push('`output` is required: { schema, render }')
+  const out: unknown = d.output
+  if (out === undefined || out === null) problems.push(`\`output\` is ${out === null ? 'null' : 'missing'}: give { schema, render } ${RENDER_HINT}`)
+  else if (typeof out !== 'object' || Array.isArray(out)) problems.push(`\`output\` must be an object { schema, render }, not ${kindOf(out)}`)
   else {
-    if (typeof out.render !== 'function') problems.push('`output.render` must be a function')
-    if (out.presentationMeta !== undefined && typeof out.presentationMeta !== 'function') problems.push('`output.presentationMeta` must be a function')
-    if (out.schema === undefined) problems.push('`output.schema` is required')
+    // Each field read once: a getter cannot change what was checked.
+    const { schema, render, presentationMeta } = out as Partial<Record<'schema' | 'render' | 'presentationMeta', unknown>>
+    if (schema === undefined) problems.push('`output.schema` is missing: give the JSON Schema of the value `execute` resolves to')
     else {
       try {
-        assertSupportedJsonSchema(out.schema)
-        output = compileJsonSchema(out.schema)
+        assertSupportedJsonSchema(schema)
+        output = compileJsonSchema(schema)
       } catch (error) {
         problems.push(`\`output.schema\`: ${error instanceof JsonSchemaError ? error.message : String(error)}`)
       }
+    }
+    if (render === undefined) problems.push(`\`output.render\` is missing: give (args, value) => ContentBlock[] ${RENDER_HINT}`)
+    else if (typeof render !== 'function') problems.push(`\`output.render\` must be a function, not ${kindOf(render)}`)
+    if (presentationMeta !== undefined && typeof presentationMeta !== 'function') {
+      problems.push(`\`output.presentationMeta\` must be a function, not ${kindOf(presentationMeta)}`)
     }
   }
 

@@ -1,6 +1,6 @@
 import { describe, expectTypeOf, test } from 'vitest'
 import type { JsonValue } from '../json/types.js'
-import type { ToolDefinition } from '../types/index.js'
+import type { ContentBlock, ToolDefinition } from '../types/index.js'
 import { defineTool } from './define-tool.js'
 
 const text = (t: string) => [{ type: 'text' as const, text: t }]
@@ -54,6 +54,48 @@ describe('defineTool', () => {
       execute: async ({ query, inStockOnly }) =>
         rows.filter((p) => p.name.includes(query) && (inStockOnly !== true || p.stock > 0)).map(({ sku, name, price }) => ({ sku, name, price })),
     })
+  })
+
+  test('render may be omitted; given, its value parameter is still inferred from the schema', () => {
+    const tool = defineTool({
+      name: 'stock',
+      description: 'd',
+      parameters: { sku: { type: 'string', required: true } },
+      output: { schema: { type: 'object', additionalProperties: false, properties: { count: { type: 'integer', required: true } } } },
+      execute: async () => ({ count: 1 }),
+    })
+    expectTypeOf(tool).toEqualTypeOf<ToolDefinition>()
+    expectTypeOf(tool.output.render).toEqualTypeOf<(args: unknown, value: JsonValue) => ContentBlock[]>()
+    defineTool({
+      name: 'stock',
+      description: 'd',
+      parameters: { sku: { type: 'string', required: true } },
+      output: {
+        schema: { type: 'object', additionalProperties: false, properties: { count: { type: 'integer', required: true } } },
+        render: (args, value) => {
+          expectTypeOf(args).toEqualTypeOf<{ sku: string }>()
+          expectTypeOf(value).toEqualTypeOf<{ count: number }>()
+          return text(`${value.count}`)
+        },
+      },
+      execute: async () => ({ count: 1 }),
+    })
+    defineTool({
+      name: 'stock',
+      description: 'd',
+      parameters: {},
+      // @ts-expect-error the schema is not optional
+      output: { render: () => [] },
+      execute: async () => null,
+    })
+    // @ts-expect-error output is not optional
+    defineTool({ name: 'stock', description: 'd', parameters: {}, execute: async () => null })
+  })
+
+  test('the raw ToolDefinition keeps render mandatory', () => {
+    // @ts-expect-error a raw output declaration needs render
+    const output: ToolDefinition['output'] = { schema: { type: 'null' } }
+    void output
   })
 
   test('a wrong return type is a type error', () => {

@@ -120,6 +120,45 @@ describe('defineTool', () => {
     expect(tool.output.presentationMeta?.({ path: 'a' }, { text: 'hi' })).toEqual({ path: 'a' })
   })
 
+  test('without render the value renders as pretty JSON text, one text block', async () => {
+    const tool = defineTool({
+      name: 'stock',
+      description: 'Stock.',
+      parameters: { sku: { type: 'string', required: true } },
+      output: { schema: { type: 'object', additionalProperties: false, properties: { sku: { type: 'string' }, count: { type: 'integer' } } } },
+      execute: async ({ sku }) => ({ sku, count: 3 }),
+    })
+    const value = await tool.execute({ sku: 'A-1' }, ctx)
+    expect(tool.output.render({ sku: 'A-1' }, value as never)).toEqual([{ type: 'text', text: '{\n  "sku": "A-1",\n  "count": 3\n}' }])
+    expect(tool.output.render({}, 'plain')).toEqual([{ type: 'text', text: '"plain"' }])
+    expect(tool.output.render({}, null)).toEqual([{ type: 'text', text: 'null' }])
+    expect(Object.isFrozen(tool.output)).toBe(true)
+    expect(tool.output.presentationMeta).toBeUndefined()
+  })
+
+  test('a given render is called on its output declaration, as a method', () => {
+    const output = {
+      schema: { type: 'string' },
+      prefix: '>',
+      render(this: { prefix: string }, _args: unknown, value: string) {
+        return [{ type: 'text' as const, text: `${this.prefix} ${value}` }]
+      },
+    } as const
+    const tool = defineTool({ name: 't', description: 'd', parameters: {}, output, execute: async () => 'x' })
+    expect(tool.output.render({}, 'x')).toEqual([{ type: 'text', text: '> x' }])
+  })
+
+  test('an output that is missing or not a function passes through to registration unchanged', () => {
+    const base = { name: 't', description: 'd', parameters: {}, execute: async () => null }
+    expect(defineTool({ ...base, output: undefined } as never).output).toBeUndefined()
+    expect(defineTool({ ...base, output: null } as never).output).toBeNull()
+    const noSchema = defineTool({ ...base, output: { render: () => [] } } as never).output
+    expect('schema' in noSchema).toBe(false)
+    expect(typeof noSchema.render).toBe('function')
+    const notFunctions = defineTool({ ...base, output: { schema: { type: 'null' }, render: 'text', presentationMeta: 1 } } as never).output
+    expect([notFunctions.render, notFunctions.presentationMeta]).toEqual(['text', 1])
+  })
+
   test('an invalid spec throws JsonSchemaError at definition time', () => {
     expect(() =>
       defineTool({

@@ -1,9 +1,10 @@
 import { formatViolations, ToolArgsError } from '../errors.js'
 import { _isMaterialized } from '../json/build.js'
+import { prettyJson } from '../json/pretty.js'
 import { snapshotJson } from '../json/snapshot.js'
 import type { JsonObject, JsonValue } from '../json/types.js'
 import type { ToolCallView, ToolResultView } from '../presentation/types.js'
-import type { ContentBlock, ToolDefinition, ToolExecution, ToolExecutionResult, ToolResult, ToolRunContext } from '../types/index.js'
+import type { ContentBlock, ToolDefinition, ToolExecution, ToolExecutionResult, ToolOutputDefinition, ToolResult, ToolRunContext } from '../types/index.js'
 import type { ParameterSchemaSpec, ValueSchemaSpec } from './dsl.js'
 import type { InferArgs, InferValue } from './infer.js'
 import type { ObjectJsonSchema } from './json-schema.js'
@@ -16,8 +17,11 @@ export interface TypedToolOutput<P, O> {
   // never from callback bodies (which would make TypeScript expand the inference types).
   /** The canonical output value's schema; compiled to raw JSON Schema. */
   readonly schema: O
-  /** Pure projection from validated arguments and value to model content. */
-  render(args: NoInfer<InferArgs<P>>, value: NoInfer<InferValue<O>>): ContentBlock[]
+  /**
+   * Pure projection from validated arguments and value to model content. Omitted: the value as
+   * JSON text (`prettyJson`), one text block.
+   */
+  render?(args: NoInfer<InferArgs<P>>, value: NoInfer<InferValue<O>>): ContentBlock[]
   /** Pure replayable presentation projection. */
   presentationMeta?(args: NoInfer<InferArgs<P>>, value: NoInfer<InferValue<O>>): JsonValue
 }
@@ -66,11 +70,17 @@ export function validateArgs<T extends JsonObject = JsonObject>(schema: ObjectJs
   return value as T
 }
 
+/** The default `render`: the value as JSON text, one text block. */
+function renderJson(_args: unknown, value: JsonValue): ContentBlock[] {
+  return [{ type: 'text', text: prettyJson(value) }]
+}
+
 /**
  * Builds a raw {@link ToolDefinition} from a typed one. Parameters compile with
  * `parameterSchemaSpecToJsonSchema` and are enforced by `validateArgs` before
  * `execute` (a mismatch rejects with `ToolArgsError`); the output spec compiles
- * with `valueSchemaSpecToJsonSchema` (the pipeline enforces it on every value).
+ * with `valueSchemaSpecToJsonSchema` (the pipeline enforces it on every value); without
+ * `output.render` the value renders as JSON text (`prettyJson`).
  * `isConcurrencySafe`, `presentCall` and `presentResult` see only valid
  * arguments: for invalid ones they return `false` / `undefined`. `render` and
  * `presentationMeta` trust their inputs, which the pipeline validated.
@@ -83,8 +93,22 @@ export function defineTool<const P extends ParameterSchemaSpec, const O extends 
   type Value = InferValue<O>
   const parameters = parameterSchemaSpecToJsonSchema(definition.parameters)
   const validator = compileJsonSchema(parameters)
-  const spec = definition.output
-  const outputSchema = valueSchemaSpecToJsonSchema(spec.schema)
+  /**
+   * The raw output declaration: the schema compiled, `render` defaulting to the value as JSON text.
+   * What is not a declaration or a function passes through as it is (a missing `output` or
+   * `output.schema` stays missing), so that `register()` says exactly which field is wrong.
+   */
+  const rawOutput = (typed: TypedToolOutput<P, O> | null | undefined): ToolOutputDefinition => {
+    if (typeof typed !== 'object' || typed === null) return typed as unknown as ToolOutputDefinition
+    const { render, presentationMeta } = typed
+    const output: { -readonly [K in keyof ToolOutputDefinition]?: ToolOutputDefinition[K] } = {
+      render: render === undefined ? renderJson : typeof render !== 'function' ? render : (args, value) => render.call(typed, args as Args, value as Value),
+    }
+    if (typed.schema !== undefined) output.schema = valueSchemaSpecToJsonSchema(typed.schema)
+    if (typeof presentationMeta === 'function') output.presentationMeta = (args, value) => presentationMeta.call(typed, args as Args, value as Value) ?? null
+    else if (presentationMeta !== undefined) output.presentationMeta = presentationMeta
+    return Object.freeze(output) as ToolOutputDefinition
+  }
   /** The validated arguments, or `undefined` when invalid. */
   const accept = (args: unknown): Args | undefined => {
     try {
@@ -93,18 +117,11 @@ export function defineTool<const P extends ParameterSchemaSpec, const O extends 
       return undefined
     }
   }
-  const output: ToolDefinition['output'] = {
-    schema: outputSchema,
-    render: (args, value) => spec.render(args as Args, value as Value),
-  }
-  if (spec.presentationMeta !== undefined) {
-    output.presentationMeta = (args, value) => spec.presentationMeta?.(args as Args, value as Value) ?? null
-  }
   const tool: ToolDefinition = {
     name: definition.name,
     description: definition.description,
     parameters,
-    output: Object.freeze(output),
+    output: rawOutput(definition.output),
     execute: (args, ctx) => {
       // Not `async`: awaiting the deferred `InferValue<O>` would make TypeScript expand it.
       try {

@@ -1,4 +1,5 @@
 import { GUEST_GLOBALS, GUEST_LOG_LEVELS } from './protocol.js'
+import { UNKNOWN_TOOL_SOURCE } from './unknown-tool.js'
 
 /**
  * The guest prelude: a JavaScript expression evaluating to `function (host, bindingsJson, queueJson)`;
@@ -10,7 +11,9 @@ import { GUEST_GLOBALS, GUEST_LOG_LEVELS } from './protocol.js'
  * `toJSON`); snapshots read each property exactly once and write the JSON text themselves (a
  * captured `JSON.stringify` only quotes strings: QuickJS's object path uses internal arrays that
  * an index setter on `Array.prototype` sees); the traversal is iterative; tool functions are plain
- * functions returning a promise made by the captured `Promise` (no `then` lookup on our side).
+ * functions returning a promise made by the captured `Promise` (no `then` lookup on our side);
+ * `tools` is a Proxy whose handler (see `unknown-tool.ts`) has a `get` trap only and a null prototype
+ * (a handler inheriting from `Object.prototype` would take traps a program put there).
  */
 export const GUEST_PRELUDE: string = `(function (host, bindingsJson, queueJson) {
 'use strict';
@@ -22,7 +25,7 @@ var apply = R.apply, ownKeys = R.ownKeys, defineProperty = O.defineProperty, fre
   ErrorProto = Error.prototype, FunctionProto = Function.prototype,
   stringify = JSON.stringify, parse = JSON.parse, P = Promise, then = P.prototype.then,
   WS = WeakSet, wsHas = WS.prototype.has, wsAdd = WS.prototype.add, wsDelete = WS.prototype.delete,
-  numberIsFinite = Number.isFinite, Str = String, ErrorC = Error, TypeErrorC = TypeError,
+  numberIsFinite = Number.isFinite, Str = String, ErrorC = Error, TypeErrorC = TypeError, ProxyC = Proxy,
   symbolToString = Symbol.prototype.toString, bigintToString = BigInt.prototype.toString,
   numberToString = Number.prototype.toString, reTest = RegExp.prototype.test, IDENT = /^[A-Za-z_$][\\w$]*$/,
   OOM_PROTO = typeof InternalError === 'function' ? InternalError.prototype : null,
@@ -32,7 +35,7 @@ var bindCall = FunctionProto.call.bind.bind(FunctionProto.call);
 var wsHasU = bindCall(wsHas), wsAddU = bindCall(wsAdd), wsDeleteU = bindCall(wsDelete), hasOwnU = bindCall(hasOwn),
   thenU = bindCall(then), reTestU = bindCall(reTest), symbolToStringU = bindCall(symbolToString),
   bigintToStringU = bindCall(bigintToString), numberToStringU = bindCall(numberToString), joinU = bindCall(ArrayProto.join),
-  charCodeAtU = bindCall(Str.prototype.charCodeAt), sliceU = bindCall(Str.prototype.slice);
+  charCodeAtU = bindCall(Str.prototype.charCodeAt), sliceU = bindCall(Str.prototype.slice), lowerU = bindCall(Str.prototype.toLowerCase);
 /* A lone surrogate: each backend would encode it differently (QuickJS as three U+FFFD); logs carry U+FFFD instead.
    The engines' own isWellFormed/toWellFormed (ES2024) where they exist: a regex test of a 10 MB log costs
    QuickJS over a second, the built-in 60 ms. The fallback pattern has its own exec, so a guest replacing
@@ -184,13 +187,21 @@ function format(args) {
 }
 
 /* ---- ToolCallError ---- */
+/* A data property from a null-prototype descriptor: this runs after the program started, when a literal
+   descriptor would inherit \`get\` or \`set\` a program put on Object.prototype. \`name\` is the one
+   writable, configurable and hidden field; the others are fixed and enumerable. */
+function own(o, key, value, isName) {
+  var d = create(null);
+  d.value = value; d.writable = isName; d.enumerable = !isName; d.configurable = isName;
+  defineProperty(o, key, d);
+}
 class ToolCallError extends ErrorC {
   constructor(toolName, message, code, details) {
     super(Str(message));
-    defineProperty(this, 'name', { value: 'ToolCallError', writable: true, enumerable: false, configurable: true });
-    defineProperty(this, 'toolName', { value: Str(toolName), writable: false, enumerable: true, configurable: false });
-    defineProperty(this, 'code', { value: code === undefined ? 'TOOL_ERROR' : Str(code), writable: false, enumerable: true, configurable: false });
-    if (details !== undefined) defineProperty(this, 'details', { value: details, writable: false, enumerable: true, configurable: false });
+    own(this, 'name', 'ToolCallError', true);
+    own(this, 'toolName', Str(toolName), false);
+    own(this, 'code', code === undefined ? 'TOOL_ERROR' : Str(code), false);
+    if (details !== undefined) own(this, 'details', details, false);
   }
 }
 freeze(ToolCallError.prototype);
@@ -234,11 +245,15 @@ function makeTool(name, index) {
   holder[name] = ({ [name](args) { return callTool(name, index, arguments.length === 0 ? {} : args); } })[name];
   return freeze(holder[name]);
 }
-var tools = create(null), bindings = parse(bindingsJson);
+${UNKNOWN_TOOL_SOURCE}
+/* The frozen null-prototype bindings, behind the proxy of \`toolsHandler\`: a misspelled name rejects with UNKNOWN_TOOL. */
+var bound = create(null), bindings = parse(bindingsJson);
 for (var b = 0; b < bindings.length; b++) {
-  defineProperty(tools, bindings[b], { value: makeTool(bindings[b], b), enumerable: true, writable: false, configurable: false });
+  defineProperty(bound, bindings[b], { value: makeTool(bindings[b], b), enumerable: true, writable: false, configurable: false });
 }
-freeze(tools);
+freeze(bound);
+setToolNames(bindings);
+var tools = new ProxyC(bound, toolsHandler);
 
 /* ---- console ---- */
 var consoleObj = create(ObjectProto);
