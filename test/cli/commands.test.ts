@@ -94,7 +94,7 @@ describe('ptc bench', () => {
     try {
       const run = await ptc(['bench', '--quick'], { cwd: dir.dir })
       expect(run.code).toBe(2)
-      expect(run.stderr).toMatch(/^ptc: ptc bench runs the benchmark scripts of the ptc repository \(bench\/\).*inside a clone of the repository\n$/)
+      expect(run.stderr).toMatch(/^ptc: bench runs the benchmark scripts of the ptc repository \(bench\/\).*inside a clone of the repository\n$/)
     } finally {
       dir.cleanup()
     }
@@ -138,7 +138,7 @@ describe('ptc serve, help and usage', () => {
       expect(run.stderr).toMatch(/--no-such-option/)
       expect(run.stderr).not.toMatch(/not available/)
     } else {
-      expect(run.stderr).toMatch(/^ptc: ptc serve is not available: @ptc\/mcp /)
+      expect(run.stderr).toMatch(/^ptc: the serve command is not available: @ptc\/mcp /)
     }
   })
 
@@ -155,5 +155,35 @@ describe('ptc serve, help and usage', () => {
     const run = await ptc(['run', '--help'])
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(/^ptc run FILE\|- \[options\][\s\S]*--approve yes\|no\|ask/)
+  })
+
+  test.each(['run', 'sdk', 'check', 'log', 'bench', 'serve'])('ptc %s: --help, -h and ptc help COMMAND print its usage on stdout, exit 0', async (command) => {
+    const runs = await Promise.all([ptc([command, '--help']), ptc([command, '-h']), ptc(['help', command])])
+    for (const run of runs) {
+      expect(run.code).toBe(0)
+      expect(run.stderr).toBe('')
+      if (command === 'serve') expect(run.stdout).toMatch(/^Usage: ptc serve --upstream /)
+      else expect(run.stdout).toMatch(new RegExp(`^ptc ${command} [\\s\\S]*\\n\\nExit status: 0 success`))
+    }
+    expect(runs[1]?.stdout).toBe(runs[0]?.stdout)
+    expect(runs[2]?.stdout).toBe(runs[0]?.stdout)
+  })
+
+  test('--help after -- is an argument, not a request for help; help for an unknown command is exit 2', async () => {
+    const log = await ptc(['log', '--', '--help'])
+    expect(log.code).toBe(2)
+    expect(log.stderr).toMatch(/^ptc: cannot read session log --help: no such file/)
+    const unknown = await ptc(['help', 'fly'])
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toMatch(/^ptc: unknown command "fly"/)
+  })
+
+  test('--version and -v print the version of @ptc/cli’s package.json', async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'packages/cli/package.json'), 'utf8')) as { version: string }
+    for (const flag of ['--version', '-v']) {
+      const run = await ptc([flag])
+      expect(run.code).toBe(0)
+      expect(run.stdout).toBe(`${version}\n`)
+    }
   })
 })

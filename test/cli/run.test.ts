@@ -108,7 +108,7 @@ describe('ptc run over the built-in demo shop', () => {
   test.runIf(hasScript())('--approve ask prompts on the terminal and follows the answer', async () => {
     const yes = await ptcOnTerminal(['run', program('refund-damaged'), '--approve', 'ask'], 'y\n')
     expect(yes.code).toBe(0)
-    expect(yes.stdout).toMatch(/Approve issue_refund \(call_[0-9a-f]{8}:ptc:8\): Refund €[\d.]+ on order O-\d+\? \[y\/N\]/)
+    expect(yes.stdout).toMatch(/ptc: approve issue_refund \(call_[0-9a-f]{8}:ptc:8\): Refund €[\d.]+ on order O-\d+\? \[y\/N\]/)
     expect(yes.stdout).toMatch(/issue_refund +\d+ ms +\d+ B {2}ok/)
     const no = await ptcOnTerminal(['run', program('refund-damaged'), '--approve', 'ask'], 'n\n')
     expect(no.code).toBe(1)
@@ -180,12 +180,12 @@ describe.runIf(isolatedVmAvailability().available)('ptc run --sandbox isolated-v
 describe('bad input: one line on stderr, exit 2, no stack trace', () => {
   const cases: [string, () => string[], RegExp][] = [
     ['a missing program file', () => ['run', files.path('nope.ts')], /^ptc: cannot read program .*nope\.ts: no such file$/],
-    ['no program file at all', () => ['run'], /^ptc: ptc run: missing program file/],
+    ['no program file at all', () => ['run'], /^ptc: missing program file \(or - for stdin\); see `ptc run --help`$/],
     ['a tools module that throws on import', () => ['run', program('low-stock'), '--tools', fixture('tools-throws.mjs')], /^ptc: tools module .*tools-throws\.mjs failed to load: the tools database is unreachable$/],
     ['a tools module exporting something that is not a tool', () => ['run', program('low-stock'), '--tools', fixture('tools-not-a-tool.mjs')], /^ptc: tools module .*: export "settings" is not a tool \(no name\)/],
     ['a tools module without tools', () => ['sdk', '--tools', fixture('tools-empty.mjs')], /^ptc: tools module .* exports no tools/],
     ['a tools module that does not exist', () => ['run', program('low-stock'), '--tools', './missing-tools.js'], /^ptc: tools module \.\/missing-tools\.js not found$/],
-    ['an unknown option', () => ['run', program('low-stock'), '--colour'], /^ptc: ptc run: Unknown option '--colour'/],
+    ['an unknown option', () => ['run', program('low-stock'), '--colour'], /^ptc: Unknown option '--colour'; see `ptc run --help`$/],
     ['a non-numeric limit', () => ['run', program('low-stock'), '--timeout', 'soon'], /^ptc: --timeout must be a positive whole number of milliseconds, not "soon"$/],
     ['a zero memory limit', () => ['run', program('low-stock'), '--memory', '0'], /^ptc: --memory must be a positive whole number of megabytes/],
     ['an unknown sandbox', () => ['run', program('low-stock'), '--sandbox', 'v8'], /^ptc: --sandbox must be one of quickjs, isolated-vm, not "v8"$/],

@@ -24,6 +24,17 @@ export function writeLine(stream: NodeJS.WritableStream, text = ''): void {
   stream.write(`${escapeControl(text, { multiline: true })}\n`)
 }
 
+/** What every message the CLI writes on stderr starts with, once. */
+export const MESSAGE_PREFIX = 'ptc: '
+
+/**
+ * Writes one message on stderr: `ptc: ` and `text` (which has no prefix of its own) on one line, with every
+ * control character escaped (`\n` too). Every message goes through here, so none has two prefixes and none has none.
+ */
+export function writeMessage(stream: NodeJS.WritableStream, text: string): void {
+  writeLine(stream, escapeControl(`${MESSAGE_PREFIX}${text}`))
+}
+
 /** Whether `stream` is a terminal. */
 export function isTerminal(stream: NodeJS.WritableStream): boolean {
   return (stream as { isTTY?: boolean }).isTTY === true

@@ -5,11 +5,11 @@ import { createPtcExecutor } from '@ptc/ptc'
 import { RUN_CODE, ToolsService, type Agent, type ToolCallBlock } from '@ptc/tools'
 import { JsonlSession } from '@ptc/tools/session'
 import { oneOf, onePositional, parseCommandArgs, positiveInt } from '../args.js'
-import { escapeControl, safeJson } from '../escape.js'
+import { safeJson } from '../escape.js'
 import { CliError, firstLine } from '../errors.js'
 import { oneLine } from '../format.js'
 import { kindOf } from '../input-file.js'
-import { writeLine, writeModelText, type CliIo } from '../io.js'
+import { writeLine, writeMessage, writeModelText, type CliIo } from '../io.js'
 import { readProgram } from '../program-file.js'
 import { APPROVE_MODES, approvalService, approveMode } from '../run/approval.js'
 import { RecordingSession } from '../run/recording-session.js'
@@ -70,7 +70,7 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
     process.once('SIGINT', onSignal)
     // Unique per run, so that runs appending to one session file stay apart in `ptc log`.
     const callId = `call_${randomBytes(4).toString('hex')}`
-    if (values.json !== true) writeLine(io.stderr, escapeControl(`ptc: run_code "${oneLine(program.description, 200)}" on ${sandbox}, tools: ${toolSet.label}; the model receives:`))
+    if (values.json !== true) writeMessage(io.stderr, `run_code "${oneLine(program.description, 200)}" on ${sandbox}, tools: ${toolSet.label}; the model receives:`)
     const started = performance.now()
     let batch
     try {
@@ -86,7 +86,7 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
     const { report, subCalls } = runReport({ callId, result, run: runtime.last, events: session.events, sandbox, wallMs: performance.now() - started })
     if (values.json === true) {
       writeLine(io.stdout, reportJson(report, io))
-      if (report.error !== null) writeLine(io.stderr, escapeControl(`ptc: the program failed (${report.error.kind}): ${oneLine(firstLine(report.error.message), 200)}`))
+      if (report.error !== null) writeMessage(io.stderr, `the program failed (${report.error.kind}): ${oneLine(firstLine(report.error.message), 200)}`)
     } else {
       writeModelText(io.stdout, report.text)
       for (const line of formatFooter(report, subCalls)) writeLine(io.stderr, line)
@@ -102,7 +102,7 @@ function reportJson(report: RunReport, io: CliIo): string {
   try {
     return safeJson(report)
   } catch (error) {
-    writeLine(io.stderr, `ptc: the program's value cannot be printed as JSON (${firstLine(error)}); "value" is null`)
+    writeMessage(io.stderr, `the program's value cannot be printed as JSON (${firstLine(error)}); "value" is null`)
     return safeJson({ ...report, value: null })
   }
 }

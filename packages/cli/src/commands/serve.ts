@@ -13,9 +13,9 @@ export async function serveCommand(args: readonly string[], io: CliIo): Promise<
     const mod = (await import(MCP_PACKAGE)) as Record<string, unknown>
     serve = mod.serveCommand
   } catch (error) {
-    throw new CliError('UNAVAILABLE', `ptc serve is not available: ${MCP_PACKAGE} could not be loaded (${firstLine(error)})`, { cause: error })
+    throw new CliError('UNAVAILABLE', `the serve command is not available: ${MCP_PACKAGE} could not be loaded (${firstLine(error)})`, { cause: error })
   }
-  if (typeof serve !== 'function') throw new CliError('UNAVAILABLE', `ptc serve is not available: ${MCP_PACKAGE} does not export serveCommand`)
+  if (typeof serve !== 'function') throw new CliError('UNAVAILABLE', `the serve command is not available: ${MCP_PACKAGE} does not export serveCommand`)
   // stdout may be the MCP channel (byte-exact); stderr is for people: upstream text reaches it escaped.
   return (serve as ServeCommand)([...args], { stdin: io.stdin, stdout: io.stdout, stderr: escapingStream(io.stderr) })
 }

@@ -3,7 +3,7 @@ import type { ApprovalOutcome, ApprovalRequest, ApprovalService } from '@ptc/too
 import { escapeControl } from '../escape.js'
 import { CliError } from '../errors.js'
 import { oneLine } from '../format.js'
-import { writeLine, type CliIo } from '../io.js'
+import { MESSAGE_PREFIX, writeMessage, type CliIo } from '../io.js'
 
 export const APPROVE_MODES = ['yes', 'no', 'ask'] as const
 export type ApproveMode = (typeof APPROVE_MODES)[number]
@@ -32,16 +32,16 @@ export function approvalService(mode: ApproveMode, io: CliIo, explicit: boolean)
     request: (request) => {
       const answer = queue.then(async (): Promise<ApprovalOutcome> => {
         // The name, id and reason may quote the program's arguments: one escaped line.
-        const what = escapeControl(`${request.exec.name} (${request.exec.callId}): ${oneLine(describe(request), 300)}`)
+        const what = `${request.exec.name} (${request.exec.callId}): ${oneLine(describe(request), 300)}`
         if (mode === 'yes') {
-          writeLine(io.stderr, `ptc: approved ${what}`)
+          writeMessage(io.stderr, `approved ${what}`)
           return 'allowed-once'
         }
         if (mode === 'no') {
-          writeLine(io.stderr, `ptc: rejected ${what}${explicit ? '' : ' (pass --approve yes to allow, or --approve ask on a terminal)'}`)
+          writeMessage(io.stderr, `rejected ${what}${explicit ? '' : ' (pass --approve yes to allow, or --approve ask on a terminal)'}`)
           return 'rejected'
         }
-        return prompt(io, `Approve ${what} [y/N] `, request.signal)
+        return prompt(io, `${MESSAGE_PREFIX}${escapeControl(`approve ${what}${what.endsWith('?') ? '' : '?'}`)} [y/N] `, request.signal)
       })
       queue = answer.catch(() => undefined)
       return answer
