@@ -1,8 +1,9 @@
 /** `ptc sdk`, `check`, `log`, `bench`, `serve` and `help`, run as the built binary in a child process. */
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { connectStdioClient, type CallToolResult } from '@ptc/mcp/testing'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { buildCli, ROOT } from './build.js'
+import { BIN, buildCli, ROOT } from './build.js'
 import { noStack, ptc, tempDir } from './cli.js'
 
 const program = (name: string): string => join(ROOT, 'examples/shop/programs', `${name}.ts`)
@@ -142,6 +143,22 @@ describe('ptc serve, help and usage', () => {
     }
   })
 
+  test('serve runs programs with the CLI’s default limits; its flags win over them', async () => {
+    const upstream = `fx=node --conditions=@ptc/source --import tsx ${join(ROOT, 'packages/mcp/src/testing/fixture-server.ts')}`
+    const big = { name: 'run_code', arguments: { code: 'console.log("x".repeat(40000))\nreturn 1', description: 'big' } }
+    const env = { ...process.env, NODE_OPTIONS: '' } as Record<string, string>
+    for (const [flags, limited] of [[[], true], [['--max-output', '65536'], false]] as const) {
+      const { client } = await connectStdioClient(process.execPath, [BIN, 'serve', '--upstream', upstream, ...flags], { cwd: ROOT, env })
+      try {
+        const result = (await client.callTool(big, undefined, { timeout: 30_000 })) as CallToolResult
+        expect(result.isError === true, JSON.stringify(result.content).slice(0, 200)).toBe(limited)
+        if (limited) expect(JSON.stringify(result.content)).toContain('output-limit')
+      } finally {
+        await client.close()
+      }
+    }
+  }, 60_000)
+
   test('help lists every command; no command at all is exit 2', async () => {
     const help = await ptc(['help'])
     expect(help.code).toBe(0)
@@ -176,6 +193,17 @@ describe('ptc serve, help and usage', () => {
     const unknown = await ptc(['help', 'fly'])
     expect(unknown.code).toBe(2)
     expect(unknown.stderr).toMatch(/^ptc: unknown command "fly"/)
+  })
+
+  test('ptc run --help and ptc serve --help show every default limit of the CLI', async () => {
+    const run = (await ptc(['run', '--help'])).stdout
+    for (const shown of ['default 10000 = 10 s', 'default 45000 = 45 s', 'default 256', 'default 32768 = 32 KiB', 'default 1000', '256 wait for a slot', '(default 10)', 'quickjs (default)', 'default: ask on a terminal, else no']) {
+      expect(run).toContain(shown)
+    }
+    const serve = (await ptc(['serve', '--help'])).stdout
+    for (const shown of ['(default 45000 ms)', '(default 10000 ms)', '(default 256)', '(default 32768)', 'default 1000; at most 256 wait at once', '10 concurrency-safe ones overlap', 'Approval: ', 'default quickjs']) {
+      expect(serve).toContain(shown)
+    }
   })
 
   test('--version and -v print the version of @ptc/cli’s package.json', async () => {

@@ -27,6 +27,7 @@ const files = tempDir({
   'throws.ts': 'const orders = await tools.list_orders({ limit: 2 })\nconsole.log(`got ${orders.length}`)\nthrow new Error("no good order")',
   'syntax.ts': 'const = 1\nreturn 2',
   'loop.js': 'while (true) {}',
+  'big.js': 'console.log("x".repeat(40000))\nreturn 1',
   'math.js': 'const [x, y] = await Promise.all([tools.add({ a: 1, b: 2 }), tools.add({ a: 3, b: 4 })])\nreturn { sum: x + y }',
   'greet.ts': 'const g: { greeting: string } = await tools.greet({ name: "Ada" })\nreturn g.greeting',
   'failing-call.js': 'try { await tools.shout({ word: "" }) } catch (e) { console.log("caught: " + e.message) }\nreturn await tools.shout({ word: "hi" })',
@@ -85,6 +86,32 @@ describe('ptc run over the built-in demo shop', () => {
     const run = await ptc(['run', files.path('loop.js'), '--timeout', '300', '--json'])
     expect(run.code).toBe(1)
     expect(JSON.parse(run.stdout)).toMatchObject({ ok: false, error: { kind: 'timeout' } })
+  })
+
+  test('--cpu and --wall stop a program that never ends, each saying which limit it hit', async () => {
+    const cpu = await ptc(['run', files.path('loop.js'), '--cpu', '300', '--json'])
+    expect(JSON.parse(cpu.stdout)).toMatchObject({ ok: false, error: { kind: 'timeout', message: expect.stringMatching(/cpu/i) } })
+    const wall = await ptc(['run', files.path('loop.js'), '--wall', '300', '--json'])
+    expect(JSON.parse(wall.stdout)).toMatchObject({ ok: false, error: { kind: 'timeout', message: expect.stringMatching(/wall/i) } })
+  })
+
+  test('by default the output the model receives is cut at 32 KiB; --max-output raises or lowers it', async () => {
+    const capped = await ptc(['run', files.path('big.js'), '--json'])
+    expect(capped.code).toBe(1)
+    expect(JSON.parse(capped.stdout)).toMatchObject({ ok: false, error: { kind: 'output-limit' } })
+    const raised = await ptc(['run', files.path('big.js'), '--max-output', '65536', '--json'])
+    expect(raised.code).toBe(0)
+    expect(JSON.parse(raised.stdout)).toMatchObject({ ok: true, value: 1 })
+    const lowered = await ptc(['run', program('top-customers'), '--max-output', '100', '--json'])
+    expect(JSON.parse(lowered.stdout)).toMatchObject({ ok: false, error: { kind: 'output-limit' } })
+  })
+
+  test('--max-sub-calls ends a run that calls more tools than that', async () => {
+    const run = await ptc(['run', program('top-customers'), '--max-sub-calls', '2', '--json'])
+    expect(run.code).toBe(1)
+    const report = JSON.parse(run.stdout) as { error: { kind: string }; subCalls: unknown[] }
+    expect(report.error.kind).toBe('limit')
+    expect(report.subCalls.length).toBeLessThanOrEqual(2)
   })
 
   test('--memory and --max-parallel are accepted', async () => {

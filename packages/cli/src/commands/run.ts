@@ -9,12 +9,13 @@ import { safeJson } from '../escape.js'
 import { CliError, firstLine } from '../errors.js'
 import { oneLine } from '../format.js'
 import { kindOf } from '../input-file.js'
+import { LIMIT_OPTIONS, LIMITS_USAGE, limitFlags } from '../limit-flags.js'
 import { writeLine, writeMessage, writeModelText, type CliIo } from '../io.js'
 import { readProgram } from '../program-file.js'
 import { APPROVE_MODES, approvalService, approveMode } from '../run/approval.js'
 import { RecordingSession } from '../run/recording-session.js'
 import { formatFooter, runReport, type RunReport } from '../run/report.js'
-import { createRuntime, limitsFrom, recordingRuntime, SANDBOXES } from '../runtime.js'
+import { CLI_DEFAULT_MAX_PARALLEL, createRuntime, mergeLimits, recordingRuntime, SANDBOXES } from '../runtime.js'
 import { loadToolSet, type ToolSet } from '../tools-module.js'
 
 export const RUN_USAGE = `ptc run FILE|- [options]
@@ -22,12 +23,11 @@ export const RUN_USAGE = `ptc run FILE|- [options]
   and prints what the model would receive; the sub-calls and byte figures go to stderr.
   --tools MODULE          ES module exporting tools made with defineTool (default: the built-in demo shop)
   --sandbox NAME          quickjs (default) or isolated-vm
-  --timeout MS            CPU and wall-clock limit of the run
-  --memory MB             memory limit of the sandbox
-  --max-parallel N        concurrency-safe sub-calls that may overlap (default 10)
+${LIMITS_USAGE}
   --session FILE.jsonl    append the session events to this file
   --approve yes|no|ask    answers to approval requests (default: ask on a terminal, else no)
   --json                  print one JSON object { ok, text, value, logs, error, subCalls, bytes }
+  The limits' defaults are sized for a model's context (the sandbox's own are larger); flags win over them.
   The program must be a regular file of at most 1 MiB (the sandbox's maxProgramBytes).
   Every message on stderr escapes control and bidi characters it quotes (\\x1b, \\u202e). The
   model text on stdout is byte-exact when stdout is a pipe or a file and escaped the same way
@@ -36,8 +36,7 @@ export const RUN_USAGE = `ptc run FILE|- [options]
 const OPTIONS = {
   tools: { type: 'string' },
   sandbox: { type: 'string' },
-  timeout: { type: 'string' },
-  memory: { type: 'string' },
+  ...LIMIT_OPTIONS,
   'max-parallel': { type: 'string' },
   session: { type: 'string' },
   approve: { type: 'string' },
@@ -50,10 +49,8 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
   const { values, positionals } = parseCommandArgs('run', args, OPTIONS)
   const file = onePositional('run', positionals, 'program file (or - for stdin)')
   const sandbox = oneOf('sandbox', values.sandbox, SANDBOXES) ?? 'quickjs'
-  // Node's timers hold at most 2^31 - 1 ms (a longer one fires at once); 2^20 MB keeps the byte count a safe integer.
-  const timeoutMs = positiveInt('timeout', values.timeout, 'milliseconds', 2 ** 31 - 1)
-  const limits = limitsFrom({ timeoutMs, memoryMb: positiveInt('memory', values.memory, 'megabytes', 2 ** 20) })
-  const maxParallelSubCalls = positiveInt('max-parallel', values['max-parallel'], 'calls')
+  const limits = mergeLimits(undefined, limitFlags(values))
+  const maxParallelSubCalls = positiveInt('max-parallel', values['max-parallel'], 'calls') ?? CLI_DEFAULT_MAX_PARALLEL
   const approve = approveMode(oneOf('approve', values.approve, APPROVE_MODES), io, file === '-')
   const program = await readProgram(file, io)
   const toolSet = await loadToolSet(values.tools, io.cwd)
@@ -62,7 +59,7 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
   register(service, toolSet)
   const runtime = recordingRuntime(await createRuntime(sandbox, limits))
   try {
-    service.setExecutor(createPtcExecutor({ runtime, mode: 'code', limits, ...(maxParallelSubCalls !== undefined && { maxParallelSubCalls }) }))
+    service.setExecutor(createPtcExecutor({ runtime, mode: 'code', limits, maxParallelSubCalls }))
     const sessionFile = values.session === undefined ? undefined : await openSession(values.session, io.cwd)
     const session = new RecordingSession(sessionFile)
     const controller = new AbortController()
