@@ -133,11 +133,11 @@ describe('ptc run over the built-in demo shop', () => {
   })
 
   test.runIf(hasScript())('--approve ask prompts on the terminal and follows the answer', async () => {
-    const yes = await ptcOnTerminal(['run', program('refund-damaged'), '--approve', 'ask'], 'y\n')
+    const yes = await ptcOnTerminal(['run', program('refund-damaged'), '--approve', 'ask'], 'y\n', { NO_COLOR: '1' })
     expect(yes.code).toBe(0)
     expect(yes.stdout).toMatch(/ptc: approve issue_refund \(call_[0-9a-f]{8}:ptc:8\): Refund €[\d.]+ on order O-\d+\? \[y\/N\]/)
     expect(yes.stdout).toMatch(/issue_refund +\d+ ms +\d+ B {2}ok/)
-    const no = await ptcOnTerminal(['run', program('refund-damaged'), '--approve', 'ask'], 'n\n')
+    const no = await ptcOnTerminal(['run', program('refund-damaged'), '--approve', 'ask'], 'n\n', { NO_COLOR: '1' })
     expect(no.code).toBe(1)
     expect(no.stdout).toMatch(/issue_refund +\d+ ms +\d+ B {2}error DENIED: the user rejected this call/)
   })

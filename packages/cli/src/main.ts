@@ -78,10 +78,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     return await command(rest, io)
   } catch (error) {
     if (error instanceof CliError) {
-      writeMessage(io.stderr, error.message)
+      writeMessage(io.stderr, error.message, 'red')
       return error.exitCode
     }
-    writeMessage(io.stderr, `internal error in ptc ${name}: ${firstLine(error)} (set PTC_DEBUG=1 for the stack)`)
+    writeMessage(io.stderr, `internal error in ptc ${name}: ${firstLine(error)} (set PTC_DEBUG=1 for the stack)`, 'red')
     if (process.env['PTC_DEBUG'] === '1') writeLine(io.stderr, stackOf(error))
     return 1
   }

@@ -40,6 +40,6 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
     writeLine(io.stdout, `${where} - error TS${d.code}: ${d.message.replace(/\n/g, '\n    ')}`)
   }
   const count = result.diagnostics.length
-  writeMessage(io.stderr, `${count} type error${count === 1 ? '' : 's'} in ${name}`)
+  writeMessage(io.stderr, `${count} type error${count === 1 ? '' : 's'} in ${name}`, 'red')
   return 1
 }

@@ -10,9 +10,10 @@ import { CliError, firstLine } from '../errors.js'
 import { oneLine } from '../format.js'
 import { kindOf } from '../input-file.js'
 import { LIMIT_OPTIONS, LIMITS_USAGE, limitFlags } from '../limit-flags.js'
-import { writeLine, writeMessage, writeModelText, type CliIo } from '../io.js'
+import { writeLine, writeMessage, writeModelText, writeStyledLine, type CliIo } from '../io.js'
 import { readProgram } from '../program-file.js'
 import { APPROVE_MODES, approvalService, approveMode } from '../run/approval.js'
+import { progressLine, type ProgressLine } from '../run/progress.js'
 import { RecordingSession } from '../run/recording-session.js'
 import { formatFooter, runReport, type RunReport } from '../run/report.js'
 import { CLI_DEFAULT_MAX_PARALLEL, createRuntime, mergeLimits, recordingRuntime, SANDBOXES } from '../runtime.js'
@@ -55,15 +56,21 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
   const program = await readProgram(file, io)
   const toolSet = await loadToolSet(values.tools, io.cwd)
 
-  const service = new ToolsService({ approval: approvalService(approve, io, values.approve !== undefined) })
+  // The progress line steps aside while an approval is written or asked for.
+  let progress: ProgressLine | undefined
+  const service = new ToolsService({ approval: approvalService(approve, io, values.approve !== undefined, () => progress?.suspend() ?? (() => undefined)) })
   register(service, toolSet)
   const runtime = recordingRuntime(await createRuntime(sandbox, limits))
   try {
     service.setExecutor(createPtcExecutor({ runtime, mode: 'code', limits, maxParallelSubCalls }))
     const sessionFile = values.session === undefined ? undefined : await openSession(values.session, io.cwd)
     const session = new RecordingSession(sessionFile)
+    progress = progressLine(io.stderr, { counts: () => session.subCalls })
     const controller = new AbortController()
-    const onSignal = (): void => controller.abort(new Error('interrupted'))
+    const onSignal = (): void => {
+      progress?.stop()
+      controller.abort(new Error('interrupted'))
+    }
     process.once('SIGINT', onSignal)
     // Unique per run, so that runs appending to one session file stay apart in `ptc log`.
     const callId = `call_${randomBytes(4).toString('hex')}`
@@ -71,10 +78,12 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
     const started = performance.now()
     let batch
     try {
+      progress.start()
       const agent: Agent = { id: 'ptc-cli', session }
       const call: ToolCallBlock = { type: 'tool_call', id: callId, name: RUN_CODE, arguments: JSON.stringify({ code: program.code, description: program.description }) }
       batch = await service.execute({ calls: [call], signal: controller.signal, agent, log: { turn: 1, step: 1 } })
     } finally {
+      progress.stop()
       process.off('SIGINT', onSignal)
       await sessionFile?.close()
     }
@@ -83,10 +92,10 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
     const { report, subCalls } = runReport({ callId, result, run: runtime.last, events: session.events, sandbox, wallMs: performance.now() - started })
     if (values.json === true) {
       writeLine(io.stdout, reportJson(report, io))
-      if (report.error !== null) writeMessage(io.stderr, `the program failed (${report.error.kind}): ${oneLine(firstLine(report.error.message), 200)}`)
+      if (report.error !== null) writeMessage(io.stderr, `the program failed (${report.error.kind}): ${oneLine(firstLine(report.error.message), 200)}`, 'red')
     } else {
       writeModelText(io.stdout, report.text)
-      for (const line of formatFooter(report, subCalls)) writeLine(io.stderr, line)
+      for (const line of formatFooter(report, subCalls)) writeStyledLine(io.stderr, line)
     }
     return report.ok ? 0 : 1
   } finally {

@@ -1,6 +1,7 @@
 import type { CodeRunResult } from '@ptc/sandbox'
 import type { JsonValue, SessionEvent, ToolExecutionResult } from '@ptc/tools'
 import { byteFigures, contentText, subCallsOf, type SubCallRecord } from '../demo/report.js'
+import { styled, type StyledLine } from '../colour.js'
 import { escapeControl } from '../escape.js'
 import { formatBytes, oneLine } from '../format.js'
 
@@ -48,23 +49,24 @@ export function runReport(facts: RunFacts): { report: RunReport; subCalls: SubCa
 }
 
 /**
- * The human footer (stderr): each sub-call, then how many bytes stayed in the
- * sandbox. Every line is escaped (`escapeControl`): names, codes and messages
- * from tools and the program cannot start a line of their own.
+ * The human footer (stderr): each sub-call with its outcome in colour, then how
+ * many bytes stayed in the sandbox. Every span is escaped when rendered
+ * (`renderLine`): names, codes and messages from tools and the program cannot
+ * start a line of their own.
  */
-export function formatFooter(report: RunReport, subCalls: readonly SubCallRecord[]): string[] {
-  const lines = [`ptc: ${subCalls.length} sub-call${subCalls.length === 1 ? '' : 's'} (${report.sandbox}, run ${report.wallMs} ms)`]
+export function formatFooter(report: RunReport, subCalls: readonly SubCallRecord[]): StyledLine[] {
+  const lines: StyledLine[] = [[`ptc: ${subCalls.length} sub-call${subCalls.length === 1 ? '' : 's'} (${report.sandbox}, run ${report.wallMs} ms)`]]
   const rows = subCalls.map((c) => ({ call: c, id: escapeControl(c.subCallId), name: escapeControl(c.name) }))
   const idWidth = Math.max(0, ...rows.map((r) => r.id.length))
   const nameWidth = Math.max(0, ...rows.map((r) => r.name.length))
   for (const { call: c, id, name } of rows) {
     const ms = c.settledAt === undefined ? '?' : `${c.settledAt - c.startedAt} ms`
-    const outcome = c.settledAt === undefined ? 'never settled' : c.isError ? `error ${c.code ?? ''}: ${oneLine(c.errorMessage ?? '', 80)}` : 'ok'
-    lines.push(`  ${id.padEnd(idWidth)}  ${name.padEnd(nameWidth)}  ${ms.padStart(7)}  ${formatBytes(c.contentBytes).padStart(8)}  ${escapeControl(outcome)}`)
+    const outcome = c.settledAt === undefined ? styled('yellow', 'never settled') : c.isError ? styled('red', `error ${c.code ?? ''}: ${oneLine(c.errorMessage ?? '', 80)}`) : styled('green', 'ok')
+    lines.push([`  ${id.padEnd(idWidth)}  ${name.padEnd(nameWidth)}  ${ms.padStart(7)}  ${formatBytes(c.contentBytes).padStart(8)}  `, outcome])
   }
   const { inSandbox, toModel } = report.bytes
   const share = inSandbox > 0 ? ` (${Math.round((100 * toModel) / inSandbox)}% of what the tools returned)` : ''
-  lines.push(`ptc: bytes of tool results that stayed in the sandbox: ${inSandbox}; bytes that reached the model: ${toModel}${share}`)
-  if (report.error !== null) lines.push(escapeControl(`ptc: the program failed (${report.error.kind}): ${oneLine(report.error.message, 200)}`))
+  lines.push([`ptc: bytes of tool results that stayed in the sandbox: ${inSandbox}; bytes that reached the model: ${toModel}${share}`])
+  if (report.error !== null) lines.push([styled('red', `ptc: the program failed (${report.error.kind}): ${oneLine(report.error.message, 200)}`)])
   return lines
 }
