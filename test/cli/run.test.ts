@@ -189,6 +189,16 @@ describe('ptc run with a tools module', () => {
     expect(run.stdout).toBe('Hello, Ada!\n')
   })
 
+  test('the byte summary never shows a share above 100%: when the program’s text outgrows the tool results it says so', async () => {
+    // add returns "3" and "7" (2 bytes); the program returns { sum: 10 }, which the model reads as indented JSON.
+    const run = await ptc(['run', files.path('math.js'), '--tools', fixture('tools.mjs')])
+    expect(run.code).toBe(0)
+    const line = run.stderr.split('\n').find((l) => l.startsWith('ptc: bytes of tool results')) ?? ''
+    const toModel = Buffer.byteLength(run.stdout.trimEnd())
+    expect(line).toBe(`ptc: bytes of tool results that stayed in the sandbox: 2; bytes that reached the model: ${toModel} (${toModel - 2} more than the tools returned: the model reads what the program logged and returned (a value as indented JSON), the program's own text, not a share of the tool results)`)
+    expect(line).not.toMatch(/\d%/)
+  })
+
   test('a failing tool call fails that call only', async () => {
     const run = await ptc(['run', files.path('failing-call.js'), '--tools', fixture('tools.mjs'), '--json'])
     expect(run.code).toBe(0)
