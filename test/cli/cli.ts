@@ -1,5 +1,5 @@
 /** Runs the built `ptc` binary as a child process, the way a user starts it. */
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -21,9 +21,15 @@ export interface CliOptions {
   readonly killAfterMs?: number
 }
 
+/** The test runner's environment without what would change the output: colour is asked for by each test. */
+function baseEnv(): NodeJS.ProcessEnv {
+  const { NO_COLOR: _noColor, FORCE_COLOR: _forceColor, ...env } = process.env
+  return { ...env, NODE_OPTIONS: '' }
+}
+
 export function ptc(args: readonly string[], options: CliOptions = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const env = { ...process.env, NODE_OPTIONS: '', ...options.env }
+    const env = { ...baseEnv(), ...options.env }
     const child = spawn(process.execPath, [...(options.execArgv ?? []), BIN, ...args], { cwd: options.cwd ?? ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
@@ -59,18 +65,75 @@ export function reason(run: CliRun): string {
 
 const shellQuote = (arg: string): string => `'${arg.replace(/'/g, `'\\''`)}'`
 
+export interface TerminalOptions {
+  readonly env?: Readonly<Record<string, string>>
+  /** Send stdout to this file instead (stderr alone is the terminal then). */
+  readonly stdoutFile?: string
+}
+
+/** A run of the binary on a pseudo-terminal (util-linux `script`); stdin stays open until it exits. */
+export interface TerminalRun {
+  /** Typed on the terminal (`\x03` is Ctrl-C: SIGINT to the binary). */
+  type(text: string): void
+  /** What the terminal showed so far (stdout and stderr together). */
+  screen(): string
+  /** Resolves when the text appears on the terminal (rejects after `ms`). */
+  waitFor(text: string, ms?: number): Promise<void>
+  readonly done: Promise<CliRun>
+}
+
+export function onTerminal(args: readonly string[], options: TerminalOptions = {}): TerminalRun {
+  const command = [process.execPath, BIN, ...args].map(shellQuote).join(' ') + (options.stdoutFile === undefined ? '' : ` > ${shellQuote(options.stdoutFile)}`)
+  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: { ...baseEnv(), TERM: 'xterm', ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] })
+  let screen = ''
+  const waiters = new Set<() => void>()
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    screen += chunk
+    for (const check of waiters) check()
+  })
+  const done = new Promise<CliRun>((resolve, reject) => {
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout: screen, stderr: '' }))
+  })
+  return {
+    type: (text) => void child.stdin.write(text),
+    screen: () => screen,
+    waitFor: (text, ms = 20_000) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(check)
+          reject(new Error(`${JSON.stringify(text)} did not appear on the terminal within ${ms} ms; it shows ${JSON.stringify(screen.slice(-300))}`))
+        }, ms)
+        const check = (): void => {
+          if (!screen.includes(text)) return
+          clearTimeout(timer)
+          waiters.delete(check)
+          resolve()
+        }
+        waiters.add(check)
+        check()
+      }),
+    done,
+  }
+}
+
 /**
  * Runs the binary on a pseudo-terminal (util-linux `script`), typing `typed`
- * ahead; stdin stays open until the binary exits. The output is the terminal's.
+ * ahead; stdin stays open until the binary exits. The output is the terminal's
+ * (stdout and stderr together).
  */
-export function ptcOnTerminal(args: readonly string[], typed: string): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const command = [process.execPath, BIN, ...args].map(shellQuote).join(' ')
-    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['pipe', 'pipe', 'pipe'] })
-    let stdout = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr: '' }))
-    child.stdin.write(typed)
-  })
+export function ptcOnTerminal(args: readonly string[], typed: string, env: Readonly<Record<string, string>> = {}): Promise<CliRun> {
+  const run = onTerminal(args, { env })
+  run.type(typed)
+  return run.done
+}
+
+/** Whether util-linux `script` can give the binary a pseudo-terminal here. */
+export function hasScript(): boolean {
+  try {
+    execFileSync('script', ['--version'], { stdio: 'ignore' })
+    return process.platform === 'linux'
+  } catch {
+    return false
+  }
 }

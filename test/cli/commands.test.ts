@@ -1,8 +1,9 @@
 /** `ptc sdk`, `check`, `log`, `bench`, `serve` and `help`, run as the built binary in a child process. */
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { connectStdioClient, type CallToolResult } from '@ptc/mcp/testing'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { buildCli, ROOT } from './build.js'
+import { BIN, buildCli, ROOT } from './build.js'
 import { noStack, ptc, tempDir } from './cli.js'
 
 const program = (name: string): string => join(ROOT, 'examples/shop/programs', `${name}.ts`)
@@ -94,7 +95,7 @@ describe('ptc bench', () => {
     try {
       const run = await ptc(['bench', '--quick'], { cwd: dir.dir })
       expect(run.code).toBe(2)
-      expect(run.stderr).toMatch(/^ptc: ptc bench runs the benchmark scripts of the ptc repository \(bench\/\).*inside a clone of the repository\n$/)
+      expect(run.stderr).toMatch(/^ptc: bench runs the benchmark scripts of the ptc repository \(bench\/\).*inside a clone of the repository\n$/)
     } finally {
       dir.cleanup()
     }
@@ -138,9 +139,25 @@ describe('ptc serve, help and usage', () => {
       expect(run.stderr).toMatch(/--no-such-option/)
       expect(run.stderr).not.toMatch(/not available/)
     } else {
-      expect(run.stderr).toMatch(/^ptc: ptc serve is not available: @ptc\/mcp /)
+      expect(run.stderr).toMatch(/^ptc: the serve command is not available: @ptc\/mcp /)
     }
   })
+
+  test('serve runs programs with the CLI’s default limits; its flags win over them', async () => {
+    const upstream = `fx=node --conditions=@ptc/source --import tsx ${join(ROOT, 'packages/mcp/src/testing/fixture-server.ts')}`
+    const big = { name: 'run_code', arguments: { code: 'console.log("x".repeat(40000))\nreturn 1', description: 'big' } }
+    const env = { ...process.env, NODE_OPTIONS: '' } as Record<string, string>
+    for (const [flags, limited] of [[[], true], [['--max-output', '65536'], false]] as const) {
+      const { client } = await connectStdioClient(process.execPath, [BIN, 'serve', '--upstream', upstream, ...flags], { cwd: ROOT, env })
+      try {
+        const result = (await client.callTool(big, undefined, { timeout: 30_000 })) as CallToolResult
+        expect(result.isError === true, JSON.stringify(result.content).slice(0, 200)).toBe(limited)
+        if (limited) expect(JSON.stringify(result.content)).toContain('output-limit')
+      } finally {
+        await client.close()
+      }
+    }
+  }, 60_000)
 
   test('help lists every command; no command at all is exit 2', async () => {
     const help = await ptc(['help'])
@@ -155,5 +172,46 @@ describe('ptc serve, help and usage', () => {
     const run = await ptc(['run', '--help'])
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(/^ptc run FILE\|- \[options\][\s\S]*--approve yes\|no\|ask/)
+  })
+
+  test.each(['run', 'sdk', 'check', 'log', 'bench', 'serve'])('ptc %s: --help, -h and ptc help COMMAND print its usage on stdout, exit 0', async (command) => {
+    const runs = await Promise.all([ptc([command, '--help']), ptc([command, '-h']), ptc(['help', command])])
+    for (const run of runs) {
+      expect(run.code).toBe(0)
+      expect(run.stderr).toBe('')
+      if (command === 'serve') expect(run.stdout).toMatch(/^Usage: ptc serve --upstream /)
+      else expect(run.stdout).toMatch(new RegExp(`^ptc ${command} [\\s\\S]*\\n\\nExit status: 0 success`))
+    }
+    expect(runs[1]?.stdout).toBe(runs[0]?.stdout)
+    expect(runs[2]?.stdout).toBe(runs[0]?.stdout)
+  })
+
+  test('--help after -- is an argument, not a request for help; help for an unknown command is exit 2', async () => {
+    const log = await ptc(['log', '--', '--help'])
+    expect(log.code).toBe(2)
+    expect(log.stderr).toMatch(/^ptc: cannot read session log --help: no such file/)
+    const unknown = await ptc(['help', 'fly'])
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toMatch(/^ptc: unknown command "fly"/)
+  })
+
+  test('ptc run --help and ptc serve --help show every default limit of the CLI', async () => {
+    const run = (await ptc(['run', '--help'])).stdout
+    for (const shown of ['default 10000 = 10 s', 'default 45000 = 45 s', 'default 256', 'default 32768 = 32 KiB', 'default 1000', '256 wait for a slot', '(default 10)', 'quickjs (default)', 'default: ask on a terminal, else no']) {
+      expect(run).toContain(shown)
+    }
+    const serve = (await ptc(['serve', '--help'])).stdout
+    for (const shown of ['(default 45000 ms)', '(default 10000 ms)', '(default 256)', '(default 32768)', 'default 1000; at most 256 wait at once', '10 concurrency-safe ones overlap', 'Approval: ', 'default quickjs']) {
+      expect(serve).toContain(shown)
+    }
+  })
+
+  test('--version and -v print the version of @ptc/cli’s package.json', async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'packages/cli/package.json'), 'utf8')) as { version: string }
+    for (const flag of ['--version', '-v']) {
+      const run = await ptc([flag])
+      expect(run.code).toBe(0)
+      expect(run.stdout).toBe(`${version}\n`)
+    }
   })
 })

@@ -197,16 +197,18 @@ describe('control characters from a program, a tool or a log are escaped on stde
 
 describe.runIf(process.platform === 'linux' && hasScript())('on a terminal, stdout is escaped as well', () => {
   test('ptc run: the model text and the report carry no raw control character', async () => {
-    const run = await ptcOnTerminal(['run', files.path('throws.js')], '')
-    // `script` turns each \n into \r\n: take those out, then nothing a terminal acts on may remain.
-    const screen = run.stdout.replace(/\r\n/g, '\n')
+    // Without colour; and a loaded machine may take over a second: the CLI's own progress line (no text of the
+    // program in it) is taken out like the \r\n that `script` makes of each \n. Then nothing a terminal acts on may remain.
+    const run = await ptcOnTerminal(['run', files.path('throws.js')], '', { NO_COLOR: '1' })
+    // eslint-disable-next-line no-control-regex -- the CLI's own erase-line sequence
+    const screen = run.stdout.replace(/\r\x1b\[2K(ptc: running [\d.]+ s; sub-calls: \d+ started, \d+ settled)?/g, '').replace(/\r\n/g, '\n')
     expectNoRawControl(screen)
     expect(screen).toContain(`log ${ESCAPED}`)
     expect(screen).toContain(`boom ${ESCAPED}`)
   })
 
   test('ptc sdk: the prompt is escaped on a terminal', async () => {
-    const run = await ptcOnTerminal(['sdk', '--tools', fixture('tools-hostile.mjs')], '')
+    const run = await ptcOnTerminal(['sdk', '--tools', fixture('tools-hostile.mjs')], '', { NO_COLOR: '1' })
     const screen = run.stdout.replace(/\r\n/g, '\n')
     expectNoRawControl(screen)
     expect(screen).toContain('"echo\\u001b[31mred\\u001b]0;title\\u0007 \\x9b2J \\u202eevil"')

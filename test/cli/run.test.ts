@@ -27,6 +27,7 @@ const files = tempDir({
   'throws.ts': 'const orders = await tools.list_orders({ limit: 2 })\nconsole.log(`got ${orders.length}`)\nthrow new Error("no good order")',
   'syntax.ts': 'const = 1\nreturn 2',
   'loop.js': 'while (true) {}',
+  'big.js': 'console.log("x".repeat(40000))\nreturn 1',
   'math.js': 'const [x, y] = await Promise.all([tools.add({ a: 1, b: 2 }), tools.add({ a: 3, b: 4 })])\nreturn { sum: x + y }',
   'greet.ts': 'const g: { greeting: string } = await tools.greet({ name: "Ada" })\nreturn g.greeting',
   'failing-call.js': 'try { await tools.shout({ word: "" }) } catch (e) { console.log("caught: " + e.message) }\nreturn await tools.shout({ word: "hi" })',
@@ -87,6 +88,32 @@ describe('ptc run over the built-in demo shop', () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ ok: false, error: { kind: 'timeout' } })
   })
 
+  test('--cpu and --wall stop a program that never ends, each saying which limit it hit', async () => {
+    const cpu = await ptc(['run', files.path('loop.js'), '--cpu', '300', '--json'])
+    expect(JSON.parse(cpu.stdout)).toMatchObject({ ok: false, error: { kind: 'timeout', message: expect.stringMatching(/cpu/i) } })
+    const wall = await ptc(['run', files.path('loop.js'), '--wall', '300', '--json'])
+    expect(JSON.parse(wall.stdout)).toMatchObject({ ok: false, error: { kind: 'timeout', message: expect.stringMatching(/wall/i) } })
+  })
+
+  test('by default the output the model receives is cut at 32 KiB; --max-output raises or lowers it', async () => {
+    const capped = await ptc(['run', files.path('big.js'), '--json'])
+    expect(capped.code).toBe(1)
+    expect(JSON.parse(capped.stdout)).toMatchObject({ ok: false, error: { kind: 'output-limit' } })
+    const raised = await ptc(['run', files.path('big.js'), '--max-output', '65536', '--json'])
+    expect(raised.code).toBe(0)
+    expect(JSON.parse(raised.stdout)).toMatchObject({ ok: true, value: 1 })
+    const lowered = await ptc(['run', program('top-customers'), '--max-output', '100', '--json'])
+    expect(JSON.parse(lowered.stdout)).toMatchObject({ ok: false, error: { kind: 'output-limit' } })
+  })
+
+  test('--max-sub-calls ends a run that calls more tools than that', async () => {
+    const run = await ptc(['run', program('top-customers'), '--max-sub-calls', '2', '--json'])
+    expect(run.code).toBe(1)
+    const report = JSON.parse(run.stdout) as { error: { kind: string }; subCalls: unknown[] }
+    expect(report.error.kind).toBe('limit')
+    expect(report.subCalls.length).toBeLessThanOrEqual(2)
+  })
+
   test('--memory and --max-parallel are accepted', async () => {
     const run = await ptc(['run', program('low-stock'), '--memory', '64', '--max-parallel', '1', '--json'])
     expect(run.code).toBe(0)
@@ -106,11 +133,11 @@ describe('ptc run over the built-in demo shop', () => {
   })
 
   test.runIf(hasScript())('--approve ask prompts on the terminal and follows the answer', async () => {
-    const yes = await ptcOnTerminal(['run', program('refund-damaged'), '--approve', 'ask'], 'y\n')
+    const yes = await ptcOnTerminal(['run', program('refund-damaged'), '--approve', 'ask'], 'y\n', { NO_COLOR: '1' })
     expect(yes.code).toBe(0)
-    expect(yes.stdout).toMatch(/Approve issue_refund \(call_[0-9a-f]{8}:ptc:8\): Refund €[\d.]+ on order O-\d+\? \[y\/N\]/)
+    expect(yes.stdout).toMatch(/ptc: approve issue_refund \(call_[0-9a-f]{8}:ptc:8\): Refund €[\d.]+ on order O-\d+\? \[y\/N\]/)
     expect(yes.stdout).toMatch(/issue_refund +\d+ ms +\d+ B {2}ok/)
-    const no = await ptcOnTerminal(['run', program('refund-damaged'), '--approve', 'ask'], 'n\n')
+    const no = await ptcOnTerminal(['run', program('refund-damaged'), '--approve', 'ask'], 'n\n', { NO_COLOR: '1' })
     expect(no.code).toBe(1)
     expect(no.stdout).toMatch(/issue_refund +\d+ ms +\d+ B {2}error DENIED: the user rejected this call/)
   })
@@ -162,6 +189,16 @@ describe('ptc run with a tools module', () => {
     expect(run.stdout).toBe('Hello, Ada!\n')
   })
 
+  test('the byte summary never shows a share above 100%: when the program’s text outgrows the tool results it says so', async () => {
+    // add returns "3" and "7" (2 bytes); the program returns { sum: 10 }, which the model reads as indented JSON.
+    const run = await ptc(['run', files.path('math.js'), '--tools', fixture('tools.mjs')])
+    expect(run.code).toBe(0)
+    const line = run.stderr.split('\n').find((l) => l.startsWith('ptc: bytes of tool results')) ?? ''
+    const toModel = Buffer.byteLength(run.stdout.trimEnd())
+    expect(line).toBe(`ptc: bytes of tool results that stayed in the sandbox: 2; bytes that reached the model: ${toModel} (${toModel - 2} more than the tools returned: the model reads what the program logged and returned (a value as indented JSON), the program's own text, not a share of the tool results)`)
+    expect(line).not.toMatch(/\d%/)
+  })
+
   test('a failing tool call fails that call only', async () => {
     const run = await ptc(['run', files.path('failing-call.js'), '--tools', fixture('tools.mjs'), '--json'])
     expect(run.code).toBe(0)
@@ -180,12 +217,12 @@ describe.runIf(isolatedVmAvailability().available)('ptc run --sandbox isolated-v
 describe('bad input: one line on stderr, exit 2, no stack trace', () => {
   const cases: [string, () => string[], RegExp][] = [
     ['a missing program file', () => ['run', files.path('nope.ts')], /^ptc: cannot read program .*nope\.ts: no such file$/],
-    ['no program file at all', () => ['run'], /^ptc: ptc run: missing program file/],
+    ['no program file at all', () => ['run'], /^ptc: missing program file \(or - for stdin\); see `ptc run --help`$/],
     ['a tools module that throws on import', () => ['run', program('low-stock'), '--tools', fixture('tools-throws.mjs')], /^ptc: tools module .*tools-throws\.mjs failed to load: the tools database is unreachable$/],
     ['a tools module exporting something that is not a tool', () => ['run', program('low-stock'), '--tools', fixture('tools-not-a-tool.mjs')], /^ptc: tools module .*: export "settings" is not a tool \(no name\)/],
     ['a tools module without tools', () => ['sdk', '--tools', fixture('tools-empty.mjs')], /^ptc: tools module .* exports no tools/],
     ['a tools module that does not exist', () => ['run', program('low-stock'), '--tools', './missing-tools.js'], /^ptc: tools module \.\/missing-tools\.js not found$/],
-    ['an unknown option', () => ['run', program('low-stock'), '--colour'], /^ptc: ptc run: Unknown option '--colour'/],
+    ['an unknown option', () => ['run', program('low-stock'), '--colour'], /^ptc: Unknown option '--colour'; see `ptc run --help`$/],
     ['a non-numeric limit', () => ['run', program('low-stock'), '--timeout', 'soon'], /^ptc: --timeout must be a positive whole number of milliseconds, not "soon"$/],
     ['a zero memory limit', () => ['run', program('low-stock'), '--memory', '0'], /^ptc: --memory must be a positive whole number of megabytes/],
     ['an unknown sandbox', () => ['run', program('low-stock'), '--sandbox', 'v8'], /^ptc: --sandbox must be one of quickjs, isolated-vm, not "v8"$/],

@@ -1,6 +1,7 @@
 import { dirname, join, resolve } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { fileURLToPath } from 'node:url'
+import { DEFAULT_LIMITS } from '@ptc/sandbox'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import { describe, expect, test } from 'vitest'
 import { createPtcMcpServer, listenHttp, McpServeUsageError, parseServeArgs, parseUpstreamCommand, serveCommand, splitWords } from '@ptc/mcp'
@@ -24,6 +25,26 @@ describe('ptc serve arguments', () => {
     expect(text).toMatch(/bogus[\s\S]*Usage: ptc serve/)
     expect(await serveCommand([], { stdin: new PassThrough(), stdout: new PassThrough(), stderr })).toBe(2)
     expect(await serveCommand(['--upstream', 'x', '--mode', 'nope'], { stdin: new PassThrough(), stdout: new PassThrough(), stderr })).toBe(2)
+  })
+
+  test('limit flags become the limits of every run; --timeout is the wall-clock limit', () => {
+    expect(parseServeArgs(['--upstream', 'x']).limits).toEqual({})
+    const flags = ['--timeout', '500', '--cpu', '100', '--memory', '64', '--max-output', '2048', '--max-sub-calls', '3']
+    expect(parseServeArgs(['--upstream', 'x', ...flags]).limits).toEqual({ wallMs: 500, cpuMs: 100, memoryBytes: 64 * 1024 * 1024, maxOutputBytes: 2048, maxSubCalls: 3 })
+    expect(() => parseServeArgs(['--upstream', 'x', '--max-output', '0'])).toThrow(/--max-output must be a positive integer/)
+    expect(() => parseServeArgs(['--upstream', 'x', '--cpu', String(2 ** 31)])).toThrow(/--cpu must be at most 2147483647/)
+  })
+
+  test('--help shows the default limits it was given, else the sandbox’s', async () => {
+    const standalone = captured()
+    expect(await serveCommand(['--help'], standalone.io)).toBe(0)
+    expect(standalone.stdout()).toContain(`(default ${DEFAULT_LIMITS.wallMs} ms)`)
+    expect(standalone.stdout()).toContain(`(default ${DEFAULT_LIMITS.maxOutputBytes})`)
+    const given = captured()
+    expect(await serveCommand(['--help'], given.io, { limits: { wallMs: 45_000, maxOutputBytes: 32_768 } })).toBe(0)
+    expect(given.stdout()).toContain('(default 45000 ms)')
+    expect(given.stdout()).toContain('(default 32768)')
+    expect(given.stdout()).toContain(`(default ${DEFAULT_LIMITS.cpuMs} ms)`)
   })
 })
 

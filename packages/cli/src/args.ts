@@ -5,7 +5,8 @@ type Options = NonNullable<ParseArgsConfig['options']>
 
 /**
  * `util.parseArgs` in strict mode: an unknown option, a missing value or a
- * value given to a flag is a `CliError('USAGE')` naming the command.
+ * value given to a flag is a `CliError('USAGE')` pointing at the command's help
+ * (the message has no `ptc:` prefix: `main` adds the one prefix).
  */
 type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>
 
@@ -14,7 +15,7 @@ export function parseCommandArgs<O extends Options>(command: string, args: reado
     return parseArgs({ args: [...args], options, allowPositionals: true, strict: true })
   } catch (error) {
     const message = error instanceof Error ? error.message.split('\n')[0] ?? '' : String(error)
-    throw new CliError('USAGE', `ptc ${command}: ${message.replace(/\. To specify a positional argument.*$/, '')} (see \`ptc help\`)`, { cause: error })
+    throw new CliError('USAGE', `${message.replace(/\. To specify a positional argument.*$/, '')}; see \`ptc ${command} --help\``, { cause: error })
   }
 }
 
@@ -31,9 +32,14 @@ export function positiveInt(name: string, text: string | undefined, unit: string
 
 /** Exactly one positional argument (a file). */
 export function onePositional(command: string, positionals: readonly string[], what: string): string {
-  if (positionals.length === 0) throw new CliError('USAGE', `ptc ${command}: missing ${what} (see \`ptc help\`)`)
-  if (positionals.length > 1) throw new CliError('USAGE', `ptc ${command}: unexpected argument ${JSON.stringify(positionals[1])}; give one ${what}`)
+  if (positionals.length === 0) throw new CliError('USAGE', `missing ${what}; see \`ptc ${command} --help\``)
+  if (positionals.length > 1) throw new CliError('USAGE', `unexpected argument ${JSON.stringify(positionals[1])}; ptc ${command} takes one ${what}`)
   return positionals[0] as string
+}
+
+/** No positional argument at all. */
+export function noPositional(command: string, positionals: readonly string[]): void {
+  if (positionals.length > 0) throw new CliError('USAGE', `unexpected argument ${JSON.stringify(positionals[0])}; ptc ${command} takes none`)
 }
 
 /** One of the allowed values of an option. */

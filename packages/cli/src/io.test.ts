@@ -1,6 +1,9 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
-import { escapingStream } from './io.js'
+import { escapingStream, writeMessage } from './io.js'
 
 describe('escapingStream', () => {
   test('passes text on with control characters escaped, line breaks kept, UTF-8 split across chunks decoded whole', async () => {
@@ -15,5 +18,22 @@ describe('escapingStream', () => {
     stream.write('ptc serve: \u009bforged\n')
     await new Promise<void>((resolve) => stream.end(resolve))
     expect(out.join('')).toBe('upstream \\x1b[31mred\\u202e é€\nnext line\t.\nptc serve: \\x9bforged\n')
+  })
+})
+
+describe('messages', () => {
+  test('writeMessage writes one prefix and one line, a line break in the text escaped', () => {
+    const stream = new PassThrough()
+    writeMessage(stream, 'cannot read x\nptc: forged \x1b[2J')
+    expect(String(stream.read())).toBe('ptc: cannot read x\\nptc: forged \\x1b[2J\n')
+  })
+
+  test('no message text in the sources has a prefix of its own: writeMessage and main add the one prefix', () => {
+    const src = fileURLToPath(new URL('.', import.meta.url))
+    const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+    expect(files.length).toBeGreaterThan(20)
+    const prefixed = /(?:new CliError\(\s*'[A-Z_]+',\s*|writeMessage\([^,]+,\s*|writeLine\(io\.stderr,\s*)[`'"]ptc[ :]/g
+    const found = files.flatMap((file) => [...readFileSync(join(src, file), 'utf8').matchAll(prefixed)].map((m) => `${file}: ${m[0]}`))
+    expect(found).toEqual([])
   })
 })

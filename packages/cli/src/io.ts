@@ -1,5 +1,6 @@
 import { StringDecoder } from 'node:string_decoder'
 import { Writable } from 'node:stream'
+import { paint, renderLine, useColour, type Style, type StyledLine } from './colour.js'
 import { escapeControl } from './escape.js'
 
 /** The process streams a command uses (tests and embedders pass their own). */
@@ -22,6 +23,23 @@ export function processIo(): CliIo {
  */
 export function writeLine(stream: NodeJS.WritableStream, text = ''): void {
   stream.write(`${escapeControl(text, { multiline: true })}\n`)
+}
+
+/** What every message the CLI writes on stderr starts with, once. */
+export const MESSAGE_PREFIX = 'ptc: '
+
+/**
+ * Writes one message on stderr: `ptc: ` and `text` (which has no prefix of its own) on one line, with every
+ * control character escaped (`\n` too), in `style` when `stream` takes colour (`useColour`). Every message
+ * goes through here, so none has two prefixes and none has none.
+ */
+export function writeMessage(stream: NodeJS.WritableStream, text: string, style?: Style): void {
+  stream.write(`${paint(style, `${MESSAGE_PREFIX}${text}`, useColour(stream))}\n`)
+}
+
+/** Writes a line of spans (every span escaped), coloured when `stream` takes colour (`useColour`). */
+export function writeStyledLine(stream: NodeJS.WritableStream, line: StyledLine): void {
+  stream.write(`${renderLine(line, useColour(stream))}\n`)
 }
 
 /** Whether `stream` is a terminal. */

@@ -1,15 +1,22 @@
+import { readFileSync } from 'node:fs'
 import { benchCommand, BENCH_USAGE } from './commands/bench.js'
 import { checkCommand, CHECK_USAGE } from './commands/check.js'
 import { logCommand, LOG_USAGE } from './commands/log.js'
 import { runCommand, RUN_USAGE } from './commands/run.js'
 import { sdkCommand, SDK_USAGE } from './commands/sdk.js'
 import { serveCommand } from './commands/serve.js'
-import { escapeControl, safeJson } from './escape.js'
+import { safeJson } from './escape.js'
 import { CliError, firstLine } from './errors.js'
-import { writeLine, type CliIo } from './io.js'
+import { writeLine, writeMessage, type CliIo } from './io.js'
 
-const SERVE_USAGE = `ptc serve …
-  Exposes run_code over MCP (from @ptc/mcp; see \`ptc serve --help\`).`
+const SERVE_USAGE = `ptc serve --upstream "[name=]command [args…]"… [options]
+  Exposes run_code over MCP: one tool whose programs call the tools of every upstream MCP server
+  (from @ptc/mcp; \`ptc serve --help\` lists its options and their defaults).`
+
+const HELP_USAGE = `ptc help [COMMAND]   (or ptc COMMAND --help, -h)
+  Prints this text, or one command's usage with its defaults. ptc --version (-v) prints the version.`
+
+const EXIT_STATUS = 'Exit status: 0 success, 1 the program (or check, or a benchmark) failed, 2 bad usage or input.'
 
 export const USAGE = `ptc — run model-style programs against tools in a sandbox (Programmatic Tool Calling)
 
@@ -25,7 +32,9 @@ ${BENCH_USAGE}
 
 ${SERVE_USAGE}
 
-Exit status: 0 success, 1 the program (or check, or a benchmark) failed, 2 bad usage or input.`
+${HELP_USAGE}
+
+${EXIT_STATUS}`
 
 type Command = (args: readonly string[], io: CliIo) => Promise<number>
 
@@ -43,35 +52,68 @@ const COMMANDS: Readonly<Record<string, Command>> = {
  * exit status. Every expected failure is one line on stderr, never a stack.
  */
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
-  const [name, ...rest] = argv
-  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
-    writeLine(name === undefined ? io.stderr : io.stdout, USAGE)
-    return name === undefined ? 2 : 0
-  }
-  if (name === '--version' || name === '-v') {
-    writeLine(io.stdout, '0.1.0')
-    return 0
-  }
-  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
-  if (command === undefined) {
-    writeLine(io.stderr, `ptc: unknown command ${safeJson(name)}; one of ${Object.keys(COMMANDS).join(', ')} (see \`ptc help\`)`)
+  const [first, ...more] = argv
+  if (first === undefined) {
+    writeLine(io.stderr, USAGE)
     return 2
   }
-  if (name !== 'serve' && (rest.includes('--help') || rest.includes('-h'))) {
-    writeLine(io.stdout, USAGE.split('\n\n').find((block) => block.startsWith(`ptc ${name}`)) ?? USAGE)
+  if ((first === 'help' && more.length === 0) || first === '--help' || first === '-h') {
+    writeLine(io.stdout, USAGE)
+    return 0
+  }
+  if (first === '--version' || first === '-v') return version(io)
+  // `ptc help COMMAND` is `ptc COMMAND --help`.
+  const [name, rest] = first === 'help' ? [more[0] as string, ['--help']] : [first, more]
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
+  if (command === undefined) {
+    writeMessage(io.stderr, `unknown command ${safeJson(name)}; one of ${Object.keys(COMMANDS).join(', ')} (see \`ptc help\`)`)
+    return 2
+  }
+  // `ptc serve` answers --help itself (its usage shows the limits it would run with).
+  if (name !== 'serve' && asksForHelp(rest)) {
+    writeLine(io.stdout, usageOf(name))
     return 0
   }
   try {
     return await command(rest, io)
   } catch (error) {
     if (error instanceof CliError) {
-      writeLine(io.stderr, escapeControl(`ptc: ${error.message}`))
+      writeMessage(io.stderr, error.message, 'red')
       return error.exitCode
     }
-    writeLine(io.stderr, escapeControl(`ptc ${name}: internal error: ${firstLine(error)} (set PTC_DEBUG=1 for the stack)`))
+    writeMessage(io.stderr, `internal error in ptc ${name}: ${firstLine(error)} (set PTC_DEBUG=1 for the stack)`, 'red')
     if (process.env['PTC_DEBUG'] === '1') writeLine(io.stderr, stackOf(error))
     return 1
   }
+}
+
+/** `--help` or `-h` among the options (not after `--`, where it would be an argument). */
+function asksForHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--')
+  return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h')
+}
+
+/** The block of `USAGE` about one command, and the exit statuses. */
+function usageOf(name: string): string {
+  const block = USAGE.split('\n\n').find((b) => b.startsWith(`ptc ${name} `) || b.startsWith(`ptc ${name}\n`))
+  return block === undefined ? USAGE : `${block}\n\n${EXIT_STATUS}`
+}
+
+/** `ptc --version`: the version in @ptc/cli's package.json (one folder up from `src/` and from `dist/`). */
+function version(io: CliIo): number {
+  let text: unknown
+  try {
+    text = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: unknown }).version
+  } catch (error) {
+    writeMessage(io.stderr, `cannot read the version from @ptc/cli's package.json: ${firstLine(error)}`)
+    return 1
+  }
+  if (typeof text !== 'string') {
+    writeMessage(io.stderr, `@ptc/cli's package.json has no version`)
+    return 1
+  }
+  writeLine(io.stdout, text)
+  return 0
 }
 
 function stackOf(error: unknown): string {

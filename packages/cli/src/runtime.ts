@@ -1,16 +1,52 @@
-import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
+import { DEFAULT_LIMITS, type CodeRunLimits, type CodeRunRequest, type CodeRunResult, type CodeRuntime } from '@ptc/sandbox'
 import { CliError, firstLine } from './errors.js'
 
 export const SANDBOXES = ['quickjs', 'isolated-vm'] as const
 export type SandboxName = (typeof SANDBOXES)[number]
 
-/** Limits from the command line, as the PTC executor takes them. */
-export function limitsFrom(options: { timeoutMs?: number | undefined; memoryMb?: number | undefined }): Partial<CodeRunLimits> {
-  return {
-    ...(options.timeoutMs !== undefined && { cpuMs: options.timeoutMs, wallMs: options.timeoutMs }),
-    ...(options.memoryMb !== undefined && { memoryBytes: options.memoryMb * 1024 * 1024 }),
+const KIB = 1024
+
+/**
+ * The limits of every run of `ptc run` and `ptc serve` unless a config file or a flag says otherwise. What a run
+ * prints goes to a model, so they are tighter than the sandbox's own defaults (`DEFAULT_LIMITS`, sized for a
+ * library): 1 MiB of output is some 250 000 tokens, more than most context windows.
+ */
+export const CLI_DEFAULT_LIMITS: Readonly<CodeRunLimits> = Object.freeze({
+  // Guest execution only (waiting on tools is not charged): shaping tool results takes milliseconds, so 10 s of
+  // pure computation is a runaway loop, stopped before the model has waited half a minute for it.
+  cpuMs: 10_000,
+  // Under the 60 s an MCP client waits for a tool call by default (the MCP TypeScript SDK's request timeout):
+  // the model gets the sandbox's timeout message with the logs so far, not a transport error. Room for a few
+  // sequential slow tools.
+  wallMs: 45_000,
+  // As the sandbox: tool results are meant to stay in the sandbox, and memory costs the host, not the context.
+  memoryBytes: DEFAULT_LIMITS.memoryBytes,
+  // Logs + value, what the model reads: about 8 000 tokens (~4 bytes a token), near the 30 000 characters agent
+  // harnesses commonly keep of one tool result. A run past it fails with output-limit (keeping a fitting
+  // prefix of its logs), which tells the model to print less.
+  maxOutputBytes: 32 * KIB,
+  // Each sub-call reaches a real tool (a service, a quota): a fan-out over a few hundred items fits, a loop
+  // that never stops calling ends at 1 000 calls instead of 10 000.
+  maxSubCalls: 1_000,
+  // As the sandbox: calls waiting for a free parallel slot cost the host only.
+  maxPendingSubCalls: DEFAULT_LIMITS.maxPendingSubCalls,
+  // As the sandbox: the program text, 1 MiB.
+  maxProgramBytes: DEFAULT_LIMITS.maxProgramBytes,
+})
+
+/** The limits a run uses: the CLI's defaults, then a config file's limits, then the flags (later ones win; an absent or `undefined` limit keeps the one before). */
+export function mergeLimits(config?: Partial<CodeRunLimits>, flags?: Partial<CodeRunLimits>): CodeRunLimits {
+  const merged: CodeRunLimits = { ...CLI_DEFAULT_LIMITS }
+  for (const layer of [config, flags]) {
+    for (const [key, value] of Object.entries(layer ?? {}) as [keyof CodeRunLimits, number | undefined][]) {
+      if (value !== undefined) merged[key] = value
+    }
   }
+  return merged
 }
+
+/** Concurrency-safe sub-calls of one run that may overlap: the PTC executor's default, said here so the usage can show it. */
+export const CLI_DEFAULT_MAX_PARALLEL = 10
 
 /**
  * Starts the chosen backend (loaded on demand, so QuickJS runs never load the

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { DEFAULT_LIMITS, MAX_TIMER_MS, type CodeRunLimits } from '@ptc/sandbox'
 import { McpServeUsageError } from './errors.js'
 import { isBearerToken } from './server/http/auth.js'
 import { isLoopbackHost, parseAllowedHost, parseOrigin } from './server/http/names.js'
@@ -8,15 +9,32 @@ import { parseUpstreamCommand, type UpstreamCommand } from './upstream/command-l
 /** The environment variable a bearer token for `--http` can come from (`--token` wins). */
 export const TOKEN_ENV = 'PTC_SERVE_TOKEN'
 
-export const SERVE_USAGE = `Usage: ptc serve --upstream "[name=]command [args…]" [--upstream …] [options]
+/** Concurrency-safe sub-calls of one run that may overlap (the PTC executor's default). */
+const MAX_PARALLEL_SUB_CALLS = 10
+
+/**
+ * The usage of `ptc serve`, showing `limits` as the defaults of every run (the `ptc` CLI passes its own,
+ * sized for a model's context; standalone, the sandbox's `DEFAULT_LIMITS`).
+ */
+export function serveUsage(limits: Readonly<CodeRunLimits> = DEFAULT_LIMITS): string {
+  return `Usage: ptc serve --upstream "[name=]command [args…]" [--upstream …] [options]
 
 Serves code mode over MCP: one run_code tool whose programs call every upstream tool as tools["<name>.<tool>"].
   --upstream CMD      an upstream MCP server to spawn (stdio); repeatable; "fs=npx -y @modelcontextprotocol/server-filesystem /tmp"
   --mode code|both    code (default): only run_code; both: the upstream tools as well
   --sandbox quickjs|isolated-vm   the sandbox backend (default quickjs)
   --session FILE      append every call and sub-call to FILE (JSON Lines)
-  --timeout MS        wall-clock limit of each program and of each upstream request
   -h, --help          this text
+
+Limits of each program (what it prints goes to the model: the defaults are sized for its context):
+  --timeout MS        wall-clock limit of each program (default ${limits.wallMs} ms) and of each upstream request
+                      (default: the MCP SDK's 60000 ms)
+  --cpu MS            guest CPU time; waiting on tools is not charged (default ${limits.cpuMs} ms)
+  --memory MB         sandbox memory in MiB (default ${limits.memoryBytes / 1024 / 1024})
+  --max-output BYTES  logs + value returned to the client (default ${limits.maxOutputBytes})
+  --max-sub-calls N   tool calls per program (default ${limits.maxSubCalls}; at most ${limits.maxPendingSubCalls} wait at once,
+                      ${MAX_PARALLEL_SUB_CALLS} concurrency-safe ones overlap)
+  Approval: nobody can be asked over MCP; a call that a policy sends for approval is denied.
 
 Streamable HTTP (instead of stdio):
   --http PORT         serve at http://HOST:PORT/mcp (0: a free port)
@@ -33,6 +51,10 @@ Streamable HTTP (instead of stdio):
   --max-body-bytes N  largest request body, else 413 (default ${HTTP_DEFAULTS.maxBodyBytes})
   --session-idle-ms MS  close a session after MS without an open request (default ${HTTP_DEFAULTS.sessionIdleMs})
   --max-sessions N    most live sessions; an initialize past it gets 503 with Retry-After (default ${HTTP_DEFAULTS.maxSessions})`
+}
+
+/** The usage with the sandbox's own default limits. */
+export const SERVE_USAGE = serveUsage()
 
 export interface ServeArgs {
   upstreams: UpstreamCommand[]
@@ -53,6 +75,8 @@ export interface ServeArgs {
   maxSessions?: number
   session?: string
   timeoutMs?: number
+  /** `--cpu`, `--memory`, `--max-output`, `--max-sub-calls` (and `--timeout` as `wallMs`): they win over the defaults. */
+  limits: Partial<CodeRunLimits>
 }
 
 const HTTP_ONLY = ['token', 'no-auth', 'allow-origin', 'allow-host', 'max-body-bytes', 'session-idle-ms', 'max-sessions'] as const
@@ -80,20 +104,32 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
         'max-sessions': { type: 'string' },
         session: { type: 'string' },
         timeout: { type: 'string' },
+        cpu: { type: 'string' },
+        memory: { type: 'string' },
+        'max-output': { type: 'string' },
+        'max-sub-calls': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }))
   } catch (error) {
     throw new McpServeUsageError(error instanceof Error ? error.message : String(error))
   }
-  const base = { help: values.help, host: values.host, noAuth: values['no-auth'], allowOrigins: values['allow-origin'] ?? [], allowHosts: values['allow-host'] ?? [] }
+  const base = { help: values.help, host: values.host, noAuth: values['no-auth'], allowOrigins: values['allow-origin'] ?? [], allowHosts: values['allow-host'] ?? [], limits: {} }
   if (values.help) return { upstreams: [], mode: 'code', sandbox: 'quickjs', ...base }
   const upstreams = (values.upstream ?? []).map(parseUpstreamCommand)
   if (upstreams.length === 0) throw new McpServeUsageError('give at least one --upstream')
   if (values.mode !== 'code' && values.mode !== 'both') throw new McpServeUsageError(`--mode must be code or both, not ${JSON.stringify(values.mode)}`)
   if (values.sandbox !== 'quickjs' && values.sandbox !== 'isolated-vm') throw new McpServeUsageError(`--sandbox must be quickjs or isolated-vm, not ${JSON.stringify(values.sandbox)}`)
   const args: ServeArgs = { upstreams, mode: values.mode, sandbox: values.sandbox, ...base }
-  if (values.timeout !== undefined) args.timeoutMs = positiveInt('--timeout', values.timeout, false)
+  if (values.timeout !== undefined) args.timeoutMs = positiveInt('--timeout', values.timeout, false, MAX_TIMER_MS)
+  args.limits = {
+    ...(args.timeoutMs !== undefined && { wallMs: args.timeoutMs }),
+    ...(values.cpu !== undefined && { cpuMs: positiveInt('--cpu', values.cpu, false, MAX_TIMER_MS) }),
+    // 2^20 MiB keeps the byte count a safe integer.
+    ...(values.memory !== undefined && { memoryBytes: positiveInt('--memory', values.memory, false, 2 ** 20) * 1024 * 1024 }),
+    ...(values['max-output'] !== undefined && { maxOutputBytes: positiveInt('--max-output', values['max-output'], false) }),
+    ...(values['max-sub-calls'] !== undefined && { maxSubCalls: positiveInt('--max-sub-calls', values['max-sub-calls'], false) }),
+  }
   if (values.session !== undefined) args.session = values.session
   if (values.http === undefined) {
     const stray = HTTP_ONLY.find((flag) => values[flag] !== undefined && values[flag] !== false)
@@ -135,8 +171,9 @@ export function httpOptions(args: ServeArgs, port: number): HttpServeOptions {
   }
 }
 
-function positiveInt(flag: string, text: string, port: boolean): number {
+function positiveInt(flag: string, text: string, port: boolean, max = Number.MAX_SAFE_INTEGER): number {
   const n = Number(text)
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || (port ? n > 65_535 : n < 1)) throw new McpServeUsageError(`${flag} must be ${port ? 'a port number' : 'a positive integer'}, not ${JSON.stringify(text)}`)
+  if (n > max) throw new McpServeUsageError(`${flag} must be at most ${max}, not ${text}`)
   return n
 }

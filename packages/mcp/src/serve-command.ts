@@ -1,9 +1,9 @@
-import type { CodeRuntime } from '@ptc/sandbox'
+import { DEFAULT_LIMITS, type CodeRunLimits, type CodeRuntime } from '@ptc/sandbox'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import type { Agent } from '@ptc/tools'
 import { JsonlSession } from '@ptc/tools/session'
 import { McpServeUsageError } from './errors.js'
-import { httpOptions, parseServeArgs, SERVE_USAGE, TOKEN_ENV, type ServeArgs } from './serve-args.js'
+import { httpOptions, parseServeArgs, serveUsage, TOKEN_ENV, type ServeArgs } from './serve-args.js'
 import { listenHttp } from './server/http/endpoint.js'
 import { createPtcMcpServer } from './server/ptc-mcp-server.js'
 import { startStdio } from './server/stdio.js'
@@ -15,22 +15,30 @@ export interface ServeIo {
   stderr: NodeJS.WritableStream
 }
 
+export interface ServeCommandOptions {
+  readonly signal?: AbortSignal
+  /** Read for `$PTC_SERVE_TOKEN` (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>>
+  /** The limits of every run unless a flag says otherwise (the `ptc` CLI passes its own; default: the sandbox's). */
+  readonly limits?: Partial<CodeRunLimits>
+}
+
 /**
  * `ptc serve …`: resolves with the exit status when the server stops (stdio:
  * the client closed stdin; HTTP: `signal` or SIGINT/SIGTERM). 0 after
- * `--help`, 2 on bad usage. `env` (default `process.env`) is read for
- * `$PTC_SERVE_TOKEN`.
+ * `--help`, 2 on bad usage.
  */
-export async function serveCommand(argv: string[], io: ServeIo, options: { signal?: AbortSignal; env?: Readonly<Record<string, string | undefined>> } = {}): Promise<number> {
+export async function serveCommand(argv: string[], io: ServeIo, options: ServeCommandOptions = {}): Promise<number> {
+  const defaults: CodeRunLimits = { ...DEFAULT_LIMITS, ...options.limits }
   let args: ServeArgs
   try {
     args = parseServeArgs(argv, options.env ?? process.env)
   } catch (error) {
-    io.stderr.write(`ptc serve: ${error instanceof Error ? error.message : String(error)}\n\n${SERVE_USAGE}\n`)
+    io.stderr.write(`ptc serve: ${error instanceof Error ? error.message : String(error)}\n\n${serveUsage(defaults)}\n`)
     return 2
   }
   if (args.help) {
-    io.stdout.write(`${SERVE_USAGE}\n`)
+    io.stdout.write(`${serveUsage(defaults)}\n`)
     return 0
   }
   const warn = (message: string): void => void io.stderr.write(`ptc serve: ${message}\n`)
@@ -51,7 +59,8 @@ export async function serveCommand(argv: string[], io: ServeIo, options: { signa
       agent,
       onWarning: warn,
       upstreamStderr: io.stderr,
-      ...(args.timeoutMs !== undefined && { limits: { wallMs: args.timeoutMs }, requestTimeoutMs: args.timeoutMs }),
+      limits: { ...defaults, ...args.limits },
+      ...(args.timeoutMs !== undefined && { requestTimeoutMs: args.timeoutMs }),
     })
     try {
       if (args.http === undefined) await startStdio(ptc, io)

@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join, relative, resolve } from 'node:path'
-import { oneOf, parseCommandArgs } from '../args.js'
+import { noPositional, oneOf, parseCommandArgs } from '../args.js'
 import { ratioChart } from '../bench/chart.js'
 import { BENCH_SCRIPTS, findRepoRoot, runScript, type ScriptRun } from '../bench/scripts.js'
 import { benchTable } from '../bench/table.js'
 import { escapeControl } from '../escape.js'
 import { CliError } from '../errors.js'
-import { writeLine, type CliIo } from '../io.js'
+import { MESSAGE_PREFIX, writeLine, writeMessage, type CliIo } from '../io.js'
 import { SANDBOXES } from '../runtime.js'
 
 export const BENCH_USAGE = `ptc bench [--quick] [--backend quickjs|isolated-vm]… [--out DIR]
@@ -21,11 +21,11 @@ const OPTIONS = { quick: { type: 'boolean' }, backend: { type: 'string', multipl
 /** `ptc bench`: 0 when every script ran, 1 when one failed, 2 outside the repository or on bad usage. */
 export async function benchCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandArgs('bench', args, OPTIONS)
-  if (positionals.length > 0) throw new CliError('USAGE', `ptc bench: unexpected argument ${JSON.stringify(positionals[0])}`)
+  noPositional('bench', positionals)
   const backends = (values.backend ?? []).map((b) => oneOf('backend', b, SANDBOXES) ?? 'quickjs')
   const root = findRepoRoot(io.cwd)
   if (root === undefined) {
-    throw new CliError('UNAVAILABLE', 'ptc bench runs the benchmark scripts of the ptc repository (bench/), which are not installed with the package; run it inside a clone of the repository')
+    throw new CliError('UNAVAILABLE', 'bench runs the benchmark scripts of the ptc repository (bench/), which are not installed with the package; run it inside a clone of the repository')
   }
   const quick = values.quick === true
   const scripts = BENCH_SCRIPTS.filter((s) => (s.backend === undefined || backends.length === 0 || backends.includes(s.backend)) && existsSync(join(root, s.path)))
@@ -36,13 +36,13 @@ export async function benchCommand(args: readonly string[], io: CliIo): Promise<
   const started = performance.now()
   for (const [i, script] of scripts.entries()) {
     const head = `[${i + 1}/${scripts.length}] ${script.path}`
-    if (!tty) writeLine(io.stderr, `${head} …`)
+    if (!tty) writeMessage(io.stderr, `${head} …`)
     const args = [...(quick ? ['--quick'] : []), ...(script.filters ? backends.flatMap((b) => ['--backend', b]) : [])]
-    const run = await runScript(root, script, args, (s) => tty && io.stderr.write(`\r${escapeControl(head)} … ${s.toFixed(0)} s`))
+    const run = await runScript(root, script, args, (s) => tty && io.stderr.write(`\r${MESSAGE_PREFIX}${escapeControl(head)} … ${s.toFixed(0)} s`))
     runs.push(run)
     const status = run.exitCode !== 0 ? `failed (exit ${String(run.exitCode)})` : run.json === undefined ? 'done, no machine-readable results' : `done, ${run.json.results.length} results`
     if (tty) io.stderr.write('\r') // back over the progress line (writeLine would print `\r` visibly)
-    writeLine(io.stderr, `${head} ${status} in ${run.seconds.toFixed(1)} s`)
+    writeMessage(io.stderr, `${head} ${status} in ${run.seconds.toFixed(1)} s`)
     if (run.exitCode !== 0) writeLine(io.stderr, indentTail(run.stderr || run.stdout))
   }
   const totalSeconds = (performance.now() - started) / 1000
@@ -63,7 +63,7 @@ export async function benchCommand(args: readonly string[], io: CliIo): Promise<
   await writeFile(join(outDir, 'chart.svg'), ratioChart(`ptc bench${quick ? ' --quick' : ''} — ${machine}`, rows))
   for (const run of runs) await writeFile(join(outDir, `${run.script.replace(/^bench\//, '').replace(/[/.]/g, '-')}.txt`), run.stdout + run.stderr)
   const shown = relative(io.cwd, outDir)
-  writeLine(io.stderr, `ptc: ${runs.length} scripts in ${totalSeconds.toFixed(1)} s; results in ${shown === '' || shown.startsWith('..') ? outDir : shown}/ (results.json, chart.svg)`)
+  writeMessage(io.stderr, `${runs.length} scripts in ${totalSeconds.toFixed(1)} s; results in ${shown === '' || shown.startsWith('..') ? outDir : shown}/ (results.json, chart.svg)`)
   return runs.every((r) => r.exitCode === 0) ? 0 : 1
 }
 

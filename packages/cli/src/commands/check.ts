@@ -4,7 +4,7 @@ import { RUN_CODE } from '@ptc/tools'
 import { onePositional, parseCommandArgs } from '../args.js'
 import { escapeControl } from '../escape.js'
 import { firstLine } from '../errors.js'
-import { writeLine, type CliIo } from '../io.js'
+import { writeLine, writeMessage, type CliIo } from '../io.js'
 import { readProgram } from '../program-file.js'
 import { loadToolSet } from '../tools-module.js'
 
@@ -28,7 +28,7 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
   } catch (error) {
     // The TypeScript checker recurses: a program nested thousands of levels deep overflows its stack.
     if (!(error instanceof RangeError)) throw error
-    writeLine(io.stderr, escapeControl(`ptc: cannot type-check ${name}: ${firstLine(error)} (is it nested too deeply?)`))
+    writeMessage(io.stderr, `cannot type-check ${name}: ${firstLine(error)} (is it nested too deeply?)`)
     return 1
   }
   if (result.ok) {
@@ -40,6 +40,6 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
     writeLine(io.stdout, `${where} - error TS${d.code}: ${d.message.replace(/\n/g, '\n    ')}`)
   }
   const count = result.diagnostics.length
-  writeLine(io.stderr, `ptc: ${count} type error${count === 1 ? '' : 's'} in ${name}`)
+  writeMessage(io.stderr, `${count} type error${count === 1 ? '' : 's'} in ${name}`, 'red')
   return 1
 }

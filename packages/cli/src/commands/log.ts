@@ -1,11 +1,11 @@
 import { resolve } from 'node:path'
 import { parseJsonl } from '@ptc/tools/session'
 import { onePositional, parseCommandArgs } from '../args.js'
-import { escapeControl, safeJson } from '../escape.js'
+import { safeJson } from '../escape.js'
 import { CliError, firstLine } from '../errors.js'
 import { oneLine } from '../format.js'
 import { readRegularFile } from '../input-file.js'
-import { writeLine, type CliIo } from '../io.js'
+import { writeLine, writeMessage, type CliIo } from '../io.js'
 import { logTreeJson, renderLogTree } from '../log/render.js'
 import { buildLogTree } from '../log/tree.js'
 
@@ -33,10 +33,10 @@ export async function logCommand(args: readonly string[], io: CliIo): Promise<nu
   if (read.events.length === 0 && read.partialTail !== undefined) {
     throw new CliError('LOG_FORMAT', `${path} is not a JSON Lines session log (no complete line)`)
   }
-  for (const bad of read.invalidLines.slice(0, MAX_SKIPPED_SHOWN)) writeLine(io.stderr, escapeControl(`ptc: ${path}:${bad.line}: skipped: ${oneLine(bad.message, 300)}`))
+  for (const bad of read.invalidLines.slice(0, MAX_SKIPPED_SHOWN)) writeMessage(io.stderr, `${path}:${bad.line}: skipped: ${oneLine(bad.message, 300)}`)
   const more = read.invalidLines.length - MAX_SKIPPED_SHOWN
-  if (more > 0) writeLine(io.stderr, escapeControl(`ptc: ${path}: skipped ${more} more line${more === 1 ? '' : 's'} that are not session events`))
-  if (read.partialTail !== undefined) writeLine(io.stderr, escapeControl(`ptc: ${path}: ignored an unterminated last line (${read.partialTail.bytes} bytes, a write cut short)`))
+  if (more > 0) writeMessage(io.stderr, `${path}: skipped ${more} more line${more === 1 ? '' : 's'} that are not session events`)
+  if (read.partialTail !== undefined) writeMessage(io.stderr, `${path}: ignored an unterminated last line (${read.partialTail.bytes} bytes, a write cut short)`)
   const tree = buildLogTree(read.events)
   if (values.json === true) {
     let json: string

@@ -5,16 +5,18 @@ import { createPtcExecutor } from '@ptc/ptc'
 import { RUN_CODE, ToolsService, type Agent, type ToolCallBlock } from '@ptc/tools'
 import { JsonlSession } from '@ptc/tools/session'
 import { oneOf, onePositional, parseCommandArgs, positiveInt } from '../args.js'
-import { escapeControl, safeJson } from '../escape.js'
+import { safeJson } from '../escape.js'
 import { CliError, firstLine } from '../errors.js'
 import { oneLine } from '../format.js'
 import { kindOf } from '../input-file.js'
-import { writeLine, writeModelText, type CliIo } from '../io.js'
+import { LIMIT_OPTIONS, LIMITS_USAGE, limitFlags } from '../limit-flags.js'
+import { writeLine, writeMessage, writeModelText, writeStyledLine, type CliIo } from '../io.js'
 import { readProgram } from '../program-file.js'
 import { APPROVE_MODES, approvalService, approveMode } from '../run/approval.js'
+import { progressLine, type ProgressLine } from '../run/progress.js'
 import { RecordingSession } from '../run/recording-session.js'
 import { formatFooter, runReport, type RunReport } from '../run/report.js'
-import { createRuntime, limitsFrom, recordingRuntime, SANDBOXES } from '../runtime.js'
+import { CLI_DEFAULT_MAX_PARALLEL, createRuntime, mergeLimits, recordingRuntime, SANDBOXES } from '../runtime.js'
 import { loadToolSet, type ToolSet } from '../tools-module.js'
 
 export const RUN_USAGE = `ptc run FILE|- [options]
@@ -22,12 +24,11 @@ export const RUN_USAGE = `ptc run FILE|- [options]
   and prints what the model would receive; the sub-calls and byte figures go to stderr.
   --tools MODULE          ES module exporting tools made with defineTool (default: the built-in demo shop)
   --sandbox NAME          quickjs (default) or isolated-vm
-  --timeout MS            CPU and wall-clock limit of the run
-  --memory MB             memory limit of the sandbox
-  --max-parallel N        concurrency-safe sub-calls that may overlap (default 10)
+${LIMITS_USAGE}
   --session FILE.jsonl    append the session events to this file
   --approve yes|no|ask    answers to approval requests (default: ask on a terminal, else no)
   --json                  print one JSON object { ok, text, value, logs, error, subCalls, bytes }
+  The limits' defaults are sized for a model's context (the sandbox's own are larger); flags win over them.
   The program must be a regular file of at most 1 MiB (the sandbox's maxProgramBytes).
   Every message on stderr escapes control and bidi characters it quotes (\\x1b, \\u202e). The
   model text on stdout is byte-exact when stdout is a pipe or a file and escaped the same way
@@ -36,8 +37,7 @@ export const RUN_USAGE = `ptc run FILE|- [options]
 const OPTIONS = {
   tools: { type: 'string' },
   sandbox: { type: 'string' },
-  timeout: { type: 'string' },
-  memory: { type: 'string' },
+  ...LIMIT_OPTIONS,
   'max-parallel': { type: 'string' },
   session: { type: 'string' },
   approve: { type: 'string' },
@@ -50,34 +50,40 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
   const { values, positionals } = parseCommandArgs('run', args, OPTIONS)
   const file = onePositional('run', positionals, 'program file (or - for stdin)')
   const sandbox = oneOf('sandbox', values.sandbox, SANDBOXES) ?? 'quickjs'
-  // Node's timers hold at most 2^31 - 1 ms (a longer one fires at once); 2^20 MB keeps the byte count a safe integer.
-  const timeoutMs = positiveInt('timeout', values.timeout, 'milliseconds', 2 ** 31 - 1)
-  const limits = limitsFrom({ timeoutMs, memoryMb: positiveInt('memory', values.memory, 'megabytes', 2 ** 20) })
-  const maxParallelSubCalls = positiveInt('max-parallel', values['max-parallel'], 'calls')
+  const limits = mergeLimits(undefined, limitFlags(values))
+  const maxParallelSubCalls = positiveInt('max-parallel', values['max-parallel'], 'calls') ?? CLI_DEFAULT_MAX_PARALLEL
   const approve = approveMode(oneOf('approve', values.approve, APPROVE_MODES), io, file === '-')
   const program = await readProgram(file, io)
   const toolSet = await loadToolSet(values.tools, io.cwd)
 
-  const service = new ToolsService({ approval: approvalService(approve, io, values.approve !== undefined) })
+  // The progress line steps aside while an approval is written or asked for.
+  let progress: ProgressLine | undefined
+  const service = new ToolsService({ approval: approvalService(approve, io, values.approve !== undefined, () => progress?.suspend() ?? (() => undefined)) })
   register(service, toolSet)
   const runtime = recordingRuntime(await createRuntime(sandbox, limits))
   try {
-    service.setExecutor(createPtcExecutor({ runtime, mode: 'code', limits, ...(maxParallelSubCalls !== undefined && { maxParallelSubCalls }) }))
+    service.setExecutor(createPtcExecutor({ runtime, mode: 'code', limits, maxParallelSubCalls }))
     const sessionFile = values.session === undefined ? undefined : await openSession(values.session, io.cwd)
     const session = new RecordingSession(sessionFile)
+    progress = progressLine(io.stderr, { counts: () => session.subCalls })
     const controller = new AbortController()
-    const onSignal = (): void => controller.abort(new Error('interrupted'))
+    const onSignal = (): void => {
+      progress?.stop()
+      controller.abort(new Error('interrupted'))
+    }
     process.once('SIGINT', onSignal)
     // Unique per run, so that runs appending to one session file stay apart in `ptc log`.
     const callId = `call_${randomBytes(4).toString('hex')}`
-    if (values.json !== true) writeLine(io.stderr, escapeControl(`ptc: run_code "${oneLine(program.description, 200)}" on ${sandbox}, tools: ${toolSet.label}; the model receives:`))
+    if (values.json !== true) writeMessage(io.stderr, `run_code "${oneLine(program.description, 200)}" on ${sandbox}, tools: ${toolSet.label}; the model receives:`)
     const started = performance.now()
     let batch
     try {
+      progress.start()
       const agent: Agent = { id: 'ptc-cli', session }
       const call: ToolCallBlock = { type: 'tool_call', id: callId, name: RUN_CODE, arguments: JSON.stringify({ code: program.code, description: program.description }) }
       batch = await service.execute({ calls: [call], signal: controller.signal, agent, log: { turn: 1, step: 1 } })
     } finally {
+      progress.stop()
       process.off('SIGINT', onSignal)
       await sessionFile?.close()
     }
@@ -86,10 +92,10 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
     const { report, subCalls } = runReport({ callId, result, run: runtime.last, events: session.events, sandbox, wallMs: performance.now() - started })
     if (values.json === true) {
       writeLine(io.stdout, reportJson(report, io))
-      if (report.error !== null) writeLine(io.stderr, escapeControl(`ptc: the program failed (${report.error.kind}): ${oneLine(firstLine(report.error.message), 200)}`))
+      if (report.error !== null) writeMessage(io.stderr, `the program failed (${report.error.kind}): ${oneLine(firstLine(report.error.message), 200)}`, 'red')
     } else {
       writeModelText(io.stdout, report.text)
-      for (const line of formatFooter(report, subCalls)) writeLine(io.stderr, line)
+      for (const line of formatFooter(report, subCalls)) writeStyledLine(io.stderr, line)
     }
     return report.ok ? 0 : 1
   } finally {
@@ -102,7 +108,7 @@ function reportJson(report: RunReport, io: CliIo): string {
   try {
     return safeJson(report)
   } catch (error) {
-    writeLine(io.stderr, `ptc: the program's value cannot be printed as JSON (${firstLine(error)}); "value" is null`)
+    writeMessage(io.stderr, `the program's value cannot be printed as JSON (${firstLine(error)}); "value" is null`)
     return safeJson({ ...report, value: null })
   }
 }

@@ -1,6 +1,5 @@
 import { sdkText } from '@ptc/ptc'
-import { parseCommandArgs } from '../args.js'
-import { CliError } from '../errors.js'
+import { noPositional, parseCommandArgs } from '../args.js'
 import { writeModelText, type CliIo } from '../io.js'
 import { loadToolSet } from '../tools-module.js'
 
@@ -12,7 +11,7 @@ export const SDK_USAGE = `ptc sdk [--tools MODULE]
 /** `ptc sdk`: the SDK prompt section, exactly as the PTC executor renders it. */
 export async function sdkCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandArgs('sdk', args, { tools: { type: 'string' } })
-  if (positionals.length > 0) throw new CliError('USAGE', `ptc sdk: unexpected argument ${JSON.stringify(positionals[0])}`)
+  noPositional('sdk', positionals)
   const { tools } = await loadToolSet(values.tools, io.cwd)
   writeModelText(io.stdout, sdkText(tools))
   return 0

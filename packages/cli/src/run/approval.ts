@@ -3,7 +3,7 @@ import type { ApprovalOutcome, ApprovalRequest, ApprovalService } from '@ptc/too
 import { escapeControl } from '../escape.js'
 import { CliError } from '../errors.js'
 import { oneLine } from '../format.js'
-import { writeLine, type CliIo } from '../io.js'
+import { MESSAGE_PREFIX, writeMessage, type CliIo } from '../io.js'
 
 export const APPROVE_MODES = ['yes', 'no', 'ask'] as const
 export type ApproveMode = (typeof APPROVE_MODES)[number]
@@ -25,23 +25,35 @@ function describe(request: ApprovalRequest): string {
   return request.displayReason?.en ?? request.reason ?? `call ${request.exec.name}`
 }
 
-/** Answers `ask` decisions: always yes, always no, or a y/N prompt on the terminal (one at a time). */
-export function approvalService(mode: ApproveMode, io: CliIo, explicit: boolean): ApprovalService {
+/**
+ * Answers `ask` decisions: always yes, always no, or a y/N prompt on the terminal (one at a time).
+ * `stepAside` takes whatever else draws on stderr (the progress line) off the screen while it writes or
+ * prompts, until the function it returns is called.
+ */
+export function approvalService(mode: ApproveMode, io: CliIo, explicit: boolean, stepAside: () => () => void = () => () => undefined): ApprovalService {
   let queue: Promise<unknown> = Promise.resolve()
+  const decide = async (request: ApprovalRequest): Promise<ApprovalOutcome> => {
+    // The name, id and reason may quote the program's arguments: one escaped line.
+    const what = `${request.exec.name} (${request.exec.callId}): ${oneLine(describe(request), 300)}`
+    if (mode === 'yes') {
+      writeMessage(io.stderr, `approved ${what}`, 'green')
+      return 'allowed-once'
+    }
+    if (mode === 'no') {
+      writeMessage(io.stderr, `rejected ${what}${explicit ? '' : ' (pass --approve yes to allow, or --approve ask on a terminal)'}`, 'yellow')
+      return 'rejected'
+    }
+    return prompt(io, `${MESSAGE_PREFIX}${escapeControl(`approve ${what}${what.endsWith('?') ? '' : '?'}`)} [y/N] `, request.signal)
+  }
   return {
     request: (request) => {
-      const answer = queue.then(async (): Promise<ApprovalOutcome> => {
-        // The name, id and reason may quote the program's arguments: one escaped line.
-        const what = escapeControl(`${request.exec.name} (${request.exec.callId}): ${oneLine(describe(request), 300)}`)
-        if (mode === 'yes') {
-          writeLine(io.stderr, `ptc: approved ${what}`)
-          return 'allowed-once'
+      const answer = queue.then(async () => {
+        const resume = stepAside()
+        try {
+          return await decide(request)
+        } finally {
+          resume()
         }
-        if (mode === 'no') {
-          writeLine(io.stderr, `ptc: rejected ${what}${explicit ? '' : ' (pass --approve yes to allow, or --approve ask on a terminal)'}`)
-          return 'rejected'
-        }
-        return prompt(io, `Approve ${what} [y/N] `, request.signal)
       })
       queue = answer.catch(() => undefined)
       return answer

@@ -1,6 +1,7 @@
 import type { CodeRunResult } from '@ptc/sandbox'
 import type { JsonValue, SessionEvent, ToolExecutionResult } from '@ptc/tools'
 import { byteFigures, contentText, subCallsOf, type SubCallRecord } from '../demo/report.js'
+import { styled, type StyledLine } from '../colour.js'
 import { escapeControl } from '../escape.js'
 import { formatBytes, oneLine } from '../format.js'
 
@@ -48,23 +49,37 @@ export function runReport(facts: RunFacts): { report: RunReport; subCalls: SubCa
 }
 
 /**
- * The human footer (stderr): each sub-call, then how many bytes stayed in the
- * sandbox. Every line is escaped (`escapeControl`): names, codes and messages
- * from tools and the program cannot start a line of their own.
+ * The byte figures in words. The model's text is not a part of the tool results but the program's own
+ * output (its logs and value, JSON indented for reading; on failure the error message and the logs), so it
+ * can be larger than what the tools returned: a share is shown only up to 100%, and past it the difference
+ * is said in bytes, with why.
  */
-export function formatFooter(report: RunReport, subCalls: readonly SubCallRecord[]): string[] {
-  const lines = [`ptc: ${subCalls.length} sub-call${subCalls.length === 1 ? '' : 's'} (${report.sandbox}, run ${report.wallMs} ms)`]
+export function byteSummary(report: Pick<RunReport, 'bytes' | 'error'>, subCalls: number): string {
+  const { inSandbox, toModel } = report.bytes
+  const figures = `bytes of tool results that stayed in the sandbox: ${inSandbox}; bytes that reached the model: ${toModel}`
+  if (toModel <= inSandbox) return inSandbox === 0 ? figures : `${figures} (${Math.round((100 * toModel) / inSandbox)}% of what the tools returned)`
+  const own = report.error !== null ? 'the error message and the logs captured before it' : 'what the program logged and returned (a value as indented JSON)'
+  if (subCalls === 0) return `${figures} (no tool was called: all of it is ${own})`
+  return `${figures} (${toModel - inSandbox} more than the tools returned: the model reads ${own}, the program's own text, not a share of the tool results)`
+}
+
+/**
+ * The human footer (stderr): each sub-call with its outcome in colour, then how
+ * many bytes stayed in the sandbox. Every span is escaped when rendered
+ * (`renderLine`): names, codes and messages from tools and the program cannot
+ * start a line of their own.
+ */
+export function formatFooter(report: RunReport, subCalls: readonly SubCallRecord[]): StyledLine[] {
+  const lines: StyledLine[] = [[`ptc: ${subCalls.length} sub-call${subCalls.length === 1 ? '' : 's'} (${report.sandbox}, run ${report.wallMs} ms)`]]
   const rows = subCalls.map((c) => ({ call: c, id: escapeControl(c.subCallId), name: escapeControl(c.name) }))
   const idWidth = Math.max(0, ...rows.map((r) => r.id.length))
   const nameWidth = Math.max(0, ...rows.map((r) => r.name.length))
   for (const { call: c, id, name } of rows) {
     const ms = c.settledAt === undefined ? '?' : `${c.settledAt - c.startedAt} ms`
-    const outcome = c.settledAt === undefined ? 'never settled' : c.isError ? `error ${c.code ?? ''}: ${oneLine(c.errorMessage ?? '', 80)}` : 'ok'
-    lines.push(`  ${id.padEnd(idWidth)}  ${name.padEnd(nameWidth)}  ${ms.padStart(7)}  ${formatBytes(c.contentBytes).padStart(8)}  ${escapeControl(outcome)}`)
+    const outcome = c.settledAt === undefined ? styled('yellow', 'never settled') : c.isError ? styled('red', `error ${c.code ?? ''}: ${oneLine(c.errorMessage ?? '', 80)}`) : styled('green', 'ok')
+    lines.push([`  ${id.padEnd(idWidth)}  ${name.padEnd(nameWidth)}  ${ms.padStart(7)}  ${formatBytes(c.contentBytes).padStart(8)}  `, outcome])
   }
-  const { inSandbox, toModel } = report.bytes
-  const share = inSandbox > 0 ? ` (${Math.round((100 * toModel) / inSandbox)}% of what the tools returned)` : ''
-  lines.push(`ptc: bytes of tool results that stayed in the sandbox: ${inSandbox}; bytes that reached the model: ${toModel}${share}`)
-  if (report.error !== null) lines.push(escapeControl(`ptc: the program failed (${report.error.kind}): ${oneLine(report.error.message, 200)}`))
+  lines.push([`ptc: ${byteSummary(report, subCalls.length)}`])
+  if (report.error !== null) lines.push([styled('red', `ptc: the program failed (${report.error.kind}): ${oneLine(report.error.message, 200)}`)])
   return lines
 }
