@@ -2,31 +2,34 @@ import { randomBytes } from 'node:crypto'
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { createPtcExecutor } from '@ptc/ptc'
-import { RUN_CODE, ToolsService, type Agent, type ToolCallBlock } from '@ptc/tools'
+import { RUN_CODE, type Agent, type ToolCallBlock } from '@ptc/tools'
 import { JsonlSession } from '@ptc/tools/session'
 import { oneOf, onePositional, parseCommandArgs, positiveInt } from '../args.js'
+import { commandConfig, configuredService } from '../config/service.js'
 import { escapeControl, safeJson } from '../escape.js'
 import { CliError, firstLine } from '../errors.js'
 import { oneLine } from '../format.js'
 import { kindOf } from '../input-file.js'
 import { writeLine, writeModelText, type CliIo } from '../io.js'
 import { readProgram } from '../program-file.js'
-import { APPROVE_MODES, approvalService, approveMode } from '../run/approval.js'
+import { APPROVE_MODES, approvalService, approveMode, configApproval } from '../run/approval.js'
 import { RecordingSession } from '../run/recording-session.js'
 import { formatFooter, runReport, type RunReport } from '../run/report.js'
 import { createRuntime, limitsFrom, recordingRuntime, SANDBOXES } from '../runtime.js'
-import { loadToolSet, type ToolSet } from '../tools-module.js'
 
 export const RUN_USAGE = `ptc run FILE|- [options]
   Runs one program (the body of an async function, JavaScript or TypeScript) as a run_code call
   and prints what the model would receive; the sub-calls and byte figures go to stderr.
-  --tools MODULE          ES module exporting tools made with defineTool (default: the built-in demo shop)
+  --config FILE           a config made with defineConfig (default: ptc.config.{ts,mts,js,mjs} here)
+  --tools MODULE          ES module exporting tools made with defineTool (default: the config's tools,
+                          else the built-in demo shop); the config's setup, approval and limits still apply
   --sandbox NAME          quickjs (default) or isolated-vm
   --timeout MS            CPU and wall-clock limit of the run
   --memory MB             memory limit of the sandbox
   --max-parallel N        concurrency-safe sub-calls that may overlap (default 10)
   --session FILE.jsonl    append the session events to this file
-  --approve yes|no|ask    answers to approval requests (default: ask on a terminal, else no)
+  --approve yes|no|ask    answers to approval requests (default: the config's approval service, else
+                          ask on a terminal, else no)
   --json                  print one JSON object { ok, text, value, logs, error, subCalls, bytes }
   The program must be a regular file of at most 1 MiB (the sandbox's maxProgramBytes).
   Every message on stderr escapes control and bidi characters it quotes (\\x1b, \\u202e). The
@@ -34,6 +37,7 @@ export const RUN_USAGE = `ptc run FILE|- [options]
   when it is a terminal; --json escapes them as \\u sequences (the same JSON value).`
 
 const OPTIONS = {
+  config: { type: 'string' },
   tools: { type: 'string' },
   sandbox: { type: 'string' },
   timeout: { type: 'string' },
@@ -49,17 +53,20 @@ const OPTIONS = {
 export async function runCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandArgs('run', args, OPTIONS)
   const file = onePositional('run', positionals, 'program file (or - for stdin)')
-  const sandbox = oneOf('sandbox', values.sandbox, SANDBOXES) ?? 'quickjs'
+  const sandboxFlag = oneOf('sandbox', values.sandbox, SANDBOXES)
   // Node's timers hold at most 2^31 - 1 ms (a longer one fires at once); 2^20 MB keeps the byte count a safe integer.
   const timeoutMs = positiveInt('timeout', values.timeout, 'milliseconds', 2 ** 31 - 1)
-  const limits = limitsFrom({ timeoutMs, memoryMb: positiveInt('memory', values.memory, 'megabytes', 2 ** 20) })
+  const limitFlags = limitsFrom({ timeoutMs, memoryMb: positiveInt('memory', values.memory, 'megabytes', 2 ** 20) })
   const maxParallelSubCalls = positiveInt('max-parallel', values['max-parallel'], 'calls')
   const approve = approveMode(oneOf('approve', values.approve, APPROVE_MODES), io, file === '-')
   const program = await readProgram(file, io)
-  const toolSet = await loadToolSet(values.tools, io.cwd)
-
-  const service = new ToolsService({ approval: approvalService(approve, io, values.approve !== undefined) })
-  register(service, toolSet)
+  const config = await commandConfig(values.config, io.cwd)
+  // Flags win over the config, the config over the defaults.
+  const sandbox = sandboxFlag ?? config?.config.sandbox ?? 'quickjs'
+  const limits = { ...config?.config.limits, ...limitFlags }
+  const approval =
+    values.approve === undefined && config?.config.approval !== undefined ? configApproval(config.config.approval, config.shown, io) : approvalService(approve, io, values.approve !== undefined)
+  const { service, label } = await configuredService({ config, toolsModule: values.tools, cwd: io.cwd, approval, fallback: 'demo' })
   const runtime = recordingRuntime(await createRuntime(sandbox, limits))
   try {
     service.setExecutor(createPtcExecutor({ runtime, mode: 'code', limits, ...(maxParallelSubCalls !== undefined && { maxParallelSubCalls }) }))
@@ -70,7 +77,7 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
     process.once('SIGINT', onSignal)
     // Unique per run, so that runs appending to one session file stay apart in `ptc log`.
     const callId = `call_${randomBytes(4).toString('hex')}`
-    if (values.json !== true) writeLine(io.stderr, escapeControl(`ptc: run_code "${oneLine(program.description, 200)}" on ${sandbox}, tools: ${toolSet.label}; the model receives:`))
+    if (values.json !== true) writeLine(io.stderr, escapeControl(`ptc: run_code "${oneLine(program.description, 200)}" on ${sandbox}, tools: ${label ?? 'none'}${config === undefined ? '' : `, config: ${config.shown}`}; the model receives:`))
     const started = performance.now()
     let batch
     try {
@@ -105,17 +112,6 @@ function reportJson(report: RunReport, io: CliIo): string {
     writeLine(io.stderr, `ptc: the program's value cannot be printed as JSON (${firstLine(error)}); "value" is null`)
     return safeJson({ ...report, value: null })
   }
-}
-
-function register(service: ToolsService, toolSet: ToolSet): void {
-  for (const tool of toolSet.tools) {
-    try {
-      service.register(tool)
-    } catch (error) {
-      throw new CliError('TOOLS_MODULE', `tools module ${toolSet.label}: tool ${JSON.stringify(tool.name)} cannot be registered: ${firstLine(error)}`, { cause: error })
-    }
-  }
-  toolSet.install?.(service)
 }
 
 /**
