@@ -1,6 +1,6 @@
-import type { CodeRuntime } from '@ptc/sandbox'
+import type { CodeRunLimits, CodeRuntime } from '@ptc/sandbox'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
-import type { Agent } from '@ptc/tools'
+import type { Agent, ToolsService } from '@ptc/tools'
 import { JsonlSession } from '@ptc/tools/session'
 import { McpServeUsageError } from './errors.js'
 import { httpOptions, parseServeArgs, SERVE_USAGE, TOKEN_ENV, type ServeArgs } from './serve-args.js'
@@ -15,16 +15,33 @@ export interface ServeIo {
   stderr: NodeJS.WritableStream
 }
 
+export interface ServeCommandOptions {
+  /** Stops an HTTP server (as SIGINT and SIGTERM do). */
+  readonly signal?: AbortSignal
+  /** Read for `$PTC_SERVE_TOKEN` (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>>
+  /**
+   * The host's registry: its tools are served next to the upstreams' (then
+   * `--upstream` is optional), its policies, guards and approval apply to
+   * every call. Default: a new `ToolsService`.
+   */
+  readonly tools?: ToolsService
+  /** Limits of every run; `--timeout` replaces `wallMs`. */
+  readonly limits?: Partial<CodeRunLimits>
+  /** The sandbox when `--sandbox` is not given (default `quickjs`). */
+  readonly sandbox?: 'quickjs' | 'isolated-vm'
+}
+
 /**
  * `ptc serve …`: resolves with the exit status when the server stops (stdio:
  * the client closed stdin; HTTP: `signal` or SIGINT/SIGTERM). 0 after
- * `--help`, 2 on bad usage. `env` (default `process.env`) is read for
- * `$PTC_SERVE_TOKEN`.
+ * `--help`, 2 on bad usage.
  */
-export async function serveCommand(argv: string[], io: ServeIo, options: { signal?: AbortSignal; env?: Readonly<Record<string, string | undefined>> } = {}): Promise<number> {
+export async function serveCommand(argv: string[], io: ServeIo, options: ServeCommandOptions = {}): Promise<number> {
   let args: ServeArgs
   try {
-    args = parseServeArgs(argv, options.env ?? process.env)
+    const localTools = options.tools !== undefined && options.tools.definitions().length > 0
+    args = parseServeArgs(argv, options.env ?? process.env, { localTools, ...(options.sandbox !== undefined && { sandbox: options.sandbox }) })
   } catch (error) {
     io.stderr.write(`ptc serve: ${error instanceof Error ? error.message : String(error)}\n\n${SERVE_USAGE}\n`)
     return 2
@@ -43,15 +60,18 @@ export async function serveCommand(argv: string[], io: ServeIo, options: { signa
   }
   const session = args.session === undefined ? undefined : await JsonlSession.open(args.session)
   const agent: Agent = session === undefined ? { id: 'ptc-serve' } : { id: 'ptc-serve', session }
+  const limits = { ...options.limits, ...(args.timeoutMs !== undefined && { wallMs: args.timeoutMs }) }
   try {
     const ptc = await createPtcMcpServer({
       upstreams: args.upstreams,
+      ...(options.tools !== undefined && { tools: options.tools }),
       runtime,
       mode: args.mode,
       agent,
       onWarning: warn,
       upstreamStderr: io.stderr,
-      ...(args.timeoutMs !== undefined && { limits: { wallMs: args.timeoutMs }, requestTimeoutMs: args.timeoutMs }),
+      ...(Object.keys(limits).length > 0 && { limits }),
+      ...(args.timeoutMs !== undefined && { requestTimeoutMs: args.timeoutMs }),
     })
     try {
       if (args.http === undefined) await startStdio(ptc, io)

@@ -1,12 +1,25 @@
+import type { CodeRunLimits } from '@ptc/sandbox'
+import type { ToolsService } from '@ptc/tools'
+import { configuredService, commandConfig } from '../config/service.js'
+import type { PtcSandboxName } from '../config/define.js'
+import { splitConfigOption } from '../config/load.js'
 import { CliError, firstLine } from '../errors.js'
-import { escapingStream, type CliIo } from '../io.js'
+import { escapingStream, writeLine, type CliIo } from '../io.js'
+import { configApproval } from '../run/approval.js'
 
-type ServeCommand = (argv: string[], io: { stdin: NodeJS.ReadableStream; stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream }) => Promise<number>
+type ServeIo = { stdin: NodeJS.ReadableStream; stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream }
+type ServeOptions = { tools?: ToolsService; limits?: Partial<CodeRunLimits>; sandbox?: PtcSandboxName }
+type ServeCommand = (argv: string[], io: ServeIo, options?: ServeOptions) => Promise<number>
 
 /** Kept in a variable so neither the type checker nor the bundler needs @ptc/mcp to exist. */
 const MCP_PACKAGE = '@ptc/mcp'
 
-/** `ptc serve …`: handed to `@ptc/mcp`'s `serveCommand`; a clear usage error when it is not installed. */
+/**
+ * `ptc serve …`: handed to `@ptc/mcp`'s `serveCommand` (a clear usage error
+ * when it is not installed), with the config's registry (`--config FILE`, else
+ * the working directory's `ptc.config.*`): its tools next to the upstreams',
+ * its setup and approval on every call, its limits and sandbox under the flags.
+ */
 export async function serveCommand(args: readonly string[], io: CliIo): Promise<number> {
   let serve: unknown
   try {
@@ -16,6 +29,25 @@ export async function serveCommand(args: readonly string[], io: CliIo): Promise<
     throw new CliError('UNAVAILABLE', `ptc serve is not available: ${MCP_PACKAGE} could not be loaded (${firstLine(error)})`, { cause: error })
   }
   if (typeof serve !== 'function') throw new CliError('UNAVAILABLE', `ptc serve is not available: ${MCP_PACKAGE} does not export serveCommand`)
+  const { config: explicit, rest } = splitConfigOption(args)
+  const help = rest.includes('--help') || rest.includes('-h')
+  const config = help ? undefined : await commandConfig(explicit, io.cwd)
+  const options: ServeOptions = {}
+  if (config !== undefined) {
+    const { approval, limits, sandbox } = config.config
+    const { service, label } = await configuredService({
+      config,
+      toolsModule: undefined,
+      cwd: io.cwd,
+      approval: approval === undefined ? undefined : configApproval(approval, config.shown, io),
+      fallback: 'none',
+    })
+    options.tools = service
+    if (limits !== undefined) options.limits = limits
+    if (sandbox !== undefined) options.sandbox = sandbox
+    const names = service.definitions().map((t) => t.name)
+    writeLine(io.stderr, `ptc serve: config ${config.shown}: ${label === undefined || names.length === 0 ? 'no local tools' : `local tools ${names.join(', ')}`}`)
+  }
   // stdout may be the MCP channel (byte-exact); stderr is for people: upstream text reaches it escaped.
-  return (serve as ServeCommand)([...args], { stdin: io.stdin, stdout: io.stdout, stderr: escapingStream(io.stderr) })
+  return (serve as ServeCommand)(rest, { stdin: io.stdin, stdout: io.stdout, stderr: escapingStream(io.stderr) }, options)
 }
