@@ -1,5 +1,6 @@
 import { benchCommand, BENCH_USAGE } from './commands/bench.js'
 import { checkCommand, CHECK_USAGE } from './commands/check.js'
+import { initCommand, INIT_USAGE } from './commands/init.js'
 import { logCommand, LOG_USAGE } from './commands/log.js'
 import { runCommand, RUN_USAGE } from './commands/run.js'
 import { sdkCommand, SDK_USAGE } from './commands/sdk.js'
@@ -8,8 +9,9 @@ import { escapeControl, safeJson } from './escape.js'
 import { CliError, firstLine } from './errors.js'
 import { writeLine, type CliIo } from './io.js'
 
-const SERVE_USAGE = `ptc serve …
-  Exposes run_code over MCP (from @ptc/mcp; see \`ptc serve --help\`).`
+const SERVE_USAGE = `ptc serve [--config FILE] …
+  Exposes run_code over MCP (from @ptc/mcp; see \`ptc serve --help\`), with the tools, setup,
+  approval, limits and sandbox of the config (as ptc run reads it).`
 
 export const USAGE = `ptc — run model-style programs against tools in a sandbox (Programmatic Tool Calling)
 
@@ -25,6 +27,8 @@ ${BENCH_USAGE}
 
 ${SERVE_USAGE}
 
+${INIT_USAGE}
+
 Exit status: 0 success, 1 the program (or check, or a benchmark) failed, 2 bad usage or input.`
 
 type Command = (args: readonly string[], io: CliIo) => Promise<number>
@@ -36,6 +40,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   log: logCommand,
   bench: benchCommand,
   serve: serveCommand,
+  init: initCommand,
 }
 
 /**
