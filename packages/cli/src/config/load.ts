@@ -63,7 +63,7 @@ export async function loadConfig(file: ConfigFile): Promise<LoadedConfig> {
     namespace = await importModuleFile(path, 'config file', 'CONFIG')
   } catch (error) {
     if (error instanceof CliError) throw error
-    throw new CliError('CONFIG', `config file ${shown} failed to load: ${loadError(error)}`, { cause: error })
+    throw new CliError('CONFIG', `config file ${shown} failed to load: ${loadError(error)}${commonJsHint(path, error)}`, { cause: error })
   }
   let value: unknown
   try {
@@ -144,4 +144,14 @@ function loadError(error: unknown): string {
   if (!first.endsWith(':')) return first
   const next = describeThrown(error).split('\n').map((line) => line.trim()).find((line, i) => i > 0 && line !== '')
   return next === undefined ? first : `${first} ${next}`
+}
+
+/**
+ * A `.ts` file in a folder whose package.json does not say `"type": "module"`
+ * loads as CommonJS, and `require('@ptc/cli')` finds no export: say how to fix it.
+ */
+function commonJsHint(path: string, error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code
+  if (extname(path).toLowerCase() !== '.ts' || (code !== 'ERR_PACKAGE_PATH_NOT_EXPORTED' && code !== 'ERR_REQUIRE_ESM')) return ''
+  return ' (it was loaded as CommonJS: add "type": "module" to the package.json, or name it ptc.config.mts)'
 }
