@@ -23,9 +23,9 @@ export const RUN_USAGE = `ptc run FILE|- [options]
   --config FILE           a config made with defineConfig (default: ptc.config.{ts,mts,js,mjs} here)
   --tools MODULE          ES module exporting tools made with defineTool (default: the config's tools,
                           else the built-in demo shop); the config's setup, approval and limits still apply
-  --sandbox NAME          quickjs (default) or isolated-vm
-  --timeout MS            CPU and wall-clock limit of the run
-  --memory MB             memory limit of the sandbox
+  --sandbox NAME          quickjs or isolated-vm (default: the config's, else quickjs)
+  --timeout MS            CPU and wall-clock limit of the run (over the config's limits)
+  --memory MB             memory limit of the sandbox (over the config's limits)
   --max-parallel N        concurrency-safe sub-calls that may overlap (default 10)
   --session FILE.jsonl    append the session events to this file
   --approve yes|no|ask    answers to approval requests (default: the config's approval service, else
