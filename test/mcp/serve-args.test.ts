@@ -25,6 +25,13 @@ describe('ptc serve arguments', () => {
     expect(await serveCommand([], { stdin: new PassThrough(), stdout: new PassThrough(), stderr })).toBe(2)
     expect(await serveCommand(['--upstream', 'x', '--mode', 'nope'], { stdin: new PassThrough(), stdout: new PassThrough(), stderr })).toBe(2)
   })
+
+  test('--upstream may be left out when the host serves local tools; the host’s sandbox is the default and --sandbox wins', () => {
+    expect(() => parseServeArgs([], {})).toThrow(/give at least one --upstream/)
+    expect(parseServeArgs([], {}, { localTools: true })).toMatchObject({ upstreams: [], sandbox: 'quickjs' })
+    expect(parseServeArgs([], {}, { localTools: true, sandbox: 'isolated-vm' }).sandbox).toBe('isolated-vm')
+    expect(parseServeArgs(['--sandbox', 'quickjs'], {}, { localTools: true, sandbox: 'isolated-vm' }).sandbox).toBe('quickjs')
+  })
 })
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
