@@ -46,6 +46,13 @@ describe('ptc serve arguments', () => {
     expect(given.stdout()).toContain('(default 32768)')
     expect(given.stdout()).toContain(`(default ${DEFAULT_LIMITS.cpuMs} ms)`)
   })
+
+  test('--upstream may be left out when the host serves local tools; the host’s sandbox is the default and --sandbox wins', () => {
+    expect(() => parseServeArgs([], {})).toThrow(/give at least one --upstream/)
+    expect(parseServeArgs([], {}, { localTools: true })).toMatchObject({ upstreams: [], sandbox: 'quickjs' })
+    expect(parseServeArgs([], {}, { localTools: true, sandbox: 'isolated-vm' }).sandbox).toBe('isolated-vm')
+    expect(parseServeArgs(['--sandbox', 'quickjs'], {}, { localTools: true, sandbox: 'isolated-vm' }).sandbox).toBe('quickjs')
+  })
 })
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')

@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 /**
  * The `ptc` binary. isolated-vm needs node to run with `--no-node-snapshot`
- * (Node 20+): when `isolated-vm` is asked for and the flag is missing, the
- * binary starts itself again with the flag and passes the exit status on.
+ * (Node 20+): when `isolated-vm` is asked for (on the command line, or by the
+ * config when no `--sandbox` is given) and the flag is missing, the binary
+ * starts itself again with the flag and passes the exit status on.
  */
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { configChoosesIsolatedVm, splitConfigOption } from './config/load.js'
 import { escapeControl } from './escape.js'
 import { firstLine } from './errors.js'
 import { processIo } from './io.js'
@@ -13,7 +15,7 @@ import { main } from './main.js'
 
 const argv = process.argv.slice(2)
 const FLAG = '--no-node-snapshot'
-const wantsIsolatedVm = argv.some((arg) => arg === 'isolated-vm' || arg.endsWith('=isolated-vm'))
+const wantsIsolatedVm = argv.some((arg) => arg === 'isolated-vm' || arg.endsWith('=isolated-vm')) || configWantsIsolatedVm(argv)
 const hasFlag = process.execArgv.includes(FLAG) || (process.env['NODE_OPTIONS'] ?? '').split(/\s+/).includes(FLAG)
 
 if (wantsIsolatedVm && !hasFlag && process.env['PTC_REEXEC'] !== '1') {
@@ -76,4 +78,14 @@ async function runMain(): Promise<number> {
 
 function flushed(stream: NodeJS.WriteStream): Promise<void> {
   return new Promise((resolve) => void stream.write('', () => resolve()))
+}
+
+/** The config of a command that reads one chooses isolated-vm, and no `--sandbox` overrides it. */
+function configWantsIsolatedVm(args: readonly string[]): boolean {
+  if (!['run', 'serve'].includes(args[0] ?? '') || args.some((arg) => arg === '--sandbox' || arg.startsWith('--sandbox='))) return false
+  try {
+    return configChoosesIsolatedVm(splitConfigOption(args.slice(1)).config, process.cwd())
+  } catch {
+    return false // the command says what is wrong with its options
+  }
 }

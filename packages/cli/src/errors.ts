@@ -3,6 +3,8 @@ export type CliErrorCode =
   | 'USAGE' // an unknown command or option, a missing or malformed value
   | 'INPUT' // a program or log file that cannot be read
   | 'TOOLS_MODULE' // a tools module that is missing, throws on import or exports something that is not a tool
+  | 'CONFIG' // a ptc.config file that is missing, ambiguous, fails to load, is malformed or whose setup throws
+  | 'INIT' // ptc init into a folder that is not empty or cannot be written
   | 'SESSION' // a session file that cannot be opened
   | 'BACKEND' // the requested sandbox backend cannot start here
   | 'LOG_FORMAT' // a log file that is not a JSON Lines session log

@@ -1,5 +1,6 @@
 export * from './demo/index.js'
 export { main, USAGE } from './main.js'
+export { defineConfig, type PtcConfig, type PtcSandboxName } from './config/define.js'
 export { CliError, type CliErrorCode } from './errors.js'
 export type { CliIo } from './io.js'
 export type { RunReport } from './run/report.js'

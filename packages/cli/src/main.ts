@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { benchCommand, BENCH_USAGE } from './commands/bench.js'
 import { checkCommand, CHECK_USAGE } from './commands/check.js'
+import { initCommand, INIT_USAGE } from './commands/init.js'
 import { logCommand, LOG_USAGE } from './commands/log.js'
 import { runCommand, RUN_USAGE } from './commands/run.js'
 import { sdkCommand, SDK_USAGE } from './commands/sdk.js'
@@ -9,8 +10,9 @@ import { safeJson } from './escape.js'
 import { CliError, firstLine } from './errors.js'
 import { writeLine, writeMessage, type CliIo } from './io.js'
 
-const SERVE_USAGE = `ptc serve --upstream "[name=]command [args…]"… [options]
-  Exposes run_code over MCP: one tool whose programs call the tools of every upstream MCP server
+const SERVE_USAGE = `ptc serve [--config FILE] [--upstream "[name=]command [args…]"]… [options]
+  Exposes run_code over MCP: one tool whose programs call the config's tools and the tools of every
+  upstream MCP server, with the config's setup, approval, limits and sandbox as ptc run reads them
   (from @ptc/mcp; \`ptc serve --help\` lists its options and their defaults).`
 
 const HELP_USAGE = `ptc help [COMMAND]   (or ptc COMMAND --help, -h)
@@ -32,6 +34,8 @@ ${BENCH_USAGE}
 
 ${SERVE_USAGE}
 
+${INIT_USAGE}
+
 ${HELP_USAGE}
 
 ${EXIT_STATUS}`
@@ -45,6 +49,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   log: logCommand,
   bench: benchCommand,
   serve: serveCommand,
+  init: initCommand,
 }
 
 /**

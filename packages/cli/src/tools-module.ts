@@ -2,7 +2,7 @@ import { extname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { ToolDefinition, ToolsView } from '@ptc/tools'
 import { createShop, installShopPolicy, shopTools } from './demo/index.js'
-import { CliError, firstLine } from './errors.js'
+import { CliError, firstLine, type CliErrorCode } from './errors.js'
 import { checkRegularFile } from './input-file.js'
 
 /** The tools a command works with, and the policy to install next to them. */
@@ -43,7 +43,7 @@ export async function loadToolSet(spec: string | undefined, cwd: string): Promis
   }
   let namespace: Record<string, unknown>
   try {
-    namespace = TS_EXTENSIONS.has(extname(path).toLowerCase()) ? await importTypeScript(path) : ((await import(pathToFileURL(path).href)) as Record<string, unknown>)
+    namespace = await importModuleFile(path, 'tools module', 'TOOLS_MODULE')
   } catch (error) {
     if (error instanceof CliError) throw error
     throw new CliError('TOOLS_MODULE', `tools module ${spec} failed to load: ${firstLine(error)}`, { cause: error })
@@ -75,12 +75,17 @@ function toolsOf(spec: string, namespace: Record<string, unknown>): ToolDefiniti
   return tools
 }
 
-async function importTypeScript(path: string): Promise<Record<string, unknown>> {
+/**
+ * Imports an ES module file; `.ts`, `.mts` and `.cts` load through tsx (a
+ * missing tsx is a `CliError(code)` naming `what`). Throws what the import throws.
+ */
+export async function importModuleFile(path: string, what: string, code: CliErrorCode): Promise<Record<string, unknown>> {
+  if (!TS_EXTENSIONS.has(extname(path).toLowerCase())) return (await import(pathToFileURL(path).href)) as Record<string, unknown>
   let api: { tsImport: (specifier: string, parent: string) => Promise<unknown> }
   try {
     api = (await import('tsx/esm/api')) as typeof api
   } catch (error) {
-    throw new CliError('TOOLS_MODULE', 'a TypeScript tools module needs the tsx package (npm i tsx); or pass a compiled .js module', { cause: error })
+    throw new CliError(code, `a TypeScript ${what} needs the tsx package (npm i tsx); or pass a compiled .js module`, { cause: error })
   }
   return (await api.tsImport(pathToFileURL(path).href, import.meta.url)) as Record<string, unknown>
 }

@@ -1,5 +1,5 @@
 export { serveCommand, type ServeCommandOptions, type ServeIo } from './serve-command.js'
-export { parseServeArgs, SERVE_USAGE, serveUsage, TOKEN_ENV, type ServeArgs } from './serve-args.js'
+export { parseServeArgs, SERVE_USAGE, serveUsage, TOKEN_ENV, type ServeArgs, type ServeArgsOptions } from './serve-args.js'
 export { createPtcMcpServer, type PtcMcpServer, type PtcMcpServerOptions } from './server/ptc-mcp-server.js'
 export { listenHttp, type HttpEndpoint, type HttpEndpointStats } from './server/http/endpoint.js'
 export { HTTP_DEFAULTS, type HttpServeOptions } from './server/http/options.js'

@@ -19,16 +19,20 @@ const MAX_PARALLEL_SUB_CALLS = 10
 export function serveUsage(limits: Readonly<CodeRunLimits> = DEFAULT_LIMITS): string {
   return `Usage: ptc serve --upstream "[name=]command [args…]" [--upstream …] [options]
 
-Serves code mode over MCP: one run_code tool whose programs call every upstream tool as tools["<name>.<tool>"].
-  --upstream CMD      an upstream MCP server to spawn (stdio); repeatable; "fs=npx -y @modelcontextprotocol/server-filesystem /tmp"
+Serves code mode over MCP: one run_code tool whose programs call every upstream tool as tools["<name>.<tool>"],
+next to the local tools of a ptc.config.ts (by their names).
+  --upstream CMD      an upstream MCP server to spawn (stdio); repeatable; "fs=npx -y @modelcontextprotocol/server-filesystem /tmp";
+                      optional when the config gives tools
+  --config FILE       the config whose tools, setup (policies, guards), approval, limits and sandbox apply
+                      (default: ptc.config.ts, .mts, .js or .mjs in the working directory; read by the ptc command)
   --mode code|both    code (default): only run_code; both: the upstream tools as well
-  --sandbox quickjs|isolated-vm   the sandbox backend (default quickjs)
+  --sandbox quickjs|isolated-vm   the sandbox backend (default: the config's, else quickjs)
   --session FILE      append every call and sub-call to FILE (JSON Lines)
   -h, --help          this text
 
 Limits of each program (what it prints goes to the model: the defaults are sized for its context):
-  --timeout MS        wall-clock limit of each program (default ${limits.wallMs} ms) and of each upstream request
-                      (default: the MCP SDK's 60000 ms)
+  --timeout MS        wall-clock limit of each program (default ${limits.wallMs} ms; over the config's wallMs) and of
+                      each upstream request (default: the MCP SDK's 60000 ms)
   --cpu MS            guest CPU time; waiting on tools is not charged (default ${limits.cpuMs} ms)
   --memory MB         sandbox memory in MiB (default ${limits.memoryBytes / 1024 / 1024})
   --max-output BYTES  logs + value returned to the client (default ${limits.maxOutputBytes})
@@ -56,6 +60,14 @@ Streamable HTTP (instead of stdio):
 /** The usage with the sandbox's own default limits. */
 export const SERVE_USAGE = serveUsage()
 
+/** What the host serving adds to the command line (the `ptc` command, from a config). */
+export interface ServeArgsOptions {
+  /** Local tools are served: `--upstream` may be left out. */
+  readonly localTools?: boolean
+  /** The sandbox when `--sandbox` is not given (default `quickjs`). */
+  readonly sandbox?: 'quickjs' | 'isolated-vm'
+}
+
 export interface ServeArgs {
   upstreams: UpstreamCommand[]
   mode: 'code' | 'both'
@@ -82,7 +94,7 @@ export interface ServeArgs {
 const HTTP_ONLY = ['token', 'no-auth', 'allow-origin', 'allow-host', 'max-body-bytes', 'session-idle-ms', 'max-sessions'] as const
 
 /** Parse `ptc serve` arguments (`env` for `$PTC_SERVE_TOKEN`). @throws McpServeUsageError */
-export function parseServeArgs(argv: string[], env: Readonly<Record<string, string | undefined>> = process.env): ServeArgs {
+export function parseServeArgs(argv: string[], env: Readonly<Record<string, string | undefined>> = process.env, options: ServeArgsOptions = {}): ServeArgs {
   let values
   try {
     ;({ values } = parseArgs({
@@ -92,7 +104,7 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
       options: {
         upstream: { type: 'string', multiple: true },
         mode: { type: 'string', default: 'code' },
-        sandbox: { type: 'string', default: 'quickjs' },
+        sandbox: { type: 'string' },
         http: { type: 'string' },
         host: { type: 'string', default: HTTP_DEFAULTS.host },
         token: { type: 'string' },
@@ -117,10 +129,11 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
   const base = { help: values.help, host: values.host, noAuth: values['no-auth'], allowOrigins: values['allow-origin'] ?? [], allowHosts: values['allow-host'] ?? [], limits: {} }
   if (values.help) return { upstreams: [], mode: 'code', sandbox: 'quickjs', ...base }
   const upstreams = (values.upstream ?? []).map(parseUpstreamCommand)
-  if (upstreams.length === 0) throw new McpServeUsageError('give at least one --upstream')
+  if (upstreams.length === 0 && options.localTools !== true) throw new McpServeUsageError('give at least one --upstream (or tools in a ptc.config.ts)')
   if (values.mode !== 'code' && values.mode !== 'both') throw new McpServeUsageError(`--mode must be code or both, not ${JSON.stringify(values.mode)}`)
-  if (values.sandbox !== 'quickjs' && values.sandbox !== 'isolated-vm') throw new McpServeUsageError(`--sandbox must be quickjs or isolated-vm, not ${JSON.stringify(values.sandbox)}`)
-  const args: ServeArgs = { upstreams, mode: values.mode, sandbox: values.sandbox, ...base }
+  const sandbox = values.sandbox ?? options.sandbox ?? 'quickjs'
+  if (sandbox !== 'quickjs' && sandbox !== 'isolated-vm') throw new McpServeUsageError(`--sandbox must be quickjs or isolated-vm, not ${JSON.stringify(sandbox)}`)
+  const args: ServeArgs = { upstreams, mode: values.mode, sandbox, ...base }
   if (values.timeout !== undefined) args.timeoutMs = positiveInt('--timeout', values.timeout, false, MAX_TIMER_MS)
   args.limits = {
     ...(args.timeoutMs !== undefined && { wallMs: args.timeoutMs }),

@@ -1,6 +1,6 @@
 import { DEFAULT_LIMITS, type CodeRunLimits, type CodeRuntime } from '@ptc/sandbox'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
-import type { Agent } from '@ptc/tools'
+import type { Agent, ToolsService } from '@ptc/tools'
 import { JsonlSession } from '@ptc/tools/session'
 import { McpServeUsageError } from './errors.js'
 import { httpOptions, parseServeArgs, serveUsage, TOKEN_ENV, type ServeArgs } from './serve-args.js'
@@ -16,11 +16,20 @@ export interface ServeIo {
 }
 
 export interface ServeCommandOptions {
+  /** Stops an HTTP server (as SIGINT and SIGTERM do). */
   readonly signal?: AbortSignal
   /** Read for `$PTC_SERVE_TOKEN` (default `process.env`). */
   readonly env?: Readonly<Record<string, string | undefined>>
-  /** The limits of every run unless a flag says otherwise (the `ptc` CLI passes its own; default: the sandbox's). */
+  /**
+   * The host's registry: its tools are served next to the upstreams' (then
+   * `--upstream` is optional), its policies, guards and approval apply to
+   * every call. Default: a new `ToolsService`.
+   */
+  readonly tools?: ToolsService
+  /** The limits of every run unless a flag says otherwise (the `ptc` CLI passes its own and the config's; default: the sandbox's). */
   readonly limits?: Partial<CodeRunLimits>
+  /** The sandbox when `--sandbox` is not given (default `quickjs`). */
+  readonly sandbox?: 'quickjs' | 'isolated-vm'
 }
 
 /**
@@ -32,7 +41,8 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
   const defaults: CodeRunLimits = { ...DEFAULT_LIMITS, ...options.limits }
   let args: ServeArgs
   try {
-    args = parseServeArgs(argv, options.env ?? process.env)
+    const localTools = options.tools !== undefined && options.tools.definitions().length > 0
+    args = parseServeArgs(argv, options.env ?? process.env, { localTools, ...(options.sandbox !== undefined && { sandbox: options.sandbox }) })
   } catch (error) {
     io.stderr.write(`ptc serve: ${error instanceof Error ? error.message : String(error)}\n\n${serveUsage(defaults)}\n`)
     return 2
@@ -54,6 +64,7 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
   try {
     const ptc = await createPtcMcpServer({
       upstreams: args.upstreams,
+      ...(options.tools !== undefined && { tools: options.tools }),
       runtime,
       mode: args.mode,
       agent,

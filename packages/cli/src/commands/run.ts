@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto'
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { createPtcExecutor } from '@ptc/ptc'
-import { RUN_CODE, ToolsService, type Agent, type ToolCallBlock } from '@ptc/tools'
+import { RUN_CODE, type Agent, type ToolCallBlock } from '@ptc/tools'
 import { JsonlSession } from '@ptc/tools/session'
 import { oneOf, onePositional, parseCommandArgs, positiveInt } from '../args.js'
+import { commandConfig, configuredService } from '../config/service.js'
 import { safeJson } from '../escape.js'
 import { CliError, firstLine } from '../errors.js'
 import { oneLine } from '../format.js'
@@ -12,21 +13,23 @@ import { kindOf } from '../input-file.js'
 import { LIMIT_OPTIONS, LIMITS_USAGE, limitFlags } from '../limit-flags.js'
 import { writeLine, writeMessage, writeModelText, writeStyledLine, type CliIo } from '../io.js'
 import { readProgram } from '../program-file.js'
-import { APPROVE_MODES, approvalService, approveMode } from '../run/approval.js'
+import { APPROVE_MODES, approvalService, approveMode, configApproval } from '../run/approval.js'
 import { progressLine, type ProgressLine } from '../run/progress.js'
 import { RecordingSession } from '../run/recording-session.js'
 import { formatFooter, runReport, type RunReport } from '../run/report.js'
 import { CLI_DEFAULT_MAX_PARALLEL, createRuntime, mergeLimits, recordingRuntime, SANDBOXES } from '../runtime.js'
-import { loadToolSet, type ToolSet } from '../tools-module.js'
 
 export const RUN_USAGE = `ptc run FILE|- [options]
   Runs one program (the body of an async function, JavaScript or TypeScript) as a run_code call
   and prints what the model would receive; the sub-calls and byte figures go to stderr.
-  --tools MODULE          ES module exporting tools made with defineTool (default: the built-in demo shop)
-  --sandbox NAME          quickjs (default) or isolated-vm
+  --config FILE           a config made with defineConfig (default: ptc.config.{ts,mts,js,mjs} here)
+  --tools MODULE          ES module exporting tools made with defineTool (default: the config's tools,
+                          else the built-in demo shop); the config's setup, approval and limits still apply
+  --sandbox NAME          quickjs or isolated-vm (default: the config's, else quickjs)
 ${LIMITS_USAGE}
   --session FILE.jsonl    append the session events to this file
-  --approve yes|no|ask    answers to approval requests (default: ask on a terminal, else no)
+  --approve yes|no|ask    answers to approval requests (default: the config's approval service, else
+                          ask on a terminal, else no)
   --json                  print one JSON object { ok, text, value, logs, error, subCalls, bytes }
   The limits' defaults are sized for a model's context (the sandbox's own are larger); flags win over them.
   The program must be a regular file of at most 1 MiB (the sandbox's maxProgramBytes).
@@ -35,6 +38,7 @@ ${LIMITS_USAGE}
   when it is a terminal; --json escapes them as \\u sequences (the same JSON value).`
 
 const OPTIONS = {
+  config: { type: 'string' },
   tools: { type: 'string' },
   sandbox: { type: 'string' },
   ...LIMIT_OPTIONS,
@@ -49,17 +53,24 @@ const OPTIONS = {
 export async function runCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandArgs('run', args, OPTIONS)
   const file = onePositional('run', positionals, 'program file (or - for stdin)')
-  const sandbox = oneOf('sandbox', values.sandbox, SANDBOXES) ?? 'quickjs'
-  const limits = mergeLimits(undefined, limitFlags(values))
+  const sandboxFlag = oneOf('sandbox', values.sandbox, SANDBOXES)
+  const flags = limitFlags(values)
   const maxParallelSubCalls = positiveInt('max-parallel', values['max-parallel'], 'calls') ?? CLI_DEFAULT_MAX_PARALLEL
   const approve = approveMode(oneOf('approve', values.approve, APPROVE_MODES), io, file === '-')
   const program = await readProgram(file, io)
-  const toolSet = await loadToolSet(values.tools, io.cwd)
+  const config = await commandConfig(values.config, io.cwd)
+  // Flags win over the config, the config over the CLI's defaults.
+  const sandbox = sandboxFlag ?? config?.config.sandbox ?? 'quickjs'
+  const limits = mergeLimits(config?.config.limits, flags)
 
   // The progress line steps aside while an approval is written or asked for.
   let progress: ProgressLine | undefined
-  const service = new ToolsService({ approval: approvalService(approve, io, values.approve !== undefined, () => progress?.suspend() ?? (() => undefined)) })
-  register(service, toolSet)
+  const stepAside = (): (() => void) => progress?.suspend() ?? (() => undefined)
+  const approval =
+    values.approve === undefined && config?.config.approval !== undefined
+      ? configApproval(config.config.approval, config.shown, io, stepAside)
+      : approvalService(approve, io, values.approve !== undefined, stepAside)
+  const { service, label } = await configuredService({ config, toolsModule: values.tools, cwd: io.cwd, approval, fallback: 'demo' })
   const runtime = recordingRuntime(await createRuntime(sandbox, limits))
   try {
     service.setExecutor(createPtcExecutor({ runtime, mode: 'code', limits, maxParallelSubCalls }))
@@ -74,7 +85,7 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
     process.once('SIGINT', onSignal)
     // Unique per run, so that runs appending to one session file stay apart in `ptc log`.
     const callId = `call_${randomBytes(4).toString('hex')}`
-    if (values.json !== true) writeMessage(io.stderr, `run_code "${oneLine(program.description, 200)}" on ${sandbox}, tools: ${toolSet.label}; the model receives:`)
+    if (values.json !== true) writeMessage(io.stderr, `run_code "${oneLine(program.description, 200)}" on ${sandbox}, tools: ${label ?? 'none'}${config === undefined ? '' : `, config: ${config.shown}`}; the model receives:`)
     const started = performance.now()
     let batch
     try {
@@ -111,17 +122,6 @@ function reportJson(report: RunReport, io: CliIo): string {
     writeMessage(io.stderr, `the program's value cannot be printed as JSON (${firstLine(error)}); "value" is null`)
     return safeJson({ ...report, value: null })
   }
-}
-
-function register(service: ToolsService, toolSet: ToolSet): void {
-  for (const tool of toolSet.tools) {
-    try {
-      service.register(tool)
-    } catch (error) {
-      throw new CliError('TOOLS_MODULE', `tools module ${toolSet.label}: tool ${JSON.stringify(tool.name)} cannot be registered: ${firstLine(error)}`, { cause: error })
-    }
-  }
-  toolSet.install?.(service)
 }
 
 /**

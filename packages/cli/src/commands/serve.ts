@@ -1,15 +1,26 @@
 import type { CodeRunLimits } from '@ptc/sandbox'
+import type { ToolsService } from '@ptc/tools'
+import { configuredService, commandConfig } from '../config/service.js'
+import type { PtcSandboxName } from '../config/define.js'
+import { splitConfigOption } from '../config/load.js'
 import { CliError, firstLine } from '../errors.js'
-import { escapingStream, type CliIo } from '../io.js'
+import { escapingStream, writeLine, type CliIo } from '../io.js'
+import { configApproval } from '../run/approval.js'
 import { mergeLimits } from '../runtime.js'
 
 type ServeIo = { stdin: NodeJS.ReadableStream; stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream }
-type ServeCommand = (argv: string[], io: ServeIo, options: { limits: Partial<CodeRunLimits> }) => Promise<number>
+type ServeOptions = { tools?: ToolsService; limits: Partial<CodeRunLimits>; sandbox?: PtcSandboxName }
+type ServeCommand = (argv: string[], io: ServeIo, options: ServeOptions) => Promise<number>
 
 /** Kept in a variable so neither the type checker nor the bundler needs @ptc/mcp to exist. */
 const MCP_PACKAGE = '@ptc/mcp'
 
-/** `ptc serve …`: handed to `@ptc/mcp`'s `serveCommand`; a clear usage error when it is not installed. */
+/**
+ * `ptc serve …`: handed to `@ptc/mcp`'s `serveCommand` (a clear usage error
+ * when it is not installed), with the config's registry (`--config FILE`, else
+ * the working directory's `ptc.config.*`): its tools next to the upstreams',
+ * its setup and approval on every call, its limits and sandbox under the flags.
+ */
 export async function serveCommand(args: readonly string[], io: CliIo): Promise<number> {
   let serve: unknown
   try {
@@ -19,7 +30,26 @@ export async function serveCommand(args: readonly string[], io: CliIo): Promise<
     throw new CliError('UNAVAILABLE', `the serve command is not available: ${MCP_PACKAGE} could not be loaded (${firstLine(error)})`, { cause: error })
   }
   if (typeof serve !== 'function') throw new CliError('UNAVAILABLE', `the serve command is not available: ${MCP_PACKAGE} does not export serveCommand`)
+  const { config: explicit, rest } = splitConfigOption(args)
+  const help = rest.includes('--help') || rest.includes('-h')
+  const config = help ? undefined : await commandConfig(explicit, io.cwd)
+  // The CLI's limits, sized for a model's context; the config's win over them, serve's flags over both.
+  const options: ServeOptions = { limits: mergeLimits(config?.config.limits) }
+  if (config !== undefined) {
+    const { approval, sandbox } = config.config
+    const { service, label } = await configuredService({
+      config,
+      toolsModule: undefined,
+      cwd: io.cwd,
+      approval: approval === undefined ? undefined : configApproval(approval, config.shown, io),
+      fallback: 'none',
+    })
+    options.tools = service
+    if (sandbox !== undefined) options.sandbox = sandbox
+    const names = service.definitions().map((t) => t.name)
+    // ptc serve's own messages carry its one prefix, `ptc serve:`.
+    writeLine(io.stderr, `ptc serve: config ${config.shown}: ${label === undefined || names.length === 0 ? 'no local tools' : `local tools ${names.join(', ')}`}`)
+  }
   // stdout may be the MCP channel (byte-exact); stderr is for people: upstream text reaches it escaped.
-  // The CLI's limits, sized for a model's context (its flags win over them there).
-  return (serve as ServeCommand)([...args], { stdin: io.stdin, stdout: io.stdout, stderr: escapingStream(io.stderr) }, { limits: mergeLimits() })
+  return (serve as ServeCommand)(rest, { stdin: io.stdin, stdout: io.stdout, stderr: escapingStream(io.stderr) }, options)
 }

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline/promises'
 import type { ApprovalOutcome, ApprovalRequest, ApprovalService } from '@ptc/tools'
 import { escapeControl } from '../escape.js'
-import { CliError } from '../errors.js'
+import { CliError, firstLine } from '../errors.js'
 import { oneLine } from '../format.js'
 import { MESSAGE_PREFIX, writeMessage, type CliIo } from '../io.js'
 
@@ -70,5 +70,38 @@ async function prompt(io: CliIo, question: string, signal: AbortSignal): Promise
     return 'cancelled'
   } finally {
     rl.close()
+  }
+}
+
+/**
+ * A config's approval service, saying each answer on stderr the way `--approve`
+ * does (`ptc: approved … (ptc.config.ts)`). What it throws reaches the pipeline,
+ * which denies the call with the reason.
+ */
+export function configApproval(service: ApprovalService, shown: string, io: CliIo, stepAside: () => () => void = () => () => undefined): ApprovalService {
+  return {
+    request: async (request) => {
+      const what = `${request.exec.name} (${request.exec.callId}): ${oneLine(describe(request), 300)}`
+      let outcome: ApprovalOutcome
+      try {
+        outcome = await service.request(request)
+      } catch (error) {
+        const resume = stepAside()
+        try {
+          writeMessage(io.stderr, `the approval service of ${shown} failed on ${what}: ${oneLine(firstLine(error), 200)}`, 'red')
+        } finally {
+          resume()
+        }
+        throw error
+      }
+      const said = outcome === 'allowed-once' ? 'approved' : outcome === 'rejected' ? 'rejected' : `answered ${typeof outcome === 'string' ? JSON.stringify(oneLine(outcome, 40)) : typeof outcome} to`
+      const resume = stepAside()
+      try {
+        writeMessage(io.stderr, `${said} ${what} (by ${shown})`, outcome === 'allowed-once' ? 'green' : 'yellow')
+      } finally {
+        resume()
+      }
+      return outcome
+    },
   }
 }
