@@ -197,11 +197,11 @@ describe('ptc serve, help and usage', () => {
 
   test('ptc run --help and ptc serve --help show every default limit of the CLI', async () => {
     const run = (await ptc(['run', '--help'])).stdout
-    for (const shown of ['default 10000 = 10 s', 'default 45000 = 45 s', 'default 256', 'default 32768 = 32 KiB', 'default 1000', '256 wait for a slot', '(default 10)', 'quickjs (default)', 'default: ask on a terminal, else no']) {
+    for (const shown of ['default 10000 = 10 s', 'default 45000 = 45 s', 'default 256', 'default 32768 = 32 KiB', 'default 1000', '256 wait for a slot', '(default 10)', 'else quickjs)', 'else\n                          ask on a terminal, else no']) {
       expect(run).toContain(shown)
     }
     const serve = (await ptc(['serve', '--help'])).stdout
-    for (const shown of ['(default 45000 ms)', '(default 10000 ms)', '(default 256)', '(default 32768)', 'default 1000; at most 256 wait at once', '10 concurrency-safe ones overlap', 'Approval: ', 'default quickjs']) {
+    for (const shown of ['(default 45000 ms)', '(default 10000 ms)', '(default 256)', '(default 32768)', 'default 1000; at most 256 wait at once', '10 concurrency-safe ones overlap', 'Approval: ', 'else quickjs']) {
       expect(serve).toContain(shown)
     }
   })

@@ -182,7 +182,7 @@ describe('ptc.config.ts in the working directory', () => {
     const bare = project({ 'package.json': MODULE, 'ptc.config.ts': withoutApproval })
     const prompted = await ptcOnTerminal(['run', shop.path('pay-once.js'), '--config', bare.path('ptc.config.ts')], 'y\n')
     expect(prompted.code).toBe(0)
-    expect(prompted.stdout).toMatch(/Approve pay \(call_[0-9a-f]{8}:ptc:1\): pay 5 \[y\/N\]/)
+    expect(prompted.stdout).toMatch(/approve pay \(call_[0-9a-f]{8}:ptc:1\): pay 5\? \[y\/N\]/)
     expect(prompted.stdout).toContain('paid 5')
   })
 })

@@ -30,9 +30,10 @@ next to the local tools of a ptc.config.ts (by their names).
   --session FILE      append every call and sub-call to FILE (JSON Lines)
   -h, --help          this text
 
-Limits of each program (what it prints goes to the model: the defaults are sized for its context):
-  --timeout MS        wall-clock limit of each program (default ${limits.wallMs} ms; over the config's wallMs) and of
-                      each upstream request (default: the MCP SDK's 60000 ms)
+Limits of each program (what it prints goes to the model: the defaults are sized for its context; the flags
+win over a config's limits):
+  --timeout MS        wall-clock limit of each program (default ${limits.wallMs} ms) and of each upstream request
+                      (default: the MCP SDK's 60000 ms)
   --cpu MS            guest CPU time; waiting on tools is not charged (default ${limits.cpuMs} ms)
   --memory MB         sandbox memory in MiB (default ${limits.memoryBytes / 1024 / 1024})
   --max-output BYTES  logs + value returned to the client (default ${limits.maxOutputBytes})

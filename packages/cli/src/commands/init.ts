@@ -16,7 +16,7 @@ export const INIT_USAGE = `ptc init [DIR]
 /** `ptc init`: 0 after writing the starter; 2 when the folder is not empty or cannot be written (nothing is written). */
 export async function initCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { positionals } = parseCommandArgs('init', args, {})
-  if (positionals.length > 1) throw new CliError('USAGE', `ptc init: unexpected argument ${JSON.stringify(positionals[1])}; give one folder`)
+  if (positionals.length > 1) throw new CliError('USAGE', `unexpected argument ${JSON.stringify(positionals[1])}; give one folder; see \`ptc init --help\``)
   const given = positionals[0] ?? '.'
   const dir = resolve(io.cwd, given)
   const shown = given === '.' ? 'the working directory' : given

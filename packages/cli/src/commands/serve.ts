@@ -4,7 +4,7 @@ import { configuredService, commandConfig } from '../config/service.js'
 import type { PtcSandboxName } from '../config/define.js'
 import { splitConfigOption } from '../config/load.js'
 import { CliError, firstLine } from '../errors.js'
-import { escapingStream, writeLine, type CliIo } from '../io.js'
+import { escapingStream, writeMessage, type CliIo } from '../io.js'
 import { configApproval } from '../run/approval.js'
 import { mergeLimits } from '../runtime.js'
 
@@ -47,8 +47,7 @@ export async function serveCommand(args: readonly string[], io: CliIo): Promise<
     options.tools = service
     if (sandbox !== undefined) options.sandbox = sandbox
     const names = service.definitions().map((t) => t.name)
-    // ptc serve's own messages carry its one prefix, `ptc serve:`.
-    writeLine(io.stderr, `ptc serve: config ${config.shown}: ${label === undefined || names.length === 0 ? 'no local tools' : `local tools ${names.join(', ')}`}`)
+    writeMessage(io.stderr, `config ${config.shown}: ${label === undefined || names.length === 0 ? 'no local tools' : `serving local tools ${names.join(', ')}`}`)
   }
   // stdout may be the MCP channel (byte-exact); stderr is for people: upstream text reaches it escaped.
   return (serve as ServeCommand)(rest, { stdin: io.stdin, stdout: io.stdout, stderr: escapingStream(io.stderr) }, options)
