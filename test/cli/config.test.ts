@@ -4,7 +4,6 @@
  * workspace's (so a config's `@ptc/cli` and `@ptc/tools` imports resolve to
  * the packages built here).
  */
-import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -12,7 +11,7 @@ import { isolatedVmAvailability } from '@ptc/sandbox-isolated-vm'
 import { connectStdioClient, type CallToolResult, type Client } from '@ptc/mcp/testing'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { BIN, buildCli, ROOT } from './build.js'
-import { noStack, ptc, ptcOnTerminal, reason, type CliRun } from './cli.js'
+import { hasScript, noStack, ptc, ptcOnTerminal, reason, type CliRun } from './cli.js'
 
 /** A temporary folder with these files (names may contain `/`) and `node_modules` linked to the workspace's. */
 function project(files: Readonly<Record<string, string>> = {}): { dir: string; path: (name: string) => string } {
@@ -383,12 +382,3 @@ describe('ptc serve with a config', () => {
   }, 60_000)
 })
 
-/** util-linux `script` gives the binary a pseudo-terminal. */
-function hasScript(): boolean {
-  try {
-    execFileSync('script', ['--version'], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-}

@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { buildCli, ROOT } from './build.js'
-import { noStack, ptc, ptcOnTerminal, reason, tempDir, type CliOptions } from './cli.js'
+import { hasScript, noStack, ptc, ptcOnTerminal, reason, tempDir, type CliOptions } from './cli.js'
 
 /** ESC [ 31m (colour), OSC 0;title BEL (window title), C1 CSI (U+009B), U+202E (right-to-left override). */
 const HOSTILE = '\x1b[31mred\x1b]0;title\x07 \u009b2J \u202eevil'
@@ -345,11 +345,3 @@ describe('a tools module that never finishes or keeps the process alive', () => 
   }, HANG_TEST_MS)
 })
 
-function hasScript(): boolean {
-  try {
-    execFileSync('script', ['--version'], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-}

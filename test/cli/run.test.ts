@@ -3,22 +3,13 @@
  * built-in demo shop or a tools module, with every kind of bad input.
  */
 import { existsSync, readFileSync } from 'node:fs'
-import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { isolatedVmAvailability } from '@ptc/sandbox-isolated-vm'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { buildCli, ROOT } from './build.js'
-import { noStack, ptc, ptcOnTerminal, reason, tempDir } from './cli.js'
+import { hasScript, noStack, ptc, ptcOnTerminal, reason, tempDir } from './cli.js'
 
 /** util-linux `script` gives the binary a pseudo-terminal. */
-function hasScript(): boolean {
-  try {
-    execFileSync('script', ['--version'], { stdio: 'ignore' })
-    return process.platform === 'linux'
-  } catch {
-    return false
-  }
-}
 
 const program = (name: string): string => join(ROOT, 'examples/shop/programs', `${name}.ts`)
 const fixture = (name: string): string => join(ROOT, 'test/cli/fixtures', name)

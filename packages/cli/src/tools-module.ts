@@ -35,12 +35,7 @@ export const MAX_TOOLS_MODULE_BYTES = 16 * 1024 * 1024
 export async function loadToolSet(spec: string | undefined, cwd: string): Promise<ToolSet> {
   if (spec === undefined) return demoToolSet()
   const path = resolve(cwd, spec)
-  try {
-    await checkRegularFile({ what: 'tools module', shown: spec, path, maxBytes: MAX_TOOLS_MODULE_BYTES, code: 'TOOLS_MODULE' })
-  } catch (error) {
-    if ((error as { cause?: { code?: unknown } }).cause?.code === 'ENOENT') throw new CliError('TOOLS_MODULE', `tools module ${spec} not found`, { cause: error })
-    throw error
-  }
+  await checkModuleFile({ what: 'tools module', shown: spec, path, code: 'TOOLS_MODULE' })
   let namespace: Record<string, unknown>
   try {
     namespace = await importModuleFile(path, 'tools module', 'TOOLS_MODULE')
@@ -73,6 +68,20 @@ function toolsOf(spec: string, namespace: Record<string, unknown>): ToolDefiniti
     })
   }
   return tools
+}
+
+/**
+ * A module file (tools module or config) before it is imported: a regular file of at most
+ * `MAX_TOOLS_MODULE_BYTES` (an import would block on a FIFO or a device), else a `CliError(code)`;
+ * a missing one says `<what> <shown> not found`.
+ */
+export async function checkModuleFile(file: { what: string; shown: string; path: string; code: CliErrorCode }): Promise<void> {
+  try {
+    await checkRegularFile({ ...file, maxBytes: MAX_TOOLS_MODULE_BYTES })
+  } catch (error) {
+    if ((error as { cause?: { code?: unknown } }).cause?.code === 'ENOENT') throw new CliError(file.code, `${file.what} ${file.shown} not found`, { cause: error })
+    throw error
+  }
 }
 
 /**

@@ -1,8 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { extname, join, resolve } from 'node:path'
 import { CliError, describeThrown, firstLine } from '../errors.js'
-import { checkRegularFile } from '../input-file.js'
-import { importModuleFile, MAX_TOOLS_MODULE_BYTES } from '../tools-module.js'
+import { checkModuleFile, importModuleFile, MAX_TOOLS_MODULE_BYTES } from '../tools-module.js'
 import type { PtcConfig } from './define.js'
 import { configViolations } from './validate.js'
 
@@ -52,12 +51,7 @@ export async function loadConfig(file: ConfigFile): Promise<LoadedConfig> {
   if (!CONFIG_EXTENSIONS.has(extname(path).toLowerCase())) {
     throw new CliError('CONFIG', `config file ${shown} is not a JavaScript or TypeScript module; name it ptc.config.ts, .mts, .js or .mjs`)
   }
-  try {
-    await checkRegularFile({ what: 'config file', shown, path, maxBytes: MAX_TOOLS_MODULE_BYTES, code: 'CONFIG' })
-  } catch (error) {
-    if ((error as { cause?: { code?: unknown } }).cause?.code === 'ENOENT') throw new CliError('CONFIG', `config file ${shown} not found`, { cause: error })
-    throw error
-  }
+  await checkModuleFile({ what: 'config file', shown, path, code: 'CONFIG' })
   let namespace: Record<string, unknown>
   try {
     namespace = await importModuleFile(path, 'config file', 'CONFIG')
