@@ -83,8 +83,11 @@ export interface TerminalRun {
 }
 
 export function onTerminal(args: readonly string[], options: TerminalOptions = {}): TerminalRun {
-  const command = [process.execPath, BIN, ...args].map(shellQuote).join(' ') + (options.stdoutFile === undefined ? '' : ` > ${shellQuote(options.stdoutFile)}`)
-  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: { ...baseEnv(), TERM: 'xterm', ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] })
+  // `exec`: the shell `script` starts (`$SHELL`: /bin/sh, whatever the caller's is) becomes the binary. A
+  // shell that stays in between is in the terminal's foreground group too: dash dies of the Ctrl-C the
+  // binary handles, and `script` then reports 130 whatever the binary does.
+  const command = `exec ${[process.execPath, BIN, ...args].map(shellQuote).join(' ')}${options.stdoutFile === undefined ? '' : ` > ${shellQuote(options.stdoutFile)}`}`
+  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: { ...baseEnv(), TERM: 'xterm', SHELL: '/bin/sh', ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] })
   let screen = ''
   const waiters = new Set<() => void>()
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {

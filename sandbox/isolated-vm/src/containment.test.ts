@@ -11,7 +11,7 @@ const echo = async (_name: string, args: JsonValue): Promise<JsonValue> => {
 }
 
 const SORT = 'const a = Array.from({ length: 8e6 }, () => Math.random())\na.sort()\nreturn 1'
-const BIGINT = 'return (3n ** 2000000n).toString().length'
+const BIGINT = 'return (3n ** 8000000n).toString().length'
 
 describe.skipIf(!availability.available)(
   `isolated-vm process containment${availability.available ? '' : ` (skipped: ${availability.reason})`}`,
@@ -159,8 +159,11 @@ describe.skipIf(!availability.available)(
       }
     }, 60_000)
 
-    test('a synchronous log flood stopped at its wall does not swamp its process: the co-tenant lives, the next run starts at once', async () => {
-      const own = createIsolatedVmRuntime({ processes: 1, runsPerProcess: 2 })
+    // What is tested is that a flood can be stopped without killing the process, not how fast: the grace
+    // is roomy, so that a loaded machine (which delays the engine's confirmation) cannot turn the stop
+    // into a kill. How fast a stopped run ends is measured in bench/liveness.
+    test('a synchronous log flood stopped at its wall does not swamp its process: the co-tenant lives, the next run is served by the same process', async () => {
+      const own = createIsolatedVmRuntime({ processes: 1, runsPerProcess: 2, stopGraceMs: 10_000 })
       try {
         await next(own)
         const pid = own.processIds[0]
@@ -170,10 +173,10 @@ describe.skipIf(!availability.available)(
           const flood = await own.run({ code, bindings: [], call: echo, limits: { wallMs: 300, maxOutputBytes: 1024 * 1024 } })
           expect(flood.error?.kind).toBe('timeout')
           expect(flood.logs.length).toBeGreaterThan(1000)
-          const t = performance.now()
           await next(own)
-          expect(performance.now() - t).toBeLessThan(1000)
-          expect((await tenant).value).toBe(1)
+          const lived = await tenant
+          expect(lived.error, lived.error?.message).toBeUndefined()
+          expect(lived.value).toBe(1)
         }
         expect(own.processIds).toEqual([pid])
       } finally {
