@@ -19,7 +19,8 @@
  * of `dist/` it did not rewrite: stale chunks and the `.d.ts` files of the
  * previous sources. So a `dist/` holds declarations only when they were built
  * from the same sources as its JavaScript, and a `dist/` without them is
- * never complete for packing: `pnpm build` makes it so.
+ * never complete for packing: `declarations: true` (what `scripts/pack.ts`
+ * asks for) or `pnpm build` makes it so.
  *
  * Concurrent builds (test files in parallel, a demo during a test run) share
  * one lock folder, `node_modules/.cache/ptc-build-js.lock`.
@@ -41,8 +42,10 @@ interface WorkspacePackage {
   readonly dir: string
   /** Workspace dependencies (`dependencies` and `optionalDependencies`). */
   readonly deps: readonly string[]
-  /** `dist/…` files the `exports` map points at. */
+  /** `dist/…` files the `exports` map points at (`import` conditions). */
   readonly exportTargets: readonly string[]
+  /** `dist/…` declaration files the `exports` map points at (`types` conditions). */
+  readonly typeTargets: readonly string[]
 }
 
 interface PackageJson {
@@ -68,24 +71,29 @@ function workspacePackages(root: string): Map<string, WorkspacePackage> {
     const deps = [...Object.entries(pkg.dependencies ?? {}), ...Object.entries(pkg.optionalDependencies ?? {})]
       .filter(([, version]) => version.startsWith('workspace:'))
       .map(([name]) => name)
-    out.set(pkg.name, { name: pkg.name, dir, deps, exportTargets: exportTargets(pkg.exports) })
+    out.set(pkg.name, { name: pkg.name, dir, deps, exportTargets: exportTargets(pkg.exports, 'import'), typeTargets: exportTargets(pkg.exports, 'types') })
   }
   return out
 }
 
-/** The `import` targets of an exports map (`./dist/index.js`, …). */
-function exportTargets(exports: unknown): string[] {
+/** The targets of one condition of an exports map (`import`: `./dist/index.js`, …; `types`: `./dist/index.d.ts`, …). */
+function exportTargets(exports: unknown, condition: 'import' | 'types'): string[] {
   const targets: string[] = []
   const stack: unknown[] = [exports]
   while (stack.length > 0) {
     const node = stack.pop()
     if (typeof node !== 'object' || node === null) continue
     for (const [key, value] of Object.entries(node)) {
-      if (key === 'import' && typeof value === 'string') targets.push(value)
-      else if (key !== '@ptc/source' && key !== 'types') stack.push(value)
+      if (key === condition && typeof value === 'string') targets.push(value)
+      else if (typeof value === 'object') stack.push(value)
     }
   }
   return targets
+}
+
+/** The names of every workspace package. */
+export function workspacePackageNames(root: string = ROOT): string[] {
+  return [...workspacePackages(root).keys()].sort()
 }
 
 /** `names` and their workspace dependencies, dependencies first. */
@@ -143,24 +151,29 @@ function filesOf(dir: string): Map<string, number> {
   return out
 }
 
-/** Why `pkg` needs a build, or undefined when its `dist/` is current. */
-export function staleReason(pkg: WorkspacePackage): string | undefined {
+/**
+ * Why `pkg` needs a build, or undefined when its `dist/` is current: its JavaScript, and with
+ * `declarations` its `.d.ts` files too.
+ */
+export function staleReason(pkg: WorkspacePackage, declarations = false): string | undefined {
   if (!existsSync(join(pkg.dir, 'dist'))) return 'no dist/ yet'
-  for (const target of pkg.exportTargets) if (!existsSync(join(pkg.dir, target))) return `${target} is missing`
+  const targets = declarations ? [...pkg.exportTargets, ...pkg.typeTargets] : pkg.exportTargets
+  for (const target of targets) if (!existsSync(join(pkg.dir, target))) return `${target} is missing`
   const dist = join(pkg.dir, 'dist')
-  const js = [...filesOf(dist)].filter(([path]) => path.endsWith('.js'))
-  if (js.length === 0) return 'dist/ is empty'
+  const built = [...filesOf(dist)].filter(([path]) => path.endsWith('.js') || (declarations && path.endsWith('.d.ts')))
+  if (built.length === 0) return 'dist/ is empty'
   const sources = newestSource(pkg.dir)
-  const oldest = js.reduce((a, b) => (b[1] < a[1] ? b : a))
+  const oldest = built.reduce((a, b) => (b[1] < a[1] ? b : a))
   if (oldest[1] < sources) return `${relative(pkg.dir, oldest[0])} is older than the sources`
   return undefined
 }
 
-/** Builds one package's JavaScript and removes what that build did not write. */
-function buildPackage(pkg: WorkspacePackage, root: string): void {
+/** Builds one package's JavaScript (and declarations) and removes what that build did not write. */
+function buildPackage(pkg: WorkspacePackage, root: string, declarations: boolean): void {
   const dist = join(pkg.dir, 'dist')
   const before = filesOf(dist)
-  execFileSync(join(root, 'node_modules/.bin/tsup'), ['--no-dts', '--no-clean', '--silent'], { cwd: pkg.dir, stdio: ['ignore', 'ignore', 'pipe'] })
+  const flags = declarations ? ['--no-clean', '--silent'] : ['--no-dts', '--no-clean', '--silent']
+  execFileSync(join(root, 'node_modules/.bin/tsup'), flags, { cwd: pkg.dir, stdio: ['ignore', 'ignore', 'pipe'] })
   for (const [path, mtime] of before) {
     const now = statSync(path, { throwIfNoEntry: false })
     if (now !== undefined && now.mtimeMs === mtime) rmSync(path, { force: true })
@@ -180,6 +193,11 @@ export interface BuildJsOptions {
   readonly keepPreviousOnFailure?: boolean
   /** Progress and warnings; default stderr. */
   readonly log?: (line: string) => void
+  /**
+   * Also build the `.d.ts` files the `exports` map names (what a packed package needs); default
+   * false. A JavaScript-only build later removes them again.
+   */
+  readonly declarations?: boolean
 }
 
 export interface BuildJsReport {
@@ -224,7 +242,30 @@ function holderAlive(lock: string): boolean {
   }
 }
 
-/** Builds what is stale, dependencies first (JavaScript only: running `ptc` needs no declarations). */
+/** Locks this process holds now, by path, with how many callers hold each. */
+const held = new Map<string, number>()
+
+/**
+ * Runs `fn` holding the workspace's build lock (`node_modules/.cache/ptc-build-js.lock`), which other
+ * processes' builds wait for. Re-entrant within this process: a build inside `fn` does not wait for itself.
+ */
+export function withBuildLock<T>(root: string, fn: (lock: string) => T): T {
+  const lock = join(root, 'node_modules/.cache/ptc-build-js.lock')
+  const count = held.get(lock) ?? 0
+  if (count === 0) acquireLock(lock)
+  held.set(lock, count + 1)
+  try {
+    return fn(lock)
+  } finally {
+    held.set(lock, (held.get(lock) ?? 1) - 1)
+    if (held.get(lock) === 0) {
+      held.delete(lock)
+      rmSync(lock, { recursive: true, force: true })
+    }
+  }
+}
+
+/** Builds what is stale, dependencies first (JavaScript only: running `ptc` needs no declarations) under the build lock. */
 export function buildJs(options: BuildJsOptions = {}): BuildJsReport {
   const root = options.root ?? ROOT
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`))
@@ -233,18 +274,16 @@ export function buildJs(options: BuildJsOptions = {}): BuildJsReport {
   const last = order.at(-1)
   const built: string[] = []
   const failed: string[] = []
-  const lock = join(root, 'node_modules/.cache/ptc-build-js.lock')
-  acquireLock(lock)
-  try {
+  withBuildLock(root, (lock) => {
     for (const pkg of order) {
       const folder = relative(root, pkg.dir)
       if (!existsSync(join(pkg.dir, 'tsup.config.ts'))) continue
-      const reason = staleReason(pkg)
+      const reason = staleReason(pkg, options.declarations === true)
       if (reason === undefined) continue
       utimesSync(lock, new Date(), new Date())
       const started = performance.now()
       try {
-        buildPackage(pkg, root)
+        buildPackage(pkg, root, options.declarations === true)
       } catch (error) {
         const detail = String((error as { stderr?: unknown }).stderr ?? (error as Error).message).trim().split('\n')[0]
         if (optional.has(pkg.name)) {
@@ -262,9 +301,7 @@ export function buildJs(options: BuildJsOptions = {}): BuildJsReport {
       built.push(folder)
       log(`build-js: ${folder} (${reason}): built in ${((performance.now() - started) / 1000).toFixed(1)} s`)
     }
-  } finally {
-    rmSync(lock, { recursive: true, force: true })
-  }
+  })
   return { built, failed }
 }
 

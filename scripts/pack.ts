@@ -1,0 +1,79 @@
+/**
+ * Packs every workspace package as it would be published: `.d.ts` files built
+ * beside the JavaScript (`build-js.ts` with declarations, only what is stale),
+ * then `pnpm pack` in each package folder, which writes the versions of
+ * `workspace:*` dependencies and applies `publishConfig` (the exports without
+ * the repository's `@ptc/source` condition).
+ *
+ *   node --import tsx scripts/pack.ts [OUT]      (default: .packs/ in the repository)
+ *
+ * Until the packages are on the npm registry, a project installs them from these
+ * tarballs: `npm install OUT/*.tgz` (README, "Quick start in your own project").
+ */
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
+import { join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { buildJs, buildOrder, ROOT, withBuildLock, workspacePackageNames } from './build-js.js'
+
+export interface PackedPackage {
+  readonly name: string
+  readonly version: string
+  /** Absolute path of the tarball. */
+  readonly tarball: string
+}
+
+export interface PackOptions {
+  /** The folder the tarballs are written to; emptied of earlier tarballs first. */
+  readonly out: string
+  readonly root?: string
+  readonly log?: (line: string) => void
+}
+
+/** Builds (JavaScript and declarations) and packs every workspace package into `out`, dependencies first. */
+export function packAll(options: PackOptions): PackedPackage[] {
+  const root = options.root ?? ROOT
+  const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`))
+  const names = workspacePackageNames(root)
+  // Under the build lock throughout: a concurrent JavaScript-only build (a test, a demo) would remove
+  // the declarations between this build and the packing.
+  return withBuildLock(root, () => {
+    buildJs({ packages: names, declarations: true, root, log })
+    rmSync(options.out, { recursive: true, force: true })
+    mkdirSync(options.out, { recursive: true })
+    const [command, ...prefix] = pnpmCommand(root)
+    const packed: PackedPackage[] = []
+    for (const pkg of buildOrder(names, root)) {
+      const manifest = JSON.parse(readFileSync(join(pkg.dir, 'package.json'), 'utf8')) as { version: string }
+      execFileSync(command as string, [...prefix, 'pack', '--pack-destination', options.out], { cwd: pkg.dir, stdio: ['ignore', 'ignore', 'pipe'] })
+      const tarball = join(options.out, `${pkg.name.replace(/^@/, '').replace('/', '-')}-${manifest.version}.tgz`)
+      if (!existsSync(tarball)) throw new Error(`pnpm pack in ${relative(root, pkg.dir)} wrote no ${tarball}`)
+      packed.push({ name: pkg.name, version: manifest.version, tarball })
+      log(`pack: ${relative(root, pkg.dir)} -> ${relative(process.cwd(), tarball)}`)
+    }
+    return packed
+  })
+}
+
+/**
+ * The pnpm of this workspace: the one running us (`pnpm pack:all`, `pnpm test`), else the version
+ * `packageManager` pins, through npx.
+ */
+function pnpmCommand(root: string): string[] {
+  const running = process.env['npm_execpath']
+  if (running !== undefined && /pnpm\.c?js$/.test(running)) return [process.execPath, running]
+  const pinned = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { packageManager: string }).packageManager
+  return ['npx', '--yes', pinned]
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const out = resolve(process.argv[2] ?? join(ROOT, '.packs'))
+  try {
+    const packed = packAll({ out })
+    process.stdout.write(`${packed.map((p) => p.tarball).join('\n')}\n`)
+  } catch (error) {
+    const stderr = (error as { stderr?: unknown }).stderr
+    process.stderr.write(`pack: ${stderr === undefined ? String(error) : String(stderr)}\n`)
+    process.exitCode = 1
+  }
+}

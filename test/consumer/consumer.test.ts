@@ -1,0 +1,207 @@
+/**
+ * ptc as a user gets it. Every workspace package is packed (`scripts/pack.ts`, the README's
+ * `pnpm pack:all`); each tarball must hold only what a user needs and satisfy publint and
+ * arethetypeswrong. Then the README's quick start runs in a new project in the system's temporary
+ * folder, outside this repository: `ptc init`, `npm install` of the tarballs (third-party
+ * dependencies from the npm registry), `npx ptc run`, the README's `host.ts` type-checked and run,
+ * and `ptc run`, `check`, `sdk`, `log` and `serve --help` with a tools module that imports
+ * `@ptc/tools`.
+ *
+ * npm runs with `--ignore-scripts`: the one install script in the tree is isolated-vm's native build
+ * (minutes on 2 cores; the workspace's own install builds and tests it). So the project has no
+ * isolated-vm binary, and the test checks what a user whose build failed sees.
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { packAll, type PackedPackage } from '../../scripts/pack.js'
+import { ROOT } from '../../scripts/build-js.js'
+import { extractBlocks } from '../docs/blocks.js'
+import { lintTarball } from './lint.js'
+
+const work = realpathSync(mkdtempSync(join(tmpdir(), 'ptc-consumer-')))
+const project = join(work, 'my-agent')
+let packed: PackedPackage[] = []
+
+interface Run {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs a command to its end (never through a shell); `input` is written to its stdin. */
+function run(command: string, args: readonly string[], cwd: string, input?: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env: { ...process.env, NO_COLOR: '1', NODE_OPTIONS: '' }, stdio: ['pipe', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+    child.stdin.end(input)
+  })
+}
+
+/** `npx ptc …` in the project (the installed binary, found by npx in node_modules/.bin). */
+const ptc = (args: readonly string[], cwd = project): Promise<Run> => run('npx', ['--no-install', 'ptc', ...args], cwd)
+
+/** The run succeeded; otherwise its output is the failure message. */
+function expectOk(result: Run, what: string): void {
+  expect(result.code, `${what} exited ${String(result.code)}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(0)
+}
+
+/** The README's quick-start file `name` (a block with the flag `file=NAME`). */
+function readmeFile(name: string): string {
+  const block = extractBlocks('README.md', readFileSync(join(ROOT, 'README.md'), 'utf8')).find((b) => b.flags.has(`file=${name}`))
+  if (block === undefined) throw new Error(`README.md has no block marked file=${name}`)
+  return `${block.code}\n`
+}
+
+beforeAll(async () => {
+  expect(relative(ROOT, work).startsWith('..'), `${work} must lie outside the repository`).toBe(true)
+  packed = packAll({ out: join(work, 'packs'), log: (line) => void process.stderr.write(`test/consumer: ${line}\n`) })
+  // The README: `node /path/to/ptc/packages/cli/bin/ptc.js init my-agent`, then `npm install` of every tarball.
+  expectOk(await run(process.execPath, [join(ROOT, 'packages/cli/bin/ptc.js'), 'init', 'my-agent'], work), 'ptc init')
+  const install = await run(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', ...packed.map((p) => p.tarball), '@types/node@20'],
+    project,
+  )
+  expectOk(install, 'npm install')
+}, 600_000)
+
+afterAll(() => rmSync(work, { recursive: true, force: true }))
+
+describe('the packed tarballs', () => {
+  test('every workspace package is packed', () => {
+    const names = packed.map((p) => p.name).sort()
+    expect(names).toEqual(['@ptc/adapters', '@ptc/bindings', '@ptc/cli', '@ptc/mcp', '@ptc/ptc', '@ptc/sandbox', '@ptc/sandbox-isolated-vm', '@ptc/sandbox-quickjs', '@ptc/tools'])
+  })
+
+  test('each holds only dist/ (and bin/), README.md, LICENSE and a manifest without workspace ranges or the source condition', () => {
+    for (const { name, tarball } of packed) {
+      const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n')
+      const unexpected = files.filter((f) => !/^package\/(dist\/|bin\/ptc\.js$|README\.md$|LICENSE$|package\.json$)/.test(f))
+      expect(unexpected, name).toEqual([])
+      expect(files, name).toEqual(expect.arrayContaining(['package/README.md', 'package/LICENSE', 'package/package.json']))
+      expect(files.filter((f) => /\.test(-d)?\.|\/src\//.test(f)), name).toEqual([])
+      const manifest = execFileSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' })
+      expect(manifest, name).not.toContain('workspace:')
+      expect(manifest, name).not.toContain('@ptc/source')
+      const parsed = JSON.parse(manifest) as { engines?: { node?: string }; license?: string }
+      expect(parsed.engines?.node, name).toBe('>=20.11')
+      expect(parsed.license, name).toBe('MIT')
+    }
+  })
+
+  test('publint and arethetypeswrong report nothing for any of them', async () => {
+    for (const { name, tarball } of packed) {
+      const report = await lintTarball(tarball)
+      expect(report, name).toEqual({ publint: [], types: [] })
+    }
+  }, 120_000)
+})
+
+describe('a project outside the repository, as the README says', () => {
+  test('ptc init + npx ptc run: the config policy denies one order, its approval service allows one and refuses one', async () => {
+    const result = await ptc(['run', 'program.ts'])
+    expectOk(result, 'npx ptc run program.ts')
+    expect(result.stdout).toMatch(/^apple: ordered 17 units \(PO-1001\)$/m)
+    expect(result.stdout).toMatch(/^pear: not ordered: .*reject/im)
+    expect(result.stdout).toMatch(/^plum: not ordered: .*598 units exceed the purchasing limit of 500/m)
+    expect(result.stderr).toContain('config: ptc.config.ts')
+  }, 60_000)
+
+  test("the README's host.ts type-checks against the installed declarations and runs", async () => {
+    writeFileSync(join(project, 'host.ts'), readmeFile('host.ts'))
+    const tsconfig = {
+      compilerOptions: {
+        target: 'ES2022',
+        lib: ['ES2023', 'ESNext.Disposable'],
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        types: ['node'],
+        strict: true,
+        exactOptionalPropertyTypes: true,
+        noUncheckedIndexedAccess: true,
+        noEmit: true,
+      },
+      files: ['host.ts', 'ptc.config.ts'],
+    }
+    writeFileSync(join(project, 'tsconfig.host.json'), JSON.stringify(tsconfig, null, 2))
+    expectOk(await run('npx', ['--no-install', 'tsc', '-p', 'tsconfig.host.json'], project), 'tsc -p tsconfig.host.json')
+    const host = await run('npx', ['--no-install', 'tsx', 'host.ts'], project)
+    expectOk(host, 'npx tsx host.ts')
+    expect(host.stdout).toContain("text: 'warmest: Lima (19 C)'")
+  }, 120_000)
+
+  describe('a tools module that imports @ptc/tools (no config)', () => {
+    const plain = join(project, 'plain')
+    beforeAll(() => {
+      mkdirSync(plain)
+      writeFileSync(
+        join(plain, 'tools.ts'),
+        [
+          "import { defineTool } from '@ptc/tools'",
+          '',
+          'export const add = defineTool({',
+          "  name: 'add',",
+          "  description: 'Adds two integers.',",
+          "  parameters: { a: { type: 'integer', required: true }, b: { type: 'integer', required: true } },",
+          "  output: { schema: { type: 'integer' } },",
+          '  isConcurrencySafe: () => true,',
+          '  execute: async ({ a, b }) => a + b,',
+          '})',
+          '',
+        ].join('\n'),
+      )
+      writeFileSync(join(plain, 'sum.ts'), '// @description Sum 1..5 in pairs\nlet total: number = 0\nfor (let i = 1; i <= 5; i++) total = await tools.add({ a: total, b: i })\nconsole.log(`total ${total}`)\nreturn total\n')
+      writeFileSync(join(plain, 'wrong.ts'), 'const n: string = await tools.add({ a: 1 })\nreturn n\n')
+    })
+
+    test('ptc run with a session log, then ptc log shows every sub-call', async () => {
+      const result = await ptc(['run', 'sum.ts', '--tools', 'tools.ts', '--session', 'run.jsonl'], plain)
+      expectOk(result, 'ptc run sum.ts')
+      expect(result.stdout).toBe('total 15\n15\n')
+      const log = await ptc(['log', 'run.jsonl'], plain)
+      expectOk(log, 'ptc log run.jsonl')
+      expect(log.stdout).toContain('Sum 1..5 in pairs')
+      expect(log.stdout.match(/\badd\b/g)?.length).toBeGreaterThanOrEqual(5)
+      const json = JSON.parse((await ptc(['log', 'run.jsonl', '--json'], plain)).stdout) as unknown
+      expect(JSON.stringify(json)).toContain(':ptc:5')
+    }, 60_000)
+
+    test('ptc check finds the program that breaks the declarations, and passes the one that keeps them', async () => {
+      expectOk(await ptc(['check', 'sum.ts', '--tools', 'tools.ts'], plain), 'ptc check sum.ts')
+      const wrong = await ptc(['check', 'wrong.ts', '--tools', 'tools.ts'], plain)
+      expect(wrong.code).toBe(1)
+      expect(wrong.stdout + wrong.stderr).toMatch(/wrong\.ts:1:\d+/)
+    }, 60_000)
+
+    test('ptc sdk prints the declarations of the module’s tools', async () => {
+      const sdk = await ptc(['sdk', '--tools', 'tools.ts'], plain)
+      expectOk(sdk, 'ptc sdk')
+      expect(sdk.stdout).toContain('declare const tools')
+      expect(sdk.stdout).toMatch(/interface ToolArgsMap \{\n {2}add: \{\n[^}]*a: number\n[^}]*b: number\n/)
+      expect(sdk.stdout).toContain('add(args: ToolArgsMap["add"]): Promise<ToolOutputMap["add"]>')
+    }, 60_000)
+  })
+
+  test('ptc serve --help shows its usage; --version is the packed version', async () => {
+    const help = await ptc(['serve', '--help'])
+    expectOk(help, 'ptc serve --help')
+    expect(help.stdout).toContain('ptc serve')
+    expect(help.stdout).toContain('--http')
+    const version = await ptc(['--version'])
+    expect(version.stdout.trim()).toContain(packed.find((p) => p.name === '@ptc/cli')?.version ?? 'none')
+  }, 60_000)
+
+  test('without the isolated-vm native build, --sandbox isolated-vm is exit 2 and says what to install', async () => {
+    const result = await ptc(['run', 'program.ts', '--sandbox', 'isolated-vm'])
+    expect(result.code, result.stderr).toBe(2)
+    expect(result.stderr).toMatch(/^ptc: the isolated-vm sandbox cannot start: /m)
+  }, 60_000)
+})
