@@ -8,7 +8,7 @@
  * and child-process scripts.
  */
 import { afterAll, describe, expect, test } from 'vitest'
-import { GUEST_GLOBALS } from '@ptc/sandbox'
+import { GUEST_GLOBALS } from '@ptc/sandbox/backend'
 import type { CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import { hostileProgramTests } from './hostile.programs.js'
 import { livenessTests } from './liveness.programs.js'

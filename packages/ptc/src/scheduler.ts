@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events'
-import { isParsedArguments } from '@ptc/sandbox'
-import { abandonedResult, abandonReason, adoptParsedJson, snapshotJson, ToolsError } from '@ptc/tools'
+import { ToolsError } from '@ptc/tools'
+import { abandonedResult, abandonReason, adoptParsedJson } from '@ptc/tools/executor'
 import type {
   Agent,
   ImageBlock,
@@ -92,18 +92,20 @@ export class SubCallScheduler {
     else outer.addEventListener('abort', () => this.#run.abort(outer.reason), { once: true, signal: this.#run.signal })
   }
 
-  /** The host side of one guest call. Resolves with the canonical value or rejects with the failure message. */
+  /**
+   * The host side of one guest call. Resolves with the canonical value or rejects with the failure
+   * message. `args` is owned (the `CodeRunRequest.call` contract: a fresh parse of the guest's text,
+   * for this call alone), so it is frozen in place: one frozen value serves classification, the
+   * pipeline and the tool's own validation, with no copy.
+   */
   submit(name: string, args: JsonValue): Promise<JsonValue> {
     const binding = this.bindings.get(name)
     if (this.#closed) return Promise.reject(new ToolsError('ABORTED', 'the program has ended'))
     if (binding === undefined) return Promise.reject(new ToolsError('UNKNOWN_TOOL', `unknown tool: ${name}`))
-    // One frozen copy serves classification, the pipeline and the tool's own validation. Arguments
-    // the sandbox seam parsed from the guest's text are already that copy: they are frozen in place.
-    const copy = isParsedArguments(args) ? { ok: true as const, value: adoptParsedJson(args) } : snapshotJson(args)
-    if (!copy.ok) return Promise.reject(new ToolsError('INVALID_ARGS', `arguments are not lossless JSON: ${copy.path || '(root)'}: ${copy.message}`))
+    const owned = adoptParsedJson(args)
     return new Promise<JsonValue>((resolve, reject) => {
       const subCallId = `${this.ctx.callId}:ptc:${++this.#submitted}`
-      this.#queue.push({ subCallId, name, arguments: copy.value, binding, resolve, reject })
+      this.#queue.push({ subCallId, name, arguments: owned, binding, resolve, reject })
       this.#pump()
     })
   }

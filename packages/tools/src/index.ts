@@ -8,7 +8,6 @@ export { ToolsService, ToolsView, type ToolsServiceOptions, type ToolStepInput }
 export { ToolSetResolutionError } from './registry/tool-set.js'
 export { RUN_CODE } from './registry/registration.js'
 export { createNativeExecutor, DEFAULT_MAX_PARALLEL_TOOL_CALLS, type NativeExecutorOptions } from './executor/native.js'
-export { abandonedResult, abandonReason, DEFAULT_DRAIN_GRACE_MS } from './executor/bounded.js'
-export { failureResult } from './pipeline/results.js'
+export { DEFAULT_DRAIN_GRACE_MS } from './executor/bounded.js'
 export { presentCall, presentResult } from './presentation/present.js'
 export type * from './presentation/types.js'

@@ -1,4 +1,4 @@
-import type { GuestErrorInfo } from '@ptc/sandbox'
+import type { GuestErrorInfo } from '@ptc/sandbox/backend'
 
 /** A readable message for anything thrown; total. (The engine child does not load `@ptc/sandbox`.) */
 export function messageOf(error: unknown): string {

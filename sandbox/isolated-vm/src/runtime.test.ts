@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module'
-import { GUEST_GLOBALS, SandboxUsageError } from '@ptc/sandbox'
+import { SandboxUsageError } from '@ptc/sandbox'
+import { GUEST_GLOBALS } from '@ptc/sandbox/backend'
 import type { CodeRunRequest, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import type IsolatedVM from 'isolated-vm'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os'
-import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, GUEST_PRELUDE, PROGRAM_FILENAME, RunGate, SandboxUsageError, acceptRun, resolveLimits } from '@ptc/sandbox'
+import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
+import { GUEST_PRELUDE, PROGRAM_FILENAME, RunGate, acceptRun } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import { InlineLane } from './host/inline.js'
 import { ProcessPool } from './host/process-pool.js'

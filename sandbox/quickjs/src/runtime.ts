@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os'
-import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, RunGate, SandboxUsageError, acceptRun, resolveLimits } from '@ptc/sandbox'
+import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
+import { RunGate, acceptRun } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import type { QuickJSVariantName } from './engine/module.js'
 import type { Executor } from './executor.js'

@@ -100,22 +100,14 @@ function nestsDeeperThan(value: unknown, max: number): boolean {
   return false
 }
 
-/** The argument value `settleHostCall` is handing to `request.call` right now (see `isParsedArguments`). */
-let handingOver: object | undefined
-
-/**
- * Whether `args` is the argument value `settleHostCall` just parsed from the guest's text and is
- * passing to the `call` that asks: plain JSON that no one else references, which that call may keep
- * (or freeze) without copying it. True only synchronously inside `request.call`, for that value.
- */
-export function isParsedArguments(args: unknown): boolean {
-  return args !== undefined && args === handingOver
-}
-
 /**
  * One host call as both backends make it: the guest's argument text is parsed,
  * `request.call` runs (a synchronous throw counts as a rejection), and the
  * outcome becomes its `SettleEntry` text. Never rejects.
+ *
+ * The parse is made for this call alone and handed over: `request.call` owns the
+ * value (the contract of `CodeRunRequest.call`), so it may keep or freeze it
+ * without copying.
  */
 export function settleHostCall(
   request: CodeRunRequest,
@@ -127,13 +119,7 @@ export function settleHostCall(
 ): Promise<string> {
   let pending: Promise<JsonValue>
   try {
-    const args = JSON.parse(argsJson) as JsonValue
-    if (typeof args === 'object' && args !== null) handingOver = args
-    try {
-      pending = Promise.resolve(request.call(name, args, signal))
-    } finally {
-      handingOver = undefined
-    }
+    pending = Promise.resolve(request.call(name, JSON.parse(argsJson) as JsonValue, signal))
   } catch (error) {
     pending = Promise.reject(error)
   }

@@ -5,7 +5,7 @@ import { OutputLedger } from './ledger.js'
 import { DEFAULT_LIMITS, resolveLimits } from './limits.js'
 import { formatGuestError, prepareProgram } from './program.js'
 import { mapStrippedColumn, stripTypeScript } from './strip.js'
-import { fulfilEntry, isParsedArguments, settleHostCall } from './settle.js'
+import { fulfilEntry, settleHostCall } from './settle.js'
 import type { JsonValue } from './types.js'
 
 describe('limits', () => {
@@ -91,26 +91,26 @@ describe('fulfilEntry', () => {
 })
 
 describe('settleHostCall', () => {
-  test('hands over the parsed arguments as its own: isParsedArguments holds only inside that call, for that value', async () => {
-    const seen: [boolean, boolean][] = []
-    let kept: unknown
+  test('hands each call a fresh parse that it owns: unshared between calls, unfrozen, and what it does to it is not seen by the next', async () => {
+    const received: JsonValue[] = []
     const request = {
       code: '',
       bindings: ['t'],
       call: async (_name: string, args: JsonValue) => {
-        kept = args
-        seen.push([isParsedArguments(args), isParsedArguments({ ...(args as object) })])
-        return args
+        received.push(args)
+        const echoed = JSON.stringify(args)
+        // The callee owns the value: it may freeze or change it.
+        if (typeof args === 'object' && args !== null && !Array.isArray(args)) (args as Record<string, JsonValue>)['mutated'] = true
+        return JSON.parse(echoed) as JsonValue
       },
     }
-    const entry = await settleHostCall(request, 7, 't', '{"a":[1,{"b":null}]}', new AbortController().signal)
-    expect(entry).toBe('[7,1,{"a":[1,{"b":null}]}]')
-    expect(seen).toEqual([[true, false]])
-    expect(isParsedArguments(kept)).toBe(false)
-    // A scalar argument is never "handed over", and a throwing call leaves nothing behind.
-    await settleHostCall({ ...request, call: () => { throw new Error('x') } }, 8, 't', '{"c":1}', new AbortController().signal)
-    expect(isParsedArguments(undefined)).toBe(false)
-    await settleHostCall(request, 9, 't', '5', new AbortController().signal)
-    expect(seen[1]).toEqual([false, false])
+    const text = '{"a":[1,{"b":null}]}'
+    expect(await settleHostCall(request, 7, 't', text, new AbortController().signal)).toBe('[7,1,{"a":[1,{"b":null}]}]')
+    expect(await settleHostCall(request, 8, 't', text, new AbortController().signal)).toBe('[8,1,{"a":[1,{"b":null}]}]')
+    const [first, second] = received as [Record<string, JsonValue>, Record<string, JsonValue>]
+    expect(first).not.toBe(second)
+    expect(first['a']).not.toBe(second['a'])
+    expect(Object.isFrozen(second)).toBe(false)
+    expect(second).toEqual({ a: [1, { b: null }], mutated: true })
   })
 })

@@ -51,6 +51,11 @@ export interface CodeRunRequest {
   /**
    * Host side of one sub-call. A rejection becomes `ToolCallError(name, message)`
    * in the guest; the signal aborts when the run ends while the call is in flight.
+   *
+   * Ownership: `args` is a fresh parse of the guest's argument text, made for this
+   * call alone (plain objects, dense arrays, JSON primitives; nothing else holds a
+   * reference to it). The callee owns it and may keep, freeze or mutate it without
+   * copying. Every backend keeps this contract (`settleHostCall` does it for them).
    */
   call(name: string, args: JsonValue, signal: AbortSignal): Promise<JsonValue>
   limits?: Partial<CodeRunLimits>

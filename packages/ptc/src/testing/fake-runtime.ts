@@ -1,4 +1,5 @@
 import type { CodeRunFailureKind, CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
+import { snapshotJson } from '@ptc/tools'
 
 /** A "program" for the fake runtime: host-side async code given the same `tools` and `console` a guest gets. */
 export type FakeProgram = (
@@ -16,10 +17,11 @@ export class FakeFailure {
 
 /**
  * A fake `CodeRuntime` for bridge tests: `code` names a registered host-side
- * program. It behaves like a backend at the seam (bindings checked, calls
- * through `request.call`, each call's signal aborted when the run ends, calls
- * after the end refused, abort -> `abort` failure) but proves nothing about
- * isolation: real backends are tested by the conformance suite.
+ * program. It behaves like a backend at the seam (bindings checked, arguments
+ * checked and handed over as a fresh parse, calls through `request.call`,
+ * each call's signal aborted when the run ends, calls after the end refused,
+ * abort -> `abort` failure) but proves nothing about isolation: real backends
+ * are tested by the conformance suite.
  */
 export class FakeRuntime implements CodeRuntime {
   readonly name = 'fake'
@@ -44,11 +46,15 @@ export class FakeRuntime implements CodeRuntime {
     for (const name of request.bindings) {
       tools[name] = async (args) => {
         if (ended) throw new Error('the run has ended')
+        // As a guest's prelude does: arguments that are not lossless JSON reject this call only;
+        // the host gets a fresh parse of their JSON text, its own (the `request.call` contract).
+        const copy = snapshotJson(args)
+        if (!copy.ok) throw new Error(`arguments are not lossless JSON: ${copy.path || '(root)'}: ${copy.message}`)
         subCalls++
         const controller = new AbortController()
         live.add(controller)
         try {
-          return await request.call(name, args, controller.signal)
+          return await request.call(name, JSON.parse(JSON.stringify(copy.value)) as JsonValue, controller.signal)
         } catch (error) {
           throw new Error(error instanceof Error ? error.message : String(error))
         } finally {

@@ -1,4 +1,4 @@
-import type { GuestErrorInfo } from '@ptc/sandbox'
+import type { GuestErrorInfo } from '@ptc/sandbox/backend'
 import type IsolatedVM from 'isolated-vm'
 import { messageOf, syntaxErrorInfo } from '../guest-error.js'
 import { FINISH_ERROR } from './protocol.js'

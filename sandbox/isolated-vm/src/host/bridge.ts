@@ -1,4 +1,4 @@
-import { settleHostCall } from '@ptc/sandbox'
+import { settleHostCall } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest } from '@ptc/sandbox'
 
 /** What the bridge asks of its run. */

@@ -1,4 +1,4 @@
-import { GUEST_PRELUDE, PROGRAM_FILENAME } from '@ptc/sandbox'
+import { GUEST_PRELUDE, PROGRAM_FILENAME } from '@ptc/sandbox/backend'
 import { IsolateEngine } from '../engine/engine.js'
 import type { FromEngine, ToEngine } from '../engine/protocol.js'
 import type { IvmModule } from '../load.js'

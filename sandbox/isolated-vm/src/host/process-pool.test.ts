@@ -1,4 +1,5 @@
-import { DEFAULT_LIMITS, GUEST_PRELUDE, PROGRAM_FILENAME, acceptRun } from '@ptc/sandbox'
+import { DEFAULT_LIMITS } from '@ptc/sandbox'
+import { GUEST_PRELUDE, PROGRAM_FILENAME, acceptRun } from '@ptc/sandbox/backend'
 import { describe, expect, test } from 'vitest'
 import { isolatedVmAvailability } from '../index.js'
 import { sleep } from '../test-helpers.js'

@@ -1,14 +1,6 @@
-import { FinishKind, GUEST_LOG_LEVELS, OutputLedger, formatGuestError } from '@ptc/sandbox'
-import type {
-  AdmittedRun,
-  CodeRunError,
-  CodeRunLimits,
-  CodeRunRequest,
-  CodeRunResult,
-  GuestErrorInfo,
-  JsonValue,
-  PreparedProgram,
-} from '@ptc/sandbox'
+import { FinishKind, GUEST_LOG_LEVELS, OutputLedger, formatGuestError } from '@ptc/sandbox/backend'
+import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
+import type { AdmittedRun, GuestErrorInfo, PreparedProgram } from '@ptc/sandbox/backend'
 import { FINISH_ERROR } from '../engine/protocol.js'
 import type { FromEngine, StartInput, ToEngine } from '../engine/protocol.js'
 import { memoryLimitMib } from '../engine/slot.js'

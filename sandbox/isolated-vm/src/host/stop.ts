@@ -1,4 +1,5 @@
-import type { CodeRunError, CodeRunLimits, OutputLedger } from '@ptc/sandbox'
+import type { CodeRunError, CodeRunLimits } from '@ptc/sandbox'
+import type { OutputLedger } from '@ptc/sandbox/backend'
 
 /** Why the host ended a run early. */
 export type StopReason = 'abort' | 'wall' | 'cpu' | 'memory' | 'limit-calls' | 'limit-pending' | 'output' | 'stuck'

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest'
-import { DEFAULT_LIMITS, wrapProgram, type CodeRunLimits } from '@ptc/sandbox'
+import { DEFAULT_LIMITS, type CodeRunLimits } from '@ptc/sandbox'
+import { wrapProgram } from '@ptc/sandbox/backend'
 import { EngineImage } from './image.js'
 import { loadModule, type QuickJSVariantName } from './module.js'
 import type { SessionOutcome, SubCallRequest } from './protocol.js'

@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer'
 import { randomFillSync } from 'node:crypto'
 import type { EitherFFI, QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core'
-import { GUEST_PRELUDE } from '@ptc/sandbox'
+import { GUEST_PRELUDE } from '@ptc/sandbox/backend'
 import type { LoadedModule } from './module.js'
 
 /** What the image's host functions and interrupt handler call: the session running on it. */

@@ -1,4 +1,5 @@
-import type { CodeRunError, CodeRunLimits, GuestErrorInfo } from '@ptc/sandbox'
+import type { CodeRunError, CodeRunLimits } from '@ptc/sandbox'
+import type { GuestErrorInfo } from '@ptc/sandbox/backend'
 
 /** One run as an executor receives it. */
 export interface RunInput {

@@ -1,6 +1,7 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core'
-import { FinishKind, OutputLedger, PROGRAM_FILENAME, parseDrainedCalls } from '@ptc/sandbox'
-import type { CodeRunError, GuestErrorInfo, QueueCaps } from '@ptc/sandbox'
+import { FinishKind, OutputLedger, PROGRAM_FILENAME, parseDrainedCalls } from '@ptc/sandbox/backend'
+import type { CodeRunError } from '@ptc/sandbox'
+import type { GuestErrorInfo, QueueCaps } from '@ptc/sandbox/backend'
 import type { EngineImage, ImageHooks } from './image.js'
 import { Control, type SessionError, type SessionInput, type SessionSink, type SubCallRequest } from './protocol.js'
 

@@ -1,5 +1,6 @@
-import { formatGuestError, settleHostCall } from '@ptc/sandbox'
-import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue, PreparedProgram, ResultBounds } from '@ptc/sandbox'
+import { formatGuestError, settleHostCall } from '@ptc/sandbox/backend'
+import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
+import type { PreparedProgram, ResultBounds } from '@ptc/sandbox/backend'
 import type { SessionOutcome, SubCallRequest } from '../engine/protocol.js'
 
 /**

@@ -1,0 +1,13 @@
+/**
+ * `@ptc/tools/executor`: the kit for writing a `ToolExecutor` (the native executor and the PTC
+ * transport of `@ptc/ptc` use it). A harness that installs executors needs none of it.
+ *
+ * - `adoptParsedJson`: take ownership of a value fresh from `JSON.parse` that nothing else references
+ *   (freeze it in place instead of copying it). It checks nothing: anything else goes through
+ *   `snapshotJson` from the root entry.
+ * - `abandonReason` / `abandonedResult`: the wording and result of a call abandoned after the drain grace.
+ * - `failureResult`: the `isError` result of a failure with its stable code.
+ */
+export { adoptParsedJson } from '../json/snapshot.js'
+export { abandonedResult, abandonReason } from './bounded.js'
+export { failureResult } from '../pipeline/results.js'

@@ -1,0 +1,35 @@
+/**
+ * `@ptc/sandbox/backend`: what a backend author needs to implement `CodeRuntime` the way the QuickJS
+ * and isolated-vm backends do. A harness needs none of it: the root entry is its face.
+ *
+ * - accepting a run: `acceptRun` (bindings, limits, program size, TypeScript stripping, the run gate),
+ *   `RunGate`, `validateBindings`;
+ * - the program: `prepareProgram`, `wrapProgram`, `PROGRAM_FILENAME`, positions and guest errors;
+ * - the guest prelude and its host protocol: `GUEST_PRELUDE`, `GUEST_GLOBALS`, `FinishKind`,
+ *   `parseDrainedCalls`;
+ * - host calls: `settleHostCall` (parse, `request.call`, the settle entry), `fulfilEntry`, `rejectEntry`;
+ * - output: `OutputLedger`, `utf8ByteLength`, `LOG_SEPARATOR_BYTES`.
+ */
+export { validateBindings } from '../bindings.js'
+export { LOG_SEPARATOR_BYTES, OutputLedger, utf8ByteLength } from '../ledger.js'
+export { RunGate } from '../gate.js'
+export type { GatePlace, GateRefusal } from '../gate.js'
+export { jsonText } from '../json-text.js'
+export { fulfilEntry, messageOf, rejectEntry, settleHostCall } from '../settle.js'
+export type { ResultBounds } from '../settle.js'
+export { acceptRun, type AcceptedRun, type AdmittedRun } from '../request.js'
+export { INLINE_STRIP_UNITS, stripTypeScript, stripTypeScriptOffThread, mapStrippedColumn } from '../strip.js'
+export type { StripResult } from '../strip.js'
+export {
+  PROGRAM_FILENAME,
+  PROGRAM_LINE_OFFSET,
+  wrapProgram,
+  prepareProgram,
+  programFromStripped,
+  findProgramPosition,
+  formatGuestError,
+} from '../program.js'
+export type { PreparedProgram, GuestErrorInfo } from '../program.js'
+export { GUEST_PRELUDE } from '../prelude/source.js'
+export { FinishKind, GUEST_GLOBALS, GUEST_LOG_LEVELS, parseDrainedCalls } from '../prelude/protocol.js'
+export type { GuestHostFunctions, QueueCaps, SettleEntry } from '../prelude/protocol.js'
