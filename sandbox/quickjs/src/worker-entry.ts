@@ -3,6 +3,7 @@
  * Imports only relative files and npm packages (plus `@ptc/sandbox`, resolved by the worker's
  * own loader: its `dist` when built, its source with `--conditions=@ptc/source` from tests).
  */
+import { measureMemory } from 'node:vm'
 import { parentPort, workerData } from 'node:worker_threads'
 import { LogJournal } from './engine/journal.js'
 import { ReplyMailbox, type MailboxMemory } from './engine/mailbox.js'
@@ -76,9 +77,10 @@ async function begin(runId: number, input: SessionInput): Promise<void> {
     flush: (calls, logs) => post({ t: 'flush', runId, calls, logs }),
     logged: (text) => journal.append(text),
     done: (outcome) => {
-      cache.release(loaded, outcome.broken)
+      if (!cache.release(loaded, outcome.broken)) garbage = true
       if (current === run) current = undefined
       post({ t: 'done', runId, outcome })
+      if (garbage) collectWhenIdle()
     },
   }, control)
   run.session = session
@@ -86,6 +88,33 @@ async function begin(runId: number, input: SessionInput): Promise<void> {
   if (run.stop !== undefined) session.stop(run.stop)
   else awaitReplies(run)
 }
+
+/**
+ * A dropped engine (see `ModuleCache.release`) keeps its WebAssembly memory, up to its run's cap,
+ * resident until this thread's garbage collector runs, and an idle worker does not collect on its
+ * own: after a burst with memory bombs, hundreds of MiB stayed resident in idle workers. So once the
+ * worker is idle after a drop, it asks for a collection: `vm.measureMemory` with eager execution
+ * collects this thread's heap (`--expose-gc` would be a process-wide flag, handing `gc` to every
+ * context created meanwhile). A run that arrives first postpones it to that run's end.
+ */
+let garbage = false
+const COLLECT_AFTER_IDLE_MS = 20
+
+function collectWhenIdle(): void {
+  setTimeout(() => {
+    if (!garbage || current !== undefined) return
+    garbage = false
+    measureMemory({ mode: 'summary', execution: 'eager' }).catch(() => undefined)
+  }, COLLECT_AFTER_IDLE_MS)
+}
+
+// Node 20 marks vm.measureMemory experimental and warns once per thread: the warning is about this
+// worker's internals, not for the user of ptc.
+const emitWarning = process.emitWarning.bind(process)
+process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+  if (String(warning instanceof Error ? warning.message : warning).includes('vm.measureMemory')) return
+  ;(emitWarning as (...args: unknown[]) => void)(warning, ...rest)
+}) as typeof process.emitWarning
 
 /** While the run's guest waits on the host, takes replies from the mailbox instead of the event loop. */
 function awaitReplies(run: Run): void {

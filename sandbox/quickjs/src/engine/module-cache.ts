@@ -35,9 +35,15 @@ export class ModuleCache {
     return loadModule(this.#variant, guestBytes).then((loaded) => EngineImage.boot(loaded))
   }
 
-  release(image: EngineImage, broken: boolean): void {
-    if (broken || image.loaded.memory.buffer.byteLength > KEEP_MEMORY_BELOW) return
-    if (this.#idle.length < this.#maxIdle) this.#idle.push(image)
+  /**
+   * Keeps the image for the next run, or drops it (its module trapped, grew past reuse, or enough
+   * images are idle). Returns whether it was kept: a dropped image's WebAssembly memory is garbage
+   * from now on, resident until this thread's collector runs.
+   */
+  release(image: EngineImage, broken: boolean): boolean {
+    if (broken || image.loaded.memory.buffer.byteLength > KEEP_MEMORY_BELOW || this.#idle.length >= this.#maxIdle) return false
+    this.#idle.push(image)
+    return true
   }
 
   /** Drops the idle images, freeing each runtime (QuickJS's own leak check; a failure only drops it). */
