@@ -6,6 +6,7 @@ import { resolveLimits } from './limits.js'
 import { programFromStripped, type PreparedProgram } from './program.js'
 import { INLINE_STRIP_UNITS, stripTypeScript, stripTypeScriptOffThread } from './strip.js'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult } from './types.js'
+import { stopError } from './stop.js'
 
 /** A run admitted into a backend: what it starts, with the clock that started at the `run()` call. */
 export interface AdmittedRun {
@@ -87,7 +88,7 @@ function programTooLong(code: string, maxBytes: number): string | undefined {
 function refusal(reason: GateRefusal, limits: CodeRunLimits, startedAt: number, gate: RunGate | undefined): CodeRunError {
   switch (reason) {
     case 'abort':
-      return { kind: 'abort', message: 'the run was aborted' }
+      return stopError('abort', limits)
     case 'closed':
       return { kind: 'abort', message: 'the run was aborted: the runtime is disposed' }
     case 'wall':

@@ -1,12 +1,10 @@
-import { FinishKind, GUEST_LOG_LEVELS, OutputLedger, formatGuestError } from '@ptc/sandbox/backend'
+import { FinishKind, GUEST_LOG_LEVELS, OutputLedger, formatGuestError, stopError } from '@ptc/sandbox/backend'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
-import type { AdmittedRun, GuestErrorInfo, PreparedProgram } from '@ptc/sandbox/backend'
+import type { AdmittedRun, GuestErrorInfo, PreparedProgram, StopReason } from '@ptc/sandbox/backend'
 import { FINISH_ERROR } from '../engine/protocol.js'
 import type { FromEngine, StartInput, ToEngine } from '../engine/protocol.js'
 import { memoryLimitMib } from '../engine/slot.js'
 import { HostBridge } from './bridge.js'
-import { stopError } from './stop.js'
-import type { StopReason } from './stop.js'
 
 /** Where a run's engine side lives: a child process, or this process without containment. */
 export interface Lane {

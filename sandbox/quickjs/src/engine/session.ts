@@ -1,5 +1,5 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core'
-import { FinishKind, OutputLedger, PROGRAM_FILENAME, parseDrainedCalls } from '@ptc/sandbox/backend'
+import { FinishKind, OutputLedger, PROGRAM_FILENAME, parseDrainedCalls, stopError } from '@ptc/sandbox/backend'
 import type { CodeRunError } from '@ptc/sandbox'
 import type { GuestErrorInfo, QueueCaps } from '@ptc/sandbox/backend'
 import type { EngineImage, ImageHooks } from './image.js'
@@ -139,7 +139,7 @@ export class QuickJSSession {
       const info = this.#errorInfo(program.error)
       if (this.#stop === undefined) {
         this.#finished = true
-        this.#result = { error: isOutOfMemory(info) ? memoryError() : { kind: 'syntax', info } }
+        this.#result = { error: isOutOfMemory(info) ? stopError('memory', this.#input.limits) : { kind: 'syntax', info } }
       }
       return
     }
@@ -161,16 +161,14 @@ export class QuickJSSession {
       return true
     }
     if (this.#sliceStart >= 0 && this.#cpuUsed + (now - this.#sliceStart) >= this.#input.limits.cpuMs) {
-      this.#stop = { kind: 'timeout', message: `CPU time limit of ${this.#input.limits.cpuMs} ms exceeded` }
+      this.#stop = stopError('cpu', this.#input.limits)
       return true
     }
     return false
   }
 
   #controlError(c: number): CodeRunError {
-    return c === Control.Abort
-      ? { kind: 'abort', message: 'the run was aborted' }
-      : { kind: 'timeout', message: `wall-clock limit of ${this.#input.limits.wallMs} ms exceeded` }
+    return stopError(c === Control.Abort ? 'abort' : 'wall', this.#input.limits)
   }
 
   #onCall(id: number, name: string, argsJson: string): void {
@@ -186,11 +184,7 @@ export class QuickJSSession {
   /** A call went past a cap: `1` `maxSubCalls`, `2` `maxPendingSubCalls` (the guest reports it as the call starts). */
   #onLimit(which: number): void {
     if (this.#stop !== undefined || this.#finished) return
-    const { maxSubCalls, maxPendingSubCalls } = this.#input.limits
-    this.#stop =
-      which === 1
-        ? { kind: 'limit', message: `sub-call limit of ${maxSubCalls} calls exceeded` }
-        : { kind: 'limit', message: `pending sub-call limit of ${maxPendingSubCalls} calls exceeded` }
+    this.#stop = stopError(which === 1 ? 'limit-calls' : 'limit-pending', this.#input.limits)
   }
 
   /** Takes the calls the guest queued since the last drain (one engine call per pump, not per sub-call). */
@@ -228,7 +222,7 @@ export class QuickJSSession {
         info = { message: 'unreadable error' }
       }
       // Out of memory, QuickJS may fail to allocate the error itself and throw `null`.
-      this.#result = { error: this.#outOfMemory(info) ? memoryError() : { kind: 'exception', info } }
+      this.#result = { error: this.#outOfMemory(info) ? stopError('memory', this.#input.limits) : { kind: 'exception', info } }
     }
   }
 
@@ -296,19 +290,19 @@ export class QuickJSSession {
    * is the memory limit. A settled-but-unreported rejection is reported as what it was.
    */
   #unreportedOutcome(): SessionError | undefined {
-    if (this.#program === undefined) return this.#heapRefused() ? memoryError() : undefined
+    if (this.#program === undefined) return this.#heapRefused() ? stopError('memory', this.#input.limits) : undefined
     const state = this.#context().getPromiseState(this.#program)
-    if (state.type === 'pending') return this.#heapRefused() ? memoryError() : undefined
-    if (state.type === 'fulfilled') return memoryError()
+    if (state.type === 'pending') return this.#heapRefused() ? stopError('memory', this.#input.limits) : undefined
+    if (state.type === 'fulfilled') return stopError('memory', this.#input.limits)
     const info = this.#errorInfo(state.error)
-    return this.#outOfMemory(info) ? memoryError() : { kind: 'exception', info }
+    return this.#outOfMemory(info) ? stopError('memory', this.#input.limits) : { kind: 'exception', info }
   }
 
   /** An error returned by the engine outside the program's own promise (a job, an interrupt). */
   #noteEngineError(handle: QuickJSHandle): void {
     const info = this.#errorInfo(handle)
     handle.dispose()
-    if (this.#outOfMemory(info)) this.#stop ??= memoryError()
+    if (this.#outOfMemory(info)) this.#stop ??= stopError('memory', this.#input.limits)
   }
 
   #errorInfo(handle: QuickJSHandle): GuestErrorInfo {
@@ -333,7 +327,7 @@ export class QuickJSSession {
     this.#broken = true
     const message = error instanceof Error ? error.message : String(error)
     this.#stop ??= /memory|OOM|enlarge/i.test(message)
-      ? memoryError()
+      ? stopError('memory', this.#input.limits)
       : { kind: 'crash', message: `the QuickJS engine failed: ${message}` }
     if (!this.#done) this.#finish()
   }
@@ -360,8 +354,4 @@ export class QuickJSSession {
 
 function isOutOfMemory(info: GuestErrorInfo): boolean {
   return info.name === 'InternalError' && /out of memory/i.test(info.message)
-}
-
-function memoryError(): CodeRunError {
-  return { kind: 'memory', message: 'the memory limit was exceeded' }
 }

@@ -1,5 +1,5 @@
-import { formatGuestError, settleHostCall } from '@ptc/sandbox/backend'
-import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
+import { formatGuestError, settleHostCall, stopError } from '@ptc/sandbox/backend'
+import type { CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
 import type { PreparedProgram, ResultBounds } from '@ptc/sandbox/backend'
 import type { SessionOutcome, SubCallRequest } from '../engine/protocol.js'
 
@@ -171,10 +171,4 @@ export class RunHost {
 
 function round(ms: number): number {
   return Math.round(ms * 1000) / 1000
-}
-
-export function stopError(reason: 'abort' | 'wall', limits: CodeRunLimits): CodeRunError {
-  return reason === 'abort'
-    ? { kind: 'abort', message: 'the run was aborted' }
-    : { kind: 'timeout', message: `wall-clock limit of ${limits.wallMs} ms exceeded` }
 }

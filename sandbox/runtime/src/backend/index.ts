@@ -8,7 +8,8 @@
  * - the guest prelude and its host protocol: `GUEST_PRELUDE`, `GUEST_GLOBALS`, `FinishKind`,
  *   `parseDrainedCalls`;
  * - host calls: `settleHostCall` (parse, `request.call`, the settle entry), `fulfilEntry`, `rejectEntry`;
- * - output: `OutputLedger`, `utf8ByteLength`, `LOG_SEPARATOR_BYTES`.
+ * - output: `OutputLedger`, `utf8ByteLength`, `LOG_SEPARATOR_BYTES`;
+ * - the failure of a stopped run, one wording per limit: `stopError`.
  */
 export { validateBindings } from '../bindings.js'
 export { LOG_SEPARATOR_BYTES, OutputLedger, utf8ByteLength } from '../ledger.js'
@@ -16,6 +17,7 @@ export { RunGate } from '../gate.js'
 export type { GatePlace, GateRefusal } from '../gate.js'
 export { jsonText } from '../json-text.js'
 export { fulfilEntry, messageOf, rejectEntry, settleHostCall } from '../settle.js'
+export { stopError, type StopReason } from '../stop.js'
 export type { ResultBounds } from '../settle.js'
 export { acceptRun, type AcceptedRun, type AdmittedRun } from '../request.js'
 export { INLINE_STRIP_UNITS, stripTypeScript, stripTypeScriptOffThread, mapStrippedColumn } from '../strip.js'

@@ -1,9 +1,14 @@
 import { expect } from 'vitest'
 import type { JsonValue } from '../types.js'
 import { INLINE_STRIP_UNITS } from '../strip.js'
+import { DEFAULT_LIMITS } from '../limits.js'
+import { stopError, type StopReason } from '../stop.js'
 import { echo, sleep, type SuiteContext } from './context.js'
 
-/** Every limit and the failure kind it produces. */
+/** The one wording of a stop (`stopError`) for the limits a test sets. */
+const stopped = (reason: StopReason, limits: Partial<typeof DEFAULT_LIMITS>) => stopError(reason, { ...DEFAULT_LIMITS, ...limits })
+
+/** Every limit and the failure kind it produces, worded the same on every backend. */
 export function limitTests(s: SuiteContext): void {
   s.it('the output budget is exact to the byte for logs (multi-byte UTF-8, one separator byte per entry)', async () => {
     const code = 'console.log("aé")\nconsole.log("aé")\nconsole.log("aé")'
@@ -56,15 +61,13 @@ export function limitTests(s: SuiteContext): void {
 
   s.it('a busy loop hits the CPU budget', async () => {
     const r = await s.run('let i = 0\nwhile (true) { i++ }', { limits: { cpuMs: 200, wallMs: 5000 } })
-    expect(r.error?.kind).toBe('timeout')
-    expect(r.error?.message).toMatch(/cpu/i)
+    expect(r.error).toEqual(stopped('cpu', { cpuMs: 200 }))
     expect(r.stats.wallMs).toBeLessThan(3000)
   })
 
   s.it('a busy loop after an await and inside catch hits the CPU budget', async () => {
     const r = await s.run('await tools.echo({})\ntry { throw 1 } catch { while (true) {} }', { limits: { cpuMs: 200, wallMs: 5000 } })
-    expect(r.error?.kind).toBe('timeout')
-    expect(r.error?.message).toMatch(/cpu/i)
+    expect(r.error).toEqual(stopped('cpu', { cpuMs: 200 }))
   })
 
   s.it('time spent waiting on the host is not charged as CPU', async () => {
@@ -87,8 +90,7 @@ export function limitTests(s: SuiteContext): void {
           signal.addEventListener('abort', () => ((signalled = true), resolve(null)))
         }),
     })
-    expect(r.error?.kind).toBe('timeout')
-    expect(r.error?.message).toMatch(/wall/i)
+    expect(r.error).toEqual(stopped('wall', { wallMs: 200 }))
     expect(r.stats.wallMs).toBeLessThan(1500)
     expect(signalled).toBe(true)
   })
@@ -97,7 +99,7 @@ export function limitTests(s: SuiteContext): void {
     const r = await s.run('const a = []\nwhile (true) a.push(new Array(10000).fill(a.length))', {
       limits: { memoryBytes: 32 * 1024 * 1024, wallMs: 10_000 },
     })
-    expect(r.error?.kind).toBe('memory')
+    expect(r.error).toEqual(stopped('memory', { memoryBytes: 32 * 1024 * 1024 }))
   }, 20_000)
 
   s.it('the sub-call count is limited', async () => {
@@ -106,7 +108,7 @@ export function limitTests(s: SuiteContext): void {
       limits: { maxSubCalls: 5 },
       call: async (name, args) => (calls++, echo(name, args)),
     })
-    expect(r.error?.kind).toBe('limit')
+    expect(r.error).toEqual(stopped('limit-calls', { maxSubCalls: 5 }))
     expect(calls).toBe(5)
   })
 
@@ -115,7 +117,7 @@ export function limitTests(s: SuiteContext): void {
       limits: { maxPendingSubCalls: 4 },
       call: async (name, args) => (await sleep(50), echo(name, args)),
     })
-    expect(r.error?.kind).toBe('limit')
+    expect(r.error).toEqual(stopped('limit-pending', { maxPendingSubCalls: 4 }))
   })
 
   s.it('deep recursion is a catchable guest error and the host survives', async () => {

@@ -1,11 +1,14 @@
-import type { CodeRunError, CodeRunLimits } from '@ptc/sandbox'
-import type { OutputLedger } from '@ptc/sandbox/backend'
+import type { OutputLedger } from './ledger.js'
+import type { CodeRunError, CodeRunLimits } from './types.js'
 
-/** Why the host ended a run early. */
+/** Why a run was ended early, by whichever layer enforces that limit. */
 export type StopReason = 'abort' | 'wall' | 'cpu' | 'memory' | 'limit-calls' | 'limit-pending' | 'output' | 'stuck'
 
-/** The failure a host-side stop produces (the wording matches the QuickJS backend). */
-export function stopError(reason: StopReason, limits: CodeRunLimits, ledger: OutputLedger): CodeRunError {
+/**
+ * The failure of a run stopped for `reason`: the one wording of each stop, whichever backend and
+ * layer (engine, host, guest) stopped it. `ledger` is needed for `output` only.
+ */
+export function stopError(reason: StopReason, limits: CodeRunLimits, ledger?: OutputLedger): CodeRunError {
   switch (reason) {
     case 'abort':
       return { kind: 'abort', message: 'the run was aborted' }
@@ -20,7 +23,7 @@ export function stopError(reason: StopReason, limits: CodeRunLimits, ledger: Out
     case 'limit-pending':
       return { kind: 'limit', message: `pending sub-call limit of ${limits.maxPendingSubCalls} calls exceeded` }
     case 'output':
-      return { kind: 'output-limit', message: ledger.describeOverflow('log') }
+      return { kind: 'output-limit', message: ledger?.describeOverflow('log') ?? `the output limit of ${limits.maxOutputBytes} bytes was exceeded` }
     case 'stuck':
       return { kind: 'exception', message: 'the program awaits a promise that can never settle (no sub-call is pending)' }
   }
