@@ -38,7 +38,7 @@ describe('colour on stderr', () => {
     expect(json.stderr).toMatch(/^\x1b\[31mptc: the program failed \(exception\): .*\x1b\[39m\n$/)
     const both = await ptc(['run', files.path('fails.js')], { env: { FORCE_COLOR: '1', NO_COLOR: '1' } })
     expect(both.stderr).not.toContain('\x1b')
-  })
+  }, 60_000) // four runs of the binary: 20 s on a heavily loaded machine
 
   test('a usage error is red on a coloured stderr, and still one line', async () => {
     const run = await ptc(['run'], { env: { FORCE_COLOR: '1' } })

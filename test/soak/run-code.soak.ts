@@ -220,8 +220,11 @@ export async function runSoak(runtime: CodeRuntime, { counts, progress = () => {
   try {
     const tools = new ToolsService()
     for (const tool of soakTools(hanging)) tools.register(tool)
+    // cpuMs is a backstop only (the busy loop and the hangs end by their wall): near its heap limit V8
+    // collects over and over, and a memory bomb of small arrays burned its 5 s of CPU before reaching
+    // 64 MiB on a machine at load 10, ending as timeout instead of memory.
     tools.setExecutor(
-      createPtcExecutor({ runtime, mode: 'code', limits: { wallMs: 60_000, cpuMs: 5000, memoryBytes: 64 * MiB, maxOutputBytes: 16 * 1024 } }),
+      createPtcExecutor({ runtime, mode: 'code', limits: { wallMs: 60_000, cpuMs: 20_000, memoryBytes: 64 * MiB, maxOutputBytes: 16 * 1024 } }),
     )
     const agent: Agent = { id: 'soak-agent', session }
     const benignFailures: string[] = []
