@@ -1,6 +1,6 @@
-import { formatGuestError, settleHostCall, stopError } from '@ptc/sandbox/backend'
+import { HostCalls, formatGuestError, stopError } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
-import type { PreparedProgram, ResultBounds } from '@ptc/sandbox/backend'
+import type { PreparedProgram } from '@ptc/sandbox/backend'
 import type { SessionOutcome, SubCallRequest } from '../engine/protocol.js'
 
 /**
@@ -32,8 +32,8 @@ export interface RunClock {
 }
 
 /**
- * The host side of one run: dispatches sub-calls to `request.call` (one run-wide AbortSignal that
- * aborts when the run ends), batches results into one `settle` per microtask turn, enforces the
+ * The host side of one run: its sub-calls go through the shared `HostCalls` (`request.call` with one
+ * run-wide signal that aborts when the run ends, results batched into one `settle` per job), enforces the
  * wall ceiling and the run's signal, and assembles the `CodeRunResult`.
  *
  * The wall clock runs from the `run()` call (`RunClock.startedAt`), so time spent waiting for an
@@ -46,9 +46,8 @@ export class RunHost {
   readonly result: Promise<CodeRunResult>
   readonly #request: CodeRunRequest
   readonly #clock: RunClock
-  readonly #bounds: ResultBounds
   readonly #graceMs: number
-  readonly #calls = new AbortController()
+  readonly #calls: HostCalls
   readonly #logs: string[] = []
   #resolve!: (result: CodeRunResult) => void
   #channel: EngineChannel | undefined
@@ -57,13 +56,13 @@ export class RunHost {
   #attachedAt: number | undefined
   readonly #wallTimer: ReturnType<typeof setTimeout>
   #killTimer: ReturnType<typeof setTimeout> | undefined
-  #replies: string[] = []
-  #flushQueued = false
-  #subCalls = 0
   readonly #onAbort = (): void => this.stop('abort')
 
   constructor(request: CodeRunRequest, clock: RunClock, graceMs: number) {
-    this.#bounds = { maxDepth: MAX_RESULT_DEPTH, maxChars: clock.limits.memoryBytes }
+    // Results are delivered at the end of the job that settled them: the engine is pumped right after.
+    this.#calls = new HostCalls(request, { maxDepth: MAX_RESULT_DEPTH, maxChars: clock.limits.memoryBytes }, 'microtask', (batch, count) =>
+      this.#channel?.settle(batch, count),
+    )
     this.#request = request
     this.#clock = clock
     this.#graceMs = graceMs
@@ -106,7 +105,7 @@ export class RunHost {
         const error = stopError(reason, this.#clock.limits)
         error.message += ` (the engine did not stop within ${this.#graceMs} ms and its worker was terminated)`
         const cpuMs = performance.now() - (this.#attachedAt ?? this.#clock.startedAt)
-        this.end({ logs, cpuMs, subCalls: this.#subCalls, broken: true, error })
+        this.end({ logs, cpuMs, subCalls: this.#calls.dispatched, broken: true, error })
       }, this.#graceMs)
     }
   }
@@ -115,28 +114,7 @@ export class RunHost {
   flush(calls: SubCallRequest[], logs: string[]): void {
     if (this.#ended) return
     for (const log of logs) this.#logs.push(log)
-    for (const [id, name, argsJson] of calls) this.#dispatch(id, name, argsJson)
-  }
-
-  #dispatch(id: number, name: string, argsJson: string): void {
-    this.#subCalls++
-    void settleHostCall(this.#request, id, name, argsJson, this.#calls.signal, this.#bounds).then((entry) => {
-      if (!this.#ended) this.#queue(entry)
-    })
-  }
-
-  #queue(entry: string): void {
-    this.#replies.push(entry)
-    if (this.#flushQueued) return
-    this.#flushQueued = true
-    queueMicrotask(() => {
-      this.#flushQueued = false
-      if (this.#ended || this.#replies.length === 0) return
-      const batch = `[${this.#replies.join(',')}]`
-      const count = this.#replies.length
-      this.#replies = []
-      this.#channel?.settle(batch, count)
-    })
+    for (const [id, name, argsJson] of calls) this.#calls.dispatch(id, name, argsJson)
   }
 
   /** The engine finished (or was killed, or crashed): settles the result exactly once. */
@@ -147,7 +125,7 @@ export class RunHost {
     clearTimeout(this.#wallTimer)
     clearTimeout(this.#killTimer)
     this.#request.signal?.removeEventListener('abort', this.#onAbort)
-    this.#calls.abort(new Error('the code run has ended'))
+    this.#calls.close()
     for (const log of outcome.logs) this.#logs.push(log)
     const { startedAt } = this.#clock
     const result: CodeRunResult = {
@@ -156,7 +134,7 @@ export class RunHost {
         cpuMs: round(outcome.cpuMs),
         wallMs: round(now - startedAt),
         queueMs: round((this.#attachedAt ?? now) - startedAt),
-        subCalls: Math.max(outcome.subCalls, this.#subCalls),
+        subCalls: Math.max(outcome.subCalls, this.#calls.dispatched),
       },
     }
     const error = outcome.error
