@@ -138,4 +138,27 @@ describe('modelInput()', () => {
     expect(tools.modelInput().schemas[0]?.parameters.properties).toEqual({ q: { type: 'string' } })
     expect(tools.get('t')?.parameters.properties).toEqual({ q: { type: 'string' } })
   })
+
+  test('describe() is given the parameters and output schema frozen at registration, not the live definition', () => {
+    const tools = new ToolsService()
+    const definition = tool('t', { parameters: { type: 'object', properties: { q: { type: 'string' } } } })
+    tools.register(definition)
+    const seen: ToolDefinition[] = []
+    const native = createNativeExecutor()
+    tools.setExecutor({
+      ...native,
+      describe: (visible) => {
+        seen.push(...visible)
+        return native.describe(visible)
+      },
+    })
+    definition.parameters.properties = { q: { type: 'number' }, extra: { type: 'boolean' } }
+    definition.output.schema.type = 'string'
+    expect(tools.modelInput().schemas).toEqual(tools.schemas())
+    expect(tools.schemas()[0]?.parameters.properties).toEqual({ q: { type: 'string' } })
+    expect(seen[0]?.parameters.properties).toEqual({ q: { type: 'string' } })
+    expect(seen[0]?.output.schema).toEqual({})
+    expect(Object.isFrozen(seen[0]?.parameters.properties)).toBe(true)
+    expect(seen[0]?.execute).toBe(definition.execute)
+  })
 })

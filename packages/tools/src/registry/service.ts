@@ -104,8 +104,8 @@ class Core {
           return EXCLUSIVE
         }
       },
-      definitions: (scope, toolSet) => this.visible(scope, toolSet).map((reg) => reg.definition),
-      executable: (name, scope, toolSet) => this.executable(name, scope, toolSet)?.definition,
+      definitions: (scope, toolSet) => this.visible(scope, toolSet).map((reg) => reg.registered),
+      executable: (name, scope, toolSet) => this.executable(name, scope, toolSet)?.registered,
       ptcDispatchLog: (dispatch) => this.ptcDispatchLog(dispatch),
     } satisfies ToolExecutorHost)
     if (executor.transport !== undefined) {
@@ -223,7 +223,7 @@ export class ToolsView {
   modelInput(scope: ScopeKey | undefined = this.scope, toolSet?: ResolvedToolSet): ToolStepInput {
     const executor = this.#core.executors.select(scope)
     if (executor === null) throw new NoExecutorError()
-    const described = executor.describe(this.definitions(scope, toolSet))
+    const described = executor.describe(this.#core.visible(scope, toolSet).map((reg) => reg.registered))
     return { schemas: described.schemas, knownNames: described.knownNames, sections: [...(executor.sections ?? []), ...(described.sections ?? [])] }
   }
 
