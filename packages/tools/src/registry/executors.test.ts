@@ -130,6 +130,20 @@ describe('modelInput()', () => {
     })
   })
 
+  test("a step section supersedes the executor's section of the same name", () => {
+    const tools = new ToolsService()
+    const executor = markerExecutor('custom')
+    tools.setExecutor({
+      ...executor,
+      sections: [{ name: 'guide', text: 'general guidance' }, { name: 'rules', text: 'house rules' }],
+      describe: (visible) => ({ ...executor.describe(visible), sections: [{ name: 'guide', text: 'guidance for this step' }] }),
+    })
+    expect(tools.modelInput().sections).toEqual([
+      { name: 'rules', text: 'house rules' },
+      { name: 'guide', text: 'guidance for this step' },
+    ])
+  })
+
   test('native schemas are detached from the registration', () => {
     const tools = new ToolsService()
     tools.register(tool('t', { parameters: { type: 'object', properties: { q: { type: 'string' } } } }))

@@ -44,6 +44,11 @@ export interface ToolBatchResult {
 
 /** Owns argument parsing, dispatch, scheduling, cancellation and logging of a batch. */
 export interface ToolExecutor {
+  /**
+   * Guidance owned by the executor, whatever tools a scope sees (the PTC executor: its SDK guidance).
+   * `modelInput()` lists these first, then the step's `describe()` sections; a step section with the same
+   * name supersedes the executor's.
+   */
   readonly sections?: readonly ToolPromptSection[]
   /**
    * The reserved transport (`run_code`) this executor serves, if any, built
