@@ -33,6 +33,9 @@ export interface PtcExecutorOptions {
 }
 
 
+/** The name of the SDK prompt section: the executor's own (the guidance) and each step's (guidance and declarations). */
+const SDK_SECTION = 'ptc-sdk'
+
 /** The prompt guidance that precedes the declarations. */
 export const SDK_GUIDANCE = [
   'Call `run_code` with a short program to use tools. The program is the body of an async function (TypeScript or JavaScript):',
@@ -63,10 +66,14 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
   const runCodeSchema = (): ToolSchema => ({ name: RUN_CODE, description: RUN_CODE_DESCRIPTION, parameters: structuredClone(RUN_CODE_PARAMETERS) })
 
   return Object.freeze({
+    // The SDK text the executor owns whatever tools a scope sees: its guidance. A step's describe() renders
+    // the whole SDK section (this guidance and the declarations of the visible tools) under the same name,
+    // which supersedes this one in modelInput().
+    sections: Object.freeze([Object.freeze({ name: SDK_SECTION, text: SDK_GUIDANCE })]),
     codeOnly: mode === 'code',
     transport: (host) => createRunCodeTool(host, { runtime, maxParallelSubCalls, limits, maxTimeoutMs, drainGraceMs }),
     describe(tools: readonly ToolDefinition[]): ToolModelInput {
-      const sections: ToolPromptSection[] = [{ name: 'ptc-sdk', text: sdkText(tools) }]
+      const sections: ToolPromptSection[] = [{ name: SDK_SECTION, text: sdkText(tools) }]
       if (mode === 'code') return { schemas: [runCodeSchema()], knownNames: [RUN_CODE], sections }
       const nativeInput = native.describe(tools)
       return { schemas: [...nativeInput.schemas, runCodeSchema()], knownNames: [...nativeInput.knownNames, RUN_CODE], sections }

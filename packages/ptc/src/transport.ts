@@ -81,7 +81,11 @@ export function parseRunCodeArgs(args: unknown, maxTimeoutMs: number): RunCodeAr
   return { code: a.code as string, description: a.description as string, ...(typeof timeoutMs === 'number' && { timeoutMs }) }
 }
 
-/** Freeze the bindings of a run: the scope's visible, admitted tools (never the transport). */
+/**
+ * Freeze the bindings of a run: the scope's visible, admitted tools (never the transport). The host hands
+ * out each registration's view, whose `parameters` is the frozen copy taken at registration, so every
+ * sub-call's `schema` is what `schemas()` declares.
+ */
 export function buildBindings(host: ToolExecutorHost, ctx: Pick<ToolRunContext, 'agent' | 'toolSet'>): Map<string, Binding> {
   const bindings = new Map<string, Binding>()
   for (const definition of host.definitions(ctx.agent, ctx.toolSet)) {
@@ -93,7 +97,10 @@ export function buildBindings(host: ToolExecutorHost, ctx: Pick<ToolRunContext, 
   return bindings
 }
 
-/** The SDK declarations of a set of definitions, as the model reads them. */
+/**
+ * The SDK declarations of a set of definitions, as the model reads them. `describe()` is given the
+ * registrations' views: `parameters` and `output.schema` are the frozen copies taken at registration.
+ */
 export function declarationsOf(definitions: readonly ToolDefinition[]): string {
   return renderDeclarations(
     definitions.filter((d) => d.name !== RUN_CODE).map((d) => ({ name: d.name, description: d.description, parameters: d.parameters, output: d.output.schema })),

@@ -7,9 +7,6 @@ import { installTimeoutPolicy } from '../timeout/index.js'
 import type { SessionEvent } from '../types/scope.js'
 import { createNativeExecutor } from './native.js'
 
-/** Generous bound for "returned soon after it was told to stop" (a loaded machine). */
-const SLACK_MS = 2000
-
 /** A service with `stubborn`: a body that ignores its signal and settles only when released. */
 function stubborn(options: { timeoutMs?: number; drainGraceMs?: number } = {}) {
   const release = deferred<{ ok: boolean }>()
@@ -47,13 +44,12 @@ describe('bounded drain of model-direct calls', () => {
   test('a timed-out body that ignores its signal is abandoned as TOOL_TIMEOUT; its late settle is logged', async () => {
     const h = stubborn({ timeoutMs: 50 })
     installTimeoutPolicy(h.tools)
-    const started = Date.now()
     const batch = await runBatch(h.tools, [call('stubborn', {}, 's1')], { agent: h.owner, log: { turn: 1, step: 1 } })
-    expect(Date.now() - started).toBeLessThan(50 + SLACK_MS)
+    // The batch came back while the body was still pending: it settles only when released below.
+    expect(h.isSettled()).toBe(false)
     const result = batch.results[0]?.result
     expect(result !== undefined && codeOf(result)).toBe('TOOL_TIMEOUT')
     expect(result?.isError === true && result.error.message).toMatch(/^tool call timed out after 50 ms and was abandoned: it ignored its abort signal and had not settled 100 ms later$/)
-    expect(h.isSettled()).toBe(false)
     const [logged] = ofType(h.session.events, 'tool/result')
     expect(logged).toMatchObject({ callId: 's1', name: 'stubborn', isError: true, abandoned: true })
     expect(errorCode(logged)).toBe('TOOL_TIMEOUT')

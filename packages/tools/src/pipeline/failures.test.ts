@@ -228,6 +228,21 @@ describe('failures become isError results, and execute() never rejects', () => {
     expect(finalized).toBe(1)
   })
 
+  test('a content callback whose getter throws when the call starts is an error result, not a rejection', async () => {
+    const tools = new ToolsService()
+    const definition = tool('t')
+    tools.register(definition)
+    let ran = 0
+    definition.execute = () => Promise.resolve(ran++)
+    Object.defineProperty(definition, 'finalizeContent', {
+      get(): never {
+        throw new Error('hostile callback')
+      },
+    })
+    expectStructuredFailure(await runOne(tools, 't'), /the tool definition could not be read: hostile callback/)
+    expect(ran).toBe(0)
+  })
+
   test('a pre-execute listener returning something that is not a decision is an error result', async () => {
     const tools = new ToolsService()
     let ran = 0

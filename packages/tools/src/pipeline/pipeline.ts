@@ -8,6 +8,7 @@ import type { Registration } from '../registry/registration.js'
 import { isAdmitted } from '../registry/tool-set.js'
 import type { UserMessage } from '../types/content.js'
 import type { PostToolDecision, PreToolDecision } from '../types/decisions.js'
+import type { ToolDefinition } from '../types/definition.js'
 import type { ToolsEvents } from '../types/events.js'
 import type { ToolDispatchExecution, ToolExecution, ToolExecutionInput, ToolExecutionResult, ToolExecutionToken, ToolRunContext } from '../types/execution.js'
 import type { ToolDispatchOptions } from '../types/executor.js'
@@ -38,6 +39,17 @@ export interface Route {
 interface DispatchHooks {
   readonly onPolicySettled: (() => void) | undefined
   readonly onBodyAborted: ((reason: unknown) => void) | undefined
+}
+
+/**
+ * The registration a call runs against, with the content callbacks read once when the call starts (the
+ * seed: they are captured at call start), so a definition changed while the body runs does not change how
+ * this call's content is projected or finalized.
+ */
+interface CallRegistration {
+  readonly reg: Registration
+  readonly projectContent: ToolDefinition['projectContent']
+  readonly finalizeContent: ToolDefinition['finalizeContent']
 }
 
 /** Per-call mutable state owned by the pipeline (never exposed as such). */
@@ -119,27 +131,34 @@ export class Pipeline {
       const hint = this.#executable(exec) !== undefined ? `; in this mode ${exec.name} is reachable only from a program: call tools[${JSON.stringify(exec.name)}](…) inside ${transport?.name ?? 'run_code'}` : ''
       return this.#finish(exec, undefined, failureResult('UNKNOWN_TOOL', `unknown tool: ${exec.name}${hint}`))
     }
-    const reg = isTransport ? transport : this.#executable(exec)
-    if (reg === undefined) return this.#finish(exec, undefined, failureResult('UNKNOWN_TOOL', `unknown tool: ${exec.name}`))
-    if (argumentsError !== undefined) return this.#finish(exec, reg, failureResult('INVALID_ARGS', argumentsError))
-    if (exec.signal.aborted) return this.#finish(exec, reg, aborted(false))
+    const found = isTransport ? transport : this.#executable(exec)
+    if (found === undefined) return this.#finish(exec, undefined, failureResult('UNKNOWN_TOOL', `unknown tool: ${exec.name}`))
+    let call: CallRegistration
+    try {
+      call = startCall(found)
+    } catch (error) {
+      return this.#finish(exec, undefined, thrownResult(error, 'the tool definition could not be read: '))
+    }
+    if (argumentsError !== undefined) return this.#finish(exec, call, failureResult('INVALID_ARGS', argumentsError))
+    if (exec.signal.aborted) return this.#finish(exec, call, aborted(false))
 
     let result: ToolExecutionResult
     try {
-      result = await this.#run(reg, exec, isTransport, hooks)
+      result = await this.#run(call, exec, isTransport, hooks)
     } catch (error) {
       // A safety net: every stage contains its own failures, but a hostile value
       // (a decision whose getters throw, …) must still end as one isError result.
       result = thrownResult(error, 'the tool pipeline failed: ')
     }
-    return this.#finish(exec, reg, result)
+    return this.#finish(exec, call, result)
   }
 
   /**
    * Policy, dispatch and post-execute of an admitted call; the candidate result for `#finish`.
    * Stages without listeners are not awaited: a sub-call from a program crosses this once per call.
    */
-  async #run(reg: Registration, exec: ToolExecution, isTransport: boolean, hooks: DispatchHooks): Promise<ToolExecutionResult> {
+  async #run(call: CallRegistration, exec: ToolExecution, isTransport: boolean, hooks: DispatchHooks): Promise<ToolExecutionResult> {
+    const { reg } = call
     const state: CallState = { contexts: [], concluded: false, settled: false, bodyInvoked: false, onBodyAborted: hooks.onBodyAborted }
     const admitted = this.#admit(exec)
     const denied = admitted instanceof Promise ? await admitted : admitted
@@ -161,7 +180,7 @@ export class Pipeline {
     } catch (error) {
       result = thrownResult(error, 'a tools/execute wrapper failed: ')
     }
-    result = this.#project(reg, exec, withContexts(result, state))
+    result = project(call, exec, withContexts(result, state))
     if (this.listeners.postExecute.for(exec.agent).length > 0) result = await this.#post(reg, exec, result)
     if (!result.isError && exec.signal.aborted) result = aborted(state.bodyInvoked)
     return result
@@ -236,18 +255,6 @@ export class Pipeline {
     return (state.bodyResult = produceValue(reg, exec, raw, state.concluded))
   }
 
-  /** `projectContent`, captured at call start, for an outcome entering post-execute. */
-  #project(reg: Registration, exec: ToolExecution, result: ToolExecutionResult): ToolExecutionResult {
-    const project = reg.definition.projectContent
-    if (project === undefined) return result
-    try {
-      const content = project.call(reg.definition, exec, Object.freeze({ ...result }))
-      return content === undefined ? result : { ...result, content }
-    } catch (error) {
-      return thrownResult(error, 'projectContent failed: ')
-    }
-  }
-
   async #post(reg: Registration, exec: ToolExecution, result: ToolExecutionResult): Promise<ToolExecutionResult> {
     const listeners = this.listeners.postExecute.for(exec.agent)
     if (listeners.length === 0) return result
@@ -265,12 +272,12 @@ export class Pipeline {
   }
 
   /** finalizeContent exactly once, materialize + freeze, then `tools/result`. */
-  #finish(exec: ToolExecution, reg: Registration | undefined, candidate: ToolExecutionResult): ToolExecutionResult {
+  #finish(exec: ToolExecution, call: CallRegistration | undefined, candidate: ToolExecutionResult): ToolExecutionResult {
     let result = materialize(candidate)
-    const finalize = reg?.definition.finalizeContent
+    const finalize = call?.finalizeContent
     if (finalize !== undefined) {
       try {
-        const content = finalize.call(reg?.definition, exec, result)
+        const content = finalize.call(call?.reg.definition, exec, result)
         if (content !== undefined) result = materialize({ ...result, content })
       } catch (error) {
         result = materialize(thrownResult(error, 'finalizeContent failed: '))
@@ -283,6 +290,24 @@ export class Pipeline {
   #executable(exec: ToolExecution): Registration | undefined {
     const reg = this.layers.lookup(exec.name, exec.agent)
     return reg !== undefined && isAdmitted(reg, exec.agent, exec.toolSet) ? reg : undefined
+  }
+}
+
+/** Read the content callbacks of the registration a call starts with, once. */
+function startCall(reg: Registration): CallRegistration {
+  const { projectContent, finalizeContent } = reg.definition
+  return { reg, projectContent, finalizeContent }
+}
+
+/** `projectContent`, captured at call start, for an outcome entering post-execute. */
+function project(call: CallRegistration, exec: ToolExecution, result: ToolExecutionResult): ToolExecutionResult {
+  const projectContent = call.projectContent
+  if (projectContent === undefined) return result
+  try {
+    const content = projectContent.call(call.reg.definition, exec, Object.freeze({ ...result }))
+    return content === undefined ? result : { ...result, content }
+  } catch (error) {
+    return thrownResult(error, 'projectContent failed: ')
   }
 }
 

@@ -3,7 +3,7 @@ import { ToolsService } from '../registry/service.js'
 import { installTimeoutPolicy } from '../timeout/index.js'
 import type { ToolDefinition } from '../types/definition.js'
 import type { ToolExecution, ToolExecutionResult } from '../types/execution.js'
-import { agent, codeOf, delay, runOne, textOf, tool } from './fixtures/tool.js'
+import { agent, codeOf, deferred, delay, runOne, textOf, tool } from './fixtures/tool.js'
 
 /** A tool whose output is `{ n: number }`, rendered as `n=<n>`, with presentation meta `{ shown: n }`. */
 function counter(overrides: Partial<ToolDefinition> = {}): ToolDefinition {
@@ -171,6 +171,28 @@ describe('projectContent', () => {
     await runOne(tools, 'counter')
     expect(projected).toBe(0)
   })
+  test('the callback present when the call started is used, even if the body replaces it', async () => {
+    const tools = new ToolsService()
+    const definition = counter({ projectContent: () => [{ type: 'text', text: 'projected at start' }] })
+    definition.execute = () => {
+      definition.projectContent = () => [{ type: 'text', text: 'projected by the replacement' }]
+      return Promise.resolve({ n: 1 })
+    }
+    tools.register(definition)
+    expect(textOf(await runOne(tools, 'counter'))).toBe('projected at start')
+    expect(textOf(await runOne(tools, 'counter'))).toBe('projected by the replacement')
+  })
+
+  test('a callback added while the call runs is not used by that call', async () => {
+    const tools = new ToolsService()
+    const definition = counter()
+    definition.execute = () => {
+      definition.projectContent = () => [{ type: 'text', text: 'projected' }]
+      return Promise.resolve({ n: 1 })
+    }
+    tools.register(definition)
+    expect(textOf(await runOne(tools, 'counter'))).toBe('n=1')
+  })
 })
 
 describe('finalizeContent', () => {
@@ -285,6 +307,32 @@ describe('finalizeContent', () => {
     })
     const result = await runOne(tools, 'counter', {}, { agent: a })
     expect(codeOf(result)).toBe('UNKNOWN_TOOL')
+    expect(calls).toHaveLength(1)
+  })
+
+  test('the callback present when the call started is used, even if it is replaced while the body awaits', async () => {
+    const tools = new ToolsService()
+    const { definition, calls } = finalizing()
+    const release = deferred()
+    definition.execute = () => release.promise.then(() => ({ n: 1 }))
+    tools.register(definition)
+    const pending = runOne(tools, 'counter')
+    definition.finalizeContent = () => [{ type: 'text', text: 'finalized by the replacement' }]
+    release.resolve()
+    expect(textOf(await pending)).toBe('n=1\n(final)')
+    expect(calls).toHaveLength(1)
+    expect(textOf(await runOne(tools, 'counter'))).toBe('finalized by the replacement')
+  })
+
+  test('a callback removed while the body runs still finalizes that call', async () => {
+    const tools = new ToolsService()
+    const { definition, calls } = finalizing()
+    definition.execute = () => {
+      delete definition.finalizeContent
+      return Promise.resolve({ n: 1 })
+    }
+    tools.register(definition)
+    expect(textOf(await runOne(tools, 'counter'))).toBe('n=1\n(final)')
     expect(calls).toHaveLength(1)
   })
 

@@ -130,6 +130,20 @@ describe('modelInput()', () => {
     })
   })
 
+  test("a step section supersedes the executor's section of the same name", () => {
+    const tools = new ToolsService()
+    const executor = markerExecutor('custom')
+    tools.setExecutor({
+      ...executor,
+      sections: [{ name: 'guide', text: 'general guidance' }, { name: 'rules', text: 'house rules' }],
+      describe: (visible) => ({ ...executor.describe(visible), sections: [{ name: 'guide', text: 'guidance for this step' }] }),
+    })
+    expect(tools.modelInput().sections).toEqual([
+      { name: 'rules', text: 'house rules' },
+      { name: 'guide', text: 'guidance for this step' },
+    ])
+  })
+
   test('native schemas are detached from the registration', () => {
     const tools = new ToolsService()
     tools.register(tool('t', { parameters: { type: 'object', properties: { q: { type: 'string' } } } }))
@@ -137,5 +151,28 @@ describe('modelInput()', () => {
     if (first?.parameters.properties !== undefined) first.parameters.properties['q'] = { type: 'number' }
     expect(tools.modelInput().schemas[0]?.parameters.properties).toEqual({ q: { type: 'string' } })
     expect(tools.get('t')?.parameters.properties).toEqual({ q: { type: 'string' } })
+  })
+
+  test('describe() is given the parameters and output schema frozen at registration, not the live definition', () => {
+    const tools = new ToolsService()
+    const definition = tool('t', { parameters: { type: 'object', properties: { q: { type: 'string' } } } })
+    tools.register(definition)
+    const seen: ToolDefinition[] = []
+    const native = createNativeExecutor()
+    tools.setExecutor({
+      ...native,
+      describe: (visible) => {
+        seen.push(...visible)
+        return native.describe(visible)
+      },
+    })
+    definition.parameters.properties = { q: { type: 'number' }, extra: { type: 'boolean' } }
+    definition.output.schema.type = 'string'
+    expect(tools.modelInput().schemas).toEqual(tools.schemas())
+    expect(tools.schemas()[0]?.parameters.properties).toEqual({ q: { type: 'string' } })
+    expect(seen[0]?.parameters.properties).toEqual({ q: { type: 'string' } })
+    expect(seen[0]?.output.schema).toEqual({})
+    expect(Object.isFrozen(seen[0]?.parameters.properties)).toBe(true)
+    expect(seen[0]?.execute).toBe(definition.execute)
   })
 })

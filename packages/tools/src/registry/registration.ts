@@ -1,8 +1,8 @@
 import { ToolRegistrationError, JsonSchemaError } from '../errors.js'
 import { snapshotJson } from '../json/snapshot.js'
-import { assertObjectJsonSchema, assertSupportedJsonSchema, type ObjectJsonSchema } from '../schema/json-schema.js'
+import { assertObjectJsonSchema, assertSupportedJsonSchema, type JsonSchemaNode, type ObjectJsonSchema } from '../schema/json-schema.js'
 import { compileJsonSchema, type CompiledValidator } from '../schema/validate.js'
-import type { ToolDefinition, ToolRegistrationOptions } from '../types/definition.js'
+import type { ToolDefinition, ToolOutputDefinition, ToolRegistrationOptions } from '../types/definition.js'
 import type { Scope } from '../types/scope.js'
 
 /** The reserved transport name: never registered, never restricted. */
@@ -19,6 +19,12 @@ export interface Registration {
   readonly parameters: ObjectJsonSchema
   /** Compiled once: every successful value is checked against it. */
   readonly output: CompiledValidator
+  /**
+   * The definition as registered, the one executors see (host `definitions()`/`executable()`, `describe()`):
+   * `parameters` and `output.schema` are the frozen copies above, so bindings, sub-call schemas and SDK
+   * declarations agree with `schemas()` whatever happens to the definition's objects later.
+   */
+  readonly registered: ToolDefinition
   alive: boolean
 }
 
@@ -102,5 +108,22 @@ export function createRegistration(
   if (problems.length > 0 || parameters === undefined || output === undefined) {
     throw new ToolRegistrationError(`invalid ${label}: ${problems.join('; ')}`)
   }
-  return { id: nextId++, name: name as string, definition, scope, when, parameters, output, alive: true }
+  const registered = registeredView(definition, out as ToolOutputDefinition, parameters, output.schema)
+  return { id: nextId++, name: name as string, definition, scope, when, parameters, output, registered, alive: true }
+}
+
+/**
+ * A frozen view of `definition` whose model-facing declaration (`parameters`, `output.schema`) is the
+ * registration's frozen copy; `checked` is the `output` object read once at registration. Everything else
+ * is read from the definition through the prototype, so the view behaves as the definition does (methods,
+ * `this`), and `description` stays what `schemas()` projects.
+ */
+function registeredView(definition: ToolDefinition, checked: ToolOutputDefinition, parameters: ObjectJsonSchema, schema: JsonSchemaNode): ToolDefinition {
+  const output = Object.freeze(Object.create(checked, { schema: { value: schema, enumerable: true } }) as ToolOutputDefinition)
+  return Object.freeze(
+    Object.create(definition, {
+      parameters: { value: parameters, enumerable: true },
+      output: { value: output, enumerable: true },
+    }) as ToolDefinition,
+  )
 }

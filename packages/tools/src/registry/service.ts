@@ -104,8 +104,8 @@ class Core {
           return EXCLUSIVE
         }
       },
-      definitions: (scope, toolSet) => this.visible(scope, toolSet).map((reg) => reg.definition),
-      executable: (name, scope, toolSet) => this.executable(name, scope, toolSet)?.definition,
+      definitions: (scope, toolSet) => this.visible(scope, toolSet).map((reg) => reg.registered),
+      executable: (name, scope, toolSet) => this.executable(name, scope, toolSet)?.registered,
       ptcDispatchLog: (dispatch) => this.ptcDispatchLog(dispatch),
     } satisfies ToolExecutorHost)
     if (executor.transport !== undefined) {
@@ -219,12 +219,16 @@ export class ToolsView {
     return this.#core.visible(scope, toolSet).map((reg) => projectSchema(reg))
   }
 
-  /** What a model request of this step declares, in the selected executor's mode, with its prompt sections. */
+  /**
+   * What a model request of this step declares, in the selected executor's mode, with its prompt sections:
+   * the executor's `sections`, then the step's from `describe()` (a step section replaces an executor
+   * section of the same name, e.g. the PTC SDK section: guidance, then the guidance with the declarations).
+   */
   modelInput(scope: ScopeKey | undefined = this.scope, toolSet?: ResolvedToolSet): ToolStepInput {
     const executor = this.#core.executors.select(scope)
     if (executor === null) throw new NoExecutorError()
-    const described = executor.describe(this.definitions(scope, toolSet))
-    return { schemas: described.schemas, knownNames: described.knownNames, sections: [...(executor.sections ?? []), ...(described.sections ?? [])] }
+    const described = executor.describe(this.#core.visible(scope, toolSet).map((reg) => reg.registered))
+    return { schemas: described.schemas, knownNames: described.knownNames, sections: stepSections(executor.sections ?? [], described.sections ?? []) }
   }
 
   /** Provide the executor for this view's scope (global view: the deployment default). Returns the disposer. */
@@ -275,6 +279,12 @@ export class ToolsService extends ToolsView {
 
 function projectSchema(reg: Registration): ToolSchema {
   return { name: reg.name, description: reg.definition.description, parameters: structuredClone(reg.parameters) }
+}
+
+/** The executor's own sections, then the step's; a step section supersedes an executor section of the same name. */
+function stepSections(owned: readonly ToolPromptSection[], step: readonly ToolPromptSection[]): ToolPromptSection[] {
+  const superseded = new Set(step.map((s) => s.name))
+  return [...owned.filter((s) => !superseded.has(s.name)), ...step]
 }
 
 function checkBatchInput(input: ToolBatchInput): void {

@@ -44,6 +44,11 @@ export interface ToolBatchResult {
 
 /** Owns argument parsing, dispatch, scheduling, cancellation and logging of a batch. */
 export interface ToolExecutor {
+  /**
+   * Guidance owned by the executor, whatever tools a scope sees (the PTC executor: its SDK guidance).
+   * `modelInput()` lists these first, then the step's `describe()` sections; a step section with the same
+   * name supersedes the executor's.
+   */
   readonly sections?: readonly ToolPromptSection[]
   /**
    * The reserved transport (`run_code`) this executor serves, if any, built
@@ -104,9 +109,13 @@ export interface ToolExecutorHost {
   dispatch(input: ToolExecutionInput, options?: ToolDispatchOptions): Promise<ToolExecutionResult>
   /** Start-time classification: only an exact `true` from a valid call's classifier is parallel. */
   mode(input: Pick<ToolExecutionInput, 'name' | 'arguments' | 'agent' | 'toolSet'>): ToolExecutionMode
-  /** Visible, admitted definitions of a scope (never the transport). */
+  /**
+   * Visible, admitted definitions of a scope (never the transport), as registered: one frozen view per
+   * registration whose `parameters` and `output.schema` are the copies taken at `register()` (what
+   * `schemas()` projects), everything else read from the definition. `describe()` receives the same views.
+   */
   definitions(scope?: ScopeKey, toolSet?: ResolvedToolSet): readonly ToolDefinition[]
-  /** The definition a call may execute, or undefined. */
+  /** The view (as in `definitions()`) of the registration a call may execute, or undefined. */
   executable(name: string, scope?: ScopeKey, toolSet?: ResolvedToolSet): ToolDefinition | undefined
   /** Run the `tools/ptc-dispatch-log` waterfall; a throwing listener yields the original content. */
   ptcDispatchLog(dispatch: PtcDispatchLog): Promise<ContentBlock[]>

@@ -1,0 +1,71 @@
+import { ToolsService, type ObjectJsonSchema, type ToolDefinition, type ToolExecution } from '@ptc/tools'
+import { describe, expect, test } from 'vitest'
+import { createPtcExecutor } from './executor.js'
+import { FakeRuntime } from './testing/fake-runtime.js'
+import { text } from './testing/fixtures.js'
+
+/** A tool whose parameter and output schemas stay reachable (and mutable) after registration. */
+function mutableTool(): { definition: ToolDefinition; parameters: ObjectJsonSchema; outputSchema: ObjectJsonSchema } {
+  const parameters: ObjectJsonSchema = { type: 'object', properties: { q: { type: 'string' } }, required: ['q'], additionalProperties: false }
+  const outputSchema: ObjectJsonSchema = { type: 'object', properties: { hits: { type: 'integer' } }, required: ['hits'], additionalProperties: false }
+  const definition: ToolDefinition = {
+    name: 'find',
+    description: 'Find things.',
+    parameters,
+    output: { schema: outputSchema, render: (_args, value) => [{ type: 'text', text: JSON.stringify(value) }] },
+    execute: () => Promise.resolve({ hits: 1 }),
+  }
+  return { definition, parameters, outputSchema }
+}
+
+/** A service with `find` registered and a PTC executor over `runtime`. */
+function registered(runtime: FakeRuntime): { tools: ToolsService; parameters: ObjectJsonSchema; outputSchema: ObjectJsonSchema } {
+  const tools = new ToolsService()
+  const { definition, parameters, outputSchema } = mutableTool()
+  tools.register(definition)
+  tools.setExecutor(createPtcExecutor({ runtime }))
+  return { tools, parameters, outputSchema }
+}
+
+/** Add a property and change a type in both schemas of the registered definition. */
+function mutate(parameters: ObjectJsonSchema, outputSchema: ObjectJsonSchema): void {
+  parameters.properties = { q: { type: 'number' }, extra: { type: 'boolean' } }
+  outputSchema.properties = { hits: { type: 'string' } }
+}
+
+const REGISTERED_SCHEMA = {
+  name: 'find',
+  description: 'Find things.',
+  parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'], additionalProperties: false },
+}
+
+describe('the transport reads the copy frozen at registration', () => {
+  test('mutating a definition after registration changes neither the SDK text nor schemas()', () => {
+    const { tools, parameters, outputSchema } = registered(new FakeRuntime())
+    const sdk = tools.modelInput().sections.map((s) => s.text).join('\n\n')
+    expect(sdk).toContain('interface ToolArgsMap {\n  find: {\n    q: string\n  }\n}')
+    expect(sdk).toContain('interface ToolOutputMap {\n  find: {\n    hits: number\n  }\n}')
+    mutate(parameters, outputSchema)
+    expect(tools.modelInput().sections.map((s) => s.text).join('\n\n')).toBe(sdk)
+    expect(tools.schemas()).toEqual([REGISTERED_SCHEMA])
+  })
+
+  test("a sub-call's schema is the registered one, frozen, after the definition was mutated", async () => {
+    const runtime = new FakeRuntime()
+    const { tools, parameters, outputSchema } = registered(runtime)
+    mutate(parameters, outputSchema)
+    const seen: ToolExecution[] = []
+    tools.on('tools/pre-execute', (exec, next) => {
+      if (exec.name === 'find') seen.push(exec)
+      return next()
+    })
+    const code = runtime.define('find', async (t) => t.find!({ q: 'x' }))
+    const out = await tools.execute({
+      calls: [{ type: 'tool_call', id: 'r', name: 'run_code', arguments: JSON.stringify({ code, description: 'find' }) }],
+      signal: new AbortController().signal,
+    })
+    expect(text(out.results[0]!.result)).toContain('"hits": 1')
+    expect(seen.map((e) => e.schema)).toEqual([REGISTERED_SCHEMA])
+    expect(Object.isFrozen(seen[0]?.schema?.parameters.properties)).toBe(true)
+  })
+})
