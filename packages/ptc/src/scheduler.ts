@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events'
 import { ToolsError } from '@ptc/tools'
-import { abandonedResult, abandonReason, adoptParsedJson } from '@ptc/tools/executor'
+import { abandonedResult, abandonReason, adoptParsedJson, isConcurrencySafeCall } from '@ptc/tools/executor'
 import type {
   Agent,
   ImageBlock,
@@ -265,15 +265,7 @@ export class SubCallScheduler {
  * when first needed gives what it gave at start.
  */
 function exclusive(call: SubCall): boolean {
-  if (call.exclusive === undefined) {
-    let safe = false
-    try {
-      safe = call.binding.definition.isConcurrencySafe?.(call.arguments) === true
-    } catch {
-      // fail closed
-    }
-    call.exclusive = !safe
-  }
+  call.exclusive ??= !isConcurrencySafeCall(call.binding.definition, call.arguments)
   return call.exclusive
 }
 

@@ -7,7 +7,9 @@
  *   `snapshotJson` from the root entry.
  * - `abandonReason` / `abandonedResult`: the wording and result of a call abandoned after the drain grace.
  * - `failureResult`: the `isError` result of a failure with its stable code.
+ * - `isConcurrencySafeCall`: the one rule that decides whether a call may overlap others.
  */
 export { adoptParsedJson } from '../json/snapshot.js'
 export { abandonedResult, abandonReason } from './bounded.js'
+export { isConcurrencySafeCall } from './classify.js'
 export { failureResult } from '../pipeline/results.js'

@@ -18,6 +18,7 @@ import { Layers } from './layers.js'
 import { createRegistration, RUN_CODE, type Registration } from './registration.js'
 import { compileRestriction } from './restriction.js'
 import { isAdmitted, resolveToolSet } from './tool-set.js'
+import { isConcurrencySafeCall } from '../executor/classify.js'
 
 export interface ToolsServiceOptions {
   /** Answers `ask` decisions; without it, `ask` is a denial. */
@@ -96,13 +97,7 @@ class Core {
       mode: (input): ToolExecutionMode => {
         const reg =
           input.name === route.transport?.name ? route.transport : this.executable(input.name, input.agent, input.toolSet)
-        const classify = reg?.definition.isConcurrencySafe
-        if (classify === undefined) return EXCLUSIVE
-        try {
-          return classify.call(reg?.definition, input.arguments) === true ? PARALLEL : EXCLUSIVE
-        } catch {
-          return EXCLUSIVE
-        }
+        return reg !== undefined && isConcurrencySafeCall(reg.definition, input.arguments) ? PARALLEL : EXCLUSIVE
       },
       definitions: (scope, toolSet) => this.visible(scope, toolSet).map((reg) => reg.registered),
       executable: (name, scope, toolSet) => this.executable(name, scope, toolSet)?.registered,

@@ -10,6 +10,7 @@ import type { InferArgs, InferValue } from './infer.js'
 import type { ObjectJsonSchema } from './json-schema.js'
 import { parameterSchemaSpecToJsonSchema, valueSchemaSpecToJsonSchema } from './to-json-schema.js'
 import { _validatorFor, compileJsonSchema, type CompiledValidator } from './validate.js'
+import { isConcurrencySafeCall } from '../executor/classify.js'
 
 /** The typed output declaration of {@link defineTool}. */
 export interface TypedToolOutput<P, O> {
@@ -140,11 +141,7 @@ export function defineTool<const P extends ParameterSchemaSpec, const O extends 
   if (typed.isConcurrencySafe !== undefined) {
     tool.isConcurrencySafe = (args) => {
       const valid = accept(args)
-      try {
-        return valid !== undefined && typed.isConcurrencySafe?.(valid) === true
-      } catch {
-        return false
-      }
+      return valid !== undefined && isConcurrencySafeCall(typed, valid)
     }
   }
   if (typed.presentCall !== undefined) {
