@@ -74,6 +74,7 @@ export function recordingRuntime(inner: CodeRuntime): RecordingRuntime {
   let last: CodeRunResult | undefined
   return {
     name: inner.name,
+    limits: inner.limits,
     get last() {
       return last
     },

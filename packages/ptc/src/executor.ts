@@ -1,4 +1,4 @@
-import { DEFAULT_LIMITS, type CodeRunLimits, type CodeRuntime } from '@ptc/sandbox'
+import type { CodeRunLimits, CodeRuntime } from '@ptc/sandbox'
 import { createNativeExecutor, DEFAULT_DRAIN_GRACE_MS, RUN_CODE, type ToolDefinition, type ToolExecutor, type ToolModelInput, type ToolPromptSection, type ToolSchema } from '@ptc/tools'
 import { createRunCodeTool, declarationsOf, RUN_CODE_DESCRIPTION, RUN_CODE_PARAMETERS } from './transport.js'
 
@@ -11,7 +11,10 @@ export interface PtcExecutorOptions {
   maxParallelSubCalls?: number
   /** Cap of the rolling pool of model-direct calls in a batch (default 10). */
   maxParallelToolCalls?: number
-  /** Limits of every run; a program's `timeoutMs` replaces `wallMs`, up to this ceiling. */
+  /**
+   * Limits of every run, over the runtime's own (`runtime.limits`); a program's `timeoutMs` replaces
+   * `wallMs`, up to this ceiling (the runtime's `wallMs` when this sets none).
+   */
   limits?: Partial<CodeRunLimits>
   /**
    * How long (ms, default 100) calls still in flight may take to settle once they were told to stop before
@@ -59,7 +62,9 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
   const maxParallelSubCalls = options.maxParallelSubCalls ?? 10
   if (!Number.isInteger(maxParallelSubCalls) || maxParallelSubCalls < 1) throw new TypeError('maxParallelSubCalls must be a positive integer')
   const limits = { ...options.limits }
-  const maxTimeoutMs = limits.wallMs ?? DEFAULT_LIMITS.wallMs
+  // A program's timeoutMs may shorten its wall, never lengthen it past what the harness configured:
+  // the executor's limits, else the runtime's own.
+  const maxTimeoutMs = limits.wallMs ?? options.runtime.limits.wallMs
   const drainGraceMs = options.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS
   if (typeof drainGraceMs !== 'number' || !Number.isFinite(drainGraceMs) || drainGraceMs < 0) throw new TypeError('drainGraceMs must be a finite number of milliseconds >= 0')
   const native = createNativeExecutor({ drainGraceMs, ...(options.maxParallelToolCalls !== undefined && { maxParallelToolCalls: options.maxParallelToolCalls }) })

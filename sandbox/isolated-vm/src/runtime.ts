@@ -89,7 +89,12 @@ function positiveInteger(value: number | undefined, fallback: number, name: stri
 
 class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
   readonly name = 'isolated-vm'
-  readonly #defaults: CodeRunLimits
+
+  /** This runtime's limits when a request sets none: its `limits` option over `DEFAULT_LIMITS`. */
+  get limits(): Readonly<CodeRunLimits> {
+    return this.#defaults
+  }
+  readonly #defaults: Readonly<CodeRunLimits>
   readonly #gate: RunGate
   readonly #pool: ProcessPool | undefined
   readonly #inline: InlineLane | undefined
@@ -98,7 +103,7 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
   #disposing: Promise<void> | undefined
 
   constructor(options: IsolatedVmRuntimeOptions) {
-    this.#defaults = resolveLimits(options.limits, DEFAULT_LIMITS)
+    this.#defaults = Object.freeze(resolveLimits(options.limits, DEFAULT_LIMITS))
     const containment = options.containment ?? 'process'
     if (containment !== 'process' && containment !== 'none') throw new SandboxUsageError('containment must be "process" or "none"')
     const inline = containment === 'none'

@@ -57,7 +57,12 @@ export const DEFAULT_WATCHDOG_GRACE_MS = 50
 /** The QuickJS `CodeRuntime` (exported for tests, which inject an executor; the public face is `createQuickJSRuntime`). */
 export class QuickJSCodeRuntime implements CodeRuntime {
   readonly name = 'quickjs'
-  readonly #defaults: CodeRunLimits
+
+  /** This runtime's limits when a request sets none: its `limits` option over `DEFAULT_LIMITS`. */
+  get limits(): Readonly<CodeRunLimits> {
+    return this.#defaults
+  }
+  readonly #defaults: Readonly<CodeRunLimits>
   readonly #executor: Executor
   readonly #gate: RunGate
   readonly #grace: number
@@ -66,7 +71,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
   #disposing: Promise<void> | undefined
 
   constructor(options: QuickJSRuntimeOptions, executor?: Executor) {
-    this.#defaults = resolveLimits(options.limits, DEFAULT_LIMITS)
+    this.#defaults = Object.freeze(resolveLimits(options.limits, DEFAULT_LIMITS))
     const variant = options.variant ?? 'quickjs'
     const cores = availableParallelism()
     const inline = options.isolation === 'inline'

@@ -93,6 +93,11 @@ export interface CodeRunStats {
 export interface CodeRuntime {
   /** `'quickjs'`, `'isolated-vm'`, … */
   readonly name: string
+  /**
+   * The limits of this runtime's runs when a request sets none: its options over `DEFAULT_LIMITS`,
+   * resolved. A transport caps what a program may ask for (e.g. `run_code`'s `timeoutMs`) by them.
+   */
+  readonly limits: Readonly<CodeRunLimits>
   /** Rejects only on misuse (bad bindings, disposed runtime); guest failures are results. */
   run(request: CodeRunRequest): Promise<CodeRunResult>
   /** Aborts live runs and waits for them. */

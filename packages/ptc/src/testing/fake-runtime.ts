@@ -1,4 +1,5 @@
-import type { CodeRunFailureKind, CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
+import { DEFAULT_LIMITS } from '@ptc/sandbox'
+import type { CodeRunFailureKind, CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import { snapshotJson } from '@ptc/tools'
 
 /** A "program" for the fake runtime: host-side async code given the same `tools` and `console` a guest gets. */
@@ -25,8 +26,14 @@ export class FakeFailure {
  */
 export class FakeRuntime implements CodeRuntime {
   readonly name = 'fake'
+  /** The runtime's limits when a request sets none (the fake enforces none of them). */
+  readonly limits: Readonly<CodeRunLimits>
   readonly programs = new Map<string, FakeProgram>()
   readonly requests: CodeRunRequest[] = []
+
+  constructor(limits: Partial<CodeRunLimits> = {}) {
+    this.limits = Object.freeze({ ...DEFAULT_LIMITS, ...limits })
+  }
 
   define(code: string, program: FakeProgram): string {
     this.programs.set(code, program)
