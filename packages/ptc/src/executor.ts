@@ -1,6 +1,8 @@
 import type { CodeRunLimits, CodeRuntime } from '@ptc/sandbox'
 import { createNativeExecutor, DEFAULT_DRAIN_GRACE_MS, RUN_CODE, type ToolDefinition, type ToolExecutor, type ToolModelInput, type ToolPromptSection, type ToolSchema } from '@ptc/tools'
-import { createRunCodeTool, declarationsOf, RUN_CODE_DESCRIPTION, RUN_CODE_PARAMETERS } from './transport.js'
+import { declarationsOf } from './bindings.js'
+import { RUN_CODE_DESCRIPTION, RUN_CODE_PARAMETERS } from './run-code-args.js'
+import { createRunCodeTool } from './transport.js'
 
 export interface PtcExecutorOptions {
   /** The sandbox backend programs run in. */

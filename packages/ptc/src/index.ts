@@ -1,6 +1,6 @@
 export { createPtcExecutor, sdkText, SDK_GUIDANCE, type PtcExecutorOptions } from './executor.js'
 export { CodeRunFailedError } from './errors.js'
-export { RUN_CODE_DESCRIPTION, RUN_CODE_PARAMETERS, parseRunCodeArgs, type RunCodeArgs } from './transport.js'
+export { RUN_CODE_DESCRIPTION, RUN_CODE_PARAMETERS, parseRunCodeArgs, type RunCodeArgs } from './run-code-args.js'
 export { renderRunText } from './render.js'
 /** Lives in `@ptc/tools` (the default `render` of `defineTool` uses it); re-exported for existing imports. */
 export { prettyJson } from '@ptc/tools'

@@ -1,19 +1,15 @@
-import { renderDeclarations } from '@ptc/bindings'
+/**
+ * The `run_code` tool: a program's arguments checked, its bindings frozen, the run on the sandbox
+ * runtime with each guest call submitted to the run's sub-call scheduler, and the outcome rendered.
+ */
 import type { CodeRunLimits, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
-import {
-  RUN_CODE,
-  ToolArgsError,
-  type JsonSchemaNode,
-  type JsonValue,
-  type ObjectJsonSchema,
-  type ToolDefinition,
-  type ToolExecutorHost,
-  type ToolRunContext,
-} from '@ptc/tools'
+import { RUN_CODE, type JsonSchemaNode, type JsonValue, type ToolDefinition, type ToolExecutorHost, type ToolRunContext } from '@ptc/tools'
+import { buildBindings } from './bindings.js'
 import { DispatchLog } from './dispatch-log.js'
 import { CodeRunFailedError } from './errors.js'
 import { renderRunText } from './render.js'
-import { SubCallScheduler, type Binding } from './scheduler.js'
+import { parseRunCodeArgs, RUN_CODE_DESCRIPTION, RUN_CODE_PARAMETERS } from './run-code-args.js'
+import { SubCallScheduler } from './scheduler.js'
 
 /** What the transport needs from the executor's configuration. */
 export interface TransportConfig {
@@ -26,85 +22,12 @@ export interface TransportConfig {
   readonly drainGraceMs: number
 }
 
-/** Validated `run_code` arguments. */
-export interface RunCodeArgs {
-  readonly code: string
-  readonly description: string
-  readonly timeoutMs?: number
-}
-
-export const RUN_CODE_PARAMETERS: ObjectJsonSchema = {
-  type: 'object',
-  properties: {
-    code: {
-      type: 'string',
-      description: 'The body of an async function in JavaScript or TypeScript. Use await and return at top level; call tools as `await tools.name(args)`.',
-    },
-    description: { type: 'string', description: 'A short label of what the program does, shown to the user.' },
-    timeoutMs: { type: 'integer', description: 'Optional wall-clock limit for this program in milliseconds.' },
-  },
-  required: ['code', 'description'],
-  additionalProperties: false,
-}
-
 /** The canonical value of a run: `{ logs, result? }`. */
 const RUN_CODE_OUTPUT: JsonSchemaNode = {
   type: 'object',
   properties: { logs: { type: 'array', items: { type: 'string' } }, result: {} },
   required: ['logs'],
   additionalProperties: false,
-}
-
-export const RUN_CODE_DESCRIPTION =
-  'Run a short JavaScript/TypeScript program in a sandbox. Inside it every tool is an async function on `tools` ' +
-  '(see the SDK declarations). Only what the program prints with console.log or returns comes back to you.'
-
-/** Check `run_code` arguments with specific messages; every problem is listed. */
-export function parseRunCodeArgs(args: unknown, maxTimeoutMs: number): RunCodeArgs {
-  const problems: { path: string; message: string }[] = []
-  const a = (typeof args === 'object' && args !== null && !Array.isArray(args) ? args : {}) as Record<string, unknown>
-  if (a !== args) problems.push({ path: '', message: 'arguments must be an object { code, description, timeoutMs? }' })
-  if (typeof a.code !== 'string') problems.push({ path: '/code', message: a.code === undefined ? 'is required' : 'must be a string of program text' })
-  else if (a.code.trim() === '') problems.push({ path: '/code', message: 'is empty' })
-  if (typeof a.description !== 'string') problems.push({ path: '/description', message: a.description === undefined ? 'is required' : 'must be a string' })
-  else if (a.description.trim() === '') problems.push({ path: '/description', message: 'must not be blank: give a short label of what the program does' })
-  const timeoutMs = a.timeoutMs
-  if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs <= 0)) {
-    problems.push({ path: '/timeoutMs', message: 'must be a positive integer number of milliseconds' })
-  } else if (typeof timeoutMs === 'number' && timeoutMs > maxTimeoutMs) {
-    problems.push({ path: '/timeoutMs', message: `must be at most ${maxTimeoutMs} ms` })
-  }
-  for (const key of Object.keys(a)) if (!(key in (RUN_CODE_PARAMETERS.properties ?? {}))) problems.push({ path: `/${key}`, message: 'is not a run_code argument' })
-  if (problems.length > 0) {
-    throw new ToolArgsError(`invalid run_code arguments: ${problems.map((p) => `${p.path || '(root)'} ${p.message}`).join('; ')}`, problems)
-  }
-  return { code: a.code as string, description: a.description as string, ...(typeof timeoutMs === 'number' && { timeoutMs }) }
-}
-
-/**
- * Freeze the bindings of a run: the scope's visible, admitted tools (never the transport). The host hands
- * out each registration's view, whose `parameters` is the frozen copy taken at registration, so every
- * sub-call's `schema` is what `schemas()` declares.
- */
-export function buildBindings(host: ToolExecutorHost, ctx: Pick<ToolRunContext, 'agent' | 'toolSet'>): Map<string, Binding> {
-  const bindings = new Map<string, Binding>()
-  for (const definition of host.definitions(ctx.agent, ctx.toolSet)) {
-    // Without a step set, definitions() also lists conditional registrations, which cannot execute.
-    if (definition.name === RUN_CODE || host.executable(definition.name, ctx.agent, ctx.toolSet) !== definition) continue
-    const schema = Object.freeze({ name: definition.name, description: definition.description, parameters: definition.parameters })
-    bindings.set(definition.name, Object.freeze({ definition, schema }))
-  }
-  return bindings
-}
-
-/**
- * The SDK declarations of a set of definitions, as the model reads them. `describe()` is given the
- * registrations' views: `parameters` and `output.schema` are the frozen copies taken at registration.
- */
-export function declarationsOf(definitions: readonly ToolDefinition[]): string {
-  return renderDeclarations(
-    definitions.filter((d) => d.name !== RUN_CODE).map((d) => ({ name: d.name, description: d.description, parameters: d.parameters, output: d.output.schema })),
-  )
 }
 
 /** The `run_code` transport definition, bound to one host. */
