@@ -1,6 +1,6 @@
 import { ToolsError, ToolTimeoutError } from '../errors.js'
 import { failureResult, materialize } from '../pipeline/results.js'
-import type { ToolExecutionResult } from '../types/execution.js'
+import type { ToolExecutionResult } from '../types/tool.js'
 import type { ToolDispatchOptions } from '../types/executor.js'
 
 /** How long an executor waits, by default, for a call told to stop before abandoning it. */

@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '../types/definition.js'
+import type { ToolDefinition } from '../types/tool.js'
 
 /**
  * Whether a call of `definition` with `args` may overlap other such calls: only an exact `true`

@@ -3,7 +3,7 @@ import { agent, call, codeOf, ConcurrencyProbe, delay, runBatch, textOf, tool } 
 import { ToolsService } from '../registry/service.js'
 import { defineTool } from '../schema/define-tool.js'
 import { MemorySession } from '../session/memory.js'
-import type { ToolDefinition } from '../types/definition.js'
+import type { ToolDefinition } from '../types/tool.js'
 import type { UserMessage } from '../types/content.js'
 import { createNativeExecutor } from './native.js'
 

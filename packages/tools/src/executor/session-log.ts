@@ -1,5 +1,5 @@
 import type { ToolCallBlock } from '../types/content.js'
-import type { ToolExecutionResult } from '../types/execution.js'
+import type { ToolExecutionResult } from '../types/tool.js'
 import { SessionQueue } from '../session/queue.js'
 import type { Session } from '../types/scope.js'
 

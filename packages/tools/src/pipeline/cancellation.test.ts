@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events'
 import { describe, expect, test } from 'vitest'
 import { ToolsService } from '../registry/service.js'
-import type { ToolDispatchExecution, ToolRunContext } from '../types/execution.js'
+import type { ToolDispatchExecution, ToolRunContext } from '../types/tool.js'
 import { codeOf, deferred, delay, runOne, textOf, tool } from './fixtures/tool.js'
 
 /** Every phase a call can go through, counted. */

@@ -1,7 +1,7 @@
 import { describeThrown } from '../errors.js'
 import type { PreToolDecision } from '../types/decisions.js'
-import type { ToolErrorInfo, ToolExecution } from '../types/execution.js'
-import type { ApprovalService, DisplayReason } from '../types/scope.js'
+import type { ToolErrorInfo, ToolExecution } from '../types/tool.js'
+import type { ApprovalService, DisplayReason } from '../types/approval.js'
 
 /** Validate a pre-execute decision; anything malformed fails closed with a clear error. */
 export function normalizePreDecision(raw: unknown): PreToolDecision {

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest'
 import { ToolTimeoutError } from '../errors.js'
 import { ToolsService } from '../registry/service.js'
 import { defineTool } from '../schema/define-tool.js'
-import type { ToolExecutionResult } from '../types/execution.js'
+import type { ToolExecutionResult } from '../types/tool.js'
 import type { ToolExecutor } from '../types/executor.js'
 import { agent, call, codeOf, runBatch, runOne, textOf, tool } from './fixtures/tool.js'
 

@@ -1,7 +1,7 @@
 import { describeThrown } from '../errors.js'
 import { chainFromRoot } from '../events/scope-chain.js'
 import type { ToolGuard } from '../types/decisions.js'
-import type { ToolExecution } from '../types/execution.js'
+import type { ToolExecution } from '../types/tool.js'
 import type { Scope } from '../types/scope.js'
 
 /** Monotonic guards: global first, then the scope chain from the outermost ancestor down to the agent. */

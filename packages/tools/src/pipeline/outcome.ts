@@ -3,7 +3,7 @@ import type { JsonValue } from '../json/types.js'
 import { _snapshotOnce } from '../json/snapshot.js'
 import type { Registration } from '../registry/registration.js'
 import type { PostToolDecision } from '../types/decisions.js'
-import type { ToolExecution, ToolExecutionResult } from '../types/execution.js'
+import type { ToolExecution, ToolExecutionResult } from '../types/tool.js'
 import { contentProblem, contentText, failureResult, thrownResult } from './results.js'
 
 const MAX_VIOLATIONS_SHOWN = 20

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest'
 import { ToolsService } from '../registry/service.js'
-import type { ToolExecution } from '../types/execution.js'
-import type { ApprovalOutcome, ApprovalRequest, ApprovalService } from '../types/scope.js'
+import type { ToolExecution } from '../types/tool.js'
+import type { ApprovalOutcome, ApprovalRequest, ApprovalService } from '../types/approval.js'
 import { agent, codeOf, runOne, textOf, tool } from './fixtures/tool.js'
 
 /** A tool that counts body runs, and a wrapper that counts dispatches. */

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest'
 import { ToolsService } from '../registry/service.js'
 import { installTimeoutPolicy } from '../timeout/index.js'
-import type { ToolDefinition } from '../types/definition.js'
-import type { ToolExecution, ToolExecutionResult } from '../types/execution.js'
+import type { ToolDefinition } from '../types/tool.js'
+import type { ToolExecution, ToolExecutionResult } from '../types/tool.js'
 import { agent, codeOf, deferred, delay, runOne, textOf, tool } from './fixtures/tool.js'
 
 /** A tool whose output is `{ n: number }`, rendered as `n=<n>`, with presentation meta `{ shown: n }`. */

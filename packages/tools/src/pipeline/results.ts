@@ -2,7 +2,7 @@ import { describeThrown, ToolsError, type ToolErrorCode } from '../errors.js'
 import type { JsonValue } from '../json/types.js'
 import { _snapshotOnce } from '../json/snapshot.js'
 import type { ContentBlock, UserMessage } from '../types/content.js'
-import type { ToolErrorInfo, ToolExecutionFailure, ToolExecutionResult } from '../types/execution.js'
+import type { ToolErrorInfo, ToolExecutionFailure, ToolExecutionResult } from '../types/tool.js'
 
 const errorNames: Record<ToolErrorCode, string> = {
   UNKNOWN_TOOL: 'ToolNotFoundError',

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest'
 import { tool } from '../pipeline/fixtures/tool.js'
 import { defineTool } from '../schema/define-tool.js'
-import type { ToolResult } from '../types/execution.js'
+import type { ToolResult } from '../types/tool.js'
 import { presentCall, presentResult } from './present.js'
 import type { ToolCallView, ToolResultView } from './types.js'
 

@@ -1,6 +1,6 @@
 import type { JsonValue } from '../json/types.js'
-import type { ToolDefinition } from '../types/definition.js'
-import type { ToolResult } from '../types/execution.js'
+import type { ToolDefinition } from '../types/tool.js'
+import type { ToolResult } from '../types/tool.js'
 import type { ToolCallView, ToolResultView } from './types.js'
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest'
 import { NoExecutorError } from '../errors.js'
 import { createNativeExecutor } from '../executor/native.js'
 import { agent, call, runBatch, tool } from '../pipeline/fixtures/tool.js'
-import type { ToolDefinition } from '../types/definition.js'
+import type { ToolDefinition } from '../types/tool.js'
 import type { ToolBatchInput, ToolBatchResult, ToolExecutor } from '../types/executor.js'
 import { ToolsService } from './service.js'
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest'
 import { ToolRegistrationError } from '../errors.js'
 import { agent, runOne, textOf, tool } from '../pipeline/fixtures/tool.js'
 import { defineTool } from '../schema/define-tool.js'
-import type { ToolDefinition } from '../types/definition.js'
+import type { ToolDefinition } from '../types/tool.js'
 import { ToolsService } from './service.js'
 
 /** A definition with every host-only field set, to prove none of them leaks. */

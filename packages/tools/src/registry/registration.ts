@@ -2,7 +2,7 @@ import { ToolRegistrationError, JsonSchemaError } from '../errors.js'
 import { snapshotJson } from '../json/snapshot.js'
 import { assertObjectJsonSchema, assertSupportedJsonSchema, type JsonSchemaNode, type ObjectJsonSchema } from '../schema/json-schema.js'
 import { compileJsonSchema, type CompiledValidator } from '../schema/validate.js'
-import type { ToolDefinition, ToolOutputDefinition, ToolRegistrationOptions } from '../types/definition.js'
+import type { ToolDefinition, ToolOutputDefinition, ToolRegistrationOptions } from '../types/tool.js'
 import type { Scope } from '../types/scope.js'
 
 /** The reserved transport name: never registered, never restricted. */

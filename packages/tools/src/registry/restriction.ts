@@ -1,5 +1,5 @@
 import { ToolRestrictionError } from '../errors.js'
-import type { ToolRestriction } from '../types/definition.js'
+import type { ToolRestriction } from '../types/tool.js'
 import { RUN_CODE } from './registration.js'
 
 /** A restriction compiled to private sets. */

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest'
 import { agent, codeOf, deferred, runOne, tool } from '../pipeline/fixtures/tool.js'
-import type { ToolActivationContext } from '../types/definition.js'
+import type { ToolActivationContext } from '../types/tool.js'
 import type { Agent } from '../types/scope.js'
 import { ToolsService } from './service.js'
 import { ToolSetResolutionError } from './tool-set.js'

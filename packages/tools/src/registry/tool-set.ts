@@ -1,5 +1,5 @@
 import { describeThrown, ToolsError } from '../errors.js'
-import type { ResolvedToolSet, ToolActivationContext, ToolDefinition } from '../types/definition.js'
+import type { ResolvedToolSet, ToolActivationContext, ToolDefinition } from '../types/tool.js'
 import type { Scope, ScopeKey } from '../types/scope.js'
 import type { Layers } from './layers.js'
 import type { Registration } from './registration.js'

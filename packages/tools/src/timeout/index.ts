@@ -1,7 +1,7 @@
 import { ToolTimeoutError } from '../errors.js'
 import { failureResult } from '../pipeline/results.js'
 import type { ToolsView } from '../registry/service.js'
-import type { ToolDispatchExecution, ToolExecutionResult } from '../types/execution.js'
+import type { ToolDispatchExecution, ToolExecutionResult } from '../types/tool.js'
 
 /** The longest delay a platform timer accepts. */
 const MAX_TIMER_MS = 2 ** 31 - 1

@@ -1,7 +1,7 @@
 import type { JsonValue } from '../json/types.js'
 import type { ContentBlock, UserMessage } from './content.js'
-import type { ToolErrorInfo, ToolExecution } from './execution.js'
-import type { DisplayReason } from './scope.js'
+import type { ToolErrorInfo, ToolExecution } from './tool.js'
+import type { DisplayReason } from './approval.js'
 
 /** Pre-dispatch decision. Arguments cannot be rewritten. */
 export type PreToolDecision =

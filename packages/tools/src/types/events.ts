@@ -1,6 +1,6 @@
 import type { ContentBlock, ToolCallId } from './content.js'
 import type { PostToolDecision, PreToolDecision } from './decisions.js'
-import type { ToolDispatchExecution, ToolExecution, ToolExecutionResult } from './execution.js'
+import type { ToolDispatchExecution, ToolExecution, ToolExecutionResult } from './tool.js'
 import type { Agent } from './scope.js'
 
 /** One settled `run_code` sub-dispatch about to be logged. Only the durable copy of `content` may change. */

@@ -1,7 +1,7 @@
 import type { ContentBlock, ToolCallBlock, ToolCallId, ToolSchema, UserMessage } from './content.js'
-import type { ResolvedToolSet, ToolDefinition } from './definition.js'
+import type { ResolvedToolSet, ToolDefinition } from './tool.js'
 import type { PtcDispatchLog } from './events.js'
-import type { ToolExecutionInput, ToolExecutionMode, ToolExecutionResult } from './execution.js'
+import type { ToolExecutionInput, ToolExecutionMode, ToolExecutionResult } from './tool.js'
 import type { Agent, ScopeKey } from './scope.js'
 
 /** Executor-owned prompt guidance (e.g. the PTC SDK text). */

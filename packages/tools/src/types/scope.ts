@@ -1,5 +1,3 @@
-import type { ToolExecution } from './execution.js'
-
 /** A tool scope. Scopes form a chain (agent -> preset -> ... -> global); identity is the key. */
 export interface Scope {
   readonly id: string
@@ -26,24 +24,4 @@ export interface SessionEvent {
 /** A durable, ordered event sink. */
 export interface Session {
   append(event: SessionEvent): void | Promise<void>
-}
-
-/** Localized approval prompt text; `en` is required. */
-export interface DisplayReason {
-  readonly en: string
-  readonly [locale: string]: string
-}
-
-export interface ApprovalRequest {
-  exec: ToolExecution
-  reason?: string
-  displayReason?: DisplayReason
-  signal: AbortSignal
-}
-
-export type ApprovalOutcome = 'allowed-once' | 'rejected' | 'cancelled' | 'unavailable'
-
-/** Answers `ask` decisions. Only `allowed-once` lets the call proceed. */
-export interface ApprovalService {
-  request(request: ApprovalRequest): Promise<ApprovalOutcome>
 }
