@@ -66,26 +66,25 @@ describe.skipIf(!availability.available)(
       const own = createIsolatedVmRuntime({ processes: 2, runsPerProcess: 1 })
       try {
         await Promise.all([next(own), next(own)])
-        for (let i = 0; i < 50 && own.processIds.length < 2; i++) await sleep(100)
-        const before = [...own.processIds]
-        expect(before).toHaveLength(2)
-        // One run per child: killing one child hits exactly one of the two runs.
-        const runs = [0, 1].map(() =>
+        // One run per child: once both runs have made a sub-call, each is on its own child, so killing
+        // one child hits exactly one of them (a child may still be booting after the warm-up runs).
+        const started = new Set<number>()
+        const runs = [0, 1].map((k) =>
           own.run({
-            code: 'let s = 0\nfor (let i = 0; i < 5; i++) s += (await tools.echo({ i })).i\nreturn s',
+            code: 'let s = 0\nfor (let i = 0; i < 20; i++) s += (await tools.echo({ i })).i\nreturn s',
             bindings: ['echo'],
-            call: async (_n, args) => (await sleep(100), args),
-            limits: { wallMs: 20_000 },
+            call: async (_n, args) => (started.add(k), await sleep(100), args),
+            limits: { wallMs: 60_000 },
           }),
         )
-        await sleep(250)
-        const target = before[0] as number
+        for (let i = 0; i < 600 && started.size < 2; i++) await sleep(50)
+        expect(started.size).toBe(2)
+        const target = own.processIds[0] as number
         process.kill(target, 'SIGKILL')
         const results = await Promise.all(runs)
-        const crashed = results.filter((r) => r.error?.kind === 'crash')
-        expect(crashed).toHaveLength(1)
-        expect(crashed[0]?.error?.message).toMatch(/engine process hosting this run died .*SIGKILL/)
-        expect(results.filter((r) => r.value === 10)).toHaveLength(1)
+        expect(results.map((r) => r.error?.kind ?? r.value).sort()).toEqual([190, 'crash'])
+        const crashed = results.find((r) => r.error?.kind === 'crash')
+        expect(crashed?.error?.message).toMatch(/engine process hosting this run died .*SIGKILL/)
         await next(own)
         for (let i = 0; i < 50 && own.processIds.length < 2; i++) await sleep(100)
         expect(own.processIds).toHaveLength(2)

@@ -115,12 +115,12 @@ export class ProcessPool implements ChildOwner {
     await Promise.all(children.map((child) => child.whenExited()))
   }
 
-  /** Starts one child; false when `fork` itself threw (then it is retried later). */
   /** Kills every child now (SIGKILL). */
   killAll(reason: string): void {
     for (const child of this.#children) child.kill(reason)
   }
 
+  /** Starts one child; false when `fork` itself threw (then it is retried later). */
   #spawn(): boolean {
     if (this.#disposed) return false
     const { config, graceMs } = this.#options
