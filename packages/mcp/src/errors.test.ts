@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import * as errors from './errors.js'
-import { McpError, McpServeUsageError, UpstreamUnavailableError } from './errors.js'
+import { McpError, McpServeUsageError, UpstreamToolError, UpstreamUnavailableError } from './errors.js'
 import { parseUpstreamCommand } from './upstream/command-line.js'
 import { parseServeArgs } from './serve-args.js'
 
@@ -37,9 +37,11 @@ describe('McpError and its subclasses', () => {
     expect([usage.code, usage.name, usage.message]).toEqual(['MCP_SERVE_USAGE', 'McpServeUsageError', '--mode must be code or both'])
     const down = new UpstreamUnavailableError('fs', 'upstream fs is closed')
     expect([down.code, down.name, down.upstream, down.message]).toEqual(['UPSTREAM_UNAVAILABLE', 'UpstreamUnavailableError', 'fs', 'upstream fs is closed'])
+    const failed = new UpstreamToolError('no such file')
+    expect([failed.code, failed.name, failed.message]).toEqual(['UPSTREAM_TOOL_ERROR', 'UpstreamToolError', 'no such file'])
     const base = new McpError('UPSTREAM_UNAVAILABLE', 'x')
     expect([base.code, base.name]).toEqual(['UPSTREAM_UNAVAILABLE', 'McpError'])
-    for (const e of [usage, down, base]) expect(e instanceof Error && e instanceof McpError).toBe(true)
+    for (const e of [usage, down, failed, base]) expect(e instanceof Error && e instanceof McpError).toBe(true)
     // As Error's constructor: the message may be left out.
     expect(new McpServeUsageError().message).toBe('')
   })
@@ -55,6 +57,7 @@ describe('McpError and its subclasses', () => {
     const cause = new Error('ECONNREFUSED')
     expect(new UpstreamUnavailableError('fs', 'could not be connected', { cause }).cause).toBe(cause)
     expect(new McpServeUsageError('bad', { cause }).cause).toBe(cause)
+    expect(new UpstreamToolError('bad', { cause }).cause).toBe(cause)
     expect(new McpError('MCP_SERVE_USAGE', 'bad', { cause }).cause).toBe(cause)
     expect('cause' in new UpstreamUnavailableError('fs', 'closed')).toBe(false)
     expect('cause' in new McpServeUsageError('bad')).toBe(false)
@@ -65,7 +68,7 @@ describe('McpError and its subclasses', () => {
     expect(copy.McpError).not.toBe(McpError)
     expect(new copy.McpServeUsageError('x') instanceof McpError).toBe(true)
     expect(new copy.UpstreamUnavailableError('fs', 'x') instanceof McpError).toBe(true)
-    expect(new UpstreamUnavailableError('fs', 'x') instanceof copy.McpError).toBe(true)
+    expect(new UpstreamToolError('x') instanceof copy.McpError).toBe(true)
     expect(new copy.McpServeUsageError('x') instanceof McpServeUsageError).toBe(false)
     expect(new McpServeUsageError('x') instanceof UpstreamUnavailableError).toBe(false)
     expect(new UpstreamUnavailableError('fs', 'x') instanceof UpstreamUnavailableError).toBe(true)

@@ -6,6 +6,7 @@
 export type McpErrorCode =
   | 'MCP_SERVE_USAGE' // bad `ptc serve` arguments or HTTP options
   | 'UPSTREAM_UNAVAILABLE' // an upstream MCP server is closed, or could not be (re)connected
+  | 'UPSTREAM_TOOL_ERROR' // an upstream tool reported a failure (`isError: true`) or broke its output schema
 
 const brand = Symbol.for('@ptc/mcp.error')
 
@@ -51,5 +52,13 @@ export class UpstreamUnavailableError extends McpError {
   constructor(upstream: string, message: string, options?: ErrorOptions) {
     super('UPSTREAM_UNAVAILABLE', message, options)
     this.upstream = upstream
+  }
+}
+
+/** A failure the upstream tool itself reported (`isError: true`). Stable code: `UPSTREAM_TOOL_ERROR`. */
+export class UpstreamToolError extends McpError {
+  declare readonly code: 'UPSTREAM_TOOL_ERROR'
+  constructor(message?: string, options?: ErrorOptions) {
+    super('UPSTREAM_TOOL_ERROR', message, options)
   }
 }
