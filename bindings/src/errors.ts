@@ -14,13 +14,31 @@ export interface BindingNameProblem {
   readonly message: string
 }
 
-/** Base class: a stable `code` and a `name` equal to the class name. */
+const brand = Symbol.for('@ptc/bindings.error')
+
+/** Base class: a stable `code`, a `name` equal to the class name, `cause` when wrapping. */
 export class BindingsError extends Error {
   readonly code: BindingsErrorCode
   constructor(code: BindingsErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options)
     this.code = code
     this.name = new.target.name
+  }
+  /**
+   * `instanceof BindingsError` reads the brand, so it works across module copies (a bundled and a
+   * source build); a subclass uses the ordinary prototype check. Never throws: a value whose traps
+   * throw (a hostile or revoked Proxy) is not an instance.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    try {
+      if (this !== BindingsError) return Function.prototype[Symbol.hasInstance].call(this, value)
+      return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true
+    } catch {
+      return false
+    }
+  }
+  get [brand](): true {
+    return true
   }
 }
 

@@ -10,15 +10,36 @@ export type CliErrorCode =
   | 'LOG_FORMAT' // a log file that is not a JSON Lines session log
   | 'UNAVAILABLE' // a command that this install or location cannot run
 
-/** An error the command reports as one line on stderr, exiting with status 2 (never a stack trace). */
+const brand = Symbol.for('@ptc/cli.error')
+
+/**
+ * An error the command reports as one line on stderr, exiting with status 2 (never a stack trace).
+ * A stable `code`, a `name` equal to the class name, `cause` when wrapping.
+ */
 export class CliError extends Error {
   readonly code: CliErrorCode
   readonly exitCode = 2 as const
 
   constructor(code: CliErrorCode, message: string, options?: ErrorOptions) {
     super(message, options)
-    this.name = 'CliError'
+    this.name = new.target.name
     this.code = code
+  }
+  /**
+   * `instanceof CliError` reads the brand, so it works across module copies (a bundled and a source
+   * build); a subclass uses the ordinary prototype check. Never throws: a value whose traps throw (a
+   * hostile or revoked Proxy, thrown by a tools module or a config) is not an instance.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    try {
+      if (this !== CliError) return Function.prototype[Symbol.hasInstance].call(this, value)
+      return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true
+    } catch {
+      return false
+    }
+  }
+  get [brand](): true {
+    return true
   }
 }
 

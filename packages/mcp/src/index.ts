@@ -4,6 +4,5 @@ export { createPtcMcpServer, type PtcMcpServer, type PtcMcpServerOptions } from 
 export { listenHttp, type HttpEndpoint, type HttpEndpointStats } from './server/http/endpoint.js'
 export { HTTP_DEFAULTS, type HttpServeOptions } from './server/http/options.js'
 export { UpstreamConnection, type UpstreamSpec, type ReconnectOptions } from './upstream/connection.js'
-export { UpstreamToolError } from './upstream/tool-definition.js'
 export { parseUpstreamCommand, splitWords, type UpstreamCommand } from './upstream/command-line.js'
-export { McpServeUsageError, UpstreamUnavailableError } from './errors.js'
+export { McpError, McpServeUsageError, UpstreamToolError, UpstreamUnavailableError, type McpErrorCode } from './errors.js'

@@ -35,10 +35,18 @@ export class ToolsError extends Error {
     this.code = code
     this.name = new.target.name
   }
-  /** `instanceof` works across module copies (a bundled and a source build). */
+  /**
+   * `instanceof ToolsError` reads the brand, so it works across module copies (a bundled and a
+   * source build); a subclass uses the ordinary prototype check. Never throws: a value whose traps
+   * throw (a hostile or revoked Proxy) is not an instance.
+   */
   static override [Symbol.hasInstance](value: unknown): boolean {
-    if (this === ToolsError) return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true
-    return Function.prototype[Symbol.hasInstance].call(this, value)
+    try {
+      if (this !== ToolsError) return Function.prototype[Symbol.hasInstance].call(this, value)
+      return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true
+    } catch {
+      return false
+    }
   }
   get [brand](): true {
     return true

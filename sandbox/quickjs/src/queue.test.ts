@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest'
 import { SandboxUsageError } from '@ptc/sandbox'
 import type { CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
-import { createQuickJSRuntime } from './index.js'
+import { createQuickJSRuntime, type QuickJSRuntimeOptions } from './index.js'
 
 /** Generous bound past a wall ceiling for an answer (the measured figures are in the change's report). */
 const BOUND_MS = 1500
@@ -146,9 +146,23 @@ describe('maxConcurrentRuns and maxQueuedRuns', () => {
     })
   }, 30_000)
 
-  test('bad maxConcurrentRuns or maxQueuedRuns are refused when the runtime is made', () => {
-    expect(() => createQuickJSRuntime({ maxConcurrentRuns: 0 })).toThrow(RangeError)
-    expect(() => createQuickJSRuntime({ isolation: 'inline', maxQueuedRuns: -1 })).toThrow(RangeError)
+  test('bad maxConcurrentRuns, maxQueuedRuns or watchdogGraceMs are refused with SandboxUsageError when the runtime is made', () => {
+    const cases: [QuickJSRuntimeOptions, string][] = [
+      [{ maxConcurrentRuns: 0 }, 'maxConcurrentRuns must be a positive integer'],
+      [{ isolation: 'inline', maxQueuedRuns: -1 }, 'maxQueuedRuns must be a non-negative integer'],
+      [{ isolation: 'inline', watchdogGraceMs: -1 }, 'watchdogGraceMs must be a non-negative number'],
+      [{ isolation: 'inline', watchdogGraceMs: Number.POSITIVE_INFINITY }, 'watchdogGraceMs must be a non-negative number'],
+    ]
+    for (const [options, message] of cases) {
+      let thrown: unknown
+      try {
+        createQuickJSRuntime(options)
+      } catch (error) {
+        thrown = error
+      }
+      expect(thrown instanceof SandboxUsageError).toBe(true)
+      expect(thrown).toMatchObject({ name: 'SandboxUsageError', code: 'SANDBOX_MISUSE', message })
+    }
   })
 })
 

@@ -81,7 +81,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     const concurrent = options.maxConcurrentRuns ?? (executor instanceof WorkerPool ? executor.size : inline ? 2 * cores : poolSize)
     this.#gate = new RunGate(concurrent, options.maxQueuedRuns ?? DEFAULT_MAX_QUEUED_RUNS)
     const grace = options.watchdogGraceMs ?? DEFAULT_WATCHDOG_GRACE_MS
-    if (!(grace >= 0) || !Number.isFinite(grace)) throw new RangeError('watchdogGraceMs must be a non-negative number')
+    if (!(grace >= 0) || !Number.isFinite(grace)) throw new SandboxUsageError('watchdogGraceMs must be a non-negative number')
     this.#grace = grace
   }
 

@@ -1,12 +1,34 @@
+/** Stable codes of `SandboxUsageError`: bad bindings, limits or options, or a disposed runtime. */
+export type SandboxUsageErrorCode = 'SANDBOX_MISUSE' | 'SANDBOX_DISPOSED'
+
+const brand = Symbol.for('@ptc/sandbox.error')
+
 /**
- * The only error a `CodeRuntime` throws (its `run()` rejects with it): misuse by the host —
- * bad bindings or limits, or a disposed runtime. Guest behaviour is never an exception: it is a result.
+ * The only error a `CodeRuntime` throws (its `run()` rejects with it, its factory throws it): misuse
+ * by the host — bad bindings, limits or options, or a disposed runtime. Guest behaviour is never an
+ * exception: it is a result. A stable `code`, a `name` equal to the class name, `cause` when wrapping.
  */
 export class SandboxUsageError extends Error {
-  readonly code: 'SANDBOX_MISUSE' | 'SANDBOX_DISPOSED'
-  constructor(message: string, code: 'SANDBOX_MISUSE' | 'SANDBOX_DISPOSED' = 'SANDBOX_MISUSE', options?: ErrorOptions) {
+  readonly code: SandboxUsageErrorCode
+  constructor(message: string, code: SandboxUsageErrorCode = 'SANDBOX_MISUSE', options?: ErrorOptions) {
     super(message, options)
-    this.name = 'SandboxUsageError'
     this.code = code
+    this.name = new.target.name
+  }
+  /**
+   * `instanceof SandboxUsageError` reads the brand, so it works across module copies (a bundled and
+   * a source build); a subclass uses the ordinary prototype check. Never throws: a value whose traps
+   * throw (a hostile or revoked Proxy) is not an instance.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    try {
+      if (this !== SandboxUsageError) return Function.prototype[Symbol.hasInstance].call(this, value)
+      return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true
+    } catch {
+      return false
+    }
+  }
+  get [brand](): true {
+    return true
   }
 }

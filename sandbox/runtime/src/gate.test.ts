@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest'
+import { SandboxUsageError } from './errors.js'
 import { RunGate } from './gate.js'
 
 const far = (): number => performance.now() + 60_000
@@ -55,9 +56,22 @@ describe('RunGate', () => {
     expect(await gate.enter(far())).toEqual({ ok: false, reason: 'queue-full' })
   })
 
-  test('bad sizes are refused', () => {
-    expect(() => new RunGate(0, 1)).toThrow(RangeError)
-    expect(() => new RunGate(1.5, 1)).toThrow(RangeError)
-    expect(() => new RunGate(1, -1)).toThrow(RangeError)
+  test('bad sizes are host misuse: SandboxUsageError with code SANDBOX_MISUSE', () => {
+    const cases: [number, number, string][] = [
+      [0, 1, 'maxConcurrentRuns must be a positive integer'],
+      [1.5, 1, 'maxConcurrentRuns must be a positive integer'],
+      [1, -1, 'maxQueuedRuns must be a non-negative integer'],
+      [1, Number.NaN, 'maxQueuedRuns must be a non-negative integer'],
+    ]
+    for (const [concurrent, queued, message] of cases) {
+      let thrown: unknown
+      try {
+        new RunGate(concurrent, queued)
+      } catch (error) {
+        thrown = error
+      }
+      expect(thrown instanceof SandboxUsageError).toBe(true)
+      expect(thrown).toMatchObject({ name: 'SandboxUsageError', code: 'SANDBOX_MISUSE', message })
+    }
   })
 })

@@ -1,3 +1,5 @@
+import { SandboxUsageError } from './errors.js'
+
 /**
  * The default number of runs a backend lets wait for a place. A waiting run holds its request (a
  * program of at most `maxProgramBytes`) and a deadline timer, no engine.
@@ -21,7 +23,8 @@ interface Waiter {
  * Admission of runs into a backend: at most `maxConcurrent` runs hold a place at once; later runs
  * wait in FIFO order, at most `maxQueued` of them (one more ends at once with `queue-full`). A
  * waiting run leaves the queue when its wall deadline passes or its signal aborts. While a run
- * waits, its deadline timer is referenced: a pending run keeps the process alive.
+ * waits, its deadline timer is referenced: a pending run keeps the process alive. Sizes that are not
+ * integers in range throw `SandboxUsageError` (`SANDBOX_MISUSE`).
  */
 export class RunGate {
   readonly maxConcurrent: number
@@ -31,8 +34,8 @@ export class RunGate {
   #closed = false
 
   constructor(maxConcurrent: number, maxQueued: number) {
-    if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1) throw new RangeError('maxConcurrentRuns must be a positive integer')
-    if (!Number.isInteger(maxQueued) || maxQueued < 0) throw new RangeError('maxQueuedRuns must be a non-negative integer')
+    if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1) throw new SandboxUsageError('maxConcurrentRuns must be a positive integer')
+    if (!Number.isInteger(maxQueued) || maxQueued < 0) throw new SandboxUsageError('maxQueuedRuns must be a non-negative integer')
     this.maxConcurrent = maxConcurrent
     this.maxQueued = maxQueued
   }

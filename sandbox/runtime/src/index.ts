@@ -6,5 +6,5 @@
  */
 export type * from './types.js'
 export { DEFAULT_LIMITS, MAX_TIMER_MS, resolveLimits } from './limits.js'
-export { SandboxUsageError } from './errors.js'
+export { SandboxUsageError, type SandboxUsageErrorCode } from './errors.js'
 export { DEFAULT_MAX_QUEUED_RUNS } from './gate.js'

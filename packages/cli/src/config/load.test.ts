@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
-import { configChoosesIsolatedVm, findConfigFile, splitConfigOption } from './load.js'
+import { CliError } from '../errors.js'
+import { configChoosesIsolatedVm, findConfigFile, loadConfig, splitConfigOption } from './load.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'ptc-config-unit-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -35,5 +36,28 @@ describe('findConfigFile', () => {
     writeFileSync(join(dir, 'ptc.config.ts'), 'export default {}')
     expect(() => findConfigFile(undefined, dir)).toThrow(`2 config files in ${dir}: ptc.config.ts and ptc.config.mjs; keep one, or choose one with --config FILE`)
     expect(configChoosesIsolatedVm(undefined, dir)).toBe(false)
+  })
+})
+
+describe('loadConfig', () => {
+  const loadError = async (name: string, source: string): Promise<unknown> => {
+    const path = join(mkdtempSync(join(dir, 'throws-')), name)
+    writeFileSync(path, source)
+    return await loadConfig({ shown: name, path }).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    )
+  }
+
+  test('a config that throws a revoked proxy fails to load with a CONFIG CliError, not a TypeError', async () => {
+    const error = await loadError('ptc.config.mjs', 'const { proxy, revoke } = Proxy.revocable({}, {})\nrevoke()\nthrow proxy\n')
+    expect(error instanceof CliError).toBe(true)
+    expect(error).toMatchObject({ code: 'CONFIG', message: 'config file ptc.config.mjs failed to load: unknown error' })
+  })
+
+  test('a .ts config that throws an error whose code getter throws fails to load with a CONFIG CliError', async () => {
+    const error = await loadError('ptc.config.ts', "throw Object.defineProperty(new Error('boom'), 'code', { get() { throw new Error('getter') } })\n")
+    expect(error instanceof CliError).toBe(true)
+    expect(error).toMatchObject({ code: 'CONFIG', message: 'config file ptc.config.ts failed to load: boom' })
   })
 })

@@ -145,7 +145,13 @@ function loadError(error: unknown): string {
  * loads as CommonJS, and `require('@ptc/cli')` finds no export: say how to fix it.
  */
 function commonJsHint(path: string, error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code
-  if (extname(path).toLowerCase() !== '.ts' || (code !== 'ERR_PACKAGE_PATH_NOT_EXPORTED' && code !== 'ERR_REQUIRE_ESM')) return ''
+  if (extname(path).toLowerCase() !== '.ts') return ''
+  let code: unknown
+  try {
+    code = (error as { code?: unknown } | null)?.code
+  } catch {
+    return '' // a hostile throw: a revoked proxy, a throwing `code` getter
+  }
+  if (code !== 'ERR_PACKAGE_PATH_NOT_EXPORTED' && code !== 'ERR_REQUIRE_ESM') return ''
   return ' (it was loaded as CommonJS: add "type": "module" to the package.json, or name it ptc.config.mts)'
 }

@@ -2,6 +2,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import { prettyJson } from '@ptc/ptc'
 import type { ContentBlock, JsonSchemaNode, JsonValue, ToolDefinition, ToolExecutionToken } from '@ptc/tools'
 import { convertJsonSchema, convertObjectJsonSchema, type SchemaWarning } from '@ptc/tools'
+import { UpstreamToolError } from '../errors.js'
 import { fromMcpContent, textOf } from './content.js'
 import type { UpstreamConnection } from './connection.js'
 
@@ -9,12 +10,6 @@ import type { UpstreamConnection } from './connection.js'
 export interface UpstreamToolConversion {
   readonly definition?: ToolDefinition
   readonly warnings: readonly string[]
-}
-
-/** A failure the upstream tool itself reported (`isError: true`). */
-export class UpstreamToolError extends Error {
-  override readonly name = 'UpstreamToolError'
-  readonly code = 'UPSTREAM_TOOL_ERROR'
 }
 
 const TEXT_OUTPUT: JsonSchemaNode = Object.freeze({ type: 'string', description: 'The text the tool returned.' })
