@@ -146,9 +146,12 @@ describe('maxConcurrentRuns and maxQueuedRuns', () => {
     })
   }, 30_000)
 
-  test('bad maxConcurrentRuns, maxQueuedRuns or watchdogGraceMs are refused with SandboxUsageError when the runtime is made', () => {
+  test('bad poolSize, maxConcurrentRuns, maxQueuedRuns or watchdogGraceMs are refused with SandboxUsageError when the runtime is made', () => {
     const cases: [QuickJSRuntimeOptions, string][] = [
       [{ maxConcurrentRuns: 0 }, 'maxConcurrentRuns must be a positive integer'],
+      [{ poolSize: Number.NaN }, 'poolSize must be a positive integer'],
+      [{ poolSize: 0 }, 'poolSize must be a positive integer'],
+      [{ poolSize: 1.5 }, 'poolSize must be a positive integer'],
       [{ isolation: 'inline', maxQueuedRuns: -1 }, 'maxQueuedRuns must be a non-negative integer'],
       [{ isolation: 'inline', watchdogGraceMs: -1 }, 'watchdogGraceMs must be a non-negative number'],
       [{ isolation: 'inline', watchdogGraceMs: Number.POSITIVE_INFINITY }, 'watchdogGraceMs must be a non-negative number'],

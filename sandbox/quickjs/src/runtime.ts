@@ -19,8 +19,8 @@ export interface QuickJSRuntimeOptions {
   isolation?: 'worker' | 'inline'
   /**
    * Worker threads (worker isolation), all booted with the first run; a terminated or crashed worker
-   * is replaced at once (one that keeps dying on its own, after a growing delay). Default:
-   * `os.availableParallelism()`.
+   * is replaced at once (one that keeps dying on its own, after a growing delay). A positive integer;
+   * default: `os.availableParallelism()`.
    */
   poolSize?: number
   /**
@@ -75,14 +75,16 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     const variant = options.variant ?? 'quickjs'
     const cores = availableParallelism()
     const inline = options.isolation === 'inline'
-    const poolSize = Math.max(1, Math.floor(options.poolSize ?? cores))
-    this.#executor =
-      executor ?? (inline ? new InlineExecutor(variant) : new WorkerPool({ size: poolSize, variant, warmBytes: this.#defaults.memoryBytes, journalBytes: this.#defaults.maxOutputBytes }))
-    const concurrent = options.maxConcurrentRuns ?? (executor instanceof WorkerPool ? executor.size : inline ? 2 * cores : poolSize)
-    this.#gate = new RunGate(concurrent, options.maxQueuedRuns ?? DEFAULT_MAX_QUEUED_RUNS)
+    // Every option is checked before anything is built.
+    const poolSize = options.poolSize ?? cores
+    if (!Number.isInteger(poolSize) || poolSize < 1) throw new SandboxUsageError('poolSize must be a positive integer')
     const grace = options.watchdogGraceMs ?? DEFAULT_WATCHDOG_GRACE_MS
     if (!(grace >= 0) || !Number.isFinite(grace)) throw new SandboxUsageError('watchdogGraceMs must be a non-negative number')
+    const concurrent = options.maxConcurrentRuns ?? (executor instanceof WorkerPool ? executor.size : inline ? 2 * cores : poolSize)
+    this.#gate = new RunGate(concurrent, options.maxQueuedRuns ?? DEFAULT_MAX_QUEUED_RUNS)
     this.#grace = grace
+    this.#executor =
+      executor ?? (inline ? new InlineExecutor(variant) : new WorkerPool({ size: poolSize, variant, warmBytes: this.#defaults.memoryBytes, journalBytes: this.#defaults.maxOutputBytes }))
   }
 
   async run(request: CodeRunRequest): Promise<CodeRunResult> {
