@@ -1,26 +1,9 @@
 import { describe, expect, it } from 'vitest'
+import { brandedErrorChecks } from '../../../test/support/branded-error.js'
 import * as errors from './errors.js'
 import { McpError, McpServeUsageError, UpstreamToolError, UpstreamUnavailableError } from './errors.js'
 import { parseUpstreamCommand } from './upstream/command-line.js'
 import { parseServeArgs } from './serve-args.js'
-
-const brand = Symbol.for('@ptc/mcp.error')
-
-/** A second copy of this module (another URL, so another module instance): a bundled and a source build side by side. */
-async function secondCopy(): Promise<typeof errors> {
-  return (await import(/* @vite-ignore */ new URL('./errors.ts?copy', import.meta.url).href)) as typeof errors
-}
-
-/** Values whose every trap throws: a hostile Proxy and a revoked one. */
-function hostileValues(): unknown[] {
-  const boom = (): never => {
-    throw new Error('trap')
-  }
-  const traps = { get: boom, has: boom, getPrototypeOf: boom, getOwnPropertyDescriptor: boom, ownKeys: boom }
-  const revocable = Proxy.revocable(new McpServeUsageError('x'), {})
-  revocable.revoke()
-  return [new Proxy({}, traps), new Proxy(new UpstreamUnavailableError('fs', 'x'), traps), revocable.proxy]
-}
 
 function thrownBy(f: () => unknown): unknown {
   try {
@@ -63,38 +46,16 @@ describe('McpError and its subclasses', () => {
     expect('cause' in new McpServeUsageError('bad')).toBe(false)
   })
 
-  it('instanceof McpError holds across two copies of the module; a subclass checks the prototype', async () => {
-    const copy = await secondCopy()
-    expect(copy.McpError).not.toBe(McpError)
-    expect(new copy.McpServeUsageError('x') instanceof McpError).toBe(true)
-    expect(new copy.UpstreamUnavailableError('fs', 'x') instanceof McpError).toBe(true)
-    expect(new UpstreamToolError('x') instanceof copy.McpError).toBe(true)
-    expect(new copy.McpServeUsageError('x') instanceof McpServeUsageError).toBe(false)
-    expect(new McpServeUsageError('x') instanceof UpstreamUnavailableError).toBe(false)
-    expect(new UpstreamUnavailableError('fs', 'x') instanceof UpstreamUnavailableError).toBe(true)
-  })
-
-  it('the base check is the brand: an object carrying it is an instance, one without it is not', () => {
-    expect(Object.create(null, { [brand]: { value: true } }) instanceof McpError).toBe(true)
-    expect(Object.create(null, { [brand]: { value: true } }) instanceof McpServeUsageError).toBe(false)
-    expect(Object.create(null, { [Symbol.for('@ptc/tools.error')]: { value: true } }) instanceof McpError).toBe(false)
-    expect(Object.assign(new Error('x'), { name: 'McpServeUsageError', code: 'MCP_SERVE_USAGE' }) instanceof McpError).toBe(false)
-  })
-
-  it('never throws: hostile and revoked proxies are not instances', () => {
-    for (const value of hostileValues()) {
-      expect(() => value instanceof McpError).not.toThrow()
-      expect(value instanceof McpError).toBe(false)
-      expect(value instanceof McpServeUsageError).toBe(false)
-      expect(value instanceof UpstreamUnavailableError).toBe(false)
-    }
-  })
-
-  it('plain objects, null and primitives are not instances', () => {
-    for (const value of [{}, { code: 'MCP_SERVE_USAGE' }, [], null, undefined, 0, 'McpError', true, Symbol('x'), 1n, () => undefined, new Error('x')]) {
-      expect(value instanceof McpError).toBe(false)
-      expect(value instanceof McpServeUsageError).toBe(false)
-      expect(value instanceof UpstreamUnavailableError).toBe(false)
-    }
+  brandedErrorChecks({
+    base: McpError,
+    sub: McpServeUsageError,
+    brand: '@ptc/mcp.error',
+    code: 'MCP_SERVE_USAGE',
+    make: () => new McpError('MCP_SERVE_USAGE', 'x'),
+    makeSub: () => new McpServeUsageError('x'),
+    secondCopy: async () => {
+      const copy = (await import(/* @vite-ignore */ new URL('./errors.ts?copy', import.meta.url).href)) as typeof errors
+      return { base: copy.McpError, instance: new copy.McpError('MCP_SERVE_USAGE', 'x') }
+    },
   })
 })

@@ -1,24 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { brandedErrorChecks } from '../../../test/support/branded-error.js'
 import * as errors from './errors.js'
 import { SessionError, ToolAbortedError, ToolArgsError, ToolExecutionError, ToolNotFoundError, ToolsError, ToolTimeoutError } from './errors.js'
-
-const brand = Symbol.for('@ptc/tools.error')
-
-/** A second copy of this module (another URL, so another module instance): a bundled and a source build side by side. */
-async function secondCopy(): Promise<typeof errors> {
-  return (await import(/* @vite-ignore */ new URL('./errors.ts?copy', import.meta.url).href)) as typeof errors
-}
-
-/** Values whose every trap throws: a hostile Proxy and a revoked one. */
-function hostileValues(): unknown[] {
-  const boom = (): never => {
-    throw new Error('trap')
-  }
-  const traps = { get: boom, has: boom, getPrototypeOf: boom, getOwnPropertyDescriptor: boom, ownKeys: boom }
-  const revocable = Proxy.revocable(new ToolsError('TOOL_ERROR', 'x'), {})
-  revocable.revoke()
-  return [new Proxy({}, traps), new Proxy(new ToolsError('TOOL_ERROR', 'x'), traps), revocable.proxy]
-}
 
 describe('ToolsError', () => {
   it('has a stable code, the class name as name, and the message', () => {
@@ -40,38 +23,16 @@ describe('ToolsError', () => {
     expect('cause' in new ToolsError('TOOL_ERROR', 'outer')).toBe(false)
   })
 
-  it('instanceof ToolsError holds across two copies of the module; a subclass checks the prototype', async () => {
-    const copy = await secondCopy()
-    expect(copy.ToolsError).not.toBe(ToolsError)
-    expect(new copy.ToolNotFoundError('x') instanceof ToolsError).toBe(true)
-    expect(new copy.ToolsError('TOOL_ERROR', 'x') instanceof ToolsError).toBe(true)
-    expect(new ToolNotFoundError('x') instanceof copy.ToolsError).toBe(true)
-    expect(new copy.ToolNotFoundError('x') instanceof ToolNotFoundError).toBe(false)
-    expect(new ToolNotFoundError('x') instanceof copy.ToolNotFoundError).toBe(false)
-    expect(new ToolNotFoundError('x') instanceof ToolArgsError).toBe(false)
-  })
-
-  it('the base check is the brand: an object carrying it is an instance, one without it is not', () => {
-    const branded: unknown = Object.create(null, { [brand]: { value: true } })
-    expect(branded instanceof ToolsError).toBe(true)
-    expect(branded instanceof ToolNotFoundError).toBe(false)
-    expect(Object.create(null, { [brand]: { value: 'true' } }) instanceof ToolsError).toBe(false)
-    expect(Object.assign(new Error('x'), { code: 'TOOL_ERROR', name: 'ToolsError' }) instanceof ToolsError).toBe(false)
-  })
-
-  it('never throws: hostile and revoked proxies are not instances', () => {
-    for (const value of hostileValues()) {
-      expect(() => value instanceof ToolsError).not.toThrow()
-      expect(value instanceof ToolsError).toBe(false)
-      expect(value instanceof ToolNotFoundError).toBe(false)
-      expect(value instanceof ToolTimeoutError).toBe(false)
-    }
-  })
-
-  it('plain objects, null and primitives are not instances', () => {
-    for (const value of [{}, { code: 'TOOL_ERROR' }, [], null, undefined, 0, 'ToolsError', true, Symbol('x'), 1n, () => undefined, new Error('x')]) {
-      expect(value instanceof ToolsError).toBe(false)
-      expect(value instanceof ToolNotFoundError).toBe(false)
-    }
+  brandedErrorChecks({
+    base: ToolsError,
+    sub: ToolNotFoundError,
+    brand: '@ptc/tools.error',
+    code: 'TOOL_ERROR',
+    make: () => new ToolsError('TOOL_ERROR', 'x'),
+    makeSub: () => new ToolNotFoundError('x'),
+    secondCopy: async () => {
+      const copy = (await import(/* @vite-ignore */ new URL('./errors.ts?copy', import.meta.url).href)) as typeof errors
+      return { base: copy.ToolsError, instance: new copy.ToolsError('TOOL_ERROR', 'x') }
+    },
   })
 })
