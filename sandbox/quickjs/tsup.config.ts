@@ -2,7 +2,7 @@ import { defineConfig } from 'tsup'
 
 export default defineConfig({
   // The worker is its own entry: worker isolation starts `dist/worker-entry.js` beside `dist/index.js`.
-  entry: { index: 'src/index.ts', 'worker-entry': 'src/worker-entry.ts' },
+  entry: { index: 'src/index.ts', 'worker-entry': 'src/engine/worker-entry.ts' },
   format: ['esm'],
   dts: { entry: { index: 'src/index.ts' } },
   clean: true,

@@ -1,7 +1,7 @@
 import { expect, test } from 'vitest'
 import { seededRandom } from '@ptc/sandbox/conformance'
 import type { CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
-import { WorkerPool } from './pool.js'
+import { WorkerPool } from './host/pool.js'
 import { QuickJSCodeRuntime } from './runtime.js'
 
 /** Set `CHAOS_SEED` to replay a run; every run prints its seed. */

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, test } from 'vitest'
 import type { CodeRunRequest, CodeRunResult } from '@ptc/sandbox'
-import { WorkerPool } from './pool.js'
+import { WorkerPool } from './host/pool.js'
 import { QuickJSCodeRuntime } from './runtime.js'
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))

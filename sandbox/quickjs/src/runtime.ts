@@ -3,10 +3,10 @@ import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, SandboxUsageError, resolveLimi
 import { RunGate, acceptRun } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import type { QuickJSVariantName } from './engine/module.js'
-import type { Executor } from './executor.js'
+import type { Executor } from './host/executor.js'
 import { RunHost } from './host/run-host.js'
-import { InlineExecutor } from './inline.js'
-import { WorkerPool } from './pool.js'
+import { InlineExecutor } from './host/inline.js'
+import { WorkerPool } from './host/pool.js'
 
 /** Options of `createQuickJSRuntime`. */
 export interface QuickJSRuntimeOptions {

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest'
-import { spawnSourceWorker } from '../spawn.js'
+import { spawnSourceWorker } from '../host/spawn.js'
 import { MAILBOX_BYTES, ReplyMailbox, newMailboxMemory } from './mailbox.js'
 
 test('every reply reaches the worker exactly once, through the mailbox or by message, under racing timeouts', async () => {

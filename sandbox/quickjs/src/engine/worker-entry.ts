@@ -5,12 +5,12 @@
  */
 import { measureMemory } from 'node:vm'
 import { parentPort, workerData } from 'node:worker_threads'
-import { LogJournal } from './engine/journal.js'
-import { ReplyMailbox, type MailboxMemory } from './engine/mailbox.js'
-import { ModuleCache } from './engine/module-cache.js'
-import type { QuickJSVariantName } from './engine/module.js'
-import type { FromWorker, SessionInput, ToWorker } from './engine/protocol.js'
-import { QuickJSSession } from './engine/session.js'
+import { LogJournal } from './journal.js'
+import { ReplyMailbox, type MailboxMemory } from './mailbox.js'
+import { ModuleCache } from './module-cache.js'
+import type { QuickJSVariantName } from './module.js'
+import type { FromWorker, SessionInput, ToWorker } from './protocol.js'
+import { QuickJSSession } from './session.js'
 
 interface EngineWorkerData {
   control: SharedArrayBuffer

@@ -1,10 +1,10 @@
-import { ModuleCache } from './engine/module-cache.js'
-import type { EngineImage } from './engine/image.js'
-import type { QuickJSVariantName } from './engine/module.js'
-import { Control, type RunInput } from './engine/protocol.js'
-import { QuickJSSession } from './engine/session.js'
+import { ModuleCache } from '../engine/module-cache.js'
+import type { EngineImage } from '../engine/image.js'
+import type { QuickJSVariantName } from '../engine/module.js'
+import { Control, type RunInput } from '../engine/protocol.js'
+import { QuickJSSession } from '../engine/session.js'
 import type { Executor } from './executor.js'
-import type { RunHost } from './host/run-host.js'
+import type { RunHost } from './run-host.js'
 
 /**
  * Runs sessions on the calling thread. For trusted code and benchmarks: it keeps the CPU, memory,

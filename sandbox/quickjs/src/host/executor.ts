@@ -1,5 +1,5 @@
-import type { RunInput } from './engine/protocol.js'
-import type { RunHost } from './host/run-host.js'
+import type { RunInput } from '../engine/protocol.js'
+import type { RunHost } from './run-host.js'
 
 /** Where sessions run: on the calling thread or in a pool of workers. */
 export interface Executor {

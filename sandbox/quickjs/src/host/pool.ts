@@ -1,10 +1,10 @@
 import type { Worker } from 'node:worker_threads'
-import type { QuickJSVariantName } from './engine/module.js'
-import { LogJournal, journalBytes } from './engine/journal.js'
-import { ReplyMailbox, newMailboxMemory, type MailboxMemory } from './engine/mailbox.js'
-import { Control, type FromWorker, type RunInput, type ToWorker } from './engine/protocol.js'
+import type { QuickJSVariantName } from '../engine/module.js'
+import { LogJournal, journalBytes } from '../engine/journal.js'
+import { ReplyMailbox, newMailboxMemory, type MailboxMemory } from '../engine/mailbox.js'
+import { Control, type FromWorker, type RunInput, type ToWorker } from '../engine/protocol.js'
 import type { Executor } from './executor.js'
-import type { RunHost } from './host/run-host.js'
+import type { RunHost } from './run-host.js'
 import { spawnEngineWorker } from './spawn.js'
 
 interface Job {

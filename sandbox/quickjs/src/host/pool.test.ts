@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads'
 import { expect, test } from 'vitest'
 import type { CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
 import { WorkerPool, type EngineWorkerData } from './pool.js'
-import { QuickJSCodeRuntime } from './runtime.js'
+import { QuickJSCodeRuntime } from '../runtime.js'
 import { spawnEngineWorker } from './spawn.js'
 
 const BOUND_MS = 1500

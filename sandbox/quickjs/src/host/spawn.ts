@@ -3,13 +3,13 @@ import { pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
 
 /**
- * Starts an engine worker. Built (`dist/`): `worker-entry.js` beside this module. From source (this
- * module's URL ends in `.ts`, as under vitest): `worker-entry.ts` through `spawnSourceWorker`.
+ * Starts an engine worker. Built (`dist/`): `worker-entry.js` beside this bundle. From source (this
+ * module's URL ends in `.ts`, as under vitest): `../engine/worker-entry.ts` through `spawnSourceWorker`.
  */
 export function spawnEngineWorker(workerData: unknown): Worker {
   const here = import.meta.url
   if (!here.endsWith('.ts')) return new Worker(new URL('./worker-entry.js', here), { workerData })
-  return spawnSourceWorker(new URL('./worker-entry.ts', here), workerData)
+  return spawnSourceWorker(new URL('../engine/worker-entry.ts', here), workerData)
 }
 
 /**
