@@ -3,9 +3,9 @@ import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, SandboxUsageError, resolveLimi
 import { RunGate, acceptRun } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import type { QuickJSVariantName } from './engine/module.js'
-import type { Executor } from './host/executor.js'
+import type { Engines } from './host/engines.js'
 import { RunHost } from './host/run-host.js'
-import { InlineExecutor } from './host/inline.js'
+import { InlineEngines } from './host/inline.js'
 import { WorkerPool } from './host/pool.js'
 
 /** Options of `createQuickJSRuntime`. */
@@ -14,7 +14,7 @@ export interface QuickJSRuntimeOptions {
    * `'worker'` (default): guests run in a pool of worker threads; a watchdog terminates a worker
    * that overruns the wall ceiling (even inside a native builtin) and replaces it.
    * `'inline'`: guests run on the calling thread — for trusted code and benchmarks; it cannot stop
-   * a long native builtin (see `InlineExecutor`).
+   * a long native builtin (see `InlineEngines`).
    */
   isolation?: 'worker' | 'inline'
   /**
@@ -54,7 +54,7 @@ export interface QuickJSRuntimeOptions {
 /** Default `watchdogGraceMs`. */
 export const DEFAULT_WATCHDOG_GRACE_MS = 50
 
-/** The QuickJS `CodeRuntime` (exported for tests, which inject an executor; the public face is `createQuickJSRuntime`). */
+/** The QuickJS `CodeRuntime` (exported for tests, which inject their engines; the public face is `createQuickJSRuntime`). */
 export class QuickJSCodeRuntime implements CodeRuntime {
   readonly name = 'quickjs'
 
@@ -63,14 +63,14 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     return this.#defaults
   }
   readonly #defaults: Readonly<CodeRunLimits>
-  readonly #executor: Executor
+  readonly #engines: Engines
   readonly #gate: RunGate
   readonly #grace: number
   readonly #live = new Set<RunHost>()
   #disposed = false
   #disposing: Promise<void> | undefined
 
-  constructor(options: QuickJSRuntimeOptions, executor?: Executor) {
+  constructor(options: QuickJSRuntimeOptions, engines?: Engines) {
     this.#defaults = Object.freeze(resolveLimits(options.limits, DEFAULT_LIMITS))
     const variant = options.variant ?? 'quickjs'
     const cores = availableParallelism()
@@ -80,11 +80,11 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     if (!Number.isInteger(poolSize) || poolSize < 1) throw new SandboxUsageError('poolSize must be a positive integer')
     const grace = options.watchdogGraceMs ?? DEFAULT_WATCHDOG_GRACE_MS
     if (!(grace >= 0) || !Number.isFinite(grace)) throw new SandboxUsageError('watchdogGraceMs must be a non-negative number')
-    const concurrent = options.maxConcurrentRuns ?? (executor instanceof WorkerPool ? executor.size : inline ? 2 * cores : poolSize)
+    const concurrent = options.maxConcurrentRuns ?? (engines instanceof WorkerPool ? engines.size : inline ? 2 * cores : poolSize)
     this.#gate = new RunGate(concurrent, options.maxQueuedRuns ?? DEFAULT_MAX_QUEUED_RUNS)
     this.#grace = grace
-    this.#executor =
-      executor ?? (inline ? new InlineExecutor(variant) : new WorkerPool({ size: poolSize, variant, warmBytes: this.#defaults.memoryBytes, journalBytes: this.#defaults.maxOutputBytes }))
+    this.#engines =
+      engines ?? (inline ? new InlineEngines(variant) : new WorkerPool({ size: poolSize, variant, warmBytes: this.#defaults.memoryBytes, journalBytes: this.#defaults.maxOutputBytes }))
   }
 
   async run(request: CodeRunRequest): Promise<CodeRunResult> {
@@ -98,7 +98,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     else if (request.signal?.aborted) host.stop('abort')
     if (!host.ended) {
       this.#live.add(host)
-      this.#executor.execute(host, { source: program.source, bindings, limits })
+      this.#engines.execute(host, { source: program.source, bindings, limits })
     }
     try {
       return await host.result
@@ -115,7 +115,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
       const live = [...this.#live]
       for (const host of live) host.stop('abort')
       await Promise.all(live.map((h) => h.result))
-      await this.#executor.dispose()
+      await this.#engines.dispose()
     })()
     return this.#disposing
   }

@@ -1,7 +1,7 @@
 import type { CodeRunError, CodeRunLimits } from '@ptc/sandbox'
 import type { GuestErrorInfo } from '@ptc/sandbox/backend'
 
-/** One run as an executor receives it. */
+/** One run as its engines receive it. */
 export interface RunInput {
   /** `PreparedProgram.source`. */
   source: string

@@ -3,7 +3,7 @@ import type { EngineImage } from '../engine/image.js'
 import type { QuickJSVariantName } from '../engine/module.js'
 import { Control, type RunInput } from '../engine/protocol.js'
 import { QuickJSSession } from '../engine/session.js'
-import type { Executor } from './executor.js'
+import type { Engines } from './engines.js'
 import type { RunHost } from './run-host.js'
 
 /**
@@ -12,7 +12,7 @@ import type { RunHost } from './run-host.js'
  * guest waits on the host, but it cannot stop a long native builtin (a huge `join`, a backtracking
  * regex): that blocks the calling thread until the builtin returns.
  */
-export class InlineExecutor implements Executor {
+export class InlineEngines implements Engines {
   readonly #cache: ModuleCache
 
   constructor(variant: QuickJSVariantName) {

@@ -3,7 +3,7 @@ import type { QuickJSVariantName } from '../engine/module.js'
 import { LogJournal, journalBytes } from '../engine/journal.js'
 import { ReplyMailbox, newMailboxMemory, type MailboxMemory } from '../engine/mailbox.js'
 import { Control, type FromWorker, type RunInput, type ToWorker } from '../engine/protocol.js'
-import type { Executor } from './executor.js'
+import type { Engines } from './engines.js'
 import type { RunHost } from './run-host.js'
 import { spawnEngineWorker } from './spawn.js'
 
@@ -53,7 +53,7 @@ export const MAX_JOURNAL_BYTES = 16 * 1024 * 1024
  * their own deadline (their `RunHost` timer). Workers are unreferenced while idle: an idle pool does
  * not keep the process alive, a pending run does (its deadline timer, and its worker while it runs).
  */
-export class WorkerPool implements Executor {
+export class WorkerPool implements Engines {
   readonly #size: number
   readonly #variant: QuickJSVariantName
   readonly #warmBytes: number

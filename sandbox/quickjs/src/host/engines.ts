@@ -1,8 +1,8 @@
 import type { RunInput } from '../engine/protocol.js'
 import type { RunHost } from './run-host.js'
 
-/** Where sessions run: on the calling thread or in a pool of workers. */
-export interface Executor {
+/** Where runs' engines live: on the calling thread (`InlineEngines`) or in a pool of worker threads (`WorkerPool`). */
+export interface Engines {
   /**
    * Starts `input` for `host` (possibly after waiting for an engine). The host's result settles the
    * run; a host that ended meanwhile (deadline, abort) is dropped without starting.
