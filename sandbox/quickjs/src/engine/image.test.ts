@@ -3,16 +3,16 @@ import { DEFAULT_LIMITS, type CodeRunLimits } from '@ptc/sandbox'
 import { wrapProgram } from '@ptc/sandbox/backend'
 import { EngineImage } from './image.js'
 import { loadModule, type QuickJSVariantName } from './module.js'
-import type { SessionOutcome, SubCallRequest } from './protocol.js'
-import { QuickJSSession } from './session.js'
+import type { EngineRunOutcome, SubCallRequest } from './protocol.js'
+import { EngineRun } from './run.js'
 
 const LIMITS: CodeRunLimits = { ...DEFAULT_LIMITS, memoryBytes: 32 * 1024 * 1024 }
 
 /** Runs one program body on `image` to completion, answering every sub-call with its arguments. */
-function runOn(image: EngineImage, body: string, limits: Partial<CodeRunLimits> = {}): SessionOutcome {
-  let outcome: SessionOutcome | undefined
+function runOn(image: EngineImage, body: string, limits: Partial<CodeRunLimits> = {}): EngineRunOutcome {
+  let outcome: EngineRunOutcome | undefined
   let pending: SubCallRequest[] = []
-  const session = new QuickJSSession(
+  const engine = new EngineRun(
     image,
     { source: wrapProgram(body), bindings: ['echo'], limits: { ...LIMITS, ...limits }, wallRemainingMs: limits.wallMs ?? LIMITS.wallMs },
     {
@@ -25,12 +25,12 @@ function runOn(image: EngineImage, body: string, limits: Partial<CodeRunLimits> 
     },
     new Int32Array(1),
   )
-  session.start()
+  engine.start()
   while (outcome === undefined && pending.length > 0) {
     const batch = pending.splice(0)
-    session.deliver(`[${batch.map(([id, , args]) => `[${id},1,${args}]`).join(',')}]`, batch.length)
+    engine.deliver(`[${batch.map(([id, , args]) => `[${id},1,${args}]`).join(',')}]`, batch.length)
   }
-  if (outcome === undefined) throw new Error('the session did not finish')
+  if (outcome === undefined) throw new Error('the engine run did not finish')
   return outcome
 }
 

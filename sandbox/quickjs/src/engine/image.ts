@@ -4,7 +4,7 @@ import type { EitherFFI, QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'q
 import { GUEST_PRELUDE } from '@ptc/sandbox/backend'
 import type { LoadedModule } from './module.js'
 
-/** What the image's host functions and interrupt handler call: the session running on it. */
+/** What the image's host functions and interrupt handler call: the engine run on it. */
 export interface ImageHooks {
   log(text: string): void
   limit(which: number): void
@@ -86,7 +86,7 @@ export class EngineImage {
     rt.setInterruptHandler(() => hooks()?.shouldInterrupt() ?? false)
     const host = ctx.newObject()
     for (const [name, fn] of [
-      // No `call`: the prelude runs in queue mode and the session drains calls after each pump.
+      // No `call`: the prelude runs in queue mode and the engine run drains calls after each pump.
       ['limit', ctx.newFunction('limit', (which) => hooks()?.limit(ctx.getNumber(which)))],
       ['log', ctx.newFunction('log', (_level, text) => hooks()?.log(ctx.getString(text)))],
       ['finish', ctx.newFunction('finish', (kind, payload) => hooks()?.finish(ctx.getNumber(kind), ctx.getString(payload)))],

@@ -10,10 +10,10 @@ export interface RunInput {
 }
 
 /** One run as the engine sees it (a structured-cloneable message). */
-export interface SessionInput extends RunInput {
+export interface EngineRunInput extends RunInput {
   /**
    * What was left of the run's wall ceiling when the engine took it (the wall clock started at the
-   * `run()` call, on the host's thread): the session's own deadline is this far from its start.
+   * `run()` call, on the host's thread): the engine run's own deadline is this far from its start.
    */
   wallRemainingMs: number
 }
@@ -22,25 +22,25 @@ export interface SessionInput extends RunInput {
 export type SubCallRequest = [id: number, name: string, argsJson: string]
 
 /** An engine failure, or a guest error the host formats with the program's positions. */
-export type SessionError = CodeRunError | { kind: 'syntax' | 'exception'; info: GuestErrorInfo }
+export type EngineRunError = CodeRunError | { kind: 'syntax' | 'exception'; info: GuestErrorInfo }
 
-/** How a session ended. `logs` holds only the entries not yet flushed. */
-export interface SessionOutcome {
+/** How an engine run ended. `logs` holds only the entries not yet flushed. */
+export interface EngineRunOutcome {
   valueJson?: string
   logs: string[]
-  error?: SessionError
+  error?: EngineRunError
   cpuMs: number
   subCalls: number
   /** The module trapped or failed its leak check: discard it. */
   broken: boolean
 }
 
-/** Where a session reports. `flush` runs after each pump that produced calls or logs. */
-export interface SessionSink {
+/** Where an engine run reports. `flush` runs after each pump that produced calls or logs. */
+export interface EngineRunSink {
   flush(calls: SubCallRequest[], logs: string[]): void
   /** A log entry the ledger accepted, as it is accepted (before it is flushed). */
   logged?(text: string): void
-  done(outcome: SessionOutcome): void
+  done(outcome: EngineRunOutcome): void
 }
 
 /** Values of the shared control word (index 0) the host writes and the interrupt handler polls. */
@@ -48,7 +48,7 @@ export const Control = { None: 0, Abort: 1, Wall: 2 } as const
 
 /** Messages host -> worker. */
 export type ToWorker =
-  | { t: 'run'; runId: number; input: SessionInput }
+  | { t: 'run'; runId: number; input: EngineRunInput }
   | { t: 'settle'; runId: number; batch: string; count: number }
   | { t: 'stop'; runId: number; reason: 'abort' | 'wall' }
 
@@ -56,4 +56,4 @@ export type ToWorker =
 export type FromWorker =
   | { t: 'ready' }
   | { t: 'flush'; runId: number; calls: SubCallRequest[]; logs: string[] }
-  | { t: 'done'; runId: number; outcome: SessionOutcome }
+  | { t: 'done'; runId: number; outcome: EngineRunOutcome }

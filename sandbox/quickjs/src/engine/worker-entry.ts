@@ -1,5 +1,5 @@
 /**
- * The worker thread of worker isolation: one session at a time on a reused QuickJS module.
+ * The worker thread of worker isolation: one engine run at a time on a reused QuickJS module.
  * Imports only relative files and npm packages (plus `@ptc/sandbox`, resolved by the worker's
  * own loader: its `dist` when built, its source with `--conditions=@ptc/source` from tests).
  */
@@ -9,8 +9,8 @@ import { LogJournal } from './journal.js'
 import { ReplyMailbox, type MailboxMemory } from './mailbox.js'
 import { ModuleCache } from './module-cache.js'
 import type { QuickJSVariantName } from './module.js'
-import type { FromWorker, SessionInput, ToWorker } from './protocol.js'
-import { QuickJSSession } from './session.js'
+import type { FromWorker, EngineRunInput, ToWorker } from './protocol.js'
+import { EngineRun } from './run.js'
 
 interface EngineWorkerData {
   control: SharedArrayBuffer
@@ -36,7 +36,7 @@ void warm.then(() => post({ t: 'ready' }))
 
 interface Run {
   runId: number
-  session: QuickJSSession | undefined
+  engine: EngineRun | undefined
   stop?: 'abort' | 'wall'
   /** Spins in a row that ran out before the reply came. */
   misses: number
@@ -59,8 +59,8 @@ function post(message: FromWorker): void {
   port?.postMessage(message)
 }
 
-async function begin(runId: number, input: SessionInput): Promise<void> {
-  const run: Run = { runId, session: undefined, misses: 0, skipped: 0 }
+async function begin(runId: number, input: EngineRunInput): Promise<void> {
+  const run: Run = { runId, engine: undefined, misses: 0, skipped: 0 }
   current = run
   const deadline = performance.now() + input.wallRemainingMs
   journal.reopen()
@@ -73,7 +73,7 @@ async function begin(runId: number, input: SessionInput): Promise<void> {
     return
   }
   const loaded = image
-  const session = new QuickJSSession(loaded, { ...input, wallRemainingMs: Math.max(0, deadline - performance.now()) }, {
+  const engine = new EngineRun(loaded, { ...input, wallRemainingMs: Math.max(0, deadline - performance.now()) }, {
     flush: (calls, logs) => post({ t: 'flush', runId, calls, logs }),
     logged: (text) => journal.append(text),
     done: (outcome) => {
@@ -83,9 +83,9 @@ async function begin(runId: number, input: SessionInput): Promise<void> {
       if (garbage) collectWhenIdle()
     },
   }, control)
-  run.session = session
-  session.start()
-  if (run.stop !== undefined) session.stop(run.stop)
+  run.engine = engine
+  engine.start()
+  if (run.stop !== undefined) engine.stop(run.stop)
   else awaitReplies(run)
 }
 
@@ -118,7 +118,7 @@ process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
 
 /** While the run's guest waits on the host, takes replies from the mailbox instead of the event loop. */
 function awaitReplies(run: Run): void {
-  while (current === run && run.session?.awaitingHost === true) {
+  while (current === run && run.engine?.awaitingHost === true) {
     if (run.misses >= SPIN_MISSES && ++run.skipped % RETRY_EVERY !== 0) return
     const reply = mailbox.wait(run.runId, SPIN_MS)
     if (reply === undefined) {
@@ -126,7 +126,7 @@ function awaitReplies(run: Run): void {
       return
     }
     run.misses = 0
-    run.session.deliver(reply.batch, reply.count)
+    run.engine.deliver(reply.batch, reply.count)
   }
 }
 
@@ -138,8 +138,8 @@ port.on('message', (message: ToWorker) => {
   const run = current
   if (run === undefined || run.runId !== message.runId) return
   if (message.t === 'settle') {
-    run.session?.deliver(message.batch, message.count)
+    run.engine?.deliver(message.batch, message.count)
     awaitReplies(run)
-  } else if (run.session === undefined) run.stop = message.reason
-  else run.session.stop(message.reason)
+  } else if (run.engine === undefined) run.stop = message.reason
+  else run.engine.stop(message.reason)
 })

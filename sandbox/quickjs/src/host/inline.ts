@@ -2,12 +2,12 @@ import { ModuleCache } from '../engine/module-cache.js'
 import type { EngineImage } from '../engine/image.js'
 import type { QuickJSVariantName } from '../engine/module.js'
 import { Control, type RunInput } from '../engine/protocol.js'
-import { QuickJSSession } from '../engine/session.js'
+import { EngineRun } from '../engine/run.js'
 import type { Engines } from './engines.js'
 import type { RunHost } from './run-host.js'
 
 /**
- * Runs sessions on the calling thread. For trusted code and benchmarks: it keeps the CPU, memory,
+ * Runs engine runs on the calling thread. For trusted code and benchmarks: it keeps the CPU, memory,
  * stack, output and sub-call limits, the wall ceiling and abort at bytecode boundaries and while the
  * guest waits on the host, but it cannot stop a long native builtin (a huge `join`, a backtracking
  * regex): that blocks the calling thread until the builtin returns.
@@ -38,7 +38,7 @@ export class InlineEngines implements Engines {
       return
     }
     const control = new Int32Array(1)
-    const session = new QuickJSSession(image, { ...input, wallRemainingMs: host.remainingMs }, {
+    const engine = new EngineRun(image, { ...input, wallRemainingMs: host.remainingMs }, {
       flush: (calls, logs) => host.flush(calls, logs),
       done: (outcome) => {
         this.#cache.release(image, outcome.broken)
@@ -46,13 +46,13 @@ export class InlineEngines implements Engines {
       },
     }, control)
     host.attach({
-      settle: (batch, count) => session.deliver(batch, count),
+      settle: (batch, count) => engine.deliver(batch, count),
       stop: (reason) => {
         Atomics.store(control, 0, reason === 'abort' ? Control.Abort : Control.Wall)
-        session.stop(reason)
+        engine.stop(reason)
       },
     })
-    session.start()
+    engine.start()
   }
 
   async dispose(): Promise<void> {

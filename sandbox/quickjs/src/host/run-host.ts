@@ -1,7 +1,7 @@
 import { HostCalls, formatGuestError, stopError } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
 import type { PreparedProgram } from '@ptc/sandbox/backend'
-import type { SessionOutcome, SubCallRequest } from '../engine/protocol.js'
+import type { EngineRunOutcome, SubCallRequest } from '../engine/protocol.js'
 
 /**
  * The deepest host result a guest receives. QuickJS parses JSON recursively on
@@ -10,7 +10,7 @@ import type { SessionOutcome, SubCallRequest } from '../engine/protocol.js'
  */
 export const MAX_RESULT_DEPTH = 4096
 
-/** The engine side of one run, as the host drives it (inline session or worker). */
+/** The engine side of one run, as the host drives it (inline engine or worker). */
 export interface EngineChannel {
   settle(batchJson: string, count: number): void
   stop(reason: 'abort' | 'wall'): void
@@ -118,7 +118,7 @@ export class RunHost {
   }
 
   /** The engine finished (or was killed, or crashed): settles the result exactly once. */
-  end(outcome: SessionOutcome): void {
+  end(outcome: EngineRunOutcome): void {
     if (this.#ended) return
     this.#ended = true
     const now = performance.now()

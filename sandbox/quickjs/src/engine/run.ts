@@ -3,7 +3,7 @@ import { FinishKind, OutputLedger, PROGRAM_FILENAME, parseDrainedCalls, stopErro
 import type { CodeRunError } from '@ptc/sandbox'
 import type { GuestErrorInfo, QueueCaps } from '@ptc/sandbox/backend'
 import type { EngineImage, ImageHooks } from './image.js'
-import { Control, type SessionError, type SessionInput, type SessionSink, type SubCallRequest } from './protocol.js'
+import { Control, type EngineRunError, type EngineRunInput, type EngineRunSink, type SubCallRequest } from './protocol.js'
 
 /** The guest's stack: large enough for real programs, far below the host's own. */
 const MAX_STACK_BYTES = 256 * 1024
@@ -20,10 +20,10 @@ const UNFORMATTABLE = '[unformattable thrown value]'
  * counts 8 bytes per allocation, so it only stops single allocations past the limit), stack, output
  * and sub-calls.
  */
-export class QuickJSSession {
+export class EngineRun {
   readonly #image: EngineImage
-  readonly #input: SessionInput
-  readonly #sink: SessionSink
+  readonly #input: EngineRunInput
+  readonly #sink: EngineRunSink
   readonly #control: Int32Array
   readonly #ledger: OutputLedger
   #rt: QuickJSRuntime | undefined
@@ -39,7 +39,7 @@ export class QuickJSSession {
   #wallDeadline = 0
   #stop: CodeRunError | undefined
   #finished = false
-  #result: { valueJson?: string; error?: SessionError } = {}
+  #result: { valueJson?: string; error?: EngineRunError } = {}
   #busy = false
   #done = false
   #broken = false
@@ -48,7 +48,7 @@ export class QuickJSSession {
   #subCalls = 0
   #outstanding = 0
 
-  constructor(image: EngineImage, input: SessionInput, sink: SessionSink, control: Int32Array) {
+  constructor(image: EngineImage, input: EngineRunInput, sink: EngineRunSink, control: Int32Array) {
     this.#image = image
     this.#input = input
     this.#sink = sink
@@ -104,7 +104,7 @@ export class QuickJSSession {
   }
 
   #context(): QuickJSContext {
-    if (this.#ctx === undefined) throw new Error('session not started')
+    if (this.#ctx === undefined) throw new Error('engine run not started')
     return this.#ctx
   }
 
@@ -289,7 +289,7 @@ export class QuickJSSession {
    * unreported; quickjs-ng: it stays pending, or `start` itself failed): with the heap at its cap that
    * is the memory limit. A settled-but-unreported rejection is reported as what it was.
    */
-  #unreportedOutcome(): SessionError | undefined {
+  #unreportedOutcome(): EngineRunError | undefined {
     if (this.#program === undefined) return this.#heapRefused() ? stopError('memory', this.#input.limits) : undefined
     const state = this.#context().getPromiseState(this.#program)
     if (state.type === 'pending') return this.#heapRefused() ? stopError('memory', this.#input.limits) : undefined
