@@ -5,7 +5,7 @@ import type { JsonValue } from '../json/types.js'
 import { snapshotJson } from '../json/snapshot.js'
 import type { Layers } from '../registry/layers.js'
 import type { Registration } from '../registry/registration.js'
-import { isAdmitted } from '../registry/tool-set.js'
+import { executableIn } from '../registry/tool-set.js'
 import type { UserMessage } from '../types/content.js'
 import type { PostToolDecision, PreToolDecision } from '../types/decisions.js'
 import type { ToolDefinition } from '../types/tool.js'
@@ -288,8 +288,7 @@ export class Pipeline {
   }
 
   #executable(exec: ToolExecution): Registration | undefined {
-    const reg = this.layers.lookup(exec.name, exec.agent)
-    return reg !== undefined && isAdmitted(reg, exec.agent, exec.toolSet) ? reg : undefined
+    return executableIn(this.layers, exec.name, exec.agent, exec.toolSet)
   }
 }
 

@@ -18,7 +18,7 @@ import { ExecutorSelection } from './executors.js'
 import { Layers } from './layers.js'
 import { createRegistration, RUN_CODE, type Registration } from './registration.js'
 import { compileRestriction } from './restriction.js'
-import { isAdmitted, resolveToolSet } from './tool-set.js'
+import { executableIn, isAdmitted, resolveToolSet } from './tool-set.js'
 import { isConcurrencySafeCall } from '../executor/classify.js'
 
 export interface ToolsServiceOptions {
@@ -71,8 +71,7 @@ class Core {
   }
 
   executable(name: string, scope: Scope | undefined, toolSet: ResolvedToolSet | undefined): Registration | undefined {
-    const reg = this.layers.lookup(name, scope)
-    return reg !== undefined && isAdmitted(reg, scope, toolSet) ? reg : undefined
+    return executableIn(this.layers, name, scope, toolSet)
   }
 
   visible(scope: Scope | undefined, toolSet: ResolvedToolSet | undefined): Registration[] {

@@ -68,6 +68,16 @@ export async function resolveToolSet(layers: Layers, context: ToolActivationCont
 }
 
 /**
+ * The registration a call by `scope` executes for `name`: the one `scope` sees, if `toolSet` admits it.
+ * The one lookup of the registry's `executable`, the pipeline and (through the executor host) the PTC
+ * scheduler and bindings.
+ */
+export function executableIn(layers: Layers, name: string, scope: Scope | undefined, toolSet: ResolvedToolSet | undefined): Registration | undefined {
+  const reg = layers.lookup(name, scope)
+  return reg !== undefined && isAdmitted(reg, scope, toolSet) ? reg : undefined
+}
+
+/**
  * Whether `reg` (the registration `scope` currently sees) may start a call
  * under `toolSet`. Without a set, conditional registrations are unavailable.
  */
