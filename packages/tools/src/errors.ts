@@ -3,7 +3,7 @@
  * isolate or the session log is `{ name, code, message }`: match on `code`.
  */
 
-/** Stable codes of failed tool calls (SPEC section 7). */
+/** Stable codes of failed tool calls. */
 export type ToolErrorCode =
   | 'UNKNOWN_TOOL'
   | 'INVALID_ARGS'
@@ -101,7 +101,7 @@ export class JsonSchemaError extends ToolsError {
   }
 }
 
-/** A value is not lossless JSON (SPEC section 4). */
+/** A value is not lossless JSON. */
 export class NotJsonError extends ToolsError {
   readonly path: string
   constructor(path: string, message: string) {

@@ -1,7 +1,7 @@
 import { SandboxUsageError } from './errors.js'
 import type { CodeRunLimits } from './types.js'
 
-/** The one place where the default limits live (SPEC section 9). */
+/** The one place where the default limits live. */
 export const DEFAULT_LIMITS: Readonly<CodeRunLimits> = Object.freeze({
   cpuMs: 30_000,
   wallMs: 120_000,

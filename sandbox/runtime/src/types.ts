@@ -1,5 +1,5 @@
 /**
- * The runtime seam (SPEC section 9). A backend runs one program with a set of
+ * The runtime seam. A backend runs one program with a set of
  * binding names and a host `call` function, under limits, and returns a result.
  * It knows nothing about tools.
  */

@@ -239,11 +239,12 @@ function snapshot(value: unknown, record: boolean): SnapshotJsonResult {
 
 /**
  * Takes ownership of a value fresh from `JSON.parse` that nothing else references: freezes it in
- * place and records it as materialized, so {@link snapshotJson} returns it as it is. The result of
- * `JSON.parse` is already what a snapshot would copy it into (plain objects with
- * `Object.prototype`, dense arrays, `__proto__` as an own data property, no accessors or symbols),
- * so only the freezing remains. Anything else must go through {@link snapshotJson}: this checks
- * nothing.
+ * place and records it as materialized, so {@link snapshotJson} returns it as it is. The shape of
+ * `JSON.parse`'s result is what a snapshot would copy it into (plain objects with `Object.prototype`,
+ * dense arrays, `__proto__` as an own data property, no accessors or symbols), so only the freezing
+ * remains. Its numbers are not checked: `JSON.parse` turns `1e400` into `Infinity` and keeps `-0`,
+ * which a snapshot refuses, so the text must come from a lossless-JSON serializer (the guest
+ * prelude's snapshot is one). Anything else must go through {@link snapshotJson}: this checks nothing.
  */
 export function adoptParsedJson(value: JsonValue): JsonValue {
   if (typeof value !== 'object' || value === null) return value

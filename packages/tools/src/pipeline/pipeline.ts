@@ -65,7 +65,7 @@ interface CallState {
 }
 
 /**
- * The shared execution pipeline (SPEC section 7): snapshot -> token ->
+ * The shared execution pipeline: snapshot -> token ->
  * collapse -> pre-aborted -> pre-execute (+approval) -> guards -> execute
  * wrappers -> body -> output -> render -> post-execute -> finalizeContent ->
  * materialize + freeze -> tools/result. `dispatch` never rejects.

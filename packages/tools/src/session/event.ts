@@ -3,8 +3,8 @@ import { snapshotJsonOrThrow } from '../json/snapshot.js'
 import type { SessionEvent } from '../types/scope.js'
 
 /**
- * A deep-frozen, lossless-JSON copy of `event` (the package's one snapshot:
- * SPEC section 4, each property read once), which must also be a session
+ * A deep-frozen, lossless-JSON copy of `event` (the package's one snapshot,
+ * each property read once), which must also be a session
  * event record: `type: string`, `time: number`, and `turn`/`step` numbers when
  * present. A non-JSON value is a `NotJsonError` naming the path; a bad shape a
  * `SessionError('INVALID_EVENT')`. So what is read back from a log is exactly

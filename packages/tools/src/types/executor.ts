@@ -101,7 +101,7 @@ export interface ToolDispatchOptions {
  */
 export interface ToolExecutorHost {
   /**
-   * Run one parsed call through the whole pipeline (SPEC section 7). Never
+   * Run one parsed call through the whole pipeline. Never
    * rejects. `argumentsError`: the raw argument text could not be parsed; the
    * call fails as `INVALID_ARGS` before any policy (finalizeContent and
    * `tools/result` still run).

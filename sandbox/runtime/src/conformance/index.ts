@@ -10,7 +10,7 @@ export type { ConformanceOptions } from './context.js'
 export { seededRandom } from './random.js'
 
 /**
- * The conformance suite every `CodeRuntime` backend runs (SPEC section 9). Call it at the top level
+ * The conformance suite every `CodeRuntime` backend runs. Call it at the top level
  * of a vitest file: `runtimeConformance('quickjs worker', () => createQuickJSRuntime())`. Tests a
  * backend cannot meet go in `options.skip` with a written reason, keyed by test name.
  */
