@@ -160,7 +160,7 @@ export class RunHost {
         else this.#finish(undefined, JSON.parse(text) as JsonValue)
         return
       case FinishKind.InvalidValue:
-        this.#finish({ kind: 'invalid-output', message: `the return value is not lossless JSON: ${text}` })
+        this.#finish({ kind: 'invalid-output', message: text })
         return
       case FinishKind.Error: {
         const info = parseInfo(text)

@@ -200,7 +200,7 @@ export class EngineRun {
 
   #onLog(text: string): void {
     if (this.#stop !== undefined || this.#finished) return
-    if (!this.#ledger.log(text)) this.#stop = { kind: 'output-limit', message: this.#ledger.describeOverflow('log') }
+    if (!this.#ledger.log(text)) this.#stop = stopError('output', this.#input.limits, this.#ledger)
     else this.#sink.logged?.(text)
   }
 
@@ -274,7 +274,7 @@ export class EngineRun {
     }
     if (this.#outstanding === 0 && !image.hasPendingJob()) {
       const lost = this.#unreportedOutcome()
-      if (lost === undefined) this.#stop = { kind: 'exception', message: 'the program awaits a promise that can never settle (no sub-call is pending)' }
+      if (lost === undefined) this.#stop = stopError('stuck', this.#input.limits)
       else {
         this.#finished = true
         this.#result = { error: lost }

@@ -42,6 +42,9 @@ export function valueTests(s: SuiteContext): void {
       expect(r.error?.kind, code).toBe('invalid-output')
       expect('value' in r, code).toBe(false)
     }
+    // The prelude words it, the same on every backend: where the value breaks JSON, and how.
+    expect((await s.run('return NaN')).error).toEqual({ kind: 'invalid-output', message: 'the return value is not a finite number' })
+    expect((await s.run('return { a: [1, () => 1] }')).error).toEqual({ kind: 'invalid-output', message: 'the return value.a[1] is a function' })
   })
 
   s.it('a syntax error reports the line and column of the model code (JavaScript)', async () => {
