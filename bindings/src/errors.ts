@@ -24,23 +24,25 @@ export class BindingsError extends Error {
     this.code = code
     this.name = new.target.name
   }
-  /**
-   * `instanceof BindingsError` reads the brand, so it works across module copies (a bundled and a
-   * source build); a subclass uses the ordinary prototype check. Never throws: a value whose traps
-   * throw (a hostile or revoked Proxy) is not an instance.
-   */
-  static override [Symbol.hasInstance](value: unknown): boolean {
+  get [brand](): true {
+    return true
+  }
+}
+
+// `instanceof BindingsError` reads the brand, so it works across module copies (a bundled and a source build); a
+// subclass uses the ordinary prototype check. Never throws: a value whose traps throw (a hostile or revoked
+// Proxy) is not an instance. Installed outside the class body: a bundler renames a class that names itself
+// in its body, and every error's `name` became `_BindingsError`.
+Object.defineProperty(BindingsError, Symbol.hasInstance, {
+  value(this: unknown, value: unknown): boolean {
     try {
       if (this !== BindingsError) return Function.prototype[Symbol.hasInstance].call(this, value)
       return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true
     } catch {
       return false
     }
-  }
-  get [brand](): true {
-    return true
-  }
-}
+  },
+})
 
 /** A list of tool names cannot be bound under `tools`; `problems` lists every one. */
 export class BindingNameError extends BindingsError {

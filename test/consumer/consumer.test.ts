@@ -138,6 +138,40 @@ describe('a project outside the repository, as the README says', () => {
     expect(host.stdout).toContain("text: 'warmest: Lima (19 C)'")
   }, 120_000)
 
+  test("the installed packages' errors carry their class names, codes and brands", async () => {
+    // A bundler renames a class whose body names itself: when the branded base errors checked their brand
+    // in a static method, a user saw `_ToolsError` as the name of every ToolsError.
+    const script = [
+      "import { ToolsError, ToolTimeoutError } from '@ptc/tools'",
+      "import { SandboxUsageError } from '@ptc/sandbox'",
+      "import { BindingsError } from '@ptc/bindings'",
+      "import { McpError, McpServeUsageError } from '@ptc/mcp'",
+      "import { CliError } from '@ptc/cli'",
+      "import { SandboxBackendUnavailableError } from '@ptc/sandbox-isolated-vm'",
+      'const errors = [',
+      "  new ToolsError('TOOL_ERROR', 'x'), new ToolTimeoutError(5), new SandboxUsageError('x'),",
+      "  new BindingsError('INVALID_BINDING_NAMES', 'x'), new McpError('MCP_SERVE_USAGE', 'x'), new McpServeUsageError('x'),",
+      "  new CliError('USAGE', 'x'), new SandboxBackendUnavailableError('missing-module', 'x'),",
+      ']',
+      'const bases = [ToolsError, ToolsError, SandboxUsageError, BindingsError, McpError, McpError, CliError, SandboxBackendUnavailableError]',
+      'console.log(JSON.stringify(errors.map((e, i) => [e.name, e.code, e instanceof bases[i]])))',
+      '',
+    ].join('\n')
+    writeFileSync(join(project, 'error-names.mjs'), script)
+    const result = await run(process.execPath, ['error-names.mjs'], project)
+    expectOk(result, 'node error-names.mjs')
+    expect(JSON.parse(result.stdout) as unknown).toEqual([
+      ['ToolsError', 'TOOL_ERROR', true],
+      ['ToolTimeoutError', 'TOOL_TIMEOUT', true],
+      ['SandboxUsageError', 'SANDBOX_MISUSE', true],
+      ['BindingsError', 'INVALID_BINDING_NAMES', true],
+      ['McpError', 'MCP_SERVE_USAGE', true],
+      ['McpServeUsageError', 'MCP_SERVE_USAGE', true],
+      ['CliError', 'USAGE', true],
+      ['SandboxBackendUnavailableError', 'SANDBOX_BACKEND_UNAVAILABLE', true],
+    ])
+  }, 60_000)
+
   describe('a tools module that imports @ptc/tools (no config)', () => {
     const plain = join(project, 'plain')
     beforeAll(() => {

@@ -25,23 +25,25 @@ export class CliError extends Error {
     this.name = new.target.name
     this.code = code
   }
-  /**
-   * `instanceof CliError` reads the brand, so it works across module copies (a bundled and a source
-   * build); a subclass uses the ordinary prototype check. Never throws: a value whose traps throw (a
-   * hostile or revoked Proxy, thrown by a tools module or a config) is not an instance.
-   */
-  static override [Symbol.hasInstance](value: unknown): boolean {
+  get [brand](): true {
+    return true
+  }
+}
+
+// `instanceof CliError` reads the brand, so it works across module copies (a bundled and a source build); a
+// subclass uses the ordinary prototype check. Never throws: a value whose traps throw (a hostile or revoked
+// Proxy) is not an instance. Installed outside the class body: a bundler renames a class that names itself
+// in its body, and every error's `name` became `_CliError`.
+Object.defineProperty(CliError, Symbol.hasInstance, {
+  value(this: unknown, value: unknown): boolean {
     try {
       if (this !== CliError) return Function.prototype[Symbol.hasInstance].call(this, value)
       return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true
     } catch {
       return false
     }
-  }
-  get [brand](): true {
-    return true
-  }
-}
+  },
+})
 
 /** The message of what was thrown, never throwing itself (a hostile `message` getter or `toString`). */
 export function describeThrown(thrown: unknown): string {

@@ -18,23 +18,25 @@ export class McpError extends Error {
     this.code = code
     this.name = new.target.name
   }
-  /**
-   * `instanceof McpError` reads the brand, so it works across module copies (a bundled and a source
-   * build); a subclass uses the ordinary prototype check. Never throws: a value whose traps throw (a
-   * hostile or revoked Proxy) is not an instance.
-   */
-  static override [Symbol.hasInstance](value: unknown): boolean {
+  get [brand](): true {
+    return true
+  }
+}
+
+// `instanceof McpError` reads the brand, so it works across module copies (a bundled and a source build); a
+// subclass uses the ordinary prototype check. Never throws: a value whose traps throw (a hostile or revoked
+// Proxy) is not an instance. Installed outside the class body: a bundler renames a class that names itself
+// in its body, and every error's `name` became `_McpError`.
+Object.defineProperty(McpError, Symbol.hasInstance, {
+  value(this: unknown, value: unknown): boolean {
     try {
       if (this !== McpError) return Function.prototype[Symbol.hasInstance].call(this, value)
       return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true
     } catch {
       return false
     }
-  }
-  get [brand](): true {
-    return true
-  }
-}
+  },
+})
 
 /** Bad `ptc serve` usage (exit status 2). Stable code: `MCP_SERVE_USAGE`. */
 export class McpServeUsageError extends McpError {

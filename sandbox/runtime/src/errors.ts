@@ -15,20 +15,22 @@ export class SandboxUsageError extends Error {
     this.code = code
     this.name = new.target.name
   }
-  /**
-   * `instanceof SandboxUsageError` reads the brand, so it works across module copies (a bundled and
-   * a source build); a subclass uses the ordinary prototype check. Never throws: a value whose traps
-   * throw (a hostile or revoked Proxy) is not an instance.
-   */
-  static override [Symbol.hasInstance](value: unknown): boolean {
+  get [brand](): true {
+    return true
+  }
+}
+
+// `instanceof SandboxUsageError` reads the brand, so it works across module copies (a bundled and a source build); a
+// subclass uses the ordinary prototype check. Never throws: a value whose traps throw (a hostile or revoked
+// Proxy) is not an instance. Installed outside the class body: a bundler renames a class that names itself
+// in its body, and every error's `name` became `_SandboxUsageError`.
+Object.defineProperty(SandboxUsageError, Symbol.hasInstance, {
+  value(this: unknown, value: unknown): boolean {
     try {
       if (this !== SandboxUsageError) return Function.prototype[Symbol.hasInstance].call(this, value)
       return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true
     } catch {
       return false
     }
-  }
-  get [brand](): true {
-    return true
-  }
-}
+  },
+})
