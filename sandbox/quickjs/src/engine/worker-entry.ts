@@ -12,9 +12,11 @@ import type { QuickJSVariantName } from './module.js'
 import type { FromWorker, EngineRunInput, ToWorker } from './protocol.js'
 import { EngineRun } from './run.js'
 
-interface EngineWorkerData {
+/** What an engine worker receives in `workerData` (the pool imports this type only). */
+export interface EngineWorkerData {
   control: SharedArrayBuffer
   mailbox: MailboxMemory
+  /** A `LogJournal`'s memory. */
   journal: SharedArrayBuffer
   variant: QuickJSVariantName
   warmBytes: number

@@ -1,7 +1,8 @@
 import { Worker } from 'node:worker_threads'
 import { expect, test } from 'vitest'
 import type { CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
-import { WorkerPool, type EngineWorkerData } from './pool.js'
+import type { EngineWorkerData } from '../engine/worker-entry.js'
+import { WorkerPool } from './pool.js'
 import { QuickJSCodeRuntime } from '../runtime.js'
 import { spawnEngineWorker } from './spawn.js'
 

@@ -1,25 +1,16 @@
 import type { Worker } from 'node:worker_threads'
 import type { QuickJSVariantName } from '../engine/module.js'
 import { LogJournal, journalBytes } from '../engine/journal.js'
-import { ReplyMailbox, newMailboxMemory, type MailboxMemory } from '../engine/mailbox.js'
+import { ReplyMailbox, newMailboxMemory } from '../engine/mailbox.js'
 import { Control, type FromWorker, type RunInput, type ToWorker } from '../engine/protocol.js'
 import type { Engines } from './engines.js'
 import type { RunHost } from './run-host.js'
 import { spawnEngineWorker } from './spawn.js'
+import type { EngineWorkerData } from '../engine/worker-entry.js'
 
 interface Job {
   host: RunHost
   input: RunInput
-}
-
-/** What an engine worker receives in `workerData` (see `worker-entry.ts`). */
-export interface EngineWorkerData {
-  control: SharedArrayBuffer
-  mailbox: MailboxMemory
-  /** A `LogJournal`'s memory. */
-  journal: SharedArrayBuffer
-  variant: QuickJSVariantName
-  warmBytes: number
 }
 
 export interface WorkerPoolOptions {
