@@ -1,61 +1,112 @@
 import { describe, expect, test } from 'vitest'
-import { HostCalls, type ReplyFlush } from './host-calls.js'
+import { HostCalls, MAX_RESULT_DEPTH, type HostCallsOptions, type ReplyFlush } from './host-calls.js'
+import { DEFAULT_LIMITS } from './limits.js'
 import type { CodeRunRequest, JsonValue } from './types.js'
 
 function request(call: CodeRunRequest['call']): CodeRunRequest {
   return { code: '', bindings: ['t'], call }
 }
 
+/** A `HostCalls` whose deliveries and stops are recorded. */
+function hostCalls(call: CodeRunRequest['call'], flush: ReplyFlush, limits: Partial<HostCallsOptions['limits']> = {}) {
+  const batches: [string, number][] = []
+  const stops: string[] = []
+  const calls = new HostCalls(request(call), {
+    limits: { ...DEFAULT_LIMITS, ...limits },
+    flush,
+    deliver: (batch, count) => batches.push([batch, count]),
+    stop: (reason) => stops.push(reason),
+  })
+  return { calls, batches, stops }
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 10))
+
 describe.each<ReplyFlush>(['microtask', 'immediate'])('HostCalls (%s flush)', (flush) => {
   test('calls that finish before the flush arrive as one batch, in the order they finished', async () => {
-    const batches: [string, number][] = []
-    const calls = new HostCalls(request(async (_name, args) => args), {}, flush, (batch, count) => batches.push([batch, count]))
-    calls.dispatch(1, 't', '{"a":1}')
-    calls.dispatch(2, 't', '[2]')
+    const { calls, batches } = hostCalls(async (_name, args) => args, flush)
+    calls.start(1, 't', '{"a":1}')
+    calls.start(2, 't', '[2]')
     expect(calls.idle).toBe(false)
-    await new Promise((resolve) => setTimeout(resolve, 10))
+    await turn()
     expect(batches).toEqual([['[[1,1,{"a":1}],[2,1,[2]]]', 2]])
-    expect(calls.dispatched).toBe(2)
+    expect(calls.started).toBe(2)
     expect(calls.idle).toBe(true)
   })
 
   test('a rejected or synchronously throwing call settles as a rejection entry with its message', async () => {
-    const batches: string[] = []
-    const calls = new HostCalls(
-      request((name) => {
-        if (name === 'sync') throw new Error('thrown')
-        return Promise.reject(new Error('rejected'))
-      }),
-      {},
-      flush,
-      (batch) => batches.push(batch),
-    )
-    calls.dispatch(1, 'sync', '{}')
-    calls.dispatch(2, 'async', '{}')
-    await new Promise((resolve) => setTimeout(resolve, 10))
-    expect(batches).toEqual(['[[1,0,"thrown"],[2,0,"rejected"]]'])
+    const { calls, batches } = hostCalls((name) => {
+      if (name === 'sync') throw new Error('thrown')
+      return Promise.reject(new Error('rejected'))
+    }, flush)
+    calls.start(1, 'sync', '{}')
+    calls.start(2, 'async', '{}')
+    await turn()
+    expect(batches.map(([batch]) => batch)).toEqual(['[[1,0,"thrown"],[2,0,"rejected"]]'])
   })
 
   test('close aborts the signal of calls in flight and drops their late results', async () => {
-    const batches: string[] = []
     let seen: AbortSignal | undefined
     let answer: (value: JsonValue) => void = () => undefined
-    const calls = new HostCalls(
-      request((_name, _args, signal) => {
-        seen = signal
-        return new Promise((resolve) => (answer = resolve))
-      }),
-      {},
-      flush,
-      (batch) => batches.push(batch),
-    )
-    calls.dispatch(1, 't', '{}')
+    const { calls, batches } = hostCalls((_name, _args, signal) => {
+      seen = signal
+      return new Promise((resolve) => (answer = resolve))
+    }, flush)
+    calls.start(1, 't', '{}')
     calls.close()
     expect(seen?.aborted).toBe(true)
     answer('late')
-    await new Promise((resolve) => setTimeout(resolve, 10))
+    await turn()
     expect(batches).toEqual([])
-    calls.dispatch(2, 't', '{}')
-    expect(calls.dispatched).toBe(1)
+    calls.start(2, 't', '{}')
+    expect(calls.started).toBe(1)
+  })
+
+  test('the call past maxSubCalls stops the run and never reaches request.call', async () => {
+    const names: string[] = []
+    const { calls, batches, stops } = hostCalls(async (name) => (names.push(name), null), flush, { maxSubCalls: 2 })
+    calls.start(1, 'a', '{}')
+    calls.start(2, 'b', '{}')
+    expect(stops).toEqual([])
+    calls.start(3, 'c', '{}')
+    expect(stops).toEqual(['limit-calls'])
+    await turn()
+    expect(names).toEqual(['a', 'b'])
+    expect(calls.started).toBe(2)
+    expect(batches).toEqual([['[[1,1,null],[2,1,null]]', 2]])
+  })
+
+  test('maxPendingSubCalls counts calls not yet delivered back: a delivered call frees its place', async () => {
+    const answers: ((value: JsonValue) => void)[] = []
+    const { calls, batches, stops } = hostCalls(() => new Promise((resolve) => answers.push(resolve)), flush, { maxPendingSubCalls: 2 })
+    calls.start(1, 't', '{}')
+    calls.start(2, 't', '{}')
+    answers[0]?.(1)
+    // Answered but not delivered yet: still pending.
+    calls.start(3, 't', '{}')
+    expect(stops).toEqual(['limit-pending'])
+    await turn()
+    expect(batches).toEqual([['[[1,1,1]]', 1]])
+    calls.start(4, 't', '{}')
+    expect(stops).toEqual(['limit-pending'])
+    expect(calls.started).toBe(3)
+    calls.start(5, 't', '{}')
+    expect(stops).toEqual(['limit-pending', 'limit-pending'])
+  })
+
+  test(`a result nested deeper than MAX_RESULT_DEPTH (${MAX_RESULT_DEPTH}) rejects its call; one at the bound is delivered`, async () => {
+    const nest = (depth: number): JsonValue => {
+      let v: JsonValue = []
+      for (let i = 1; i < depth; i++) v = [v]
+      return v
+    }
+    const { calls, batches } = hostCalls(async (name) => nest(name === 'at' ? MAX_RESULT_DEPTH : MAX_RESULT_DEPTH + 1), flush)
+    calls.start(1, 'at', '{}')
+    calls.start(2, 'past', '{}')
+    await turn()
+    const [batch] = batches[0] ?? []
+    const entries = JSON.parse(batch ?? '[]') as JsonValue[][]
+    expect(entries[0]?.slice(0, 2)).toEqual([1, 1])
+    expect(entries[1]).toEqual([2, 0, `the tool result nests more than ${MAX_RESULT_DEPTH} levels deep, more than this sandbox can receive`])
   })
 })

@@ -1,5 +1,13 @@
 import { settleHostCall, type ResultBounds } from './settle.js'
-import type { CodeRunRequest } from './types.js'
+import type { CodeRunLimits, CodeRunRequest } from './types.js'
+
+/**
+ * The deepest host result a guest receives, on every backend. QuickJS parses JSON recursively on
+ * the native stack (measured: 5 000 levels parse on the engine's thread, 10 000 overflow it), so
+ * a deeper result rejects that call with a clear message; isolated-vm applies the same bound so
+ * that a program behaves the same on both.
+ */
+export const MAX_RESULT_DEPTH = 4096
 
 /**
  * When the settle entries of the calls that finished are delivered, together: `microtask` (at the
@@ -8,32 +16,46 @@ import type { CodeRunRequest } from './types.js'
  */
 export type ReplyFlush = 'microtask' | 'immediate'
 
+/** What `HostCalls` needs from its run. */
+export interface HostCallsOptions {
+  /** The run's resolved limits: the sub-call caps, and `memoryBytes` bounds a result's length. */
+  readonly limits: Pick<CodeRunLimits, 'maxSubCalls' | 'maxPendingSubCalls' | 'memoryBytes'>
+  readonly flush: ReplyFlush
+  /** Delivers a batch of `count` results (`SettleEntry[]` as JSON text) into the guest. */
+  deliver(batchJson: string, count: number): void
+  /** A call went past a sub-call cap: the run must end with that limit's failure. */
+  stop(reason: 'limit-calls' | 'limit-pending'): void
+}
+
 /**
- * The host side of one run's sub-calls, as every backend runs them: each call goes through
- * `settleHostCall` (a fresh parse handed to `request.call`, the outcome as a settle entry) with one
- * run-wide signal, aborted by `close()`; the entries of the calls that finish before the next flush
- * are delivered together, as one batch (`[entry,…]` JSON text and its count). After `close()`, late
- * results are dropped.
+ * The host side of one run's sub-calls, as every backend runs them, and the one layer that enforces
+ * the sub-call caps. Each call the guest starts is counted against `maxSubCalls` (calls started) and
+ * `maxPendingSubCalls` (started and not yet delivered back); the first past either stops the run.
+ * An admitted call goes through `settleHostCall` (a fresh parse handed to `request.call`, the outcome
+ * as a settle entry; results deeper than `MAX_RESULT_DEPTH` or longer than `memoryBytes` characters
+ * reject it) with one run-wide signal, aborted by `close()`; the entries of the calls that finish
+ * before the next flush are delivered together, as one batch (`[entry,…]` JSON text and its count).
+ * After `close()`, calls are ignored and late results dropped.
  */
 export class HostCalls {
   readonly #request: CodeRunRequest
+  readonly #options: HostCallsOptions
   readonly #bounds: ResultBounds
-  readonly #deliver: (batchJson: string, count: number) => void
-  readonly #flush: ReplyFlush
   readonly #signal = new AbortController()
   #replies: string[] = []
   #flushQueued = false
   /** Calls waiting on `request.call`. */
   #inHost = 0
+  /** Calls started and not yet delivered back (the pending cap). */
+  #undelivered = 0
   #closed = false
-  /** Calls dispatched. */
-  dispatched = 0
+  /** Calls started. */
+  started = 0
 
-  constructor(request: CodeRunRequest, bounds: ResultBounds, flush: ReplyFlush, deliver: (batchJson: string, count: number) => void) {
+  constructor(request: CodeRunRequest, options: HostCallsOptions) {
     this.#request = request
-    this.#bounds = bounds
-    this.#flush = flush
-    this.#deliver = deliver
+    this.#options = options
+    this.#bounds = { maxDepth: MAX_RESULT_DEPTH, maxChars: options.limits.memoryBytes }
   }
 
   /** Nothing on the host side can settle a guest promise any more. */
@@ -45,10 +67,17 @@ export class HostCalls {
     return this.#closed
   }
 
-  /** One call the guest made: `request.call` runs now, its entry is delivered with the next batch. */
-  dispatch(id: number, name: string, argsJson: string): void {
+  /**
+   * One call the guest made: past a cap the run is stopped and the call never starts; otherwise
+   * `request.call` runs now and its entry is delivered with the next batch.
+   */
+  start(id: number, name: string, argsJson: string): void {
     if (this.#closed) return
-    this.dispatched++
+    const { limits } = this.#options
+    if (this.started >= limits.maxSubCalls) return this.#options.stop('limit-calls')
+    if (this.#undelivered >= limits.maxPendingSubCalls) return this.#options.stop('limit-pending')
+    this.started++
+    this.#undelivered++
     this.#inHost++
     void settleHostCall(this.#request, id, name, argsJson, this.#signal.signal, this.#bounds).then((entry) => {
       if (this.#closed) return
@@ -69,7 +98,7 @@ export class HostCalls {
     this.#replies.push(entry)
     if (this.#flushQueued) return
     this.#flushQueued = true
-    if (this.#flush === 'microtask') queueMicrotask(this.#deliverBatch)
+    if (this.#options.flush === 'microtask') queueMicrotask(this.#deliverBatch)
     else setImmediate(this.#deliverBatch)
   }
 
@@ -79,6 +108,7 @@ export class HostCalls {
     const batch = `[${this.#replies.join(',')}]`
     const count = this.#replies.length
     this.#replies = []
-    this.#deliver(batch, count)
+    this.#undelivered -= count
+    this.#options.deliver(batch, count)
   }
 }

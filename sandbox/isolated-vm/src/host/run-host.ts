@@ -1,10 +1,9 @@
-import { FinishKind, GUEST_LOG_LEVELS, OutputLedger, formatGuestError, stopError } from '@ptc/sandbox/backend'
+import { FinishKind, GUEST_LOG_LEVELS, HostCalls, OutputLedger, formatGuestError, stopError } from '@ptc/sandbox/backend'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
 import type { AdmittedRun, GuestErrorInfo, PreparedProgram, StopReason } from '@ptc/sandbox/backend'
 import { FINISH_ERROR } from '../engine/protocol.js'
 import type { FromEngine, StartInput, ToEngine } from '../engine/protocol.js'
 import { memoryLimitMib } from '../engine/slot.js'
-import { HostBridge } from './bridge.js'
 
 /** Where a run's engine side lives: a child process, or this process without containment. */
 export interface Lane {
@@ -24,8 +23,9 @@ void _finishError
 let nextRunId = 1
 
 /**
- * The host side of one run: the output ledger, the sub-call bridge to `request.call`, the wall
- * ceiling and abort (counted from the `run()` call), and the result. The guest runs in an engine
+ * The host side of one run: the output ledger, its sub-calls through the shared `HostCalls` (the
+ * sub-call caps, `request.call` with one run-wide signal, results batched into one guest `settle`
+ * per event-loop turn), the wall ceiling and abort (counted from the `run()` call), and the result. The guest runs in an engine
  * reached through a `Lane`; what the engine sends is untrusted and checked here.
  */
 export class RunHost {
@@ -37,7 +37,7 @@ export class RunHost {
   readonly #request: CodeRunRequest
   readonly #startedAt: number
   readonly #ledger: OutputLedger
-  readonly #bridge: HostBridge
+  readonly #calls: HostCalls
   #resolve!: (result: CodeRunResult) => void
   #lane: Lane | undefined
   #ended = false
@@ -63,7 +63,10 @@ export class RunHost {
       cpuMs: limits.cpuMs,
     }
     this.#ledger = new OutputLedger(limits.maxOutputBytes)
-    this.#bridge = new HostBridge(request, limits, {
+    this.#calls = new HostCalls(request, {
+      limits,
+      // One message to the engine per event-loop turn.
+      flush: 'immediate',
       deliver: (batch, count) => {
         this.#settlesSent++
         this.#lane?.send(this, { t: 'settle', run: this.id, batch, count })
@@ -114,7 +117,7 @@ export class RunHost {
           this.#finish({ kind: 'crash', message: 'the guest sent a malformed sub-call' }, undefined, true)
           return
         }
-        this.#bridge.dispatch(id, name, args)
+        this.#calls.start(id, name, args)
         return
       }
       case 'log': {
@@ -138,7 +141,7 @@ export class RunHost {
         this.#cpuMs = message.cpuMs
         // No guest task runs, every batch sent was applied, nothing pending on the host: nothing can
         // ever wake the guest again.
-        if (message.settled === this.#settlesSent && this.#bridge.idle) this.stop('stuck')
+        if (message.settled === this.#settlesSent && this.#calls.idle) this.stop('stuck')
         return
       case 'catastrophe':
         if (/out.of.memory/i.test(message.message)) this.#finish(stopError('memory', this.#limits, this.#ledger), undefined, false)
@@ -196,7 +199,7 @@ export class RunHost {
     this.#ended = true
     clearTimeout(this.#wallTimer)
     this.#request.signal?.removeEventListener('abort', this.#onAbort)
-    this.#bridge.close()
+    this.#calls.close()
     this.#lane?.release(this, stop)
     const wallMs = performance.now() - this.#startedAt
     const result: CodeRunResult = {
@@ -205,7 +208,7 @@ export class RunHost {
         cpuMs: Math.round(this.#cpuMs * 1000) / 1000,
         wallMs: Math.round(wallMs * 1000) / 1000,
         queueMs: Math.round((this.#queueMs ?? wallMs) * 1000) / 1000,
-        subCalls: this.#bridge.subCalls,
+        subCalls: this.#calls.started,
       },
     }
     if (error !== undefined) result.error = error

@@ -1,5 +1,5 @@
 import { Buffer } from 'node:buffer'
-import { Control } from './protocol.js'
+import { CONTROL_NONE } from './protocol.js'
 
 /** Word indexes in the mailbox's shared words. */
 const SPIN = 0
@@ -66,7 +66,7 @@ export class ReplyMailbox {
     const deadline = performance.now() + budgetMs
     for (;;) {
       if (Atomics.load(words, FULL) === 1) return this.#take()
-      if (Atomics.load(this.#control, 0) !== Control.None || performance.now() >= deadline) {
+      if (Atomics.load(this.#control, 0) !== CONTROL_NONE || performance.now() >= deadline) {
         if (Atomics.compareExchange(words, SPIN, runId, 0) === runId) return undefined
         // The host claimed the spin just now: its reply is being written.
         while (Atomics.load(words, FULL) !== 1);

@@ -43,14 +43,31 @@ export interface EngineRunSink {
   done(outcome: EngineRunOutcome): void
 }
 
-/** Values of the shared control word (index 0) the host writes and the interrupt handler polls. */
-export const Control = { None: 0, Abort: 1, Wall: 2 } as const
+/** Why the host stops a run in its engine: the run's signal, its wall ceiling, or a sub-call cap (`HostCalls`). */
+export type HostStop = 'abort' | 'wall' | 'limit-calls' | 'limit-pending'
+
+const HOST_STOPS: readonly HostStop[] = ['abort', 'wall', 'limit-calls', 'limit-pending']
+
+/**
+ * The shared control word (index 0) the host writes and the interrupt handler polls: `CONTROL_NONE`,
+ * or the stop's `controlOf` value.
+ */
+export const CONTROL_NONE = 0
+
+export function controlOf(reason: HostStop): number {
+  return HOST_STOPS.indexOf(reason) + 1
+}
+
+/** The stop a control word value holds (`wall` for a value no host writes). */
+export function stopOf(control: number): HostStop {
+  return HOST_STOPS[control - 1] ?? 'wall'
+}
 
 /** Messages host -> worker. */
 export type ToWorker =
   | { t: 'run'; runId: number; input: EngineRunInput }
   | { t: 'settle'; runId: number; batch: string; count: number }
-  | { t: 'stop'; runId: number; reason: 'abort' | 'wall' }
+  | { t: 'stop'; runId: number; reason: HostStop }
 
 /** Messages worker -> host. */
 export type FromWorker =

@@ -3,7 +3,7 @@ import { FinishKind, OutputLedger, PROGRAM_FILENAME, parseDrainedCalls, stopErro
 import type { CodeRunError } from '@ptc/sandbox'
 import type { GuestErrorInfo, QueueCaps } from '@ptc/sandbox/backend'
 import type { EngineImage, ImageHooks } from './image.js'
-import { Control, type EngineRunError, type EngineRunInput, type EngineRunSink, type SubCallRequest } from './protocol.js'
+import { CONTROL_NONE, stopOf, type EngineRunError, type HostStop, type EngineRunInput, type EngineRunSink, type SubCallRequest } from './protocol.js'
 
 /** The guest's stack: large enough for real programs, far below the host's own. */
 const MAX_STACK_BYTES = 256 * 1024
@@ -62,7 +62,7 @@ export class EngineRun {
     try {
       this.#wallDeadline = performance.now() + this.#input.wallRemainingMs
       const pre = Atomics.load(this.#control, 0)
-      if (pre !== Control.None) this.#stop = this.#controlError(pre)
+      if (pre !== CONTROL_NONE) this.#stop = stopError(stopOf(pre), this.#input.limits)
       else this.#boot()
       this.#pump()
     } catch (error) {
@@ -96,10 +96,10 @@ export class EngineRun {
     return !this.#done && this.#outstanding > 0
   }
 
-  /** Stops the run from the host (abort or wall ceiling while the guest waits). */
-  stop(reason: 'abort' | 'wall'): void {
+  /** Stops the run from the host (abort, wall ceiling or a sub-call cap while the guest waits). */
+  stop(reason: HostStop): void {
     if (this.#done) return
-    this.#stop ??= this.#controlError(reason === 'abort' ? Control.Abort : Control.Wall)
+    this.#stop ??= stopError(reason, this.#input.limits)
     if (!this.#busy) this.#finish()
   }
 
@@ -151,13 +151,13 @@ export class EngineRun {
   #shouldInterrupt(): boolean {
     if (this.#stop !== undefined || this.#finished) return true
     const c = Atomics.load(this.#control, 0)
-    if (c !== Control.None) {
-      this.#stop = this.#controlError(c)
+    if (c !== CONTROL_NONE) {
+      this.#stop = stopError(stopOf(c), this.#input.limits)
       return true
     }
     const now = performance.now()
     if (now >= this.#wallDeadline) {
-      this.#stop = this.#controlError(Control.Wall)
+      this.#stop = stopError('wall', this.#input.limits)
       return true
     }
     if (this.#sliceStart >= 0 && this.#cpuUsed + (now - this.#sliceStart) >= this.#input.limits.cpuMs) {
@@ -167,21 +167,18 @@ export class EngineRun {
     return false
   }
 
-  #controlError(c: number): CodeRunError {
-    return stopError(c === Control.Abort ? 'abort' : 'wall', this.#input.limits)
-  }
-
+  /** A call the guest made: it goes to the host, whose `HostCalls` enforces the sub-call caps. */
   #onCall(id: number, name: string, argsJson: string): void {
     if (this.#stop !== undefined || this.#finished) return
-    const { maxSubCalls, maxPendingSubCalls } = this.#input.limits
-    if (this.#subCalls >= maxSubCalls) return this.#onLimit(1)
-    if (this.#outstanding >= maxPendingSubCalls) return this.#onLimit(2)
     this.#subCalls++
     this.#outstanding++
     this.#calls.push([id, name, argsJson])
   }
 
-  /** A call went past a cap: `1` `maxSubCalls`, `2` `maxPendingSubCalls` (the guest reports it as the call starts). */
+  /**
+   * The prelude saw a call go past a cap (`1` `maxSubCalls`, `2` `maxPendingSubCalls`) as it started:
+   * the run stops at once, before a synchronous flood of calls fills the guest's queue.
+   */
   #onLimit(which: number): void {
     if (this.#stop !== undefined || this.#finished) return
     this.#stop = stopError(which === 1 ? 'limit-calls' : 'limit-pending', this.#input.limits)

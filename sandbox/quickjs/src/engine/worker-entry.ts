@@ -9,7 +9,7 @@ import { LogJournal } from './journal.js'
 import { ReplyMailbox, type MailboxMemory } from './mailbox.js'
 import { ModuleCache } from './module-cache.js'
 import type { QuickJSVariantName } from './module.js'
-import type { FromWorker, EngineRunInput, ToWorker } from './protocol.js'
+import type { FromWorker, EngineRunInput, HostStop, ToWorker } from './protocol.js'
 import { EngineRun } from './run.js'
 
 /** What an engine worker receives in `workerData` (the pool imports this type only). */
@@ -39,7 +39,7 @@ void warm.then(() => post({ t: 'ready' }))
 interface Run {
   runId: number
   engine: EngineRun | undefined
-  stop?: 'abort' | 'wall'
+  stop?: HostStop
   /** Spins in a row that ran out before the reply came. */
   misses: number
   /** Waits on the host without spinning since spinning stopped paying. */

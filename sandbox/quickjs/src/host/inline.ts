@@ -1,7 +1,7 @@
 import { ModuleCache } from '../engine/module-cache.js'
 import type { EngineImage } from '../engine/image.js'
 import type { QuickJSVariantName } from '../engine/module.js'
-import { Control, type RunInput } from '../engine/protocol.js'
+import { controlOf, type RunInput } from '../engine/protocol.js'
 import { EngineRun } from '../engine/run.js'
 import type { Engines } from './engines.js'
 import type { RunHost } from './run-host.js'
@@ -48,7 +48,7 @@ export class InlineEngines implements Engines {
     host.attach({
       settle: (batch, count) => engine.deliver(batch, count),
       stop: (reason) => {
-        Atomics.store(control, 0, reason === 'abort' ? Control.Abort : Control.Wall)
+        Atomics.store(control, 0, controlOf(reason))
         engine.stop(reason)
       },
     })

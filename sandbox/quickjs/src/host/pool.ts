@@ -2,7 +2,7 @@ import type { Worker } from 'node:worker_threads'
 import type { QuickJSVariantName } from '../engine/module.js'
 import { LogJournal, journalBytes } from '../engine/journal.js'
 import { ReplyMailbox, newMailboxMemory } from '../engine/mailbox.js'
-import { Control, type FromWorker, type RunInput, type ToWorker } from '../engine/protocol.js'
+import { CONTROL_NONE, controlOf, type FromWorker, type RunInput, type ToWorker } from '../engine/protocol.js'
 import type { Engines } from './engines.js'
 import type { RunHost } from './run-host.js'
 import { spawnEngineWorker } from './spawn.js'
@@ -212,7 +212,7 @@ class WorkerSlot {
     const control = this.#control
     this.#state = 'busy'
     this.#host = host
-    Atomics.store(control, 0, Control.None)
+    Atomics.store(control, 0, CONTROL_NONE)
     journal.clear()
     this.#loggedBytes = 0
     worker.ref()
@@ -225,7 +225,7 @@ class WorkerSlot {
       },
       stop: (reason) => {
         if (!current()) return
-        Atomics.store(control, 0, reason === 'abort' ? Control.Abort : Control.Wall)
+        Atomics.store(control, 0, controlOf(reason))
         this.#post({ t: 'stop', runId, reason })
       },
       kill: () => {

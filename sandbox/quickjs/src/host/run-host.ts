@@ -1,19 +1,12 @@
 import { HostCalls, formatGuestError, stopError } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
 import type { PreparedProgram } from '@ptc/sandbox/backend'
-import type { EngineRunOutcome, SubCallRequest } from '../engine/protocol.js'
-
-/**
- * The deepest host result a guest receives. QuickJS parses JSON recursively on
- * the native stack; measured here, 5 000 levels parse on the calling thread and
- * 10 000 overflow it, so a deeper result rejects that call with a clear message.
- */
-export const MAX_RESULT_DEPTH = 4096
+import type { EngineRunOutcome, HostStop, SubCallRequest } from '../engine/protocol.js'
 
 /** The engine side of one run, as the host drives it (inline engine or worker). */
 export interface EngineChannel {
   settle(batchJson: string, count: number): void
-  stop(reason: 'abort' | 'wall'): void
+  stop(reason: HostStop): void
   /**
    * Terminates the engine's thread (worker isolation only); returns the log entries the engine had
    * accepted but not flushed yet.
@@ -32,9 +25,9 @@ export interface RunClock {
 }
 
 /**
- * The host side of one run: its sub-calls go through the shared `HostCalls` (`request.call` with one
- * run-wide signal that aborts when the run ends, results batched into one `settle` per job), enforces the
- * wall ceiling and the run's signal, and assembles the `CodeRunResult`.
+ * The host side of one run: its sub-calls go through the shared `HostCalls` (the sub-call caps,
+ * `request.call` with one run-wide signal that aborts when the run ends, results batched into one
+ * `settle` per job), enforces the wall ceiling and the run's signal, and assembles the `CodeRunResult`.
  *
  * The wall clock runs from the `run()` call (`RunClock.startedAt`), so time spent waiting for an
  * engine counts; a run whose deadline passes, or whose signal aborts, before an engine takes it
@@ -59,10 +52,13 @@ export class RunHost {
   readonly #onAbort = (): void => this.stop('abort')
 
   constructor(request: CodeRunRequest, clock: RunClock, graceMs: number) {
-    // Results are delivered at the end of the job that settled them: the engine is pumped right after.
-    this.#calls = new HostCalls(request, { maxDepth: MAX_RESULT_DEPTH, maxChars: clock.limits.memoryBytes }, 'microtask', (batch, count) =>
-      this.#channel?.settle(batch, count),
-    )
+    this.#calls = new HostCalls(request, {
+      limits: clock.limits,
+      // Results are delivered at the end of the job that settled them: the engine is pumped right after.
+      flush: 'microtask',
+      deliver: (batch, count) => this.#channel?.settle(batch, count),
+      stop: (reason) => this.stop(reason),
+    })
     this.#request = request
     this.#clock = clock
     this.#graceMs = graceMs
@@ -86,8 +82,8 @@ export class RunHost {
     this.#attachedAt = performance.now()
   }
 
-  /** Abort (the run's signal, `dispose()`) or the wall ceiling. Before `attach`: ends at once. */
-  stop(reason: 'abort' | 'wall'): void {
+  /** Abort (the run's signal, `dispose()`), the wall ceiling or a sub-call cap. Before `attach`: ends at once. */
+  stop(reason: HostStop): void {
     if (this.#ended) return
     const channel = this.#channel
     if (channel === undefined) {
@@ -105,7 +101,7 @@ export class RunHost {
         const error = stopError(reason, this.#clock.limits)
         error.message += ` (the engine did not stop within ${this.#graceMs} ms and its worker was terminated)`
         const cpuMs = performance.now() - (this.#attachedAt ?? this.#clock.startedAt)
-        this.end({ logs, cpuMs, subCalls: this.#calls.dispatched, broken: true, error })
+        this.end({ logs, cpuMs, subCalls: this.#calls.started, broken: true, error })
       }, this.#graceMs)
     }
   }
@@ -114,7 +110,7 @@ export class RunHost {
   flush(calls: SubCallRequest[], logs: string[]): void {
     if (this.#ended) return
     for (const log of logs) this.#logs.push(log)
-    for (const [id, name, argsJson] of calls) this.#calls.dispatch(id, name, argsJson)
+    for (const [id, name, argsJson] of calls) this.#calls.start(id, name, argsJson)
   }
 
   /** The engine finished (or was killed, or crashed): settles the result exactly once. */
@@ -134,7 +130,7 @@ export class RunHost {
         cpuMs: round(outcome.cpuMs),
         wallMs: round(now - startedAt),
         queueMs: round((this.#attachedAt ?? now) - startedAt),
-        subCalls: Math.max(outcome.subCalls, this.#calls.dispatched),
+        subCalls: Math.max(outcome.subCalls, this.#calls.started),
       },
     }
     const error = outcome.error

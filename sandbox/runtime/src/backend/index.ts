@@ -7,7 +7,7 @@
  * - the program: `prepareProgram`, `wrapProgram`, `PROGRAM_FILENAME`, positions and guest errors;
  * - the guest prelude and its host protocol: `GUEST_PRELUDE`, `GUEST_GLOBALS`, `FinishKind`,
  *   `parseDrainedCalls`;
- * - host calls: `HostCalls` (a run's sub-calls with one signal, their results delivered in batches),
+ * - host calls: `HostCalls` (a run's sub-calls: the sub-call caps, one signal, results delivered in batches),
  *   `settleHostCall` (parse, `request.call`, the settle entry), `fulfilEntry`, `rejectEntry`;
  * - output: `OutputLedger`, `utf8ByteLength`, `LOG_SEPARATOR_BYTES`;
  * - the failure of a stopped run, one wording per limit: `stopError`.
@@ -19,7 +19,7 @@ export type { GatePlace, GateRefusal } from '../gate.js'
 export { jsonText } from '../json-text.js'
 export { fulfilEntry, messageOf, rejectEntry, settleHostCall } from '../settle.js'
 export { stopError, type StopReason } from '../stop.js'
-export { HostCalls, type ReplyFlush } from '../host-calls.js'
+export { HostCalls, MAX_RESULT_DEPTH, type HostCallsOptions, type ReplyFlush } from '../host-calls.js'
 export type { ResultBounds } from '../settle.js'
 export { acceptRun, type AcceptedRun, type AdmittedRun } from '../request.js'
 export { INLINE_STRIP_UNITS, stripTypeScript, stripTypeScriptOffThread, mapStrippedColumn } from '../strip.js'

@@ -1,5 +1,6 @@
 import { expect } from 'vitest'
 import type { JsonValue } from '../types.js'
+import { MAX_RESULT_DEPTH } from '../host-calls.js'
 import { echo, sleep, type SuiteContext } from './context.js'
 
 /** Sub-calls: results, errors, ordering, argument copies, the `tools` object and the globals. */
@@ -74,21 +75,22 @@ export function callTests(s: SuiteContext): void {
     expect(awaited.error?.kind).toBe('exception')
   })
 
-  s.it('a very deep host result reaches the guest or rejects only that call; the run never crashes', async () => {
-    let deep: JsonValue = []
-    for (let i = 0; i < 100_000; i++) deep = [deep]
+  s.it(`a host result deeper than MAX_RESULT_DEPTH (${MAX_RESULT_DEPTH}) rejects only that call; one at the bound arrives`, async () => {
+    const nest = (depth: number): JsonValue => {
+      let v: JsonValue = []
+      for (let i = 1; i < depth; i++) v = [v]
+      return v
+    }
+    const results: Record<string, JsonValue> = { deep: nest(100_000), atBound: nest(MAX_RESULT_DEPTH), shallow: [[[[]]]] }
     const r = await s.run(
-      `const depthOf = (v) => { let d = 0; while (Array.isArray(v) && v.length > 0) { v = v[0]; d++ } return d }
+      `const depthOf = (v) => { let d = 0; while (Array.isArray(v)) { v = v[0]; d++ } return d }
       let outcome
       try { outcome = depthOf(await tools.deep({})) } catch (e) { outcome = e instanceof ToolCallError ? e.message : 'other: ' + String(e) }
-      return [outcome, depthOf((await tools.shallow({}))[0])]`,
-      { call: async (name) => (name === 'deep' ? deep : [[[[]]]]), bindings: ['deep', 'shallow'] },
+      return [outcome, depthOf(await tools.atBound({})), depthOf(await tools.shallow({}))]`,
+      { call: async (name) => results[name] ?? null, bindings: ['deep', 'atBound', 'shallow'] },
     )
     expect(r.error).toBeUndefined()
-    const [outcome, shallow] = r.value as [JsonValue, number]
-    expect(shallow).toBe(2)
-    if (typeof outcome === 'number') expect(outcome).toBe(100_000)
-    else expect(outcome).toMatch(/nests more than \d+ levels deep/)
+    expect(r.value).toEqual([`the tool result nests more than ${MAX_RESULT_DEPTH} levels deep, more than this sandbox can receive`, MAX_RESULT_DEPTH, 4])
   })
 
   s.it('an uncaught ToolCallError fails the run as an exception', async () => {
