@@ -21,7 +21,7 @@ test('every package entry exports exactly its pinned names', () => {
 
 test('the sandbox seam shows a harness its small face; the backend kit and the unsafe JSON adoption are elsewhere', () => {
   expect(actual['@ptc/sandbox']?.length).toBeLessThanOrEqual(15)
-  for (const internal of ['settleHostCall', 'GUEST_PRELUDE', 'parseDrainedCalls', 'FinishKind', 'wrapProgram', 'OutputLedger', 'acceptRun']) {
+  for (const internal of ['settleHostCall', 'GUEST_PRELUDE', 'parseQueuedCalls', 'FinishKind', 'wrapProgram', 'OutputLedger', 'acceptRun']) {
     expect(actual['@ptc/sandbox']).not.toContain(internal)
     expect(actual['@ptc/sandbox/backend']).toContain(internal)
   }

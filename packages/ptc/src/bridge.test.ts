@@ -150,7 +150,7 @@ describe('run_code over a fake runtime (the bridge)', () => {
     expect(types.lastIndexOf('tool/ptc-dispatch')).toBeLessThan(types.indexOf('tool/result'))
   })
 
-  test('a throwing dispatch-log listener is contained: the original content is logged', async () => {
+  test('a throwing dispatch-log listener is caught: the original content is logged', async () => {
     const runtime = new FakeRuntime()
     const h = ptcHarness(runtime)
     h.tools.on('tools/ptc-dispatch-log', () => {

@@ -1,4 +1,4 @@
-import { SessionQueue, type ContentBlock, type JsonValue, type PtcDispatchLog, type Session, type SessionEvent, type ToolExecution, type ToolExecutionResult, type ToolExecutorHost } from '@ptc/tools'
+import { SessionQueue, type ContentBlock, type JsonValue, type PtcDispatchLog, type Session, type SessionEvent, type ToolExecution, type ToolExecutionResult, type ToolExecutorServices } from '@ptc/tools'
 
 /** One sub-call's identity, as the log records it. */
 export interface SubCallIdentity {
@@ -23,7 +23,7 @@ export class DispatchLog {
   readonly #queue: SessionQueue | undefined
 
   constructor(
-    private readonly host: ToolExecutorHost,
+    private readonly services: ToolExecutorServices,
     private readonly exec: ToolExecution,
     session: Session | undefined,
   ) {
@@ -49,7 +49,7 @@ export class DispatchLog {
 
   #append(type: string, call: SubCallIdentity, result: ToolExecutionResult, time: number, settlement: PtcDispatchLog['settlement']): void {
     this.#queue?.append(async (): Promise<SessionEvent> => {
-      const content: ContentBlock[] = await this.host.ptcDispatchLog({
+      const content: ContentBlock[] = await this.services.ptcDispatchLog({
         exec: this.exec,
         subCallId: call.subCallId,
         name: call.name,

@@ -78,14 +78,14 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
     // which supersedes this one in modelInput().
     sections: Object.freeze([Object.freeze({ name: SDK_SECTION, text: SDK_GUIDANCE })]),
     codeOnly: mode === 'code',
-    transport: (host) => createRunCodeTool(host, { runtime, maxParallelSubCalls, limits, maxTimeoutMs, drainGraceMs }),
+    transport: (services) => createRunCodeTool(services, { runtime, maxParallelSubCalls, limits, maxTimeoutMs, drainGraceMs }),
     describe(tools: readonly ToolDefinition[]): ToolModelInput {
       const sections: ToolPromptSection[] = [{ name: SDK_SECTION, text: sdkText(tools) }]
       if (mode === 'code') return { schemas: [runCodeSchema()], knownNames: [RUN_CODE], sections }
       const nativeInput = native.describe(tools)
       return { schemas: [...nativeInput.schemas, runCodeSchema()], knownNames: [...nativeInput.knownNames, RUN_CODE], sections }
     },
-    execute: (input, host) => native.execute(input, host),
+    execute: (input, services) => native.execute(input, services),
   } satisfies ToolExecutor)
 }
 

@@ -9,7 +9,7 @@ import type {
   ToolDefinition,
   ToolExecutionInput,
   ToolExecutionResult,
-  ToolExecutorHost,
+  ToolExecutorServices,
   ToolRunContext,
   ToolSchema,
 } from '@ptc/tools'
@@ -78,7 +78,7 @@ export class SubCallScheduler {
   #idle: (() => void) | undefined
 
   constructor(
-    private readonly host: ToolExecutorHost,
+    private readonly services: ToolExecutorServices,
     private readonly ctx: ToolRunContext,
     private readonly bindings: ReadonlyMap<string, Binding>,
     private readonly maxParallel: number,
@@ -152,7 +152,7 @@ export class SubCallScheduler {
       const head = this.#queue[0]
       if (head === undefined) return
       if (this.#inFlight.some((c) => exclusive(c))) return
-      const current = this.host.executable(head.name, this.ctx.agent, this.ctx.toolSet)
+      const current = this.services.executable(head.name, this.ctx.agent, this.ctx.toolSet)
       if (current !== head.binding.definition) {
         this.#queue.shift()
         head.reject(new ToolsError('UNKNOWN_TOOL', `unknown tool: ${head.name} (it was removed, replaced or restricted after the program started)`))
@@ -169,7 +169,7 @@ export class SubCallScheduler {
     this.#inFlight.push(call)
     this.#policyBusy = true
     this.log.started(call)
-    void this.host
+    void this.services
       .dispatch(
         {
           callId: call.subCallId,

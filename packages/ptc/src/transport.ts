@@ -3,7 +3,7 @@
  * runtime with each guest call submitted to the run's sub-call scheduler, and the outcome rendered.
  */
 import type { CodeRunLimits, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
-import { RUN_CODE, type JsonSchemaNode, type JsonValue, type ToolDefinition, type ToolExecutorHost, type ToolRunContext } from '@ptc/tools'
+import { RUN_CODE, type JsonSchemaNode, type JsonValue, type ToolDefinition, type ToolExecutorServices, type ToolRunContext } from '@ptc/tools'
 import { buildBindings } from './bindings.js'
 import { DispatchLog } from './dispatch-log.js'
 import { CodeRunFailedError } from './errors.js'
@@ -30,8 +30,8 @@ const RUN_CODE_OUTPUT: JsonSchemaNode = {
   additionalProperties: false,
 }
 
-/** The `run_code` transport definition, bound to one host. */
-export function createRunCodeTool(host: ToolExecutorHost, config: TransportConfig): ToolDefinition {
+/** The `run_code` transport definition, bound to one executor's services. */
+export function createRunCodeTool(services: ToolExecutorServices, config: TransportConfig): ToolDefinition {
   return Object.freeze({
     name: RUN_CODE,
     description: RUN_CODE_DESCRIPTION,
@@ -54,9 +54,9 @@ export function createRunCodeTool(host: ToolExecutorHost, config: TransportConfi
     },
     execute: async (args: unknown, ctx: ToolRunContext): Promise<JsonValue> => {
       const { code, timeoutMs } = parseRunCodeArgs(args, config.maxTimeoutMs)
-      const bindings = buildBindings(host, ctx)
-      const log = new DispatchLog(host, ctx, ctx.agent?.session)
-      const scheduler = new SubCallScheduler(host, ctx, bindings, config.maxParallelSubCalls, log, config.drainGraceMs)
+      const bindings = buildBindings(services, ctx)
+      const log = new DispatchLog(services, ctx, ctx.agent?.session)
+      const scheduler = new SubCallScheduler(services, ctx, bindings, config.maxParallelSubCalls, log, config.drainGraceMs)
       let run: CodeRunResult | undefined
       try {
         run = await config.runtime.run({

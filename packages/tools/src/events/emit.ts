@@ -1,8 +1,8 @@
 /**
  * Run `emit` listeners: they only observe. A listener that throws, or returns
- * a promise that rejects, is contained; the others still run.
+ * a promise that rejects, is caught; the others still run.
  */
-export function emitContained<A extends readonly unknown[]>(listeners: readonly ((...args: A) => unknown)[], args: A): void {
+export function emitToObservers<A extends readonly unknown[]>(listeners: readonly ((...args: A) => unknown)[], args: A): void {
   for (const listener of listeners) {
     try {
       const returned = listener(...args)
@@ -11,7 +11,7 @@ export function emitContained<A extends readonly unknown[]>(listeners: readonly 
         Promise.resolve(returned).catch(ignore)
       }
     } catch {
-      // Observers only observe: their failures are contained.
+      // Observers only observe: their failures are caught and cannot fail anything.
     }
   }
 }

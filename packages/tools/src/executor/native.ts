@@ -4,7 +4,7 @@ import type { JsonValue } from '../json/types.js'
 import type { ToolCallBlock, ToolSchema, UserMessage } from '../types/content.js'
 import type { ToolDefinition } from '../types/tool.js'
 import type { ToolExecutionResult } from '../types/tool.js'
-import type { ToolBatchInput, ToolBatchResult, ToolCallResult, ToolDispatchOptions, ToolExecutor, ToolExecutorHost, ToolModelInput } from '../types/executor.js'
+import type { ToolBatchInput, ToolBatchResult, ToolCallResult, ToolDispatchOptions, ToolExecutor, ToolExecutorServices, ToolModelInput } from '../types/executor.js'
 import type { Session } from '../types/scope.js'
 import { RUN_CODE } from '../registry/registration.js'
 import { BoundedDispatch, checkDrainGrace, type BoundedOutcome } from './bounded.js'
@@ -43,8 +43,8 @@ export function createNativeExecutor(options: NativeExecutorOptions = {}): ToolE
     describe(tools: readonly ToolDefinition[]): ToolModelInput {
       return { schemas: tools.map(projectSchema), knownNames: tools.map((t) => t.name) }
     },
-    execute(input: ToolBatchInput, host: ToolExecutorHost): Promise<ToolBatchResult> {
-      return runBatch(input, host, input.maxParallelToolCalls ?? configured, graceMs)
+    execute(input: ToolBatchInput, services: ToolExecutorServices): Promise<ToolBatchResult> {
+      return runBatch(input, services, input.maxParallelToolCalls ?? configured, graceMs)
     },
   })
 }
@@ -59,7 +59,7 @@ interface Prepared {
   readonly argumentsError: string | undefined
 }
 
-async function runBatch(input: ToolBatchInput, host: ToolExecutorHost, cap: number, graceMs: number): Promise<ToolBatchResult> {
+async function runBatch(input: ToolBatchInput, services: ToolExecutorServices, cap: number, graceMs: number): Promise<ToolBatchResult> {
   const { calls, signal, agent, toolSet } = input
   const session: Session | undefined = input.log !== undefined ? agent?.session : undefined
   const log = session === undefined || input.log === undefined ? undefined : new SessionLog(session, input.log)
@@ -86,7 +86,7 @@ async function runBatch(input: ToolBatchInput, host: ToolExecutorHost, cap: numb
     const { call } = prepared
     log?.call(call)
     const dispatch = (options: ToolDispatchOptions): Promise<ToolExecutionResult> =>
-      host.dispatch(
+      services.dispatch(
         {
           callId: call.id,
           name: call.name,
@@ -130,7 +130,7 @@ async function runBatch(input: ToolBatchInput, host: ToolExecutorHost, cap: numb
       const parallel =
         calls.length > 1 &&
         prepared.argumentsError === undefined &&
-        host.mode({ name: prepared.call.name, arguments: prepared.args, ...(agent !== undefined && { agent }), ...(toolSet !== undefined && { toolSet }) }).kind ===
+        services.mode({ name: prepared.call.name, arguments: prepared.args, ...(agent !== undefined && { agent }), ...(toolSet !== undefined && { toolSet }) }).kind ===
           'parallel'
       if (parallel) {
         while (running.size >= cap) await Promise.race(running)

@@ -177,7 +177,7 @@ describe('failures become isError results, and execute() never rejects', () => {
     expect(textOf(batch.results[0]?.result ?? { content: [] })).toBe('Error: boom')
   })
 
-  test('a tools/ptc-dispatch-log listener that throws a revoked Proxy is contained: the original content is logged', async () => {
+  test('a tools/ptc-dispatch-log listener that throws a revoked Proxy is caught: the original content is logged', async () => {
     const tools = new ToolsService()
     const revocable = Proxy.revocable({}, {})
     revocable.revoke()

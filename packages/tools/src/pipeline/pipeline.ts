@@ -1,5 +1,5 @@
 import type { ListenerList } from '../events/listeners.js'
-import { emitContained } from '../events/emit.js'
+import { emitToObservers } from '../events/emit.js'
 import { runWaterfall } from '../events/waterfall.js'
 import type { JsonValue } from '../json/types.js'
 import { snapshotJson } from '../json/snapshot.js'
@@ -35,7 +35,7 @@ export interface Route {
   readonly codeOnly: boolean
 }
 
-/** The executor's notifications of one call, each contained. */
+/** The executor's notifications of one call; a throw from one is caught. */
 interface DispatchHooks {
   readonly onPolicySettled: (() => void) | undefined
   readonly onBodyAborted: ((reason: unknown) => void) | undefined
@@ -60,7 +60,7 @@ interface CallState {
   bodyInvoked: boolean
   /** The body's own result object: a wrapper returning it unchanged needs no re-check. */
   bodyResult?: ToolExecutionResult
-  /** The executor's (contained) notification that the body's signal aborted. */
+  /** The executor's notification (a throw from it is caught) that the body's signal aborted. */
   readonly onBodyAborted: ((reason: unknown) => void) | undefined
 }
 
@@ -80,7 +80,7 @@ export class Pipeline {
 
   async dispatch(input: ToolExecutionInput, route: Route, options?: ToolDispatchOptions): Promise<ToolExecutionResult> {
     const notify = options?.onPolicySettled
-    const onBodyAborted = contained(options?.onBodyAborted)
+    const onBodyAborted = catching(options?.onBodyAborted)
     if (notify === undefined) return this.#dispatch(input, route, options?.argumentsError, { onPolicySettled: undefined, onBodyAborted })
     let notified = false
     const onPolicySettled = (): void => {
@@ -283,7 +283,7 @@ export class Pipeline {
         result = materialize(thrownResult(error, 'finalizeContent failed: '))
       }
     }
-    emitContained(this.listeners.result.for(exec.agent), [exec, result])
+    emitToObservers(this.listeners.result.for(exec.agent), [exec, result])
     return result
   }
 
@@ -348,7 +348,7 @@ function dispatchView(exec: ToolExecution): ToolDispatchExecution {
 }
 
 /** A notification that cannot throw into the pipeline. */
-function contained(notify: ((reason: unknown) => void) | undefined): ((reason: unknown) => void) | undefined {
+function catching(notify: ((reason: unknown) => void) | undefined): ((reason: unknown) => void) | undefined {
   if (notify === undefined) return undefined
   let notified = false
   return (reason) => {

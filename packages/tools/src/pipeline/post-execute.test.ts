@@ -417,7 +417,7 @@ describe('tools/result', () => {
     expect(seen?.isError && Object.isFrozen(seen.error.info)).toBe(true)
   })
 
-  test('a throwing observer is contained and later observers still run', async () => {
+  test('a throwing observer is caught and later observers still run', async () => {
     const tools = new ToolsService()
     tools.register(counter())
     let later = 0
@@ -432,7 +432,7 @@ describe('tools/result', () => {
     expect(later).toBe(1)
   })
 
-  test('a rejecting async observer is contained', async () => {
+  test('a rejecting async observer is caught', async () => {
     const tools = new ToolsService()
     tools.register(counter())
     tools.on('tools/result', () => Promise.reject(new Error('async observer bug')) as unknown as void)

@@ -163,7 +163,7 @@ describe('tools/change', () => {
     expect(tools.get('t')).toBeDefined()
   })
 
-  test('a rejecting async change listener is contained', async () => {
+  test('a rejecting async change listener is caught', async () => {
     const tools = new ToolsService()
     tools.on('tools/change', () => Promise.reject(new Error('async observer failed')) as unknown as void)
     tools.register(tool('t'))

@@ -1,5 +1,5 @@
 import { NoExecutorError, ToolRestrictionError } from '../errors.js'
-import { emitContained } from '../events/emit.js'
+import { emitToObservers } from '../events/emit.js'
 import { ListenerList } from '../events/listeners.js'
 import { runWaterfall } from '../events/waterfall.js'
 import { createNativeExecutor } from '../executor/native.js'
@@ -11,7 +11,7 @@ import type { ToolGuard } from '../types/decisions.js'
 import type { ResolvedToolSet, ToolActivationContext, ToolDefinition, ToolRegistrationOptions, ToolRestriction } from '../types/tool.js'
 import type { PtcDispatchLog, ToolsEventName, ToolsEvents } from '../types/events.js'
 import type { ToolExecution, ToolExecutionMode } from '../types/tool.js'
-import type { ToolBatchInput, ToolBatchResult, ToolExecutor, ToolExecutorHost, ToolModelInput, ToolPromptSection } from '../types/executor.js'
+import type { ToolBatchInput, ToolBatchResult, ToolExecutor, ToolExecutorServices, ToolModelInput, ToolPromptSection } from '../types/executor.js'
 import type { ApprovalService } from '../types/approval.js'
 import type { Scope, ScopeKey } from '../types/scope.js'
 import { ExecutorSelection } from './executors.js'
@@ -50,7 +50,7 @@ class Core {
   readonly executors: ExecutorSelection
   readonly pipeline: Pipeline
   readonly views = new WeakMap<Scope, ToolsView>()
-  readonly hosts = new WeakMap<ToolExecutor, ToolExecutorHost>()
+  readonly servicesOf = new WeakMap<ToolExecutor, ToolExecutorServices>()
   readonly transports = new WeakMap<ToolExecutor, ToolDefinition>()
 
   constructor(readonly options: ToolsServiceOptions) {
@@ -67,7 +67,7 @@ class Core {
   }
 
   changed(): void {
-    emitContained(this.listeners['tools/change'].all(), [])
+    emitToObservers(this.listeners['tools/change'].all(), [])
   }
 
   executable(name: string, scope: Scope | undefined, toolSet: ResolvedToolSet | undefined): Registration | undefined {
@@ -83,16 +83,16 @@ class Core {
   transport(scope: Scope | undefined): ToolDefinition | undefined {
     const executor = this.executors.select(scope)
     if (executor === null || executor.transport === undefined) return undefined
-    this.host(executor)
+    this.services(executor)
     return this.transports.get(executor)
   }
 
-  /** The host handed to `executor`, built once, with the executor's transport route. */
-  host(executor: ToolExecutor): ToolExecutorHost {
-    let host = this.hosts.get(executor)
-    if (host !== undefined) return host
+  /** The services handed to `executor`, built once, with the executor's transport route. */
+  services(executor: ToolExecutor): ToolExecutorServices {
+    let services = this.servicesOf.get(executor)
+    if (services !== undefined) return services
     const route: { transport?: Registration; codeOnly: boolean } = { codeOnly: executor.codeOnly === true }
-    host = Object.freeze({
+    services = Object.freeze({
       dispatch: (input, options) => this.pipeline.dispatch(input, route, options),
       mode: (input): ToolExecutionMode => {
         const reg =
@@ -102,13 +102,13 @@ class Core {
       definitions: (scope, toolSet) => this.visible(scope, toolSet).map((reg) => reg.registered),
       executable: (name, scope, toolSet) => this.executable(name, scope, toolSet)?.registered,
       ptcDispatchLog: (dispatch) => this.ptcDispatchLog(dispatch),
-    } satisfies ToolExecutorHost)
+    } satisfies ToolExecutorServices)
     if (executor.transport !== undefined) {
-      route.transport = createRegistration(executor.transport(host), {}, undefined, true)
+      route.transport = createRegistration(executor.transport(services), {}, undefined, true)
       this.transports.set(executor, route.transport.definition)
     }
-    this.hosts.set(executor, host)
-    return host
+    this.servicesOf.set(executor, services)
+    return services
   }
 
   async ptcDispatchLog(dispatch: PtcDispatchLog): Promise<ContentBlock[]> {
@@ -238,7 +238,7 @@ export class ToolsView {
     const batch = input.agent === undefined && this.scope !== undefined ? { ...input, agent: this.scope } : input
     const executor = this.#core.executors.select(batch.agent)
     if (executor === null) throw new NoExecutorError()
-    return executor.execute(batch, this.#core.host(executor))
+    return executor.execute(batch, this.#core.services(executor))
   }
 
   /** Register a monotonic guard in this view's scope. Returns the disposer. */

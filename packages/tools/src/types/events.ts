@@ -37,7 +37,7 @@ export interface ToolsWaterfalls {
   'tools/ptc-dispatch-log': (dispatch: PtcDispatchLog, next: () => Promise<ContentBlock[]>) => ContentBlock[] | Promise<ContentBlock[]>
 }
 
-/** Emit listeners only observe; their failures are contained. */
+/** Emit listeners only observe; their failures are caught and cannot fail anything. */
 export interface ToolsEmits {
   'tools/change': () => void
   'tools/result': (exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>) => void

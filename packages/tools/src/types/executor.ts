@@ -52,21 +52,21 @@ export interface ToolExecutor {
   readonly sections?: readonly ToolPromptSection[]
   /**
    * The reserved transport (`run_code`) this executor serves, if any, built
-   * once per host so that it can dispatch sub-calls. The pipeline routes a
+   * once per set of services so that it can dispatch sub-calls. The pipeline routes a
    * model-direct call of that name to it, so every policy stage applies to
    * the transport itself. Never registered, never restricted.
    */
-  transport?(host: ToolExecutorHost): ToolDefinition
+  transport?(services: ToolExecutorServices): ToolDefinition
   /**
    * Code-only collapse: a model-direct call (no `parent`) naming anything but
    * the transport is `UNKNOWN_TOOL`, decided before any policy runs.
    */
   readonly codeOnly?: boolean
   describe(tools: readonly ToolDefinition[]): ToolModelInput
-  execute(input: ToolBatchInput, host: ToolExecutorHost): Promise<ToolBatchResult>
+  execute(input: ToolBatchInput, services: ToolExecutorServices): Promise<ToolBatchResult>
 }
 
-/** Options of one dispatch through the host. */
+/** Options of one dispatch through the services. */
 export interface ToolDispatchOptions {
   /** The raw argument text could not be parsed: the call fails as `INVALID_ARGS` before any policy. */
   readonly argumentsError?: string
@@ -84,7 +84,7 @@ export interface ToolDispatchOptions {
    * `ToolTimeoutError` (code `TOOL_TIMEOUT`) when the timeout policy's
    * deadline passed, the caller's reason when the caller aborted. The caller's
    * own signal is the caller's to watch: without a replacement this is never
-   * called and costs nothing. A throw from it is contained.
+   * called and costs nothing. A throw from it is caught.
    *
    * An executor or scheduler uses it to bound how long it waits for a body
    * that ignores its signal (the native executor and the `run_code` scheduler
@@ -99,7 +99,7 @@ export interface ToolDispatchOptions {
  * What the registry hands an executor for each batch: the shared pipeline and
  * the scope's view. An executor never reaches registry internals.
  */
-export interface ToolExecutorHost {
+export interface ToolExecutorServices {
   /**
    * Run one parsed call through the whole pipeline. Never
    * rejects. `argumentsError`: the raw argument text could not be parsed; the

@@ -73,18 +73,18 @@ export class ProcessPool implements ChildOwner {
     // becomes ready: the list stays bounded by the runs admitted at once.
     if (this.#waiting.length > 0) this.#waiting = this.#waiting.filter((r) => !r.ended)
     this.#waiting.push(run)
-    this.#drain()
+    this.#startQueued()
   }
 
   // ---- ChildOwner ----
 
   ready(): void {
     this.#failures = 0
-    this.#drain()
+    this.#startQueued()
   }
 
   freed(): void {
-    this.#drain()
+    this.#startQueued()
   }
 
   exited(child: EngineChild, started: boolean): void {
@@ -134,7 +134,7 @@ export class ProcessPool implements ChildOwner {
     }
   }
 
-  #drain(): void {
+  #startQueued(): void {
     while (this.#waiting.length > 0) {
       const run = this.#waiting[0] as RunHost
       if (run.ended) {

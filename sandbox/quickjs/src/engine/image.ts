@@ -86,7 +86,7 @@ export class EngineImage {
     rt.setInterruptHandler(() => hooks()?.shouldInterrupt() ?? false)
     const host = ctx.newObject()
     for (const [name, fn] of [
-      // No `call`: the prelude runs in queue mode and the engine run drains calls after each pump.
+      // No `call`: the prelude runs in queue mode and the engine run takes the queued calls after each pump.
       ['limit', ctx.newFunction('limit', (which) => hooks()?.limit(ctx.getNumber(which)))],
       ['log', ctx.newFunction('log', (_level, text) => hooks()?.log(ctx.getString(text)))],
       ['finish', ctx.newFunction('finish', (kind, payload) => hooks()?.finish(ctx.getNumber(kind), ctx.getString(payload)))],
@@ -100,7 +100,7 @@ export class EngineImage {
   }
 
   /**
-   * `fn()` returning a string: the string, or the error handle if it threw. Used for `drain()`, once
+   * `fn()` returning a string: the string, or the error handle if it threw. Used for `takeCalls()`, once
    * per pump, without the library's per-call handle and pointer-array allocations.
    */
   callForString(fn: QuickJSHandle): string | QuickJSHandle {

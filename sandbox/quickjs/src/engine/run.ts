@@ -1,5 +1,5 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core'
-import { FinishKind, OutputLedger, PROGRAM_FILENAME, parseDrainedCalls, stopError } from '@ptc/sandbox/backend'
+import { FinishKind, OutputLedger, PROGRAM_FILENAME, parseQueuedCalls, stopError } from '@ptc/sandbox/backend'
 import type { CodeRunError } from '@ptc/sandbox'
 import type { GuestErrorInfo, QueueCaps } from '@ptc/sandbox/backend'
 import type { EngineImage, ImageHooks } from './image.js'
@@ -30,7 +30,7 @@ export class EngineRun {
   #ctx: QuickJSContext | undefined
   #start: QuickJSHandle | undefined
   #settle: QuickJSHandle | undefined
-  #drain: QuickJSHandle | undefined
+  #takeCalls: QuickJSHandle | undefined
   /** The program's promise (what `start` returned). */
   #program: QuickJSHandle | undefined
   #cpuUsed = 0
@@ -133,7 +133,7 @@ export class EngineRun {
     const api = ctx.unwrapResult(this.#enter(() => ctx.callFunction(image.prelude, ctx.undefined, image.host, names, queue)))
     this.#start = ctx.getProp(api, 'start')
     this.#settle = ctx.getProp(api, 'settle')
-    this.#drain = ctx.getProp(api, 'drain')
+    this.#takeCalls = ctx.getProp(api, 'takeCalls')
     const program = this.#enter(() => ctx.evalCode(source, PROGRAM_FILENAME))
     if (program.error) {
       const info = this.#errorInfo(program.error)
@@ -184,15 +184,15 @@ export class EngineRun {
     this.#stop = stopError(which === 1 ? 'limit-calls' : 'limit-pending', this.#input.limits)
   }
 
-  /** Takes the calls the guest queued since the last drain (one engine call per pump, not per sub-call). */
-  #drainCalls(): void {
-    const drain = this.#drain
-    // After the run settled or stopped, queued calls are dropped (the interrupt handler would stop the drain anyway).
-    if (drain === undefined || this.#stop !== undefined || this.#finished) return
-    const text = this.#enter(() => this.#image.callForString(drain))
+  /** Takes the calls the guest queued since the last take (one engine call per pump, not per sub-call). */
+  #takeQueuedCalls(): void {
+    const takeCalls = this.#takeCalls
+    // After the run settled or stopped, queued calls are dropped (the interrupt handler would stop the take anyway).
+    if (takeCalls === undefined || this.#stop !== undefined || this.#finished) return
+    const text = this.#enter(() => this.#image.callForString(takeCalls))
     if (typeof text !== 'string') return this.#noteEngineError(text)
     const names = this.#input.bindings
-    for (const [id, index, argsJson] of parseDrainedCalls(text)) this.#onCall(id, names[index] ?? '', argsJson)
+    for (const [id, index, argsJson] of parseQueuedCalls(text)) this.#onCall(id, names[index] ?? '', argsJson)
   }
 
   #onLog(text: string): void {
@@ -256,7 +256,7 @@ export class EngineRun {
       const error = this.#enter(() => image.runJobs())
       if (error !== undefined) this.#noteEngineError(error)
     }
-    if (rt !== undefined && !this.#done) this.#drainCalls()
+    if (rt !== undefined && !this.#done) this.#takeQueuedCalls()
     if (this.#done) return
     if (this.#finished || this.#stop !== undefined || rt === undefined) return this.#finish()
     const logs = this.#ledger.logs

@@ -74,11 +74,11 @@ export class WorkerPool implements Engines {
 
   execute(host: RunHost, input: RunInput): void {
     this.#queue.push({ host, input })
-    this.drain()
+    this.startQueued()
   }
 
   /** Starts queued jobs on free workers (spawning up to the pool size); drops jobs that ended while waiting. */
-  drain(): void {
+  startQueued(): void {
     while (!this.#disposed && this.#queue.length > 0) {
       const job = this.#queue[0] as Job
       if (job.host.ended) {
@@ -252,7 +252,7 @@ class WorkerSlot {
     if (m.t === 'ready') {
       if (this.#state !== 'booting') return
       this.#state = 'idle'
-      this.#pool.drain()
+      this.#pool.startQueued()
       return
     }
     const host = this.#host
@@ -267,7 +267,7 @@ class WorkerSlot {
     this.#state = 'idle'
     this.#worker?.unref()
     host.end(m.outcome)
-    this.#pool.drain()
+    this.#pool.startQueued()
   }
 
   /** The worker died on its own (boot failure, crash): its run fails, a replacement follows after a backoff. */
@@ -293,7 +293,7 @@ class WorkerSlot {
   #respawn(): void {
     if (this.#state !== 'backoff') return
     this.#spawn()
-    this.#pool.drain()
+    this.#pool.startQueued()
   }
 
   async terminate(): Promise<void> {

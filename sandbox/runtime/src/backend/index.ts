@@ -6,7 +6,7 @@
  *   `RunGate`, `validateBindings`;
  * - the program: `prepareProgram`, `wrapProgram`, `PROGRAM_FILENAME`, positions and guest errors;
  * - the guest prelude and its host protocol: `GUEST_PRELUDE`, `GUEST_GLOBALS`, `FinishKind`,
- *   `parseDrainedCalls`;
+ *   `parseQueuedCalls`;
  * - host calls: `HostCalls` (a run's sub-calls: the sub-call caps, one signal, results delivered in batches),
  *   `settleHostCall` (parse, `request.call`, the settle entry), `fulfilEntry`, `rejectEntry`;
  * - output: `OutputLedger`, `utf8ByteLength`, `LOG_SEPARATOR_BYTES`;
@@ -35,5 +35,5 @@ export {
 } from '../program.js'
 export type { PreparedProgram, GuestErrorInfo } from '../program.js'
 export { GUEST_PRELUDE } from '../prelude/source.js'
-export { FinishKind, GUEST_GLOBALS, GUEST_LOG_LEVELS, parseDrainedCalls } from '../prelude/protocol.js'
+export { FinishKind, GUEST_GLOBALS, GUEST_LOG_LEVELS, parseQueuedCalls } from '../prelude/protocol.js'
 export type { GuestHostFunctions, QueueCaps, SettleEntry } from '../prelude/protocol.js'

@@ -9,12 +9,12 @@
  *   queue the job that would have called `finish`);
  * - `settle(batchJson)`: delivers host results, a JSON array of `SettleEntry`, parsed inside the guest
  *   by a captured `JSON.parse` (one parse per batch, no code compiled per result);
- * - `drain()`, in queue mode only: the sub-calls made since the last drain (see `parseDrainedCalls`).
+ * - `takeCalls()`, in queue mode only: the sub-calls made since the last `takeCalls` (see `parseQueuedCalls`).
  *
  * Two ways to receive sub-calls. With `host.call`, the guest calls it as each sub-call starts (a
  * backend whose engine runs its own job loop, isolated-vm). Without it — queue mode, for a backend
  * that pumps jobs itself and pays per host-function call (QuickJS) — calls wait in the guest until
- * the backend calls `drain()` after pumping, and `queueJson` (`QueueCaps`) gives the caps the guest
+ * the backend calls `takeCalls()` after pumping, and `queueJson` (`QueueCaps`) gives the caps the guest
  * then applies as each call starts, reporting the first call past one through `host.limit`.
  * The prelude captures the host functions and never exposes them (or `host`) to the program:
  */
@@ -36,10 +36,10 @@ export interface QueueCaps {
 }
 
 /**
- * Queue mode: the text `drain()` returned as `[id, bindingIndex, argsJson]` triples. Each entry is
+ * Queue mode: the text `takeCalls()` returned as `[id, bindingIndex, argsJson]` triples. Each entry is
  * `id,index,argsJson`, entries are joined by U+0001 (lossless JSON text has no raw control character).
  */
-export function parseDrainedCalls(text: string): [id: number, index: number, argsJson: string][] {
+export function parseQueuedCalls(text: string): [id: number, index: number, argsJson: string][] {
   const out: [number, number, string][] = []
   if (text === '') return out
   for (const entry of text.split('\u0001')) {

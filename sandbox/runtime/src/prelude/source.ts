@@ -5,7 +5,7 @@ import { UNKNOWN_TOOL_SOURCE } from './unknown-tool.js'
  * The guest prelude: a JavaScript expression evaluating to `function (host, bindingsJson, queueJson)`;
  * see `protocol.ts` for the contract. It runs before the program, captures every intrinsic it uses,
  * installs `tools`, `ToolCallError` and `console`, deletes every global not in `GUEST_GLOBALS`, and
- * returns `{ start, settle }` (and `drain` in queue mode). Plain ES2020, no engine-specific API: both backends evaluate it as is.
+ * returns `{ start, settle }` (and `takeCalls` in queue mode). Plain ES2020, no engine-specific API: both backends evaluate it as is.
  *
  * Hardening notes: internal arrays and objects have a null prototype (no inherited setters or
  * `toJSON`); snapshots read each property exactly once and write the JSON text themselves (a
@@ -210,7 +210,7 @@ freeze(ToolCallError);
 /* ---- sub-calls ---- */
 var nextId = 0, closed = false, pending = create(null);
 function rejected(err) { return new P(function (_, reject) { reject(err); }); }
-/* Queue mode (the host gave no call function): calls wait in \`queue\` until the host drains them after
+/* Queue mode (the host gave no call function): calls wait in \`queue\` until the host takes them after
    running jobs, and the sub-call caps the host would apply on each call are applied here, so a
    synchronous flood of calls stops at once. */
 var queue = null, open = 0, maxCalls = 0, maxOpen = 0;
@@ -232,9 +232,9 @@ function callTool(name, index, args) {
   queue[queue.length] = id + ',' + index + ',' + json;
   return p;
 }
-/* Queue mode: the calls made since the last drain, as "id,bindingIndex,argsJson" joined by U+0001
+/* Queue mode: the calls made since the last takeCalls(), as "id,bindingIndex,argsJson" joined by U+0001
    (lossless JSON text never holds a raw control character); '' when there are none. */
-function drain() {
+function takeCalls() {
   if (queue.length === 0) return '';
   var q = queue;
   queue = nullArray();
@@ -330,6 +330,6 @@ function settle(batchJson) {
 var api = create(null);
 api.start = start;
 api.settle = settle;
-if (queue !== null) api.drain = drain;
+if (queue !== null) api.takeCalls = takeCalls;
 return freeze(api);
 })`

@@ -7,7 +7,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import type { PtcMcpServer } from '../ptc-mcp-server.js'
 import { generateToken } from './auth.js'
 import { parseJson, readBody } from './body.js'
-import { corsHeaders, requestGuard, type RequestGuard } from './guard.js'
+import { corsHeaders, requestAdmission, type RequestAdmission } from './admission.js'
 import { allowedHostKeys, allowedOrigins } from './names.js'
 import { resolveHttpOptions, type HttpServeOptions } from './options.js'
 import { JSONRPC_ERROR, refusal, refuse, type Refusal } from './reply.js'
@@ -58,7 +58,7 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
   const servers = new Set<Server>()
   let serversCreated = 0
   let closing = false
-  let guard: RequestGuard | undefined = undefined // set once listening (the allowed Host names need the port)
+  let admission: RequestAdmission | undefined = undefined // set once listening (the allowed Host names need the port)
 
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((error: unknown) => {
@@ -77,15 +77,15 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
 
   /** Answer `req` (or return the refusal to write). */
   async function route(req: IncomingMessage, res: ServerResponse): Promise<Refusal | undefined> {
-    if (closing || guard === undefined) return refusal(503, JSONRPC_ERROR.refused, 'Service Unavailable: shutting down', { 'retry-after': '1' })
-    const place = guard.place(req)
+    if (closing || admission === undefined) return refusal(503, JSONRPC_ERROR.refused, 'Service Unavailable: shutting down', { 'retry-after': '1' })
+    const place = admission.place(req)
     if ('status' in place) return place
     if (place.origin !== undefined) {
       const preflight = req.method === 'OPTIONS'
       for (const [name, value] of Object.entries(corsHeaders(place.origin, preflight))) res.setHeader(name, value)
       if (preflight) return void res.writeHead(204).end()
     }
-    const unauthorized = guard.credentials(req)
+    const unauthorized = admission.credentials(req)
     if (unauthorized !== undefined) return unauthorized
     if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp') return refusal(404, JSONRPC_ERROR.refused, 'Not Found: the MCP endpoint is /mcp')
     if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'DELETE') return refusal(405, JSONRPC_ERROR.refused, 'Method Not Allowed', { allow: METHODS })
@@ -170,7 +170,7 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
     })
   })
   const address = http.address() as AddressInfo
-  guard = requestGuard({
+  admission = requestAdmission({
     hosts: allowedHostKeys({ host: config.host, address: address.address, port: address.port, extra: config.allowHosts }),
     origins: allowedOrigins(address.port, config.allowOrigins),
     token,

@@ -4,14 +4,14 @@ import { hostKey, parseOrigin } from './names.js'
 import { JSONRPC_ERROR, refusal, type Refusal } from './reply.js'
 
 /** The checks every request passes before anything else is looked at. */
-export interface RequestGuard {
+export interface RequestAdmission {
   /** `Host` in the allowed set (DNS rebinding), then `Origin` absent or allowed (browsers): a refusal, or the allowed origin. */
   place(req: IncomingMessage): Refusal | { readonly origin: string | undefined }
   /** The bearer token (always passes when authentication is off). */
   credentials(req: IncomingMessage): Refusal | undefined
 }
 
-export function requestGuard(options: { hosts: ReadonlySet<string>; origins: ReadonlySet<string>; token: string | false }): RequestGuard {
+export function requestAdmission(options: { hosts: ReadonlySet<string>; origins: ReadonlySet<string>; token: string | false }): RequestAdmission {
   const { hosts, origins } = options
   const authorized = options.token === false ? undefined : bearerCheck(options.token)
   return {
