@@ -77,6 +77,34 @@ describe('ptc MCP server (in process)', () => {
     await ptc.close()
   })
 
+  test('run_code declares its output schema and answers with structuredContent that the SDK client validates', async () => {
+    const { ptc, client } = await setup()
+    const [runCodeTool] = (await client.listTools()).tools
+    expect(runCodeTool?.outputSchema).toMatchObject({ type: 'object', properties: { logs: { type: 'array' } }, required: ['logs'] })
+    const result = await runCode(client, 'console.log("hi"); return { n: 1 }')
+    expect(result.isError).toBeFalsy()
+    expect(result.structuredContent).toEqual({ logs: ['hi'], result: { n: 1 } })
+    const failed = await runCode(client, 'throw new Error("boom")')
+    expect(failed.isError).toBe(true)
+    expect(failed.structuredContent).toBeUndefined()
+    await client.close()
+    await ptc.close()
+  })
+
+  test('both mode declares the output schema of a tool whose output is an object, and only of those', async () => {
+    const { ptc, client } = await setup('both')
+    const listed = new Map((await client.listTools()).tools.map((t) => [t.name, t]))
+    expect(listed.get('fx.add')?.outputSchema).toMatchObject({ type: 'object', properties: { sum: { type: 'number' } }, required: ['sum'] })
+    expect(listed.get('fx.echo')?.outputSchema).toBeUndefined()
+    const add = (await client.callTool({ name: 'fx.add', arguments: { a: 2, b: 3 } })) as CallToolResult
+    expect(add.structuredContent).toEqual({ sum: 5 })
+    const echo = (await client.callTool({ name: 'fx.echo', arguments: { text: 'x' } })) as CallToolResult
+    expect(echo.structuredContent).toBeUndefined()
+    expect(text(echo)).toBe('x')
+    await client.close()
+    await ptc.close()
+  })
+
   test('an upstream isError result is a ToolCallError in the program', async () => {
     const { ptc, client } = await setup()
     const result = await runCode(client, 'try { await tools["fx.fails"]({ why: "because" }) } catch (e) { return `caught ${e instanceof ToolCallError}: ${e.message}` }')

@@ -28,6 +28,8 @@ next to the local tools of a ptc.config.ts (by their names).
   --mode code|both    code (default): only run_code; both: the upstream tools as well
   --sandbox quickjs|isolated-vm   the sandbox backend (default: the config's, else quickjs)
   --session FILE      append every call and sub-call to FILE (JSON Lines)
+  --allow-missing     start even when an upstream cannot be connected (it is retried in the background and
+                      its tools appear when it connects); without it, such an upstream fails the start (exit 1)
   -h, --help          this text
 
 Limits of each program (what it prints goes to the model: the defaults are sized for its context; the flags
@@ -87,6 +89,8 @@ export interface ServeArgs {
   sessionIdleMs?: number
   maxSessions?: number
   session?: string
+  /** `--allow-missing`: serve even when an upstream cannot be connected at start. */
+  allowMissing: boolean
   timeoutMs?: number
   /** `--cpu`, `--memory`, `--max-output`, `--max-sub-calls` (and `--timeout` as `wallMs`): they win over the defaults. */
   limits: Partial<CodeRunLimits>
@@ -116,6 +120,7 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
         'session-idle-ms': { type: 'string' },
         'max-sessions': { type: 'string' },
         session: { type: 'string' },
+        'allow-missing': { type: 'boolean', default: false },
         timeout: { type: 'string' },
         cpu: { type: 'string' },
         memory: { type: 'string' },
@@ -127,7 +132,7 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
   } catch (error) {
     throw new McpServeUsageError(error instanceof Error ? error.message : String(error))
   }
-  const base = { help: values.help, host: values.host, noAuth: values['no-auth'], allowOrigins: values['allow-origin'] ?? [], allowHosts: values['allow-host'] ?? [], limits: {} }
+  const base = { help: values.help, host: values.host, noAuth: values['no-auth'], allowMissing: values['allow-missing'], allowOrigins: values['allow-origin'] ?? [], allowHosts: values['allow-host'] ?? [], limits: {} }
   if (values.help) return { upstreams: [], mode: 'code', sandbox: 'quickjs', ...base }
   const upstreams = (values.upstream ?? []).map(parseUpstreamCommand)
   if (upstreams.length === 0 && options.localTools !== true) throw new McpServeUsageError('give at least one --upstream (or tools in a ptc.config.ts)')

@@ -5,7 +5,7 @@ import { JsonlSession } from '@ptc/tools/session'
 import { McpServeUsageError } from './errors.js'
 import { httpOptions, parseServeArgs, serveUsage, TOKEN_ENV, type ServeArgs } from './serve-args.js'
 import { listenHttp } from './server/http/endpoint.js'
-import { createPtcMcpServer } from './server/ptc-mcp-server.js'
+import { createPtcMcpServer, type PtcMcpServer } from './server/ptc-mcp-server.js'
 import { startStdio } from './server/stdio.js'
 
 /** The streams `ptc serve` talks on (stdio mode: the MCP channel is stdin/stdout; messages go to stderr). */
@@ -71,16 +71,19 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
       onWarning: warn,
       upstreamStderr: io.stderr,
       limits: { ...defaults, ...args.limits },
+      allowMissing: args.allowMissing,
       ...(args.timeoutMs !== undefined && { requestTimeoutMs: args.timeoutMs }),
     })
+    const ready = (where: string): void => warn(`ready (${where}, ${args.mode} mode): ${readiness(ptc)}`)
     try {
-      if (args.http === undefined) await startStdio(ptc, io)
+      if (args.http === undefined) await startStdio(ptc, io, () => ready('stdio'))
       else {
         const endpoint = await listenHttp(ptc, { ...httpOptions(args, args.http), onError: warn })
         warn(`listening on ${endpoint.url}`)
         if (endpoint.token === undefined) warn('authentication is off (--no-auth): any local process can call run_code')
         else if (args.token === undefined) warn(`bearer token (generated; set $${TOKEN_ENV} to choose one): ${endpoint.token}\n  clients send "Authorization: Bearer ${endpoint.token}"`)
         else warn(`clients send "Authorization: Bearer <the token from ${args.tokenSource ?? '--token'}>"`)
+        ready(endpoint.url)
         await stopped(options.signal)
         await endpoint.close()
       }
@@ -95,6 +98,13 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
     await runtime.dispose()
     await session?.close()
   }
+}
+
+/** What the readiness line says: the tools served, and each upstream's state. */
+function readiness(ptc: PtcMcpServer): string {
+  const count = ptc.tools.definitions(ptc.agent).length
+  const upstreams = ptc.upstreams.map((u) => `upstream ${u.label} ${u.connected ? 'connected' : 'not connected (retrying)'}`)
+  return [`${count} tool${count === 1 ? '' : 's'}`, ...upstreams].join('; ')
 }
 
 async function createRuntime(sandbox: ServeArgs['sandbox']): Promise<CodeRuntime> {

@@ -3,8 +3,9 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import { createPtcExecutor } from '@ptc/ptc'
 import type { CodeRunLimits, CodeRuntime } from '@ptc/sandbox'
-import { RUN_CODE, ToolsService, type Agent } from '@ptc/tools'
+import { RUN_CODE, ToolsService, type Agent, type JsonValue } from '@ptc/tools'
 import { toMcpContent } from '../upstream/content.js'
+import { UpstreamUnavailableError } from '../errors.js'
 import { messageOf, UpstreamConnection, type ReconnectOptions, type UpstreamSpec } from '../upstream/connection.js'
 import { UpstreamRegistry } from './upstream-registry.js'
 
@@ -21,6 +22,12 @@ export interface PtcMcpServerOptions {
   readonly agent?: Agent
   /** Limits of every `run_code` run. */
   readonly limits?: Partial<CodeRunLimits>
+  /**
+   * Serve even when an upstream cannot be connected at start: it is retried in the background, its tools
+   * appear when it connects, and `run_code`'s description says it is not connected meanwhile. Default
+   * `false`: `createPtcMcpServer` rejects with `UpstreamUnavailableError` naming every such upstream.
+   */
+  readonly allowMissing?: boolean
   /** Timeout of each upstream request (default: the MCP SDK's 60 s). */
   readonly requestTimeoutMs?: number
   readonly reconnect?: ReconnectOptions
@@ -46,10 +53,11 @@ export interface PtcMcpServer extends AsyncDisposable {
 }
 
 /**
- * Connect to every upstream (one that fails is retried in the background and
- * its tools appear when it connects), register their tools, and serve
- * `run_code` (plus, in `both` mode, the upstream tools) to MCP clients. Every
- * call goes through the registry's whole pipeline as `agent`.
+ * Connect to every upstream, register their tools, and serve `run_code` (plus, in `both` mode, the
+ * upstream tools) to MCP clients. Every call goes through the registry's whole pipeline as `agent`.
+ * An upstream that cannot be connected at start fails the start, unless `allowMissing` (then it is
+ * retried in the background and its tools appear when it connects).
+ * @throws UpstreamUnavailableError when an upstream cannot be connected and `allowMissing` is not set
  */
 export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<PtcMcpServer> {
   const tools = options.tools ?? new ToolsService()
@@ -77,12 +85,30 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
         ...(options.upstreamStderr !== undefined && { stderr: options.upstreamStderr }),
       }),
   )
-  await Promise.all(upstreams.map((u) => u.connect().catch((error: unknown) => warn(`${messageOf(error)} (retrying in the background)`))))
+  const failed: UpstreamConnection[] = []
+  const reasons: string[] = []
+  await Promise.all(
+    upstreams.map((u) =>
+      u.connect().catch((error: unknown) => {
+        failed.push(u)
+        reasons.push(messageOf(error))
+      }),
+    ),
+  )
+  if (failed.length > 0 && options.allowMissing !== true) {
+    await Promise.all(upstreams.map((u) => u.close()))
+    registry.clear()
+    removeExecutor()
+    const which = failed.map((u) => u.label).join(', ')
+    const fix = `start ${failed.length === 1 ? 'it' : 'them'}, or serve without ${failed.length === 1 ? 'it' : 'them'} until ${failed.length === 1 ? 'it connects' : 'they connect'} (allowMissing; ptc serve --allow-missing)`
+    throw new UpstreamUnavailableError(which, `${reasons.join('; ')}; ${fix}`)
+  }
+  for (const reason of reasons) warn(`${reason} (retrying in the background; --allow-missing)`)
 
   let calls = 0
   const createServer = (): Server => {
     const server = new Server({ name: 'ptc-serve', version: '0.1.0' }, { capabilities: { tools: { listChanged: true } } })
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(tools, agent) }))
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(tools, agent, upstreams) }))
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       const n = ++calls
       const batch = await tools.execute({
@@ -94,7 +120,11 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
       const result = batch.results[0]?.result
       if (result === undefined) return { content: [{ type: 'text', text: 'Error: no result' }], isError: true }
       const content = toMcpContent([...result.content, ...batch.additionalContexts.flatMap((m) => m.content)])
-      return result.isError ? { content, isError: true } : { content }
+      if (result.isError) return { content, isError: true }
+      // The value the pipeline validated against the tool's output schema: an object exactly when that schema declares one.
+      return structuredOutput(tools, agent, request.params.name) !== undefined && isJsonObject(result.value)
+        ? { content, structuredContent: result.value }
+        : { content }
     })
     servers.add(server)
     server.onclose = () => servers.delete(server)
@@ -124,13 +154,33 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
   }
 }
 
-/** The MCP tool list: the step's model input, with the SDK text in `run_code`'s description. */
-function listTools(tools: ToolsService, agent: Agent): Tool[] {
+/**
+ * The MCP tool list: the step's model input, with the SDK text in `run_code`'s description, and the
+ * output schema of every tool whose output is an object (MCP's `outputSchema` must describe one).
+ */
+function listTools(tools: ToolsService, agent: Agent, upstreams: readonly UpstreamConnection[]): Tool[] {
   const input = tools.modelInput(agent)
-  const sdk = input.sections.map((s) => s.text).join('\n\n')
-  return input.schemas.map((schema) => ({
-    name: schema.name,
-    description: schema.name === RUN_CODE && sdk !== '' ? `${schema.description}\n\n${sdk}` : schema.description,
-    inputSchema: schema.parameters as Tool['inputSchema'],
-  }))
+  const down = upstreams.filter((u) => !u.connected).map((u) => u.label)
+  const note = down.length === 0 ? [] : [`Not connected now (reconnecting): ${down.map((label) => `upstream ${label}`).join(', ')}; its tools are listed here once it connects.`]
+  const sdk = [...input.sections.map((s) => s.text), ...note].join('\n\n')
+  return input.schemas.map((schema) => {
+    const outputSchema = structuredOutput(tools, agent, schema.name)
+    return {
+      name: schema.name,
+      description: schema.name === RUN_CODE && sdk !== '' ? `${schema.description}\n\n${sdk}` : schema.description,
+      inputSchema: schema.parameters as Tool['inputSchema'],
+      ...(outputSchema !== undefined && { outputSchema }),
+    }
+  })
+}
+
+/** The tool's output schema as MCP's `outputSchema` (a JSON Schema of `type: 'object'`), or undefined. */
+function structuredOutput(tools: ToolsService, agent: Agent, name: string): Tool['outputSchema'] {
+  const schema = tools.get(name, agent)?.output.schema
+  if (schema === undefined || typeof schema !== 'object' || schema === null || Array.isArray(schema)) return undefined
+  return (schema as { type?: unknown }).type === 'object' ? (schema as Tool['outputSchema']) : undefined
+}
+
+function isJsonObject(value: JsonValue): value is { [key: string]: JsonValue } {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

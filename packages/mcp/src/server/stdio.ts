@@ -2,11 +2,15 @@ import type { Readable, Writable } from 'node:stream'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { PtcMcpServer } from './ptc-mcp-server.js'
 
-/** Serve one MCP client on stdin/stdout; resolves when stdin ends or the connection closes. */
-export async function startStdio(ptc: PtcMcpServer, io: { stdin: NodeJS.ReadableStream; stdout: NodeJS.WritableStream }): Promise<void> {
+/**
+ * Serve one MCP client on stdin/stdout; resolves when stdin ends or the connection closes. `onReady`
+ * runs once the transport is connected and reading.
+ */
+export async function startStdio(ptc: PtcMcpServer, io: { stdin: NodeJS.ReadableStream; stdout: NodeJS.WritableStream }, onReady?: () => void): Promise<void> {
   const stdin = io.stdin as Readable
   const transport = new StdioServerTransport(stdin, io.stdout as Writable)
   const server = await ptc.connect(transport)
+  onReady?.()
   await new Promise<void>((resolve) => {
     const done = (): void => resolve()
     const previous = server.onclose
