@@ -3,7 +3,7 @@ import { generateText, stepCountIs, tool } from 'ai'
 import { MockLanguageModelV3 } from 'ai/test'
 import { createPtcExecutor } from '@ptc/ptc'
 import { FakeRuntime, fixtureTools } from '@ptc/ptc/testing'
-import { MemorySession, ToolsService, type Agent } from '@ptc/tools'
+import { createNativeExecutor, defineTool, MemorySession, ToolsService, type Agent } from '@ptc/tools'
 import { describe, expect, test } from 'vitest'
 import { z } from 'zod'
 import { fromAiSdkTools, toAiSdkTools } from './index.js'
@@ -57,6 +57,64 @@ describe('toAiSdkTools', () => {
     await generateText({ model, tools: aiTools, prompt: 'x', stopWhen: stepCountIs(3) })
     const last = JSON.stringify(model.doGenerateCalls[1]?.prompt.at(-1))
     expect(last).toMatch(/error/)
+  })
+})
+
+describe('toAiSdkTools: the calls of one model step', () => {
+  /** Tools that record how many of their calls run at once. */
+  function overlapHost(): { tools: ToolsService; agent: Agent; peak: Record<string, number> } {
+    const tools = new ToolsService()
+    const peak: Record<string, number> = {}
+    let running = 0
+    for (const [name, safe] of [['exclusive_write', false], ['safe_read', true]] as const) {
+      tools.register(
+        defineTool({
+          name,
+          description: `${name} a key.`,
+          parameters: { key: { type: 'string', required: true } },
+          output: { schema: { type: 'string' }, render: (_args, value) => [{ type: 'text', text: value }] },
+          ...(safe && { isConcurrencySafe: () => true }),
+          execute: async ({ key }) => {
+            running++
+            peak[name] = Math.max(peak[name] ?? 0, running)
+            await new Promise((resolve) => setTimeout(resolve, 20))
+            running--
+            return `${name} ${key}`
+          },
+        }),
+      )
+    }
+    tools.setExecutor(createNativeExecutor())
+    return { tools, agent: { id: 'agent', session: new MemorySession() }, peak }
+  }
+  const step = (calls: [string, string, unknown][]): LanguageModelV3GenerateResult => ({
+    content: calls.map(([id, name, input]) => ({ type: 'tool-call' as const, toolCallId: id, toolName: name, input: JSON.stringify(input) })),
+    finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+    usage,
+    warnings: [],
+  })
+
+  test('three calls of a tool that is not concurrency-safe run one at a time, as one batch; each result reaches the model', async () => {
+    const { tools, agent, peak } = overlapHost()
+    const { tools: aiTools } = toAiSdkTools(tools, { agent })
+    const model = new MockLanguageModelV3({
+      doGenerate: [step([['w1', 'exclusive_write', { key: 'a' }], ['w2', 'exclusive_write', { key: 'b' }], ['w3', 'exclusive_write', { key: 'c' }]]), answer('done')],
+    })
+    const result = await generateText({ model, tools: aiTools, prompt: 'write three', stopWhen: stepCountIs(3) })
+    expect(result.text).toBe('done')
+    expect(peak['exclusive_write']).toBe(1)
+    const toolMessage = JSON.stringify(model.doGenerateCalls[1]?.prompt.at(-1))
+    for (const key of ['a', 'b', 'c']) expect(toolMessage).toContain(`exclusive_write ${key}`)
+  })
+
+  test('concurrency-safe calls of the same step still overlap', async () => {
+    const { tools, agent, peak } = overlapHost()
+    const { tools: aiTools } = toAiSdkTools(tools, { agent })
+    const model = new MockLanguageModelV3({
+      doGenerate: [step([['r1', 'safe_read', { key: 'a' }], ['r2', 'safe_read', { key: 'b' }], ['r3', 'safe_read', { key: 'c' }]]), answer('done')],
+    })
+    await generateText({ model, tools: aiTools, prompt: 'read three', stopWhen: stepCountIs(3) })
+    expect(peak['safe_read']).toBe(3)
   })
 })
 

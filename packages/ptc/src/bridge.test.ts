@@ -1,4 +1,4 @@
-import { presentCall, type ToolExecution } from '@ptc/tools'
+import { defineTool, presentCall, type ToolExecution } from '@ptc/tools'
 import { describe, expect, test } from 'vitest'
 import { FakeFailure, FakeRuntime } from './testing/fake-runtime.js'
 import { ptcHarness, sleep, text } from './testing/fixtures.js'
@@ -148,6 +148,29 @@ describe('run_code over a fake runtime (the bridge)', () => {
     // every ptc event precedes the run_code result
     const types = h.session.events.map((e) => e.type)
     expect(types.lastIndexOf('tool/ptc-dispatch')).toBeLessThan(types.indexOf('tool/result'))
+  })
+
+  test("a sub-call's presentationMeta is stored on its tool/ptc-dispatch event, as a direct call's is on tool/result", async () => {
+    const runtime = new FakeRuntime()
+    const h = ptcHarness(runtime, { mode: 'both' })
+    h.tools.register(
+      defineTool({
+        name: 'count',
+        description: 'Count the letters of a word.',
+        parameters: { word: { type: 'string', required: true } },
+        output: {
+          schema: { type: 'object', additionalProperties: false, properties: { n: { type: 'integer', required: true } } },
+          render: (_args, value) => [{ type: 'text', text: String(value.n) }],
+          presentationMeta: (args, value) => ({ card: 'count', word: args.word, n: value.n }),
+        },
+        execute: async ({ word }) => ({ n: word.length }),
+      }),
+    )
+    const result = await h.runCode(runtime.define('count', async (tools) => tools.count!({ word: 'abc' })))
+    expect(result.isError).toBe(false)
+    expect(h.session.events.find((e) => e.type === 'tool/ptc-dispatch')).toMatchObject({ name: 'count', meta: { card: 'count', word: 'abc', n: 3 } })
+    await h.batch([{ type: 'tool_call', id: 'direct', name: 'count', arguments: '{"word":"abcd"}' }])
+    expect(h.session.events.find((e) => e.type === 'tool/result' && e['callId'] === 'direct')).toMatchObject({ meta: { card: 'count', word: 'abcd', n: 4 } })
   })
 
   test('a throwing dispatch-log listener is caught: the original content is logged', async () => {

@@ -1,6 +1,6 @@
 import { jsonSchema, tool, type Tool } from 'ai'
 import type { JSONSchema7 } from '@ai-sdk/provider'
-import type { Agent, ContentBlock, ResolvedToolSet, ScopeKey, ToolsView } from '@ptc/tools'
+import type { Agent, ContentBlock, ResolvedToolSet, ScopeKey, ToolBatchResult, ToolCallBlock, ToolsView } from '@ptc/tools'
 
 /** Options of {@link toAiSdkTools}. */
 export interface ToAiSdkToolsOptions {
@@ -31,29 +31,30 @@ export interface AiSdkTools {
 /**
  * The scope's model input as AI SDK tools: `run_code` in code mode (plus the
  * native tools in both mode, or only the natives under the native executor).
- * Each `execute` is one `tools.execute({ calls: [...] })`, so the whole
- * pipeline (policy, guards, approval, logging) applies; a failed call throws
- * its `Error: …` text, which the AI SDK reports to the model as a tool error.
+ * The AI SDK starts every tool call of a model step at once; here the calls
+ * started in the same event-loop turn become one `tools.execute({ calls })`
+ * batch, so the executor schedules them together as it would the step's calls
+ * from any other harness: a tool that is not concurrency-safe never overlaps
+ * another call, and the whole pipeline (policy, guards, approval, logging)
+ * applies. A failed call throws its `Error: …` text, which the AI SDK reports
+ * to the model as a tool error.
  */
 export function toAiSdkTools(tools: ToolsView, options: ToAiSdkToolsOptions = {}): AiSdkTools {
   const scope: ScopeKey | undefined = options.agent ?? tools.scope
   const input = tools.modelInput(scope, options.toolSet)
+  const step = new StepBatcher(tools, options)
   const out: Record<string, Tool<unknown, PtcToolOutput>> = {}
   for (const schema of input.schemas) {
     out[schema.name] = tool<unknown, PtcToolOutput>({
       description: schema.description,
       inputSchema: jsonSchema<unknown>(schema.parameters as JSONSchema7),
       execute: async (args, { toolCallId, abortSignal }) => {
-        const batch = await tools.execute({
-          calls: [{ type: 'tool_call', id: toolCallId, name: schema.name, arguments: JSON.stringify(args ?? {}) }],
-          signal: abortSignal ?? options.signal ?? new AbortController().signal,
-          ...(options.agent !== undefined && { agent: options.agent }),
-          ...(options.toolSet !== undefined && { toolSet: options.toolSet }),
-          ...(options.log !== undefined && { log: options.log }),
-        })
-        const result = batch.results[0]?.result
+        const call: ToolCallBlock = { type: 'tool_call', id: toolCallId, name: schema.name, arguments: JSON.stringify(args ?? {}) }
+        const { batch, last } = await step.submit(call, abortSignal ?? options.signal ?? new AbortController().signal)
+        const result = batch.results.find((r) => r.callId === toolCallId)?.result
         if (result === undefined) throw new Error(`no result for ${schema.name}`)
-        const content = [...result.content, ...batch.additionalContexts.flatMap((m) => m.content)]
+        // A batch's additional context (no AI SDK counterpart) follows the result of its last call.
+        const content = last ? [...result.content, ...batch.additionalContexts.flatMap((m) => m.content)] : result.content
         if (result.isError) throw new Error(textOf(content).replace(/^Error: /, ''))
         return { content }
       },
@@ -61,6 +62,52 @@ export function toAiSdkTools(tools: ToolsView, options: ToAiSdkToolsOptions = {}
     })
   }
   return { tools: out, instructions: input.sections.map((s) => s.text).join('\n\n') }
+}
+
+interface Submitted {
+  readonly call: ToolCallBlock
+  readonly signal: AbortSignal
+  resolve(outcome: { batch: ToolBatchResult; last: boolean }): void
+  reject(error: unknown): void
+}
+
+/**
+ * Collects the calls submitted in one event-loop turn (the AI SDK starts a step's calls together,
+ * each after validating its input) and executes them as one batch after that turn.
+ */
+class StepBatcher {
+  #pending: Submitted[] = []
+
+  constructor(
+    private readonly tools: ToolsView,
+    private readonly options: ToAiSdkToolsOptions,
+  ) {}
+
+  submit(call: ToolCallBlock, signal: AbortSignal): Promise<{ batch: ToolBatchResult; last: boolean }> {
+    return new Promise((resolve, reject) => {
+      if (this.#pending.length === 0) setImmediate(() => void this.#flush())
+      this.#pending.push({ call, signal, resolve, reject })
+    })
+  }
+
+  async #flush(): Promise<void> {
+    const submitted = this.#pending
+    this.#pending = []
+    const signals = [...new Set(submitted.map((s) => s.signal))]
+    const { options } = this
+    try {
+      const batch = await this.tools.execute({
+        calls: submitted.map((s) => s.call),
+        signal: signals.length === 1 ? (signals[0] as AbortSignal) : AbortSignal.any(signals),
+        ...(options.agent !== undefined && { agent: options.agent }),
+        ...(options.toolSet !== undefined && { toolSet: options.toolSet }),
+        ...(options.log !== undefined && { log: options.log }),
+      })
+      submitted.forEach((s, i) => s.resolve({ batch, last: i === submitted.length - 1 }))
+    } catch (error) {
+      for (const s of submitted) s.reject(error)
+    }
+  }
 }
 
 /** Text-only content as one text output; with images, a content output (image parts as `image-data`). */

@@ -31,7 +31,8 @@ export function renderValue(reg: Registration, exec: ToolExecution, value: JsonV
     return thrownResult(error, `the renderer of ${exec.name} failed: `)
   }
   let meta: JsonValue | undefined
-  if (exec.parent === undefined && output.presentationMeta !== undefined) {
+  // Sub-calls too: `tool/ptc-dispatch` stores it, so a replay can rebuild their cards.
+  if (output.presentationMeta !== undefined) {
     try {
       meta = output.presentationMeta(exec.arguments, value)
     } catch (error) {
