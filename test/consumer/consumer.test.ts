@@ -148,12 +148,14 @@ describe('a project outside the repository, as the README says', () => {
       "import { McpError, McpServeUsageError } from '@ptc/mcp'",
       "import { CliError } from '@ptc/cli'",
       "import { SandboxBackendUnavailableError } from '@ptc/sandbox-isolated-vm'",
+      "import { AdapterError, WireNameCollisionError } from '@ptc/adapters'",
       'const errors = [',
       "  new ToolsError('TOOL_ERROR', 'x'), new ToolTimeoutError(5), new SandboxUsageError('x'),",
       "  new BindingsError('INVALID_BINDING_NAMES', 'x'), new McpError('MCP_SERVE_USAGE', 'x'), new McpServeUsageError('x'),",
       "  new CliError('USAGE', 'x'), new SandboxBackendUnavailableError('missing-module', 'x'),",
+      "  new AdapterError('WIRE_NAME_COLLISION', 'x'), new WireNameCollisionError('a_b', 'a.b', 'a_b'),",
       ']',
-      'const bases = [ToolsError, ToolsError, SandboxUsageError, BindingsError, McpError, McpError, CliError, SandboxBackendUnavailableError]',
+      'const bases = [ToolsError, ToolsError, SandboxUsageError, BindingsError, McpError, McpError, CliError, SandboxBackendUnavailableError, AdapterError, AdapterError]',
       'console.log(JSON.stringify(errors.map((e, i) => [e.name, e.code, e instanceof bases[i]])))',
       '',
     ].join('\n')
@@ -169,6 +171,8 @@ describe('a project outside the repository, as the README says', () => {
       ['McpServeUsageError', 'MCP_SERVE_USAGE', true],
       ['CliError', 'USAGE', true],
       ['SandboxBackendUnavailableError', 'SANDBOX_BACKEND_UNAVAILABLE', true],
+      ['AdapterError', 'WIRE_NAME_COLLISION', true],
+      ['WireNameCollisionError', 'WIRE_NAME_COLLISION', true],
     ])
   }, 60_000)
 

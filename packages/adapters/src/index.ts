@@ -1,6 +1,7 @@
 export { toAiSdkTools, toModelOutput, type AiSdkTools, type PtcToolOutput, type ToAiSdkToolsOptions } from './ai-sdk/to-ai-sdk.js'
 export { fromAiSdkTools, type FromAiSdkToolsOptions } from './ai-sdk/from-ai-sdk.js'
-export { fromWireToolName, wireToolName } from './shapes/names.js'
+export { fromWireToolName, wireToolName, wireToolNames } from './shapes/names.js'
+export { AdapterError, WireNameCollisionError, type AdapterErrorCode } from './errors.js'
 export {
   fromOpenAIToolCalls,
   toOpenAITools,

@@ -1,6 +1,6 @@
 import type { ToolBatchResult } from '@ptc/tools'
 import { describe, expect, test } from 'vitest'
-import { fromAnthropicToolUses, fromOpenAIToolCalls, toAnthropicToolResults, toAnthropicTools, toOpenAIToolMessages, toOpenAITools } from './index.js'
+import { AdapterError, fromAnthropicToolUses, fromOpenAIToolCalls, toAnthropicToolResults, toAnthropicTools, toOpenAIToolMessages, toOpenAITools, WireNameCollisionError } from './index.js'
 
 const schemas = [{ name: 'fs.read_file', description: 'Read.', parameters: { type: 'object' as const, properties: { path: { type: 'string' as const } } } }]
 const batch: ToolBatchResult = {
@@ -52,3 +52,34 @@ describe('Anthropic Messages shapes', () => {
     })
   })
 })
+
+describe('wire names', () => {
+  const named = (...names: string[]) => names.map((name) => ({ name, description: name, parameters: { type: 'object' as const } }))
+
+  test('two tools with the same wire name are refused for both providers, naming both tools and the wire name', () => {
+    for (const declare of [toOpenAITools, toAnthropicTools]) {
+      const error = thrown(() => declare(named('fs.read', 'other', 'fs_read')))
+      expect(error).toBeInstanceOf(WireNameCollisionError)
+      expect(error).toBeInstanceOf(AdapterError)
+      expect(error).toMatchObject({ code: 'WIRE_NAME_COLLISION', wireName: 'fs_read', toolNames: ['fs.read', 'fs_read'] })
+      expect((error as Error).message).toBe(
+        'tools "fs.read" and "fs_read" have the same provider name "fs_read" (names on the wire keep only A-Z, a-z, 0-9, _ and -, at most 64 characters): rename one of them',
+      )
+    }
+  })
+
+  test('names that differ only past 64 characters collide too; distinct names pass', () => {
+    const long = 'x'.repeat(64)
+    expect(() => toOpenAITools(named(`${long}.a`, `${long}.b`))).toThrow(WireNameCollisionError)
+    expect(toAnthropicTools(named('fs.read', 'fs.write', 'fs_list')).map((t) => t.name)).toEqual(['fs_read', 'fs_write', 'fs_list'])
+  })
+})
+
+function thrown(f: () => unknown): unknown {
+  try {
+    f()
+  } catch (error) {
+    return error
+  }
+  throw new Error('did not throw')
+}

@@ -1,5 +1,5 @@
 import type { ContentBlock, ObjectJsonSchema, ToolBatchResult, ToolCallBlock, ToolSchema } from '@ptc/tools'
-import { fromWireToolName, wireToolName } from './names.js'
+import { fromWireToolName, wireToolNames } from './names.js'
 
 /** A Messages API client tool (`tools[]` of a request). */
 export interface AnthropicTool {
@@ -34,9 +34,13 @@ export interface AnthropicToolResultMessage {
   content: Array<AnthropicToolResultBlock | AnthropicTextBlock | AnthropicImageBlock>
 }
 
-/** `schemas()` as Messages API tools; names made API-safe (`fs.read` -> `fs_read`). */
+/**
+ * `schemas()` as Messages API tools; names made API-safe (`fs.read` -> `fs_read`).
+ * @throws WireNameCollisionError when two tools would have the same API name
+ */
 export function toAnthropicTools(schemas: readonly ToolSchema[]): AnthropicTool[] {
-  return schemas.map((s) => ({ name: wireToolName(s.name), description: s.description, input_schema: structuredClone(s.parameters) }))
+  const names = wireToolNames(schemas.map((s) => s.name))
+  return schemas.map((s, i) => ({ name: names[i] as string, description: s.description, input_schema: structuredClone(s.parameters) }))
 }
 
 /** The `tool_use` blocks of an assistant message as ptc `ToolCallBlock`s (the input re-serialized as JSON text). */

@@ -1,5 +1,5 @@
 import type { ContentBlock, ObjectJsonSchema, ToolBatchResult, ToolCallBlock, ToolSchema } from '@ptc/tools'
-import { fromWireToolName, wireToolName } from './names.js'
+import { fromWireToolName, wireToolNames } from './names.js'
 
 /** A Chat Completions function tool (`tools[]` of a request). */
 export interface OpenAITool {
@@ -34,9 +34,13 @@ export interface OpenAIUserMessage {
   content: OpenAIUserContentPart[]
 }
 
-/** `schemas()` (or `modelInput().schemas`) as Chat Completions tools; names made API-safe (`fs.read` -> `fs_read`). */
+/**
+ * `schemas()` (or `modelInput().schemas`) as Chat Completions tools; names made API-safe (`fs.read` -> `fs_read`).
+ * @throws WireNameCollisionError when two tools would have the same API name
+ */
 export function toOpenAITools(schemas: readonly ToolSchema[]): OpenAITool[] {
-  return schemas.map((s) => ({ type: 'function', function: { name: wireToolName(s.name), description: s.description, parameters: structuredClone(s.parameters) } }))
+  const names = wireToolNames(schemas.map((s) => s.name))
+  return schemas.map((s, i) => ({ type: 'function', function: { name: names[i] as string, description: s.description, parameters: structuredClone(s.parameters) } }))
 }
 
 /**
