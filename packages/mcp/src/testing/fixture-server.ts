@@ -48,10 +48,22 @@ export const UNUSABLE_TOOL: Tool = { name: 'scalar', description: 'Input is a st
 
 const PIXEL = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII='
 
-/** The fixture server (not connected). `onSleep` runs when a `sleep` call starts. */
-export function createFixtureServer(options: { onSleep?: () => void; extraTools?: Tool[] } = {}): Server {
-  const server = new Server({ name: 'ptc fixture', version: '1.0.0' }, { capabilities: { tools: {} } })
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...FIXTURE_TOOLS, ...(options.extraTools ?? [])] }))
+/** Options of the fixture server. */
+export interface FixtureServerOptions {
+  /** Runs when a `sleep` call starts. */
+  onSleep?: () => void
+  /** Tools listed after the fixture's own; read at every `tools/list` (a test may change it, then `sendToolListChanged()`). */
+  extraTools?: Tool[] | (() => Tool[])
+}
+
+/**
+ * The fixture server (not connected). It announces `tools.listChanged`; a tool it does not know answers
+ * `called <name>`.
+ */
+export function createFixtureServer(options: FixtureServerOptions = {}): Server {
+  const server = new Server({ name: 'ptc fixture', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } })
+  const extraTools = (): Tool[] => (typeof options.extraTools === 'function' ? options.extraTools() : (options.extraTools ?? []))
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...FIXTURE_TOOLS, ...extraTools()] }))
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const args = (request.params.arguments ?? {}) as Record<string, unknown>
     switch (request.params.name) {
@@ -75,7 +87,9 @@ export function createFixtureServer(options: { onSleep?: () => void; extraTools?
       case 'fails':
         return { content: [{ type: 'text', text: `it failed: ${String(args['why'] ?? 'no reason')}` }], isError: true }
       default:
-        return { content: [{ type: 'text', text: `unknown tool ${request.params.name}` }], isError: true }
+        return extraTools().some((t) => t.name === request.params.name)
+          ? { content: [{ type: 'text', text: `called ${request.params.name}` }] }
+          : { content: [{ type: 'text', text: `unknown tool ${request.params.name}` }], isError: true }
     }
   })
   return server

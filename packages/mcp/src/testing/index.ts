@@ -5,9 +5,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { PtcMcpServer } from '../server/ptc-mcp-server.js'
-import { createFixtureServer } from './fixture-server.js'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { createFixtureServer, type FixtureServerOptions } from './fixture-server.js'
 
-export { createFixtureServer, FIXTURE_TOOLS, UNUSABLE_TOOL } from './fixture-server.js'
+export { createFixtureServer, FIXTURE_TOOLS, UNUSABLE_TOOL, type FixtureServerOptions } from './fixture-server.js'
 export { Client }
 export type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 
@@ -41,11 +42,16 @@ export async function connectInMemory(ptc: PtcMcpServer): Promise<Client> {
   return client
 }
 
-/** An in-process fixture upstream: a transport factory for `UpstreamSpec.transport` (a fresh server each connection). */
-export function inMemoryFixture(options: Parameters<typeof createFixtureServer>[0] = {}): () => Transport {
+/**
+ * An in-process fixture upstream: a transport factory for `UpstreamSpec.transport` (a fresh server each
+ * connection, handed to `onServer`, e.g. to send notifications from it).
+ */
+export function inMemoryFixture(options: FixtureServerOptions & { onServer?: (server: Server) => void } = {}): () => Transport {
   return () => {
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-    void createFixtureServer(options).connect(serverSide)
+    const server = createFixtureServer(options)
+    options.onServer?.(server)
+    void server.connect(serverSide)
     return clientSide
   }
 }

@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import { UpstreamUnavailableError } from '../errors.js'
 
 /** One upstream MCP server: a command to spawn over stdio, or (in-process) a transport factory. */
@@ -30,7 +30,8 @@ export interface UpstreamConnectionOptions {
  * A client connection to one upstream MCP server that survives the server's
  * death: in-flight calls fail, the connection is re-established in the
  * background (with backoff) and on the next call, and the tool list is
- * re-read after every reconnection.
+ * re-read after every reconnection and whenever the server says it changed
+ * (`notifications/tools/list_changed`).
  */
 export class UpstreamConnection {
   /** The name given with the spec, else the server's reported name once connected. */
@@ -41,6 +42,8 @@ export class UpstreamConnection {
   #delay: number
   #closed = false
   #serverName: string | undefined
+  #relisting: Promise<void> | undefined
+  #relistAgain = false
 
   constructor(
     readonly spec: UpstreamSpec,
@@ -97,16 +100,11 @@ export class UpstreamConnection {
   async #open(): Promise<Client> {
     const client = new Client({ name: 'ptc-serve', version: '0.1.0' })
     const transport = this.#transport()
-    const timeout = this.options.requestTimeoutMs === undefined ? {} : { timeout: this.options.requestTimeoutMs }
+    // Set before connecting, so that a change announced right after the handshake is not missed.
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#listChanged(client))
     try {
-      await client.connect(transport, timeout)
-      const tools: Tool[] = []
-      let cursor: string | undefined
-      do {
-        const page = await client.listTools(cursor === undefined ? {} : { cursor }, timeout)
-        tools.push(...page.tools)
-        cursor = page.nextCursor
-      } while (cursor !== undefined)
+      await client.connect(transport, this.#timeout())
+      const tools = await this.#listTools(client)
       if (this.#closed) throw new UpstreamUnavailableError(this.label, `upstream ${this.label} is closed`)
       this.#serverName = client.getServerVersion()?.name
       this.#client = client
@@ -119,6 +117,41 @@ export class UpstreamConnection {
       this.#schedule()
       throw new UpstreamUnavailableError(this.label, `upstream ${this.label} could not be connected: ${messageOf(error)}`, { cause: error })
     }
+  }
+
+  #timeout(): { timeout?: number } {
+    return this.options.requestTimeoutMs === undefined ? {} : { timeout: this.options.requestTimeoutMs }
+  }
+
+  async #listTools(client: Client): Promise<Tool[]> {
+    const tools: Tool[] = []
+    let cursor: string | undefined
+    do {
+      const page = await client.listTools(cursor === undefined ? {} : { cursor }, this.#timeout())
+      tools.push(...page.tools)
+      cursor = page.nextCursor
+    } while (cursor !== undefined)
+    return tools
+  }
+
+  /** The server announced a new tool list: read it (one read at a time; a change during a read reads again). */
+  #listChanged(client: Client): void {
+    if (this.#relisting !== undefined) {
+      this.#relistAgain = true
+      return
+    }
+    this.#relisting = (async () => {
+      do {
+        this.#relistAgain = false
+        if (this.#client !== client) return
+        try {
+          const tools = await this.#listTools(client)
+          if (this.#client === client && !this.#closed) this.options.onTools(this, tools)
+        } catch (error) {
+          this.options.onWarning(`upstream ${this.label}: could not re-read its tool list after a change: ${messageOf(error)}`)
+        }
+      } while (this.#relistAgain)
+    })().finally(() => (this.#relisting = undefined))
   }
 
   #transport(): Transport {
