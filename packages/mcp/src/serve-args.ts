@@ -4,7 +4,7 @@ import { McpServeUsageError } from './errors.js'
 import { isBearerToken } from './server/http/auth.js'
 import { isLoopbackHost, parseAllowedHost, parseOrigin } from './server/http/names.js'
 import { HTTP_DEFAULTS, resolveHttpOptions, type HttpServeOptions } from './server/http/options.js'
-import { parseUpstreamCommand, type UpstreamCommand } from './upstream/command-line.js'
+import { parseUpstreamCommand, parseUpstreamHeader, type UpstreamCommand } from './upstream/command-line.js'
 
 /** The environment variable a bearer token for `--http` can come from (`--token` wins). */
 export const TOKEN_ENV = 'PTC_SERVE_TOKEN'
@@ -22,7 +22,10 @@ export function serveUsage(limits: Readonly<CodeRunLimits> = DEFAULT_LIMITS): st
 Serves code mode over MCP: one run_code tool whose programs call every upstream tool as tools["<name>.<tool>"],
 next to the local tools of a ptc.config.ts (by their names).
   --upstream CMD      an upstream MCP server to spawn (stdio); repeatable; "fs=npx -y @modelcontextprotocol/server-filesystem /tmp";
-                      optional when the config gives tools
+                      or the URL of one served over HTTP: "web=https://mcp.example/mcp" (Streamable HTTP, else the
+                      legacy HTTP+SSE transport); optional when the config gives tools
+  --upstream-header "NAME=Header: value"   a header every request to the URL upstream NAME carries (repeatable),
+                      e.g. "web=Authorization: Bearer TOKEN"; a command-line argument is visible to other local users
   --config FILE       the config whose tools, setup (policies, guards), approval, limits and sandbox apply
                       (default: ptc.config.ts, .mts, .js or .mjs in the working directory; read by the ptc command)
   --mode code|both    code (default): only run_code; both: the upstream tools as well
@@ -108,6 +111,7 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
       allowPositionals: false,
       options: {
         upstream: { type: 'string', multiple: true },
+        'upstream-header': { type: 'string', multiple: true },
         mode: { type: 'string', default: 'code' },
         sandbox: { type: 'string' },
         http: { type: 'string' },
@@ -134,7 +138,7 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
   }
   const base = { help: values.help, host: values.host, noAuth: values['no-auth'], allowMissing: values['allow-missing'], allowOrigins: values['allow-origin'] ?? [], allowHosts: values['allow-host'] ?? [], limits: {} }
   if (values.help) return { upstreams: [], mode: 'code', sandbox: 'quickjs', ...base }
-  const upstreams = (values.upstream ?? []).map(parseUpstreamCommand)
+  const upstreams = withHeaders((values.upstream ?? []).map(parseUpstreamCommand), values['upstream-header'] ?? [])
   if (upstreams.length === 0 && options.localTools !== true) throw new McpServeUsageError('give at least one --upstream (or tools in a ptc.config.ts)')
   if (values.mode !== 'code' && values.mode !== 'both') throw new McpServeUsageError(`--mode must be code or both, not ${JSON.stringify(values.mode)}`)
   const sandbox = values.sandbox ?? options.sandbox ?? 'quickjs'
@@ -174,6 +178,21 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
   for (const host of args.allowHosts) if (parseAllowedHost(host) === undefined) throw new McpServeUsageError(`--allow-host ${JSON.stringify(host)}: not a host name (e.g. mcp.example or mcp.example:8080)`)
   resolveHttpOptions(httpOptions(args, args.http))
   return args
+}
+
+/** The URL upstreams with the headers of their `--upstream-header` values. */
+function withHeaders(upstreams: UpstreamCommand[], values: readonly string[]): UpstreamCommand[] {
+  const headers = new Map<string, Record<string, string>>()
+  for (const text of values) {
+    const { upstream, header, value } = parseUpstreamHeader(text)
+    const target = upstreams.find((u) => u.name === upstream)
+    if (target === undefined || !('url' in target)) throw new McpServeUsageError(`--upstream-header ${JSON.stringify(text)}: no URL --upstream is named ${upstream}`)
+    headers.set(upstream, { ...headers.get(upstream), [header]: value })
+  }
+  return upstreams.map((u) => {
+    const extra = u.name === undefined ? undefined : headers.get(u.name)
+    return extra === undefined || !('url' in u) ? u : { ...u, headers: extra }
+  })
 }
 
 /** The `listenHttp` options `args` ask for. */

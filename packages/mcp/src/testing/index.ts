@@ -9,6 +9,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { createFixtureServer, type FixtureServerOptions } from './fixture-server.js'
 
 export { createFixtureServer, FIXTURE_TOOLS, UNUSABLE_TOOL, type FixtureServerOptions } from './fixture-server.js'
+export { serveFixtureOverHttp, type HttpFixture } from './http-fixture.js'
 export { Client }
 export type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 

@@ -1,12 +1,20 @@
 import { McpServeUsageError } from '../errors.js'
 
-/** How to start one upstream MCP server over stdio. */
-export interface UpstreamCommand {
-  /** Namespace of its tools (`<name>.<tool>`); derived from the server's reported name when absent. */
-  readonly name?: string
-  readonly command: string
-  readonly args: readonly string[]
-}
+/** How to reach one upstream MCP server: a command to start over stdio, or the URL of an HTTP server. */
+export type UpstreamCommand =
+  | {
+      /** Namespace of its tools (`<name>.<tool>`); derived from the server's reported name when absent. */
+      readonly name?: string
+      readonly command: string
+      readonly args: readonly string[]
+    }
+  | {
+      readonly name?: string
+      /** An `http:` or `https:` MCP endpoint (Streamable HTTP, else the legacy HTTP+SSE transport). */
+      readonly url: string
+      /** Sent with every request (`--upstream-header`). */
+      readonly headers?: Readonly<Record<string, string>>
+    }
 
 const NAME = /^[A-Za-z0-9_-]+$/
 
@@ -55,9 +63,10 @@ export function splitWords(line: string): string[] {
 }
 
 /**
- * Parse one `--upstream` value: `[name=]command [args…]`. The optional `name=`
- * prefix (letters, digits, `_`, `-`) chooses the tools' namespace.
- * @throws McpServeUsageError when the command is empty or the name is invalid.
+ * Parse one `--upstream` value: `[name=]command [args…]`, or `[name=]URL` for a server over HTTP (one
+ * `http:` or `https:` word). The optional `name=` prefix (letters, digits, `_`, `-`) chooses the tools'
+ * namespace.
+ * @throws McpServeUsageError when the command is empty, the name is invalid, or a URL has more words.
  */
 export function parseUpstreamCommand(value: string): UpstreamCommand {
   const words = splitWords(value)
@@ -75,7 +84,27 @@ export function parseUpstreamCommand(value: string): UpstreamCommand {
   }
   const [command, ...args] = words
   if (command === undefined || command === '') throw new McpServeUsageError(`--upstream ${JSON.stringify(value)} has no command`)
+  if (/^https?:\/\//i.test(command)) {
+    if (args.length > 0) throw new McpServeUsageError(`--upstream ${JSON.stringify(value)}: a URL upstream takes no arguments (headers go in --upstream-header)`)
+    if (!URL.canParse(command)) throw new McpServeUsageError(`--upstream ${JSON.stringify(value)}: ${JSON.stringify(command)} is not a URL`)
+    return name === undefined ? { url: command } : { name, url: command }
+  }
   return name === undefined ? { command, args } : { name, command, args }
+}
+
+/**
+ * Parse one `--upstream-header` value, `name=Header: value`: the header the URL upstream `name` gets.
+ * @throws McpServeUsageError when it is not of that form
+ */
+export function parseUpstreamHeader(value: string): { readonly upstream: string; readonly header: string; readonly value: string } {
+  const eq = value.indexOf('=')
+  const colon = value.indexOf(':', eq + 1)
+  const upstream = value.slice(0, Math.max(eq, 0))
+  const header = value.slice(eq + 1, Math.max(colon, eq + 1)).trim()
+  if (eq <= 0 || colon < 0 || !NAME.test(upstream) || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header)) {
+    throw new McpServeUsageError(`--upstream-header ${JSON.stringify(value)} must be name=Header: value (the name of a URL --upstream, then an HTTP header)`)
+  }
+  return { upstream, header, value: value.slice(colon + 1).trim() }
 }
 
 /** A namespace from a server's reported name: `[A-Za-z0-9_-]` only, never empty. */

@@ -1,13 +1,33 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import { UpstreamUnavailableError } from '../errors.js'
 
-/** One upstream MCP server: a command to spawn over stdio, or (in-process) a transport factory. */
+/**
+ * One upstream MCP server: a command to spawn over stdio, a server at a URL (Streamable HTTP, or the legacy
+ * HTTP+SSE transport), or (in-process) a transport factory.
+ */
 export type UpstreamSpec =
   | { readonly name?: string; readonly command: string; readonly args?: readonly string[]; readonly env?: Record<string, string>; readonly cwd?: string }
+  | UpstreamUrlSpec
   | { readonly name?: string; readonly transport: () => Transport }
+
+/** An upstream served over HTTP. */
+export interface UpstreamUrlSpec {
+  readonly name?: string
+  /** The server's MCP endpoint (`http:` or `https:`), e.g. `https://mcp.example/mcp`. */
+  readonly url: string
+  /** Sent with every request, e.g. `{ Authorization: 'Bearer …' }`. */
+  readonly headers?: Readonly<Record<string, string>>
+  /**
+   * `streamable-http`, `sse` (the legacy HTTP+SSE transport), or `auto` (default): Streamable HTTP, and the
+   * legacy transport when the server refuses it (an old server answers its POST with a 4xx).
+   */
+  readonly protocol?: 'streamable-http' | 'sse' | 'auto'
+}
 
 /** Reconnection timing: the first retry after `initialMs`, doubling up to `maxMs`. */
 export interface ReconnectOptions {
@@ -43,13 +63,15 @@ export class UpstreamConnection {
   #closed = false
   #serverName: string | undefined
   #relisting: Promise<void> | undefined
+  /** An `auto` URL upstream refused Streamable HTTP: it speaks the legacy SSE transport. */
+  #legacySse = false
   #relistAgain = false
 
   constructor(
     readonly spec: UpstreamSpec,
     readonly options: UpstreamConnectionOptions,
   ) {
-    this.label = spec.name ?? ('command' in spec ? spec.command : 'upstream')
+    this.label = spec.name ?? ('command' in spec ? spec.command : 'url' in spec ? new URL(spec.url).host : 'upstream')
     this.#delay = options.reconnect?.initialMs ?? 100
   }
 
@@ -98,12 +120,9 @@ export class UpstreamConnection {
   }
 
   async #open(): Promise<Client> {
-    const client = new Client({ name: 'ptc-serve', version: '0.1.0' })
-    const transport = this.#transport()
-    // Set before connecting, so that a change announced right after the handshake is not missed.
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#listChanged(client))
+    let client = this.#newClient()
     try {
-      await client.connect(transport, this.#timeout())
+      client = await this.#connect(client)
       const tools = await this.#listTools(client)
       if (this.#closed) throw new UpstreamUnavailableError(this.label, `upstream ${this.label} is closed`)
       this.#serverName = client.getServerVersion()?.name
@@ -116,6 +135,39 @@ export class UpstreamConnection {
       await client.close().catch(() => undefined)
       this.#schedule()
       throw new UpstreamUnavailableError(this.label, `upstream ${this.label} could not be connected: ${messageOf(error)}`, { cause: error })
+    }
+  }
+
+  #newClient(): Client {
+    const client = new Client({ name: 'ptc-serve', version: '0.1.0' })
+    // Set before connecting, so that a change announced right after the handshake is not missed.
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#listChanged(client))
+    return client
+  }
+
+  /**
+   * Connects `client` and returns the connected client: an `auto` URL upstream that refuses Streamable HTTP
+   * (a 4xx answer) is connected again, by a new client, over the legacy SSE transport, which it then keeps.
+   */
+  async #connect(client: Client): Promise<Client> {
+    const spec = this.spec
+    try {
+      await client.connect(this.#transport(), this.#timeout())
+      return client
+    } catch (error) {
+      const status = (error as { code?: unknown }).code
+      const refused = typeof status === 'number' && status >= 400 && status < 500
+      if (!('url' in spec) || (spec.protocol ?? 'auto') !== 'auto' || this.#legacySse || !refused) throw error
+      await client.close().catch(() => undefined)
+      this.#legacySse = true
+      const legacy = this.#newClient()
+      try {
+        await legacy.connect(this.#transport(), this.#timeout())
+      } catch (legacyError) {
+        await legacy.close().catch(() => undefined)
+        throw legacyError
+      }
+      return legacy
     }
   }
 
@@ -157,6 +209,11 @@ export class UpstreamConnection {
   #transport(): Transport {
     const spec = this.spec
     if ('transport' in spec) return spec.transport()
+    if ('url' in spec) {
+      const url = new URL(spec.url)
+      const requestInit = { headers: { ...spec.headers } }
+      return spec.protocol === 'sse' || this.#legacySse ? new SSEClientTransport(url, { requestInit }) : new StreamableHTTPClientTransport(url, { requestInit })
+    }
     const transport = new StdioClientTransport({
       command: spec.command,
       args: [...(spec.args ?? [])],
