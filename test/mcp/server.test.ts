@@ -105,6 +105,26 @@ describe('ptc MCP server (in process)', () => {
     await ptc.close()
   })
 
+  test('a client that asks for progress gets one notification per sub-call as it settles, before the result', async () => {
+    const { ptc, client } = await setup()
+    const progress: { progress: number; message?: string }[] = []
+    const result = (await client.callTool(
+      { name: 'run_code', arguments: { code: 'await tools["fx.echo"]({ text: "a" }); try { await tools["fx.fails"]({}) } catch {} ; return await tools["fx.add"]({ a: 1, b: 1 })', description: 'three calls' } },
+      undefined,
+      { onprogress: (p) => void progress.push({ progress: p.progress, ...(p.message !== undefined && { message: p.message }) }) },
+    )) as CallToolResult
+    expect(result.structuredContent).toEqual({ logs: [], result: { sum: 2 } })
+    expect(progress.map((p) => p.progress)).toEqual([1, 2, 3])
+    expect(progress.map((p) => p.message)).toEqual([expect.stringMatching(/^fx\.echo done \(mcp-\d+:ptc:1\)$/), expect.stringMatching(/^fx\.fails failed/), expect.stringMatching(/^fx\.add done/)])
+    // Without a progress token, nothing is sent.
+    const quiet: unknown[] = []
+    client.fallbackNotificationHandler = async (n) => void quiet.push(n)
+    await runCode(client, 'return await tools["fx.echo"]({ text: "b" })')
+    expect(quiet).toEqual([])
+    await client.close()
+    await ptc.close()
+  })
+
   test('an upstream isError result is a ToolCallError in the program', async () => {
     const { ptc, client } = await setup()
     const result = await runCode(client, 'try { await tools["fx.fails"]({ why: "because" }) } catch (e) { return `caught ${e instanceof ToolCallError}: ${e.message}` }')

@@ -111,12 +111,30 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(tools, agent, upstreams) }))
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       const n = ++calls
-      const batch = await tools.execute({
-        calls: [{ type: 'tool_call', id: `mcp-${n}`, name: request.params.name, arguments: JSON.stringify(request.params.arguments ?? {}) }],
-        signal: extra.signal,
-        agent,
-        log: { turn: n, step: 1 },
-      })
+      const callId = `mcp-${n}`
+      // A client that asked for progress gets one notification as each sub-call of its program settles.
+      const progressToken = request.params._meta?.progressToken
+      let progress = 0
+      const stopProgress =
+        progressToken === undefined
+          ? undefined
+          : tools.on('tools/result', (exec, result) => {
+              if (exec.rootCallId !== callId || exec.parent === undefined) return
+              progress++
+              const message = `${exec.name} ${result.isError ? 'failed' : 'done'} (${exec.callId})`
+              extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } }).catch(() => undefined)
+            })
+      let batch
+      try {
+        batch = await tools.execute({
+          calls: [{ type: 'tool_call', id: callId, name: request.params.name, arguments: JSON.stringify(request.params.arguments ?? {}) }],
+          signal: extra.signal,
+          agent,
+          log: { turn: n, step: 1 },
+        })
+      } finally {
+        stopProgress?.()
+      }
       const result = batch.results[0]?.result
       if (result === undefined) return { content: [{ type: 'text', text: 'Error: no result' }], isError: true }
       const content = toMcpContent([...result.content, ...batch.additionalContexts.flatMap((m) => m.content)])
