@@ -93,7 +93,7 @@ describe('fulfilEntry', () => {
     const deep = (n: number): JsonValue => (n === 0 ? 0 : { k: [deep(n - 1)] })
     expect(fulfilEntry(1, deep(2), { maxDepth: 4 })).toBe('[1,1,{"k":[{"k":[0]}]}]')
     expect(fulfilEntry(2, deep(3), { maxDepth: 5 })).toMatch(/^\[2,0,"the tool result nests more than 5 levels deep/)
-    const brackets = ['[[[[{{{{', 'a \\" [[[[ \" {{{{', { '[[[[': '}}]]' }]
+    const brackets = ['[[[[{{{{', 'a \\" [[[[ " {{{{', { '[[[[': '}}]]' }]
     expect(fulfilEntry(3, brackets, { maxDepth: 2 })).toBe(`[3,1,${JSON.stringify(brackets)}]`)
     expect(fulfilEntry(4, [brackets], { maxDepth: 2 })).toMatch(/^\[4,0,"the tool result nests more than 2 levels deep/)
   })
