@@ -30,14 +30,14 @@ export interface ResultBounds {
  */
 export function fulfilEntry(id: number, value: unknown, bounds: ResultBounds = {}): string {
   const { maxDepth = Number.POSITIVE_INFINITY, maxChars = Number.POSITIVE_INFINITY } = bounds
-  if (nestsDeeperThan(value, maxDepth)) {
-    return rejectEntry(id, new Error(`the tool result nests more than ${maxDepth} levels deep, more than this sandbox can receive`))
-  }
   let json: string | undefined
   try {
     json = jsonText(value === undefined ? null : value)
   } catch (error) {
     return rejectEntry(id, new Error(`the tool result is not JSON: ${messageOf(error)}`))
+  }
+  if (json !== undefined && textNestsDeeperThan(json, maxDepth)) {
+    return rejectEntry(id, new Error(`the tool result nests more than ${maxDepth} levels deep, more than this sandbox can receive`))
   }
   if (json !== undefined && json.length > maxChars) {
     return rejectEntry(id, new Error(`the tool result is ${json.length} characters of JSON, more than this sandbox's memory (${maxChars} bytes) can hold`))
@@ -86,6 +86,30 @@ function readProperty(value: unknown, key: string): unknown {
 }
 
 /** Whether a JSON value has containers nested deeper than `max` (iterative, stops early). */
+/**
+ * Whether JSON text (as `JSON.stringify` writes it) nests arrays and objects more than `max` deep.
+ * Each level takes two characters, so a text shorter than `2 * (max + 1)` is not read at all: a
+ * typical result costs one comparison.
+ */
+function textNestsDeeperThan(text: string, max: number): boolean {
+  if (text.length < 2 * (max + 1)) return false
+  let depth = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x22) {
+      // A string: skip to its closing quote (a backslash escapes the next character).
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i)
+        if (d === 0x5c) i++
+        else if (d === 0x22) break
+      }
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true
+    } else if (c === 0x5d || c === 0x7d) depth--
+  }
+  return false
+}
+
 function nestsDeeperThan(value: unknown, max: number): boolean {
   if (max === Number.POSITIVE_INFINITY) return false
   const stack: [unknown, number][] = [[value, 0]]

@@ -88,6 +88,15 @@ describe('fulfilEntry', () => {
     expect(fulfilEntry(2, 'x'.repeat(9), { maxChars: 10 })).toBe('[2,0,"the tool result is 11 characters of JSON, more than this sandbox\'s memory (10 bytes) can hold"]')
     expect(fulfilEntry(3, [[[1]]], { maxDepth: 2 })).toMatch(/^\[3,0,"the tool result nests more than 2 levels deep/)
   })
+
+  test('nesting is counted in arrays and objects alike, never inside strings (escaped quotes included)', () => {
+    const deep = (n: number): JsonValue => (n === 0 ? 0 : { k: [deep(n - 1)] })
+    expect(fulfilEntry(1, deep(2), { maxDepth: 4 })).toBe('[1,1,{"k":[{"k":[0]}]}]')
+    expect(fulfilEntry(2, deep(3), { maxDepth: 5 })).toMatch(/^\[2,0,"the tool result nests more than 5 levels deep/)
+    const brackets = ['[[[[{{{{', 'a \\" [[[[ " {{{{', { '[[[[': '}}]]' }]
+    expect(fulfilEntry(3, brackets, { maxDepth: 2 })).toBe(`[3,1,${JSON.stringify(brackets)}]`)
+    expect(fulfilEntry(4, [brackets], { maxDepth: 2 })).toMatch(/^\[4,0,"the tool result nests more than 2 levels deep/)
+  })
 })
 
 describe('settleHostCall', () => {
