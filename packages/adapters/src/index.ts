@@ -18,6 +18,7 @@ export {
   toAnthropicToolResults,
   toAnthropicTools,
   type AnthropicAssistantMessage,
+  type AnthropicImageMediaType,
   type AnthropicImageBlock,
   type AnthropicTextBlock,
   type AnthropicTool,
@@ -25,3 +26,14 @@ export {
   type AnthropicToolResultMessage,
   type AnthropicToolUseBlock,
 } from './shapes/anthropic.js'
+export {
+  fromOpenAIResponsesOutput,
+  strictCompatible,
+  toOpenAIResponsesInput,
+  toOpenAIResponsesTools,
+  type OpenAIResponsesFunctionCall,
+  type OpenAIResponsesFunctionCallOutput,
+  type OpenAIResponsesOutputPart,
+  type OpenAIResponsesTool,
+  type OpenAIResponsesUserMessage,
+} from './shapes/openai-responses.js'

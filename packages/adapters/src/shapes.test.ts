@@ -1,6 +1,19 @@
 import type { ToolBatchResult } from '@ptc/tools'
 import { describe, expect, test } from 'vitest'
-import { AdapterError, fromAnthropicToolUses, fromOpenAIToolCalls, toAnthropicToolResults, toAnthropicTools, toOpenAIToolMessages, toOpenAITools, WireNameCollisionError } from './index.js'
+import {
+  AdapterError,
+  fromAnthropicToolUses,
+  fromOpenAIResponsesOutput,
+  fromOpenAIToolCalls,
+  strictCompatible,
+  toAnthropicToolResults,
+  toAnthropicTools,
+  toOpenAIResponsesInput,
+  toOpenAIResponsesTools,
+  toOpenAIToolMessages,
+  toOpenAITools,
+  WireNameCollisionError,
+} from './index.js'
 
 const schemas = [{ name: 'fs.read_file', description: 'Read.', parameters: { type: 'object' as const, properties: { path: { type: 'string' as const } } } }]
 const batch: ToolBatchResult = {
@@ -83,3 +96,64 @@ function thrown(f: () => unknown): unknown {
   }
   throw new Error('did not throw')
 }
+
+describe('OpenAI Responses API shapes', () => {
+  test('function tools carry API-safe names and strict exactly where the schema meets strict mode', () => {
+    const closed = { type: 'object' as const, properties: { path: { type: 'string' as const } }, required: ['path'], additionalProperties: false }
+    const tools = toOpenAIResponsesTools([
+      { name: 'fs.read', description: 'Read.', parameters: closed },
+      { name: 'fs.list', description: 'List.', parameters: { type: 'object', properties: { dir: { type: 'string' } } } },
+    ])
+    expect(tools).toEqual([
+      { type: 'function', name: 'fs_read', description: 'Read.', parameters: closed, strict: true },
+      { type: 'function', name: 'fs_list', description: 'List.', parameters: { type: 'object', properties: { dir: { type: 'string' } } }, strict: false },
+    ])
+  })
+
+  test.each([
+    [{ type: 'object', properties: { a: { type: 'array', items: { type: 'object', properties: { b: { type: 'integer' } }, required: ['b'], additionalProperties: false } } }, required: ['a'], additionalProperties: false }, true],
+    [{ type: 'object', properties: { a: { type: 'array', items: { type: 'object', properties: { b: { type: 'integer' } }, additionalProperties: false } } }, required: ['a'], additionalProperties: false }, false],
+    [{ type: 'object', properties: { a: { type: 'string', minLength: 1 } }, required: ['a'], additionalProperties: false }, false],
+    [{ type: 'object', properties: { a: { anyOf: [{ type: 'string' }, { type: 'null' }] } }, required: ['a'], additionalProperties: false }, true],
+  ])('strictCompatible(%j) is %s', (schema, strict) => {
+    expect(strictCompatible(schema)).toBe(strict)
+  })
+
+  test('function_call items become calls by call_id with names mapped back; other output items are ignored', () => {
+    const output = [
+      { type: 'reasoning', id: 'rs_1' },
+      { type: 'function_call', id: 'fc_1', call_id: 'call_a', name: 'fs_read_file', arguments: '{"path":"/x"}' },
+      { type: 'message', id: 'msg_1' },
+    ]
+    expect(fromOpenAIResponsesOutput(output, ['fs.read_file'])).toEqual([{ type: 'tool_call', id: 'call_a', name: 'fs.read_file', arguments: '{"path":"/x"}' }])
+  })
+
+  test('results become function_call_output items in call order (text, or text and image parts); deferred contexts a user message', () => {
+    expect(toOpenAIResponsesInput(batch)).toEqual([
+      {
+        type: 'function_call_output',
+        call_id: 'a',
+        output: [
+          { type: 'input_text', text: 'hello' },
+          { type: 'input_image', image_url: 'data:image/png;base64,AAA', detail: 'auto' },
+        ],
+      },
+      { type: 'function_call_output', call_id: 'b', output: 'Error: nope' },
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'later' }] },
+    ])
+  })
+})
+
+describe('SDK message shapes', () => {
+  test('a Chat Completions custom tool call becomes a call with its raw input (the pipeline then refuses it)', () => {
+    const calls = fromOpenAIToolCalls({ role: 'assistant', content: null, tool_calls: [{ id: 'c9', type: 'custom', custom: { name: 'grammar', input: 'free text' } }] })
+    expect(calls).toEqual([{ type: 'tool_call', id: 'c9', name: 'grammar', arguments: 'free text' }])
+  })
+
+  test('an image of a type the Messages API does not take is named in a text block instead', () => {
+    const bmp: ToolBatchResult = { results: [{ callId: 'x', result: { isError: false, value: null, content: [{ type: 'image', mimeType: 'image/bmp', data: 'Qk0=' }] } }], additionalContexts: [], concluded: false }
+    expect(toAnthropicToolResults(bmp).content).toEqual([
+      { type: 'tool_result', tool_use_id: 'x', content: [{ type: 'text', text: '[an image of type image/bmp was left out: the Messages API takes JPEG, PNG, GIF or WebP]' }] },
+    ])
+  })
+})

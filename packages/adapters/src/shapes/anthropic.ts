@@ -1,15 +1,17 @@
-import type { ContentBlock, ObjectJsonSchema, ToolBatchResult, ToolCallBlock, ToolSchema } from '@ptc/tools'
+import type { ContentBlock, ToolBatchResult, ToolCallBlock, ToolSchema } from '@ptc/tools'
 import { fromWireToolName, wireToolNames } from './names.js'
 
 /** A Messages API client tool (`tools[]` of a request). */
 export interface AnthropicTool {
   name: string
   description?: string
-  input_schema: ObjectJsonSchema
+  input_schema: { type: 'object'; [key: string]: unknown }
 }
 
 export type AnthropicTextBlock = { type: 'text'; text: string }
-export type AnthropicImageBlock = { type: 'image'; source: { type: 'base64'; media_type: string; data: string } }
+/** The image types the Messages API takes. */
+export type AnthropicImageMediaType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp'
+export type AnthropicImageBlock = { type: 'image'; source: { type: 'base64'; media_type: AnthropicImageMediaType; data: string } }
 export interface AnthropicToolUseBlock {
   type: 'tool_use'
   id: string
@@ -40,7 +42,7 @@ export interface AnthropicToolResultMessage {
  */
 export function toAnthropicTools(schemas: readonly ToolSchema[]): AnthropicTool[] {
   const names = wireToolNames(schemas.map((s) => s.name))
-  return schemas.map((s, i) => ({ name: names[i] as string, description: s.description, input_schema: structuredClone(s.parameters) }))
+  return schemas.map((s, i) => ({ name: names[i] as string, description: s.description, input_schema: { ...structuredClone(s.parameters) } }))
 }
 
 /** The `tool_use` blocks of an assistant message as ptc `ToolCallBlock`s (the input re-serialized as JSON text). */
@@ -67,6 +69,11 @@ export function toAnthropicToolResults(batch: ToolBatchResult): AnthropicToolRes
   return { role: 'user', content }
 }
 
+const MEDIA_TYPES: readonly string[] = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] satisfies AnthropicImageMediaType[]
+
+/** A content block as a Messages API block; an image of a type the API does not take is named in a text block instead. */
 function toBlock(block: ContentBlock): AnthropicTextBlock | AnthropicImageBlock {
-  return block.type === 'text' ? { type: 'text', text: block.text } : { type: 'image', source: { type: 'base64', media_type: block.mimeType, data: block.data } }
+  if (block.type === 'text') return { type: 'text', text: block.text }
+  if (!MEDIA_TYPES.includes(block.mimeType)) return { type: 'text', text: `[an image of type ${block.mimeType} was left out: the Messages API takes JPEG, PNG, GIF or WebP]` }
+  return { type: 'image', source: { type: 'base64', media_type: block.mimeType as AnthropicImageMediaType, data: block.data } }
 }

@@ -1,18 +1,19 @@
-import type { ContentBlock, ObjectJsonSchema, ToolBatchResult, ToolCallBlock, ToolSchema } from '@ptc/tools'
+import type { ContentBlock, ToolBatchResult, ToolCallBlock, ToolSchema } from '@ptc/tools'
 import { fromWireToolName, wireToolNames } from './names.js'
 
 /** A Chat Completions function tool (`tools[]` of a request). */
 export interface OpenAITool {
   type: 'function'
-  function: { name: string; description?: string; parameters: ObjectJsonSchema; strict?: boolean }
+  function: { name: string; description?: string; parameters: { [key: string]: unknown }; strict?: boolean }
 }
 
-/** One `tool_calls[]` entry of an assistant message. */
-export interface OpenAIToolCall {
-  id: string
-  type: 'function'
-  function: { name: string; arguments: string }
-}
+/**
+ * One `tool_calls[]` entry of an assistant message: a function call, or a custom tool call (free-text input;
+ * ptc declares no custom tools, so such a call fails in the pipeline as any unknown call does).
+ */
+export type OpenAIToolCall =
+  | { id: string; type: 'function'; function: { name: string; arguments: string } }
+  | { id: string; type: 'custom'; custom: { name: string; input: string } }
 
 export interface OpenAIAssistantMessage {
   role: 'assistant'
@@ -40,7 +41,7 @@ export interface OpenAIUserMessage {
  */
 export function toOpenAITools(schemas: readonly ToolSchema[]): OpenAITool[] {
   const names = wireToolNames(schemas.map((s) => s.name))
-  return schemas.map((s, i) => ({ type: 'function', function: { name: names[i] as string, description: s.description, parameters: structuredClone(s.parameters) } }))
+  return schemas.map((s, i) => ({ type: 'function', function: { name: names[i] as string, description: s.description, parameters: { ...structuredClone(s.parameters) } } }))
 }
 
 /**
@@ -49,7 +50,11 @@ export function toOpenAITools(schemas: readonly ToolSchema[]): OpenAITool[] {
  * names back.
  */
 export function fromOpenAIToolCalls(message: OpenAIAssistantMessage, names?: readonly string[]): ToolCallBlock[] {
-  return (message.tool_calls ?? []).map((call) => ({ type: 'tool_call', id: call.id, name: fromWireToolName(call.function.name, names), arguments: call.function.arguments }))
+  return (message.tool_calls ?? []).map((call) =>
+    call.type === 'function'
+      ? { type: 'tool_call', id: call.id, name: fromWireToolName(call.function.name, names), arguments: call.function.arguments }
+      : { type: 'tool_call', id: call.id, name: fromWireToolName(call.custom.name, names), arguments: call.custom.input },
+  )
 }
 
 /**

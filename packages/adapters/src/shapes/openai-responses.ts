@@ -1,0 +1,104 @@
+import type { ContentBlock, ToolBatchResult, ToolCallBlock, ToolSchema } from '@ptc/tools'
+import { fromWireToolName, wireToolNames } from './names.js'
+
+/** A Responses API function tool (`tools[]` of `responses.create`). */
+export interface OpenAIResponsesTool {
+  type: 'function'
+  name: string
+  description?: string
+  parameters: { [key: string]: unknown }
+  /** True where the schema meets strict mode's rules (see `toOpenAIResponsesTools`). */
+  strict: boolean
+}
+
+/** A `function_call` item of a response's `output` (other items are ignored). */
+export interface OpenAIResponsesFunctionCall {
+  type: 'function_call'
+  call_id: string
+  name: string
+  arguments: string
+}
+
+/** What a function's output may hold: text, and images as data URLs. */
+export type OpenAIResponsesOutputPart = { type: 'input_text'; text: string } | { type: 'input_image'; image_url: string; detail: 'auto' }
+
+/** The answer to one `function_call`, as an input item of the next request. */
+export interface OpenAIResponsesFunctionCallOutput {
+  type: 'function_call_output'
+  call_id: string
+  /** The text, or (when the result has images) its text and images as parts. */
+  output: string | OpenAIResponsesOutputPart[]
+}
+
+/** A user message input item (a batch's deferred contexts). */
+export interface OpenAIResponsesUserMessage {
+  type: 'message'
+  role: 'user'
+  content: OpenAIResponsesOutputPart[]
+}
+
+/**
+ * `schemas()` (or `modelInput().schemas`) as Responses API function tools, names made API-safe
+ * (`fs.read` -> `fs_read`). `strict` is true exactly where the schema already meets strict mode's rules
+ * (every object closed with `additionalProperties: false` and every property required, only the keywords strict
+ * mode takes), so the API enforces it; otherwise false, and the pipeline still validates every call.
+ * @throws WireNameCollisionError when two tools would have the same API name
+ */
+export function toOpenAIResponsesTools(schemas: readonly ToolSchema[]): OpenAIResponsesTool[] {
+  const names = wireToolNames(schemas.map((s) => s.name))
+  return schemas.map((s, i) => ({ type: 'function', name: names[i] as string, description: s.description, parameters: { ...structuredClone(s.parameters) }, strict: strictCompatible(s.parameters) }))
+}
+
+/**
+ * The `function_call` items of a response's `output` as ptc `ToolCallBlock`s (arguments stay the model's
+ * raw JSON text; the id is the item's `call_id`). Pass the schemas' names to map API-safe names back.
+ */
+export function fromOpenAIResponsesOutput(output: readonly { type: string }[], names?: readonly string[]): ToolCallBlock[] {
+  return output
+    .filter((item): item is OpenAIResponsesFunctionCall => item.type === 'function_call')
+    .map((call) => ({ type: 'tool_call', id: call.call_id, name: fromWireToolName(call.name, names), arguments: call.arguments }))
+}
+
+/**
+ * A batch's results as input items of the next request: one `function_call_output` per call in call order
+ * (text as a string; with images, text and image parts), then the deferred contexts as one user message.
+ * A failure's output is its `Error: …` text (the Responses API has no error flag).
+ */
+export function toOpenAIResponsesInput(batch: ToolBatchResult): Array<OpenAIResponsesFunctionCallOutput | OpenAIResponsesUserMessage> {
+  const items: Array<OpenAIResponsesFunctionCallOutput | OpenAIResponsesUserMessage> = batch.results.map(({ callId, result }) => ({
+    type: 'function_call_output',
+    call_id: callId,
+    output: result.content.every((b) => b.type === 'text') ? result.content.map((b) => b.text).join('\n') : result.content.map(toPart),
+  }))
+  const context = batch.additionalContexts.flatMap((m) => m.content.map(toPart))
+  if (context.length > 0) items.push({ type: 'message', role: 'user', content: context })
+  return items
+}
+
+function toPart(block: ContentBlock): OpenAIResponsesOutputPart {
+  return block.type === 'text' ? { type: 'input_text', text: block.text } : { type: 'input_image', image_url: `data:${block.mimeType};base64,${block.data}`, detail: 'auto' }
+}
+
+/** The keywords strict mode takes (structured outputs' supported subset). */
+const STRICT_KEYWORDS = new Set(['type', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'const', 'anyOf', 'description', 'title'])
+
+/** Whether a JSON Schema meets strict mode's rules as it is. */
+export function strictCompatible(schema: unknown): boolean {
+  const stack: unknown[] = [schema]
+  while (stack.length > 0) {
+    const node = stack.pop()
+    if (typeof node !== 'object' || node === null || Array.isArray(node)) return false
+    const n = node as Record<string, unknown>
+    for (const key of Object.keys(n)) if (!STRICT_KEYWORDS.has(key)) return false
+    const types = Array.isArray(n['type']) ? (n['type'] as unknown[]) : [n['type']]
+    if (types.includes('object') || n['properties'] !== undefined) {
+      const properties = (n['properties'] ?? {}) as Record<string, unknown>
+      const required = Array.isArray(n['required']) ? (n['required'] as unknown[]) : []
+      if (n['additionalProperties'] !== false || Object.keys(properties).some((key) => !required.includes(key))) return false
+      stack.push(...Object.values(properties))
+    }
+    if (n['items'] !== undefined) stack.push(n['items'])
+    if (Array.isArray(n['anyOf'])) stack.push(...(n['anyOf'] as unknown[]))
+  }
+  return true
+}
