@@ -1,5 +1,6 @@
 import type { ToolBatchResult } from '@ptc/tools'
 import { describe, expect, test } from 'vitest'
+import { thrownBy } from '../../../test/support/thrown.js'
 import {
   AdapterError,
   fromAnthropicToolUses,
@@ -71,7 +72,7 @@ describe('wire names', () => {
 
   test('two tools with the same wire name are refused for both providers, naming both tools and the wire name', () => {
     for (const declare of [toOpenAITools, toAnthropicTools]) {
-      const error = thrown(() => declare(named('fs.read', 'other', 'fs_read')))
+      const error = thrownBy(() => declare(named('fs.read', 'other', 'fs_read')))
       expect(error).toBeInstanceOf(WireNameCollisionError)
       expect(error).toBeInstanceOf(AdapterError)
       expect(error).toMatchObject({ code: 'WIRE_NAME_COLLISION', wireName: 'fs_read', toolNames: ['fs.read', 'fs_read'] })
@@ -87,15 +88,6 @@ describe('wire names', () => {
     expect(toAnthropicTools(named('fs.read', 'fs.write', 'fs_list')).map((t) => t.name)).toEqual(['fs_read', 'fs_write', 'fs_list'])
   })
 })
-
-function thrown(f: () => unknown): unknown {
-  try {
-    f()
-  } catch (error) {
-    return error
-  }
-  throw new Error('did not throw')
-}
 
 describe('OpenAI Responses API shapes', () => {
   test('function tools carry API-safe names and strict exactly where the schema meets strict mode', () => {

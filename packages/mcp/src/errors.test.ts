@@ -1,18 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { brandedErrorChecks } from '../../../test/support/branded-error.js'
+import { thrownBy } from '../../../test/support/thrown.js'
 import * as errors from './errors.js'
 import { McpError, McpServeUsageError, UpstreamToolError, UpstreamUnavailableError } from './errors.js'
 import { parseUpstreamCommand } from './upstream/command-line.js'
 import { parseServeArgs } from './serve-args.js'
 
-function thrownBy(f: () => unknown): unknown {
-  try {
-    f()
-  } catch (error) {
-    return error
-  }
-  throw new Error('did not throw')
-}
 
 describe('McpError and its subclasses', () => {
   it('have a stable code, the class name as name, and the message', () => {
