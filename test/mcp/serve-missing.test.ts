@@ -63,7 +63,7 @@ describe('an upstream that cannot be connected at start', () => {
     const client = await connectInMemory(ptc)
     const [runCodeTool] = (await client.listTools()).tools
     expect(runCodeTool?.description).toContain('"fx.echo"')
-    expect(runCodeTool?.description).toContain('Not connected now (reconnecting): upstream down; its tools are listed here once it connects.')
+    expect(runCodeTool?.description).toContain('Not connected now (reconnecting): upstream down. Its tools appear, or work again, once it connects.')
     const result = (await client.callTool({ name: 'run_code', arguments: { code: 'return await tools["fx.echo"]({ text: "up" })', description: 'echo' } })) as CallToolResult
     expect(result.structuredContent).toEqual({ logs: [], result: 'up' })
     await client.close()

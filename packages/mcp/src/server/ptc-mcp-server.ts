@@ -179,7 +179,8 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
 function listTools(tools: ToolsService, agent: Agent, upstreams: readonly UpstreamConnection[]): Tool[] {
   const input = tools.modelInput(agent)
   const down = upstreams.filter((u) => !u.connected).map((u) => u.label)
-  const note = down.length === 0 ? [] : [`Not connected now (reconnecting): ${down.map((label) => `upstream ${label}`).join(', ')}; its tools are listed here once it connects.`]
+  // An upstream never connected has no tools listed yet; one that dropped keeps its last list, whose calls fail meanwhile.
+  const note = down.length === 0 ? [] : [`Not connected now (reconnecting): ${down.map((label) => `upstream ${label}`).join(', ')}. Its tools appear, or work again, once it connects.`]
   const sdk = [...input.sections.map((s) => s.text), ...note].join('\n\n')
   return input.schemas.map((schema) => {
     const outputSchema = structuredOutput(tools, agent, schema.name)
