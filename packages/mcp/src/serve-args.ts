@@ -44,7 +44,8 @@ win over a config's limits):
   --max-output BYTES  logs + value returned to the client (default ${limits.maxOutputBytes})
   --max-sub-calls N   tool calls per program (default ${limits.maxSubCalls}; at most ${limits.maxPendingSubCalls} wait at once,
                       ${MAX_PARALLEL_SUB_CALLS} concurrency-safe ones overlap)
-  Approval: nobody can be asked over MCP; a call that a policy sends for approval is denied.
+  Approval: a call that a policy sends for approval is asked of the MCP client that made it, through
+  elicitation, when the client supports it (a config's approval wins); otherwise it is denied.
 
 Streamable HTTP (instead of stdio):
   --http PORT         serve at http://HOST:PORT/mcp (0: a free port)

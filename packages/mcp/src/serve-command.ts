@@ -5,6 +5,7 @@ import { JsonlSession } from '@ptc/tools/session'
 import { McpServeUsageError } from './errors.js'
 import { httpOptions, parseServeArgs, serveUsage, TOKEN_ENV, type ServeArgs } from './serve-args.js'
 import { listenHttp } from './server/http/endpoint.js'
+import type { McpApproval } from './server/approval.js'
 import { createPtcMcpServer, type PtcMcpServer } from './server/ptc-mcp-server.js'
 import { startStdio } from './server/stdio.js'
 
@@ -30,6 +31,8 @@ export interface ServeCommandOptions {
   readonly limits?: Partial<CodeRunLimits>
   /** The sandbox when `--sandbox` is not given (default `quickjs`). */
   readonly sandbox?: 'quickjs' | 'isolated-vm'
+  /** The `McpApproval` that `tools` was given, if any (so an `ask` reaches the calling client). */
+  readonly approval?: McpApproval
 }
 
 /**
@@ -65,6 +68,7 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
     const ptc = await createPtcMcpServer({
       upstreams: args.upstreams,
       ...(options.tools !== undefined && { tools: options.tools }),
+      ...(options.approval !== undefined && { approval: options.approval }),
       runtime,
       mode: args.mode,
       agent,

@@ -1,5 +1,5 @@
 import type { CodeRunLimits } from '@ptc/sandbox'
-import type { ToolsService } from '@ptc/tools'
+import type { ApprovalService, ToolsService } from '@ptc/tools'
 import { configuredService, commandConfig } from '../config/service.js'
 import type { PtcSandboxName } from '../config/define.js'
 import { splitConfigOption } from '../config/load.js'
@@ -9,7 +9,7 @@ import { configApproval } from '../run/approval.js'
 import { mergeLimits } from '../runtime.js'
 
 type ServeIo = { stdin: NodeJS.ReadableStream; stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream }
-type ServeOptions = { tools?: ToolsService; limits: Partial<CodeRunLimits>; sandbox?: PtcSandboxName }
+type ServeOptions = { tools?: ToolsService; limits: Partial<CodeRunLimits>; sandbox?: PtcSandboxName; approval?: ApprovalService }
 type ServeCommand = (argv: string[], io: ServeIo, options: ServeOptions) => Promise<number>
 
 /** Kept in a variable so neither the type checker nor the bundler needs @ptc/mcp to exist. */
@@ -23,9 +23,11 @@ const MCP_PACKAGE = '@ptc/mcp'
  */
 export async function serveCommand(args: readonly string[], io: CliIo): Promise<number> {
   let serve: unknown
+  let mcpApproval: unknown
   try {
     const mod = (await import(MCP_PACKAGE)) as Record<string, unknown>
     serve = mod.serveCommand
+    mcpApproval = mod.createMcpApproval
   } catch (error) {
     throw new CliError('UNAVAILABLE', `the serve command is not available: ${MCP_PACKAGE} could not be loaded (${firstLine(error)})`, { cause: error })
   }
@@ -37,14 +39,17 @@ export async function serveCommand(args: readonly string[], io: CliIo): Promise<
   const options: ServeOptions = { limits: mergeLimits(config?.config.limits) }
   if (config !== undefined) {
     const { approval, sandbox } = config.config
+    // Without an approval in the config, an `ask` goes to the calling MCP client (elicitation).
+    const fromClient = approval === undefined && typeof mcpApproval === 'function' ? (mcpApproval as () => ApprovalService)() : undefined
     const { service, label } = await configuredService({
       config,
       toolsModule: undefined,
       cwd: io.cwd,
-      approval: approval === undefined ? undefined : configApproval(approval, config.shown, io),
+      approval: approval === undefined ? fromClient : configApproval(approval, config.shown, io),
       fallback: 'none',
     })
     options.tools = service
+    if (fromClient !== undefined) options.approval = fromClient
     if (sandbox !== undefined) options.sandbox = sandbox
     const names = service.definitions().map((t) => t.name)
     writeMessage(io.stderr, `config ${config.shown}: ${label === undefined || names.length === 0 ? 'no local tools' : `serving local tools ${names.join(', ')}`}`)

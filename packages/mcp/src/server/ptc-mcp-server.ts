@@ -7,6 +7,7 @@ import { RUN_CODE, ToolsService, type Agent, type JsonValue } from '@ptc/tools'
 import { toMcpContent } from '../upstream/content.js'
 import { UpstreamUnavailableError } from '../errors.js'
 import { messageOf, UpstreamConnection, type ReconnectOptions, type UpstreamSpec } from '../upstream/connection.js'
+import { createMcpApproval, type McpApproval } from './approval.js'
 import { UpstreamRegistry } from './upstream-registry.js'
 
 export interface PtcMcpServerOptions {
@@ -16,8 +17,16 @@ export interface PtcMcpServerOptions {
   readonly runtime: CodeRuntime
   /** `code` (default): clients see only `run_code`; `both`: the upstream tools too. */
   readonly mode?: 'code' | 'both'
-  /** A host's registry (with its policy, guards, approval); default: a new `ToolsService`. */
+  /**
+   * A host's registry (with its policy, guards, approval); default: a new `ToolsService` whose approval
+   * asks the calling client through elicitation (`approval`).
+   */
   readonly tools?: ToolsService
+  /**
+   * The `McpApproval` the registry was given (`createMcpApproval()`): each call is bound to the client that
+   * made it, so an `ask` reaches that client. Default: a new one, used when `tools` is not given.
+   */
+  readonly approval?: McpApproval
   /** The agent every call runs as; give it a session to log calls and sub-calls. Default `{ id: 'ptc-serve' }`. */
   readonly agent?: Agent
   /** Limits of every `run_code` run. */
@@ -60,7 +69,8 @@ export interface PtcMcpServer extends AsyncDisposable {
  * @throws UpstreamUnavailableError when an upstream cannot be connected and `allowMissing` is not set
  */
 export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<PtcMcpServer> {
-  const tools = options.tools ?? new ToolsService()
+  const approval = options.approval ?? createMcpApproval()
+  const tools = options.tools ?? new ToolsService({ approval })
   const agent: Agent = options.agent ?? { id: 'ptc-serve' }
   const mode = options.mode ?? 'code'
   const warnings: string[] = []
@@ -125,6 +135,7 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
               extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } }).catch(() => undefined)
             })
       let batch
+      approval.callers.set(callId, server)
       try {
         batch = await tools.execute({
           calls: [{ type: 'tool_call', id: callId, name: request.params.name, arguments: JSON.stringify(request.params.arguments ?? {}) }],
@@ -133,6 +144,7 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
           log: { turn: n, step: 1 },
         })
       } finally {
+        approval.callers.delete(callId)
         stopProgress?.()
       }
       const result = batch.results[0]?.result

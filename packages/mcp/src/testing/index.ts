@@ -4,6 +4,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { PtcMcpServer } from '../server/ptc-mcp-server.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { createFixtureServer, type FixtureServerOptions } from './fixture-server.js'
@@ -34,11 +35,19 @@ export function httpClientTransport(url: string, options: { token?: string | und
   return new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } })
 }
 
-/** The SDK client connected in-process to a ptc MCP server. */
-export async function connectInMemory(ptc: PtcMcpServer): Promise<Client> {
+/** A client's answer to an elicitation (`accept` with the form's content, `decline` or `cancel`). */
+export type ElicitAnswer = { action: 'accept'; content: Record<string, string | number | boolean> } | { action: 'decline' | 'cancel' }
+
+/**
+ * The SDK client connected in-process to a ptc MCP server. With `elicit`, the client declares the
+ * elicitation capability and answers each elicitation request (its message is passed) with it.
+ */
+export async function connectInMemory(ptc: PtcMcpServer, options: { elicit?: (message: string) => ElicitAnswer | Promise<ElicitAnswer> } = {}): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
   await ptc.connect(serverSide)
-  const client = new Client({ name: 'ptc-test-client', version: '1.0.0' })
+  const { elicit } = options
+  const client = new Client({ name: 'ptc-test-client', version: '1.0.0' }, elicit === undefined ? {} : { capabilities: { elicitation: {} } })
+  if (elicit !== undefined) client.setRequestHandler(ElicitRequestSchema, async (request) => elicit(request.params.message))
   await client.connect(clientSide)
   return client
 }
