@@ -125,6 +125,23 @@ describe('ptc MCP server (in process)', () => {
     await ptc.close()
   })
 
+  test('each client connection runs as its own agent under the configured one, sharing its session log', async () => {
+    const { ptc, client, session } = await setup()
+    const second = await connectInMemory(ptc)
+    const seen: [string | undefined, string | undefined][] = []
+    ptc.tools.on('tools/pre-execute', (exec, next) => (seen.push([exec.agent?.id, exec.agent?.parent?.id]), next()))
+    await runCode(client, 'return await tools["fx.echo"]({ text: "one" })')
+    await runCode(second, 'return await tools["fx.echo"]({ text: "two" })')
+    const ids = [...new Set(seen.map(([id]) => id))]
+    expect(ids).toHaveLength(2)
+    expect(ids.every((id) => /^mcp-test:\d+$/.test(id ?? ''))).toBe(true)
+    expect(seen.every(([, parent]) => parent === 'mcp-test')).toBe(true)
+    expect(session.events.filter((e) => e.type === 'tool/ptc-dispatch')).toHaveLength(2)
+    await second.close()
+    await client.close()
+    await ptc.close()
+  })
+
   test('an upstream isError result is a ToolCallError in the program', async () => {
     const { ptc, client } = await setup()
     const result = await runCode(client, 'try { await tools["fx.fails"]({ why: "because" }) } catch (e) { return `caught ${e instanceof ToolCallError}: ${e.message}` }')

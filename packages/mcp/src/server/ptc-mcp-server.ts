@@ -27,7 +27,11 @@ export interface PtcMcpServerOptions {
    * made it, so an `ask` reaches that client. Default: a new one, used when `tools` is not given.
    */
   readonly approval?: McpApproval
-  /** The agent every call runs as; give it a session to log calls and sub-calls. Default `{ id: 'ptc-serve' }`. */
+  /**
+   * The agent calls run under; give it a session to log calls and sub-calls. Each client connection (an MCP
+   * session) runs as its own agent, `<id>:<n>`, a child scope of this one (its registrations, restrictions,
+   * executor and policies apply) sharing its session log. Default `{ id: 'ptc-serve' }`.
+   */
   readonly agent?: Agent
   /** Limits of every `run_code` run. */
   readonly limits?: Partial<CodeRunLimits>
@@ -116,9 +120,12 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
   for (const reason of reasons) warn(`${reason} (retrying in the background; --allow-missing)`)
 
   let calls = 0
+  let connections = 0
   const createServer = (): Server => {
+    // One agent identity per client connection (MCP session), under the configured agent.
+    const sessionAgent: Agent = { id: `${agent.id}:${++connections}`, parent: agent, ...(agent.session !== undefined && { session: agent.session }) }
     const server = new Server({ name: 'ptc-serve', version: '0.1.0' }, { capabilities: { tools: { listChanged: true } } })
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(tools, agent, upstreams) }))
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(tools, sessionAgent, upstreams) }))
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       const n = ++calls
       const callId = `mcp-${n}`
@@ -140,7 +147,7 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
         batch = await tools.execute({
           calls: [{ type: 'tool_call', id: callId, name: request.params.name, arguments: JSON.stringify(request.params.arguments ?? {}) }],
           signal: extra.signal,
-          agent,
+          agent: sessionAgent,
           log: { turn: n, step: 1 },
         })
       } finally {
@@ -152,7 +159,7 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
       const content = toMcpContent([...result.content, ...batch.additionalContexts.flatMap((m) => m.content)])
       if (result.isError) return { content, isError: true }
       // The value the pipeline validated against the tool's output schema: an object exactly when that schema declares one.
-      return structuredOutput(tools, agent, request.params.name) !== undefined && isJsonObject(result.value)
+      return structuredOutput(tools, sessionAgent, request.params.name) !== undefined && isJsonObject(result.value)
         ? { content, structuredContent: result.value }
         : { content }
     })
