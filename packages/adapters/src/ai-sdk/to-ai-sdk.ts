@@ -47,7 +47,7 @@ export function toAiSdkTools(tools: ToolsView, options: ToAiSdkToolsOptions = {}
   for (const schema of input.schemas) {
     out[schema.name] = tool<unknown, PtcToolOutput>({
       description: schema.description,
-      inputSchema: jsonSchema<unknown>(schema.parameters as JSONSchema7),
+      inputSchema: inputSchema(schema.parameters as JSONSchema7),
       execute: async (args, { toolCallId, abortSignal }) => {
         const call: ToolCallBlock = { type: 'tool_call', id: toolCallId, name: schema.name, arguments: JSON.stringify(args ?? {}) }
         const { batch, last } = await step.submit(call, abortSignal ?? options.signal ?? new AbortController().signal)
@@ -58,11 +58,26 @@ export function toAiSdkTools(tools: ToolsView, options: ToAiSdkToolsOptions = {}
         if (result.isError) throw new Error(textOf(content).replace(/^Error: /, ''))
         return { content }
       },
-      toModelOutput: ({ output }) => toModelOutput(output),
+      // ai 6 and 7 pass `{ toolCallId, input, output }`; ai 5 passes the output itself.
+      toModelOutput: (options: { output: PtcToolOutput } | PtcToolOutput) => toModelOutput('content' in options ? options : options.output),
     })
   }
   return { tools: out, instructions: input.sections.map((s) => s.text).join('\n\n') }
 }
+
+/**
+ * The AI SDK schema of a tool's parameters, in a form every major (5, 6, 7) accepts: ai 6's `jsonSchema()` object
+ * also marked as a validator, which ai 5 requires (without it, ai 5 failed every call with "value is not a
+ * function"). Its validation passes every value through: the pipeline validates each call itself.
+ */
+function inputSchema(parameters: JSONSchema7): ReturnType<typeof jsonSchema<unknown>> {
+  const schema = jsonSchema<unknown>(parameters, { validate: (value) => ({ success: true, value }) })
+  Object.defineProperty(schema, VALIDATOR, { value: true, enumerable: false })
+  return schema
+}
+
+/** The mark of an AI SDK validator (`Symbol.for('vercel.ai.validator')` in every major). */
+const VALIDATOR = Symbol.for('vercel.ai.validator')
 
 interface Submitted {
   readonly call: ToolCallBlock

@@ -1,0 +1,91 @@
+/**
+ * `toAiSdkTools` with every major of the AI SDK the registry serves (5, 6 and 7, installed side by side as
+ * `ai5`, `ai` and `ai7`): `generateText` with each major's own mock model calls `run_code`, the program calls a
+ * tool through the pipeline, and the model reads the result.
+ */
+import { generateText as generateText5, stepCountIs as stepCountIs5 } from 'ai5'
+import { MockLanguageModelV2 } from 'ai5/test'
+import { generateText as generateText6, stepCountIs as stepCountIs6 } from 'ai'
+import { MockLanguageModelV3 } from 'ai/test'
+import { generateText as generateText7, stepCountIs as stepCountIs7 } from 'ai7'
+import { MockLanguageModelV4 } from 'ai7/test'
+import { createPtcExecutor } from '@ptc/ptc'
+import { FakeRuntime, fixtureTools } from '@ptc/ptc/testing'
+import { MemorySession, ToolsService, type Agent } from '@ptc/tools'
+import { describe, expect, test } from 'vitest'
+import { toAiSdkTools } from './index.js'
+
+function host(): { tools: ToolsService; runtime: FakeRuntime; agent: Agent; session: MemorySession } {
+  const runtime = new FakeRuntime()
+  const tools = new ToolsService()
+  for (const t of fixtureTools()) tools.register(t)
+  tools.setExecutor(createPtcExecutor({ runtime }))
+  const session = new MemorySession()
+  return { tools, runtime, agent: { id: 'agent', session }, session }
+}
+
+const usageV2 = { inputTokens: 1, outputTokens: 1, totalTokens: 2 }
+const usageV3 = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } }
+
+/**
+ * One major: its generateText, and a mock model that calls run_code with `input`, then answers `done`. The
+ * options are cast: the adapter's tools are typed with the `ai` it is built against, one major of the three.
+ */
+interface Major {
+  readonly name: string
+  run(aiTools: Record<string, unknown>, system: string, input: unknown): Promise<{ text: string; lastPrompt: unknown }>
+}
+
+const majors: Major[] = [
+  {
+    name: 'ai 5',
+    async run(aiTools, system, input) {
+      const model = new MockLanguageModelV2({
+        doGenerate: [
+          { content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'run_code', input: JSON.stringify(input) }], finishReason: 'tool-calls', usage: usageV2, warnings: [] },
+          { content: [{ type: 'text', text: 'done' }], finishReason: 'stop', usage: usageV2, warnings: [] },
+        ],
+      })
+      const result = await generateText5({ model, system, tools: aiTools, prompt: 'go', stopWhen: stepCountIs5(3) } as never)
+      return { text: result.text, lastPrompt: model.doGenerateCalls[1]?.prompt.at(-1) }
+    },
+  },
+  {
+    name: 'ai 6',
+    async run(aiTools, system, input) {
+      const model = new MockLanguageModelV3({
+        doGenerate: [
+          { content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'run_code', input: JSON.stringify(input) }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usageV3, warnings: [] },
+          { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usageV3, warnings: [] },
+        ],
+      })
+      const result = await generateText6({ model, system, tools: aiTools, prompt: 'go', stopWhen: stepCountIs6(3) } as never)
+      return { text: result.text, lastPrompt: model.doGenerateCalls[1]?.prompt.at(-1) }
+    },
+  },
+  {
+    name: 'ai 7',
+    async run(aiTools, system, input) {
+      const model = new MockLanguageModelV4({
+        doGenerate: [
+          { content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'run_code', input: JSON.stringify(input) }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usageV3, warnings: [] },
+          { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usageV3, warnings: [] },
+        ],
+      })
+      const result = await generateText7({ model, system, tools: aiTools, prompt: 'go', stopWhen: stepCountIs7(3) } as never)
+      return { text: result.text, lastPrompt: model.doGenerateCalls[1]?.prompt.at(-1) }
+    },
+  },
+]
+
+describe.each(majors)('toAiSdkTools with $name', (major) => {
+  test('generateText: the model calls run_code, the program calls a tool through the pipeline, the model reads the result', async () => {
+    const { tools, runtime, agent, session } = host()
+    const code = runtime.define('lookup', async (t) => (await t['lookup']?.({ key: 'abcd' })) as never)
+    const { tools: aiTools, instructions } = toAiSdkTools(tools, { agent, log: { turn: 1, step: 1 } })
+    const { text, lastPrompt } = await major.run(aiTools, instructions, { code, description: 'look up a key' })
+    expect(text).toBe('done')
+    expect(JSON.stringify(lastPrompt)).toContain('\\"value\\": 4')
+    expect(session.events.filter((e) => e.type === 'tool/ptc-dispatch').map((e) => e['subCallId'])).toEqual(['c1:ptc:1'])
+  })
+})
