@@ -50,32 +50,24 @@ const majors: Major[] = [
       return { text: result.text, lastPrompt: model.doGenerateCalls[1]?.prompt.at(-1) }
     },
   },
-  {
-    name: 'ai 6',
+  ...([
+    ['ai 6', MockLanguageModelV3, generateText6, stepCountIs6],
+    ['ai 7', MockLanguageModelV4, generateText7, stepCountIs7],
+  ] as const).map(([name, Mock, generateText, stepCountIs]): Major => ({
+    name,
+    // ai 6 and 7 models (V3, V4) answer in the same shape.
     async run(aiTools, system, input) {
-      const model = new MockLanguageModelV3({
+      const model = new Mock({
         doGenerate: [
           { content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'run_code', input: JSON.stringify(input) }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usageV3, warnings: [] },
           { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usageV3, warnings: [] },
         ],
-      })
-      const result = await generateText6({ model, system, tools: aiTools, prompt: 'go', stopWhen: stepCountIs6(3) } as never)
+      } as never)
+      const generate = generateText as (options: never) => Promise<{ text: string }>
+      const result = await generate({ model, system, tools: aiTools, prompt: 'go', stopWhen: stepCountIs(3) } as never)
       return { text: result.text, lastPrompt: model.doGenerateCalls[1]?.prompt.at(-1) }
     },
-  },
-  {
-    name: 'ai 7',
-    async run(aiTools, system, input) {
-      const model = new MockLanguageModelV4({
-        doGenerate: [
-          { content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'run_code', input: JSON.stringify(input) }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usageV3, warnings: [] },
-          { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usageV3, warnings: [] },
-        ],
-      })
-      const result = await generateText7({ model, system, tools: aiTools, prompt: 'go', stopWhen: stepCountIs7(3) } as never)
-      return { text: result.text, lastPrompt: model.doGenerateCalls[1]?.prompt.at(-1) }
-    },
-  },
+  })),
 ]
 
 describe.each(majors)('toAiSdkTools with $name', (major) => {
