@@ -81,3 +81,15 @@ describe.each(majors)('toAiSdkTools with $name', (major) => {
     expect(session.events.filter((e) => e.type === 'tool/ptc-dispatch').map((e) => e['subCallId'])).toEqual(['c1:ptc:1'])
   })
 })
+
+test("images reach each major in its own part: ai 6 and 7 take image-data, ai 5 (which passes the output itself) media", () => {
+  const { tools, agent } = host()
+  const run = toAiSdkTools(tools, { agent }).tools['run_code']
+  const output = { content: [{ type: 'text' as const, text: 'a chart' }, { type: 'image' as const, mimeType: 'image/png', data: 'AAA' }] }
+  const toModelOutput = run?.toModelOutput as ((options: unknown) => unknown) | undefined
+  expect(toModelOutput?.({ toolCallId: 'c1', input: {}, output })).toEqual({
+    type: 'content',
+    value: [{ type: 'text', text: 'a chart' }, { type: 'image-data', data: 'AAA', mediaType: 'image/png' }],
+  })
+  expect(toModelOutput?.(output)).toEqual({ type: 'content', value: [{ type: 'text', text: 'a chart' }, { type: 'media', data: 'AAA', mediaType: 'image/png' }] })
+})

@@ -58,8 +58,10 @@ export function toAiSdkTools(tools: ToolsView, options: ToAiSdkToolsOptions = {}
         if (result.isError) throw new Error(textOf(content).replace(/^Error: /, ''))
         return { content }
       },
-      // ai 6 and 7 pass `{ toolCallId, input, output }`; ai 5 passes the output itself.
-      toModelOutput: (options: { output: PtcToolOutput } | PtcToolOutput) => toModelOutput('content' in options ? options : options.output),
+      // ai 6 and 7 pass `{ toolCallId, input, output }` and take images as `image-data`; ai 5 passes the output
+      // itself and takes images as `media`.
+      toModelOutput: (options: { output: PtcToolOutput } | PtcToolOutput) =>
+        'content' in options ? (toModelOutput(options, 'media') as ToolResultOutput) : toModelOutput(options.output),
     })
   }
   return { tools: out, instructions: input.sections.map((s) => s.text).join('\n\n') }
@@ -125,12 +127,15 @@ class StepBatcher {
   }
 }
 
-/** Text-only content as one text output; with images, a content output (image parts as `image-data`). */
-export function toModelOutput(output: PtcToolOutput): ToolResultOutput {
+/**
+ * Text-only content as one text output; with images, a content output (image parts as `image-data`, the
+ * part ai 6 and 7 take; `media` for ai 5).
+ */
+export function toModelOutput(output: PtcToolOutput, imagePart: 'image-data' | 'media' = 'image-data'): ToolResultOutput {
   if (output.content.every((b) => b.type === 'text')) return { type: 'text', value: textOf(output.content) }
   return {
     type: 'content',
-    value: output.content.map((b) => (b.type === 'text' ? { type: 'text' as const, text: b.text } : { type: 'image-data' as const, data: b.data, mediaType: b.mimeType })),
+    value: output.content.map((b) => (b.type === 'text' ? { type: 'text' as const, text: b.text } : { type: imagePart as 'image-data', data: b.data, mediaType: b.mimeType })),
   }
 }
 
