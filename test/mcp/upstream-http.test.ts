@@ -73,6 +73,7 @@ describe('ptc serve arguments for URL upstreams', () => {
     [['--upstream', 'fs=npx server', '--upstream-header', 'fs=Authorization: x'], /no URL --upstream is named fs/],
     [['--upstream', 'web=https://mcp.example/mcp', '--upstream-header', 'web=no colon'], /must be name=Header: value/],
     [['--upstream', 'web=https://mcp.example/mcp', '--upstream-header', 'web=Bad Header: x'], /must be name=Header: value/],
+    [['--upstream', 'web=https://mcp.example/mcp', '--upstream-header', 'web=X-A: one\r\nX-B: two'], /the value of X-A holds a control character/],
   ])('%j is refused: %s', (argv, message) => {
     expect(() => parseServeArgs(argv)).toThrow(McpServeUsageError)
     expect(() => parseServeArgs(argv)).toThrow(message)

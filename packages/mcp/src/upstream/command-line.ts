@@ -104,7 +104,10 @@ export function parseUpstreamHeader(value: string): { readonly upstream: string;
   if (eq <= 0 || colon < 0 || !NAME.test(upstream) || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header)) {
     throw new McpServeUsageError(`--upstream-header ${JSON.stringify(value)} must be name=Header: value (the name of a URL --upstream, then an HTTP header)`)
   }
-  return { upstream, header, value: value.slice(colon + 1).trim() }
+  const headerValue = value.slice(colon + 1).trim()
+  // eslint-disable-next-line no-control-regex -- a header value must not hold control characters (CR, LF, …)
+  if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(headerValue)) throw new McpServeUsageError(`--upstream-header for ${upstream}: the value of ${header} holds a control character`)
+  return { upstream, header, value: headerValue }
 }
 
 /** A namespace from a server's reported name: `[A-Za-z0-9_-]` only, never empty. */
