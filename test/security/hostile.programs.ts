@@ -161,13 +161,21 @@ export function hostileProgramTests(s: HostileContext): void {
     ['an infinite loop inside finally', 'try { return 1 } finally { while (true) {} }'],
     ['an infinite loop after an await', 'await tools.echo({})\nfor (;;) {}'],
     ['a microtask storm', 'while (true) await null'],
-    ['a self-scheduling promise job', 'const f = () => Promise.resolve().then(f)\nf()\nawait tools.echo({})\nawait new Promise(() => {})'],
+    // Each job queues the next and returns nothing, so memory stays flat and only the CPU budget can stop it.
+    ['a self-scheduling promise job', 'const f = () => { Promise.resolve().then(f) }\nf()\nawait tools.echo({})\nawait new Promise(() => {})'],
   ] as const) {
     s.it(`${name} hits the CPU budget`, async () => {
       const r = await s.run(code)
       s.expectTimeout(name, r, 1000, /cpu|wall/i)
     })
   }
+
+  // Each job returns the next job's promise, so every promise of the chain stays alive: whichever of the memory
+  // and CPU budgets the machine's speed reaches first stops it (a fast machine fills 64 MiB within 500 ms).
+  s.it('a self-adopting promise chain is stopped by the memory or the CPU budget', async () => {
+    const r = await s.run('const f = () => Promise.resolve().then(f)\nf()\nawait tools.echo({})\nawait new Promise(() => {})')
+    expect(['memory', 'timeout']).toContain(r.error?.kind)
+  })
 
   for (const [name, code] of [
     ['an array bomb', 'const a = []\nwhile (true) a.push([1, 2, 3, 4, 5, 6, 7, 8])'],
