@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { isolatedVmAvailability } from '@ptc/sandbox-isolated-vm'
-import { connectStdioClient, type CallToolResult, type Client } from '@ptc/mcp/testing'
+import { connectStdioClient, type CallToolResult, type Client, type ElicitAnswer } from '@ptc/mcp/testing'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { BIN, buildCli, ROOT } from './build.js'
 import { hasScript, noStack, ptc, ptcOnTerminal, reason, type CliRun } from './cli.js'
@@ -89,6 +89,26 @@ export const hello = defineTool({
 export default defineConfig({ tools: [hello], limits: { maxSubCalls: 1 } })
 `
 
+/** A config whose policy asks before every greeting and that has no approval service of its own. */
+const ASKING = `import { defineConfig } from '@ptc/cli'
+import { defineTool } from '@ptc/tools'
+
+export const hello = defineTool({
+  name: 'hello',
+  description: 'Greets someone.',
+  parameters: { name: { type: 'string', required: true } },
+  output: { schema: { type: 'string' }, render: (_args, text) => [{ type: 'text', text }] },
+  execute: async ({ name }) => \`hello, \${name}\`,
+})
+
+export default defineConfig({
+  tools: [hello],
+  setup(service) {
+    service.on('tools/pre-execute', (exec, next) => (exec.name === 'hello' ? { kind: 'ask', reason: 'greetings need a yes' } : next()))
+  },
+})
+`
+
 const PAY = `const out = []
 for (const amount of [5, 50, 500]) {
   try { out.push(await tools.pay({ amount })) } catch (e) { out.push(\`\${amount}: \${e.code}: \${e.message}\`) }
@@ -101,6 +121,7 @@ const shop = project({
   'package.json': MODULE,
   'ptc.config.ts': CONFIG,
   'custom.config.mjs': CUSTOM,
+  'asking.config.mjs': ASKING,
   'pay.js': PAY,
   'add.js': 'return await tools.add({ a: 2, b: 3 })',
   'pay-once.js': 'return await tools.pay({ amount: 5 })',
@@ -343,8 +364,8 @@ describe('ptc serve with a config', () => {
   afterAll(async () => {
     for (const client of clients) await client.close()
   })
-  const connect = async (args: string[]): Promise<Client> => {
-    const { client } = await connectStdioClient(process.execPath, [BIN, 'serve', ...args], { cwd: shop.dir })
+  const connect = async (args: string[], elicit?: (message: string) => ElicitAnswer): Promise<Client> => {
+    const { client } = await connectStdioClient(process.execPath, [BIN, 'serve', ...args], { cwd: shop.dir, ...(elicit !== undefined && { elicit }) })
     clients.push(client)
     return client
   }
@@ -371,6 +392,18 @@ describe('ptc serve with a config', () => {
     )
     expect(JSON.parse(text)).toEqual({ sum: 5, echoed: 'hi', paid: 'paid 5', refused: 'DENIED' })
     expect(asked()).toEqual(['5'])
+  }, 60_000)
+
+  test('without an approval service in the config, an ask goes to the MCP client through elicitation', async () => {
+    const asks: string[] = []
+    const program = 'try { return await tools.hello({ name: "Ada" }) } catch (e) { return e.code }'
+    const yes = await connect(['--config', 'asking.config.mjs'], (message) => (asks.push(message), { action: 'accept', content: { allow: true } }))
+    expect(await runCode(yes, program)).toBe('hello, Ada')
+    expect(asks).toEqual([expect.stringMatching(/^Allow the call of hello \(mcp-\d+:ptc:1\): greetings need a yes\?$/)])
+    const no = await connect(['--config', 'asking.config.mjs'], () => ({ action: 'decline' }))
+    expect(await runCode(no, program)).toBe('DENIED')
+    const cannot = await connect(['--config', 'asking.config.mjs'])
+    expect(await runCode(cannot, program)).toBe('DENIED')
   }, 60_000)
 
   test('--config without --upstream serves the config’s tools alone', async () => {

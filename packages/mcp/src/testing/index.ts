@@ -14,10 +14,18 @@ export { serveFixtureOverHttp, type HttpFixture } from './http-fixture.js'
 export { Client }
 export type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 
-/** Spawn `command args…` (an MCP server over stdio) and connect the SDK client to it. */
-export async function connectStdioClient(command: string, args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ client: Client; transport: StdioClientTransport }> {
-  const transport = new StdioClientTransport({ command, args, stderr: 'pipe', ...options })
-  const client = new Client({ name: 'ptc-test-client', version: '1.0.0' })
+/**
+ * Spawn `command args…` (an MCP server over stdio) and connect the SDK client to it. With `elicit`, the client
+ * declares the elicitation capability and answers each elicitation request (its message is passed) with it.
+ */
+export async function connectStdioClient(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string>; elicit?: (message: string) => ElicitAnswer | Promise<ElicitAnswer> } = {},
+): Promise<{ client: Client; transport: StdioClientTransport }> {
+  const { elicit, ...spawn } = options
+  const transport = new StdioClientTransport({ command, args, stderr: 'pipe', ...spawn })
+  const client = elicitingClient(elicit)
   await client.connect(transport)
   return { client, transport }
 }
@@ -45,10 +53,15 @@ export type ElicitAnswer = { action: 'accept'; content: Record<string, string | 
 export async function connectInMemory(ptc: PtcMcpServer, options: { elicit?: (message: string) => ElicitAnswer | Promise<ElicitAnswer> } = {}): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
   await ptc.connect(serverSide)
-  const { elicit } = options
+  const client = elicitingClient(options.elicit)
+  await client.connect(clientSide)
+  return client
+}
+
+/** The test client, declaring elicitation and answering it with `elicit` when given. */
+function elicitingClient(elicit: ((message: string) => ElicitAnswer | Promise<ElicitAnswer>) | undefined): Client {
   const client = new Client({ name: 'ptc-test-client', version: '1.0.0' }, elicit === undefined ? {} : { capabilities: { elicitation: {} } })
   if (elicit !== undefined) client.setRequestHandler(ElicitRequestSchema, async (request) => elicit(request.params.message))
-  await client.connect(clientSide)
   return client
 }
 
