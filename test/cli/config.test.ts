@@ -74,8 +74,8 @@ export default defineConfig({
 })
 `
 
-/** A JavaScript config chosen with --config: one tool and a sub-call limit of 1. */
-const CUSTOM = `import { defineConfig } from '@ptc/cli'
+/** The imports and the one tool of the JavaScript configs below. */
+const HELLO = `import { defineConfig } from '@ptc/cli'
 import { defineTool } from '@ptc/tools'
 
 export const hello = defineTool({
@@ -85,22 +85,15 @@ export const hello = defineTool({
   output: { schema: { type: 'string' }, render: (_args, text) => [{ type: 'text', text }] },
   execute: async ({ name }) => \`hello, \${name}\`,
 })
+`
 
+/** A JavaScript config chosen with --config: one tool and a sub-call limit of 1. */
+const CUSTOM = `${HELLO}
 export default defineConfig({ tools: [hello], limits: { maxSubCalls: 1 } })
 `
 
 /** A config whose policy asks before every greeting and that has no approval service of its own. */
-const ASKING = `import { defineConfig } from '@ptc/cli'
-import { defineTool } from '@ptc/tools'
-
-export const hello = defineTool({
-  name: 'hello',
-  description: 'Greets someone.',
-  parameters: { name: { type: 'string', required: true } },
-  output: { schema: { type: 'string' }, render: (_args, text) => [{ type: 'text', text }] },
-  execute: async ({ name }) => \`hello, \${name}\`,
-})
-
+const ASKING = `${HELLO}
 export default defineConfig({
   tools: [hello],
   setup(service) {
