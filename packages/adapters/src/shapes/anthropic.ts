@@ -1,5 +1,5 @@
 import type { ContentBlock, ToolBatchResult, ToolCallBlock, ToolSchema } from '@ptc/tools'
-import { fromWireToolName, wireToolNames } from './names.js'
+import { fromWireToolName, wireSchemas } from './names.js'
 
 /** A Messages API client tool (`tools[]` of a request). */
 export interface AnthropicTool {
@@ -41,8 +41,7 @@ export interface AnthropicToolResultMessage {
  * @throws WireNameCollisionError when two tools would have the same API name
  */
 export function toAnthropicTools(schemas: readonly ToolSchema[]): AnthropicTool[] {
-  const names = wireToolNames(schemas.map((s) => s.name))
-  return schemas.map((s, i) => ({ name: names[i] as string, description: s.description, input_schema: { ...structuredClone(s.parameters) } }))
+  return wireSchemas(schemas).map(({ name, description, parameters }) => ({ name, description, input_schema: parameters }))
 }
 
 /** The `tool_use` blocks of an assistant message as ptc `ToolCallBlock`s (the input re-serialized as JSON text). */

@@ -1,3 +1,4 @@
+import type { ToolSchema } from '@ptc/tools'
 import { WireNameCollisionError } from '../errors.js'
 
 /**
@@ -29,4 +30,25 @@ export function wireToolNames(names: readonly string[]): string[] {
     owners.set(wire, name)
     return wire
   })
+}
+
+/** One tool as every provider shape declares it: its API-safe name and a detached copy of its parameters. */
+export interface WireSchema {
+  name: string
+  description: string
+  parameters: { type: 'object'; [key: string]: unknown }
+}
+
+/**
+ * A tool list as the providers declare it, in order: API-safe names and a copy of each parameters schema.
+ * @throws WireNameCollisionError when two tools would have the same API name
+ */
+export function wireSchemas(schemas: readonly ToolSchema[]): WireSchema[] {
+  const names = wireToolNames(schemas.map((s) => s.name))
+  return schemas.map((s, i) => ({ name: names[i] as string, description: s.description, parameters: { ...structuredClone(s.parameters) } }))
+}
+
+/** An image block as a `data:` URL (how both OpenAI APIs take inline images). */
+export function dataUrl(image: { readonly mimeType: string; readonly data: string }): string {
+  return `data:${image.mimeType};base64,${image.data}`
 }

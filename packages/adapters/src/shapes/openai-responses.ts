@@ -1,5 +1,5 @@
 import type { ContentBlock, ToolBatchResult, ToolCallBlock, ToolSchema } from '@ptc/tools'
-import { fromWireToolName, wireToolNames } from './names.js'
+import { dataUrl, fromWireToolName, wireSchemas } from './names.js'
 
 /** A Responses API function tool (`tools[]` of `responses.create`). */
 export interface OpenAIResponsesTool {
@@ -45,8 +45,7 @@ export interface OpenAIResponsesUserMessage {
  * @throws WireNameCollisionError when two tools would have the same API name
  */
 export function toOpenAIResponsesTools(schemas: readonly ToolSchema[]): OpenAIResponsesTool[] {
-  const names = wireToolNames(schemas.map((s) => s.name))
-  return schemas.map((s, i) => ({ type: 'function', name: names[i] as string, description: s.description, parameters: { ...structuredClone(s.parameters) }, strict: strictCompatible(s.parameters) }))
+  return wireSchemas(schemas).map(({ name, description, parameters }) => ({ type: 'function', name, description, parameters, strict: strictCompatible(parameters) }))
 }
 
 /**
@@ -76,7 +75,7 @@ export function toOpenAIResponsesInput(batch: ToolBatchResult): Array<OpenAIResp
 }
 
 function toPart(block: ContentBlock): OpenAIResponsesOutputPart {
-  return block.type === 'text' ? { type: 'input_text', text: block.text } : { type: 'input_image', image_url: `data:${block.mimeType};base64,${block.data}`, detail: 'auto' }
+  return block.type === 'text' ? { type: 'input_text', text: block.text } : { type: 'input_image', image_url: dataUrl(block), detail: 'auto' }
 }
 
 /** The keywords strict mode takes (structured outputs' supported subset). */

@@ -1,5 +1,5 @@
 import type { ContentBlock, ToolBatchResult, ToolCallBlock, ToolSchema } from '@ptc/tools'
-import { fromWireToolName, wireToolNames } from './names.js'
+import { dataUrl, fromWireToolName, wireSchemas } from './names.js'
 
 /** A Chat Completions function tool (`tools[]` of a request). */
 export interface OpenAITool {
@@ -40,8 +40,7 @@ export interface OpenAIUserMessage {
  * @throws WireNameCollisionError when two tools would have the same API name
  */
 export function toOpenAITools(schemas: readonly ToolSchema[]): OpenAITool[] {
-  const names = wireToolNames(schemas.map((s) => s.name))
-  return schemas.map((s, i) => ({ type: 'function', function: { name: names[i] as string, description: s.description, parameters: { ...structuredClone(s.parameters) } } }))
+  return wireSchemas(schemas).map(({ name, description, parameters }) => ({ type: 'function', function: { name, description, parameters } }))
 }
 
 /**
@@ -77,5 +76,5 @@ export function toOpenAIToolMessages(batch: ToolBatchResult): Array<OpenAIToolMe
 }
 
 function toPart(block: ContentBlock): OpenAIUserContentPart {
-  return block.type === 'text' ? { type: 'text', text: block.text } : { type: 'image_url', image_url: { url: `data:${block.mimeType};base64,${block.data}` } }
+  return block.type === 'text' ? { type: 'text', text: block.text } : { type: 'image_url', image_url: { url: dataUrl(block) } }
 }

@@ -21,7 +21,7 @@ export type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 export async function connectStdioClient(
   command: string,
   args: string[],
-  options: { cwd?: string; env?: Record<string, string>; elicit?: (message: string) => ElicitAnswer | Promise<ElicitAnswer> } = {},
+  options: { cwd?: string; env?: Record<string, string>; elicit?: Elicit } = {},
 ): Promise<{ client: Client; transport: StdioClientTransport }> {
   const { elicit, ...spawn } = options
   const transport = new StdioClientTransport({ command, args, stderr: 'pipe', ...spawn })
@@ -46,11 +46,14 @@ export function httpClientTransport(url: string, options: { token?: string | und
 /** A client's answer to an elicitation (`accept` with the form's content, `decline` or `cancel`). */
 export type ElicitAnswer = { action: 'accept'; content: Record<string, string | number | boolean> } | { action: 'decline' | 'cancel' }
 
+/** How a test client answers an elicitation request, given its message. */
+export type Elicit = (message: string) => ElicitAnswer | Promise<ElicitAnswer>
+
 /**
  * The SDK client connected in-process to a ptc MCP server. With `elicit`, the client declares the
  * elicitation capability and answers each elicitation request (its message is passed) with it.
  */
-export async function connectInMemory(ptc: PtcMcpServer, options: { elicit?: (message: string) => ElicitAnswer | Promise<ElicitAnswer> } = {}): Promise<Client> {
+export async function connectInMemory(ptc: PtcMcpServer, options: { elicit?: Elicit } = {}): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
   await ptc.connect(serverSide)
   const client = elicitingClient(options.elicit)
@@ -59,7 +62,7 @@ export async function connectInMemory(ptc: PtcMcpServer, options: { elicit?: (me
 }
 
 /** The test client, declaring elicitation and answering it with `elicit` when given. */
-function elicitingClient(elicit: ((message: string) => ElicitAnswer | Promise<ElicitAnswer>) | undefined): Client {
+function elicitingClient(elicit: Elicit | undefined): Client {
   const client = new Client({ name: 'ptc-test-client', version: '1.0.0' }, elicit === undefined ? {} : { capabilities: { elicitation: {} } })
   if (elicit !== undefined) client.setRequestHandler(ElicitRequestSchema, async (request) => elicit(request.params.message))
   return client
