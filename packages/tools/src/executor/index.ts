@@ -7,9 +7,11 @@
  *   `snapshotJson` from the root entry.
  * - `abandonReason` / `abandonedResult`: the wording and result of a call abandoned after the drain grace.
  * - `failureResult`: the `isError` result of a failure with its stable code.
+ * - `parseToolCall`: a raw model call's arguments parsed losslessly, or why they could not be (`INVALID_ARGS`).
  * - `isConcurrencySafeCall`: the one rule that decides whether a call may overlap others.
  */
 export { adoptParsedJson } from '../json/snapshot.js'
 export { abandonedResult, abandonReason } from './bounded.js'
 export { isConcurrencySafeCall } from './classify.js'
 export { failureResult } from '../pipeline/results.js'
+export { parseToolCall, type ParsedToolCall } from './arguments.js'

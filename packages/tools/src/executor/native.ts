@@ -1,7 +1,5 @@
 import { describeThrown, ToolBatchExecutionError } from '../errors.js'
-import { parseJsonArguments } from '../json/parse.js'
-import type { JsonValue } from '../json/types.js'
-import type { ToolCallBlock, ToolSchema, UserMessage } from '../types/content.js'
+import type { ToolSchema, UserMessage } from '../types/content.js'
 import type { ToolDefinition } from '../types/tool.js'
 import type { ToolExecutionResult } from '../types/tool.js'
 import type { ToolBatchInput, ToolBatchResult, ToolCallResult, ToolDispatchOptions, ToolExecutor, ToolExecutorServices, ToolModelInput } from '../types/executor.js'
@@ -9,6 +7,7 @@ import type { Session } from '../types/scope.js'
 import { RUN_CODE } from '../registry/registration.js'
 import { BoundedDispatch, checkDrainGrace, type BoundedOutcome } from './bounded.js'
 import { SessionLog } from './session-log.js'
+import { parseToolCall, type ParsedToolCall } from './arguments.js'
 
 export interface NativeExecutorOptions {
   /** Cap of the rolling pool of concurrency-safe calls (default 10). */
@@ -53,12 +52,6 @@ function projectSchema(tool: ToolDefinition): ToolSchema {
   return { name: tool.name, description: tool.description, parameters: structuredClone(tool.parameters) }
 }
 
-interface Prepared {
-  readonly call: ToolCallBlock
-  readonly args: JsonValue
-  readonly argumentsError: string | undefined
-}
-
 async function runBatch(input: ToolBatchInput, services: ToolExecutorServices, cap: number, graceMs: number): Promise<ToolBatchResult> {
   const { calls, signal, agent, toolSet } = input
   const session: Session | undefined = input.log !== undefined ? agent?.session : undefined
@@ -82,7 +75,7 @@ async function runBatch(input: ToolBatchInput, services: ToolExecutorServices, c
     }
   }
 
-  const start = (index: number, prepared: Prepared): Promise<void> => {
+  const start = (index: number, prepared: ParsedToolCall): Promise<void> => {
     const { call } = prepared
     log?.call(call)
     const dispatch = (options: ToolDispatchOptions): Promise<ToolExecutionResult> =>
@@ -125,7 +118,7 @@ async function runBatch(input: ToolBatchInput, services: ToolExecutorServices, c
   signal.addEventListener('abort', onAbort, { once: true })
   try {
     for (let index = 0; index < calls.length; index++) {
-      const prepared = prepare(calls[index])
+      const prepared = parseToolCall(calls[index])
       // A lone call has nothing to overlap with: its classifier need not run.
       const parallel =
         calls.length > 1 &&
@@ -157,16 +150,4 @@ async function runBatch(input: ToolBatchInput, services: ToolExecutorServices, c
     }
   }
   return batch
-}
-
-/** Parse raw model argument text losslessly; a bad text fails that call only. */
-function prepare(call: ToolCallBlock | undefined): Prepared {
-  if (typeof call !== 'object' || call === null || typeof call.id !== 'string' || typeof call.name !== 'string') {
-    const id = typeof call?.id === 'string' ? call.id : ''
-    return { call: { type: 'tool_call', id, name: String(call?.name ?? ''), arguments: '' }, args: null, argumentsError: 'malformed tool call block' }
-  }
-  if (typeof call.arguments !== 'string') return { call, args: null, argumentsError: 'tool call arguments must be JSON text' }
-  const text = call.arguments.trim() === '' ? '{}' : call.arguments
-  const parsed = parseJsonArguments(text)
-  return parsed.ok ? { call, args: parsed.value, argumentsError: undefined } : { call, args: null, argumentsError: `arguments are not valid JSON: ${parsed.message}` }
 }

@@ -5,7 +5,10 @@ import type { Agent } from './scope.js'
 
 /** One settled `run_code` sub-dispatch about to be logged. Only the durable copy of `content` may change. */
 export interface PtcDispatchLog {
-  /** The outer `run_code` execution. */
+  /**
+   * The parent execution: the `run_code` call, or a provider-hosted program (`name` its kind such as
+   * `code_execution_20250825`, `arguments` `{ code }` when known, else null).
+   */
   readonly exec: ToolExecution
   readonly agent?: Agent
   /** `<parent>:ptc:<n>`. */
