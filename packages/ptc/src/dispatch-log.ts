@@ -5,6 +5,8 @@ export interface SubCallIdentity {
   readonly subCallId: string
   readonly name: string
   readonly arguments: JsonValue
+  /** A hosted program's call: the provider's id of it (the batch result's `callId`). */
+  readonly callId?: string
 }
 
 /**
@@ -28,6 +30,21 @@ export class DispatchLog {
     session: Session | undefined,
   ) {
     this.#queue = session === undefined ? undefined : new SessionQueue(session)
+  }
+
+  /**
+   * A hosted program seen for the first time: `tool/ptc-program {callId, name, code?, turn?, step?}`, the
+   * parent its sub-dispatches are logged under (a `run_code` program's parent is its own `tool/call`).
+   */
+  program(caller: { readonly type: string; readonly code?: string }, step: { readonly turn: number; readonly step: number } | undefined): void {
+    this.#queue?.append({
+      type: 'tool/ptc-program',
+      time: Date.now(),
+      callId: this.exec.callId,
+      name: caller.type,
+      ...(caller.code !== undefined && { code: caller.code }),
+      ...step,
+    })
   }
 
   started(call: SubCallIdentity): void {
@@ -76,7 +93,8 @@ export class DispatchLog {
     await this.#queue?.drain()
   }
 
-  #ids(call: SubCallIdentity): { rootCallId: string; parentCallId: string; subCallId: string; name: string } {
-    return { rootCallId: this.exec.rootCallId, parentCallId: this.exec.callId, subCallId: call.subCallId, name: call.name }
+  #ids(call: SubCallIdentity): { rootCallId: string; parentCallId: string; subCallId: string; name: string; callId?: string } {
+    const ids = { rootCallId: this.exec.rootCallId, parentCallId: this.exec.callId, subCallId: call.subCallId, name: call.name }
+    return call.callId === undefined ? ids : { ...ids, callId: call.callId }
   }
 }

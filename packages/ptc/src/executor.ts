@@ -2,6 +2,7 @@ import type { CodeRunLimits, CodeRuntime } from '@ptc/sandbox'
 import { createNativeExecutor, DEFAULT_DRAIN_GRACE_MS, RUN_CODE, type ToolDefinition, type ToolExecutor, type ToolModelInput, type ToolPromptSection, type ToolSchema } from '@ptc/tools'
 import { declarationsOf } from './bindings.js'
 import { RUN_CODE_DESCRIPTION, RUN_CODE_PARAMETERS } from './run-code-args.js'
+import { withHostedPrograms } from './hosted.js'
 import { createRunCodeTool } from './transport.js'
 
 export interface PtcExecutorOptions {
@@ -52,7 +53,8 @@ export const SDK_GUIDANCE = [
 /**
  * The PTC executor: runs `run_code` programs in the given runtime, where each
  * tool call is a parented sub-dispatch through the whole pipeline. Install it
- * with `tools.setExecutor(…)` (deployment default) or on a scope.
+ * with `tools.setExecutor(…)` (deployment default) or on a scope. Calls made by a provider-hosted program
+ * (a `ToolCallBlock` with `caller`) are routed as sub-dispatches of that program (see `withHostedPrograms`).
  */
 export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
   const { runtime } = options
@@ -72,7 +74,7 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
   const native = createNativeExecutor({ drainGraceMs, ...(options.maxParallelToolCalls !== undefined && { maxParallelToolCalls: options.maxParallelToolCalls }) })
   const runCodeSchema = (): ToolSchema => ({ name: RUN_CODE, description: RUN_CODE_DESCRIPTION, parameters: structuredClone(RUN_CODE_PARAMETERS) })
 
-  return Object.freeze({
+  const executor = Object.freeze({
     // The SDK text the executor owns whatever tools a scope sees: its guidance. A step's describe() renders
     // the whole SDK section (this guidance and the declarations of the visible tools) under the same name,
     // which supersedes this one in modelInput().
@@ -87,6 +89,8 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
     },
     execute: (input, services) => native.execute(input, services),
   } satisfies ToolExecutor)
+  // Calls a provider-hosted program made are sub-dispatches of that program, as a run_code program's are.
+  return withHostedPrograms(executor, { maxParallelSubCalls, drainGraceMs })
 }
 
 /** Guidance plus the declarations of the tools a scope can see, deterministic for the same tool set. */

@@ -1,4 +1,5 @@
 export { createPtcExecutor, sdkText, SDK_GUIDANCE, type PtcExecutorOptions } from './executor.js'
+export { withHostedPrograms, type HostedProgramsOptions } from './hosted.js'
 export { CodeRunFailedError } from './errors.js'
 export { RUN_CODE_DESCRIPTION, RUN_CODE_PARAMETERS, parseRunCodeArgs, type RunCodeArgs } from './run-code-args.js'
 export { renderRunText } from './render.js'

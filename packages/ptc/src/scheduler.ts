@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events'
 import { ToolsError } from '@ptc/tools'
-import { abandonedResult, abandonReason, adoptParsedJson, isConcurrencySafeCall } from '@ptc/tools/executor'
+import { abandonedResult, abandonReason, adoptParsedJson, failureResult, isConcurrencySafeCall, type ParsedToolCall } from '@ptc/tools/executor'
 import type {
   Agent,
   ImageBlock,
@@ -25,7 +25,15 @@ interface SubCall {
   readonly subCallId: string
   readonly name: string
   readonly arguments: JsonValue
-  readonly binding: Binding
+  /**
+   * Undefined only for a hosted program's call of a name the scope cannot execute: the pipeline answers
+   * it (`UNKNOWN_TOOL`), and it runs alone.
+   */
+  readonly binding: Binding | undefined
+  /** A hosted program's call whose arguments could not be read: the pipeline fails it as `INVALID_ARGS`. */
+  readonly argumentsError?: string
+  /** The provider's id of a hosted program's call (logged with it). */
+  readonly callId?: string
   /** Undefined until classified (see `exclusive`). */
   exclusive?: boolean
   result?: ToolExecutionResult
@@ -42,8 +50,13 @@ interface SubCall {
   late?: { readonly result: ToolExecutionResult; readonly at: number }
   /** The grace armed when the body's signal aborted mid-run. */
   graceTimer?: ReturnType<typeof setTimeout>
-  resolve(value: JsonValue): void
-  reject(error: Error): void
+  /** Hand the committed result to the caller; `abandoned`: the run stopped waiting and the result is the abandonment. */
+  deliver(result: ToolExecutionResult, abandoned: boolean): void
+}
+
+/** How sub-call ids are numbered: `<parent call id>:ptc:<n>`, n counted on from `count` (a hosted program keeps it across batches). */
+export interface SubCallNumbering {
+  count: number
 }
 
 /**
@@ -72,9 +85,9 @@ export class SubCallScheduler {
   /** Started, not yet committed, in start (= submission) order. */
   readonly #inFlight: SubCall[] = []
   readonly #run = new AbortController()
-  #submitted = 0
   #policyBusy = false
   #closed = false
+  #closing: Promise<void> | undefined
   #idle: (() => void) | undefined
 
   constructor(
@@ -84,6 +97,7 @@ export class SubCallScheduler {
     private readonly maxParallel: number,
     private readonly log: DispatchLog,
     private readonly drainGraceMs: number,
+    private readonly numbering: SubCallNumbering = { count: 0 },
   ) {
     // Every in-flight sub-call's body and wrappers may listen on the run signal: that is expected, not a leak.
     setMaxListeners(0, this.#run.signal)
@@ -104,15 +118,41 @@ export class SubCallScheduler {
     if (binding === undefined) return Promise.reject(new ToolsError('UNKNOWN_TOOL', `unknown tool: ${name}`))
     const owned = adoptParsedJson(args)
     return new Promise<JsonValue>((resolve, reject) => {
-      const subCallId = `${this.ctx.callId}:ptc:${++this.#submitted}`
-      this.#queue.push({ subCallId, name, arguments: owned, binding, resolve, reject })
+      const deliver = (result: ToolExecutionResult, abandoned: boolean): void => {
+        if (!abandoned) this.#forward(result)
+        if (result.isError) reject(subCallError(result.error.message, result.error.info?.code))
+        else resolve(result.value)
+      }
+      this.#queue.push({ subCallId: this.#nextId(), name, arguments: owned, binding, deliver })
       this.#pump()
     })
   }
 
-  /** Sub-calls submitted so far. */
-  get submitted(): number {
-    return this.#submitted
+  /**
+   * A hosted program's call (made by a provider's code execution): the same queue, pipeline and log as a
+   * program's own, but the caller receives the whole result (content, contexts, conclusion) and nothing is
+   * forwarded. A name the scope cannot execute and unreadable arguments go through the pipeline too, which
+   * answers them, so every call the provider made is logged and answered. Never rejects.
+   */
+  dispatch(parsed: ParsedToolCall): Promise<ToolExecutionResult> {
+    if (this.#closed) return Promise.resolve(failureResult('ABORTED', 'the batch ended before this call started'))
+    const { call, args, argumentsError } = parsed
+    return new Promise<ToolExecutionResult>((resolve) => {
+      this.#queue.push({
+        subCallId: this.#nextId(),
+        name: call.name,
+        arguments: argumentsError === undefined ? adoptParsedJson(args) : null,
+        binding: argumentsError === undefined ? this.bindings.get(call.name) : undefined,
+        ...(argumentsError !== undefined && { argumentsError }),
+        callId: call.id,
+        deliver: (result) => resolve(result),
+      })
+      this.#pump()
+    })
+  }
+
+  #nextId(): string {
+    return `${this.ctx.callId}:ptc:${++this.numbering.count}`
   }
 
   /**
@@ -123,16 +163,23 @@ export class SubCallScheduler {
    * `isError` `TOOL_TIMEOUT` (`timedOut`: the run hit its wall) or `ABORTED`,
    * marked `abandoned: true` — while the pipeline keeps awaiting its body; the
    * body's eventual outcome is logged as `tool/ptc-dispatch-late`.
+   * `ending` words why, in the messages of the calls it stops. Closing again
+   * waits for the first close.
    */
-  async close(timedOut = false): Promise<void> {
+  close(timedOut = false, ending = 'the program ended'): Promise<void> {
+    this.#closing ??= this.#close(timedOut, ending)
+    return this.#closing
+  }
+
+  async #close(timedOut: boolean, ending: string): Promise<void> {
     this.#closed = true
-    this.#run.abort(new Error('the program has ended'))
-    for (const call of this.#queue.splice(0)) call.reject(new ToolsError('ABORTED', 'the program ended before this call started'))
+    this.#run.abort(new Error(ending))
+    for (const call of this.#queue.splice(0)) call.deliver(failureResult('ABORTED', `${ending} before this call started`), false)
     if (this.#inFlight.length > 0) {
       let timer: ReturnType<typeof setTimeout> | undefined
       await new Promise<void>((resolve) => {
         this.#idle = resolve
-        timer = setTimeout(() => this.#abandon(timedOut ? 'TOOL_TIMEOUT' : 'ABORTED'), this.drainGraceMs)
+        timer = setTimeout(() => this.#abandon(timedOut ? 'TOOL_TIMEOUT' : 'ABORTED', timedOut ? 'the program timed out' : ending), this.drainGraceMs)
       })
       clearTimeout(timer)
     }
@@ -140,9 +187,9 @@ export class SubCallScheduler {
   }
 
   /** The drain grace is over: every started call that has not settled is abandoned, then all commit in order. */
-  #abandon(code: 'TOOL_TIMEOUT' | 'ABORTED'): void {
+  #abandon(code: 'TOOL_TIMEOUT' | 'ABORTED', ending: string): void {
     const now = Date.now()
-    const what = `${code === 'TOOL_TIMEOUT' ? 'the program timed out' : 'the program ended'} and the tool call was abandoned`
+    const what = `${ending} and the tool call was abandoned`
     for (const call of this.#inFlight) if (call.result === undefined) this.#abandonCall(call, code, what, now)
     this.#commit()
   }
@@ -152,10 +199,9 @@ export class SubCallScheduler {
       const head = this.#queue[0]
       if (head === undefined) return
       if (this.#inFlight.some((c) => exclusive(c))) return
-      const current = this.services.executable(head.name, this.ctx.agent, this.ctx.toolSet)
-      if (current !== head.binding.definition) {
+      if (head.binding !== undefined && this.services.executable(head.name, this.ctx.agent, this.ctx.toolSet) !== head.binding.definition) {
         this.#queue.shift()
-        head.reject(new ToolsError('UNKNOWN_TOOL', `unknown tool: ${head.name} (it was removed, replaced or restricted after the program started)`))
+        head.deliver(failureResult('UNKNOWN_TOOL', `unknown tool: ${head.name} (it was removed, replaced or restricted after the program started)`), false)
         continue
       }
       // A call that starts alone needs no classification yet; it is classified when another call wants to overlap it.
@@ -176,12 +222,13 @@ export class SubCallScheduler {
           rootCallId: this.ctx.rootCallId,
           name: call.name,
           arguments: call.arguments,
-          schema: call.binding.schema,
+          ...(call.binding !== undefined && { schema: call.binding.schema }),
           parent: this.ctx.token,
           signal: this.#run.signal,
           ...this.#scope(),
         },
         {
+          ...(call.argumentsError !== undefined && { argumentsError: call.argumentsError }),
           onPolicySettled: () => {
             this.#policyBusy = false
             this.#pump()
@@ -234,9 +281,7 @@ export class SubCallScheduler {
       clearTimeout(call.graceTimer)
       this.log.settled(call, result, call.settledAt ?? Date.now(), call.abandoned === true)
       if (call.late !== undefined) this.log.late(call, call.late.result, call.late.at)
-      if (call.abandoned !== true) this.#forward(result)
-      if (result.isError) call.reject(subCallError(result.error.message, result.error.info?.code))
-      else call.resolve(result.value)
+      call.deliver(result, call.abandoned === true)
     }
     if (this.#inFlight.length === 0) this.#idle?.()
     this.#pump()
@@ -261,11 +306,11 @@ export class SubCallScheduler {
 /**
  * Whether a call must run alone: only an exact `true` from the classifier of
  * the definition it was bound to (and checked against at start) is parallel; a
- * throw or anything else is exclusive. The classifier is pure, so evaluating it
- * when first needed gives what it gave at start.
+ * throw or anything else is exclusive, and so is a call without a binding. The
+ * classifier is pure, so evaluating it when first needed gives what it gave at start.
  */
 function exclusive(call: SubCall): boolean {
-  call.exclusive ??= !isConcurrencySafeCall(call.binding.definition, call.arguments)
+  call.exclusive ??= call.binding === undefined || !isConcurrencySafeCall(call.binding.definition, call.arguments)
   return call.exclusive
 }
 
