@@ -1,11 +1,29 @@
-import type { ContentBlock, ToolBatchResult, ToolCallBlock, ToolSchema } from '@ptc/tools'
-import { fromWireToolName, wireSchemas } from './names.js'
+import type { ContentBlock, HostedCaller, ToolBatchResult, ToolCallBlock, ToolSchema } from '@ptc/tools'
+import { checkAllowedCallers, fromWireToolName, wireSchemas } from './names.js'
+
+/**
+ * Who may call a client tool: the model itself (`direct`), or Claude's code execution of a given version
+ * (`code_execution_20250825`, `code_execution_20260120`, …) running a program: programmatic tool calling.
+ */
+export type AnthropicAllowedCaller = 'direct' | `code_execution_${string}`
 
 /** A Messages API client tool (`tools[]` of a request). */
-export interface AnthropicTool {
+export interface AnthropicTool<C extends AnthropicAllowedCaller = AnthropicAllowedCaller> {
   name: string
   description?: string
   input_schema: { type: 'object'; [key: string]: unknown }
+  /** Set by `toAnthropicTools` when `allowedCallers` is given. */
+  allowed_callers?: C[]
+}
+
+/** Options of `toAnthropicTools`. */
+export interface AnthropicToolsOptions<C extends AnthropicAllowedCaller> {
+  /**
+   * Declare every tool with these `allowed_callers` (for example `['code_execution_20250825']`: only Claude's
+   * code execution may call them; add `'direct'` to let the model call them too). The calls a program makes
+   * carry its `caller`, which `fromAnthropicToolUses` keeps, so they run as sub-dispatches of that program.
+   */
+  allowedCallers?: readonly C[]
 }
 
 export type AnthropicTextBlock = { type: 'text'; text: string }
@@ -14,6 +32,16 @@ export type AnthropicImageMediaType = 'image/jpeg' | 'image/png' | 'image/gif' |
 export type AnthropicImageBlock = { type: 'image'; source: { type: 'base64'; media_type: AnthropicImageMediaType; data: string } }
 export interface AnthropicToolUseBlock {
   type: 'tool_use'
+  id: string
+  name: string
+  input: unknown
+  /** Who made the call: `{ type: 'direct' }` (the model), or a code execution version and its `tool_id`. */
+  caller?: { type: string; tool_id?: string } | null
+}
+
+/** The code execution block that starts a program (its `id` is the `tool_id` of the calls the program makes). */
+export interface AnthropicServerToolUseBlock {
+  type: 'server_tool_use'
   id: string
   name: string
   input: unknown
@@ -28,7 +56,7 @@ export interface AnthropicToolResultBlock {
 /** An assistant message (or its `content`); only `tool_use` blocks matter here. */
 export interface AnthropicAssistantMessage {
   role: 'assistant'
-  content: string | Array<AnthropicToolUseBlock | AnthropicTextBlock | { type: string }>
+  content: string | Array<AnthropicToolUseBlock | AnthropicServerToolUseBlock | AnthropicTextBlock | { type: string }>
 }
 
 export interface AnthropicToolResultMessage {
@@ -37,19 +65,46 @@ export interface AnthropicToolResultMessage {
 }
 
 /**
- * `schemas()` as Messages API tools; names made API-safe (`fs.read` -> `fs_read`).
+ * `schemas()` as Messages API tools; names made API-safe (`fs.read` -> `fs_read`), with `allowed_callers`
+ * when `options.allowedCallers` is given.
  * @throws WireNameCollisionError when two tools would have the same API name
+ * @throws TypeError when `allowedCallers` is empty or names something other than `direct` or `code_execution_…`
  */
-export function toAnthropicTools(schemas: readonly ToolSchema[]): AnthropicTool[] {
-  return wireSchemas(schemas).map(({ name, description, parameters }) => ({ name, description, input_schema: parameters }))
+export function toAnthropicTools<const C extends AnthropicAllowedCaller = never>(schemas: readonly ToolSchema[], options: AnthropicToolsOptions<C> = {}): Array<AnthropicTool<C>> {
+  const callers = checkAllowedCallers(options.allowedCallers, (c) => c === 'direct' || /^code_execution_\w+$/.test(c), "'direct' or a code execution version such as 'code_execution_20250825'")
+  return wireSchemas(schemas).map(({ name, description, parameters }) => ({ name, description, input_schema: parameters, ...(callers !== undefined && { allowed_callers: [...callers] }) }))
 }
 
-/** The `tool_use` blocks of an assistant message as ptc `ToolCallBlock`s (the input re-serialized as JSON text). */
+/**
+ * The `tool_use` blocks of an assistant message as ptc `ToolCallBlock`s (the input re-serialized as JSON text).
+ * A call made by Claude's code execution keeps its `caller` (`{ type, id: tool_id, code? }`, the code read from
+ * the message's `server_tool_use` block when it is there), so the executor runs it as a sub-dispatch of that
+ * program; a direct call has none.
+ */
 export function fromAnthropicToolUses(message: AnthropicAssistantMessage, names?: readonly string[]): ToolCallBlock[] {
   if (typeof message.content === 'string') return []
+  const programs = new Map<string, string>()
+  for (const b of message.content) {
+    if (b.type !== 'server_tool_use') continue
+    const { id, input } = b as AnthropicServerToolUseBlock
+    const code = typeof input === 'object' && input !== null ? (input as { code?: unknown }).code : undefined
+    if (typeof id === 'string' && typeof code === 'string') programs.set(id, code)
+  }
   return message.content
     .filter((b): b is AnthropicToolUseBlock => b.type === 'tool_use')
-    .map((b) => ({ type: 'tool_call', id: b.id, name: fromWireToolName(b.name, names), arguments: JSON.stringify(b.input ?? {}) }))
+    .map((b) => {
+      const call: ToolCallBlock = { type: 'tool_call', id: b.id, name: fromWireToolName(b.name, names), arguments: JSON.stringify(b.input ?? {}) }
+      const caller = hostedCaller(b.caller, programs)
+      return caller === undefined ? call : { ...call, caller }
+    })
+}
+
+/** A `caller` other than `direct` as ptc's `HostedCaller` (an id that is not a string is kept empty: the executor refuses that call). */
+function hostedCaller(caller: AnthropicToolUseBlock['caller'], programs: ReadonlyMap<string, string>): HostedCaller | undefined {
+  if (caller === undefined || caller === null || caller.type === 'direct') return undefined
+  const id = typeof caller.tool_id === 'string' ? caller.tool_id : ''
+  const code = programs.get(id)
+  return code === undefined ? { type: String(caller.type), id } : { type: String(caller.type), id, code }
 }
 
 /**

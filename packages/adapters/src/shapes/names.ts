@@ -52,3 +52,14 @@ export function wireSchemas(schemas: readonly ToolSchema[]): WireSchema[] {
 export function dataUrl(image: { readonly mimeType: string; readonly data: string }): string {
   return `data:${image.mimeType};base64,${image.data}`
 }
+
+/**
+ * A provider's `allowed_callers` list checked: undefined when not given, else a non-empty list of accepted values.
+ * @throws TypeError naming the first value that is not one (`what` says what is)
+ */
+export function checkAllowedCallers<C extends string>(callers: readonly C[] | undefined, accepted: (caller: string) => boolean, what: string): readonly C[] | undefined {
+  if (callers === undefined) return undefined
+  if (!Array.isArray(callers) || callers.length === 0) throw new TypeError(`allowedCallers must be a non-empty array of ${what}`)
+  for (const caller of callers) if (typeof caller !== 'string' || !accepted(caller)) throw new TypeError(`allowedCallers: ${JSON.stringify(caller)} is not ${what}`)
+  return callers
+}

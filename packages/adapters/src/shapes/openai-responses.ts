@@ -1,5 +1,8 @@
-import type { ContentBlock, ToolBatchResult, ToolCallBlock, ToolSchema } from '@ptc/tools'
-import { dataUrl, fromWireToolName, wireSchemas } from './names.js'
+import type { ContentBlock, HostedCaller, ToolBatchResult, ToolCallBlock, ToolSchema } from '@ptc/tools'
+import { checkAllowedCallers, dataUrl, fromWireToolName, wireSchemas } from './names.js'
+
+/** Who may call a function tool: the model itself (`direct`), or a program it wrote (`programmatic`: programmatic tool calling). */
+export type OpenAIResponsesAllowedCaller = 'direct' | 'programmatic'
 
 /** A Responses API function tool (`tools[]` of `responses.create`). */
 export interface OpenAIResponsesTool {
@@ -9,6 +12,18 @@ export interface OpenAIResponsesTool {
   parameters: { [key: string]: unknown }
   /** True where the schema meets strict mode's rules (see `toOpenAIResponsesTools`). */
   strict: boolean
+  /** Set by `toOpenAIResponsesTools` when `allowedCallers` is given. */
+  allowed_callers?: OpenAIResponsesAllowedCaller[]
+}
+
+/** Options of `toOpenAIResponsesTools`. */
+export interface OpenAIResponsesToolsOptions {
+  /**
+   * Declare every function with these `allowed_callers` (`['programmatic']`: only a program the model wrote may
+   * call them; add `'direct'` to let the model call them too). The calls a program makes carry its `caller`,
+   * which `fromOpenAIResponsesOutput` keeps, so they run as sub-dispatches of that program.
+   */
+  allowedCallers?: readonly OpenAIResponsesAllowedCaller[]
 }
 
 /** A `function_call` item of a response's `output` (other items are ignored). */
@@ -17,6 +32,16 @@ export interface OpenAIResponsesFunctionCall {
   call_id: string
   name: string
   arguments: string
+  /** Who made the call: `{ type: 'direct' }` (the model), or `{ type: 'program', caller_id }` (a program item's `call_id`). */
+  caller?: { type: 'direct' } | { type: 'program'; caller_id: string } | null
+}
+
+/** A `program` item of a response's `output`: the program whose calls name its `call_id` as their `caller_id`. */
+export interface OpenAIResponsesProgram {
+  type: 'program'
+  id: string
+  call_id: string
+  code: string
 }
 
 /** What a function's output may hold: text, and images as data URLs. */
@@ -42,20 +67,50 @@ export interface OpenAIResponsesUserMessage {
  * (`fs.read` -> `fs_read`). `strict` is true exactly where the schema already meets strict mode's rules
  * (every object closed with `additionalProperties: false` and every property required, only the keywords strict
  * mode takes), so the API enforces it; otherwise false, and the pipeline still validates every call.
+ * `allowed_callers` is set when `options.allowedCallers` is given.
  * @throws WireNameCollisionError when two tools would have the same API name
+ * @throws TypeError when `allowedCallers` is empty or names something other than `direct` or `programmatic`
  */
-export function toOpenAIResponsesTools(schemas: readonly ToolSchema[]): OpenAIResponsesTool[] {
-  return wireSchemas(schemas).map(({ name, description, parameters }) => ({ type: 'function', name, description, parameters, strict: strictCompatible(parameters) }))
+export function toOpenAIResponsesTools(schemas: readonly ToolSchema[], options: OpenAIResponsesToolsOptions = {}): OpenAIResponsesTool[] {
+  const callers = checkAllowedCallers(options.allowedCallers, (c) => c === 'direct' || c === 'programmatic', "'direct' or 'programmatic'")
+  return wireSchemas(schemas).map(({ name, description, parameters }) => ({
+    type: 'function',
+    name,
+    description,
+    parameters,
+    strict: strictCompatible(parameters),
+    ...(callers !== undefined && { allowed_callers: [...callers] }),
+  }))
 }
 
 /**
  * The `function_call` items of a response's `output` as ptc `ToolCallBlock`s (arguments stay the model's
- * raw JSON text; the id is the item's `call_id`). Pass the schemas' names to map API-safe names back.
+ * raw JSON text; the id is the item's `call_id`). Pass the schemas' names to map API-safe names back. A call
+ * a program made keeps its `caller` (`{ type: 'program', id: caller_id, code? }`, the code read from the
+ * output's `program` item when it is there), so the executor runs it as a sub-dispatch of that program.
  */
 export function fromOpenAIResponsesOutput(output: readonly { type: string }[], names?: readonly string[]): ToolCallBlock[] {
+  const programs = new Map<string, string>()
+  for (const item of output) {
+    if (item.type !== 'program') continue
+    const { call_id: id, code } = item as Partial<OpenAIResponsesProgram>
+    if (typeof id === 'string' && typeof code === 'string') programs.set(id, code)
+  }
   return output
     .filter((item): item is OpenAIResponsesFunctionCall => item.type === 'function_call')
-    .map((call) => ({ type: 'tool_call', id: call.call_id, name: fromWireToolName(call.name, names), arguments: call.arguments }))
+    .map((item) => {
+      const call: ToolCallBlock = { type: 'tool_call', id: item.call_id, name: fromWireToolName(item.name, names), arguments: item.arguments }
+      const caller = programCaller(item.caller, programs)
+      return caller === undefined ? call : { ...call, caller }
+    })
+}
+
+/** A `program` caller as ptc's `HostedCaller` (a `caller_id` that is not a string is kept empty: the executor refuses that call). */
+function programCaller(caller: OpenAIResponsesFunctionCall['caller'], programs: ReadonlyMap<string, string>): HostedCaller | undefined {
+  if (caller === undefined || caller === null || caller.type === 'direct') return undefined
+  const id = typeof (caller as { caller_id?: unknown }).caller_id === 'string' ? (caller as { caller_id: string }).caller_id : ''
+  const code = programs.get(id)
+  return code === undefined ? { type: String(caller.type), id } : { type: String(caller.type), id, code }
 }
 
 /**

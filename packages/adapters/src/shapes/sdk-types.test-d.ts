@@ -48,3 +48,23 @@ test('Responses API: function tools and the output items are request params; an 
   expectTypeOf(fromOpenAIResponsesOutput(response.output)).toBeArray()
   expectTypeOf(params).toBeObject()
 })
+
+test('programmatic tool calling: tools with allowed_callers are request params of both APIs', () => {
+  const anthropic: Anthropic.Messages.ToolUnion[] = toAnthropicTools(schemas, { allowedCallers: ['code_execution_20250825'] })
+  const both: Anthropic.Messages.Tool[] = toAnthropicTools(schemas, { allowedCallers: ['direct', 'code_execution_20260120'] })
+  const openai: OpenAI.Responses.Tool[] = toOpenAIResponsesTools(schemas, { allowedCallers: ['programmatic'] })
+  const request: Anthropic.Messages.MessageCreateParamsNonStreaming = {
+    model: 'm',
+    max_tokens: 1,
+    messages: [],
+    tools: [{ type: 'code_execution_20250825', name: 'code_execution' }, ...anthropic],
+  }
+  // A caller the SDK does not know is refused at compile time.
+  // @ts-expect-error: not a caller of the Messages API
+  toAnthropicTools(schemas, { allowedCallers: ['programmatic'] })
+  // @ts-expect-error: not a caller of the Responses API
+  toOpenAIResponsesTools(schemas, { allowedCallers: ['code_execution_20250825'] })
+  expectTypeOf(both).toBeArray()
+  expectTypeOf(openai).toBeArray()
+  expectTypeOf(request).toBeObject()
+})

@@ -43,12 +43,16 @@ export function renderLogTree(roots: readonly LogRoot[]): string[] {
   for (const root of roots) {
     const where = root.turn === undefined ? '' : ` [turn ${root.turn}${root.step === undefined ? '' : `, step ${root.step}`}]`
     const label = root.description !== undefined ? `"${oneLine(root.description, 80)}"` : argumentsSummary(root.arguments)
-    push(`${root.name} ${root.id}${where} ${label} — ${formatMs(ms(root))} — ${outcome(root)}`)
+    if (root.hosted) push(`${root.name} ${root.id}${where} ${label} — a program the provider ran`)
+    else push(`${root.name} ${root.id}${where} ${label} — ${formatMs(ms(root))} — ${outcome(root)}`)
     root.subCalls.forEach((call, i) => {
       const branch = i === root.subCalls.length - 1 ? '└─' : '├─'
       push(`  ${branch} ${call.id} ${call.name}(${argumentsSummary(call.arguments)}) — ${formatMs(ms(call))} — ${outcome(call)}`)
     })
-    if (root.subCalls.length > 0) {
+    if (root.hosted) {
+      const bytes = root.subCalls.reduce((sum, c) => sum + c.resultBytes, 0)
+      push(`     ${root.subCalls.length} call(s) from the provider's program; ${formatBytes(bytes)} of tool results went to it`)
+    } else if (root.subCalls.length > 0) {
       const bytes = root.subCalls.reduce((sum, c) => sum + c.resultBytes, 0)
       push(`     ${root.subCalls.length} sub-call(s); ${formatBytes(bytes)} of tool results stayed in the sandbox, ${formatBytes(root.resultBytes)} reached the model`)
     }
@@ -63,5 +67,5 @@ export function logTreeJson(roots: readonly LogRoot[]): unknown[] {
     code: c.code ?? null, bytes: c.resultBytes, summary: oneLine(c.resultText, 200), abandoned: c.abandoned,
     late: c.late === undefined ? null : { ms: c.startedAt === undefined ? null : c.late.at - c.startedAt, isError: c.late.isError, code: c.late.code ?? null },
   })
-  return roots.map((r) => ({ ...call(r), description: r.description ?? null, turn: r.turn ?? null, step: r.step ?? null, subCalls: r.subCalls.map(call) }))
+  return roots.map((r) => ({ ...call(r), description: r.description ?? null, hosted: r.hosted, turn: r.turn ?? null, step: r.step ?? null, subCalls: r.subCalls.map(call) }))
 }

@@ -20,9 +20,13 @@ export interface LogCall {
   late: { at: number; isError: boolean; code: string | undefined } | undefined
 }
 
-/** A model-direct call (a `run_code` call or a native one) and the sub-calls of its program. */
+/**
+ * A model-direct call (a `run_code` call or a native one) and the sub-calls of its program, or a program the
+ * provider ran (`hosted`: its `tool/ptc-program` event; `arguments` is its code when the log has it).
+ */
 export interface LogRoot extends LogCall {
   description: string | undefined
+  hosted: boolean
   turn: number | undefined
   step: number | undefined
   readonly subCalls: LogCall[]
@@ -88,7 +92,7 @@ export function buildLogTree(events: readonly SessionEvent[]): LogRoot[] {
   const current = new Map<string, LogRoot>()
   const subCalls = new Map<string, LogCall>()
   const open = (id: string, event: SessionEvent, name: string): LogRoot => {
-    const created: LogRoot = { ...newCall(id, name, undefined, undefined), description: undefined, turn: event.turn, step: event.step, subCalls: [] }
+    const created: LogRoot = { ...newCall(id, name, undefined, undefined), description: undefined, hosted: false, turn: event.turn, step: event.step, subCalls: [] }
     roots.push(created)
     current.set(id, created)
     return created
@@ -100,6 +104,10 @@ export function buildLogTree(events: readonly SessionEvent[]): LogRoot[] {
       const existing = current.get(event.callId)
       const target = existing === undefined || existing.startedAt !== undefined ? open(event.callId, event, name) : existing
       Object.assign(target, { name, arguments: event.arguments, description: descriptionOf(name, event.arguments), startedAt: event.time, turn: event.turn, step: event.step })
+    } else if (event.type === 'tool/ptc-program' && typeof event.callId === 'string') {
+      const existing = current.get(event.callId)
+      const target = existing === undefined || existing.startedAt !== undefined ? open(event.callId, event, String(event.name)) : existing
+      Object.assign(target, { name: String(event.name), arguments: typeof event.code === 'string' ? event.code : undefined, hosted: true, startedAt: event.time, turn: event.turn, step: event.step })
     } else if (event.type === 'tool/result' && typeof event.callId === 'string') {
       settle(root(event.callId, event), event)
     } else if (event.type === 'tool/ptc-dispatch-start' && typeof event.subCallId === 'string' && typeof event.parentCallId === 'string') {
