@@ -166,6 +166,23 @@ describe('request bodies and JSON-RPC errors', () => {
     expect([get.status, rpcError(get.json).code]).toEqual([400, -32600])
   })
 
+  test('inside a session, malformed JSON gets 400 / -32700 and valid JSON that is no JSON-RPC request 400 / -32600; the session lives on', async () => {
+    const id = await initializeRaw(url, served.bearer)
+    const headers = mcpHeaders({ authorization: served.bearer, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' })
+    const parse = await post(url, '{"jsonrpc":"2.0",', headers)
+    expect([parse.status, rpcError(parse.json).code]).toEqual([400, -32700])
+    const bad = [42, '"text"', 'null', { foo: 1 }, { jsonrpc: '1.0', id: 1, method: 'tools/list' }, { jsonrpc: '2.0', id: 1 }, { jsonrpc: '2.0', id: 1, method: 7 }, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: 5 }, [], [{ a: 1 }]]
+    for (const body of bad) {
+      const response = await post(url, body, headers)
+      expect([response.status, rpcError(response.json)], JSON.stringify(body)).toEqual([400, { code: -32600, message: expect.stringMatching(/^Invalid Request: the body must be a JSON-RPC 2\.0 message/) as unknown }])
+    }
+    // An unknown method is a valid request: the protocol server answers it (-32601), and the session still works.
+    const unknown = await post(url, { jsonrpc: '2.0', id: 5, method: 'no/such' }, headers)
+    expect([unknown.status, unknown.text]).toEqual([200, expect.stringContaining('"code":-32601') as unknown])
+    const list = await post(url, { jsonrpc: '2.0', id: 6, method: 'tools/list' }, headers)
+    expect([list.status, list.text]).toEqual([200, expect.stringContaining('run_code') as unknown])
+  })
+
   test('an unknown session id gets 404; another method 405; another content type 415; a bad Accept 406', async () => {
     const unknown = await post(url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, mcpHeaders({ authorization: served.bearer, 'mcp-session-id': '00000000-0000-4000-8000-000000000000' }))
     expect([unknown.status, rpcError(unknown.json).code]).toEqual([404, -32001])

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
+import { isInitializeRequest, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { PtcMcpServer } from '../ptc-mcp-server.js'
 import { generateToken } from './auth.js'
 import { parseJson, readBody } from './body.js'
@@ -99,6 +99,7 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
       if (req.method === 'POST') {
         const read = await readMessage(req, res)
         if ('refusal' in read) return read.refusal
+        if (!isJsonRpcBody(read.value)) return refusal(400, JSONRPC_ERROR.invalidRequest, 'Invalid Request: the body must be a JSON-RPC 2.0 message or a non-empty array of them')
         body = read.value
       }
       // A session closed meanwhile (DELETE, shutdown) answers 404 itself.
@@ -194,4 +195,13 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
     close,
     [Symbol.asyncDispose]: close,
   }
+}
+
+/**
+ * Whether a parsed body is a JSON-RPC 2.0 message or a non-empty batch of them: anything else is an Invalid
+ * Request (-32600), which the SDK would answer as a parse error (-32700) or, for an empty batch, accept.
+ */
+function isJsonRpcBody(value: unknown): boolean {
+  const messages = Array.isArray(value) ? value : [value]
+  return messages.length > 0 && messages.every((message) => JSONRPCMessageSchema.safeParse(message).success)
 }
