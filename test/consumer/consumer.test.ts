@@ -12,7 +12,7 @@
  * isolated-vm binary, and the test checks what a user whose build failed sees.
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
@@ -148,7 +148,7 @@ describe('a project outside the repository, as the README says', () => {
       "import { McpError, McpServeUsageError } from '@ptc/mcp'",
       "import { CliError } from '@ptc/cli'",
       "import { SandboxBackendUnavailableError } from '@ptc/sandbox-isolated-vm'",
-      "import { AdapterError, WireNameCollisionError } from '@ptc/adapters'",
+      "import { AdapterError, WireNameCollisionError } from '@ptc/adapters/shapes'",
       'const errors = [',
       "  new ToolsError('TOOL_ERROR', 'x'), new ToolTimeoutError(5), new SandboxUsageError('x'),",
       "  new BindingsError('INVALID_BINDING_NAMES', 'x'), new McpError('MCP_SERVE_USAGE', 'x'), new McpServeUsageError('x'),",
@@ -175,6 +175,34 @@ describe('a project outside the repository, as the README says', () => {
       ['WireNameCollisionError', 'WIRE_NAME_COLLISION', true],
     ])
   }, 60_000)
+
+  test('@ptc/adapters/shapes works with none of its optional peers installed; the root entry needs ai and zod, then works', async () => {
+    // Optional peers are not installed by npm: ai is not in the project yet (zod may be, for the MCP SDK).
+    expect(existsSync(join(project, 'node_modules/ai'))).toBe(false)
+    const shapes = [
+      "import { fromAnthropicToolUses, toAnthropicTools, toOpenAIResponsesTools } from '@ptc/adapters/shapes'",
+      "const schemas = [{ name: 'fs.read', description: 'Read.', parameters: { type: 'object', properties: {} } }]",
+      "const calls = fromAnthropicToolUses({ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'fs_read', input: {}, caller: { type: 'code_execution_20250825', tool_id: 'p' } }] }, ['fs.read'])",
+      "console.log(JSON.stringify([toAnthropicTools(schemas, { allowedCallers: ['code_execution_20250825'] })[0], toOpenAIResponsesTools(schemas)[0].name, calls[0]]))",
+      '',
+    ].join('\n')
+    writeFileSync(join(project, 'shapes.mjs'), shapes)
+    const result = await run(process.execPath, ['shapes.mjs'], project)
+    expectOk(result, 'node shapes.mjs')
+    expect(JSON.parse(result.stdout) as unknown).toEqual([
+      { name: 'fs_read', description: 'Read.', input_schema: { type: 'object', properties: {} }, allowed_callers: ['code_execution_20250825'] },
+      'fs_read',
+      { type: 'tool_call', id: 't', name: 'fs.read', arguments: '{}', caller: { type: 'code_execution_20250825', id: 'p' } },
+    ])
+    writeFileSync(join(project, 'root.mjs'), "import { toAiSdkTools } from '@ptc/adapters'\nconsole.log(typeof toAiSdkTools)\n")
+    const without = await run(process.execPath, ['root.mjs'], project)
+    expect(without.code).not.toBe(0)
+    expect(without.stderr).toMatch(/Cannot find (package|module) 'ai'/)
+    expectOk(await run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', 'ai@6', 'zod@4'], project), 'npm install ai zod')
+    const withPeers = await run(process.execPath, ['root.mjs'], project)
+    expectOk(withPeers, 'node root.mjs')
+    expect(withPeers.stdout.trim()).toBe('function')
+  }, 180_000)
 
   describe('a tools module that imports @ptc/tools (no config)', () => {
     const plain = join(project, 'plain')
