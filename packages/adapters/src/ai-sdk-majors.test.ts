@@ -93,3 +93,80 @@ test("images reach each major in its own part: ai 6 and 7 take image-data, ai 5 
   })
   expect(toModelOutput?.(output)).toEqual({ type: 'content', value: [{ type: 'text', text: 'a chart' }, { type: 'media', data: 'AAA', mediaType: 'image/png' }] })
 })
+
+/** A host whose policy asks before every run_code, with no approval service (an ask that reaches the service is DENIED). */
+function askingHost(): ReturnType<typeof host> & { runs: string[] } {
+  const h = host()
+  const runs: string[] = []
+  h.tools.on('tools/pre-execute', (exec, next) => (exec.name === 'run_code' ? { kind: 'ask', reason: 'programs need a yes' } : next()))
+  h.tools.on('tools/result', (exec, result) => void (exec.name === 'run_code' && runs.push(result.isError ? `error ${result.error.info?.code ?? ''}` : 'ran')))
+  return { ...h, runs }
+}
+
+describe.each([
+  ['ai 6', MockLanguageModelV3, generateText6, stepCountIs6],
+  ['ai 7', MockLanguageModelV4, generateText7, stepCountIs7],
+] as const)("approval: 'ai-sdk' with %s", (_name, Mock, generateText, stepCountIs) => {
+  type Part = { type: string; approvalId?: string; toolCallId?: string; output?: unknown }
+  type Result = { text: string; content: Part[]; response: { messages: unknown[] } }
+  const generate = generateText as unknown as (options: unknown) => Promise<Result>
+
+  async function approveOrDeny(approved: boolean) {
+    const h = askingHost()
+    const code = h.runtime.define('lookup', async (t) => (await t['lookup']?.({ key: 'abcd' })) as never)
+    const model = new Mock({
+      doGenerate: [
+        { content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'run_code', input: JSON.stringify({ code, description: 'look up' }) }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usageV3, warnings: [] },
+        { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usageV3, warnings: [] },
+      ],
+    } as never)
+    const { tools: aiTools, instructions } = toAiSdkTools(h.tools, { agent: h.agent, approval: 'ai-sdk' })
+    const first = await generate({ model, system: instructions, tools: aiTools, prompt: 'go', stopWhen: stepCountIs(3) })
+    const request = first.content.find((p) => p.type === 'tool-approval-request')
+    // generateText stopped for the approval: nothing ran yet.
+    expect(request?.approvalId).toEqual(expect.any(String))
+    expect(h.runs).toEqual([])
+    const messages = [{ role: 'user', content: 'go' }, ...first.response.messages, { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: request?.approvalId, approved }] }]
+    const second = await generate({ model, system: instructions, tools: aiTools, messages, stopWhen: stepCountIs(3) })
+    return { h, second, lastPrompt: JSON.stringify(model.doGenerateCalls[1]?.prompt.at(-1)) }
+  }
+
+  test("a policy's ask becomes an approval request; once approved the call runs without the approval service", async () => {
+    const { h, second, lastPrompt } = await approveOrDeny(true)
+    expect(second.text).toBe('done')
+    expect(h.runs).toEqual(['ran'])
+    expect(lastPrompt).toContain('\\"value\\": 4')
+  })
+
+  test('a denied approval never runs the call; the model is told', async () => {
+    const { h, second, lastPrompt } = await approveOrDeny(false)
+    expect(second.text).toBe('done')
+    expect(h.runs).toEqual([])
+    expect(lastPrompt).toMatch(/denied/i)
+  })
+
+  test("a call the policies allow needs no approval; the default 'service' mode asks the approval service instead", async () => {
+    const h = askingHost()
+    const { tools: aiTools } = toAiSdkTools(h.tools, { agent: h.agent })
+    expect((aiTools['run_code'] as { needsApproval?: unknown }).needsApproval).toBeUndefined()
+    const { tools: asking } = toAiSdkTools(h.tools, { agent: h.agent, approval: 'ai-sdk' })
+    const needsApproval = (asking['run_code'] as { needsApproval: (input: unknown, options: { toolCallId: string }) => Promise<boolean> }).needsApproval
+    expect(await needsApproval({ code: 'x', description: 'd' }, { toolCallId: 'c9' })).toBe(true)
+    const open = host()
+    const { tools: plain } = toAiSdkTools(open.tools, { agent: open.agent, approval: 'ai-sdk' })
+    expect(await (plain['run_code'] as unknown as { needsApproval: typeof needsApproval }).needsApproval({ code: 'x', description: 'd' }, { toolCallId: 'c9' })).toBe(false)
+  })
+})
+
+test("ai 5 has no tool approval: with approval 'ai-sdk' the approval service answers, as by default", async () => {
+  const h = askingHost()
+  const code = h.runtime.define('lookup', async (t) => (await t['lookup']?.({ key: 'abcd' })) as never)
+  const { tools: aiTools, instructions } = toAiSdkTools(h.tools, { agent: h.agent, approval: 'ai-sdk' })
+  await majors[0]!.run(aiTools, instructions, { code, description: 'look up' })
+  // No approval service: the ask is a denial, and the body never ran.
+  expect(h.runs).toEqual(['error DENIED'])
+})
+
+test('approval must be service or ai-sdk', () => {
+  expect(() => toAiSdkTools(host().tools, { approval: 'model' as never })).toThrow(/approval must be 'service' or 'ai-sdk', not "model"/)
+})

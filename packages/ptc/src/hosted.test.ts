@@ -93,6 +93,14 @@ describe('calls made by a provider-hosted program', () => {
     ])
   })
 
+  test("a program's call is never approved by the batch's approved ids: its ask goes to the approval service", async () => {
+    const h = nativeHarness({}, async () => 'rejected')
+    h.tools.on('tools/pre-execute', () => ({ kind: 'ask', reason: 'careful' }))
+    const out = await h.tools.execute({ calls: [hosted('t1', 'lookup', { key: 'a' })], signal: new AbortController().signal, agent: h.agent, approved: ['t1', 'srvtoolu_1:ptc:1'] })
+    expect(out.results[0]?.result.error?.info?.code).toBe('DENIED')
+    expect(h.trace).toEqual([])
+  })
+
   test('a mixed batch runs its runs one after another: an exclusive call never overlaps, results keep model order', async () => {
     const h = nativeHarness()
     // Two calls of `meet` return met: true only when both were running at once (else each gives up after 5 s).

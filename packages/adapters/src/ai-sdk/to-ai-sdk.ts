@@ -12,6 +12,19 @@ export interface ToAiSdkToolsOptions {
   readonly signal?: AbortSignal
   /** With it (and an agent with a session), `tool/call` and `tool/result` events are appended. */
   readonly log?: { readonly turn: number; readonly step: number }
+  /**
+   * Who answers a policy's `ask` about a call the model makes (`run_code` itself, or a native tool):
+   * - `'service'` (default): the `ToolsService`'s approval service, while the call runs, on every major.
+   * - `'ai-sdk'`: the AI SDK's own tool approval (ai 6 and 7): each tool's `needsApproval` runs the scope's
+   *   policies (`preflight`) and asks for approval exactly when they answer `ask`; `generateText` then stops
+   *   with a `tool-approval-request`, and once your `tool-approval-response` approves it the call runs
+   *   without the approval service (a `deny` or a guard still refuses it). Keep using the same tools object
+   *   for the continuation: a call approved through another one goes to the approval service. ai 5 has no
+   *   tool approval and ignores `needsApproval`: there the approval service answers, as with `'service'`.
+   * An `ask` about a program's sub-call always goes to the approval service: a running program cannot wait
+   * for the AI SDK's next call.
+   */
+  readonly approval?: 'service' | 'ai-sdk'
 }
 
 /** The AI SDK's tool-result output (what `toModelOutput` returns). */
@@ -40,17 +53,29 @@ export interface AiSdkTools {
  * to the model as a tool error.
  */
 export function toAiSdkTools(tools: ToolsView, options: ToAiSdkToolsOptions = {}): AiSdkTools {
+  const approval = options.approval ?? 'service'
+  if (approval !== 'service' && approval !== 'ai-sdk') throw new TypeError(`approval must be 'service' or 'ai-sdk', not ${JSON.stringify(approval)}`)
   const scope: ScopeKey | undefined = options.agent ?? tools.scope
   const input = tools.modelInput(scope, options.toolSet)
   const step = new StepBatcher(tools, options)
+  // Calls whose needsApproval said yes: the AI SDK runs one only once its approval was granted.
+  const asked = new BoundedSet(10_000)
   const out: Record<string, Tool<unknown, PtcToolOutput>> = {}
   for (const schema of input.schemas) {
+    const needsApproval = async (args: unknown, { toolCallId }: { toolCallId: string }): Promise<boolean> => {
+      const { agent, toolSet } = options
+      const decision = await tools.preflight({ callId: toolCallId, name: schema.name, arguments: args ?? {}, ...(agent !== undefined && { agent }), ...(toolSet !== undefined && { toolSet }) })
+      if (decision.kind !== 'ask') return false
+      asked.add(toolCallId)
+      return true
+    }
     out[schema.name] = tool<unknown, PtcToolOutput>({
       description: schema.description,
       inputSchema: inputSchema(schema.parameters as JSONSchema7),
+      ...(approval === 'ai-sdk' && { needsApproval }),
       execute: async (args, { toolCallId, abortSignal }) => {
         const call: ToolCallBlock = { type: 'tool_call', id: toolCallId, name: schema.name, arguments: JSON.stringify(args ?? {}) }
-        const { batch, last } = await step.submit(call, abortSignal ?? options.signal ?? new AbortController().signal)
+        const { batch, last } = await step.submit(call, abortSignal ?? options.signal ?? new AbortController().signal, asked.take(toolCallId))
         const result = batch.results.find((r) => r.callId === toolCallId)?.result
         if (result === undefined) throw new Error(`no result for ${schema.name}`)
         // A batch's additional context (no AI SDK counterpart) follows the result of its last call.
@@ -81,8 +106,24 @@ function inputSchema(parameters: JSONSchema7): ReturnType<typeof jsonSchema<unkn
 /** The mark of an AI SDK validator (`Symbol.for('vercel.ai.validator')` in every major). */
 const VALIDATOR = Symbol.for('vercel.ai.validator')
 
+/** Ids remembered up to a cap, the oldest forgotten first (approvals the user never answered). */
+class BoundedSet {
+  readonly #ids = new Set<string>()
+  constructor(private readonly max: number) {}
+  add(id: string): void {
+    this.#ids.delete(id)
+    this.#ids.add(id)
+    if (this.#ids.size > this.max) this.#ids.delete(this.#ids.values().next().value as string)
+  }
+  /** Whether `id` was there; it is not any more. */
+  take(id: string): boolean {
+    return this.#ids.delete(id)
+  }
+}
+
 interface Submitted {
   readonly call: ToolCallBlock
+  readonly approved: boolean
   readonly signal: AbortSignal
   resolve(outcome: { batch: ToolBatchResult; last: boolean }): void
   reject(error: unknown): void
@@ -100,10 +141,10 @@ class StepBatcher {
     private readonly options: ToAiSdkToolsOptions,
   ) {}
 
-  submit(call: ToolCallBlock, signal: AbortSignal): Promise<{ batch: ToolBatchResult; last: boolean }> {
+  submit(call: ToolCallBlock, signal: AbortSignal, approved: boolean): Promise<{ batch: ToolBatchResult; last: boolean }> {
     return new Promise((resolve, reject) => {
       if (this.#pending.length === 0) setImmediate(() => void this.#flush())
-      this.#pending.push({ call, signal, resolve, reject })
+      this.#pending.push({ call, approved, signal, resolve, reject })
     })
   }
 
@@ -112,6 +153,7 @@ class StepBatcher {
     this.#pending = []
     const signals = [...new Set(submitted.map((s) => s.signal))]
     const { options } = this
+    const approved = submitted.filter((s) => s.approved).map((s) => s.call.id)
     try {
       const batch = await this.tools.execute({
         calls: submitted.map((s) => s.call),
@@ -119,6 +161,7 @@ class StepBatcher {
         ...(options.agent !== undefined && { agent: options.agent }),
         ...(options.toolSet !== undefined && { toolSet: options.toolSet }),
         ...(options.log !== undefined && { log: options.log }),
+        ...(approved.length > 0 && { approved }),
       })
       submitted.forEach((s, i) => s.resolve({ batch, last: i === submitted.length - 1 }))
     } catch (error) {

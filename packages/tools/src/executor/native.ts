@@ -54,6 +54,7 @@ function projectSchema(tool: ToolDefinition): ToolSchema {
 
 async function runBatch(input: ToolBatchInput, services: ToolExecutorServices, cap: number, graceMs: number): Promise<ToolBatchResult> {
   const { calls, signal, agent, toolSet } = input
+  const approved = new Set(input.approved ?? [])
   const session: Session | undefined = input.log !== undefined ? agent?.session : undefined
   const log = session === undefined || input.log === undefined ? undefined : new SessionLog(session, input.log)
   const results: (BoundedOutcome | undefined)[] = new Array(calls.length).fill(undefined)
@@ -88,7 +89,11 @@ async function runBatch(input: ToolBatchInput, services: ToolExecutorServices, c
           ...(agent !== undefined && { agent }),
           ...(toolSet !== undefined && { toolSet }),
         },
-        prepared.argumentsError === undefined ? options : { ...options, argumentsError: prepared.argumentsError },
+        {
+          ...options,
+          ...(prepared.argumentsError !== undefined && { argumentsError: prepared.argumentsError }),
+          ...(approved.has(call.id) && { approved: true }),
+        },
       )
     // Called only once the dispatch settled, always after `tracked` is assigned.
     const done = (outcome: BoundedOutcome): void => {

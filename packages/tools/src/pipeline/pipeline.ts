@@ -39,6 +39,8 @@ export interface Route {
 interface DispatchHooks {
   readonly onPolicySettled: (() => void) | undefined
   readonly onBodyAborted: ((reason: unknown) => void) | undefined
+  /** The caller already had the call approved: an `ask` needs no approval service (model-direct calls only). */
+  readonly approved: boolean
 }
 
 /**
@@ -81,7 +83,8 @@ export class Pipeline {
   async dispatch(input: ToolExecutionInput, route: Route, options?: ToolDispatchOptions): Promise<ToolExecutionResult> {
     const notify = options?.onPolicySettled
     const onBodyAborted = catching(options?.onBodyAborted)
-    if (notify === undefined) return this.#dispatch(input, route, options?.argumentsError, { onPolicySettled: undefined, onBodyAborted })
+    const approved = options?.approved === true && input.parent === undefined
+    if (notify === undefined) return this.#dispatch(input, route, options?.argumentsError, { onPolicySettled: undefined, onBodyAborted, approved })
     let notified = false
     const onPolicySettled = (): void => {
       if (notified) return
@@ -93,7 +96,7 @@ export class Pipeline {
       }
     }
     try {
-      return await this.#dispatch(input, route, options?.argumentsError, { onPolicySettled, onBodyAborted })
+      return await this.#dispatch(input, route, options?.argumentsError, { onPolicySettled, onBodyAborted, approved })
     } finally {
       onPolicySettled()
     }
@@ -111,19 +114,7 @@ export class Pipeline {
       if (snap.ok) args = snap.value
       else argumentsError = `arguments are not lossless JSON: ${snap.message}`
     }
-    const fields: { -readonly [K in keyof ToolExecution]: ToolExecution[K] } = {
-      callId: input.callId,
-      rootCallId: input.rootCallId ?? input.callId,
-      name: input.name,
-      arguments: args,
-      signal: input.signal,
-      token: Symbol(input.callId) as ToolExecutionToken,
-    }
-    if (input.schema !== undefined) fields.schema = input.schema
-    if (input.agent !== undefined) fields.agent = input.agent
-    if (input.toolSet !== undefined) fields.toolSet = input.toolSet
-    if (input.parent !== undefined) fields.parent = input.parent
-    const exec: ToolExecution = Object.freeze(fields)
+    const exec = execution(input, args)
     const direct = exec.parent === undefined
     const transport = route.transport
     const isTransport = direct && transport !== undefined && exec.name === transport.name
@@ -160,7 +151,7 @@ export class Pipeline {
   async #run(call: CallRegistration, exec: ToolExecution, isTransport: boolean, hooks: DispatchHooks): Promise<ToolExecutionResult> {
     const { reg } = call
     const state: CallState = { contexts: [], concluded: false, settled: false, bodyInvoked: false, onBodyAborted: hooks.onBodyAborted }
-    const admitted = this.#admit(exec)
+    const admitted = this.#admit(exec, hooks.approved)
     const denied = admitted instanceof Promise ? await admitted : admitted
     hooks.onPolicySettled?.()
     if (denied !== undefined) return denied
@@ -186,10 +177,29 @@ export class Pipeline {
     return result
   }
 
-  /** pre-execute waterfall, approval, cancellation recheck, guards. Undefined: allowed. A promise only when a listener or approval ran. */
-  #admit(exec: ToolExecution): ToolExecutionResult | undefined | Promise<ToolExecutionResult | undefined> {
+  /**
+   * What the `tools/pre-execute` waterfall decides for a call, without running it: the decision `dispatch`
+   * would apply (before approval and guards), `allow` when no listener objects. A throwing listener or
+   * arguments that are not lossless JSON give `allow`: `dispatch` answers those itself. The listeners run
+   * again when the call is dispatched.
+   */
+  async preflight(input: ToolExecutionInput): Promise<PreToolDecision> {
+    const snap = snapshotJson(input.arguments)
+    if (!snap.ok) return allow()
+    const exec = execution(input, snap.value)
     const listeners = this.listeners.preExecute.for(exec.agent)
-    if (listeners.length === 0) return this.#decide(exec, allow())
+    if (listeners.length === 0) return allow()
+    try {
+      return normalizePreDecision(await runWaterfall(listeners, [exec] as const, allow))
+    } catch {
+      return allow()
+    }
+  }
+
+  /** pre-execute waterfall, approval, cancellation recheck, guards. Undefined: allowed. A promise only when a listener or approval ran. */
+  #admit(exec: ToolExecution, approved: boolean): ToolExecutionResult | undefined | Promise<ToolExecutionResult | undefined> {
+    const listeners = this.listeners.preExecute.for(exec.agent)
+    if (listeners.length === 0) return this.#decide(exec, allow(), approved)
     return runWaterfall(listeners, [exec] as const, allow).then(
       (raw) => {
         let decision: PreToolDecision
@@ -198,17 +208,20 @@ export class Pipeline {
         } catch (error) {
           return thrownResult(error, 'a tools/pre-execute listener failed: ')
         }
-        return this.#decide(exec, decision)
+        return this.#decide(exec, decision, approved)
       },
       (error: unknown) => thrownResult(error, 'a tools/pre-execute listener failed: '),
     )
   }
 
-  /** Applies a pre-execute decision: deny, cancel, ask (approval), then the cancellation recheck and guards. */
-  #decide(exec: ToolExecution, decision: PreToolDecision): ToolExecutionResult | undefined | Promise<ToolExecutionResult | undefined> {
+  /**
+   * Applies a pre-execute decision: deny, cancel, ask (approval; none when the caller had the call
+   * `approved`), then the cancellation recheck and guards.
+   */
+  #decide(exec: ToolExecution, decision: PreToolDecision, approved: boolean): ToolExecutionResult | undefined | Promise<ToolExecutionResult | undefined> {
     if (decision.kind === 'deny') return failureResult('DENIED', decision.reason, decision.info)
     if (decision.kind === 'cancel') return aborted(false)
-    if (decision.kind === 'ask') {
+    if (decision.kind === 'ask' && !approved) {
       return decideApproval(this.approval(), exec, decision).then((refusal) => {
         if (refusal !== undefined) return exec.signal.aborted ? aborted(false) : failureResult('DENIED', refusal)
         return this.#guard(exec)
@@ -311,6 +324,23 @@ function project(call: CallRegistration, exec: ToolExecution, result: ToolExecut
 }
 
 const allow = (): PreToolDecision => ({ kind: 'allow' })
+
+/** The frozen execution of a call: its identity, its snapshot arguments and a fresh token. */
+function execution(input: ToolExecutionInput, args: JsonValue): ToolExecution {
+  const fields: { -readonly [K in keyof ToolExecution]: ToolExecution[K] } = {
+    callId: input.callId,
+    rootCallId: input.rootCallId ?? input.callId,
+    name: input.name,
+    arguments: args,
+    signal: input.signal,
+    token: Symbol(input.callId) as ToolExecutionToken,
+  }
+  if (input.schema !== undefined) fields.schema = input.schema
+  if (input.agent !== undefined) fields.agent = input.agent
+  if (input.toolSet !== undefined) fields.toolSet = input.toolSet
+  if (input.parent !== undefined) fields.parent = input.parent
+  return Object.freeze(fields)
+}
 const accept = (): PostToolDecision => ({ kind: 'accept' })
 
 function aborted(bodyInvoked: boolean): ToolExecutionResult {

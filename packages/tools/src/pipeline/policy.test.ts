@@ -390,3 +390,57 @@ describe('scoped listeners and ordering', () => {
     expect((await runOne(tools, 't')).isError).toBe(false)
   })
 })
+
+describe('preflight and calls the harness already had approved', () => {
+  const call = (id: string, args = '{}') => ({ type: 'tool_call' as const, id, name: 't', arguments: args })
+
+  test("preflight returns the policies' decision without running anything; a throwing policy or bad arguments give allow", async () => {
+    const tools = new ToolsService()
+    const counts = counted(tools)
+    const seen: ToolExecution[] = []
+    tools.on('tools/pre-execute', (exec, next) => {
+      seen.push(exec)
+      const { mode } = exec.arguments as { mode?: string }
+      if (mode === 'ask') return { kind: 'ask', reason: 'careful' }
+      if (mode === 'deny') return { kind: 'deny', reason: 'no' }
+      if (mode === 'throw') throw new Error('policy bug')
+      return next()
+    })
+    const a = agent('a')
+    expect(await tools.preflight({ callId: 'c1', name: 't', arguments: { mode: 'ask' }, agent: a })).toEqual({ kind: 'ask', reason: 'careful' })
+    expect(await tools.preflight({ callId: 'c2', name: 't', arguments: { mode: 'deny' } })).toEqual({ kind: 'deny', reason: 'no' })
+    expect(await tools.preflight({ callId: 'c3', name: 't', arguments: {} })).toEqual({ kind: 'allow' })
+    expect(await tools.preflight({ callId: 'c4', name: 't', arguments: { mode: 'throw' } })).toEqual({ kind: 'allow' })
+    expect(await tools.preflight({ callId: 'c5', name: 't', arguments: { n: 1n } })).toEqual({ kind: 'allow' })
+    expect(counts).toEqual({ body: 0, wrapper: 0 })
+    expect(seen[0]).toMatchObject({ callId: 'c1', rootCallId: 'c1', name: 't', arguments: { mode: 'ask' }, agent: a })
+    expect(Object.isFrozen(seen[0])).toBe(true)
+  })
+
+  test('an approved call that a policy asks about runs without the approval service; deny and guards still apply', async () => {
+    const service = approval('rejected')
+    const tools = new ToolsService({ approval: service })
+    const counts = counted(tools)
+    tools.on('tools/pre-execute', (exec) => ((exec.arguments as { deny?: boolean }).deny === true ? { kind: 'deny', reason: 'never' } : { kind: 'ask', reason: 'careful' }))
+    tools.guard((exec) => ((exec.arguments as { guarded?: boolean }).guarded === true ? 'guarded' : undefined))
+    const out = await tools.execute({
+      calls: [call('ok'), call('asked'), call('denied', '{"deny":true}'), call('guarded', '{"guarded":true}')],
+      signal: new AbortController().signal,
+      agent: agent('a'),
+      approved: ['ok', 'denied', 'guarded'],
+    })
+    expect(out.results.map((r) => [r.callId, r.result.isError ? r.result.error.message : 'ran'])).toEqual([
+      ['ok', 'ran'],
+      ['asked', expect.stringMatching(/rejected/) as unknown],
+      ['denied', 'never'],
+      ['guarded', 'guarded'],
+    ])
+    expect(service.requests.map((r) => r.exec.callId)).toEqual(['asked'])
+    expect(counts.body).toBe(1)
+  })
+
+  test('approved ids must be strings', async () => {
+    const tools = new ToolsService()
+    await expect(tools.execute({ calls: [], signal: new AbortController().signal, approved: [1] as never })).rejects.toThrow(/approved must be an array of call ids/)
+  })
+})

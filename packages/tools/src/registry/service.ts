@@ -7,13 +7,13 @@ import { Guards } from '../pipeline/guards.js'
 import { Pipeline } from '../pipeline/pipeline.js'
 import { contentProblem } from '../pipeline/results.js'
 import type { ContentBlock, ToolSchema } from '../types/content.js'
-import type { ToolGuard } from '../types/decisions.js'
+import type { PreToolDecision, ToolGuard } from '../types/decisions.js'
 import type { ResolvedToolSet, ToolActivationContext, ToolDefinition, ToolRegistrationOptions, ToolRestriction } from '../types/tool.js'
 import type { PtcDispatchLog, ToolsEventName, ToolsEvents } from '../types/events.js'
 import type { ToolExecution, ToolExecutionMode } from '../types/tool.js'
 import type { ToolBatchInput, ToolBatchResult, ToolExecutor, ToolExecutorServices, ToolModelInput, ToolPromptSection } from '../types/executor.js'
 import type { ApprovalService } from '../types/approval.js'
-import type { Scope, ScopeKey } from '../types/scope.js'
+import type { Agent, Scope, ScopeKey } from '../types/scope.js'
 import { ExecutorSelection } from './executors.js'
 import { Layers } from './layers.js'
 import { createRegistration, RUN_CODE, type Registration } from './registration.js'
@@ -241,6 +241,24 @@ export class ToolsView {
     return executor.execute(batch, this.#core.services(executor))
   }
 
+  /**
+   * What this scope's `tools/pre-execute` policies decide for a call, without running it (`allow`, `deny`,
+   * `cancel` or `ask`, with its reason): for a harness whose model API has its own approval step, such as
+   * the AI SDK's `needsApproval`. After that approval, pass the call's id in `execute({ approved })`. The
+   * policies run again when the call is executed; a throwing listener gives `allow` here.
+   */
+  preflight(call: { readonly callId: string; readonly name: string; readonly arguments: unknown; readonly agent?: Agent; readonly toolSet?: ResolvedToolSet; readonly signal?: AbortSignal }): Promise<PreToolDecision> {
+    const agent = call.agent ?? this.scope
+    return this.#core.pipeline.preflight({
+      callId: call.callId,
+      name: call.name,
+      arguments: call.arguments,
+      signal: call.signal ?? new AbortController().signal,
+      ...(agent !== undefined && { agent }),
+      ...(call.toolSet !== undefined && { toolSet: call.toolSet }),
+    })
+  }
+
   /** Register a monotonic guard in this view's scope. Returns the disposer. */
   guard(guard: ToolGuard): () => void {
     return this.#core.guards.add(guard, this.scope)
@@ -288,4 +306,7 @@ function checkBatchInput(input: ToolBatchInput): void {
   const cap = input.maxParallelToolCalls
   if (cap !== undefined && (!Number.isInteger(cap) || cap < 1)) throw new TypeError('maxParallelToolCalls must be a positive integer')
   if (input.log !== undefined && input.agent === undefined) throw new TypeError('log requires an agent')
+  if (input.approved !== undefined && (!Array.isArray(input.approved) || !input.approved.every((id) => typeof id === 'string'))) {
+    throw new TypeError('approved must be an array of call ids (strings)')
+  }
 }

@@ -29,6 +29,12 @@ export interface ToolBatchInput {
   readonly toolSet?: ResolvedToolSet
   /** With it (and an agent with a session), `tool/call` and `tool/result` events are appended. */
   readonly log?: { readonly turn: number; readonly step: number }
+  /**
+   * Ids of calls of this batch that the harness already had approved (e.g. through the AI SDK's tool
+   * approval, after `preflight` said `ask`): a policy's `ask` lets them run without asking the approval
+   * service. A `deny`, a `cancel` and the guards still apply; sub-calls are never approved this way.
+   */
+  readonly approved?: readonly ToolCallId[]
 }
 
 export interface ToolCallResult {
@@ -93,6 +99,12 @@ export interface ToolDispatchOptions {
    * outcome, and `dispatch` still settles with the call's own result.
    */
   readonly onBodyAborted?: (reason: unknown) => void
+  /**
+   * The harness already had this call approved (`ToolBatchInput.approved`): a policy's `ask` lets it run
+   * without asking the approval service; `deny`, `cancel` and guards still apply. Ignored for a
+   * sub-dispatch (one with `parent`).
+   */
+  readonly approved?: boolean
 }
 
 /**
