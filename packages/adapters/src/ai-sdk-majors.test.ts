@@ -150,7 +150,7 @@ describe.each([
     const { tools: aiTools } = toAiSdkTools(h.tools, { agent: h.agent })
     expect((aiTools['run_code'] as { needsApproval?: unknown }).needsApproval).toBeUndefined()
     const { tools: asking } = toAiSdkTools(h.tools, { agent: h.agent, approval: 'ai-sdk' })
-    const needsApproval = (asking['run_code'] as { needsApproval: (input: unknown, options: { toolCallId: string }) => Promise<boolean> }).needsApproval
+    const needsApproval = (asking['run_code'] as unknown as { needsApproval: (input: unknown, options: { toolCallId: string }) => Promise<boolean> }).needsApproval
     expect(await needsApproval({ code: 'x', description: 'd' }, { toolCallId: 'c9' })).toBe(true)
     const open = host()
     const { tools: plain } = toAiSdkTools(open.tools, { agent: open.agent, approval: 'ai-sdk' })

@@ -5,7 +5,7 @@ import { createPtcExecutor } from '@ptc/ptc'
 import type { CodeRunLimits, CodeRuntime } from '@ptc/sandbox'
 import { RUN_CODE, ToolsService, type Agent, type JsonValue } from '@ptc/tools'
 import { toMcpContent } from '../upstream/content.js'
-import { UpstreamUnavailableError } from '../errors.js'
+import { McpServeUsageError, UpstreamUnavailableError } from '../errors.js'
 import { messageOf, UpstreamConnection, type ReconnectOptions, type UpstreamSpec } from '../upstream/connection.js'
 import { createMcpApproval, type McpApproval } from './approval.js'
 import { UpstreamRegistry } from './upstream-registry.js'
@@ -83,11 +83,14 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
     if (options.onWarning !== undefined) options.onWarning(message)
     else process.stderr.write(`ptc serve: ${message}\n`)
   }
+  const named = options.upstreams.flatMap((u) => (u.name === undefined ? [] : [u.name]))
+  const twice = named.find((name, i) => named.indexOf(name) !== i)
+  if (twice !== undefined) throw new McpServeUsageError(`two upstreams are named ${JSON.stringify(twice)}: their tools would share the names ${twice}.*; give each its own name`)
   const servers = new Set<Server>()
   const registry = new UpstreamRegistry(tools, warn, () => {
     for (const server of servers) server.sendToolListChanged().catch(() => undefined)
   })
-  registry.reserve(options.upstreams.flatMap((u) => (u.name === undefined ? [] : [u.name])))
+  registry.reserve(named)
   const removeExecutor = tools.scoped(agent).setExecutor(createPtcExecutor({ runtime: options.runtime, mode, ...(options.limits !== undefined && { limits: options.limits }) }))
   const upstreams = options.upstreams.map(
     (spec) =>
@@ -109,6 +112,14 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
       }),
     ),
   )
+  const collisions = registry.collisions ?? []
+  registry.collisions = undefined
+  if (collisions.length > 0) {
+    await Promise.all(upstreams.map((u) => u.close()))
+    registry.clear()
+    removeExecutor()
+    throw new McpServeUsageError(`tool names collide: ${collisions.join('; ')}`)
+  }
   if (failed.length > 0 && options.allowMissing !== true) {
     await Promise.all(upstreams.map((u) => u.close()))
     registry.clear()

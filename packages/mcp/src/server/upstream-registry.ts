@@ -19,6 +19,13 @@ interface Entry {
 export class UpstreamRegistry {
   readonly #entries = new Map<UpstreamConnection, Entry>()
   readonly #taken = new Set<string>()
+  /** The upstream namespace of each tool name an upstream registered. */
+  readonly #owners = new Map<string, string>()
+  /**
+   * While the server starts, a tool whose name is taken is recorded here (naming both tools) for the start
+   * to be refused; afterwards (a changed tool list) it is skipped with a warning.
+   */
+  collisions: string[] | undefined = []
 
   constructor(
     readonly tools: ToolsView,
@@ -49,12 +56,23 @@ export class UpstreamRegistry {
     for (const dispose of entry.disposers) dispose()
     entry.disposers = []
     entry.fingerprint = fingerprint
+    const { namespace } = entry
     for (const tool of tools) {
-      const { definition, warnings } = upstreamToolDefinition(connection, entry.namespace, tool)
+      const { definition, warnings } = upstreamToolDefinition(connection, namespace, tool)
       for (const warning of warnings) this.warn(warning)
       if (definition === undefined) continue
+      const owner = this.#owners.get(definition.name)
+      if (owner !== undefined || this.tools.get(definition.name) !== undefined) {
+        const other = owner === undefined ? 'a tool the host serves' : `the tool of upstream ${owner}`
+        const collision = `tool ${JSON.stringify(tool.name)} of upstream ${namespace} would be ${JSON.stringify(definition.name)}, the name of ${other}: give one of the upstreams another name (name=… in --upstream) or rename the host's tool`
+        if (this.collisions !== undefined) this.collisions.push(collision)
+        else this.warn(`skipped ${collision}`)
+        continue
+      }
       try {
         entry.disposers.push(this.tools.register(definition))
+        this.#owners.set(definition.name, namespace)
+        entry.disposers.push(() => this.#owners.delete(definition.name))
       } catch (error) {
         this.warn(`skipped tool ${definition.name}: ${error instanceof Error ? error.message : String(error)}`)
       }
@@ -66,6 +84,7 @@ export class UpstreamRegistry {
   clear(): void {
     for (const entry of this.#entries.values()) for (const dispose of entry.disposers) dispose()
     this.#entries.clear()
+    this.#owners.clear()
   }
 
   #unique(base: string): string {
