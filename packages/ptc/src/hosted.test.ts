@@ -60,6 +60,14 @@ describe('calls made by a provider-hosted program', () => {
     expect(direct.results[0]?.result.error?.info?.code).toBe('UNKNOWN_TOOL')
   })
 
+  test('a hosted program cannot start run_code: the transport is only for the model', async () => {
+    const runtime = new FakeRuntime()
+    const h = ptcHarness(runtime)
+    const out = await h.batch([hosted('t1', 'run_code', { code: 'return 1', description: 'nested' })])
+    expect(out.results[0]?.result.error?.info?.code).toBe('UNKNOWN_TOOL')
+    expect(h.session.ofType('tool/ptc-dispatch').map((e) => [e.name, e.isError])).toEqual([['run_code', true]])
+  })
+
   test("a program's sub-calls are numbered across the batches it spans; its program event is written once", async () => {
     const h = nativeHarness()
     await h.batch([hosted('t1', 'lookup', { key: 'a' }), hosted('t2', 'lookup', { key: 'b' })])
