@@ -53,6 +53,14 @@ function expectOk(result: Run, what: string): void {
   expect(result.code, `${what} exited ${String(result.code)}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(0)
 }
 
+/** Writes the lines as the project's script `name` (ESM), runs it with node, and returns the JSON it printed. */
+async function scriptOutput(name: string, lines: readonly string[]): Promise<unknown> {
+  writeFileSync(join(project, name), `${lines.join('\n')}\n`)
+  const result = await run(process.execPath, [name], project)
+  expectOk(result, `node ${name}`)
+  return JSON.parse(result.stdout) as unknown
+}
+
 /** The README's quick-start file `name` (a block with the flag `file=NAME`). */
 function readmeFile(name: string): string {
   const block = extractBlocks('README.md', readFileSync(join(ROOT, 'README.md'), 'utf8')).find((b) => b.flags.has(`file=${name}`))
@@ -141,7 +149,7 @@ describe('a project outside the repository, as the README says', () => {
   test("the installed packages' errors carry their class names, codes and brands", async () => {
     // A bundler renames a class whose body names itself: when the branded base errors checked their brand
     // in a static method, a user saw `_ToolsError` as the name of every ToolsError.
-    const script = [
+    const names = await scriptOutput('error-names.mjs', [
       "import { ToolsError, ToolTimeoutError } from '@ptc/tools'",
       "import { SandboxUsageError } from '@ptc/sandbox'",
       "import { BindingsError } from '@ptc/bindings'",
@@ -157,12 +165,8 @@ describe('a project outside the repository, as the README says', () => {
       ']',
       'const bases = [ToolsError, ToolsError, SandboxUsageError, BindingsError, McpError, McpError, CliError, SandboxBackendUnavailableError, AdapterError, AdapterError]',
       'console.log(JSON.stringify(errors.map((e, i) => [e.name, e.code, e instanceof bases[i]])))',
-      '',
-    ].join('\n')
-    writeFileSync(join(project, 'error-names.mjs'), script)
-    const result = await run(process.execPath, ['error-names.mjs'], project)
-    expectOk(result, 'node error-names.mjs')
-    expect(JSON.parse(result.stdout) as unknown).toEqual([
+    ])
+    expect(names).toEqual([
       ['ToolsError', 'TOOL_ERROR', true],
       ['ToolTimeoutError', 'TOOL_TIMEOUT', true],
       ['SandboxUsageError', 'SANDBOX_MISUSE', true],
@@ -179,17 +183,13 @@ describe('a project outside the repository, as the README says', () => {
   test('@ptc/adapters/shapes works with none of its optional peers installed; the root entry needs ai and zod, then works', async () => {
     // Optional peers are not installed by npm: ai is not in the project yet (zod may be, for the MCP SDK).
     expect(existsSync(join(project, 'node_modules/ai'))).toBe(false)
-    const shapes = [
+    const shapes = await scriptOutput('shapes.mjs', [
       "import { fromAnthropicToolUses, toAnthropicTools, toOpenAIResponsesTools } from '@ptc/adapters/shapes'",
       "const schemas = [{ name: 'fs.read', description: 'Read.', parameters: { type: 'object', properties: {} } }]",
       "const calls = fromAnthropicToolUses({ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'fs_read', input: {}, caller: { type: 'code_execution_20250825', tool_id: 'p' } }] }, ['fs.read'])",
       "console.log(JSON.stringify([toAnthropicTools(schemas, { allowedCallers: ['code_execution_20250825'] })[0], toOpenAIResponsesTools(schemas)[0].name, calls[0]]))",
-      '',
-    ].join('\n')
-    writeFileSync(join(project, 'shapes.mjs'), shapes)
-    const result = await run(process.execPath, ['shapes.mjs'], project)
-    expectOk(result, 'node shapes.mjs')
-    expect(JSON.parse(result.stdout) as unknown).toEqual([
+    ])
+    expect(shapes).toEqual([
       { name: 'fs_read', description: 'Read.', input_schema: { type: 'object', properties: {} }, allowed_callers: ['code_execution_20250825'] },
       'fs_read',
       { type: 'tool_call', id: 't', name: 'fs.read', arguments: '{}', caller: { type: 'code_execution_20250825', id: 'p' } },
