@@ -19,7 +19,7 @@ import {
   type ToolRunContext,
   type UserMessage,
 } from '@ptc/tools'
-import { failureResult, parseToolCall } from '@ptc/tools/executor'
+import { failureResult, parseToolCall, whenAborted } from '@ptc/tools/executor'
 import { buildBindings } from './bindings.js'
 import { DispatchLog } from './dispatch-log.js'
 import { SubCallScheduler, type SubCallNumbering } from './scheduler.js'
@@ -83,13 +83,12 @@ export function withHostedPrograms(executor: ToolExecutor = createNativeExecutor
     }
     const scheduler = new SubCallScheduler(services, exec, buildBindings(services, input), maxParallel, log, graceMs, program.numbering)
     // An abort stops the program's calls as a run's end does: queued ones never start, in-flight ones get the grace.
-    const onAbort = (): void => void scheduler.close(false, 'the batch was aborted')
-    input.signal.addEventListener('abort', onAbort, { once: true })
+    const stopWaiting = whenAborted(input.signal, () => void scheduler.close(false, 'the batch was aborted'))
     try {
       const results = await Promise.all(calls.map((call) => scheduler.dispatch(parseToolCall(call))))
       return calls.map((call, i) => ({ callId: call.id, result: results[i] as ToolCallResult['result'] }))
     } finally {
-      input.signal.removeEventListener('abort', onAbort)
+      stopWaiting()
       await scheduler.close()
     }
   }

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events'
 import { ToolsError } from '@ptc/tools'
-import { abandonedResult, abandonReason, adoptParsedJson, failureResult, isConcurrencySafeCall, type ParsedToolCall } from '@ptc/tools/executor'
+import { abandonedResult, abandonReason, adoptParsedJson, failureResult, isConcurrencySafeCall, whenAborted, type ParsedToolCall } from '@ptc/tools/executor'
 import type {
   Agent,
   ImageBlock,
@@ -103,7 +103,10 @@ export class SubCallScheduler {
     setMaxListeners(0, this.#run.signal)
     const outer = ctx.signal
     if (outer.aborted) this.#run.abort(outer.reason)
-    else outer.addEventListener('abort', () => this.#run.abort(outer.reason), { once: true, signal: this.#run.signal })
+    else {
+      const stopWaiting = whenAborted(outer, () => this.#run.abort(outer.reason))
+      this.#run.signal.addEventListener('abort', stopWaiting, { once: true })
+    }
   }
 
   /**

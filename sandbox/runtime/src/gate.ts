@@ -1,4 +1,5 @@
 import { SandboxUsageError } from './errors.js'
+import { whenAborted } from './abort.js'
 
 /**
  * The default number of runs a backend lets wait for a place. A waiting run holds its request (a
@@ -60,12 +61,12 @@ export class RunGate {
     if (this.#active < this.maxConcurrent && this.#queue.length === 0) return Promise.resolve(this.#place())
     if (this.#queue.length >= this.maxQueued) return Promise.resolve({ ok: false, reason: 'queue-full' })
     return new Promise((resolve) => {
-      const onAbort = (): void => leave('abort')
       const timer = setTimeout(() => leave('wall'), Math.max(0, deadline - performance.now()))
+      let stopWaiting: (() => void) | undefined
       const waiter: Waiter = {
         settle: (outcome) => {
           clearTimeout(timer)
-          signal?.removeEventListener('abort', onAbort)
+          stopWaiting?.()
           resolve(outcome)
         },
       }
@@ -75,7 +76,7 @@ export class RunGate {
         this.#queue.splice(i, 1)
         waiter.settle({ ok: false, reason })
       }
-      signal?.addEventListener('abort', onAbort, { once: true })
+      if (signal !== undefined) stopWaiting = whenAborted(signal, () => leave('abort'))
       this.#queue.push(waiter)
     })
   }

@@ -7,6 +7,7 @@ import { programFromStripped, type PreparedProgram } from './program.js'
 import { INLINE_STRIP_UNITS, stripTypeScript, stripTypeScriptOffThread } from './strip.js'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult } from './types.js'
 import { stopError } from './stop.js'
+import { whenAborted } from './abort.js'
 
 /** A run admitted into a backend: what it starts, with the clock that started at the `run()` call. */
 export interface AdmittedRun {
@@ -109,12 +110,12 @@ function waitSignal(deadline: number, signal: AbortSignal | undefined): { signal
   const controller = new AbortController()
   const abort = (): void => controller.abort()
   const timer = setTimeout(abort, Math.max(0, deadline - performance.now()))
-  signal?.addEventListener('abort', abort, { once: true })
+  const stopWaiting = signal === undefined ? undefined : whenAborted(signal, abort)
   return {
     signal: controller.signal,
     dispose: () => {
       clearTimeout(timer)
-      signal?.removeEventListener('abort', abort)
+      stopWaiting?.()
     },
   }
 }

@@ -8,6 +8,7 @@
  * - `abandonReason` / `abandonedResult`: the wording and result of a call abandoned after the drain grace.
  * - `failureResult`: the `isError` result of a failure with its stable code.
  * - `parseToolCall`: a raw model call's arguments parsed losslessly, or why they could not be (`INVALID_ARGS`).
+ * - `whenAborted`: wait for a caller's signal with one listener per signal, however many calls share it.
  * - `isConcurrencySafeCall`: the one rule that decides whether a call may overlap others.
  */
 export { adoptParsedJson } from '../json/snapshot.js'
@@ -15,3 +16,4 @@ export { abandonedResult, abandonReason } from './bounded.js'
 export { isConcurrencySafeCall } from './classify.js'
 export { failureResult } from '../pipeline/results.js'
 export { parseToolCall, type ParsedToolCall } from './arguments.js'
+export { whenAborted } from '../pipeline/signal.js'

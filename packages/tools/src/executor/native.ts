@@ -1,4 +1,5 @@
 import { describeThrown, ToolBatchExecutionError } from '../errors.js'
+import { whenAborted } from '../pipeline/signal.js'
 import type { ToolSchema, UserMessage } from '../types/content.js'
 import type { ToolDefinition } from '../types/tool.js'
 import type { ToolExecutionResult } from '../types/tool.js'
@@ -120,7 +121,7 @@ async function runBatch(input: ToolBatchInput, services: ToolExecutorServices, c
     return tracked
   }
 
-  signal.addEventListener('abort', onAbort, { once: true })
+  const stopWaiting = whenAborted(signal, onAbort)
   try {
     for (let index = 0; index < calls.length; index++) {
       const prepared = parseToolCall(calls[index])
@@ -140,7 +141,7 @@ async function runBatch(input: ToolBatchInput, services: ToolExecutorServices, c
     }
     while (running.size > 0) await Promise.race(running)
   } finally {
-    signal.removeEventListener('abort', onAbort)
+    stopWaiting()
   }
 
   const ordered: ToolCallResult[] = calls.map((call, i) => ({ callId: call.id, result: (results[i] as BoundedOutcome).result }))

@@ -17,7 +17,7 @@ import { decideApproval, normalizePreDecision } from './decisions.js'
 import type { Guards } from './guards.js'
 import { applyPostDecision, normalizeWrapped, produceValue } from './outcome.js'
 import { failureResult, materialize, thrownResult } from './results.js'
-import { fuseSignals } from './signal.js'
+import { fuseSignals, whenAborted } from './signal.js'
 
 /** The event lists the pipeline reads. */
 export interface PipelineListeners {
@@ -399,9 +399,7 @@ function watchAbort(signal: AbortSignal, notify: ((reason: unknown) => void) | u
     notify(signal.reason)
     return noop
   }
-  const onAbort = (): void => notify(signal.reason)
-  signal.addEventListener('abort', onAbort, { once: true })
-  return () => signal.removeEventListener('abort', onAbort)
+  return whenAborted(signal, () => notify(signal.reason))
 }
 
 const noop = (): void => {}

@@ -17,15 +17,59 @@ export function fuseSignals(caller: AbortSignal, replacement: AbortSignal): Fuse
   if (caller.aborted) controller.abort(caller.reason)
   else if (replacement.aborted) controller.abort(replacement.reason)
   if (controller.signal.aborted) return { signal: controller.signal, release: noop }
-  const onCaller = (): void => controller.abort(caller.reason)
-  const onReplacement = (): void => controller.abort(replacement.reason)
-  caller.addEventListener('abort', onCaller, { once: true })
-  replacement.addEventListener('abort', onReplacement, { once: true })
+  const stopCaller = whenAborted(caller, () => controller.abort(caller.reason))
+  const stopReplacement = whenAborted(replacement, () => controller.abort(replacement.reason))
   return {
     signal: controller.signal,
     release(): void {
-      caller.removeEventListener('abort', onCaller)
-      replacement.removeEventListener('abort', onReplacement)
+      stopCaller()
+      stopReplacement()
     },
+  }
+}
+
+/** Per signal: the functions waiting for it to abort, and the one listener of ours that runs them. */
+interface Waiting {
+  readonly waiters: Set<() => void>
+  readonly onAbort: () => void
+}
+
+const waitingOn = new WeakMap<AbortSignal, Waiting>()
+
+/**
+ * Runs `waiter` once when `signal` aborts (never when it already has: check `aborted` first); returns the
+ * function that stops waiting. However many calls wait on one signal (a harness may share one across hundreds
+ * of concurrent calls), the signal carries one listener of ours, removed when the last waiter stops, so Node
+ * never warns of a listener leak. A waiter that throws does not keep the others from running; its error is
+ * reported as an uncaught exception, as an event listener's would be.
+ */
+export function whenAborted(signal: AbortSignal, waiter: () => void): () => void {
+  let waiting = waitingOn.get(signal)
+  if (waiting === undefined) {
+    const waiters = new Set<() => void>()
+    const onAbort = (): void => {
+      waitingOn.delete(signal)
+      for (const run of [...waiters]) {
+        try {
+          run()
+        } catch (error) {
+          process.nextTick(() => {
+            throw error
+          })
+        }
+      }
+    }
+    waiting = { waiters, onAbort }
+    waitingOn.set(signal, waiting)
+    signal.addEventListener('abort', onAbort, { once: true })
+  }
+  const { waiters, onAbort } = waiting
+  // Each registration is its own entry, so one function may wait twice and stop each wait on its own.
+  const entry = (): void => waiter()
+  waiters.add(entry)
+  return () => {
+    if (!waiters.delete(entry) || waiters.size > 0) return
+    signal.removeEventListener('abort', onAbort)
+    if (waitingOn.get(signal)?.waiters === waiters) waitingOn.delete(signal)
   }
 }

@@ -1,5 +1,6 @@
 import { ToolTimeoutError } from '../errors.js'
 import { failureResult } from '../pipeline/results.js'
+import { whenAborted } from '../pipeline/signal.js'
 import type { ToolsView } from '../registry/service.js'
 import type { ToolDispatchExecution, ToolExecutionResult } from '../types/tool.js'
 
@@ -34,15 +35,14 @@ export function installTimeoutPolicy(tools: ToolsView): () => void {
       }, ms)
     }
     arm(Math.min(timeoutMs, MAX_TIMER_MS))
-    const onOuter = (): void => controller.abort(outer.reason)
-    outer.addEventListener('abort', onOuter, { once: true })
+    const stopOuter = whenAborted(outer, () => controller.abort(outer.reason))
     exec.signal = controller.signal
     try {
       const result = await next()
       return fired ? failureResult('TOOL_TIMEOUT', `tool call timed out after ${timeoutMs} ms`) : result
     } finally {
       clearTimeout(timer)
-      outer.removeEventListener('abort', onOuter)
+      stopOuter()
       exec.signal = outer
     }
   })

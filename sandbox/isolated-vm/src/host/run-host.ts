@@ -1,4 +1,4 @@
-import { FinishKind, GUEST_LOG_LEVELS, HostCalls, OutputLedger, formatGuestError, stopError } from '@ptc/sandbox/backend'
+import { FinishKind, GUEST_LOG_LEVELS, HostCalls, OutputLedger, formatGuestError, stopError, whenAborted } from '@ptc/sandbox/backend'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
 import type { AdmittedRun, GuestErrorInfo, PreparedProgram, StopReason } from '@ptc/sandbox/backend'
 import { FINISH_ERROR } from '../engine/protocol.js'
@@ -34,7 +34,6 @@ export class RunHost {
   readonly input: StartInput
   readonly #limits: CodeRunLimits
   readonly #program: PreparedProgram
-  readonly #request: CodeRunRequest
   readonly #startedAt: number
   readonly #ledger: OutputLedger
   readonly #calls: HostCalls
@@ -46,9 +45,10 @@ export class RunHost {
   #settlesSent = 0
   readonly #wallTimer: ReturnType<typeof setTimeout> | undefined
   readonly #onAbort = (): void => this.stop('abort')
+  /** Stops waiting for the run's signal (one listener per signal however many runs share it: `whenAborted`). */
+  #stopWaiting: (() => void) | undefined
 
   constructor(request: CodeRunRequest, admitted: AdmittedRun) {
-    this.#request = request
     this.#limits = admitted.limits
     this.#program = admitted.program
     this.#startedAt = admitted.startedAt
@@ -75,7 +75,7 @@ export class RunHost {
     })
     this.result = new Promise((resolve) => (this.#resolve = resolve))
     if (request.signal?.aborted) this.stop('abort')
-    else request.signal?.addEventListener('abort', this.#onAbort, { once: true })
+    else if (request.signal !== undefined) this.#stopWaiting = whenAborted(request.signal, this.#onAbort)
     // Referenced: a pending run keeps the process alive until its deadline.
     if (!this.#ended) this.#wallTimer = setTimeout(() => this.stop('wall'), Math.max(0, admitted.deadline - performance.now()))
   }
@@ -198,7 +198,7 @@ export class RunHost {
     if (this.#ended) return
     this.#ended = true
     clearTimeout(this.#wallTimer)
-    this.#request.signal?.removeEventListener('abort', this.#onAbort)
+    this.#stopWaiting?.()
     this.#calls.close()
     this.#lane?.release(this, stop)
     const wallMs = performance.now() - this.#startedAt

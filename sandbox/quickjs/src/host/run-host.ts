@@ -1,4 +1,4 @@
-import { HostCalls, formatGuestError, stopError } from '@ptc/sandbox/backend'
+import { HostCalls, formatGuestError, stopError, whenAborted } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
 import type { PreparedProgram } from '@ptc/sandbox/backend'
 import type { EngineRunOutcome, HostStop, SubCallRequest } from '../engine/protocol.js'
@@ -37,7 +37,6 @@ export interface RunClock {
  */
 export class RunHost {
   readonly result: Promise<CodeRunResult>
-  readonly #request: CodeRunRequest
   readonly #clock: RunClock
   readonly #graceMs: number
   readonly #calls: HostCalls
@@ -50,6 +49,8 @@ export class RunHost {
   readonly #wallTimer: ReturnType<typeof setTimeout>
   #killTimer: ReturnType<typeof setTimeout> | undefined
   readonly #onAbort = (): void => this.stop('abort')
+  /** Stops waiting for the run's signal (one listener per signal however many runs share it: `whenAborted`). */
+  #stopWaiting: (() => void) | undefined
 
   constructor(request: CodeRunRequest, clock: RunClock, graceMs: number) {
     this.#calls = new HostCalls(request, {
@@ -59,11 +60,10 @@ export class RunHost {
       deliver: (batch, count) => this.#channel?.settle(batch, count),
       stop: (reason) => this.stop(reason),
     })
-    this.#request = request
     this.#clock = clock
     this.#graceMs = graceMs
     this.result = new Promise((resolve) => (this.#resolve = resolve))
-    request.signal?.addEventListener('abort', this.#onAbort, { once: true })
+    if (request.signal !== undefined) this.#stopWaiting = whenAborted(request.signal, this.#onAbort)
     this.#wallTimer = setTimeout(() => this.stop('wall'), Math.max(0, clock.deadline - performance.now()))
   }
 
@@ -120,7 +120,7 @@ export class RunHost {
     const now = performance.now()
     clearTimeout(this.#wallTimer)
     clearTimeout(this.#killTimer)
-    this.#request.signal?.removeEventListener('abort', this.#onAbort)
+    this.#stopWaiting?.()
     this.#calls.close()
     for (const log of outcome.logs) this.#logs.push(log)
     const { startedAt } = this.#clock

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
+import { workerExecArgv } from '@ptc/sandbox/backend'
 
 /**
  * Starts an engine worker. Built (`dist/`): `worker-entry.js` beside this bundle. From source (this
@@ -8,7 +9,7 @@ import { Worker } from 'node:worker_threads'
  */
 export function spawnEngineWorker(workerData: unknown): Worker {
   const here = import.meta.url
-  if (!here.endsWith('.ts')) return new Worker(new URL('./worker-entry.js', here), { workerData })
+  if (!here.endsWith('.ts')) return new Worker(new URL('./worker-entry.js', here), { workerData, execArgv: workerExecArgv() })
   return spawnSourceWorker(new URL('../engine/worker-entry.ts', here), workerData)
 }
 

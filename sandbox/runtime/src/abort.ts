@@ -1,0 +1,45 @@
+/** Per signal: the functions waiting for it to abort, and the one listener of ours that runs them. */
+interface Waiting {
+  readonly waiters: Set<() => void>
+  readonly onAbort: () => void
+}
+
+const waitingOn = new WeakMap<AbortSignal, Waiting>()
+
+/**
+ * Runs `waiter` once when `signal` aborts (never when it already has: check `aborted` first); returns the
+ * function that stops waiting. However many runs wait on one signal (a harness may share one across hundreds
+ * of concurrent runs), the signal carries one listener of ours, removed when the last waiter stops, so Node
+ * never warns of a listener leak. A waiter that throws does not keep the others from running; its error is
+ * reported as an uncaught exception, as an event listener's would be.
+ */
+export function whenAborted(signal: AbortSignal, waiter: () => void): () => void {
+  let waiting = waitingOn.get(signal)
+  if (waiting === undefined) {
+    const waiters = new Set<() => void>()
+    const onAbort = (): void => {
+      waitingOn.delete(signal)
+      for (const run of [...waiters]) {
+        try {
+          run()
+        } catch (error) {
+          process.nextTick(() => {
+            throw error
+          })
+        }
+      }
+    }
+    waiting = { waiters, onAbort }
+    waitingOn.set(signal, waiting)
+    signal.addEventListener('abort', onAbort, { once: true })
+  }
+  const { waiters, onAbort } = waiting
+  // Each registration is its own entry, so one function may wait twice and stop each wait on its own.
+  const entry = (): void => waiter()
+  waiters.add(entry)
+  return () => {
+    if (!waiters.delete(entry) || waiters.size > 0) return
+    signal.removeEventListener('abort', onAbort)
+    if (waitingOn.get(signal)?.waiters === waiters) waitingOn.delete(signal)
+  }
+}
