@@ -11,7 +11,7 @@
  * (minutes on 2 cores; the workspace's own install builds and tests it). So the project has no
  * isolated-vm binary, and the test checks what a user whose build failed sees.
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
@@ -203,6 +203,19 @@ describe('a project outside the repository, as the README says', () => {
     expectOk(withPeers, 'node root.mjs')
     expect(withPeers.stdout.trim()).toBe('function')
   }, 180_000)
+
+  test('a script started as node --input-type=module -e runs on the worker runtime and exits without dispose()', () => {
+    // Worker threads must not inherit --input-type (they failed to start), and idle workers must not keep the
+    // process alive (a run, then nothing: the process ends on its own).
+    const script = [
+      "import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'",
+      'const runtime = createQuickJSRuntime({ poolSize: 2 })',
+      "const result = await runtime.run({ code: 'const n: number = 20; return n + 1', bindings: [], call: async () => null })",
+      'console.log(JSON.stringify(result.value ?? result.error))',
+    ].join('\n')
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: project, encoding: 'utf8', timeout: 60_000, env: { ...process.env, NODE_OPTIONS: '' } })
+    expect([child.status, child.signal, child.stdout.trim(), child.stderr]).toEqual([0, null, '21', ''])
+  }, 90_000)
 
   describe('a tools module that imports @ptc/tools (no config)', () => {
     const plain = join(project, 'plain')

@@ -49,6 +49,12 @@ export interface QuickJSRuntimeOptions {
    * accepted. Default: 50 ms.
    */
   watchdogGraceMs?: number
+  /**
+   * Make the engines ready when the runtime is created (default true): the worker pool boots at once
+   * (its idle workers never keep the process alive), inline a module is loaded and booted, so the first
+   * run does not wait for them. `false`: they start with the first run.
+   */
+  prewarm?: boolean
 }
 
 /** Default `watchdogGraceMs`. */
@@ -84,7 +90,11 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     this.#gate = new RunGate(concurrent, options.maxQueuedRuns ?? DEFAULT_MAX_QUEUED_RUNS)
     this.#grace = grace
     this.#engines =
-      engines ?? (inline ? new InlineEngines(variant) : new WorkerPool({ size: poolSize, variant, warmBytes: this.#defaults.memoryBytes, journalBytes: this.#defaults.maxOutputBytes }))
+      engines ??
+      (inline
+        ? new InlineEngines(variant, this.#defaults.memoryBytes)
+        : new WorkerPool({ size: poolSize, variant, warmBytes: this.#defaults.memoryBytes, journalBytes: this.#defaults.maxOutputBytes }))
+    if (options.prewarm !== false) this.#engines.warm()
   }
 
   async run(request: CodeRunRequest): Promise<CodeRunResult> {

@@ -8,6 +8,11 @@ export interface Engines {
    * run; a host that ended meanwhile (deadline, abort) is dropped without starting.
    */
   execute(host: RunHost, input: RunInput): void
+  /**
+   * Makes engines ready before the first run asks for one (boots the workers, or loads and boots a
+   * module inline) so that run does not wait for them. A failure is left for a run to meet and report.
+   */
+  warm(): void
   /** Stops accepting work and releases threads and modules; live runs were already stopped. */
   dispose(): Promise<void>
 }

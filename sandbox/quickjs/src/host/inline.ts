@@ -14,12 +14,32 @@ import type { RunHost } from './run-host.js'
  */
 export class InlineEngines implements Engines {
   readonly #cache: ModuleCache
+  /** The module `warm()` loads, which runs that arrive meanwhile wait for rather than load their own. */
+  #warming: Promise<void> | undefined
 
-  constructor(variant: QuickJSVariantName) {
+  constructor(variant: QuickJSVariantName, private readonly warmBytes: number) {
     this.#cache = new ModuleCache(variant)
   }
 
+  warm(): void {
+    if (this.#warming !== undefined) return
+    const image = this.#cache.acquire(this.warmBytes)
+    if (!(image instanceof Promise)) return void this.#cache.release(image, false)
+    this.#warming = image.then(
+      (loaded) => void this.#cache.release(loaded, false),
+      () => undefined, // a run meets the failure again and reports it
+    )
+  }
+
   execute(host: RunHost, input: RunInput): void {
+    const warming = this.#warming
+    if (warming !== undefined) {
+      void warming.then(() => {
+        this.#warming = undefined
+        if (!host.ended) this.execute(host, input)
+      })
+      return
+    }
     const image = this.#cache.acquire(input.limits.memoryBytes)
     if (image instanceof Promise) {
       image.then(

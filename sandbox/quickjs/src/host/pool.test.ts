@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { expect, test } from 'vitest'
 import type { CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
@@ -93,3 +95,30 @@ test('a worker that dies mid-run fails only that run, as crash, and a replacemen
     await runtime.dispose()
   }
 }, 60_000)
+
+test('the pool boots its workers when the runtime is created (prewarm), or with the first run when prewarm is false', async () => {
+  for (const prewarm of [true, false]) {
+    let spawned = 0
+    const pool = new WorkerPool({ size: 2, variant: 'quickjs', warmBytes: WARM_BYTES, spawn: (data) => (spawned++, spawnEngineWorker(data)) })
+    const runtime = new QuickJSCodeRuntime({ prewarm }, pool)
+    try {
+      expect([prewarm, spawned]).toEqual([prewarm, prewarm ? 2 : 0])
+      expect((await runtime.run(request('return 1'))).value).toBe(1)
+      expect(spawned).toBe(2)
+    } finally {
+      await runtime.dispose()
+    }
+  }
+}, 30_000)
+
+test('a prewarmed runtime that is never used lets the process exit: its idle workers are unreferenced', () => {
+  // A child process creates a worker runtime and never runs anything; it must exit on its own.
+  const script = "import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'\ncreateQuickJSRuntime({ poolSize: 2 })\nsetTimeout(() => console.log('created'), 300)\n"
+  const child = spawnSync(process.execPath, ['--conditions=@ptc/source', '--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: fileURLToPath(new URL('../../../..', import.meta.url)),
+    env: { ...process.env, NODE_OPTIONS: '' },
+    encoding: 'utf8',
+    timeout: 20_000,
+  })
+  expect([child.status, child.signal, child.stdout.trim()]).toEqual([0, null, 'created'])
+}, 30_000)

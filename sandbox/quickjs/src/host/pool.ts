@@ -77,6 +77,12 @@ export class WorkerPool implements Engines {
     this.startQueued()
   }
 
+  /** Boots every worker now (they stay unreferenced while idle, so a warm pool never keeps the process alive). */
+  warm(): void {
+    if (this.#disposed) return
+    while (this.#slots.length < this.#size) this.#slots.push(new WorkerSlot(this, this.#variant, this.#warmBytes, this.#spawn))
+  }
+
   /** Starts queued jobs on free workers (spawning up to the pool size); drops jobs that ended while waiting. */
   startQueued(): void {
     while (!this.#disposed && this.#queue.length > 0) {
@@ -85,9 +91,9 @@ export class WorkerPool implements Engines {
         this.#queue.shift()
         continue
       }
-      // The first run boots the whole pool: a spare worker that is already up is what lets the run after
-      // a terminated worker start at once instead of waiting for the replacement to boot.
-      while (this.#slots.length < this.#size) this.#slots.push(new WorkerSlot(this, this.#variant, this.#warmBytes, this.#spawn))
+      // The first run boots the whole pool (if creating the runtime did not): a spare worker that is already
+      // up is what lets the run after a terminated worker start at once instead of waiting for the replacement.
+      this.warm()
       const slot = this.#slots.find((s) => s.idle)
       // Jobs wait for a free worker (one that boots, or one whose run ends).
       if (slot === undefined) return
@@ -189,7 +195,6 @@ class WorkerSlot {
     this.#control = control
     this.#mailbox = new ReplyMailbox(mailbox, control)
     this.#journal = new LogJournal(journal)
-    worker.unref()
     worker.on('message', (m: FromWorker) => {
       if (worker === this.#worker) this.#onMessage(m)
     })
@@ -199,6 +204,9 @@ class WorkerSlot {
     worker.on('exit', (code: number) => {
       if (worker === this.#worker) this.#died(`the engine worker exited with code ${code}`)
     })
+    // After the listeners: attaching a 'message' listener refs the worker's port again (Node 20), and an
+    // idle worker referenced that way kept the process from exiting.
+    worker.unref()
   }
 
   run(host: RunHost, input: RunInput): void {
