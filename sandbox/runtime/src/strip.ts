@@ -1,8 +1,7 @@
 import { createRequire } from 'node:module'
 import { availableParallelism } from 'node:os'
-import { Worker } from 'node:worker_threads'
 import { transform } from 'sucrase'
-import { workerExecArgv } from './worker-argv.js'
+import { startWorker } from './worker-argv.js'
 
 /** Result of stripping TypeScript types from a program body. */
 export type StripResult =
@@ -84,7 +83,7 @@ export async function stripTypeScriptOffThread(code: string, signal: AbortSignal
 function stripInWorker(code: string, signal: AbortSignal): Promise<StripResult | undefined> {
   if (signal.aborted) return Promise.resolve(undefined)
   sucrasePath ??= createRequire(import.meta.url).resolve('sucrase')
-  const worker = new Worker(STRIP_WORKER, { eval: true, execArgv: workerExecArgv(), workerData: { sucrase: sucrasePath, code, options: SUCRASE_OPTIONS } })
+  const worker = startWorker(STRIP_WORKER, { eval: true, workerData: { sucrase: sucrasePath, code, options: SUCRASE_OPTIONS } })
   return new Promise((resolve) => {
     let settled = false
     const done = (result: StripResult | undefined): void => {

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
-import { workerExecArgv } from '@ptc/sandbox/backend'
+import { startWorker } from '@ptc/sandbox/backend'
 
 /**
  * Starts an engine worker. Built (`dist/`): `worker-entry.js` beside this bundle. From source (this
@@ -9,7 +9,7 @@ import { workerExecArgv } from '@ptc/sandbox/backend'
  */
 export function spawnEngineWorker(workerData: unknown): Worker {
   const here = import.meta.url
-  if (!here.endsWith('.ts')) return new Worker(new URL('./worker-entry.js', here), { workerData, execArgv: workerExecArgv() })
+  if (!here.endsWith('.ts')) return startWorker(new URL('./worker-entry.js', here), { workerData })
   return spawnSourceWorker(new URL('../engine/worker-entry.ts', here), workerData)
 }
 

@@ -12,10 +12,10 @@
  * - output: `OutputLedger`, `utf8ByteLength`, `LOG_SEPARATOR_BYTES`;
  * - the failure of a stopped run, one wording per limit: `stopError`;
  * - waiting for a run's signal with one listener per signal however many runs share it: `whenAborted`;
- * - the `execArgv` of a worker thread (the process's, without `--input-type`): `workerExecArgv`.
+ * - starting a worker thread that does not inherit `--input-type`: `startWorker`.
  */
 export { whenAborted } from '../abort.js'
-export { workerExecArgv } from '../worker-argv.js'
+export { startWorker } from '../worker-argv.js'
 export { validateBindings } from '../bindings.js'
 export { LOG_SEPARATOR_BYTES, OutputLedger, utf8ByteLength } from '../ledger.js'
 export { RunGate } from '../gate.js'
