@@ -18,7 +18,7 @@ export interface QuickJSRuntimeOptions {
    */
   isolation?: 'worker' | 'inline'
   /**
-   * Worker threads (worker isolation), all booted with the first run; a terminated or crashed worker
+   * Worker threads (worker isolation), all booted when the runtime is created (`prewarm`) or with the first run; a terminated or crashed worker
    * is replaced at once (one that keeps dying on its own, after a growing delay). A positive integer;
    * default: `os.availableParallelism()`.
    */
