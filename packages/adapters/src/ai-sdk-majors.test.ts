@@ -158,6 +158,25 @@ describe.each([
   })
 })
 
+test('an approval holds for the call it was asked for: a call reusing its id with another input is asked again', async () => {
+  const h = askingHost()
+  const code = h.runtime.define('lookup', async (t) => (await t['lookup']?.({ key: 'abcd' })) as never)
+  const other = h.runtime.define('other', async (t) => (await t['lookup']?.({ key: 'xy' })) as never)
+  const { tools: aiTools } = toAiSdkTools(h.tools, { agent: h.agent, approval: 'ai-sdk' })
+  const run = aiTools['run_code'] as unknown as {
+    needsApproval: (input: unknown, options: { toolCallId: string }) => Promise<boolean>
+    execute: (input: unknown, options: { toolCallId: string; messages: unknown[] }) => Promise<unknown>
+  }
+  const approved = { code, description: 'look up' }
+  expect(await run.needsApproval(approved, { toolCallId: 'c1' })).toBe(true)
+  // The same id with another program was never approved: the approval service answers (none here: denied).
+  await expect(run.execute({ code: other, description: 'look up' }, { toolCallId: 'c1', messages: [] })).rejects.toThrow(/no approval service/)
+  // The approved call itself runs, once.
+  await expect(run.execute(approved, { toolCallId: 'c1', messages: [] })).resolves.toMatchObject({ content: [{ type: 'text' }] })
+  await expect(run.execute(approved, { toolCallId: 'c1', messages: [] })).rejects.toThrow(/no approval service/)
+  expect(h.runs).toEqual(['error DENIED', 'ran', 'error DENIED'])
+})
+
 test("ai 5 has no tool approval: with approval 'ai-sdk' the approval service answers, as by default", async () => {
   const h = askingHost()
   const code = h.runtime.define('lookup', async (t) => (await t['lookup']?.({ key: 'abcd' })) as never)

@@ -58,15 +58,21 @@ export function toAiSdkTools(tools: ToolsView, options: ToAiSdkToolsOptions = {}
   const scope: ScopeKey | undefined = options.agent ?? tools.scope
   const input = tools.modelInput(scope, options.toolSet)
   const step = new StepBatcher(tools, options)
-  // Calls whose needsApproval said yes: the AI SDK runs one only once its approval was granted.
+  // Calls whose needsApproval said yes, by id, name and input: the AI SDK runs one only once its approval was
+  // granted. A later call that reuses an id (some providers number calls per response) is not taken for it.
   const asked = new BoundedSet(10_000)
+  const askKey = (toolCallId: string, name: string, args: unknown): string => JSON.stringify([toolCallId, name, args ?? {}])
   const out: Record<string, Tool<unknown, PtcToolOutput>> = {}
   for (const schema of input.schemas) {
     const needsApproval = async (args: unknown, { toolCallId }: { toolCallId: string }): Promise<boolean> => {
       const { agent, toolSet } = options
       const decision = await tools.preflight({ callId: toolCallId, name: schema.name, arguments: args ?? {}, ...(agent !== undefined && { agent }), ...(toolSet !== undefined && { toolSet }) })
-      if (decision.kind !== 'ask') return false
-      asked.add(toolCallId)
+      const key = askKey(toolCallId, schema.name, args)
+      if (decision.kind !== 'ask') {
+        asked.take(key)
+        return false
+      }
+      asked.add(key)
       return true
     }
     out[schema.name] = tool<unknown, PtcToolOutput>({
@@ -75,7 +81,7 @@ export function toAiSdkTools(tools: ToolsView, options: ToAiSdkToolsOptions = {}
       ...(approval === 'ai-sdk' && { needsApproval }),
       execute: async (args, { toolCallId, abortSignal }) => {
         const call: ToolCallBlock = { type: 'tool_call', id: toolCallId, name: schema.name, arguments: JSON.stringify(args ?? {}) }
-        const { batch, last } = await step.submit(call, abortSignal ?? options.signal ?? new AbortController().signal, asked.take(toolCallId))
+        const { batch, last } = await step.submit(call, abortSignal ?? options.signal ?? new AbortController().signal, asked.take(askKey(toolCallId, schema.name, args)))
         const result = batch.results.find((r) => r.callId === toolCallId)?.result
         if (result === undefined) throw new Error(`no result for ${schema.name}`)
         // A batch's additional context (no AI SDK counterpart) follows the result of its last call.
