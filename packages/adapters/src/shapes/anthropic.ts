@@ -1,5 +1,5 @@
-import type { ContentBlock, HostedCaller, ToolBatchResult, ToolCallBlock, ToolSchema } from '@ptc/tools'
-import { checkAllowedCallers, fromWireToolName, wireSchemas } from './names.js'
+import type { ContentBlock, ToolBatchResult, ToolCallBlock, ToolSchema } from '@ptc/tools'
+import { checkAllowedCallers, fromWireToolName, hostedCaller, wireSchemas } from './names.js'
 
 /**
  * Who may call a client tool: the model itself (`direct`), or Claude's code execution of a given version
@@ -94,17 +94,9 @@ export function fromAnthropicToolUses(message: AnthropicAssistantMessage, names?
     .filter((b): b is AnthropicToolUseBlock => b.type === 'tool_use')
     .map((b) => {
       const call: ToolCallBlock = { type: 'tool_call', id: b.id, name: fromWireToolName(b.name, names), arguments: JSON.stringify(b.input ?? {}) }
-      const caller = hostedCaller(b.caller, programs)
-      return caller === undefined ? call : { ...call, caller }
+      const caller = b.caller
+      return caller === undefined || caller === null || caller.type === 'direct' ? call : { ...call, caller: hostedCaller(caller.type, caller.tool_id, programs) }
     })
-}
-
-/** A `caller` other than `direct` as ptc's `HostedCaller` (an id that is not a string is kept empty: the executor refuses that call). */
-function hostedCaller(caller: AnthropicToolUseBlock['caller'], programs: ReadonlyMap<string, string>): HostedCaller | undefined {
-  if (caller === undefined || caller === null || caller.type === 'direct') return undefined
-  const id = typeof caller.tool_id === 'string' ? caller.tool_id : ''
-  const code = programs.get(id)
-  return code === undefined ? { type: String(caller.type), id } : { type: String(caller.type), id, code }
 }
 
 /**

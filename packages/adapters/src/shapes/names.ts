@@ -1,4 +1,4 @@
-import type { ToolSchema } from '@ptc/tools'
+import type { HostedCaller, ToolSchema } from '@ptc/tools'
 import { WireNameCollisionError } from '../errors.js'
 
 /**
@@ -62,4 +62,15 @@ export function checkAllowedCallers<C extends string>(callers: readonly C[] | un
   if (!Array.isArray(callers) || callers.length === 0) throw new TypeError(`allowedCallers must be a non-empty array of ${what}`)
   for (const caller of callers) if (typeof caller !== 'string' || !accepted(caller)) throw new TypeError(`allowedCallers: ${JSON.stringify(caller)} is not ${what}`)
   return callers
+}
+
+/**
+ * A call's program caller (Anthropic's `caller` of a code execution, OpenAI's of type `program`) as ptc's
+ * `HostedCaller`, with the program's code when the response carried it (`programs`: code by program id). An id
+ * that is not a string is kept empty: the executor refuses that call as malformed.
+ */
+export function hostedCaller(type: unknown, id: unknown, programs: ReadonlyMap<string, string>): HostedCaller {
+  const programId = typeof id === 'string' ? id : ''
+  const code = programs.get(programId)
+  return code === undefined ? { type: String(type), id: programId } : { type: String(type), id: programId, code }
 }

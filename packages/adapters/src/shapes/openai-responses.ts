@@ -1,5 +1,5 @@
-import type { ContentBlock, HostedCaller, ToolBatchResult, ToolCallBlock, ToolSchema } from '@ptc/tools'
-import { checkAllowedCallers, dataUrl, fromWireToolName, wireSchemas } from './names.js'
+import type { ContentBlock, ToolBatchResult, ToolCallBlock, ToolSchema } from '@ptc/tools'
+import { checkAllowedCallers, dataUrl, fromWireToolName, hostedCaller, wireSchemas } from './names.js'
 
 /** Who may call a function tool: the model itself (`direct`), or a program it wrote (`programmatic`: programmatic tool calling). */
 export type OpenAIResponsesAllowedCaller = 'direct' | 'programmatic'
@@ -100,17 +100,9 @@ export function fromOpenAIResponsesOutput(output: readonly { type: string }[], n
     .filter((item): item is OpenAIResponsesFunctionCall => item.type === 'function_call')
     .map((item) => {
       const call: ToolCallBlock = { type: 'tool_call', id: item.call_id, name: fromWireToolName(item.name, names), arguments: item.arguments }
-      const caller = programCaller(item.caller, programs)
-      return caller === undefined ? call : { ...call, caller }
+      const caller = item.caller
+      return caller === undefined || caller === null || caller.type === 'direct' ? call : { ...call, caller: hostedCaller(caller.type, (caller as { caller_id?: unknown }).caller_id, programs) }
     })
-}
-
-/** A `program` caller as ptc's `HostedCaller` (a `caller_id` that is not a string is kept empty: the executor refuses that call). */
-function programCaller(caller: OpenAIResponsesFunctionCall['caller'], programs: ReadonlyMap<string, string>): HostedCaller | undefined {
-  if (caller === undefined || caller === null || caller.type === 'direct') return undefined
-  const id = typeof (caller as { caller_id?: unknown }).caller_id === 'string' ? (caller as { caller_id: string }).caller_id : ''
-  const code = programs.get(id)
-  return code === undefined ? { type: String(caller.type), id } : { type: String(caller.type), id, code }
 }
 
 /**
