@@ -97,17 +97,18 @@ export function buildLogTree(events: readonly SessionEvent[]): LogRoot[] {
     current.set(id, created)
     return created
   }
+  /** The root a start event describes: the one its settle or sub-calls already opened, else a new one. */
+  const started = (id: string, event: SessionEvent, name: string): LogRoot => {
+    const existing = current.get(id)
+    return existing === undefined || existing.startedAt !== undefined ? open(id, event, name) : existing
+  }
   const root = (id: string, event: SessionEvent): LogRoot => current.get(id) ?? open(id, event, typeof event.name === 'string' && event.type === 'tool/result' ? event.name : 'run_code')
   for (const event of events) {
     if (event.type === 'tool/call' && typeof event.callId === 'string') {
       const name = typeof event.name === 'string' ? event.name : '?'
-      const existing = current.get(event.callId)
-      const target = existing === undefined || existing.startedAt !== undefined ? open(event.callId, event, name) : existing
-      Object.assign(target, { name, arguments: event.arguments, description: descriptionOf(name, event.arguments), startedAt: event.time, turn: event.turn, step: event.step })
+      Object.assign(started(event.callId, event, name), { name, arguments: event.arguments, description: descriptionOf(name, event.arguments), startedAt: event.time, turn: event.turn, step: event.step })
     } else if (event.type === 'tool/ptc-program' && typeof event.callId === 'string') {
-      const existing = current.get(event.callId)
-      const target = existing === undefined || existing.startedAt !== undefined ? open(event.callId, event, String(event.name)) : existing
-      Object.assign(target, { name: String(event.name), arguments: typeof event.code === 'string' ? event.code : undefined, hosted: true, startedAt: event.time, turn: event.turn, step: event.step })
+      Object.assign(started(event.callId, event, String(event.name)), { name: String(event.name), arguments: typeof event.code === 'string' ? event.code : undefined, hosted: true, startedAt: event.time, turn: event.turn, step: event.step })
     } else if (event.type === 'tool/result' && typeof event.callId === 'string') {
       settle(root(event.callId, event), event)
     } else if (event.type === 'tool/ptc-dispatch-start' && typeof event.subCallId === 'string' && typeof event.parentCallId === 'string') {
