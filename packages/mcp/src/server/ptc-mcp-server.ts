@@ -112,18 +112,20 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
       }),
     ),
   )
+  /** A start that is refused leaves nothing behind: no upstream running, nothing registered, no executor. */
+  const undoStart = async (): Promise<void> => {
+    await Promise.all(upstreams.map((u) => u.close()))
+    registry.clear()
+    removeExecutor()
+  }
   const collisions = registry.collisions ?? []
   registry.collisions = undefined
   if (collisions.length > 0) {
-    await Promise.all(upstreams.map((u) => u.close()))
-    registry.clear()
-    removeExecutor()
+    await undoStart()
     throw new McpServeUsageError(`tool names collide: ${collisions.join('; ')}`)
   }
   if (failed.length > 0 && options.allowMissing !== true) {
-    await Promise.all(upstreams.map((u) => u.close()))
-    registry.clear()
-    removeExecutor()
+    await undoStart()
     const which = failed.map((u) => u.label).join(', ')
     const fix = `start ${failed.length === 1 ? 'it' : 'them'}, or serve without ${failed.length === 1 ? 'it' : 'them'} until ${failed.length === 1 ? 'it connects' : 'they connect'} (allowMissing; ptc serve --allow-missing)`
     throw new UpstreamUnavailableError(which, `${reasons.join('; ')}; ${fix}`)
