@@ -164,11 +164,13 @@ const trail = (h: PtcHarness): unknown[][] => h.session.events.filter((e) => e.t
 describe('mid-run abandonment of a call told to stop (fake runtime)', () => {
   test('a call abandoned behind a slower earlier call commits in submission order; its late settle is logged after its abandonment', async () => {
     const runtime = new FakeRuntime()
-    // Abandoned at 50 + 20 ms; its body settles at 120 ms, before the head (300 ms) lets it commit.
-    const h = withStuck(runtime, { drainGraceMs: 20, settleAfterMs: 120 })
+    // Abandoned at 50 + 20 ms; its body settles at 1 000 ms, before the head (1 500 ms) lets it commit. The gaps
+    // are wide because a loaded event loop can fire the 50 ms timeout late: with the body settling at 120 ms, a
+    // stall of 70 ms let it settle before the grace was armed, and it was not abandoned.
+    const h = withStuck(runtime, { drainGraceMs: 20, settleAfterMs: 1_000 })
     const order: string[] = []
     const code = runtime.define('behind-slow', async (tools) => {
-      const slow = tools.slow!({ delayMs: 300 }).then(() => order.push('slow'))
+      const slow = tools.slow!({ delayMs: 1_500 }).then(() => order.push('slow'))
       const stuck = tools.stuck!({}).then(
         () => order.push('stuck resolved'),
         (e: Error) => order.push(`stuck rejected: ${e.message}`),
