@@ -69,10 +69,10 @@ export function nativeCases(backend: LivenessBackend): NativeCase[] {
 }
 
 /** Asserts that the process tree (this process, its threads and any child processes) stops burning CPU. */
-async function expectCpuSettles(name: string): Promise<void> {
+async function expectCpuSettles(name: string, when = 'after the answer'): Promise<void> {
   const { settled, windows } = await cpuSettles()
   const shown = windows.map((w) => `${w.cpuMs.toFixed(0)} ms CPU in ${w.wallMs.toFixed(0)} ms at +${w.atMs.toFixed(0)} ms`).join('; ')
-  expect(settled, `${name}: CPU after the answer (${shown})`).toBe(true)
+  expect(settled, `${name}: CPU ${when} (${shown})`).toBe(true)
 }
 
 export function livenessTests(s: HostileContext): void {
@@ -188,6 +188,32 @@ export function livenessTests(s: HostileContext): void {
     expect(left.elapsedMs).toBeLessThan(wallMs + ANSWER_BOUND_MS)
     await s.expectNextRunWorks()
   })
+
+  s.it('liveness: a run waiting on slow host calls burns no CPU meanwhile, and gets each result', async () => {
+    // The engine waits in both shapes: on one call (a sequential loop), and on two at once.
+    const pending: (() => void)[] = []
+    let started = 0
+    const call = async (_name: string, args: JsonValue): Promise<JsonValue> => {
+      started++
+      await new Promise<void>((resolve) => pending.push(resolve))
+      return args
+    }
+    const releaseAll = (): void => pending.splice(0).forEach((resolve) => resolve())
+    const until = async (calls: number): Promise<void> => {
+      while (started < calls) await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    const code = 'const a = []\nfor (let i = 0; i < 3; i++) a.push((await tools.slow({ i })).i)\nconst b = await Promise.all([tools.slow({ i: 3 }), tools.slow({ i: 4 })])\nreturn [...a, ...b.map((x) => x.i)]'
+    const run = s.run(code, { call, limits: { wallMs: 30_000, cpuMs: 30_000 } })
+    // Each call settles only when released: meanwhile the process tree must go quiet.
+    for (const [calls, what] of [[1, 'the first call'], [2, 'the second call'], [3, 'the third call'], [5, 'two calls at once']] as const) {
+      await until(calls)
+      if (procAvailable && calls !== 3) await expectCpuSettles('a run waiting on slow host calls', `while it waits on ${what}`)
+      releaseAll()
+    }
+    const r = await run
+    expect(r.error).toBeUndefined()
+    expect(r.value).toEqual([0, 1, 2, 3, 4])
+  }, 60_000)
 
   s.it('liveness: a host call that throws synchronously rejects only that call', async () => {
     const call = ((): Promise<JsonValue> => {

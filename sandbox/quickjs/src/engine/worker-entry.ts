@@ -48,15 +48,6 @@ interface Run {
 
 let current: Run | undefined
 
-/**
- * How long a worker whose guest waits on the host spins for the reply (see `ReplyMailbox`) before
- * going back to its event loop. After `SPIN_MISSES` spins in a row ran out (slow tools), the run
- * spins again only once every `RETRY_EVERY` waits, so slow tools cost almost no spinning.
- */
-const SPIN_MS = 0.25
-const SPIN_MISSES = 4
-const RETRY_EVERY = 64
-
 function post(message: FromWorker): void {
   port?.postMessage(message)
 }
@@ -118,16 +109,25 @@ process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
   ;(emitWarning as (...args: unknown[]) => void)(warning, ...rest)
 }) as typeof process.emitWarning
 
-/** While the run's guest waits on the host, takes replies from the mailbox instead of the event loop. */
+/**
+ * How long a worker whose guest waits on the host spins for the reply before it sleeps (see
+ * `ReplyMailbox.wait`). After `SPIN_MISSES` spins in a row ran out, the run spins again only once
+ * every `RETRY_EVERY` waits, so slow tools cost almost no spinning.
+ */
+const SPIN_MS = 0.25
+const SPIN_MISSES = 4
+const RETRY_EVERY = 64
+
+/**
+ * While the run's guest waits on the host, takes the replies from the mailbox instead of the event
+ * loop; back to the event loop when the run stops or a reply comes by message.
+ */
 function awaitReplies(run: Run): void {
   while (current === run && run.engine?.awaitingHost === true) {
-    if (run.misses >= SPIN_MISSES && ++run.skipped % RETRY_EVERY !== 0) return
-    const reply = mailbox.wait(run.runId, SPIN_MS)
-    if (reply === undefined) {
-      run.misses++
-      return
-    }
-    run.misses = 0
+    const spin = run.misses < SPIN_MISSES || ++run.skipped % RETRY_EVERY === 0
+    const reply = mailbox.wait(run.runId, spin ? SPIN_MS : 0)
+    if (reply === undefined) return
+    if (spin) run.misses = reply.slept ? run.misses + 1 : 0
     run.engine.deliver(reply.batch, reply.count)
   }
 }
@@ -137,6 +137,7 @@ port.on('message', (message: ToWorker) => {
     void begin(message.runId, message.input)
     return
   }
+  if (message.t === 'settle') mailbox.received()
   const run = current
   if (run === undefined || run.runId !== message.runId) return
   if (message.t === 'settle') {

@@ -1,7 +1,8 @@
+import { availableParallelism } from 'node:os'
 import type { Worker } from 'node:worker_threads'
 import type { QuickJSVariantName } from '../engine/module.js'
 import { LogJournal, journalBytes } from '../engine/journal.js'
-import { ReplyMailbox, newMailboxMemory } from '../engine/mailbox.js'
+import { ReplyMailbox, SpinPlaces } from '../engine/mailbox.js'
 import { CONTROL_NONE, controlOf, type FromWorker, type RunInput, type ToWorker } from '../engine/protocol.js'
 import type { Engines } from './engines.js'
 import type { RunHost } from './run-host.js'
@@ -54,6 +55,11 @@ export class WorkerPool implements Engines {
   readonly #queue: Job[] = []
   /** Workers the watchdog terminated whose threads have not exited yet. */
   readonly #exiting = new Set<Promise<unknown>>()
+  /**
+   * How many of the workers may spin for a reply at once: all cores but one, which is left to the
+   * host thread that makes the replies (none on one core).
+   */
+  readonly spinPlaces = new SpinPlaces(availableParallelism() - 1)
   #disposed = false
 
   constructor(options: WorkerPoolOptions) {
@@ -180,7 +186,7 @@ class WorkerSlot {
     this.#state = 'booting'
     this.spawned++
     const control = new Int32Array(new SharedArrayBuffer(4))
-    const mailbox = newMailboxMemory()
+    const mailbox = this.#pool.spinPlaces.mailbox()
     // Fresh per worker: a terminated worker may still write for a moment after the answer.
     const journal = LogJournal.memory(this.#pool.journalBytes)
     let worker: Worker
@@ -202,6 +208,8 @@ class WorkerSlot {
       if (worker === this.#worker) this.#died(`the engine worker failed: ${e.message}`)
     })
     worker.on('exit', (code: number) => {
+      // A worker terminated while it spun for a reply never gave its spinning place back.
+      this.#pool.spinPlaces.release(mailbox)
       if (worker === this.#worker) this.#died(`the engine worker exited with code ${code}`)
     })
     // After the listeners: attaching a 'message' listener refs the worker's port again (Node 20), and an
@@ -229,12 +237,15 @@ class WorkerSlot {
     host.attach({
       settle: (batch, count) => {
         if (!current()) return
-        if (!mailbox.offer(runId, batch, count)) this.#post({ t: 'settle', runId, batch, count })
+        if (mailbox.offer(runId, batch, count)) return
+        mailbox.posting()
+        this.#post({ t: 'settle', runId, batch, count })
       },
       stop: (reason) => {
         if (!current()) return
         Atomics.store(control, 0, controlOf(reason))
         this.#post({ t: 'stop', runId, reason })
+        mailbox.wake()
       },
       kill: () => {
         if (!current()) return []
