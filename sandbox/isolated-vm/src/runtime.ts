@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
-import { GUEST_PRELUDE, PROGRAM_FILENAME, RunGate, acceptRun } from '@ptc/sandbox/backend'
+import { GUEST_PRELUDE, PROGRAM_FILENAME, RunGate, acceptRun, preloadTypeScriptStripper } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import { InlineLane } from './host/inline.js'
 import { ProcessPool } from './host/process-pool.js'
@@ -124,6 +124,8 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
         config: { warmIsolates: warm, memoryBytes: this.#defaults.memoryBytes, prelude: GUEST_PRELUDE, programFilename: PROGRAM_FILENAME },
       })
     }
+    // The isolates are warmed where they run; the TypeScript stripper is loaded here, meanwhile.
+    preloadTypeScriptStripper()
   }
 
   get processIds(): readonly number[] {

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
-import { RunGate, acceptRun } from '@ptc/sandbox/backend'
+import { RunGate, acceptRun, preloadTypeScriptStripper } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import type { QuickJSVariantName } from './engine/module.js'
 import type { Engines } from './host/engines.js'
@@ -51,8 +51,9 @@ export interface QuickJSRuntimeOptions {
   watchdogGraceMs?: number
   /**
    * Make the engines ready when the runtime is created (default true): the worker pool boots at once
-   * (its idle workers never keep the process alive), inline a module is loaded and booted, so the first
-   * run does not wait for them. `false`: they start with the first run.
+   * (its idle workers never keep the process alive), inline a module is loaded and booted, and the
+   * TypeScript stripper is loaded meanwhile, so the first run does not wait for them. `false`: they
+   * start with the first run.
    */
   prewarm?: boolean
 }
@@ -94,7 +95,10 @@ export class QuickJSCodeRuntime implements CodeRuntime {
       (inline
         ? new InlineEngines(variant, this.#defaults.memoryBytes)
         : new WorkerPool({ size: poolSize, variant, warmBytes: this.#defaults.memoryBytes, journalBytes: this.#defaults.maxOutputBytes }))
-    if (options.prewarm !== false) this.#engines.warm()
+    if (options.prewarm !== false) {
+      this.#engines.warm()
+      preloadTypeScriptStripper()
+    }
   }
 
   async run(request: CodeRunRequest): Promise<CodeRunResult> {

@@ -1,6 +1,5 @@
 import { createRequire } from 'node:module'
 import { availableParallelism } from 'node:os'
-import { transform } from 'sucrase'
 import { startWorker } from './worker-argv.js'
 
 /** Result of stripping TypeScript types from a program body. */
@@ -17,13 +16,40 @@ export type StripResult =
  */
 export function stripTypeScript(code: string): StripResult {
   try {
-    return { ok: true, code: transform(code, SUCRASE_OPTIONS).code }
+    return { ok: true, code: sucrase().transform(code, SUCRASE_OPTIONS).code }
   } catch (error) {
     return stripFailure(error instanceof Error ? error.message : String(error), (error as { loc?: unknown }).loc)
   }
 }
 
 const SUCRASE_OPTIONS = { transforms: ['typescript' as const], disableESTransforms: true }
+
+let loaded: typeof import('sucrase') | undefined
+
+/**
+ * sucrase, required on first use: loading it blocks the thread for 35-50 ms here, which a thread that
+ * never strips (an engine worker imports this package for the rest of it) should not pay, nor a
+ * process that only imports ptc. `preloadTypeScriptStripper` loads it ahead of the first program.
+ */
+function sucrase(): typeof import('sucrase') {
+  return (loaded ??= createRequire(import.meta.url)('sucrase') as typeof import('sucrase'))
+}
+
+/**
+ * Loads sucrase on this thread soon, off the caller's path (a runtime calls it when it is created and
+ * warms its engines), so that the first program is not the one that waits for it. Does nothing when
+ * it is loaded already.
+ */
+export function preloadTypeScriptStripper(): void {
+  if (loaded !== undefined) return
+  setImmediate(() => {
+    try {
+      sucrase()
+    } catch {
+      // Not loadable here: the first program to strip reports it.
+    }
+  }).unref()
+}
 
 function stripFailure(message: string, loc: unknown): StripResult {
   const at = (loc ?? {}) as { line?: unknown; column?: unknown }

@@ -26,7 +26,7 @@ export { stopError, type StopReason } from '../stop.js'
 export { HostCalls, MAX_RESULT_DEPTH, type HostCallsOptions, type ReplyFlush } from '../host-calls.js'
 export type { ResultBounds } from '../settle.js'
 export { acceptRun, type AcceptedRun, type AdmittedRun } from '../request.js'
-export { INLINE_STRIP_UNITS, stripTypeScript, stripTypeScriptOffThread, mapStrippedColumn } from '../strip.js'
+export { INLINE_STRIP_UNITS, preloadTypeScriptStripper, stripTypeScript, stripTypeScriptOffThread, mapStrippedColumn } from '../strip.js'
 export type { StripResult } from '../strip.js'
 export {
   PROGRAM_FILENAME,
