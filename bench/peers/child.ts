@@ -24,7 +24,9 @@ export interface ProcessFigures {
 
 export interface ChildPlan {
   readonly calls: number
-  /** Timed repetitions of each call program (after one warm-up run). */
+  /** Untimed runs of each call program first (the host's JIT warms up over the first thousands of calls). */
+  readonly warmups: number
+  /** Timed repetitions of each call program, after the warm-up runs. */
   readonly repetitions: number
   /** Timed trivial runs (after three warm-up runs). */
   readonly trivialRuns: number
@@ -52,7 +54,7 @@ export async function measureProcess(spec: RuntimeSpec, plan: ChildPlan): Promis
     for (let i = 0; i < plan.trivialRuns; i++) warm.push(await timedRun(driver, 'trivial', 0, trivial))
     const perCall = async (kind: 'sequential' | 'parallel'): Promise<number> => {
       const body = programBody(kind, plan.calls, spec.tool)
-      await timedRun(driver, kind, plan.calls, body)
+      for (let i = 0; i < plan.warmups; i++) await timedRun(driver, kind, plan.calls, body)
       const times: number[] = []
       for (let i = 0; i < plan.repetitions; i++) times.push(await timedRun(driver, kind, plan.calls, body))
       return (median(times) * 1000) / plan.calls

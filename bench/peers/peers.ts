@@ -22,7 +22,7 @@ import { RUNTIMES, type RuntimeSpec } from './runtimes/index.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const PEERS_DIR = fileURLToPath(new URL('.', import.meta.url))
-const plan: ChildPlan = quickRequested ? { calls: 500, repetitions: 2, trivialRuns: 10 } : { calls: 2_000, repetitions: 3, trivialRuns: 20 }
+const plan: ChildPlan = quickRequested ? { calls: 1_000, warmups: 2, repetitions: 2, trivialRuns: 10 } : { calls: 2_000, warmups: 2, repetitions: 3, trivialRuns: 20 }
 
 /** The figures, in table order: the `case` of each result and where it comes from. */
 const FIGURES: readonly { case: string; unit: string; key: keyof ProcessFigures; vsNode: boolean }[] = [
@@ -129,7 +129,7 @@ async function main(): Promise<void> {
   const notes = [
     `Method: each runtime in processes of its own, interleaved (every runtime once per round), ${rounds} rounds; each cell is the median across processes, (Nx) its spread max/min. ` +
       `Per process: the first run (a trivial program) timed from creating the runtime (cold; "import" is loading its modules before that), then 3 warm-up and ${plan.trivialRuns} timed trivial runs (median), ` +
-      `then ${plan.calls} calls sequentially (\`for … await tool({ i })\`) and under one Promise.all, each one warm-up and ${plan.repetitions} timed runs (median). Host tool: \`async ({ i }) => { await null; return { ok: true, i } }\`.`,
+      `then ${plan.calls} calls sequentially (\`for … await tool({ i })\`) and under one Promise.all, each ${plan.warmups} warm-up and ${plan.repetitions} timed runs (median). Host tool: \`async ({ i }) => { await null; return { ok: true, i } }\`.`,
     `ptc ran ${source ? 'from source (tsx, --conditions=@ptc/source; its dist/ missing, older than src/ or --source)' : 'built (dist/, newer than src/)'}; peers from bench/peers/node_modules.`,
     ...[...byMethod.entries()].map(([method, groups]) => `${groups.join('; ')}: ${method}.`),
   ]
