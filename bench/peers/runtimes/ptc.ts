@@ -77,8 +77,9 @@ function spec(backend: Backend, path: 'whole' | 'bridge', label: string): Runtim
     packages: [],
     method:
       path === 'whole'
-        ? 'ToolsService + createPtcExecutor, one run_code call per program (arguments parsed, policies, scheduler, output validated and rendered)'
-        : 'runtime.run with a `call` that answers with the host tool (no ToolsService)',
+        ? 'ToolsService + createPtcExecutor, one run_code call per program (arguments parsed, policies, scheduler, output validated and rendered); ' +
+          "at most 10 sub-calls in parallel (the executor's default), maxPendingSubCalls 10 000. Runtimes as in bench/ptc/ptc.ts: createQuickJSRuntime({ poolSize: 1 }), ({ isolation: 'inline' }), createIsolatedVmRuntime()"
+        : 'runtime.run with a `call` that answers with the host tool (no ToolsService), maxPendingSubCalls 10 000',
     load: async () => {
       // The modules are loaded here so that "import" counts them; the driver is made in "cold".
       await import(backend === 'isolated-vm' ? '@ptc/sandbox-isolated-vm' : '@ptc/sandbox-quickjs')
