@@ -131,6 +131,105 @@ describe('ptc bench', () => {
   })
 })
 
+describe('ptc bench --peers', () => {
+  /** A stand-in repository whose bench/peers/peers.ts answers at once, and a fake `npm` first on the PATH. */
+  function peersRepo(npmScript: string): { repo: ReturnType<typeof tempDir>; env: Record<string, string> } {
+    const repo = tempDir({ 'pnpm-workspace.yaml': 'packages: []\n' })
+    symlinkSync(join(ROOT, 'node_modules'), repo.path('node_modules'))
+    mkdirSync(repo.path('bench/peers'), { recursive: true })
+    mkdirSync(repo.path('bin'))
+    writeFileSync(repo.path('bench/run.ts'), '')
+    writeFileSync(repo.path('bench/peers/package-lock.json'), '{}\n')
+    const json = {
+      script: 'peers',
+      title: 'fake peers',
+      machine: 'test machine',
+      quick: true,
+      results: [
+        { group: 'plain Node', case: 'sequential', median: 0.5, unit: 'µs/call', better: 'lower' },
+        { group: 'ptc QuickJS inline, whole path', case: 'sequential', median: 20, unit: 'µs/call', better: 'lower', baseline: { case: 'plain Node', median: 0.5 }, spread: { min: 19, max: 22.8, samples: [19, 20, 22.8] } },
+        { group: 'peer A 1.2.3', case: 'sequential', median: 40, unit: 'µs/call', better: 'lower', baseline: { case: 'plain Node', median: 0.5 } },
+      ],
+      runtimes: [
+        { group: 'plain Node', kind: 'baseline', method: 'no sandbox' },
+        { group: 'ptc QuickJS inline, whole path', kind: 'ptc', method: 'run_code' },
+        { group: 'peer A 1.2.3', kind: 'peer', method: 'its API' },
+        { group: 'peer B 0.1.0', kind: 'peer', method: 'its API', error: "Cannot find package 'peer-b'" },
+      ],
+      notes: ['peer A: a caveat.'],
+    }
+    const script = `console.error('peers args: ' + process.argv.slice(2).join(' '))\nconsole.log('| own table |')\nconsole.log('PTC_BENCH_JSON ' + ${JSON.stringify(JSON.stringify(json))})\n`
+    writeFileSync(repo.path('bench/peers/peers.ts'), script)
+    writeFileSync(repo.path('bin/npm'), `#!/bin/sh\necho "$@" > ../npm-args\n${npmScript}\n`, { mode: 0o755 })
+    return { repo, env: { PATH: `${repo.path('bin')}:${process.env.PATH ?? ''}` } }
+  }
+
+  test('installs the peers with npm ci when they are missing, runs bench/peers/peers.ts alone and prints its comparison table', async () => {
+    const { repo, env } = peersRepo("mkdir -p node_modules && echo '{}' > node_modules/.package-lock.json && echo 'added 341 packages'")
+    try {
+      const run = await ptc(['bench', '--peers', '--quick', '--backend', 'quickjs', '--out', 'out'], { cwd: repo.dir, env })
+      expect(run.code).toBe(0)
+      expect(run.stderr).toMatch(/^ptc: the peers are not installed: installing them into bench\/peers\/node_modules \(npm ci;.*\n/)
+      expect(readFileSync(repo.path('bench/npm-args'), 'utf8')).toBe('ci --no-audit --no-fund\n')
+      expect(run.stderr).toMatch(/ptc: peers installed in [\d.]+ s\n/)
+      expect(run.stderr).toMatch(/\[1\/1\] bench\/peers\/peers\.ts done, 3 results in [\d.]+ s/)
+      expect(run.stdout.split('\n')).toEqual([
+        'fake peers',
+        '',
+        '| runtime | sequential (µs/call) |',
+        '|---|---|',
+        '| plain Node | 0.50 |',
+        '| ptc QuickJS inline, whole path | 20.0 (1.20x) |',
+        '| peer A 1.2.3 | 40.0 |',
+        "| peer B 0.1.0 | failed: Cannot find package 'peer-b' |",
+        '',
+        '| ptc against the best peer (time per call; below 1 = ptc faster) | sequential (best peer: peer A 1.2.3, 40.0 µs/call) | Promise.all |',
+        '|---|---|---|',
+        '| ptc QuickJS inline, whole path | 0.50x | — |',
+        '',
+        '- peer A: a caveat.',
+        '',
+      ])
+      expect(readFileSync(repo.path('out/peers-peers-ts.txt'), 'utf8')).toContain('peers args: --json --quick --backend quickjs')
+      const results = JSON.parse(readFileSync(repo.path('out/results.json'), 'utf8')) as { peers: boolean; scripts: { script: string; runtimes: unknown[]; notes: string[] }[] }
+      expect(results.peers).toBe(true)
+      expect(results.scripts.map((s) => [s.script, s.runtimes.length, s.notes])).toEqual([['bench/peers/peers.ts', 4, ['peer A: a caveat.']]])
+      expect(readFileSync(repo.path('out/chart.svg'), 'utf8')).toMatch(/ptc bench --peers --quick[\s\S]*peer A 1\.2\.3: sequential[\s\S]*80\.00x/)
+
+      const again = await ptc(['bench', '--peers', '--quick', '--out', 'out2'], { cwd: repo.dir, env })
+      expect(again.code).toBe(0)
+      expect(again.stderr).not.toMatch(/install/)
+    } finally {
+      repo.cleanup()
+    }
+  })
+
+  test('an install that fails is exit 1 with the end of npm’s output, and no benchmark runs', async () => {
+    const { repo, env } = peersRepo("echo 'npm error gyp failed to build isolated-vm' >&2\nexit 1")
+    try {
+      const run = await ptc(['bench', '--peers', '--quick', '--out', 'out'], { cwd: repo.dir, env })
+      expect(run.code).toBe(1)
+      expect(run.stderr).toMatch(/ptc: installing the peers failed after [\d.]+ s \(npm ci in bench\/peers\):\n {4}npm error gyp failed to build isolated-vm\n$/)
+      expect(run.stderr).not.toMatch(/\[1\/1\]/)
+      expect(run.stdout).toBe('')
+    } finally {
+      repo.cleanup()
+    }
+  })
+
+  test('a clone without bench/peers is exit 2 with the reason', async () => {
+    const repo = tempDir({ 'pnpm-workspace.yaml': 'packages: []\n' })
+    try {
+      mkdirSync(repo.path('bench'))
+      writeFileSync(repo.path('bench/run.ts'), '')
+      const run = await ptc(['bench', '--peers'], { cwd: repo.dir })
+      expect(run).toMatchObject({ code: 2, stderr: 'ptc: bench --peers needs bench/peers/peers.ts, which this clone does not have\n' })
+    } finally {
+      repo.cleanup()
+    }
+  })
+})
+
 describe('ptc serve, help and usage', () => {
   test('serve hands its arguments to @ptc/mcp, or says it is not available when that is not built', async () => {
     const run = await ptc(['serve', '--no-such-option'])

@@ -46,6 +46,7 @@ const cases: [string, string[], CliOptions?][] = [
   ['ptc log of a log with bad lines', ['log', files.path('partial.jsonl')]],
   ['ptc bench outside the repository', ['bench'], { cwd: files.dir }],
   ['ptc bench with an argument', ['bench', 'extra']],
+  ['ptc bench --peers with an argument', ['bench', '--peers', 'extra']],
   ['ptc serve with an unknown option', ['serve', '--bogus']],
   ['ptc serve without an upstream', ['serve']],
 ]

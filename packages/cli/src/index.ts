@@ -4,4 +4,4 @@ export { defineConfig, type PtcConfig, type PtcSandboxName } from './config/defi
 export { CliError, type CliErrorCode } from './errors.js'
 export type { CliIo } from './io.js'
 export type { RunReport } from './run/report.js'
-export { BENCH_JSON_PREFIX, type BenchJson, type BenchResult } from './bench/scripts.js'
+export { BENCH_JSON_PREFIX, type BenchJson, type BenchResult, type BenchRuntime } from './bench/scripts.js'

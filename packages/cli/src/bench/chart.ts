@@ -12,7 +12,8 @@ export function ratioChart(title: string, rows: readonly { script: string; resul
     const ratio = costRatio(result)
     return ratio === undefined ? [] : [{ label: `${script} · ${result.group === undefined ? '' : `${result.group}: `}${result.case}`, ratio, baseline: result.baseline?.case ?? '' }]
   })
-  const labelWidth = 430
+  // About 6.6 px per character at 12 px: wide enough for the longest label (bench --peers names runtimes with their versions).
+  const labelWidth = Math.max(430, Math.ceil(Math.max(0, ...bars.map((b) => b.label.length)) * 6.6) + 16)
   const barWidth = 420
   const rowHeight = 22
   const top = 48

@@ -10,6 +10,18 @@ export interface BenchResult {
   readonly unit: string
   readonly better: 'higher' | 'lower'
   readonly baseline?: { readonly case: string; readonly median: number }
+  /** When the median is taken across processes: the smallest and largest process figure, and every one. */
+  readonly spread?: { readonly min: number; readonly max: number; readonly samples: readonly number[] }
+}
+
+/** A runtime a comparison script measured (bench/peers): what it is, how it was driven, why it has no results. */
+export interface BenchRuntime {
+  /** The `group` of its results. */
+  readonly group: string
+  readonly kind: 'baseline' | 'ptc' | 'peer'
+  readonly method: string
+  /** Set when it failed to load or run: the error (then it has no results). */
+  readonly error?: string
 }
 
 export interface BenchJson {
@@ -18,6 +30,10 @@ export interface BenchJson {
   readonly machine: string
   readonly quick: boolean
   readonly results: readonly BenchResult[]
+  /** Comparison scripts (bench/peers): the runtimes measured, in table order. */
+  readonly runtimes?: readonly BenchRuntime[]
+  /** How the figures were taken, one line each. */
+  readonly notes?: readonly string[]
 }
 
 export const BENCH_JSON_PREFIX = 'PTC_BENCH_JSON '
