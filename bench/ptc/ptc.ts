@@ -3,7 +3,8 @@
  * scheduler -> pipeline -> tool -> back) for a trivial tool, sequential and
  * under Promise.all, next to the bare sandbox bridge (the same program, the
  * runtime's `call` answering directly) and plain Node async calls, all in this
- * process. Then the fan-out figure: 200 calls of a 20 ms tool with cap 10.
+ * process. Then the fan-out figure: 200 calls of a 20 ms tool with cap 10, and runs per second with 64
+ * `run_code` calls at once (each a program of one sub-call) on a runtime with its default sizes.
  * `maxPendingSubCalls` is raised so that one Promise.all can hold every call.
  *
  *   node --no-node-snapshot --conditions=@ptc/source --import tsx bench/ptc/ptc.ts [--quick] [--json] [--backend quickjs|isolated-vm]…
@@ -23,6 +24,10 @@ const backendFilter = argValues('backend')
 const CALLS = quick ? 1_000 : 5_000
 const ROUNDS = quick ? 3 : 5
 const signal = new AbortController().signal
+
+const CONCURRENT_RUNS = 64
+const RUNS = quick ? 320 : 1_000
+const oneCall = 'return (await tools.inc({ n: 1 })).n'
 
 const sequential = `let s = 0\nfor (let i = 0; i < ${CALLS}; i++) s += (await tools.inc({ n: i })).n\nreturn s`
 const parallel = `const all = await Promise.all(Array.from({ length: ${CALLS} }, (_, i) => tools.inc({ n: i })))\nreturn all.length`
@@ -85,6 +90,33 @@ function bareBridge(runtime: CodeRuntime): (code: string) => Promise<void> {
   }
 }
 
+/**
+ * Runs per second through the whole path with CONCURRENT_RUNS `run_code` calls in flight (each a program of
+ * one sub-call), on a fresh runtime with its default sizes (pool, processes, warm isolates); the median of
+ * ROUNDS rounds of RUNS runs after one warm-up round.
+ */
+async function concurrentRuns(runtime: CodeRuntime): Promise<number> {
+  try {
+    const run = wholePath(runtime)
+    const round = async (runs: number): Promise<number> => {
+      let left = runs
+      const start = performance.now()
+      await Promise.all(
+        Array.from({ length: CONCURRENT_RUNS }, async () => {
+          while (left-- > 0) await run(oneCall)
+        }),
+      )
+      return runs / ((performance.now() - start) / 1000)
+    }
+    await round(CONCURRENT_RUNS * 2)
+    const rates: number[] = []
+    for (let i = 0; i < ROUNDS; i++) rates.push(await round(RUNS))
+    return median(rates)
+  } finally {
+    await runtime.dispose()
+  }
+}
+
 async function plainNode(): Promise<[number, number]> {
   const incBody = async (n: number): Promise<{ n: number }> => ({ n: n + 1 })
   const seq = await rate(async () => {
@@ -102,15 +134,16 @@ async function main(): Promise<void> {
   const results: BenchResult[] = []
   console.log(title)
   console.log(`plain Node async call: sequential ${formatRate(nodeSeq)}, Promise.all ${formatRate(nodePar)}\n`)
-  console.log('| backend | bridge seq | whole path seq | ratio | bridge Promise.all | whole path Promise.all | ratio | fan-out 200 x 20 ms, cap 10 (ideal 400 ms) |')
-  console.log('|---|---|---|---|---|---|---|---|')
-  const backends: [string, () => CodeRuntime][] = [
-    ['quickjs (worker)', () => createQuickJSRuntime({ poolSize: 1 })],
-    ['quickjs (inline)', () => createQuickJSRuntime({ isolation: 'inline' })],
+  console.log(`| backend | bridge seq | whole path seq | ratio | bridge Promise.all | whole path Promise.all | ratio | fan-out 200 x 20 ms, cap 10 (ideal 400 ms) | runs/s, ${CONCURRENT_RUNS} run_code at once |`)
+  console.log('|---|---|---|---|---|---|---|---|---|')
+  // The sub-call figures use one worker; runs per second, the runtime's default sizes.
+  const backends: [string, () => CodeRuntime, () => CodeRuntime][] = [
+    ['quickjs (worker)', () => createQuickJSRuntime({ poolSize: 1 }), () => createQuickJSRuntime()],
+    ['quickjs (inline)', () => createQuickJSRuntime({ isolation: 'inline' }), () => createQuickJSRuntime({ isolation: 'inline' })],
   ]
-  if (isolatedVmAvailability().available) backends.push(['isolated-vm', () => createIsolatedVmRuntime()])
+  if (isolatedVmAvailability().available) backends.push(['isolated-vm', () => createIsolatedVmRuntime(), () => createIsolatedVmRuntime()])
   const selected = backends.filter(([label]) => backendFilter.length === 0 || backendFilter.some((b) => label.startsWith(b)))
-  for (const [label, create] of selected) {
+  for (const [label, create, createDefault] of selected) {
     const runtime = create()
     try {
       const bridge = bareBridge(runtime)
@@ -127,8 +160,9 @@ async function main(): Promise<void> {
         fan.push(performance.now() - start)
       }
       const fanMs = median(fan)
+      const runsPerSecond = await concurrentRuns(createDefault())
       console.log(
-        `| ${label} | ${formatRate(bSeq)} | ${formatRate(wSeq)} | ${((wSeq / bSeq) * 100).toFixed(0)}% | ${formatRate(bPar)} | ${formatRate(wPar)} | ${((wPar / bPar) * 100).toFixed(0)}% | ${fanMs.toFixed(0)} ms (+${((fanMs / 400 - 1) * 100).toFixed(1)}%) |`,
+        `| ${label} | ${formatRate(bSeq)} | ${formatRate(wSeq)} | ${((wSeq / bSeq) * 100).toFixed(0)}% | ${formatRate(bPar)} | ${formatRate(wPar)} | ${((wPar / bPar) * 100).toFixed(0)}% | ${fanMs.toFixed(0)} ms (+${((fanMs / 400 - 1) * 100).toFixed(1)}%) | ${runsPerSecond.toFixed(0)} |`,
       )
       const perSecond = { unit: 'calls/s', better: 'higher' } as const
       results.push(
@@ -137,6 +171,7 @@ async function main(): Promise<void> {
         { group: label, case: 'bridge, Promise.all', median: bPar, ...perSecond, baseline: { case: 'plain Node Promise.all', median: nodePar } },
         { group: label, case: 'whole path, Promise.all', median: wPar, ...perSecond, baseline: { case: 'bare sandbox bridge', median: bPar } },
         { group: label, case: 'fan-out 200 x 20 ms, cap 10', median: fanMs, unit: 'ms', better: 'lower', baseline: { case: 'ideal schedule', median: 400 } },
+        { group: label, case: `${CONCURRENT_RUNS} run_code calls at once (1 sub-call each)`, median: runsPerSecond, unit: 'runs/s', better: 'higher' },
       )
     } finally {
       await runtime.dispose()
