@@ -3,15 +3,15 @@ import { HostCalls, MAX_RESULT_DEPTH, type HostCallsOptions, type ReplyFlush } f
 import { DEFAULT_LIMITS } from './limits.js'
 import type { CodeRunRequest, JsonValue } from './types.js'
 
-function request(call: CodeRunRequest['call']): CodeRunRequest {
-  return { code: '', bindings: ['t'], call }
+function request(call: CodeRunRequest['call'], signal?: AbortSignal): CodeRunRequest {
+  return { code: '', bindings: ['t'], call, ...(signal === undefined ? {} : { signal }) }
 }
 
 /** A `HostCalls` whose deliveries and stops are recorded. */
-function hostCalls(call: CodeRunRequest['call'], flush: ReplyFlush, limits: Partial<HostCallsOptions['limits']> = {}) {
+function hostCalls(call: CodeRunRequest['call'], flush: ReplyFlush, limits: Partial<HostCallsOptions['limits']> = {}, signal?: AbortSignal) {
   const batches: [string, number][] = []
   const stops: string[] = []
-  const calls = new HostCalls(request(call), {
+  const calls = new HostCalls(request(call, signal), {
     limits: { ...DEFAULT_LIMITS, ...limits },
     flush,
     deliver: (batch, count) => batches.push([batch, count]),
@@ -92,6 +92,25 @@ describe.each<ReplyFlush>(['microtask', 'immediate'])('HostCalls (%s flush)', (f
     expect(calls.started).toBe(3)
     calls.start(5, 't', '{}')
     expect(stops).toEqual(['limit-pending', 'limit-pending'])
+  })
+
+  test("once the run's signal aborted, nothing reaches the guest: the results the abort cut short and later calls stop the run as abort", async () => {
+    const controller = new AbortController()
+    const started: string[] = []
+    // A tool that rejects when the run's signal aborts, as the PTC scheduler's calls do.
+    const call: CodeRunRequest['call'] = (name) => {
+      started.push(name)
+      return new Promise((_resolve, reject) => controller.signal.addEventListener('abort', () => reject(new Error('This operation was aborted'))))
+    }
+    const { calls, batches, stops } = hostCalls(call, flush, {}, controller.signal)
+    calls.start(1, 'slow', '{}')
+    controller.abort()
+    await turn()
+    expect(batches).toEqual([])
+    expect(stops).toEqual(['abort'])
+    calls.start(2, 'after', '{}')
+    expect(started).toEqual(['slow'])
+    expect(stops).toEqual(['abort', 'abort'])
   })
 
   test(`a result nested deeper than MAX_RESULT_DEPTH (${MAX_RESULT_DEPTH}) rejects its call; one at the bound is delivered`, async () => {

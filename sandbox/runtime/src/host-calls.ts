@@ -23,8 +23,11 @@ export interface HostCallsOptions {
   readonly flush: ReplyFlush
   /** Delivers a batch of `count` results (`SettleEntry[]` as JSON text) into the guest. */
   deliver(batchJson: string, count: number): void
-  /** A call went past a sub-call cap: the run must end with that limit's failure. */
-  stop(reason: 'limit-calls' | 'limit-pending'): void
+  /**
+   * A call went past a sub-call cap, or the run's signal aborted before a call started or a result
+   * was delivered: the run must end with that failure.
+   */
+  stop(reason: 'abort' | 'limit-calls' | 'limit-pending'): void
 }
 
 /**
@@ -35,7 +38,10 @@ export interface HostCallsOptions {
  * as a settle entry; results deeper than `MAX_RESULT_DEPTH` or longer than `memoryBytes` characters
  * reject it) with one run-wide signal, aborted by `close()`; the entries of the calls that finish
  * before the next flush are delivered together, as one batch (`[entry,…]` JSON text and its count).
- * After `close()`, calls are ignored and late results dropped.
+ * After `close()`, calls are ignored and late results dropped. Once the run's own signal has aborted,
+ * nothing more reaches the guest: a call it starts and a batch due for delivery stop the run as
+ * `abort` instead. (The sub-calls the abort cut short reject; delivering those rejections would let
+ * the program see them and end on its own, as an exception, before the host stopped it.)
  */
 export class HostCalls {
   readonly #request: CodeRunRequest
@@ -73,6 +79,7 @@ export class HostCalls {
    */
   start(id: number, name: string, argsJson: string): void {
     if (this.#closed) return
+    if (this.#request.signal?.aborted === true) return this.#options.stop('abort')
     const { limits } = this.#options
     if (this.started >= limits.maxSubCalls) return this.#options.stop('limit-calls')
     if (this.#undelivered >= limits.maxPendingSubCalls) return this.#options.stop('limit-pending')
@@ -105,6 +112,7 @@ export class HostCalls {
   readonly #deliverBatch = (): void => {
     this.#flushQueued = false
     if (this.#closed || this.#replies.length === 0) return
+    if (this.#request.signal?.aborted === true) return this.#options.stop('abort')
     const batch = `[${this.#replies.join(',')}]`
     const count = this.#replies.length
     this.#replies = []
