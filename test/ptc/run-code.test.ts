@@ -159,9 +159,13 @@ for (const backend of backends) {
     test('an outer abort stops the program: in-flight sub-calls aborted, code run failed (abort)', async () => {
       harness()
       const controller = new AbortController()
-      setTimeout(() => controller.abort(), 100)
+      // Aborted once the sub-call is running (not after a fixed delay: a cold engine may not have started it yet).
+      const watch = setInterval(() => {
+        if (h.trace.includes('start slow')) controller.abort()
+      }, 5)
       const started = Date.now()
       const result = await h.runCode('await tools.lookup({ key: "slow", delayMs: 10000 }); return "unreachable"', { signal: controller.signal })
+      clearInterval(watch)
       expect(Date.now() - started).toBeLessThan(3_000)
       expect(text(result)).toMatch(/^Error: code run failed \(abort\)/)
       expect(h.trace).toEqual(['start slow'])
