@@ -64,7 +64,7 @@ export interface MailboxReply {
  * in `Atomics.wait` on shared memory instead of in its event loop (no core burnt, however slow the
  * tools); the host (`offer`) claims the wait with a compare-and-swap on the run's id, writes the batch
  * into shared memory and wakes the worker with `Atomics.notify`: a futex wake-up, through neither
- * thread's event loop, with no spinning on either side.
+ * thread's event loop.
  *
  * A reply the mailbox cannot take (the worker is busy running the guest, or the batch does not fit)
  * goes by message, and the host counts it (`posting`); a worker about to sleep while such a message
