@@ -135,3 +135,35 @@ describe('renderSdk', () => {
     expect(() => renderSdk([getStock, { ...getStock, name: 'run_code' }, getStock])).toThrow(BindingNameError)
   })
 })
+
+describe('optional properties named after Object members', () => {
+  test('a program that leaves out an optional toString, valueOf or constructor type-checks; a wrong value for it does not', () => {
+    const tool: BindingTool = {
+      name: 'pick',
+      description: 'picks',
+      parameters: {
+        type: 'object',
+        properties: {
+          mode: {
+            oneOf: [
+              { type: 'string' },
+              {
+                type: 'object',
+                properties: { toString: { type: 'string' as const, const: '' }, valueOf: { type: 'integer' as const }, constructor: { type: 'boolean' as const } },
+                required: [],
+              },
+            ],
+          },
+        },
+        required: [],
+      },
+      output: { type: 'object', properties: {}, required: [] },
+    }
+    const declarations = renderDeclarations([tool])
+    expect(declarations).toContain('toString?: "" | Object["toString"]')
+    const check = (args: string): string[] => checkProgram(`await tools.pick(${args})`, declarations).diagnostics.map((d) => d.message)
+    expect(check('{ mode: { other: 1 } }')).toEqual([])
+    expect(check('{ mode: { toString: "", valueOf: 2, constructor: true } }')).toEqual([])
+    expect(check('{ mode: { toString: "x" } }')).not.toEqual([])
+  })
+})

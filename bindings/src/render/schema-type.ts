@@ -1,4 +1,4 @@
-import { bindingKey } from '../names/binding-names.js'
+import { _quote, bindingKey } from '../names/binding-names.js'
 import { _annotationLines } from './annotations.js'
 import { _jsdoc } from './jsdoc.js'
 import { _ANY_JSON, _shape, _UNKNOWN, type _Shape } from './shape.js'
@@ -29,6 +29,14 @@ function postfixSafe(shape: _Shape): boolean {
   return shape.kind === 'array'
 }
 
+/**
+ * The members of TypeScript's `Object` interface. TypeScript gives every object these members, so an object
+ * without its own `toString` does not match `{ toString?: "" }` ("Type '() => string' is not assignable to
+ * type '""'"): an optional property of such a name also accepts the inherited member, or a program leaving
+ * it out would not type-check.
+ */
+const OBJECT_MEMBERS = new Set(['constructor', 'toString', 'toLocaleString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable'])
+
 function expand(shape: _Shape, indent: number, depth: number, budget: _RenderBudget): Instr[] {
   switch (shape.kind) {
     case 'text':
@@ -45,7 +53,8 @@ function expand(shape: _Shape, indent: number, depth: number, budget: _RenderBud
       const out: Instr[] = ['{\n']
       for (const prop of shape.props) {
         const head = `${_jsdoc(_annotationLines(prop.schema), inner)}${inner}${bindingKey(prop.name)}${prop.optional ? '?' : ''}: `
-        out.push(head, { node: prop.schema, indent: indent + 1, depth: depth + 1 }, '\n')
+        const inherited = prop.optional && OBJECT_MEMBERS.has(prop.name) ? ` | Object[${_quote(prop.name)}]` : ''
+        out.push(head, { node: prop.schema, indent: indent + 1, depth: depth + 1 }, `${inherited}\n`)
       }
       out.push(`${pad(indent)}}${shape.open ? OPEN_TAIL : ''}`)
       return out
