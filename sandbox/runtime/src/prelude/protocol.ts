@@ -2,8 +2,9 @@
  * The contract between a backend and the guest prelude (`GUEST_PRELUDE`). Everything that crosses
  * is a number or a string made inside the guest with intrinsics captured before the program ran.
  *
- * The backend evaluates `GUEST_PRELUDE` (an expression), calls the function it yields with
- * `(host, bindingsJson, queueJson)` and keeps the functions of the returned object:
+ * The backend evaluates `GUEST_PRELUDE` (an expression) once per engine before any program, calls the
+ * function it yields once per run with `(host, bindingsJson, queueJson)` and keeps the functions of
+ * the returned object (a new run closes the previous one: its functions no longer reach the host):
  * - `start(fn)`: runs the wrapped program (`PreparedProgram.source` evaluated) and returns its promise,
  *   from which a host may read an outcome the guest could not report (out of memory, QuickJS cannot
  *   queue the job that would have called `finish`);

@@ -3,19 +3,22 @@ import { UNKNOWN_TOOL_SOURCE } from './unknown-tool.js'
 
 /**
  * The guest prelude: a JavaScript expression evaluating to `function (host, bindingsJson, queueJson)`;
- * see `protocol.ts` for the contract. It runs before the program, captures every intrinsic it uses,
- * installs `tools`, `ToolCallError` and `console`, deletes every global not in `GUEST_GLOBALS`, and
- * returns `{ start, settle }` (and `takeCalls` in queue mode). Plain ES2020, no engine-specific API: both backends evaluate it as is.
+ * see `protocol.ts` for the contract. Evaluating it — once per engine, before any program — captures
+ * every intrinsic it uses, installs `tools`, `ToolCallError` and `console` and deletes every global
+ * not in `GUEST_GLOBALS`; the function it yields is called once per run and returns `{ start, settle }`
+ * (and `takeCalls` in queue mode). So a program of a session, which runs on what earlier programs left,
+ * still finds the prelude's intrinsics and globals as they were. Plain ES2020, no engine-specific
+ * API: both backends evaluate it as is.
  *
  * Hardening notes: internal arrays and objects have a null prototype (no inherited setters or
  * `toJSON`); snapshots read each property exactly once and write the JSON text themselves (a
  * captured `JSON.stringify` only quotes strings: QuickJS's object path uses internal arrays that
  * an index setter on `Array.prototype` sees); the traversal is iterative; tool functions are plain
  * functions returning a promise made by the captured `Promise` (no `then` lookup on our side);
- * `tools` is a Proxy whose handler (see `unknown-tool.ts`) has a `get` trap only and a null prototype
+ * `tools` (a getter of the current run's) is a Proxy whose handler (see `unknown-tool.ts`) has a `get` trap only and a null prototype
  * (a handler inheriting from `Object.prototype` would take traps a program put there).
  */
-export const GUEST_PRELUDE: string = `(function (host, bindingsJson, queueJson) {
+export const GUEST_PRELUDE: string = `(function () {
 'use strict';
 var G = globalThis, O = Object, R = Reflect;
 var apply = R.apply, ownKeys = R.ownKeys, defineProperty = O.defineProperty, freeze = O.freeze,
@@ -45,7 +48,6 @@ var isWellFormedU = typeof nativeIsWF === 'function' && typeof nativeToWF === 'f
   toWellFormedU = isWellFormedU === null ? null : bindCall(nativeToWF);
 var LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 defineProperty(LONE, 'exec', { value: RegExp.prototype.exec, writable: false, configurable: false });
-var hostCall = host.call, hostLog = host.log, hostFinish = host.finish, hostLimit = host.limit;
 var ALLOWED = ${JSON.stringify(GUEST_GLOBALS)};
 var LEVELS = ${JSON.stringify(GUEST_LOG_LEVELS)};
 function nullArray() { return setPrototypeOf([], null); }
@@ -208,58 +210,43 @@ freeze(ToolCallError.prototype);
 freeze(ToolCallError);
 
 /* ---- sub-calls ---- */
-var nextId = 0, closed = false, pending = create(null);
+/* The run in progress, set by the per-run function returned below: its host functions, sub-call table,
+   queue and caps. Tool functions and console reach the host only through it, so in a session a
+   function kept from an earlier program acts in the current run, and nothing reaches a finished one. */
+var cur = null;
 function rejected(err) { return new P(function (_, reject) { reject(err); }); }
-/* Queue mode (the host gave no call function): calls wait in \`queue\` until the host takes them after
+/* Queue mode (the host gave no call function): calls wait in \`r.queue\` until the host takes them after
    running jobs, and the sub-call caps the host would apply on each call are applied here, so a
    synchronous flood of calls stops at once. */
-var queue = null, open = 0, maxCalls = 0, maxOpen = 0;
-if (typeof hostCall !== 'function') {
-  var caps = parse(queueJson);
-  maxCalls = caps.maxSubCalls; maxOpen = caps.maxPendingSubCalls; queue = nullArray();
-}
-function callTool(name, index, args) {
-  if (closed) return rejected(new ToolCallError(name, 'the run has ended', 'ABORTED'));
+function callTool(name, args) {
+  var r = cur;
+  if (r === null || r.closed) return rejected(new ToolCallError(name, 'the run has ended', 'ABORTED'));
+  var index = r.index[name];
+  if (index === undefined) return rejected(new ToolCallError(name, unknownMessage(name), 'UNKNOWN_TOOL'));
   var json;
   try { json = snapshot(args, 'arguments'); }
   catch (e) { return rejected(new ToolCallError(name, 'arguments are not lossless JSON: ' + msgOf(e), 'INVALID_ARGS')); }
-  var id = ++nextId, entry = { resolve: null, reject: null, name: name };
+  var id = ++r.nextId, entry = { resolve: null, reject: null, name: name };
   var p = new P(function (resolve, reject) { entry.resolve = resolve; entry.reject = reject; });
-  pending[id] = entry;
-  if (queue === null) { hostCall(id, name, json); return p; }
-  if (id > maxCalls) hostLimit(1); else if (open >= maxOpen) hostLimit(2);
-  open++;
-  queue[queue.length] = id + ',' + index + ',' + json;
+  r.pending[id] = entry;
+  if (r.queue === null) { r.hostCall(id, name, json); return p; }
+  if (id > r.maxCalls) r.hostLimit(1); else if (r.open >= r.maxOpen) r.hostLimit(2);
+  r.open++;
+  r.queue[r.queue.length] = id + ',' + index + ',' + json;
   return p;
 }
-/* Queue mode: the calls made since the last takeCalls(), as "id,bindingIndex,argsJson" joined by U+0001
-   (lossless JSON text never holds a raw control character); '' when there are none. */
-function takeCalls() {
-  if (queue.length === 0) return '';
-  var q = queue;
-  queue = nullArray();
-  return joinU(q, '\\u0001');
-}
-function makeTool(name, index) {
+function makeTool(name) {
   var holder = create(null);
-  holder[name] = ({ [name](args) { return callTool(name, index, arguments.length === 0 ? {} : args); } })[name];
+  holder[name] = ({ [name](args) { return callTool(name, arguments.length === 0 ? {} : args); } })[name];
   return freeze(holder[name]);
 }
 ${UNKNOWN_TOOL_SOURCE}
-/* The frozen null-prototype bindings, behind the proxy of \`toolsHandler\`: a misspelled name rejects with UNKNOWN_TOOL. */
-var bound = create(null), bindings = parse(bindingsJson);
-for (var b = 0; b < bindings.length; b++) {
-  defineProperty(bound, bindings[b], { value: makeTool(bindings[b], b), enumerable: true, writable: false, configurable: false });
-}
-freeze(bound);
-setToolNames(bindings);
-var tools = new ProxyC(bound, toolsHandler);
 
 /* ---- console ---- */
 var consoleObj = create(ObjectProto);
 for (var l = 0; l < LEVELS.length; l++) {
   (function (level) {
-    var f = ({ [level]() { if (!closed) hostLog(level, wellFormed(format(arguments))); } })[level];
+    var f = ({ [level]() { var r = cur; if (r !== null && !r.closed) r.hostLog(level, wellFormed(format(arguments))); } })[level];
     defineProperty(consoleObj, level, { value: freeze(f), enumerable: true });
   })(LEVELS[l]);
 }
@@ -271,7 +258,9 @@ for (var g = 0; g < names.length; g++) {
   var gname = names[g];
   if (typeof gname !== 'string' || ALLOWED.indexOf(gname) === -1) { try { delete G[gname]; } catch (_) {} }
 }
-defineProperty(G, 'tools', { value: tools, writable: false, enumerable: false, configurable: false });
+/* \`tools\` is the current run's: a getter, fixed like the other two. */
+function currentTools() { return cur === null ? undefined : cur.tools; }
+defineProperty(G, 'tools', { get: currentTools, enumerable: false, configurable: false });
 defineProperty(G, 'ToolCallError', { value: ToolCallError, writable: false, enumerable: false, configurable: false });
 defineProperty(G, 'console', { value: consoleObj, writable: false, enumerable: false, configurable: false });
 
@@ -288,48 +277,82 @@ function describe(e) {
     return '{"message":' + stringify(fmt(e, 0, false)) + '}';
   } catch (_) { return UNFORMATTABLE; }
 }
-function onValue(v) {
-  if (closed) return;
-  closed = true;
-  if (v === undefined) { hostFinish(0, ''); return; }
-  var json;
-  try { json = snapshot(v, 'the return value'); } catch (e) { hostFinish(2, msgOf(e)); return; }
-  hostFinish(1, json);
-}
 /* QuickJS's out-of-memory error, recognised without allocating (describing it may need memory there is none of). */
 function isOutOfMemory(e) {
   return OOM_PROTO !== null && e !== null && typeof e === 'object' && getPrototypeOf(e) === OOM_PROTO && e.message === 'out of memory';
 }
-function onError(e) {
-  if (closed) return;
-  closed = true;
-  var d;
-  try { d = isOutOfMemory(e) ? OOM_TEXT : describe(e); } catch (_) { d = UNFORMATTABLE; }
-  hostFinish(3, d);
-}
-/* Returns the program's promise: a host that sees it settle without a finish (the engine could not
-   queue the reaction job, out of memory) reads the outcome from it. */
-function start(fn) {
-  var r;
-  try { r = fn(); } catch (e) { onError(e); return; }
-  thenU(r, onValue, onError);
-  return r;
-}
-function settle(batchJson) {
-  var batch = parse(batchJson);
-  for (var i = 0; i < batch.length; i++) {
-    var e = batch[i], id = e[0], p = pending[id];
-    if (p === undefined) continue;
-    delete pending[id];
-    open--;
-    /* Read past the end only when present: a missing index would be looked up on Array.prototype. */
-    if (e[1] === 1) p.resolve(e[2]);
-    else p.reject(new ToolCallError(p.name, e[2], e.length > 3 ? e[3] : undefined, e.length > 4 ? e[4] : undefined));
+
+/* ---- one run ---- */
+return function (host, bindingsJson, queueJson) {
+  /* A run of the same session that never settled (stopped while it waited) is over. */
+  if (cur !== null) cur.closed = true;
+  var r = create(null);
+  r.hostCall = host.call; r.hostLog = host.log; r.hostFinish = host.finish; r.hostLimit = host.limit;
+  r.closed = false; r.nextId = 0; r.pending = create(null); r.queue = null; r.open = 0; r.maxCalls = 0; r.maxOpen = 0;
+  if (typeof r.hostCall !== 'function') {
+    var caps = parse(queueJson);
+    r.maxCalls = caps.maxSubCalls; r.maxOpen = caps.maxPendingSubCalls; r.queue = nullArray();
   }
-}
-var api = create(null);
-api.start = start;
-api.settle = settle;
-if (queue !== null) api.takeCalls = takeCalls;
-return freeze(api);
-})`
+  /* The frozen null-prototype bindings, behind the proxy of \`toolsHandler\`: a misspelled name rejects with UNKNOWN_TOOL. */
+  var bound = create(null), index = create(null), bindings = parse(bindingsJson);
+  for (var b = 0; b < bindings.length; b++) {
+    defineProperty(bound, bindings[b], { value: makeTool(bindings[b]), enumerable: true, writable: false, configurable: false });
+    index[bindings[b]] = b;
+  }
+  freeze(bound);
+  setToolNames(bindings);
+  r.index = index;
+  r.tools = new ProxyC(bound, toolsHandler);
+  cur = r;
+
+  function onValue(v) {
+    if (r.closed) return;
+    r.closed = true;
+    if (v === undefined) { r.hostFinish(0, ''); return; }
+    var json;
+    try { json = snapshot(v, 'the return value'); } catch (e) { r.hostFinish(2, msgOf(e)); return; }
+    r.hostFinish(1, json);
+  }
+  function onError(e) {
+    if (r.closed) return;
+    r.closed = true;
+    var d;
+    try { d = isOutOfMemory(e) ? OOM_TEXT : describe(e); } catch (_) { d = UNFORMATTABLE; }
+    r.hostFinish(3, d);
+  }
+  /* Runs the program with \`this\` the global object (as a script's top level) and returns its promise:
+     a host that sees it settle without a finish (the engine could not queue the reaction job, out of
+     memory) reads the outcome from it. */
+  function start(fn) {
+    var p;
+    try { p = apply(fn, G, nullArray()); } catch (e) { onError(e); return; }
+    thenU(p, onValue, onError);
+    return p;
+  }
+  function settle(batchJson) {
+    var batch = parse(batchJson);
+    for (var i = 0; i < batch.length; i++) {
+      var e = batch[i], id = e[0], p = r.pending[id];
+      if (p === undefined) continue;
+      delete r.pending[id];
+      r.open--;
+      /* Read past the end only when present: a missing index would be looked up on Array.prototype. */
+      if (e[1] === 1) p.resolve(e[2]);
+      else p.reject(new ToolCallError(p.name, e[2], e.length > 3 ? e[3] : undefined, e.length > 4 ? e[4] : undefined));
+    }
+  }
+  /* Queue mode: the calls made since the last takeCalls(), as "id,bindingIndex,argsJson" joined by U+0001
+     (lossless JSON text never holds a raw control character); '' when there are none. */
+  function takeCalls() {
+    if (r.queue.length === 0) return '';
+    var q = r.queue;
+    r.queue = nullArray();
+    return joinU(q, '\\u0001');
+  }
+  var api = create(null);
+  api.start = start;
+  api.settle = settle;
+  if (r.queue !== null) api.takeCalls = takeCalls;
+  return freeze(api);
+};
+})()`
