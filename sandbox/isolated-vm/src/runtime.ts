@@ -134,6 +134,9 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
 
   async run(request: CodeRunRequest): Promise<CodeRunResult> {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
+    if (request !== null && typeof request === 'object' && request.session !== undefined) {
+      throw new SandboxUsageError('the isolated-vm runtime does not keep sandbox sessions yet (QuickJS does): run without `session`')
+    }
     const accepted = await acceptRun(request, this.#defaults, this.#gate)
     if (!accepted.ok) return accepted.result
     const run = new RunHost(request, accepted)

@@ -1,7 +1,8 @@
 import { availableParallelism } from 'node:os'
 import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
-import { RunGate, acceptRun, preloadTypeScriptStripper } from '@ptc/sandbox/backend'
-import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
+import { RunGate, SessionTable, acceptRun, preloadTypeScriptStripper, resolveSessionLimits, type SessionTurn } from '@ptc/sandbox/backend'
+import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime, SessionLimits } from '@ptc/sandbox'
+import type { SessionMemory } from './engine/image.js'
 import type { QuickJSVariantName } from './engine/module.js'
 import type { Engines } from './host/engines.js'
 import { RunHost } from './host/run-host.js'
@@ -56,6 +57,12 @@ export interface QuickJSRuntimeOptions {
    * start with the first run.
    */
   prewarm?: boolean
+  /**
+   * Bounds of the sandbox sessions (`CodeRunRequest.session`) over `DEFAULT_SESSION_LIMITS`. A
+   * session's state is the pages of engine memory its programs changed, kept on the host between
+   * runs, so any worker can run the session's next program.
+   */
+  sessions?: Partial<SessionLimits>
 }
 
 /** Default `watchdogGraceMs`. */
@@ -74,11 +81,13 @@ export class QuickJSCodeRuntime implements CodeRuntime {
   readonly #gate: RunGate
   readonly #grace: number
   readonly #live = new Set<RunHost>()
+  readonly #sessions: SessionTable<SessionMemory>
   #disposed = false
   #disposing: Promise<void> | undefined
 
   constructor(options: QuickJSRuntimeOptions, engines?: Engines) {
     this.#defaults = Object.freeze(resolveLimits(options.limits, DEFAULT_LIMITS))
+    this.#sessions = new SessionTable(Object.freeze(resolveSessionLimits(options.sessions)))
     const variant = options.variant ?? 'quickjs'
     const cores = availableParallelism()
     const inline = options.isolation === 'inline'
@@ -106,26 +115,54 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     const accepted = await acceptRun(request, this.#defaults, this.#gate)
     if (!accepted.ok) return accepted.result
     const { bindings, limits, program } = accepted
+    let turn: SessionTurn<SessionMemory> | undefined
+    if (request.session !== undefined) {
+      turn = this.#sessions.take(request.session)
+      if (!turn.ok) {
+        accepted.release()
+        const wallMs = performance.now() - accepted.startedAt
+        return { logs: [], error: { kind: 'limit', message: turn.message }, stats: { cpuMs: 0, wallMs, queueMs: wallMs, subCalls: 0 } }
+      }
+    }
     const host = new RunHost(request, accepted, this.#grace)
     // Admitted as `dispose()` began (it closed the gate, but this run already held a place).
     if (this.#disposed) host.stop('abort')
     else if (request.signal?.aborted) host.stop('abort')
     if (!host.ended) {
       this.#live.add(host)
-      this.#engines.execute(host, { source: program.source, bindings, limits })
+      const memory = turn?.ok === true ? turn.entry.state : undefined
+      const session = turn === undefined ? undefined : memory === undefined ? {} : { id: memory.id, memory }
+      this.#engines.execute(host, { source: program.source, bindings, limits, ...(session === undefined ? {} : { session }) })
     }
     try {
-      return await host.result
+      const result = await host.result
+      if (turn?.ok === true) {
+        const left = host.session
+        result.session = this.#sessions.give(
+          turn.entry,
+          left !== undefined
+            ? { state: left, bytes: left.data.byteLength + left.ranges.byteLength }
+            : { reason: `the run ended (${result.error?.kind ?? 'ok'}) without its engine's state; the session keeps its state from before the run` },
+          turn.fresh,
+          turn.note,
+        )
+      }
+      return result
     } finally {
       this.#live.delete(host)
       accepted.release()
     }
   }
 
+  async endSession(key: string): Promise<boolean> {
+    return this.#sessions.end(key)
+  }
+
   dispose(): Promise<void> {
     this.#disposing ??= (async () => {
       this.#disposed = true
       this.#gate.close()
+      this.#sessions.clear()
       const live = [...this.#live]
       for (const host of live) host.stop('abort')
       await Promise.all(live.map((h) => h.result))

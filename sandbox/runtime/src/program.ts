@@ -1,3 +1,4 @@
+import { wrapSessionProgram } from './session-program.js'
 import { mapStrippedColumn, stripTypeScript, type StripResult } from './strip.js'
 import type { CodeRunError } from './types.js'
 
@@ -13,6 +14,9 @@ export interface PreparedProgram {
   /** Maps a 1-based position in `source` to a 1-based position in the model's code. */
   mapPosition(line: number, column: number): { line: number; column: number }
 }
+
+/** The prelude's globals, which a session program's declarations never replace. */
+const SESSION_RESERVED: readonly string[] = ['tools', 'console', 'ToolCallError']
 
 /** Wraps a program body (already JavaScript) in the async function the guest calls. */
 export function wrapProgram(body: string): string {
@@ -34,6 +38,7 @@ export function prepareProgram(
 export function programFromStripped(
   code: string,
   stripped: StripResult,
+  options?: { session?: boolean },
 ): { ok: true; program: PreparedProgram } | { ok: false; error: CodeRunError } {
   if (!stripped.ok) {
     return {
@@ -47,7 +52,9 @@ export function programFromStripped(
   let originalLines: string[] | undefined
   let strippedLines: string[] | undefined
   const program: PreparedProgram = {
-    source: wrapProgram(body),
+    // A session program's top-level declarations become globals (`wrapSessionProgram`); one acorn
+    // cannot parse is wrapped as usual, and the engine reports its syntax error.
+    source: (options?.session === true ? wrapSessionProgram(body, { reserved: SESSION_RESERVED }) : undefined) ?? wrapProgram(body),
     mapPosition(line, column) {
       let l = line - PROGRAM_LINE_OFFSET
       let c = column

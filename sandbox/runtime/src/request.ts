@@ -9,6 +9,9 @@ import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult } from 
 import { stopError } from './stop.js'
 import { whenAborted } from './abort.js'
 
+/** The longest session key (`CodeRunRequest.session`). */
+export const MAX_SESSION_KEY = 256
+
 /** A run admitted into a backend: what it starts, with the clock that started at the `run()` call. */
 export interface AdmittedRun {
   readonly ok: true
@@ -44,6 +47,10 @@ export async function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits
   if (request.language !== undefined && request.language !== 'typescript' && request.language !== 'javascript') {
     throw new SandboxUsageError('language must be "typescript" or "javascript"')
   }
+  const session = request.session
+  if (session !== undefined && (typeof session !== 'string' || session.length === 0 || session.length > MAX_SESSION_KEY)) {
+    throw new SandboxUsageError(`session must be a string of 1 to ${MAX_SESSION_KEY} characters`)
+  }
   const bindings = validateBindings(request.bindings)
   const limits = resolveLimits(request.limits, defaults)
   const deadline = startedAt + limits.wallMs
@@ -66,7 +73,7 @@ export async function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits
     waiting.dispose()
     if (stripped === undefined) return refuse(refusal(signal?.aborted === true ? 'abort' : 'wall', limits, startedAt, gate))
   }
-  const prepared = programFromStripped(code, stripped)
+  const prepared = programFromStripped(code, stripped, { session: session !== undefined })
   if (!prepared.ok) return refuse(prepared.error)
 
   let place: GatePlace | undefined

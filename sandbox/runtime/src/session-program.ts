@@ -1,4 +1,12 @@
-import { parse, type Options, type Pattern, type Program, type Statement, type VariableDeclaration } from 'acorn'
+import { createRequire } from 'node:module'
+import type { Options, Pattern, Program, Statement, VariableDeclaration } from 'acorn'
+
+/** acorn, loaded by the first session program (most runs are not in a session). */
+let acorn: typeof import('acorn') | undefined
+function parse(body: string, options: Options): Program {
+  acorn ??= createRequire(import.meta.url)('acorn') as typeof import('acorn')
+  return acorn.parse(body, options)
+}
 
 /**
  * Session programs (REPL semantics): the top-level declarations of a program become global

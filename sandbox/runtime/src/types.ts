@@ -60,6 +60,13 @@ export interface CodeRunRequest {
   call(name: string, args: JsonValue, signal: AbortSignal): Promise<JsonValue>
   limits?: Partial<CodeRunLimits>
   signal?: AbortSignal
+  /**
+   * A sandbox session key: the program runs on the state the session's previous program left (its
+   * top-level declarations and what it put on `globalThis`) and leaves its own for the next one.
+   * Without it, the run starts from nothing. Only a runtime with `endSession` takes it; a session
+   * runs one program at a time. 1 to 256 characters.
+   */
+  session?: string
 }
 
 /** The failure of a run, as data. */
@@ -75,6 +82,32 @@ export interface CodeRunResult {
   logs: string[]
   error?: CodeRunError
   stats: CodeRunStats
+  /** A session run: what became of the session. */
+  session?: CodeRunSessionInfo
+}
+
+/** What a session run did to its session. */
+export interface CodeRunSessionInfo {
+  readonly key: string
+  /** The run started from nothing: the session is new, or its state had expired or been dropped (`note` says which). */
+  readonly fresh: boolean
+  /** The state this run left is the session's now; otherwise the session keeps what it had before (`note` says why). */
+  readonly kept: boolean
+  /** Bytes of state the session holds after this run. */
+  readonly bytes: number
+  /** Programs the session has run (this one included). */
+  readonly runs: number
+  readonly note?: string
+}
+
+/** How a runtime bounds its sandbox sessions. Defaults: `DEFAULT_SESSION_LIMITS`. */
+export interface SessionLimits {
+  /** A session unused this long is dropped. */
+  idleTtlMs: number
+  /** Live sessions at most; a new one beyond it drops the least recently used idle one. */
+  maxSessions: number
+  /** The most state one session may keep; a run that leaves more does not keep it. */
+  maxSessionBytes: number
 }
 
 /** What a run cost. */
@@ -100,6 +133,11 @@ export interface CodeRuntime {
   readonly limits: Readonly<CodeRunLimits>
   /** Rejects only on misuse (bad bindings, disposed runtime); guest failures are results. */
   run(request: CodeRunRequest): Promise<CodeRunResult>
+  /**
+   * Drops a sandbox session's state (present on runtimes that keep sessions: `CodeRunRequest.session`).
+   * Resolves whether the session existed; a run of it in progress finishes, and its state is not kept.
+   */
+  endSession?(key: string): Promise<boolean>
   /** Aborts live runs and waits for them. */
   dispose(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>

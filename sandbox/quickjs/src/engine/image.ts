@@ -1,5 +1,5 @@
 import { Buffer } from 'node:buffer'
-import { randomFillSync } from 'node:crypto'
+import { createHash, randomBytes, randomFillSync } from 'node:crypto'
 import type { EitherFFI, QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core'
 import { GUEST_PRELUDE } from '@ptc/sandbox/backend'
 import type { LoadedModule } from './module.js'
@@ -39,6 +39,12 @@ export class EngineImage {
   /** The `host` object the prelude receives (`call`, `log`, `finish`). */
   readonly host: QuickJSHandle
   hooks: ImageHooks | undefined
+  /**
+   * The id of the session memory this image holds instead of its booted state (a session run's
+   * memory stays in place after its capture, so the session's next run here needs no restore), or
+   * undefined when it is booted.
+   */
+  resident: string | undefined
   readonly #pages: MemoryRun[]
   /** The largest zero run (the C stack below what boot used), reset by `resetStack`. */
   readonly #stack: MemoryRun | undefined
@@ -52,6 +58,19 @@ export class EngineImage {
   #u8 = new Uint8Array(0)
   #u32 = new Uint32Array(0)
   #disposed = false
+  /** Where the booted state ends: above it the booted memory is all zeros. */
+  readonly #bootedEnd: number
+  /**
+   * Bytes above `#bootedEnd` may be non-zero up to here (reset does not clear them: nothing reads them
+   * unless a session captures). A session run's capture knows its top exactly; after another run, the
+   * whole memory may be dirty.
+   */
+  #dirtyTop = 0
+  /** The booted bytes of `[0, #bootedEnd)`, the stack zone zeroed (what `capture` compares with). */
+  #booted: Buffer | undefined
+  /** `capture()` ran since the last reset: `#dirtyTop` is exact. */
+  #captured = false
+  #fingerprint: string | undefined
 
   private constructor(loaded: LoadedModule, runtime: QuickJSRuntime, context: QuickJSContext, prelude: QuickJSHandle, host: QuickJSHandle) {
     this.loaded = loaded
@@ -74,6 +93,7 @@ export class EngineImage {
     }
     this.#stack = stack
     this.#pages = pages.filter((run) => run !== stack)
+    this.#bootedEnd = pages.reduce((end, run) => Math.max(end, run.end), 0)
   }
 
   /** Boots `loaded` (a module no run has used) into an image. Throws if the engine is not as expected. */
@@ -183,6 +203,10 @@ export class EngineImage {
 
   /** Puts the memory back as it was after boot: the run's every object, handle and job is gone. */
   reset(): void {
+    // After a capture the top is known; otherwise the run may have written anywhere.
+    if (!this.#captured) this.#dirtyTop = this.loaded.memory.buffer.byteLength
+    this.#captured = false
+    this.resident = undefined
     const memory = new Uint8Array(this.loaded.memory.buffer)
     for (const run of this.#pages) {
       if (run.bytes === undefined) memory.fill(0, run.start, run.end)
@@ -214,6 +238,112 @@ export class EngineImage {
   }
 
   /**
+   * What identifies this image's booted state (engine variant and booted bytes): a session's memory
+   * applies only to an image with the same fingerprint. Boots are deterministic, so every image of a
+   * build has the same one.
+   */
+  get fingerprint(): string {
+    if (this.#fingerprint === undefined) {
+      const hash = createHash('sha256').update(this.loaded.variant)
+      for (const run of this.#pages) {
+        hash.update(`${run.start}:${run.end}:`)
+        if (run.bytes !== undefined) hash.update(run.bytes)
+      }
+      this.#fingerprint = hash.digest('hex').slice(0, 32)
+    }
+    return this.#fingerprint
+  }
+
+  /**
+   * The state a session run left, as the pages that differ from the booted image; call it once the run
+   * ended and released its handles. The memory stays as it is (`resident`) until a `reset()`. Everything above the booted state was zero when
+   * the session's run started (`restore`), so no byte of another run's can be in it.
+   */
+  capture(): SessionMemory {
+    const buffer = this.loaded.memory.buffer
+    const view = Buffer.from(buffer)
+    const stack = this.#stack
+    if (stack !== undefined) this.#resetStack(new Uint8Array(buffer), stack)
+    const booted = this.#bootedBytes()
+    const top = topOfUsed(view)
+    // Changed ranges, [start, end) pairs: 4 KiB pages where the booted state has data, 64 KiB blocks
+    // above it (the heap the session grew: almost all of it is the session's).
+    const ranges: number[] = []
+    const add = (start: number, end: number): void => {
+      if (ranges.length > 0 && ranges[ranges.length - 1] === start) ranges[ranges.length - 1] = end
+      else ranges.push(start, end)
+    }
+    for (let start = 0; start < top; ) {
+      const unit = start < booted.length ? PAGE_BYTES : ZEROS.length
+      const end = Math.min(top, start + unit)
+      // The stack zone was just zeroed, as it booted.
+      const inStack = stack !== undefined && start >= stack.start && end <= stack.end
+      if (!inStack && changed(view, booted, start, end)) add(start, end)
+      start = end
+    }
+    let size = 0
+    for (let i = 0; i < ranges.length; i += 2) size += (ranges[i + 1] as number) - (ranges[i] as number)
+    const data = new Uint8Array(size)
+    for (let i = 0, at = 0; i < ranges.length; i += 2) {
+      const from = ranges[i] as number
+      const to = ranges[i + 1] as number
+      data.set(view.subarray(from, to), at)
+      at += to - from
+    }
+    this.#dirtyTop = Math.max(this.#dirtyTop, top)
+    this.#captured = true
+    const id = randomBytes(8).toString('hex')
+    this.resident = id
+    return { id, fingerprint: this.fingerprint, byteLength: buffer.byteLength, ranges: Uint32Array.from(ranges), data }
+  }
+
+  /**
+   * Starts a session run: the memory (booted, or reset now) gets `session`'s pages, or, for a new
+   * session, only the guarantee `capture` relies on (nothing above the booted state). Returns an error
+   * message when the memory cannot be applied here (another build's, or larger than this module's cap).
+   */
+  restore(session: SessionMemory | undefined): string | undefined {
+    if (this.resident !== undefined) this.reset()
+    if (session !== undefined && session.fingerprint !== this.fingerprint) {
+      return `the session's memory was made by another engine build (${session.fingerprint}, this one is ${this.fingerprint})`
+    }
+    if (session !== undefined && session.byteLength > this.loaded.memory.buffer.byteLength) {
+      if (session.byteLength > this.loaded.capBytes) {
+        return `the session's memory (${mib(session.byteLength)} MiB) does not fit this run's memory cap (${mib(this.loaded.capBytes)} MiB)`
+      }
+      // Grown through the engine's allocator, so the emscripten runtime sees the new size; reset after.
+      const block = this.#heap._malloc(session.byteLength - this.loaded.memory.buffer.byteLength)
+      if (block === 0) return `the session's memory (${mib(session.byteLength)} MiB) could not be allocated`
+      this.#heap._free(block)
+      this.reset()
+    }
+    if (this.#dirtyTop > this.#bootedEnd) {
+      zeroBetween(Buffer.from(this.loaded.memory.buffer), this.#bootedEnd, this.#dirtyTop)
+      this.#dirtyTop = 0
+    }
+    if (session === undefined) return undefined
+    const memory = new Uint8Array(this.loaded.memory.buffer)
+    const { ranges, data } = session
+    for (let i = 0, at = 0; i < ranges.length; i += 2) {
+      const from = ranges[i] as number
+      const to = ranges[i + 1] as number
+      memory.set(data.subarray(at, at + to - from), from)
+      at += to - from
+    }
+    return undefined
+  }
+
+  /** The booted bytes up to `#bootedEnd` in one buffer (made on first use: only sessions compare). */
+  #bootedBytes(): Buffer {
+    if (this.#booted === undefined) {
+      const booted = Buffer.alloc(this.#bootedEnd)
+      for (const run of this.#pages) if (run.bytes !== undefined) booted.set(run.bytes, run.start)
+      this.#booted = booted
+    }
+    return this.#booted
+  }
+
+  /**
    * Frees the image's handles, context and runtime. QuickJS checks on freeing a runtime that every
    * object was released (it aborts otherwise), so this doubles as a leak check of the booted state.
    */
@@ -221,6 +351,7 @@ export class EngineImage {
     if (this.#disposed) return
     this.#disposed = true
     this.hooks = undefined
+    if (this.resident !== undefined) this.reset()
     this.#heap._free(this.#scratch)
     this.prelude.dispose()
     this.host.dispose()
@@ -338,4 +469,49 @@ function copyUsedMemory(loaded: LoadedModule): MemoryRun[] {
   if (!runZero) flip(used)
   runs.push({ start, end: Math.min(buffer.byteLength, used * PAGE_BYTES + MARGIN_BYTES), bytes: undefined })
   return runs
+}
+
+/**
+ * A session's engine state: the pages of a module's memory that differ from its booted image
+ * (`EngineImage.capture`), structured-cloneable and transferable.
+ */
+export interface SessionMemory {
+  /** Names this state: an image holding it (`EngineImage.resident`) need not restore it. */
+  id: string
+  /** The booted image the pages apply to (`EngineImage.fingerprint`). */
+  fingerprint: string
+  /** The memory's size when captured: the module grows to it before the pages are written. */
+  byteLength: number
+  /** The changed ranges of the memory, `[start, end)` pairs, ascending. */
+  ranges: Uint32Array
+  /** Their bytes, in the same order. */
+  data: Uint8Array
+}
+
+/** The end of the last page holding a non-zero byte (a WebAssembly memory is whole 64 KiB blocks). */
+function topOfUsed(view: Buffer): number {
+  let end = view.byteLength
+  while (end >= ZEROS.length && view.compare(ZEROS, 0, ZEROS.length, end - ZEROS.length, end) === 0) end -= ZEROS.length
+  while (end > 0 && view.compare(ZEROS, 0, PAGE_BYTES, end - PAGE_BYTES, end) === 0) end -= PAGE_BYTES
+  return end
+}
+
+/** Whether `view[start, end)` differs from the booted bytes (zeros above them). */
+function changed(view: Buffer, booted: Buffer, start: number, end: number): boolean {
+  if (start >= booted.length) return view.compare(ZEROS, 0, end - start, start, end) !== 0
+  if (end <= booted.length) return view.compare(booted, start, end, start, end) !== 0
+  return view.compare(booted, start, booted.length, start, booted.length) !== 0 || view.compare(ZEROS, 0, end - booted.length, booted.length, end) !== 0
+}
+
+/** Zeroes every non-zero block of `[from, to)` (reading a block nobody wrote does not commit it). */
+function zeroBetween(view: Buffer, from: number, to: number): void {
+  const end = Math.min(to, view.byteLength)
+  for (let start = from; start < end; start += ZEROS.length) {
+    const stop = Math.min(end, start + ZEROS.length)
+    if (view.compare(ZEROS, 0, stop - start, start, stop) !== 0) view.fill(0, start, stop)
+  }
+}
+
+function mib(bytes: number): string {
+  return (bytes / (1024 * 1024)).toFixed(1)
 }

@@ -20,11 +20,14 @@ export class ModuleCache {
   }
 
   /**
-   * An image whose memory cap is exactly the one `guestBytes` calls for (a fresh module is loaded and
-   * booted when none is idle): the cap is what bounds the guest, so a larger one would let it past its limit.
+   * An image whose memory cap is exactly the one `guestBytes` calls for, the one holding session memory
+   * `resident` if idle (a fresh module is loaded and booted when none is idle): the cap is what bounds the guest, so a larger one would let it past its limit.
    */
-  acquire(guestBytes: number): EngineImage | Promise<EngineImage> {
+  acquire(guestBytes: number, resident?: string): EngineImage | Promise<EngineImage> {
     const cap = capFor(guestBytes)
+    // The image that holds the session's memory (`EngineImage.resident`) first: it needs no restore.
+    const holder = resident === undefined ? -1 : this.#idle.findIndex((image) => image.resident === resident && image.loaded.capBytes === cap)
+    if (holder !== -1) return this.#idle.splice(holder, 1)[0] as EngineImage
     for (let i = this.#idle.length - 1; i >= 0; i--) {
       const image = this.#idle[i] as EngineImage
       if (image.loaded.capBytes === cap) {

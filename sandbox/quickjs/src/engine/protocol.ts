@@ -1,5 +1,6 @@
 import type { CodeRunError, CodeRunLimits } from '@ptc/sandbox'
 import type { GuestErrorInfo } from '@ptc/sandbox/backend'
+import type { SessionMemory } from './image.js'
 
 /** One run as its engines receive it. */
 export interface RunInput {
@@ -7,6 +8,12 @@ export interface RunInput {
   source: string
   bindings: readonly string[]
   limits: CodeRunLimits
+  /**
+   * A session run: it starts from the state `id` names (none: a new session, from the booted image),
+   * which `memory` holds (omitted when the engine is known to hold it: `EngineRunOutcome.resident`),
+   * and its outcome carries the memory it leaves (`EngineRunOutcome.session`).
+   */
+  session?: { id?: string; memory?: SessionMemory }
 }
 
 /** One run as the engine sees it (a structured-cloneable message). */
@@ -33,6 +40,10 @@ export interface EngineRunOutcome {
   subCalls: number
   /** The module trapped or failed its leak check: discard it. */
   broken: boolean
+  /** A session run that ended with its engine intact: the memory it leaves for the session's next run. */
+  session?: SessionMemory
+  /** The engine kept that memory in place (`EngineImage.resident`): the session's next run there may omit it. */
+  resident?: string
 }
 
 /** Where an engine run reports. `flush` runs after each pump that produced calls or logs. */

@@ -2,7 +2,7 @@ import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emsc
 import { FinishKind, OutputLedger, PROGRAM_FILENAME, parseQueuedCalls, stopError } from '@ptc/sandbox/backend'
 import type { CodeRunError } from '@ptc/sandbox'
 import type { GuestErrorInfo, QueueCaps } from '@ptc/sandbox/backend'
-import type { EngineImage, ImageHooks } from './image.js'
+import type { EngineImage, ImageHooks, SessionMemory } from './image.js'
 import { CONTROL_NONE, stopOf, type EngineRunError, type HostStop, type EngineRunInput, type EngineRunSink, type SubCallRequest } from './protocol.js'
 
 /** The guest's stack: large enough for real programs, far below the host's own. */
@@ -47,6 +47,8 @@ export class EngineRun {
   #logsSent = 0
   #subCalls = 0
   #outstanding = 0
+  /** A session run's long-lived handles, released before its memory is captured (a plain run's go with the reset). */
+  readonly #owned: QuickJSHandle[] = []
 
   constructor(image: EngineImage, input: EngineRunInput, sink: EngineRunSink, control: Int32Array) {
     this.#image = image
@@ -118,6 +120,18 @@ export class EngineRun {
       shouldInterrupt: () => this.#shouldInterrupt(),
     }
     image.hooks = hooks
+    const session = this.#input.session
+    if (session === undefined) {
+      if (image.resident !== undefined) image.reset()
+    } else if (session.id === undefined || session.id !== image.resident) {
+      const refused = session.id !== undefined && session.memory === undefined
+        ? `the session's memory ${session.id} is not in this engine`
+        : image.restore(session.memory)
+      if (refused !== undefined) {
+        this.#stop = { kind: /cap|allocated/.test(refused) ? 'memory' : 'crash', message: refused }
+        return
+      }
+    }
     const rt = image.runtime
     const ctx = image.context
     this.#rt = rt
@@ -130,11 +144,14 @@ export class EngineRun {
     const names = ctx.newString(JSON.stringify(bindings))
     const caps: QueueCaps = { maxSubCalls: limits.maxSubCalls, maxPendingSubCalls: limits.maxPendingSubCalls }
     const queue = ctx.newString(JSON.stringify(caps))
+    this.#owned.push(names, queue)
     const api = ctx.unwrapResult(this.#enter(() => ctx.callFunction(image.prelude, ctx.undefined, image.host, names, queue)))
     this.#start = ctx.getProp(api, 'start')
     this.#settle = ctx.getProp(api, 'settle')
     this.#takeCalls = ctx.getProp(api, 'takeCalls')
+    this.#owned.push(api, this.#start, this.#settle, this.#takeCalls)
     const program = this.#enter(() => ctx.evalCode(source, PROGRAM_FILENAME))
+    this.#owned.push(program.error ?? program.value)
     if (program.error) {
       const info = this.#errorInfo(program.error)
       if (this.#stop === undefined) {
@@ -145,7 +162,10 @@ export class EngineRun {
     }
     const started = this.#enter(() => ctx.callFunction(this.#start as QuickJSHandle, ctx.undefined, program.value))
     if (started.error) this.#noteEngineError(started.error)
-    else this.#program = started.value
+    else {
+      this.#program = started.value
+      this.#owned.push(started.value)
+    }
   }
 
   #shouldInterrupt(): boolean {
@@ -336,7 +356,9 @@ export class EngineRun {
     // Whatever the run left (objects, jobs, an interrupted call stack unwound by QuickJS) goes with
     // the memory. Only a trapped module cannot be reset: its WebAssembly stack was not unwound.
     this.#image.hooks = undefined
-    if (!this.#broken) this.#image.reset()
+    // A session's memory stays in the image (`resident`) for its next run; any other run's goes now.
+    const session = this.#broken || this.#input.session === undefined ? undefined : this.#capture()
+    if (!this.#broken && session === undefined) this.#image.reset()
     this.#ctx = undefined
     this.#rt = undefined
     this.#sink.done({
@@ -345,7 +367,24 @@ export class EngineRun {
       cpuMs: this.#cpuUsed,
       subCalls: this.#subCalls,
       broken: this.#broken,
+      ...(session === undefined ? {} : { session }),
     })
+  }
+
+  /**
+   * A session run's memory, once the run has released what it held (what the program left stays: its
+   * globals, and any job it left pending, which the session's next run pumps first).
+   */
+  #capture(): SessionMemory | undefined {
+    try {
+      for (const handle of this.#owned.splice(0)) if (handle.alive) handle.dispose()
+      return this.#image.capture()
+    } catch (error) {
+      // A handle that cannot be released means an engine in an unknown state: the session does not keep it.
+      this.#broken = true
+      this.#stop ??= { kind: 'crash', message: `the QuickJS engine failed: ${error instanceof Error ? error.message : String(error)}` }
+      return undefined
+    }
   }
 }
 

@@ -60,7 +60,7 @@ async function begin(runId: number, input: EngineRunInput): Promise<void> {
   let image
   try {
     await warm
-    image = await cache.acquire(input.limits.memoryBytes)
+    image = await cache.acquire(input.limits.memoryBytes, input.session?.id)
   } catch (error) {
     post({ t: 'done', runId, outcome: { logs: [], cpuMs: 0, subCalls: 0, broken: true, error: { kind: 'crash', message: `QuickJS failed to load: ${String(error)}` } } })
     return
@@ -71,8 +71,10 @@ async function begin(runId: number, input: EngineRunInput): Promise<void> {
     logged: (text) => journal.append(text),
     done: (outcome) => {
       if (!cache.release(loaded, outcome.broken)) garbage = true
+      else if (outcome.session !== undefined && loaded.resident === outcome.session.id) outcome.resident = outcome.session.id
       if (current === run) current = undefined
-      post({ t: 'done', runId, outcome })
+      // The session's memory moves to the host (this thread keeps no copy).
+      port?.postMessage({ t: 'done', runId, outcome } satisfies FromWorker, outcome.session === undefined ? [] : [outcome.session.ranges.buffer as ArrayBuffer, outcome.session.data.buffer as ArrayBuffer])
       if (garbage) collectWhenIdle()
     },
   }, control)

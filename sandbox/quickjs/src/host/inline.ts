@@ -40,7 +40,7 @@ export class InlineEngines implements Engines {
       })
       return
     }
-    const image = this.#cache.acquire(input.limits.memoryBytes)
+    const image = this.#cache.acquire(input.limits.memoryBytes, input.session?.id)
     if (image instanceof Promise) {
       image.then(
         (m) => this.#run(host, input, m),

@@ -2,6 +2,7 @@ import { HostCalls, formatGuestError, stopError, whenAborted } from '@ptc/sandbo
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
 import type { PreparedProgram } from '@ptc/sandbox/backend'
 import type { EngineRunOutcome, HostStop, SubCallRequest } from '../engine/protocol.js'
+import type { SessionMemory } from '../engine/image.js'
 
 /** The engine side of one run, as the host drives it (inline engine or worker). */
 export interface EngineChannel {
@@ -44,6 +45,8 @@ export class RunHost {
   #resolve!: (result: CodeRunResult) => void
   #channel: EngineChannel | undefined
   #ended = false
+  /** A session run that ended with its engine intact: the memory it left. */
+  session: SessionMemory | undefined
   /** When the engine took the run (`attach`). */
   #attachedAt: number | undefined
   readonly #wallTimer: ReturnType<typeof setTimeout>
@@ -122,6 +125,7 @@ export class RunHost {
     clearTimeout(this.#killTimer)
     this.#stopWaiting?.()
     this.#calls.close()
+    this.session = outcome.session
     for (const log of outcome.logs) this.#logs.push(log)
     const { startedAt } = this.#clock
     const result: CodeRunResult = {

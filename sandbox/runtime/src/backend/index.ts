@@ -11,6 +11,7 @@
  *   `settleHostCall` (parse, `request.call`, the settle entry), `fulfilEntry`, `rejectEntry`;
  * - output: `OutputLedger`, `utf8ByteLength`, `LOG_SEPARATOR_BYTES`;
  * - the failure of a stopped run, one wording per limit: `stopError`;
+ * - sandbox sessions' bookkeeping (one run at a time, idle TTL, cap, byte budget): `SessionTable`;
  * - waiting for a run's signal with one listener per signal however many runs share it: `whenAborted`;
  * - starting a worker thread that does not inherit `--input-type`: `startWorker`.
  */
@@ -25,7 +26,8 @@ export { fulfilEntry, messageOf, rejectEntry, settleHostCall } from '../settle.j
 export { stopError, type StopReason } from '../stop.js'
 export { HostCalls, MAX_RESULT_DEPTH, type HostCallsOptions, type ReplyFlush } from '../host-calls.js'
 export type { ResultBounds } from '../settle.js'
-export { acceptRun, type AcceptedRun, type AdmittedRun } from '../request.js'
+export { acceptRun, MAX_SESSION_KEY, type AcceptedRun, type AdmittedRun } from '../request.js'
+export { SessionTable, resolveSessionLimits, type SessionEntry, type SessionTurn } from '../sessions.js'
 export { INLINE_STRIP_UNITS, preloadTypeScriptStripper, stripTypeScript, stripTypeScriptOffThread, mapStrippedColumn } from '../strip.js'
 export type { StripResult } from '../strip.js'
 export {
