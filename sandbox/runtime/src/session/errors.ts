@@ -1,0 +1,48 @@
+/** Why `openSnapshot` refused its bytes. Match on this, not on the message. */
+export type SnapshotErrorCode = 'not-a-snapshot' | 'truncated' | 'tampered' | 'unsupported-version' | 'foreign-build' | 'foreign-session'
+
+/** Why a session store refused a key or an entry. */
+export type SessionStoreErrorCode = 'invalid-key' | 'corrupt-entry'
+
+const snapshotBrand = Symbol.for('@ptc/sandbox.snapshot-error')
+const storeBrand = Symbol.for('@ptc/sandbox.session-store-error')
+
+/** `openSnapshot` refused the bytes: a stable `code`, a message that says what to do. */
+export class SnapshotError extends Error {
+  readonly code: SnapshotErrorCode
+  constructor(code: SnapshotErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.code = code
+    this.name = new.target.name
+  }
+  get [snapshotBrand](): true {
+    return true
+  }
+}
+
+/** A session store refused a key (`invalid-key`) or found an entry it cannot read (`corrupt-entry`). */
+export class SessionStoreError extends Error {
+  readonly code: SessionStoreErrorCode
+  constructor(code: SessionStoreErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.code = code
+    this.name = new.target.name
+  }
+  get [storeBrand](): true {
+    return true
+  }
+}
+
+// As for SandboxUsageError (../errors.ts): `instanceof` reads the brand, so it holds across module copies.
+for (const [type, brand] of [[SnapshotError, snapshotBrand], [SessionStoreError, storeBrand]] as const) {
+  Object.defineProperty(type, Symbol.hasInstance, {
+    value(this: unknown, value: unknown): boolean {
+      try {
+        if (this !== type) return Function.prototype[Symbol.hasInstance].call(this, value)
+        return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true
+      } catch {
+        return false
+      }
+    },
+  })
+}

@@ -1,0 +1,168 @@
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, test } from 'vitest'
+import { SandboxUsageError } from '../errors.js'
+import { SessionStoreError } from './errors.js'
+import { _entryPath, createFileSessionStore } from './file-store.js'
+import { MAX_SESSION_KEY_BYTES } from './store.js'
+
+const root = mkdtempSync(join(tmpdir(), 'ptc-file-store-'))
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+let folders = 0
+const freshDirectory = (): string => join(root, `store-${++folders}`, 'sessions')
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise
+  } catch (error) {
+    return error
+  }
+  throw new Error('expected a rejection')
+}
+
+describe('file store', () => {
+  test('set, get, overwrite, delete', async () => {
+    const store = createFileSessionStore({ directory: freshDirectory() })
+    expect(await store.get('a')).toBeUndefined()
+    await store.set('a', Buffer.from('one'))
+    expect(Buffer.from((await store.get('a')) ?? []).toString()).toBe('one')
+    await store.set('a', new Uint8Array(0))
+    expect((await store.get('a'))?.length).toBe(0)
+    await store.set('a', Buffer.from('two'))
+    expect(Buffer.from((await store.get('a')) ?? []).toString()).toBe('two')
+    expect(await store.delete('a')).toBe(true)
+    expect(await store.delete('a')).toBe(false)
+    expect(await store.get('a')).toBeUndefined()
+  })
+
+  test('the directory is created with mode 0700 and every entry has mode 0600', async () => {
+    const directory = freshDirectory()
+    const store = createFileSessionStore({ directory })
+    await store.set('k', Buffer.from('v'))
+    expect(statSync(directory).mode & 0o777).toBe(0o700)
+    const files = readdirSync(directory)
+    expect(files).toHaveLength(1)
+    expect(statSync(join(directory, files[0] as string)).mode & 0o777).toBe(0o600)
+    await store.set('k', Buffer.from('w'))
+    expect(statSync(_entryPath(directory, 'k')).mode & 0o777).toBe(0o600)
+  })
+
+  test('keys that look like paths name files inside the directory', async () => {
+    const directory = freshDirectory()
+    const store = createFileSessionStore({ directory })
+    const keys = ['../x', '/etc/passwd', '../../../../tmp/escape', 'a/b/c', '.', '..', 'C:\\x', 'nul\u0000byte']
+    for (const [i, key] of keys.entries()) await store.set(key, Buffer.from(String(i)))
+    const files = readdirSync(directory)
+    expect(files).toHaveLength(keys.length)
+    for (const file of files) expect(file).toMatch(/^[0-9a-f]{64}\.session$/)
+    expect(readdirSync(join(directory, '..'))).toEqual(['sessions'])
+    for (const [i, key] of keys.entries()) expect(Buffer.from((await store.get(key)) ?? []).toString()).toBe(String(i))
+  })
+
+  test('many parallel sets of one key leave one whole value and no temporary file', async () => {
+    const directory = freshDirectory()
+    const store = createFileSessionStore({ directory })
+    const values = Array.from({ length: 40 }, (_, i) => Buffer.alloc(64 * 1024 + i * 1000, i))
+    await Promise.all(values.map((value) => store.set('same', value)))
+    const read = Buffer.from((await store.get('same')) ?? [])
+    expect(values.some((value) => value.equals(read))).toBe(true)
+    expect(readdirSync(directory)).toHaveLength(1)
+  })
+
+  test('sets of one key from several processes at once leave one whole value', async () => {
+    const directory = freshDirectory()
+    const module = fileURLToPath(new URL('./file-store.ts', import.meta.url))
+    const writer = (n: number): Promise<number | null> =>
+      new Promise((resolve, reject) => {
+        const script = [
+          `const { createFileSessionStore } = await import(${JSON.stringify(module)})`,
+          `const store = createFileSessionStore({ directory: ${JSON.stringify(directory)} })`,
+          `for (let i = 0; i < 20; i++) await store.set('shared', Buffer.alloc(100_000 + ${n} * 20 + i, ${n} * 20 + i))`,
+        ].join('\n')
+        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, NODE_OPTIONS: '' } })
+        child.on('error', reject)
+        child.on('exit', resolve)
+      })
+    expect(await Promise.all([0, 1, 2, 3].map(writer))).toEqual([0, 0, 0, 0])
+    const read = Buffer.from((await createFileSessionStore({ directory }).get('shared')) ?? [])
+    const fill = read[0] as number
+    expect(read.length).toBe(100_000 + fill)
+    expect(read.every((byte) => byte === fill)).toBe(true)
+    expect(readdirSync(directory)).toHaveLength(1)
+  })
+
+  test('an entry past its TTL reads as missing and its file is removed', async () => {
+    const directory = freshDirectory()
+    let clock = 1_000_000
+    const store = createFileSessionStore({ directory, now: () => clock })
+    await store.set('short', Buffer.from('x'), { ttlMs: 50 })
+    await store.set('forever', Buffer.from('y'))
+    clock += 49
+    expect(Buffer.from((await store.get('short')) ?? []).toString()).toBe('x')
+    clock += 1
+    expect(await store.get('short')).toBeUndefined()
+    expect(readdirSync(directory)).toEqual([_entryPath(directory, 'forever').slice(directory.length + 1)])
+    clock += 10 ** 9
+    expect(Buffer.from((await store.get('forever')) ?? []).toString()).toBe('y')
+  })
+
+  test('deleting an expired entry removes it and says there was no live one', async () => {
+    let clock = 0
+    const store = createFileSessionStore({ directory: freshDirectory(), now: () => clock })
+    await store.set('k', Buffer.from('x'), { ttlMs: 1 })
+    clock = 5
+    expect(await store.delete('k')).toBe(false)
+    expect(await store.get('k')).toBeUndefined()
+  })
+
+  test('a set replaces an entry TTL and all', async () => {
+    let clock = 0
+    const store = createFileSessionStore({ directory: freshDirectory(), now: () => clock })
+    await store.set('k', Buffer.from('x'), { ttlMs: 10 })
+    await store.set('k', Buffer.from('z'))
+    clock = 100
+    expect(Buffer.from((await store.get('k')) ?? []).toString()).toBe('z')
+  })
+
+  test('a file that is not a store file is an error naming it, and is left in place', async () => {
+    const directory = freshDirectory()
+    const store = createFileSessionStore({ directory })
+    await store.set('k', Buffer.from('valid'))
+    const file = _entryPath(directory, 'k')
+    for (const [bytes, reason] of [
+      [Buffer.from('garbage that is long enough for a header'), /does not start with "PTSF"/],
+      [Buffer.from('PTSF'), /fewer than the 24-byte header/],
+      [Buffer.concat([Buffer.from('PTSF\x01\0\0\0', 'latin1'), Buffer.alloc(8), Buffer.from([0, 0, 0, 0, 0, 0, 0, 9]), Buffer.from('short')]), /declares 9 bytes of payload but holds 5/],
+      [Buffer.concat([Buffer.from('PTSF\x02\0\0\0', 'latin1'), Buffer.alloc(16)]), /version is 2/],
+    ] as const) {
+      writeFileSync(file, bytes)
+      const error = await rejection(store.get('k'))
+      expect(error).toBeInstanceOf(SessionStoreError)
+      expect((error as SessionStoreError).code).toBe('corrupt-entry')
+      expect((error as Error).message).toContain(file)
+      expect((error as Error).message).toMatch(reason)
+      expect(statSync(file).size).toBe(bytes.length)
+    }
+    expect(await store.delete('k')).toBe(true)
+    expect(await store.get('k')).toBeUndefined()
+  })
+
+  test('bad keys, values and TTLs are refused with clear errors', async () => {
+    const store = createFileSessionStore({ directory: freshDirectory() })
+    for (const key of ['', 'x'.repeat(MAX_SESSION_KEY_BYTES + 1), 'lone \ud800 surrogate', 42 as unknown as string]) {
+      const error = await rejection(store.get(key))
+      expect(error).toBeInstanceOf(SessionStoreError)
+      expect((error as SessionStoreError).code).toBe('invalid-key')
+    }
+    expect(((await rejection(store.set('', new Uint8Array(1)))) as Error).message).toBe('a session key must be a non-empty string, not ""')
+    expect(await rejection(store.set('k', 'text' as unknown as Uint8Array))).toBeInstanceOf(SandboxUsageError)
+    for (const ttlMs of [0, -5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(((await rejection(store.set('k', new Uint8Array(1), { ttlMs }))) as Error).message).toMatch(/ttlMs must be a positive finite number/)
+    }
+    await store.set('x'.repeat(MAX_SESSION_KEY_BYTES), Buffer.from('longest key'))
+    expect(() => createFileSessionStore({ directory: '' })).toThrow(SandboxUsageError)
+  })
+})

@@ -1,0 +1,182 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { chmod, mkdir, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+import { SandboxUsageError } from '../errors.js'
+import { SessionStoreError } from './errors.js'
+import { checkBytes, checkKey, ttlOf, type SessionStore } from './store.js'
+
+/** Options of `createFileSessionStore`. */
+export interface FileSessionStoreOptions {
+  /** The folder of the entries; created with mode 0700 when missing. */
+  directory: string
+  /** The clock that TTLs are measured on, in epoch milliseconds (default `Date.now`). */
+  now?: () => number
+}
+
+const MAGIC = Buffer.from('PTSF', 'latin1')
+const VERSION = 1
+/* A file: magic "PTSF", version byte, 3 zero bytes, expiry (epoch ms, 0 = none) and payload length as u64 BE, payload. */
+const HEADER_BYTES = 24
+
+/**
+ * A `SessionStore` of one file per key in `directory`, named by the key's SHA-256 (no key can name a path
+ * outside it), mode 0600. A `set` writes a temporary file beside it, fsyncs it and renames it over the entry,
+ * so a reader or a crash sees the old bytes or the new ones, never a mix. A file that is not a store file
+ * is an error (`corrupt-entry`), never read as missing.
+ */
+export function createFileSessionStore(options: FileSessionStoreOptions): SessionStore {
+  if (typeof options?.directory !== 'string' || options.directory === '') throw new SandboxUsageError('createFileSessionStore: directory must be a non-empty path')
+  const directory = resolve(options.directory)
+  const now = options.now ?? Date.now
+  let made: Promise<void> | undefined
+  const ready = (): Promise<void> =>
+    (made ??= makeDirectory(directory).catch((error: unknown) => {
+      made = undefined
+      throw error
+    }))
+
+  return {
+    async get(key) {
+      checkKey(key)
+      const file = _entryPath(directory, key)
+      const entry = await readEntry(file, key, false)
+      if (entry === undefined) return undefined
+      if (entry.expiresAt !== 0 && now() >= entry.expiresAt) {
+        await removeIfUnchanged(file, entry.ino)
+        return undefined
+      }
+      return entry.payload
+    },
+
+    async set(key, bytes, setOptions) {
+      checkKey(key)
+      checkBytes(bytes)
+      const ttl = ttlOf(setOptions)
+      await ready()
+      const header = Buffer.alloc(HEADER_BYTES)
+      MAGIC.copy(header, 0)
+      header.writeUInt8(VERSION, 4)
+      header.writeBigUInt64BE(BigInt(ttl === undefined ? 0 : now() + ttl), 8)
+      header.writeBigUInt64BE(BigInt(bytes.byteLength), 16)
+      const file = _entryPath(directory, key)
+      const temp = join(directory, `.${randomBytes(8).toString('hex')}.tmp`)
+      try {
+        const handle = await open(temp, 'wx', 0o600)
+        try {
+          await handle.chmod(0o600) // exact whatever the umask
+          await writeAll(handle, header)
+          await writeAll(handle, bytes)
+          await handle.sync()
+        } finally {
+          await handle.close()
+        }
+        await rename(temp, file)
+      } catch (error) {
+        await unlink(temp).catch(() => {})
+        throw error
+      }
+      await syncDirectory(directory)
+    },
+
+    async delete(key) {
+      checkKey(key)
+      const file = _entryPath(directory, key)
+      let live = true
+      try {
+        const entry = await readEntry(file, key, true)
+        if (entry === undefined) return false
+        live = entry.expiresAt === 0 || now() < entry.expiresAt
+      } catch (error) {
+        if (!(error instanceof SessionStoreError)) throw error // a corrupt entry is deleted like any other
+      }
+      try {
+        await unlink(file)
+      } catch (error) {
+        if (isMissing(error)) return false
+        throw error
+      }
+      return live
+    },
+  }
+}
+
+/** The file of `key` in `directory`. Internal; tests use it to reach the file of a key. */
+export function _entryPath(directory: string, key: string): string {
+  return join(directory, `${createHash('sha256').update(key, 'utf8').digest('hex')}.session`)
+}
+
+interface Entry {
+  expiresAt: number
+  payload: Uint8Array
+  ino: number
+}
+
+/** The entry in `file`, `undefined` when there is none; with `headerOnly`, an empty payload. */
+async function readEntry(file: string, key: string, headerOnly: boolean): Promise<Entry | undefined> {
+  let handle: FileHandle
+  try {
+    handle = await open(file, 'r')
+  } catch (error) {
+    if (isMissing(error)) return undefined
+    throw error
+  }
+  try {
+    const { ino, size } = await handle.stat()
+    const data = headerOnly ? Buffer.alloc(Math.min(size, HEADER_BYTES)) : await handle.readFile()
+    if (headerOnly) await handle.read(data, 0, data.length, 0)
+    const corrupt = (reason: string): SessionStoreError =>
+      new SessionStoreError(
+        'corrupt-entry',
+        `the session store file ${file} (key ${JSON.stringify(key)}) is not a store file: ${reason}. It was left as it is: inspect it, then delete it (delete() or set() of the key replaces it)`,
+      )
+    if (data.length < HEADER_BYTES) throw corrupt(`it has ${data.length} bytes, fewer than the ${HEADER_BYTES}-byte header`)
+    if (!data.subarray(0, 4).equals(MAGIC)) throw corrupt('it does not start with "PTSF"')
+    if (data[4] !== VERSION) throw corrupt(`its version is ${data[4]}, and this build reads version ${VERSION}`)
+    const length = Number(data.readBigUInt64BE(16))
+    if ((headerOnly ? size : data.length) !== HEADER_BYTES + length) throw corrupt(`it declares ${length} bytes of payload but holds ${(headerOnly ? size : data.length) - HEADER_BYTES}`)
+    return { expiresAt: Number(data.readBigUInt64BE(8)), payload: headerOnly ? new Uint8Array(0) : data.subarray(HEADER_BYTES), ino }
+  } finally {
+    await handle.close()
+  }
+}
+
+/** Deletes an expired entry unless a `set` replaced it since it was read (same inode), as far as a file system lets one tell. */
+async function removeIfUnchanged(file: string, ino: number): Promise<void> {
+  const current = await stat(file).catch(() => undefined)
+  if (current?.ino !== ino) return
+  try {
+    await unlink(file)
+  } catch (error) {
+    if (!isMissing(error)) throw error
+  }
+}
+
+async function makeDirectory(directory: string): Promise<void> {
+  const created = await mkdir(directory, { recursive: true, mode: 0o700 })
+  if (created !== undefined) await chmod(directory, 0o700) // exact whatever the umask
+}
+
+async function writeAll(handle: FileHandle, bytes: Uint8Array): Promise<void> {
+  for (let at = 0; at < bytes.byteLength; ) {
+    const { bytesWritten } = await handle.write(bytes, at, bytes.byteLength - at)
+    at += bytesWritten
+  }
+}
+
+/** Makes a rename durable. Best effort: some file systems refuse to fsync a directory. */
+async function syncDirectory(directory: string): Promise<void> {
+  try {
+    const handle = await open(directory, 'r')
+    try {
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+  } catch {
+    // the rename itself has happened; only its durability across a power loss is in doubt
+  }
+}
+
+function isMissing(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'ENOENT'
+}

@@ -1,0 +1,18 @@
+/**
+ * `@ptc/sandbox/session`: the engine-independent parts of suspending a sandbox session to bytes and resuming
+ * it in another process.
+ *
+ * - sealed snapshots: `sealSnapshot` compresses a payload and binds it to a build and a session under the
+ *   host's HMAC key; `openSnapshot` checks all of it and returns the payload, or throws `SnapshotError`;
+ * - stores of sealed snapshots: the `SessionStore` interface, a file store (the default) and a Redis store.
+ */
+export { SNAPSHOT_FORMAT_VERSION, openSnapshot, sealSnapshot } from './snapshot.js'
+export type { SnapshotIdentity, SnapshotKey } from './snapshot.js'
+export { SessionStoreError, SnapshotError } from './errors.js'
+export type { SessionStoreErrorCode, SnapshotErrorCode } from './errors.js'
+export { MAX_SESSION_KEY_BYTES } from './store.js'
+export type { SessionStore, SessionStoreSetOptions } from './store.js'
+export { createFileSessionStore } from './file-store.js'
+export type { FileSessionStoreOptions } from './file-store.js'
+export { DEFAULT_REDIS_PREFIX, createRedisSessionStore } from './redis-store.js'
+export type { RedisSessionClient, RedisSessionStoreOptions } from './redis-store.js'

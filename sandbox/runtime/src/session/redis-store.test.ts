@@ -1,0 +1,202 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { ensureRedisServer } from '../../../../scripts/ensure-redis.js'
+import { SessionStoreError } from './errors.js'
+import { DEFAULT_REDIS_PREFIX, createRedisSessionStore, type RedisSessionClient } from './redis-store.js'
+import { openSnapshot, sealSnapshot } from './snapshot.js'
+
+// Found (or installed) while the file is collected, so that a machine without it skips the suite, saying why.
+const lookup = ensureRedisServer()
+if ('reason' in lookup) console.warn(`redis store tests skipped: ${lookup.reason}`)
+
+interface RedisServer {
+  port: number
+  password: string
+  stop(): Promise<void>
+}
+
+/** A free loopback port (another process may take it before redis-server does: the caller retries). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+/** Starts redis-server on loopback with a random password, no persistence, in a temporary folder. */
+async function startRedis(path: string): Promise<RedisServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'ptc-redis-'))
+  const password = randomBytes(24).toString('hex')
+  let lastOutput = ''
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const port = await freePort()
+    // The configuration goes in on stdin (`redis-server -`), so the password is not in the process list.
+    const config = [`port ${port}`, 'bind 127.0.0.1', `requirepass ${password}`, `save ""`, 'appendonly no', `dir ${dir}`, 'protected-mode yes', 'loglevel notice'].join('\n')
+    const child = spawn(path, ['-'], { stdio: ['pipe', 'pipe', 'pipe'] })
+    child.stdin.end(`${config}\n`)
+    const ready = await new Promise<boolean>((resolve) => {
+      let output = ''
+      const onData = (chunk: Buffer): void => {
+        output += chunk.toString()
+        lastOutput = output
+        if (output.includes('Ready to accept connections')) resolve(true)
+      }
+      child.stdout.on('data', onData)
+      child.stderr.on('data', onData)
+      child.once('exit', () => resolve(false))
+      child.once('error', () => resolve(false))
+    })
+    if (ready) return { port, password, stop: () => stopServer(child, dir) }
+    child.kill('SIGKILL')
+  }
+  rmSync(dir, { recursive: true, force: true })
+  throw new Error(`redis-server did not start: ${lastOutput.slice(-500)}`)
+}
+
+async function stopServer(child: ChildProcess, dir: string): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGTERM')
+    await exited
+  }
+  rmSync(dir, { recursive: true, force: true })
+}
+
+describe.skipIf('reason' in lookup)('redis store, against a real redis-server on loopback', () => {
+  let server: RedisServer | undefined
+  let redis: Redis
+  const key = randomBytes(32)
+  const identity = { build: 'build-7', session: 'session-r' }
+
+  beforeAll(async () => {
+    if (!('path' in lookup)) return
+    server = await startRedis(lookup.path)
+    redis = new Redis({ host: '127.0.0.1', port: server.port, password: server.password, lazyConnect: true, maxRetriesPerRequest: 2 })
+    await redis.connect()
+  })
+
+  afterAll(async () => {
+    await redis?.quit().catch(() => {})
+    await server?.stop()
+  })
+
+  /** Runs `body` in a separate node process with a connected `store`, `Redis`, `openSnapshot` and `sealSnapshot`; its stdout. */
+  function inChild(body: string): Promise<string> {
+    const session = fileURLToPath(new URL('./index.ts', import.meta.url))
+    const ioredis = createRequire(import.meta.url).resolve('ioredis')
+    const script = [
+      `import { createRequire } from 'node:module'`,
+      `const { createRedisSessionStore, openSnapshot, sealSnapshot } = await import(${JSON.stringify(session)})`,
+      `const { Redis } = createRequire(${JSON.stringify(ioredis)})(${JSON.stringify(ioredis)})`,
+      `const redis = new Redis({ host: '127.0.0.1', port: Number(process.env.PTC_REDIS_PORT), password: process.env.PTC_REDIS_PASSWORD })`,
+      `const store = createRedisSessionStore({ client: redis })`,
+      `const key = Buffer.from(process.env.PTC_SNAPSHOT_KEY, 'hex')`,
+      `const identity = ${JSON.stringify(identity)}`,
+      `try {`,
+      body,
+      `} finally { await redis.quit() }`,
+    ].join('\n')
+    const env = { ...process.env, NODE_OPTIONS: '', PTC_REDIS_PORT: String(server?.port), PTC_REDIS_PASSWORD: server?.password ?? '', PTC_SNAPSHOT_KEY: key.toString('hex') }
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+      let stdout = ''
+      let stderr = ''
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+      child.once('error', reject)
+      child.once('exit', (code) => (code === 0 ? resolve(stdout.trim()) : reject(new Error(`child exited ${code}: ${stderr}`))))
+    })
+  }
+
+  test('an ioredis Redis is a RedisSessionClient', () => {
+    const client: RedisSessionClient = redis // checked by tsc
+    expect(createRedisSessionStore({ client })).toBeTypeOf('object')
+  })
+
+  test('set, get, delete of binary values under the default prefix', async () => {
+    const store = createRedisSessionStore({ client: redis })
+    const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i))
+    expect(await store.get('k1')).toBeUndefined()
+    await store.set('k1', bytes)
+    expect(Buffer.from((await store.get('k1')) ?? []).equals(bytes)).toBe(true)
+    expect((await redis.getBuffer(`${DEFAULT_REDIS_PREFIX}k1`))?.equals(bytes)).toBe(true)
+    expect(await store.delete('k1')).toBe(true)
+    expect(await store.delete('k1')).toBe(false)
+    expect(await store.get('k1')).toBeUndefined()
+  })
+
+  test('a prefix keeps stores apart', async () => {
+    const a = createRedisSessionStore({ client: redis, prefix: 'app-a:' })
+    const b = createRedisSessionStore({ client: redis, prefix: 'app-b:' })
+    await a.set('same', Buffer.from('a'))
+    expect(await b.get('same')).toBeUndefined()
+    expect((await redis.getBuffer('app-a:same'))?.toString()).toBe('a')
+  })
+
+  test('ttlMs becomes a PX expiry, rounded up to a whole millisecond; no ttlMs, no expiry', async () => {
+    const store = createRedisSessionStore({ client: redis })
+    await store.set('ttl', Buffer.from('x'), { ttlMs: 60_000 })
+    const pttl = await redis.pttl(`${DEFAULT_REDIS_PREFIX}ttl`)
+    expect(pttl).toBeGreaterThan(0)
+    expect(pttl).toBeLessThanOrEqual(60_000)
+    await store.set('none', Buffer.from('y'))
+    expect(await redis.pttl(`${DEFAULT_REDIS_PREFIX}none`)).toBe(-1)
+    const sent: unknown[][] = []
+    const recording: RedisSessionClient = {
+      getBuffer: (k) => redis.getBuffer(k),
+      del: (k) => redis.del(k),
+      set: (k: string, value: Buffer, ...expiry: [] | ['PX', number]) => {
+        sent.push(expiry)
+        return expiry.length === 0 ? redis.set(k, value) : redis.set(k, value, ...expiry)
+      },
+    }
+    await createRedisSessionStore({ client: recording }).set('rounded', Buffer.from('z'), { ttlMs: 1500.2 })
+    expect(sent).toEqual([['PX', 1501]])
+  })
+
+  test('bad keys are refused before reaching Redis', async () => {
+    const store = createRedisSessionStore({ client: redis })
+    await expect(store.get('')).rejects.toBeInstanceOf(SessionStoreError)
+    await expect(store.set('x'.repeat(2000), new Uint8Array(1))).rejects.toThrow(/at most 1024 UTF-8 bytes/)
+  })
+
+  test('a 10 MiB sealed snapshot goes through Redis and opens', async () => {
+    const store = createRedisSessionStore({ client: redis })
+    const payload = randomBytes(10 * 1024 * 1024)
+    await store.set('big', sealSnapshot(payload, identity, key))
+    expect(Buffer.from(openSnapshot((await store.get('big')) ?? new Uint8Array(0), identity, key)).equals(payload)).toBe(true)
+  })
+
+  test('a snapshot a separate process wrote is read and opened here', async () => {
+    const printed = await inChild(`
+      const payload = Buffer.from(JSON.stringify({ from: 'child', pid: process.pid, data: 'x'.repeat(100_000) }))
+      await store.set('from-child', sealSnapshot(payload, identity, key))
+      console.log(process.pid)`)
+    const payload = JSON.parse(Buffer.from(openSnapshot((await createRedisSessionStore({ client: redis }).get('from-child')) ?? new Uint8Array(0), identity, key)).toString()) as { from: string; pid: number }
+    expect(payload.from).toBe('child')
+    expect(payload.pid).toBe(Number(printed))
+    expect(payload.pid).not.toBe(process.pid)
+  })
+
+  test('a snapshot written here is read and opened by a separate process', async () => {
+    const payload = randomBytes(256 * 1024)
+    await createRedisSessionStore({ client: redis }).set('from-parent', sealSnapshot(payload, identity, key))
+    const printed = await inChild(`
+      const opened = openSnapshot(await store.get('from-parent'), identity, key)
+      const { createHash } = await import('node:crypto')
+      console.log(createHash('sha256').update(opened).digest('hex'))`)
+    expect(printed).toBe(createHash('sha256').update(payload).digest('hex'))
+  })
+})

@@ -1,0 +1,190 @@
+import { createHmac, randomBytes } from 'node:crypto'
+import { brotliCompressSync, constants as zlib } from 'node:zlib'
+import { describe, expect, test } from 'vitest'
+import { SandboxUsageError } from '../errors.js'
+import { SnapshotError, type SnapshotErrorCode } from './errors.js'
+import { SNAPSHOT_FORMAT_VERSION, _sealRaw, openSnapshot, sealSnapshot, type SnapshotIdentity } from './snapshot.js'
+
+const key = randomBytes(32)
+const id: SnapshotIdentity = { build: 'build-1', session: 'session-a' }
+
+/** `bytes` of varied JSON records, like a heap's strings and objects. */
+function records(bytes: number): Uint8Array {
+  const parts: string[] = []
+  let size = 0
+  for (let i = 0; size < bytes; i++) {
+    const text = JSON.stringify({ id: i, name: `user ${i % 977}`, tags: ['a', 'b', String(i % 13)], amount: (i * 37) % 10_000 / 100, note: randomBytes(6).toString('hex') })
+    parts.push(text)
+    size += text.length + 1
+  }
+  return Buffer.from(parts.join('\n').slice(0, bytes))
+}
+
+/** A copy of `bytes` with the byte at `at` xored with `mask`. */
+function flip(bytes: Uint8Array, at: number, mask: number): Buffer {
+  const copy = Buffer.from(bytes)
+  copy[at] = (copy[at] as number) ^ mask
+  return copy
+}
+
+function refusal(run: () => unknown): SnapshotError {
+  try {
+    run()
+  } catch (error) {
+    if (error instanceof SnapshotError) return error
+    throw error
+  }
+  throw new Error('expected a SnapshotError, and nothing was thrown')
+}
+
+function expectCode(bytes: Uint8Array, code: SnapshotErrorCode, identity: SnapshotIdentity = id, withKey: Uint8Array | string = key): SnapshotError {
+  const error = refusal(() => openSnapshot(bytes, identity, withKey))
+  expect(error.code, error.message).toBe(code)
+  expect(error.name).toBe('SnapshotError')
+  return error
+}
+
+/** The offsets of a sealed snapshot's regions, read from the layout in snapshot.ts. */
+function regions(sealed: Uint8Array): Record<'magic' | 'version' | 'length' | 'headerTag' | 'build' | 'session' | 'payloadLength' | 'payload' | 'tag', number> {
+  const buf = Buffer.from(sealed)
+  const build = 30
+  const session = build + 2 + buf.readUInt16BE(build)
+  const payloadLength = session + 2 + buf.readUInt16BE(session)
+  return { magic: 0, version: 4, length: 6, headerTag: 14, build: build + 2, session: session + 2, payloadLength, payload: payloadLength + 8, tag: buf.length - 32 }
+}
+
+describe('seal and open', () => {
+  test.each([
+    ['empty', new Uint8Array(0)],
+    ['small', Buffer.from('{"x":1}')],
+    ['10 MiB of records', records(10 * 1024 * 1024)],
+    ['1 MiB of random bytes', randomBytes(1024 * 1024)],
+  ])('a %s payload comes back byte for byte', (_name, payload) => {
+    const sealed = sealSnapshot(payload, id, key)
+    expect(Buffer.from(openSnapshot(sealed, id, key)).equals(Buffer.from(payload))).toBe(true)
+  })
+
+  test('records are stored compressed', () => {
+    const payload = records(1024 * 1024)
+    expect(sealSnapshot(payload, id, key).length).toBeLessThan(payload.length / 2)
+  })
+
+  test('a string key works like its UTF-8 bytes', () => {
+    const text = 'a host secret of enough length'
+    expect(Buffer.from(openSnapshot(sealSnapshot(Buffer.from('p'), id, text), id, Buffer.from(text))).toString()).toBe('p')
+  })
+
+  test('the payload is read from a view into a larger buffer, and a snapshot can be opened from one', () => {
+    const backing = Buffer.from('xxxxhelloyyyy')
+    const sealed = sealSnapshot(backing.subarray(4, 9), id, key)
+    const framed = new Uint8Array(sealed.length + 10)
+    framed.set(sealed, 5)
+    expect(Buffer.from(openSnapshot(framed.subarray(5, 5 + sealed.length), id, key)).toString()).toBe('hello')
+  })
+})
+
+describe('misuse is a SandboxUsageError', () => {
+  test('a key shorter than 16 bytes is refused, with its length', () => {
+    expect(() => sealSnapshot(new Uint8Array(1), id, 'short')).toThrow(SandboxUsageError)
+    expect(() => sealSnapshot(new Uint8Array(1), id, randomBytes(15))).toThrow(/15 bytes; a snapshot key needs at least 16/)
+    expect(() => openSnapshot(new Uint8Array(1), id, 'short')).toThrow(/at least 16/)
+  })
+
+  test('an empty build or session is refused', () => {
+    expect(() => sealSnapshot(new Uint8Array(1), { build: '', session: 's' }, key)).toThrow(/identity.build must be a non-empty string/)
+    expect(() => openSnapshot(new Uint8Array(1), { build: 'b', session: '' }, key)).toThrow(/identity.session/)
+  })
+})
+
+describe('every refusal has its code', () => {
+  const payload = records(64 * 1024)
+  const sealed = sealSnapshot(payload, id, key)
+
+  test('bytes that are not a snapshot: not-a-snapshot', () => {
+    expectCode(new Uint8Array(0), 'not-a-snapshot')
+    expectCode(Buffer.from('{"heap":[1,2,3]}'), 'not-a-snapshot')
+    expectCode(randomBytes(4096), 'not-a-snapshot')
+    const badMagic = flip(sealed, 0, 0x01)
+    expect(expectCode(badMagic, 'not-a-snapshot').message).toMatch(/PTCS/)
+  })
+
+  test('a snapshot cut off anywhere: truncated', () => {
+    for (const size of [1, 3, 4, 10, 29, 30, 31, 60, sealed.length >> 1, sealed.length - 33, sealed.length - 1]) {
+      const error = expectCode(sealed.subarray(0, size), 'truncated')
+      expect(error.message).toContain(`only ${size} bytes`)
+    }
+  })
+
+  test('a flipped byte in any region: tampered', () => {
+    const at = regions(sealed)
+    for (const [region, offset] of Object.entries(at)) {
+      if (region === 'magic') continue // bad magic is not-a-snapshot, above
+      for (const delta of [0, 1]) {
+        const flipped = flip(sealed, offset + delta, 0x40)
+        const error = refusal(() => openSnapshot(flipped, id, key))
+        expect(error.code, `${region}+${delta}: ${error.message}`).toBe('tampered')
+      }
+    }
+    expectCode(flip(sealed, sealed.length - 1, 0x01), 'tampered')
+  })
+
+  test('bytes after the end: tampered', () => {
+    expectCode(Buffer.concat([sealed, Buffer.from([0])]), 'tampered')
+  })
+
+  test('the wrong key: tampered, and the message says so', () => {
+    expect(expectCode(sealed, 'tampered', id, randomBytes(32)).message).toMatch(/another key/)
+  })
+
+  test('a valid snapshot of another build: foreign-build, naming both', () => {
+    const other = sealSnapshot(payload, { ...id, build: 'build-0' }, key)
+    const error = expectCode(other, 'foreign-build')
+    expect(error.message).toBe('snapshot was made by build "build-0"; this is build "build-1": resume it on the same build')
+  })
+
+  test('a valid snapshot of another session: foreign-session, naming both', () => {
+    const error = expectCode(sealSnapshot(payload, { ...id, session: 'session-b' }, key), 'foreign-session')
+    expect(error.message).toContain('"session-b"')
+    expect(error.message).toContain('"session-a"')
+  })
+
+  test('another build is told before another session', () => {
+    expectCode(sealSnapshot(payload, { build: 'x', session: 'y' }, key), 'foreign-build')
+  })
+
+  test('an authentic snapshot of another format version: unsupported-version', () => {
+    const compressed = brotliCompressSync(payload)
+    const next = _sealRaw({ version: SNAPSHOT_FORMAT_VERSION + 1, identity: id, compressed, length: payload.length }, key)
+    expect(expectCode(next, 'unsupported-version').message).toContain(`version ${SNAPSHOT_FORMAT_VERSION + 1}`)
+    expect(Buffer.from(openSnapshot(_sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed, length: payload.length }, key), id, key)).equals(Buffer.from(payload))).toBe(true)
+  })
+
+  test('a decompression bomb stops at the declared length: tampered', () => {
+    const bomb = brotliCompressSync(Buffer.alloc(64 * 1024 * 1024), { params: { [zlib.BROTLI_PARAM_QUALITY]: 1 } }) // 64 MiB of zeros in a few bytes
+    expect(bomb.length).toBeLessThan(64 * 1024)
+    const sealedBomb = _sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed: bomb, length: 1024 }, key)
+    expect(expectCode(sealedBomb, 'tampered').message).toMatch(/declared 1024 bytes/)
+  })
+
+  test('a payload shorter than declared, or not brotli at all: tampered', () => {
+    const short = _sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed: brotliCompressSync(Buffer.from('abc')), length: 4 }, key)
+    expect(expectCode(short, 'tampered').message).toMatch(/3 bytes, not the declared 4/)
+    expectCode(_sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed: randomBytes(100), length: 100 }, key), 'tampered')
+  })
+
+  test('an authentic header whose length field was forged is still checked by the tag', () => {
+    const forged = Buffer.from(sealed)
+    forged.writeBigUInt64BE(BigInt(sealed.length + 100), 6)
+    const headerTag = createHmac('sha256', key).update(forged.subarray(0, 14)).digest().subarray(0, 16)
+    headerTag.copy(forged, 14)
+    expectCode(forged, 'truncated') // authentic header: the length is believed, and 100 bytes are missing
+    expectCode(Buffer.concat([forged, Buffer.alloc(100)]), 'tampered')
+  })
+
+  test('SnapshotError is recognised across module copies by its brand', () => {
+    const error = refusal(() => openSnapshot(new Uint8Array(0), id, key))
+    expect(error).toBeInstanceOf(Error)
+    expect(Object.create(error) instanceof SnapshotError).toBe(true)
+    expect({} instanceof SnapshotError).toBe(false)
+  })
+})

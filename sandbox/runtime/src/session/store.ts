@@ -1,0 +1,49 @@
+import { SandboxUsageError } from '../errors.js'
+import { SessionStoreError } from './errors.js'
+
+/** Where suspended sessions are kept, by key. A value is opaque bytes (a sealed snapshot). */
+export interface SessionStore {
+  /** The bytes stored under `key`, or `undefined` when there are none or they expired. */
+  get(key: string): Promise<Uint8Array | undefined>
+  /** Stores `bytes` under `key`, replacing what was there; `ttlMs` makes the entry expire that long from now. */
+  set(key: string, bytes: Uint8Array, options?: SessionStoreSetOptions): Promise<void>
+  /** Removes the entry under `key`; `true` when there was a live one. */
+  delete(key: string): Promise<boolean>
+  /** Releases what the store holds open, if anything. */
+  close?(): Promise<void>
+}
+
+/** Options of `SessionStore.set`. */
+export interface SessionStoreSetOptions {
+  /** Milliseconds until the entry expires: a positive number (rounded up to a whole millisecond). */
+  ttlMs?: number
+}
+
+/** The longest key a store accepts, in UTF-8 bytes. */
+export const MAX_SESSION_KEY_BYTES = 1024
+
+/** Throws `SessionStoreError` (`invalid-key`) unless `key` is a non-empty, well-formed string of bounded length. */
+export function checkKey(key: unknown): asserts key is string {
+  if (typeof key !== 'string' || key === '') throw new SessionStoreError('invalid-key', `a session key must be a non-empty string, not ${describe(key)}`)
+  const bytes = Buffer.byteLength(key, 'utf8')
+  if (bytes > MAX_SESSION_KEY_BYTES) throw new SessionStoreError('invalid-key', `a session key is at most ${MAX_SESSION_KEY_BYTES} UTF-8 bytes; this one is ${bytes}`)
+  // A lone surrogate would be stored as U+FFFD, so two different keys would name one entry.
+  if (Buffer.from(key, 'utf8').toString('utf8') !== key) throw new SessionStoreError('invalid-key', 'a session key must be well-formed Unicode (it has a lone surrogate)')
+}
+
+/** The TTL of `options` as whole milliseconds, `undefined` for none; throws `SandboxUsageError` for a bad one. */
+export function ttlOf(options: SessionStoreSetOptions | undefined): number | undefined {
+  const ttl = options?.ttlMs
+  if (ttl === undefined) return undefined
+  if (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl <= 0) throw new SandboxUsageError(`ttlMs must be a positive finite number of milliseconds, not ${describe(ttl)}`)
+  return Math.ceil(ttl)
+}
+
+/** Throws `SandboxUsageError` unless `bytes` is a Uint8Array. */
+export function checkBytes(bytes: unknown): asserts bytes is Uint8Array {
+  if (!(bytes instanceof Uint8Array)) throw new SandboxUsageError(`a session store stores a Uint8Array, not ${describe(bytes)}`)
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : value === null ? 'null' : typeof value === 'number' ? String(value) : typeof value
+}
