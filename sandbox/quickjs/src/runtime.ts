@@ -1,8 +1,11 @@
 import { availableParallelism } from 'node:os'
 import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
-import { RunGate, SessionTable, acceptRun, preloadTypeScriptStripper, resolveSessionLimits, type SessionTurn } from '@ptc/sandbox/backend'
+import { MAX_SESSION_KEY, RunGate, SessionTable, acceptRun, preloadTypeScriptStripper, resolveSessionLimits, type SessionSpill, type SessionTurn } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime, SessionLimits } from '@ptc/sandbox'
+import { randomBytes } from 'node:crypto'
+import { openSnapshot, sealSnapshot, type SessionStore, type SnapshotKey } from '@ptc/sandbox/session'
 import type { SessionMemory } from './engine/image.js'
+import { decodeSession, encodeSession, sessionBuild, type SavedSession } from './host/session-snapshot.js'
 import type { QuickJSVariantName } from './engine/module.js'
 import type { Engines } from './host/engines.js'
 import { RunHost } from './host/run-host.js'
@@ -57,12 +60,29 @@ export interface QuickJSRuntimeOptions {
    * start with the first run.
    */
   prewarm?: boolean
+  /** Sandbox sessions (`CodeRunRequest.session`): bounds, and where idle ones are suspended to. */
+  sessions?: QuickJSSessionOptions
+}
+
+/**
+ * A QuickJS session's state is the memory its programs changed (compared with the booted engine),
+ * kept on the host between runs so any worker can run its next program; `suspendSession` seals it
+ * into bytes that `resumeSession` takes back, here or in another process of the same build.
+ */
+export interface QuickJSSessionOptions extends Partial<SessionLimits> {
   /**
-   * Bounds of the sandbox sessions (`CodeRunRequest.session`) over `DEFAULT_SESSION_LIMITS`. A
-   * session's state is the pages of engine memory its programs changed, kept on the host between
-   * runs, so any worker can run the session's next program.
+   * Where sessions go when they leave memory (idle for `suspendAfterMs`, or the least recently used at
+   * `maxSessions`), and where a session not in memory is looked for before it starts fresh: the same
+   * store behind several processes lets a session move between them. Needs `secret`.
    */
-  sessions?: Partial<SessionLimits>
+  store?: SessionStore
+  /**
+   * The key that authenticates suspended sessions (HMAC-SHA256; at least 16 bytes): every process
+   * that resumes a session needs the one that suspended it. Default: random per runtime.
+   */
+  secret?: SnapshotKey
+  /** With a `store`: a session idle this long is suspended to it and leaves memory. Default 60 000 ms. */
+  suspendAfterMs?: number
 }
 
 /** Default `watchdogGraceMs`. */
@@ -82,12 +102,38 @@ export class QuickJSCodeRuntime implements CodeRuntime {
   readonly #grace: number
   readonly #live = new Set<RunHost>()
   readonly #sessions: SessionTable<SessionMemory>
+  readonly #variant: QuickJSVariantName
+  readonly #secret: SnapshotKey
   #disposed = false
   #disposing: Promise<void> | undefined
 
   constructor(options: QuickJSRuntimeOptions, engines?: Engines) {
     this.#defaults = Object.freeze(resolveLimits(options.limits, DEFAULT_LIMITS))
-    this.#sessions = new SessionTable(Object.freeze(resolveSessionLimits(options.sessions)))
+    const { store, secret, suspendAfterMs, ...sessionLimits } = options.sessions ?? {}
+    const limits = Object.freeze(resolveSessionLimits(sessionLimits))
+    if (store !== undefined && secret === undefined) {
+      throw new SandboxUsageError('sessions.store needs sessions.secret: the key that authenticates suspended sessions, the same in every process that resumes them')
+    }
+    if (suspendAfterMs !== undefined && !(suspendAfterMs > 0 && Number.isFinite(suspendAfterMs))) {
+      throw new SandboxUsageError('sessions.suspendAfterMs must be a positive finite number')
+    }
+    this.#secret = secret ?? randomBytes(32)
+    this.#variant = options.variant ?? 'quickjs'
+    const spill: SessionSpill<SessionMemory> | undefined =
+      store === undefined
+        ? undefined
+        : {
+            suspendAfterMs: suspendAfterMs ?? 60_000,
+            save: async (key, memory, runs) => store.set(key, await this.#seal(key, { memory, runs }), { ttlMs: limits.idleTtlMs }),
+            load: async (key) => {
+              const bytes = await store.get(key)
+              if (bytes === undefined) return undefined
+              const { memory, runs } = await this.#open(key, bytes)
+              return { state: memory, bytes: sizeOf(memory), runs }
+            },
+            remove: (key) => store.delete(key),
+          }
+    this.#sessions = new SessionTable(limits, undefined, spill)
     const variant = options.variant ?? 'quickjs'
     const cores = availableParallelism()
     const inline = options.isolation === 'inline'
@@ -117,7 +163,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     const { bindings, limits, program } = accepted
     let turn: SessionTurn<SessionMemory> | undefined
     if (request.session !== undefined) {
-      turn = this.#sessions.take(request.session)
+      turn = await this.#sessions.take(request.session)
       if (!turn.ok) {
         accepted.release()
         const wallMs = performance.now() - accepted.startedAt
@@ -141,7 +187,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
         result.session = this.#sessions.give(
           turn.entry,
           left !== undefined
-            ? { state: left, bytes: left.data.byteLength + left.ranges.byteLength }
+            ? { state: left, bytes: sizeOf(left) }
             : { reason: `the run ended (${result.error?.kind ?? 'ok'}) without its engine's state; the session keeps its state from before the run` },
           turn.fresh,
           turn.note,
@@ -155,17 +201,48 @@ export class QuickJSCodeRuntime implements CodeRuntime {
   }
 
   async endSession(key: string): Promise<boolean> {
-    return this.#sessions.end(key)
+    return this.#sessions.end(checkKey(key))
+  }
+
+  /**
+   * Takes an idle session out of this runtime as sealed bytes (compressed, bound to this build and the
+   * key, authenticated with `sessions.secret`); undefined when the session does not exist or holds no
+   * state yet. Throws `SandboxUsageError` while one of its programs runs.
+   */
+  async suspendSession(key: string): Promise<Uint8Array | undefined> {
+    const saved = this.#sessions.detach(checkKey(key))
+    return saved === undefined ? undefined : this.#seal(key, { memory: saved.state, runs: saved.runs })
+  }
+
+  /**
+   * Makes `snapshot` (from `suspendSession`, here or in another process of the same build with the
+   * same secret) session `key` again, replacing an idle session of that key. Throws `SnapshotError`
+   * (`@ptc/sandbox/session`) for bytes that are tampered with, truncated, of another build or
+   * another session, and changes nothing then.
+   */
+  async resumeSession(key: string, snapshot: Uint8Array): Promise<void> {
+    if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
+    const { memory, runs } = await this.#open(checkKey(key), snapshot)
+    this.#sessions.attach(key, memory, sizeOf(memory), runs)
+  }
+
+  async #seal(key: string, saved: SavedSession): Promise<Uint8Array> {
+    return sealSnapshot(encodeSession(saved), { build: await sessionBuild(this.#variant), session: key }, this.#secret)
+  }
+
+  async #open(key: string, snapshot: Uint8Array): Promise<SavedSession> {
+    return decodeSession(openSnapshot(snapshot, { build: await sessionBuild(this.#variant), session: key }, this.#secret))
   }
 
   dispose(): Promise<void> {
     this.#disposing ??= (async () => {
       this.#disposed = true
       this.#gate.close()
-      this.#sessions.clear()
       const live = [...this.#live]
       for (const host of live) host.stop('abort')
       await Promise.all(live.map((h) => h.result))
+      // Idle sessions go to the store, when there is one (their saves are awaited); the rest is dropped.
+      await this.#sessions.close()
       await this.#engines.dispose()
     })()
     return this.#disposing
@@ -179,4 +256,15 @@ export class QuickJSCodeRuntime implements CodeRuntime {
 /** The default `CodeRuntime`: QuickJS (WebAssembly), worker isolation unless told otherwise. */
 export function createQuickJSRuntime(options: QuickJSRuntimeOptions = {}): CodeRuntime {
   return new QuickJSCodeRuntime(options)
+}
+
+function sizeOf(memory: SessionMemory): number {
+  return memory.data.byteLength + memory.ranges.byteLength
+}
+
+function checkKey(key: unknown): string {
+  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_SESSION_KEY) {
+    throw new SandboxUsageError(`a session key must be a string of 1 to ${MAX_SESSION_KEY} characters`)
+  }
+  return key
 }

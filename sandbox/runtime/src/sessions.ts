@@ -36,6 +36,21 @@ export interface SessionEntry<S> {
   lastUsed: number
 }
 
+/**
+ * Where a `SessionTable` puts the sessions it lets go of instead of dropping them (a `SessionStore`
+ * behind sealed snapshots): idle ones past `suspendAfterMs` and the least recently used at the cap.
+ * A session that is not live is looked for here before it starts fresh.
+ */
+export interface SessionSpill<S> {
+  save(key: string, state: S, runs: number): Promise<void>
+  /** The saved session, or undefined when there is none; throws when one exists but cannot be resumed. */
+  load(key: string): Promise<{ state: S; bytes: number; runs: number } | undefined>
+  /** Removes the saved session; whether there was one. */
+  remove(key: string): Promise<boolean>
+  /** A live session idle this long is saved and leaves memory. */
+  readonly suspendAfterMs: number
+}
+
 /** A session taken for one run (`SessionTable.take`), or why it cannot run now. */
 export type SessionTurn<S> =
   | { ok: true; entry: SessionEntry<S>; fresh: boolean; note?: string }
@@ -44,7 +59,8 @@ export type SessionTurn<S> =
 /**
  * A backend's sandbox sessions, whatever their state is (a QuickJS memory diff, a live isolate): one
  * run at a time per session, an idle TTL (checked on use and by an unreferenced sweep timer), a cap
- * on live sessions (a new one drops the least recently used idle one), and a byte budget per session.
+ * on live sessions (a new one lets the least recently used idle one go), and a byte budget per
+ * session. With a `SessionSpill`, sessions let go of are saved there and resumed on their next run.
  */
 export class SessionTable<S> {
   readonly limits: Readonly<SessionLimits>
@@ -52,20 +68,30 @@ export class SessionTable<S> {
   /** Keys whose state expired or was evicted, with why: the session's next run is told. */
   readonly #gone = new Map<string, string>()
   readonly #drop: (state: S) => void
+  readonly #spill: SessionSpill<S> | undefined
+  /** Saves to the spill in progress, by key: a take of that key waits for its save before it loads. */
+  readonly #saving = new Map<string, Promise<void>>()
   #sweeper: ReturnType<typeof setInterval> | undefined
 
-  /** `drop` releases a state the table lets go of (expired, evicted, ended, replaced). */
-  constructor(limits: Readonly<SessionLimits>, drop: (state: S) => void = () => undefined) {
+  /**
+   * `drop` releases a state the table lets go of (expired, evicted, ended, replaced); `spill`, when
+   * given, keeps the sessions the table lets go of while idle.
+   */
+  constructor(limits: Readonly<SessionLimits>, drop: (state: S) => void = () => undefined, spill?: SessionSpill<S>) {
     this.limits = limits
     this.#drop = drop
+    this.#spill = spill
   }
 
   get size(): number {
     return this.#sessions.size
   }
 
-  /** Takes `key`'s session for a run, creating it when new (or refuses: busy, or every session busy at the cap). */
-  take(key: string, now = Date.now()): SessionTurn<S> {
+  /**
+   * Takes `key`'s session for a run, creating it when new (or refuses: busy, or every session busy at the
+   * cap). A session that is not live is resumed from the spill when it is there.
+   */
+  async take(key: string, now = Date.now()): Promise<SessionTurn<S>> {
     this.sweep(now)
     let entry = this.#sessions.get(key)
     if (entry?.busy === true) return { ok: false, message: `session "${key}" is running another program; a session runs one program at a time` }
@@ -80,14 +106,54 @@ export class SessionTable<S> {
     if (this.#sessions.size >= this.limits.maxSessions) {
       const idle = [...this.#sessions.values()].find((e) => !e.busy)
       if (idle === undefined) return { ok: false, message: `all ${this.limits.maxSessions} sessions are running programs (maxSessions)` }
-      this.#forget(idle, `it was the least recently used of ${this.limits.maxSessions} sessions (maxSessions) when a new one started`)
+      this.#letGo(idle, `it was the least recently used of ${this.limits.maxSessions} sessions (maxSessions) when a new one started`)
     }
     entry = { key, state: undefined, bytes: 0, runs: 0, busy: true, ended: false, lastUsed: now }
     this.#sessions.set(key, entry)
     this.#startSweeping()
     const gone = this.#gone.get(key)
     this.#gone.delete(key)
-    return gone === undefined ? { ok: true, entry, fresh: true } : { ok: true, entry, fresh: true, note: `the session's earlier state was dropped: ${gone}` }
+    let note = gone === undefined ? undefined : `the session's earlier state was dropped: ${gone}`
+    if (this.#spill !== undefined) {
+      try {
+        await this.#saving.get(key)
+        const saved = await this.#spill.load(key)
+        if (saved !== undefined && !entry.ended) {
+          entry.state = saved.state
+          entry.bytes = saved.bytes
+          entry.runs = saved.runs
+          return { ok: true, entry, fresh: false }
+        }
+      } catch (error) {
+        note = `the session's saved state could not be resumed (${error instanceof Error ? error.message : String(error)}); it starts fresh`
+      }
+    }
+    return note === undefined ? { ok: true, entry, fresh: true } : { ok: true, entry, fresh: true, note }
+  }
+
+  /** Takes an idle live session out of the table (to suspend it): its state and runs, or undefined when there is none. Throws while it runs. */
+  detach(key: string): { state: S; bytes: number; runs: number } | undefined {
+    const entry = this.#sessions.get(key)
+    if (entry === undefined) return undefined
+    if (entry.busy) throw new SandboxUsageError(`session "${key}" is running a program: suspend it once the program has ended`)
+    this.#sessions.delete(key)
+    if (this.#sessions.size === 0) this.#stopSweeping()
+    return entry.state === undefined ? undefined : { state: entry.state, bytes: entry.bytes, runs: entry.runs }
+  }
+
+  /** Puts a resumed session in the table, replacing an idle live one of that key. Throws while that one runs. */
+  attach(key: string, state: S, bytes: number, runs: number, now = Date.now()): void {
+    const live = this.#sessions.get(key)
+    if (live?.busy === true) throw new SandboxUsageError(`session "${key}" is running a program: resume into it once the program has ended`)
+    if (live !== undefined) this.#forget(live, undefined)
+    if (this.#sessions.size >= this.limits.maxSessions) {
+      const idle = [...this.#sessions.values()].find((e) => !e.busy)
+      if (idle === undefined) throw new SandboxUsageError(`all ${this.limits.maxSessions} sessions are running programs (maxSessions)`)
+      this.#letGo(idle, `it was the least recently used of ${this.limits.maxSessions} sessions (maxSessions) when another was resumed`)
+    }
+    this.#gone.delete(key)
+    this.#sessions.set(key, { key, state, bytes, runs, busy: false, ended: false, lastUsed: now })
+    this.#startSweeping()
   }
 
   /**
@@ -120,24 +186,65 @@ export class SessionTable<S> {
     return info
   }
 
-  /** Drops `key`'s session; a run in progress finishes and its state is not kept. Whether it existed. */
-  end(key: string): boolean {
+  /**
+   * Drops `key`'s session, live or saved; a run in progress finishes and its state is not kept.
+   * Whether it existed (live, or saved in the spill).
+   */
+  async end(key: string): Promise<boolean> {
     const entry = this.#sessions.get(key)
-    if (entry === undefined) return false
     this.#gone.delete(key)
-    if (entry.busy) entry.ended = true
-    else this.#forget(entry, undefined)
-    return true
+    if (entry?.busy === true) entry.ended = true
+    else if (entry !== undefined) this.#forget(entry, undefined)
+    let saved = false
+    if (this.#spill !== undefined) {
+      await this.#saving.get(key)
+      saved = await this.#spill.remove(key)
+    }
+    return entry !== undefined || saved
   }
 
-  /** Drops idle sessions unused for `idleTtlMs`. */
+  /** Drops idle sessions unused for `idleTtlMs`; with a spill, saves those idle for `suspendAfterMs`. */
   sweep(now = Date.now()): void {
     for (const entry of this.#sessions.values()) {
-      if (!entry.busy && now - entry.lastUsed >= this.limits.idleTtlMs) {
-        this.#forget(entry, `it was idle for ${this.limits.idleTtlMs} ms (idleTtlMs)`)
-      }
+      if (entry.busy) continue
+      const idle = now - entry.lastUsed
+      if (idle >= this.limits.idleTtlMs) this.#forget(entry, `it was idle for ${this.limits.idleTtlMs} ms (idleTtlMs)`)
+      else if (this.#spill !== undefined && idle >= this.#spill.suspendAfterMs) this.#letGo(entry, 'it was idle')
     }
     if (this.#sessions.size === 0) this.#stopSweeping()
+  }
+
+  /** Saves in progress (a caller that must not lose them, e.g. at shutdown, waits for these). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.#saving.values()])
+  }
+
+  /** An idle session leaves memory: saved to the spill when there is one, else dropped. */
+  #letGo(entry: SessionEntry<S>, why: string): void {
+    const spill = this.#spill
+    const state = entry.state
+    if (spill === undefined || state === undefined) return this.#forget(entry, why)
+    this.#sessions.delete(entry.key)
+    entry.state = undefined
+    const key = entry.key
+    const saving = spill.save(key, state, entry.runs).then(
+      () => this.#drop(state),
+      (error: unknown) => {
+        this.#drop(state)
+        this.#gone.set(key, `${why}, and saving it failed: ${error instanceof Error ? error.message : String(error)}`)
+      },
+    )
+    const done = saving.finally(() => {
+      if (this.#saving.get(key) === done) this.#saving.delete(key)
+    })
+    this.#saving.set(key, done)
+  }
+
+  /** Saves every idle session to the spill (none: drops them), waits for the saves, and drops the rest. */
+  async close(): Promise<void> {
+    for (const entry of [...this.#sessions.values()]) if (!entry.busy) this.#letGo(entry, 'the runtime was disposed')
+    await this.settled()
+    this.clear()
   }
 
   /** Drops every session. */
@@ -160,7 +267,8 @@ export class SessionTable<S> {
 
   #startSweeping(): void {
     if (this.#sweeper !== undefined) return
-    this.#sweeper = setInterval(() => this.sweep(), Math.min(60_000, Math.max(1_000, this.limits.idleTtlMs / 2)))
+    const every = Math.min(this.limits.idleTtlMs, this.#spill?.suspendAfterMs ?? Infinity) / 2
+    this.#sweeper = setInterval(() => this.sweep(), Math.max(50, Math.min(60_000, every)))
     this.#sweeper.unref()
   }
 

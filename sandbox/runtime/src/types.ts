@@ -138,6 +138,16 @@ export interface CodeRuntime {
    * Resolves whether the session existed; a run of it in progress finishes, and its state is not kept.
    */
   endSession?(key: string): Promise<boolean>
+  /**
+   * Takes an idle session out of the runtime as sealed bytes (authenticated, bound to the build and the
+   * key), undefined when it has no state; present on runtimes that can suspend (QuickJS).
+   */
+  suspendSession?(key: string): Promise<Uint8Array | undefined>
+  /**
+   * Makes bytes from `suspendSession` (this process or another of the same build) the session `key`;
+   * throws, changing nothing, for bytes that are tampered with, truncated or foreign.
+   */
+  resumeSession?(key: string, snapshot: Uint8Array): Promise<void>
   /** Aborts live runs and waits for them. */
   dispose(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>

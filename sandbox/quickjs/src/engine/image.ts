@@ -2,7 +2,7 @@ import { Buffer } from 'node:buffer'
 import { createHash, randomBytes, randomFillSync } from 'node:crypto'
 import type { EitherFFI, QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core'
 import { GUEST_PRELUDE } from '@ptc/sandbox/backend'
-import type { LoadedModule } from './module.js'
+import { loadModule, type LoadedModule, type QuickJSVariantName } from './module.js'
 
 /** What the image's host functions and interrupt handler call: the engine run on it. */
 export interface ImageHooks {
@@ -68,6 +68,8 @@ export class EngineImage {
   #dirtyTop = 0
   /** The booted bytes of `[0, #bootedEnd)`, the stack zone zeroed (what `capture` compares with). */
   #booted: Buffer | undefined
+  /** Offsets of the booted bytes that differ between boots (`volatileBytes`), once `prepareSessions()` ran. */
+  #volatile: readonly number[] | undefined
   /** `capture()` ran since the last reset: `#dirtyTop` is exact. */
   #captured = false
   #fingerprint: string | undefined
@@ -238,20 +240,31 @@ export class EngineImage {
   }
 
   /**
-   * What identifies this image's booted state (engine variant and booted bytes): a session's memory
-   * applies only to an image with the same fingerprint. Boots are deterministic, so every image of a
-   * build has the same one.
+   * What identifies this image's booted state (engine variant and booted bytes, but for the few bytes
+   * that differ from boot to boot: `volatileBytes`): a session's memory applies only to an image with
+   * the same fingerprint. Needs `prepareSessions()`.
    */
   get fingerprint(): string {
     if (this.#fingerprint === undefined) {
-      const hash = createHash('sha256').update(this.loaded.variant)
-      for (const run of this.#pages) {
-        hash.update(`${run.start}:${run.end}:`)
-        if (run.bytes !== undefined) hash.update(run.bytes)
-      }
-      this.#fingerprint = hash.digest('hex').slice(0, 32)
+      const booted = Buffer.from(this.#bootedBytes())
+      for (const at of this.#volatileOffsets()) booted[at] = 0
+      this.#fingerprint = createHash('sha256').update(this.loaded.variant).update(booted).digest('hex').slice(0, 32)
     }
     return this.#fingerprint
+  }
+
+  /** Learns which booted bytes are this build's volatile ones (once per thread and variant), for `capture`, `restore` and `fingerprint`. */
+  async prepareSessions(): Promise<void> {
+    this.#volatile ??= await volatileBytes(this.loaded.variant)
+  }
+
+  get sessionsPrepared(): boolean {
+    return this.#volatile !== undefined
+  }
+
+  #volatileOffsets(): readonly number[] {
+    if (this.#volatile === undefined) throw new Error('EngineImage: prepareSessions() must run before a session run')
+    return this.#volatile
   }
 
   /**
@@ -265,7 +278,10 @@ export class EngineImage {
     const stack = this.#stack
     if (stack !== undefined) this.#resetStack(new Uint8Array(buffer), stack)
     const booted = this.#bootedBytes()
-    const top = topOfUsed(view)
+    // The pages of the bytes that differ from boot to boot always go with the session: the restored
+    // memory is then exactly the captured one, whatever image it lands on.
+    const volatile = this.#volatileOffsets()
+    const top = Math.max(topOfUsed(view), ...volatile.map((at) => at + 1))
     // Changed ranges, [start, end) pairs: 4 KiB pages where the booted state has data, 64 KiB blocks
     // above it (the heap the session grew: almost all of it is the session's).
     const ranges: number[] = []
@@ -278,7 +294,7 @@ export class EngineImage {
       const end = Math.min(top, start + unit)
       // The stack zone was just zeroed, as it booted.
       const inStack = stack !== undefined && start >= stack.start && end <= stack.end
-      if (!inStack && changed(view, booted, start, end)) add(start, end)
+      if (!inStack && (changed(view, booted, start, end) || volatile.some((at) => at >= start && at < end))) add(start, end)
       start = end
     }
     let size = 0
@@ -486,6 +502,35 @@ export interface SessionMemory {
   ranges: Uint32Array
   /** Their bytes, in the same order. */
   data: Uint8Array
+}
+
+const volatiles = new Map<string, Promise<readonly number[]>>()
+
+/**
+ * The offsets of the booted bytes that differ from one boot to the next (two 8-byte seeds QuickJS
+ * draws when it creates a context, in bellard's 2025-09 build), found once per thread and variant by
+ * booting two throwaway modules and comparing them word by word.
+ */
+function volatileBytes(variant: QuickJSVariantName): Promise<readonly number[]> {
+  let found = volatiles.get(variant)
+  if (found === undefined) {
+    found = (async () => {
+      const images = [EngineImage.boot(await loadModule(variant, 0)), EngineImage.boot(await loadModule(variant, 0))] as const
+      const [a, b] = images.map((image) => Buffer.from(image.loaded.memory.buffer)) as [Buffer, Buffer]
+      const end = Math.min(a.length, b.length)
+      const offsets: number[] = []
+      for (let start = 0; start < end; start += PAGE_BYTES) {
+        const stop = Math.min(end, start + PAGE_BYTES)
+        if (a.compare(b, start, stop, start, stop) === 0) continue
+        // Whole 8-byte words: a byte of a seed may happen to be equal in the two boots.
+        for (let at = start; at < stop; at += 8) if (a.compare(b, at, at + 8, at, at + 8) !== 0) for (let i = 0; i < 8; i++) offsets.push(at + i)
+      }
+      for (const image of images) image.dispose()
+      return Object.freeze(offsets)
+    })()
+    volatiles.set(variant, found)
+  }
+  return found
 }
 
 /** The end of the last page holding a non-zero byte (a WebAssembly memory is whole 64 KiB blocks). */

@@ -61,6 +61,7 @@ async function begin(runId: number, input: EngineRunInput): Promise<void> {
   try {
     await warm
     image = await cache.acquire(input.limits.memoryBytes, input.session?.id)
+    if (input.session !== undefined) await image.prepareSessions()
   } catch (error) {
     post({ t: 'done', runId, outcome: { logs: [], cpuMs: 0, subCalls: 0, broken: true, error: { kind: 'crash', message: `QuickJS failed to load: ${String(error)}` } } })
     return

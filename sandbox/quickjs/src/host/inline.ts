@@ -40,7 +40,15 @@ export class InlineEngines implements Engines {
       })
       return
     }
-    const image = this.#cache.acquire(input.limits.memoryBytes, input.session?.id)
+    const acquired = this.#cache.acquire(input.limits.memoryBytes, input.session?.id)
+    // A session run's image first learns its build's volatile bytes (once per variant: `prepareSessions`).
+    const image =
+      input.session === undefined || (!(acquired instanceof Promise) && acquired.sessionsPrepared)
+        ? acquired
+        : Promise.resolve(acquired).then(async (m) => {
+            await m.prepareSessions()
+            return m
+          })
     if (image instanceof Promise) {
       image.then(
         (m) => this.#run(host, input, m),
