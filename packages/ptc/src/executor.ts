@@ -1,5 +1,6 @@
-import type { CodeRunLimits, CodeRuntime } from '@ptc/sandbox'
-import { createNativeExecutor, DEFAULT_DRAIN_GRACE_MS, RUN_CODE, type ToolDefinition, type ToolExecutor, type ToolModelInput, type ToolPromptSection, type ToolSchema } from '@ptc/tools'
+import { randomUUID } from 'node:crypto'
+import { SESSION_GUIDANCE, type CodeRunLimits, type CodeRuntime } from '@ptc/sandbox'
+import { createNativeExecutor, DEFAULT_DRAIN_GRACE_MS, RUN_CODE, type ToolDefinition, type ToolExecutor, type ToolModelInput, type ToolPromptSection, type ToolRunContext, type ToolSchema } from '@ptc/tools'
 import { declarationsOf } from './bindings.js'
 import { RUN_CODE_DESCRIPTION, RUN_CODE_PARAMETERS } from './run-code-args.js'
 import { withHostedPrograms } from './hosted.js'
@@ -36,6 +37,14 @@ export interface PtcExecutorOptions {
    * slot: later calls run while its body may still be running.
    */
   drainGraceMs?: number
+  /**
+   * Sandbox sessions: `run_code` programs with the same session key share state (their top-level
+   * declarations and `globalThis`; see `SESSION_GUIDANCE`, which the SDK text then includes). `true`:
+   * the key is the agent's session (`ctx.agent.session`, else the agent itself; a call with neither
+   * runs without a session); `{ key }`: your key per call (undefined: no session). Needs a runtime that
+   * keeps sessions (`runtime.endSession`: QuickJS). Default: off, every program starts from nothing.
+   */
+  sessions?: boolean | { key(ctx: ToolRunContext): string | undefined }
 }
 
 
@@ -71,6 +80,7 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
   const maxTimeoutMs = limits.wallMs ?? options.runtime.limits.wallMs
   const drainGraceMs = options.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS
   if (typeof drainGraceMs !== 'number' || !Number.isFinite(drainGraceMs) || drainGraceMs < 0) throw new TypeError('drainGraceMs must be a finite number of milliseconds >= 0')
+  const sessionKey = sessionKeyOf(options.sessions, runtime)
   const native = createNativeExecutor({ drainGraceMs, ...(options.maxParallelToolCalls !== undefined && { maxParallelToolCalls: options.maxParallelToolCalls }) })
   const runCodeSchema = (): ToolSchema => ({ name: RUN_CODE, description: RUN_CODE_DESCRIPTION, parameters: structuredClone(RUN_CODE_PARAMETERS) })
 
@@ -78,11 +88,12 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
     // The SDK text the executor owns whatever tools a scope sees: its guidance. A step's describe() renders
     // the whole SDK section (this guidance and the declarations of the visible tools) under the same name,
     // which supersedes this one in modelInput().
-    sections: Object.freeze([Object.freeze({ name: SDK_SECTION, text: SDK_GUIDANCE })]),
+    sections: Object.freeze([Object.freeze({ name: SDK_SECTION, text: guidance(sessionKey !== undefined) })]),
     codeOnly: mode === 'code',
-    transport: (services) => createRunCodeTool(services, { runtime, maxParallelSubCalls, limits, maxTimeoutMs, drainGraceMs }),
+    transport: (services) =>
+      createRunCodeTool(services, { runtime, maxParallelSubCalls, limits, maxTimeoutMs, drainGraceMs, ...(sessionKey !== undefined && { sessionKey }) }),
     describe(tools: readonly ToolDefinition[]): ToolModelInput {
-      const sections: ToolPromptSection[] = [{ name: SDK_SECTION, text: sdkText(tools) }]
+      const sections: ToolPromptSection[] = [{ name: SDK_SECTION, text: sdkText(tools, { sessions: sessionKey !== undefined }) }]
       if (mode === 'code') return { schemas: [runCodeSchema()], knownNames: [RUN_CODE], sections }
       const nativeInput = native.describe(tools)
       return { schemas: [...nativeInput.schemas, runCodeSchema()], knownNames: [...nativeInput.knownNames, RUN_CODE], sections }
@@ -94,6 +105,37 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
 }
 
 /** Guidance plus the declarations of the tools a scope can see, deterministic for the same tool set. */
-export function sdkText(tools: readonly ToolDefinition[]): string {
-  return `${SDK_GUIDANCE}\n\n\`\`\`ts\n${declarationsOf(tools)}\n\`\`\``
+export function sdkText(tools: readonly ToolDefinition[], options?: { sessions?: boolean }): string {
+  return `${guidance(options?.sessions === true)}\n\n\`\`\`ts\n${declarationsOf(tools)}\n\`\`\``
+}
+
+function guidance(sessions: boolean): string {
+  return sessions ? `${SDK_GUIDANCE}\n${SESSION_GUIDANCE}` : SDK_GUIDANCE
+}
+
+/** Session keys of agents (and of their sessions) by identity: an agent object is its own session. */
+const agentKeys = new WeakMap<object, string>()
+
+/** The per-call session key function of `sessions`, or undefined when sessions are off. */
+function sessionKeyOf(sessions: PtcExecutorOptions['sessions'], runtime: CodeRuntime): ((ctx: ToolRunContext) => string | undefined) | undefined {
+  if (sessions === undefined || sessions === false) return undefined
+  if (typeof runtime.endSession !== 'function') {
+    throw new TypeError(`createPtcExecutor: sessions need a runtime that keeps them; the ${runtime.name} runtime does not (QuickJS does)`)
+  }
+  if (sessions === true) {
+    return (ctx) => {
+      const owner = ctx.agent?.session ?? ctx.agent
+      if (owner === undefined || owner === null || typeof owner !== 'object') return undefined
+      let key = agentKeys.get(owner)
+      if (key === undefined) {
+        key = `agent-${randomUUID()}`
+        agentKeys.set(owner, key)
+      }
+      return key
+    }
+  }
+  if (typeof sessions !== 'object' || sessions === null || typeof sessions.key !== 'function') {
+    throw new TypeError('sessions must be true, false or { key(ctx) }')
+  }
+  return (ctx) => sessions.key(ctx)
 }

@@ -20,12 +20,14 @@ export interface TransportConfig {
   readonly maxTimeoutMs: number
   /** How long in-flight sub-calls may take to settle after the program ended before they are abandoned. */
   readonly drainGraceMs: number
+  /** The sandbox session of a call (see `PtcExecutorOptions.sessions`); absent: sessions are off. */
+  readonly sessionKey?: (ctx: ToolRunContext) => string | undefined
 }
 
 /** The canonical value of a run: `{ logs, result? }`. */
 const RUN_CODE_OUTPUT: JsonSchemaNode = {
   type: 'object',
-  properties: { logs: { type: 'array', items: { type: 'string' } }, result: {} },
+  properties: { logs: { type: 'array', items: { type: 'string' } }, result: {}, session: { type: 'string' } },
   required: ['logs'],
   additionalProperties: false,
 }
@@ -39,8 +41,9 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
     output: Object.freeze({
       schema: RUN_CODE_OUTPUT,
       render: (_args: unknown, value: JsonValue) => {
-        const v = value as { logs: string[]; result?: JsonValue }
-        return [{ type: 'text' as const, text: renderRunText(v.logs, v.result) }]
+        const v = value as { logs: string[]; result?: JsonValue; session?: string }
+        const text = renderRunText(v.logs, v.result)
+        return [{ type: 'text' as const, text: v.session === undefined ? text : `[sandbox session: ${v.session}]\n${text}` }]
       },
     }),
     presentCall: (args: unknown) => {
@@ -57,9 +60,14 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
       const bindings = buildBindings(services, ctx)
       const log = new DispatchLog(services, ctx, ctx.agent?.session)
       const scheduler = new SubCallScheduler(services, ctx, bindings, config.maxParallelSubCalls, log, config.drainGraceMs)
+      const session = config.sessionKey?.(ctx)
+      if (session !== undefined && (typeof session !== 'string' || session === '')) {
+        throw new TypeError(`the sessions.key function returned ${JSON.stringify(session)}: a session key is a non-empty string (or undefined for none)`)
+      }
       let run: CodeRunResult | undefined
       try {
         run = await config.runtime.run({
+          ...(session !== undefined && { session }),
           code,
           language: 'typescript',
           bindings: [...bindings.keys()],
@@ -70,8 +78,12 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
       } finally {
         await scheduler.close(run?.error?.kind === 'timeout')
       }
-      if (run.error !== undefined) throw new CodeRunFailedError(run.error.kind, run.error.message, run.logs)
-      return run.value === undefined ? { logs: run.logs } : { logs: run.logs, result: run.value }
+      // What the model must know about its session: state it expected is gone, or this run's was not kept.
+      const notice = run.session?.note
+      if (run.error !== undefined) {
+        throw new CodeRunFailedError(run.error.kind, notice === undefined ? run.error.message : `${run.error.message} [sandbox session: ${notice}]`, run.logs)
+      }
+      return { logs: run.logs, ...(run.value !== undefined && { result: run.value }), ...(notice !== undefined && { session: notice }) }
     },
   } satisfies ToolDefinition)
 }
