@@ -1,4 +1,5 @@
 import { DEFAULT_LIMITS, type CodeRunLimits, type CodeRunRequest, type CodeRunResult, type CodeRuntime } from '@ptc/sandbox'
+import type { QuickJSSessionOptions } from '@ptc/sandbox-quickjs'
 import { CliError, firstLine } from './errors.js'
 
 export const SANDBOXES = ['quickjs', 'isolated-vm'] as const
@@ -52,11 +53,12 @@ export const CLI_DEFAULT_MAX_PARALLEL = 10
  * Starts the chosen backend (loaded on demand, so QuickJS runs never load the
  * native addon). A backend that cannot start here is a `CliError('BACKEND')`.
  */
-export async function createRuntime(name: SandboxName, limits: Partial<CodeRunLimits>): Promise<CodeRuntime> {
+export async function createRuntime(name: SandboxName, limits: Partial<CodeRunLimits>, sessions?: QuickJSSessionOptions): Promise<CodeRuntime> {
+  if (sessions !== undefined && name !== 'quickjs') throw new CliError('USAGE', `sandbox sessions need the quickjs sandbox; ${name} does not keep them`)
   try {
     if (name === 'quickjs') {
       const { createQuickJSRuntime } = await import('@ptc/sandbox-quickjs')
-      return createQuickJSRuntime({ poolSize: 1, limits })
+      return createQuickJSRuntime({ poolSize: 1, limits, ...(sessions !== undefined && { sessions }) })
     }
     const { createIsolatedVmRuntime } = await import('@ptc/sandbox-isolated-vm')
     return createIsolatedVmRuntime({ limits, warmIsolates: 0, processes: 1 })
@@ -85,5 +87,9 @@ export function recordingRuntime(inner: CodeRuntime): RecordingRuntime {
     },
     dispose: () => inner.dispose(),
     [Symbol.asyncDispose]: () => inner.dispose(),
+    // The session methods of a runtime that keeps sessions (the PTC executor checks for them).
+    ...(inner.endSession !== undefined && { endSession: inner.endSession.bind(inner) }),
+    ...(inner.suspendSession !== undefined && { suspendSession: inner.suspendSession.bind(inner) }),
+    ...(inner.resumeSession !== undefined && { resumeSession: inner.resumeSession.bind(inner) }),
   }
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { createPtcExecutor } from '@ptc/ptc'
+import type { CodeRunSessionInfo } from '@ptc/sandbox'
 import { RUN_CODE, type Agent, type ToolCallBlock } from '@ptc/tools'
 import { JsonlSession } from '@ptc/tools/session'
 import { oneOf, onePositional, parseCommandArgs, positiveInt } from '../args.js'
@@ -16,6 +17,7 @@ import { readProgram } from '../program-file.js'
 import { APPROVE_MODES, approvalService, approveMode, configApproval } from '../run/approval.js'
 import { progressLine, type ProgressLine } from '../run/progress.js'
 import { RecordingSession } from '../run/recording-session.js'
+import { DEFAULT_SESSION_DIR, sessionStateOptions } from '../run/session-state.js'
 import { formatFooter, runReport, type RunReport } from '../run/report.js'
 import { CLI_DEFAULT_MAX_PARALLEL, createRuntime, mergeLimits, recordingRuntime, SANDBOXES } from '../runtime.js'
 
@@ -28,9 +30,14 @@ export const RUN_USAGE = `ptc run FILE|- [options]
   --sandbox NAME          quickjs or isolated-vm (default: the config's, else quickjs)
 ${LIMITS_USAGE}
   --session FILE.jsonl    append the session events to this file
+  --session-state KEY     run in sandbox session KEY: the program starts with what the session's earlier
+                          programs left (their top-level declarations and globalThis) and leaves its own
+                          for the next; kept between runs in --session-dir (quickjs only)
+  --session-dir DIR       where sessions are kept (default ${DEFAULT_SESSION_DIR}; a secret made there on first
+                          use authenticates them)
   --approve yes|no|ask    answers to approval requests (default: the config's approval service, else
                           ask on a terminal, else no)
-  --json                  print one JSON object { ok, text, value, logs, error, subCalls, bytes }
+  --json                  print one JSON object { ok, text, value, logs, error, subCalls, bytes, session? }
   The limits' defaults are sized for a model's context (the sandbox's own are larger); flags win over them.
   The program must be a regular file of at most 1 MiB (the sandbox's maxProgramBytes).
   Every message on stderr escapes control and bidi characters it quotes (\\x1b, \\u202e). The
@@ -44,6 +51,8 @@ const OPTIONS = {
   ...LIMIT_OPTIONS,
   'max-parallel': { type: 'string' },
   session: { type: 'string' },
+  'session-state': { type: 'string' },
+  'session-dir': { type: 'string' },
   approve: { type: 'string' },
   json: { type: 'boolean' },
 } as const
@@ -71,9 +80,12 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
       ? configApproval(config.config.approval, config.shown, io, stepAside)
       : approvalService(approve, io, values.approve !== undefined, stepAside)
   const { service, label } = await configuredService({ config, toolsModule: values.tools, cwd: io.cwd, approval, fallback: 'demo' })
-  const runtime = recordingRuntime(await createRuntime(sandbox, limits))
+  const stateKey = values['session-state']
+  if (stateKey === undefined && values['session-dir'] !== undefined) throw new CliError('USAGE', '--session-dir goes with --session-state')
+  const sessions = stateKey === undefined ? undefined : await sessionStateOptions(stateKey, values['session-dir'] ?? DEFAULT_SESSION_DIR, io.cwd)
+  const runtime = recordingRuntime(await createRuntime(sandbox, limits, sessions))
   try {
-    service.setExecutor(createPtcExecutor({ runtime, mode: 'code', limits, maxParallelSubCalls }))
+    service.setExecutor(createPtcExecutor({ runtime, mode: 'code', limits, maxParallelSubCalls, ...(stateKey !== undefined && { sessions: { key: () => stateKey } }) }))
     const sessionFile = values.session === undefined ? undefined : await openSession(values.session, io.cwd)
     const session = new RecordingSession(sessionFile)
     progress = progressLine(io.stderr, { counts: () => session.subCalls })
@@ -102,11 +114,17 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
     if (result === undefined) throw new Error('run_code returned no result')
     const { report, subCalls } = runReport({ callId, result, run: runtime.last, events: session.events, sandbox, wallMs: performance.now() - started })
     if (values.json === true) {
-      writeLine(io.stdout, reportJson(report, io))
+      const state = runtime.last?.session
+      writeLine(io.stdout, reportJson(state === undefined ? report : { ...report, session: state }, io))
       if (report.error !== null) writeMessage(io.stderr, `the program failed (${report.error.kind}): ${oneLine(firstLine(report.error.message), 200)}`, 'red')
     } else {
       writeModelText(io.stdout, report.text)
       for (const line of formatFooter(report, subCalls)) writeStyledLine(io.stderr, line)
+    }
+    const state = runtime.last?.session
+    if (state !== undefined && values.json !== true) {
+      const what = state.fresh ? 'new' : `continued (${state.runs} programs so far)`
+      writeMessage(io.stderr, `session ${JSON.stringify(oneLine(state.key, 80))}: ${what}, ${state.kept ? `${state.bytes} bytes of state kept` : 'state of this run not kept'}${state.note === undefined ? '' : ` (${oneLine(state.note, 200)})`}`)
     }
     return report.ok ? 0 : 1
   } finally {
@@ -115,7 +133,7 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
 }
 
 /** The report as JSON; a value too deeply nested for `JSON.stringify` (it recurses) becomes `null`, said on stderr. */
-function reportJson(report: RunReport, io: CliIo): string {
+function reportJson(report: RunReport & { session?: CodeRunSessionInfo }, io: CliIo): string {
   try {
     return safeJson(report)
   } catch (error) {

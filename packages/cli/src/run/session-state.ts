@@ -1,0 +1,54 @@
+import { randomBytes } from 'node:crypto'
+import { chmod, mkdir, open, readFile, stat } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+import type { QuickJSSessionOptions } from '@ptc/sandbox-quickjs'
+import { MAX_SESSION_KEY } from '@ptc/sandbox/backend'
+import { createFileSessionStore } from '@ptc/sandbox/session'
+import { CliError, firstLine } from '../errors.js'
+
+/** Where `ptc run --session-state` keeps sessions unless `--session-dir` says otherwise (relative to the working directory). */
+export const DEFAULT_SESSION_DIR = '.ptc/sessions'
+const SECRET_FILE = 'secret'
+
+/**
+ * The session options of `ptc run --session-state`: a file store in `directory` (mode 0700) and the
+ * secret that authenticates its snapshots, made on first use (32 random bytes in `secret`, mode 0600)
+ * and read after. Another user's secret file, or one others can read, is refused.
+ */
+export async function sessionStateOptions(key: string, directory: string, cwd: string): Promise<QuickJSSessionOptions> {
+  if (key === '' || key.length > MAX_SESSION_KEY) throw new CliError('USAGE', `--session-state needs a key of 1 to ${MAX_SESSION_KEY} characters`)
+  const dir = resolve(cwd, directory)
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 })
+    const info = await stat(dir)
+    if (!info.isDirectory()) throw new Error(`${dir} is not a folder`)
+    return { store: createFileSessionStore({ directory: dir }), secret: await secretIn(dir) }
+  } catch (error) {
+    if (error instanceof CliError) throw error
+    throw new CliError('SESSION', `cannot use the session folder ${dir}: ${firstLine(error)}`, { cause: error })
+  }
+}
+
+async function secretIn(dir: string): Promise<Buffer> {
+  const path = join(dir, SECRET_FILE)
+  try {
+    // Made once, never overwritten: exclusive create.
+    const handle = await open(path, 'wx', 0o600)
+    const secret = randomBytes(32)
+    try {
+      await handle.writeFile(secret.toString('hex'))
+    } finally {
+      await handle.close()
+    }
+    await chmod(path, 0o600)
+    return secret
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  }
+  const info = await stat(path)
+  if ((info.mode & 0o077) !== 0) throw new CliError('SESSION', `the session secret ${path} can be read by others (mode ${(info.mode & 0o777).toString(8)}): chmod 600 it`)
+  if (typeof process.getuid === 'function' && info.uid !== process.getuid()) throw new CliError('SESSION', `the session secret ${path} belongs to another user`)
+  const text = (await readFile(path, 'utf8')).trim()
+  if (!/^[0-9a-f]{64}$/.test(text)) throw new CliError('SESSION', `the session secret ${path} is not 64 hex digits: delete it to start over (its sessions are lost)`)
+  return Buffer.from(text, 'hex')
+}

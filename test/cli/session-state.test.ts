@@ -1,0 +1,85 @@
+/** `ptc run --session-state`: a sandbox session that lives across processes, kept in a folder of sealed snapshots. */
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { buildCli } from './build.js'
+import { noStack, ptc, tempDir } from './cli.js'
+
+const files = tempDir({
+  'count.js': 'globalThis.count = (globalThis.count ?? 0) + 1\nconst hits = await tools.search_products({ query: "lamp" })\nreturn count',
+  'declare.ts': 'const greeting: string = "hello"\nfunction shout(s: string) { return s.toUpperCase() }',
+  'use.ts': 'return shout(greeting)',
+})
+afterAll(() => files.cleanup())
+beforeAll(() => buildCli(), 120_000)
+
+describe('ptc run --session-state', () => {
+  test('each process continues the session the last one left; another key starts apart', async () => {
+    const cwd = files.dir
+    for (const expected of ['1', '2', '3']) {
+      const run = await ptc(['run', 'count.js', '--session-state', 'counter'], { cwd })
+      expect(run.code).toBe(0)
+      expect(run.stdout.trim()).toBe(expected)
+    }
+    const last = await ptc(['run', 'count.js', '--session-state', 'counter', '--json'], { cwd })
+    const report = JSON.parse(last.stdout) as { value: number; session: { key: string; fresh: boolean; kept: boolean; runs: number } }
+    expect(report.value).toBe(4)
+    expect(report.session).toMatchObject({ key: 'counter', fresh: false, kept: true, runs: 4 })
+    const other = await ptc(['run', 'count.js', '--session-state', 'other'], { cwd })
+    expect(other.stdout.trim()).toBe('1')
+    expect(other.stderr).toContain('session "other": new')
+    // TypeScript declarations carry over as well.
+    expect((await ptc(['run', 'declare.ts', '--session-state', 'ts'], { cwd })).code).toBe(0)
+    expect((await ptc(['run', 'use.ts', '--session-state', 'ts'], { cwd })).stdout.trim()).toBe('HELLO')
+    // The folder and its files are private to the user.
+    const dir = join(cwd, '.ptc/sessions')
+    expect(statSync(dir).mode & 0o777).toBe(0o700)
+    for (const name of readdirSync(dir)) expect(statSync(join(dir, name)).mode & 0o777).toBe(0o600)
+  })
+
+  test('a session file altered on disk is refused: the run starts fresh and says why', async () => {
+    const { dir, cleanup } = tempDir({ 'count.js': readFileSync(files.path('count.js'), 'utf8') })
+    try {
+      expect((await ptc(['run', 'count.js', '--session-state', 's', '--session-dir', 'state'], { cwd: dir })).stdout.trim()).toBe('1')
+      const stored = readdirSync(join(dir, 'state')).find((name) => name.endsWith('.session'))
+      expect(stored).toBeDefined()
+      const path = join(dir, 'state', stored as string)
+      const bytes = readFileSync(path)
+      bytes[bytes.length - 40] = (bytes[bytes.length - 40] as number) ^ 0xff
+      writeFileSync(path, bytes)
+      const run = await ptc(['run', 'count.js', '--session-state', 's', '--session-dir', 'state'], { cwd: dir })
+      expect(run.code).toBe(0)
+      expect(run.stdout).toContain('[sandbox session: ')
+      expect(run.stdout).toContain('failed authentication')
+      expect(run.stdout.trim().endsWith('1')).toBe(true)
+      expect(noStack(run.stderr)).toBe(true)
+    } finally {
+      cleanup()
+    }
+  })
+
+  test('misuse exits 2 with one line: isolated-vm, an empty key, --session-dir alone, a secret others can read', async () => {
+    const cwd = files.dir
+    const ivm = await ptc(['run', 'count.js', '--session-state', 'k', '--sandbox', 'isolated-vm'], { cwd })
+    expect(ivm.code).toBe(2)
+    expect(ivm.stderr).toContain('sandbox sessions need the quickjs sandbox')
+    const empty = await ptc(['run', 'count.js', '--session-state', ''], { cwd })
+    expect(empty.code).toBe(2)
+    expect(empty.stderr).toContain('--session-state needs a key')
+    const alone = await ptc(['run', 'count.js', '--session-dir', 'x'], { cwd })
+    expect(alone.code).toBe(2)
+    expect(alone.stderr).toContain('--session-dir goes with --session-state')
+    const { dir, cleanup } = tempDir({ 'count.js': 'return 1' })
+    try {
+      expect((await ptc(['run', 'count.js', '--session-state', 'k'], { cwd: dir })).code).toBe(0)
+      const { chmodSync } = await import('node:fs')
+      chmodSync(join(dir, '.ptc/sessions/secret'), 0o644)
+      const open = await ptc(['run', 'count.js', '--session-state', 'k'], { cwd: dir })
+      expect(open.code).toBe(2)
+      expect(open.stderr).toContain('can be read by others')
+      for (const run of [ivm, empty, alone, open]) expect(noStack(run.stderr)).toBe(true)
+    } finally {
+      cleanup()
+    }
+  })
+})
