@@ -31,6 +31,8 @@ next to the local tools of a ptc.config.ts (by their names).
   --mode code|both    code (default): only run_code; both: the upstream tools as well
   --sandbox quickjs|isolated-vm   the sandbox backend (default: the config's, else quickjs)
   --session FILE      append every call and sub-call to FILE (JSON Lines)
+  --sandbox-sessions  each client connection (MCP session) gets a sandbox session: its programs share their
+                      top-level declarations and globalThis, until it disconnects (quickjs only)
   --allow-missing     start even when an upstream cannot be connected (it is retried in the background and
                       its tools appear when it connects); without it, such an upstream fails the start (exit 1)
   -h, --help          this text
@@ -93,6 +95,8 @@ export interface ServeArgs {
   sessionIdleMs?: number
   maxSessions?: number
   session?: string
+  /** `--sandbox-sessions`: one sandbox session per client connection. */
+  sandboxSessions: boolean
   /** `--allow-missing`: serve even when an upstream cannot be connected at start. */
   allowMissing: boolean
   timeoutMs?: number
@@ -125,6 +129,7 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
         'session-idle-ms': { type: 'string' },
         'max-sessions': { type: 'string' },
         session: { type: 'string' },
+        'sandbox-sessions': { type: 'boolean', default: false },
         'allow-missing': { type: 'boolean', default: false },
         timeout: { type: 'string' },
         cpu: { type: 'string' },
@@ -137,13 +142,14 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
   } catch (error) {
     throw new McpServeUsageError(error instanceof Error ? error.message : String(error))
   }
-  const base = { help: values.help, host: values.host, noAuth: values['no-auth'], allowMissing: values['allow-missing'], allowOrigins: values['allow-origin'] ?? [], allowHosts: values['allow-host'] ?? [], limits: {} }
+  const base = { help: values.help, host: values.host, noAuth: values['no-auth'], allowMissing: values['allow-missing'], sandboxSessions: values['sandbox-sessions'], allowOrigins: values['allow-origin'] ?? [], allowHosts: values['allow-host'] ?? [], limits: {} }
   if (values.help) return { upstreams: [], mode: 'code', sandbox: 'quickjs', ...base }
   const upstreams = withHeaders((values.upstream ?? []).map(parseUpstreamCommand), values['upstream-header'] ?? [])
   if (upstreams.length === 0 && options.localTools !== true) throw new McpServeUsageError('give at least one --upstream (or tools in a ptc.config.ts)')
   if (values.mode !== 'code' && values.mode !== 'both') throw new McpServeUsageError(`--mode must be code or both, not ${JSON.stringify(values.mode)}`)
   const sandbox = values.sandbox ?? options.sandbox ?? 'quickjs'
   if (sandbox !== 'quickjs' && sandbox !== 'isolated-vm') throw new McpServeUsageError(`--sandbox must be quickjs or isolated-vm, not ${JSON.stringify(sandbox)}`)
+  if (values['sandbox-sessions'] && sandbox !== 'quickjs') throw new McpServeUsageError(`--sandbox-sessions needs the quickjs sandbox; ${sandbox} does not keep sandbox sessions`)
   const args: ServeArgs = { upstreams, mode: values.mode, sandbox, ...base }
   if (values.timeout !== undefined) args.timeoutMs = positiveInt('--timeout', values.timeout, false, MAX_TIMER_MS)
   args.limits = {

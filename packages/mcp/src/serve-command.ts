@@ -75,6 +75,7 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
       onWarning: warn,
       upstreamStderr: io.stderr,
       limits: { ...defaults, ...args.limits },
+      sandboxSessions: args.sandboxSessions,
       allowMissing: args.allowMissing,
       ...(args.timeoutMs !== undefined && { requestTimeoutMs: args.timeoutMs }),
     })

@@ -3,7 +3,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import { createPtcExecutor } from '@ptc/ptc'
 import type { CodeRunLimits, CodeRuntime } from '@ptc/sandbox'
-import { RUN_CODE, ToolsService, type Agent, type JsonValue } from '@ptc/tools'
+import { RUN_CODE, ToolsService, type Agent, type JsonValue, type ToolRunContext } from '@ptc/tools'
 import { toMcpContent } from '../upstream/content.js'
 import { McpServeUsageError, UpstreamUnavailableError } from '../errors.js'
 import { messageOf, UpstreamConnection, type ReconnectOptions, type UpstreamSpec } from '../upstream/connection.js'
@@ -35,6 +35,11 @@ export interface PtcMcpServerOptions {
   readonly agent?: Agent
   /** Limits of every `run_code` run. */
   readonly limits?: Partial<CodeRunLimits>
+  /**
+   * One sandbox session per client connection (see `PtcExecutorOptions.sessions`): a client's programs
+   * share their state, ended when it disconnects. Needs a runtime that keeps sessions (QuickJS).
+   */
+  readonly sandboxSessions?: boolean
   /**
    * Serve even when an upstream cannot be connected at start: it is retried in the background, its tools
    * appear when it connects, and `run_code`'s description says it is not connected meanwhile. Default
@@ -91,7 +96,11 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
     for (const server of servers) server.sendToolListChanged().catch(() => undefined)
   })
   registry.reserve(named)
-  const removeExecutor = tools.scoped(agent).setExecutor(createPtcExecutor({ runtime: options.runtime, mode, ...(options.limits !== undefined && { limits: options.limits }) }))
+  // A connection's agent id (below) names its sandbox session.
+  const sessions = options.sandboxSessions === true ? { key: (ctx: ToolRunContext) => ctx.agent?.id } : undefined
+  const removeExecutor = tools
+    .scoped(agent)
+    .setExecutor(createPtcExecutor({ runtime: options.runtime, mode, ...(options.limits !== undefined && { limits: options.limits }), ...(sessions !== undefined && { sessions }) }))
   const upstreams = options.upstreams.map(
     (spec) =>
       new UpstreamConnection(spec, {
@@ -177,7 +186,11 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
         : { content }
     })
     servers.add(server)
-    server.onclose = () => servers.delete(server)
+    server.onclose = () => {
+      servers.delete(server)
+      // The connection's sandbox session goes with it.
+      if (sessions !== undefined) void options.runtime.endSession?.(sessionAgent.id).catch(() => undefined)
+    }
     return server
   }
   let closing: Promise<void> | undefined

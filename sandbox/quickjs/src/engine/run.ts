@@ -47,6 +47,11 @@ export class EngineRun {
   #logsSent = 0
   #subCalls = 0
   #outstanding = 0
+  /**
+   * The engine's memory is this session run's (restored, or resident): a run refused or stopped before
+   * that must not capture, or it would hand the session memory that is not its own.
+   */
+  #onSessionMemory = false
   /** A session run's long-lived handles, released before its memory is captured (a plain run's go with the reset). */
   readonly #owned: QuickJSHandle[] = []
 
@@ -132,6 +137,8 @@ export class EngineRun {
         return
       }
     }
+    // From here the memory is the session's: only now may the run's end capture it as the session's.
+    this.#onSessionMemory = session !== undefined
     const rt = image.runtime
     const ctx = image.context
     this.#rt = rt
@@ -357,7 +364,7 @@ export class EngineRun {
     // the memory. Only a trapped module cannot be reset: its WebAssembly stack was not unwound.
     this.#image.hooks = undefined
     // A session's memory stays in the image (`resident`) for its next run; any other run's goes now.
-    const session = this.#broken || this.#input.session === undefined ? undefined : this.#capture()
+    const session = this.#broken || !this.#onSessionMemory ? undefined : this.#capture()
     if (!this.#broken && session === undefined) this.#image.reset()
     this.#ctx = undefined
     this.#rt = undefined
