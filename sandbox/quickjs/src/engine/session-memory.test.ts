@@ -1,0 +1,144 @@
+import { Buffer } from 'node:buffer'
+import { describe, expect, test } from 'vitest'
+import { DEFAULT_LIMITS, type CodeRunLimits } from '@ptc/sandbox'
+import { wrapProgram } from '@ptc/sandbox/backend'
+import { EngineImage, type SessionMemory } from './image.js'
+import { loadModule, type QuickJSVariantName } from './module.js'
+import type { EngineRunInput, EngineRunOutcome, SubCallRequest } from './protocol.js'
+import { EngineRun } from './run.js'
+
+const LIMITS: CodeRunLimits = { ...DEFAULT_LIMITS, memoryBytes: 32 * 1024 * 1024 }
+
+/** Runs one program body on `image` to completion (a session run when `session` is given), answering every sub-call with its arguments. */
+function runOn(image: EngineImage, body: string, session?: EngineRunInput['session']): EngineRunOutcome {
+  let outcome: EngineRunOutcome | undefined
+  let pending: SubCallRequest[] = []
+  const input: EngineRunInput = { source: wrapProgram(body), bindings: ['echo'], limits: LIMITS, wallRemainingMs: LIMITS.wallMs, ...(session === undefined ? {} : { session }) }
+  const engine = new EngineRun(
+    image,
+    input,
+    {
+      flush: (calls) => {
+        pending = pending.concat(calls)
+      },
+      done: (o) => {
+        outcome = o
+      },
+    },
+    new Int32Array(1),
+  )
+  engine.start()
+  while (outcome === undefined && pending.length > 0) {
+    const batch = pending.splice(0)
+    engine.deliver(`[${batch.map(([id, , args]) => `[${id},1,${args}]`).join(',')}]`, batch.length)
+  }
+  if (outcome === undefined) throw new Error('the engine run did not finish')
+  return outcome
+}
+
+/** The memory a session run left (failing the test when there is none). */
+function memoryOf(outcome: EngineRunOutcome): SessionMemory {
+  expect(outcome.error, JSON.stringify(outcome.error)).toBeUndefined()
+  expect(outcome.session).toBeDefined()
+  return outcome.session as SessionMemory
+}
+
+const has = (memory: SessionMemory, marker: string): boolean => Buffer.from(memory.data.buffer, memory.data.byteOffset, memory.data.byteLength).includes(marker)
+
+describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('session memory on an EngineImage (%s)', (variant) => {
+  const boot = async (): Promise<EngineImage> => EngineImage.boot(await loadModule(variant, LIMITS.memoryBytes))
+
+  test('a new session captures none of the bytes an earlier session or plain run left on the image', async () => {
+    const image = await boot()
+    const a = memoryOf(runOn(image, 'globalThis.secret = "SECRET-A-" + "x".repeat(200000) + "-END"; return 1', {}))
+    // The search can find a marker: A's own capture holds it.
+    expect(has(a, 'SECRET-A-')).toBe(true)
+    expect(image.resident).toBe(a.id)
+    // B right after A, on the image that still holds A's memory.
+    const b1 = memoryOf(runOn(image, 'globalThis.b = 1; return typeof secret', {}))
+    expect(has(b1, 'SECRET-A-')).toBe(false)
+    expect(runOn(image, 'globalThis.plain = "PLAIN-MARK-" + "y".repeat(200000); return plain.length').valueJson).toBe('200011')
+    const b2 = runOn(image, 'globalThis.b = 2; return [typeof secret, typeof plain]', {})
+    expect(b2.valueJson).toBe('["undefined","undefined"]')
+    const b = memoryOf(b2)
+    expect(has(b, 'SECRET-A-')).toBe(false)
+    expect(has(b, 'PLAIN-MARK-')).toBe(false)
+    expect(has(b, 'xxxxxxxxxxxxxxxx')).toBe(false)
+    expect(has(b, 'yyyyyyyyyyyyyyyy')).toBe(false)
+    image.dispose()
+  })
+
+  test("a session's memory is restored on the image after other runs reset it, and the program sees its state", async () => {
+    const image = await boot()
+    const first = memoryOf(runOn(image, 'globalThis.kept = { a: [1, 2], m: new Map([["k", "v"]]) }', {}))
+    expect(runOn(image, 'return typeof kept').valueJson).toBe('"undefined"')
+    expect(image.resident).toBeUndefined()
+    const again = runOn(image, 'return [kept.a[1], kept.m.get("k")]', { id: first.id, memory: first })
+    expect(again.valueJson).toBe('[2,"v"]')
+    // The state stays the session's: the next run continues from this one's memory, resident in place.
+    const next = memoryOf(again)
+    expect(image.resident).toBe(next.id)
+    expect(runOn(image, 'kept.a.push(3); return kept.a.length', { id: next.id }).valueJson).toBe('3')
+    image.dispose()
+  })
+
+  // BUG: boots are not deterministic. `EngineImage.fingerprint` hashes every booted byte, among them
+  // the Math.random state QuickJS seeds from the clock at context creation (bellard: the xorshift
+  // state and the double `locateRandomState` drew; quickjs-ng also a timestamp near it), so two boots
+  // of one build have different fingerprints and `restore` refuses the memory as "made by another
+  // engine build" (`crash`). In the runtime, a session whose run lands on another worker or image breaks.
+  test.fails('a session memory captured on one image restores on another freshly booted image (equal fingerprints)', async () => {
+    const one = await boot()
+    const two = await boot()
+    const memory = memoryOf(runOn(one, 'globalThis.kept = "from one"', {}))
+    expect(two.fingerprint).toBe(one.fingerprint)
+    expect(runOn(two, 'return kept', { id: memory.id, memory }).valueJson).toBe('"from one"')
+    one.dispose()
+    two.dispose()
+  })
+
+  test("a memory whose fingerprint is altered is refused as crash naming the engine build; one larger than the module's cap as memory", async () => {
+    const image = await boot()
+    const memory = memoryOf(runOn(image, 'globalThis.kept = 1', {}))
+    runOn(image, 'return 0')
+    const foreign = runOn(image, 'return kept', { id: memory.id, memory: { ...memory, fingerprint: '0'.repeat(32) } })
+    expect(foreign.error?.kind).toBe('crash')
+    expect(foreign.error && 'message' in foreign.error ? foreign.error.message : '').toMatch(/engine build/)
+    expect(foreign.valueJson).toBeUndefined()
+    const huge = runOn(image, 'return kept', { id: memory.id, memory: { ...memory, byteLength: image.loaded.capBytes + 64 * 1024 } })
+    expect(huge.error?.kind).toBe('memory')
+    expect(huge.valueJson).toBeUndefined()
+    // The image still serves the genuine memory, and plain runs.
+    expect(runOn(image, 'return kept', { id: memory.id, memory }).valueJson).toBe('1')
+    expect(runOn(image, 'return typeof kept').valueJson).toBe('"undefined"')
+    image.dispose()
+  })
+
+  // BUG: when `restore` refuses a memory, `EngineRun.#boot` sets the stop and returns, but `#finish`
+  // still captures (`#capture()` runs for every session run that is not broken) the image as it is then:
+  // the booted state. The outcome carries that empty memory as `session`, so the runtime keeps it as the
+  // session's state (`kept: true`, bytes 0) and the session's real state is lost. Expected: no `session`
+  // in the outcome of a run that never started from its session's memory.
+  test.fails('a refused memory yields no session memory in the outcome (the session would keep an empty state)', async () => {
+    const image = await boot()
+    const memory = memoryOf(runOn(image, 'globalThis.kept = 1', {}))
+    runOn(image, 'return 0')
+    const foreign = runOn(image, 'return kept', { id: memory.id, memory: { ...memory, fingerprint: '0'.repeat(32) } })
+    expect(foreign.error?.kind).toBe('crash')
+    expect(foreign.session).toBeUndefined()
+    image.dispose()
+  })
+
+  test('a plain run after a session run starts from the booted state, and disposing the image after session runs does not abort', async () => {
+    const image = await boot()
+    const left = memoryOf(runOn(image, 'globalThis.mine = "session"; return mine', {}))
+    expect(runOn(image, 'return typeof mine', { id: left.id }).valueJson).toBe('"string"')
+    expect(runOn(image, 'return [typeof mine, typeof globalThis.mine]').valueJson).toBe('["undefined","undefined"]')
+    expect(image.resident).toBeUndefined()
+    // Left holding a session's memory (resident), with objects and a pending job the session owns.
+    memoryOf(runOn(image, 'globalThis.more = new Array(1000).fill({ a: 1 }); Promise.resolve().then(() => 0).then(() => { globalThis.late = 1 }); return 1', {}))
+    expect(image.resident).toBeDefined()
+    // JS_FreeRuntime asserts that every object was freed: a leaking or corrupted state aborts here.
+    expect(() => image.dispose()).not.toThrow()
+  })
+})

@@ -1,0 +1,471 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { SandboxUsageError } from '@ptc/sandbox'
+import type { CodeRunRequest, CodeRunResult, CodeRunSessionInfo, CodeRuntime, JsonValue } from '@ptc/sandbox'
+import { createIsolatedVmRuntime, isolatedVmAvailability } from '@ptc/sandbox-isolated-vm'
+import { createQuickJSRuntime, type QuickJSRuntimeOptions } from './index.js'
+
+/** Overruns any wall inside native code: the interrupt handler is polled every ~10 000 bytecodes, each here a long `join`. */
+const HOSTILE = '(() => { const a = new Array(2e6).fill(123456789); for (;;) a.join() })()'
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** The host side of the tests' tools: `double({ n })`, `fail()` (rejects), anything else echoes its arguments. */
+async function call(name: string, args: JsonValue): Promise<JsonValue> {
+  if (name === 'double') return (args as { n: number }).n * 2
+  if (name === 'fail') throw new Error('the tool failed on purpose')
+  return args
+}
+
+function request(code: string, extra: Partial<CodeRunRequest> = {}): CodeRunRequest {
+  return { code, bindings: ['double', 'fail', 'echo', 'hold'], call, language: 'javascript', ...extra }
+}
+
+/** `rt.endSession`, which every QuickJS runtime has. */
+function endSession(rt: CodeRuntime, key: string): Promise<boolean> {
+  if (rt.endSession === undefined) throw new Error('this runtime keeps no sessions')
+  return rt.endSession(key)
+}
+
+/** The session part of a session run's result (failing the test when it is missing). */
+function info(result: CodeRunResult): CodeRunSessionInfo {
+  expect(result.session, JSON.stringify(result)).toBeDefined()
+  return result.session as CodeRunSessionInfo
+}
+
+/** A deterministic shuffle (mulberry32), so a failing order can be replayed. */
+function shuffle<T>(items: T[], seed: number): T[] {
+  let s = seed >>> 0
+  const next = (): number => {
+    s = (s + 0x6d2b79f5) >>> 0
+    let t = s
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+  const out = [...items]
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1))
+    ;[out[i], out[j]] = [out[j] as T, out[i] as T]
+  }
+  return out
+}
+
+const MODES: readonly { isolation: 'worker' | 'inline'; options: QuickJSRuntimeOptions }[] = [
+  { isolation: 'worker', options: { isolation: 'worker', poolSize: 2 } },
+  { isolation: 'inline', options: { isolation: 'inline' } },
+]
+
+describe.each(MODES)('QuickJS sandbox sessions ($isolation isolation)', ({ isolation, options }) => {
+  let rt: CodeRuntime
+  let keys = 0
+  /** A session key no other test uses. */
+  const fresh = (name: string): string => `${isolation}-${name}-${++keys}`
+  const run = (session: string | undefined, code: string, extra: Partial<CodeRunRequest> = {}): Promise<CodeRunResult> =>
+    rt.run(request(code, { ...(session === undefined ? {} : { session }), ...extra }))
+  /** A session run expected to succeed: its value. */
+  const value = async (session: string | undefined, code: string, extra: Partial<CodeRunRequest> = {}): Promise<JsonValue | undefined> => {
+    const result = await run(session, code, extra)
+    expect(result.error, `${code}: ${JSON.stringify(result.error)}`).toBeUndefined()
+    return result.value
+  }
+
+  beforeAll(async () => {
+    rt = createQuickJSRuntime(options)
+    // Engines booted before the first test, for both workers.
+    await Promise.all([rt.run(request('return 1')), rt.run(request('return 1'))])
+  })
+  afterAll(() => rt.dispose())
+
+  test('top-level const, let, var, function and class declarations and destructured names are seen by the next program of the session', async () => {
+    const s = fresh('declarations')
+    await value(
+      s,
+      [
+        'const c = 1',
+        'let l = 2',
+        'var v = 3',
+        'function f(x) { return x * 10 }',
+        'class K { constructor(n) { this.n = n } twice() { return this.n * 2 } }',
+        'const { p, q: [r, ...rest] } = { p: 4, q: [5, 6, 7] }',
+        'return "declared"',
+      ].join('\n'),
+    )
+    expect(await value(s, 'l = l + 1; return [c, l, v, f(4), new K(6).twice(), new K(1) instanceof K, p, r, rest]')).toEqual([1, 3, 3, 40, 12, true, 4, 5, [6, 7]])
+    // The assignment of the previous program stuck.
+    expect(await value(s, 'return l')).toBe(3)
+  })
+
+  test('a TypeScript session program keeps its declarations too', async () => {
+    const s = fresh('typescript')
+    await value(s, 'const n: number = 5\ninterface Shape { side: number }\nfunction area(x: Shape): number { return x.side * x.side }', { language: 'typescript' })
+    expect(await value(s, 'return area({ side: n })', { language: 'typescript' })).toBe(25)
+  })
+
+  test('a Map put on globalThis keeps its identity and contents across programs', async () => {
+    const s = fresh('map')
+    await value(s, 'globalThis.m = new Map([["a", 1]]); globalThis.same = m; return m.size')
+    await value(s, 'm.set("b", { deep: [2] }); return m.size')
+    expect(await value(s, 'return [m === same, m instanceof Map, [...m.keys()], m.get("b").deep[0]]')).toEqual([true, true, ['a', 'b'], 2])
+  })
+
+  test('a later program may redeclare a top-level const, and the program after it sees the new value', async () => {
+    const s = fresh('redeclare')
+    await value(s, 'const c = "first"')
+    expect(await value(s, 'return c')).toBe('first')
+    expect(await value(s, 'const c = "second"; return c')).toBe('second')
+    expect(await value(s, 'return c')).toBe('second')
+  })
+
+  test('sub-calls work in session runs, and their results kept in a global are there for the next program', async () => {
+    const s = fresh('subcalls')
+    expect(await value(s, 'const got = await tools.double({ n: 21 }); return got')).toBe(42)
+    expect(await value(s, 'const more = await Promise.all([tools.double({ n: 1 }), tools.echo({ k: "v" })]); return [got, more]')).toEqual([42, [2, { k: 'v' }]])
+    expect(await value(s, 'return [got, more[1].k]')).toEqual([42, 'v'])
+  })
+
+  test('a failing tool in a session run throws a ToolCallError (instanceof), in the first and in later programs', async () => {
+    const s = fresh('tool-error')
+    const probe = 'try { await tools.fail({}) } catch (e) { return [e instanceof ToolCallError, e.name, String(e.message).includes("on purpose")] } return "no throw"'
+    expect(await value(s, `globalThis.before = 1; ${probe}`)).toEqual([true, 'ToolCallError', true])
+    expect(await value(s, probe)).toEqual([true, 'ToolCallError', true])
+    expect(await value(s, 'return before')).toBe(1)
+  })
+
+  test('state never crosses sessions, and a plain run sees none of it (nor does a session see a plain run\'s globals)', async () => {
+    const a = fresh('iso-a')
+    const b = fresh('iso-b')
+    await value(a, 'const secret = "a"; globalThis.onGlobal = "a"; function fa() { return 1 }')
+    expect(await value(a, 'return [secret, onGlobal, typeof fa]')).toEqual(['a', 'a', 'function'])
+    expect(await value(b, 'return [typeof secret, typeof onGlobal, typeof fa]')).toEqual(['undefined', 'undefined', 'undefined'])
+    expect(await value(undefined, 'return [typeof secret, typeof onGlobal, typeof fa]')).toEqual(['undefined', 'undefined', 'undefined'])
+    await value(undefined, 'globalThis.plain = 1; var plainVar = 2')
+    expect(await value(a, 'return [typeof plain, typeof plainVar, secret]')).toEqual(['undefined', 'undefined', 'a'])
+    expect(await value(b, 'const secret = "b"; return secret')).toBe('b')
+    expect(await value(a, 'return secret')).toBe('a')
+  })
+
+  // BUG (the fingerprint one, see the memoryBytes test below): a session run that lands on another
+  // engine image than the one that captured its memory (the other worker; inline, the second image two
+  // overlapping runs need) ends as `crash` ("made by another engine build"), and the session's state
+  // is replaced by an empty one.
+  test.fails('three sessions interleaved with each other and with plain runs, two runs at a time, each keep exactly their own state', async () => {
+    const sessions = [fresh('mix-a'), fresh('mix-b'), fresh('mix-c')]
+    for (const s of sessions) await value(s, `const tag = ${JSON.stringify(s)}; let count = 0; const seen = []`)
+    // 30 session runs and 10 plain runs in a shuffled order, taken two at a time (so both workers
+    // are busy and a session's next run may find the worker that holds its memory taken), never two
+    // runs of one session together. A session's expected count is the number of its runs dispatched.
+    const queue: (string | undefined)[] = shuffle([...sessions.flatMap((s) => Array<string>(10).fill(s)), ...Array<undefined>(10).fill(undefined)], 20240611)
+    const dispatched = new Map(sessions.map((s) => [s, 0]))
+    const runStep = async (session: string | undefined): Promise<void> => {
+      if (session === undefined) {
+        expect(await value(undefined, 'const r = [typeof tag, typeof count, typeof seen]; globalThis.tag = "plain"; await tools.echo({}); return r')).toEqual(['undefined', 'undefined', 'undefined'])
+        return
+      }
+      const n = (dispatched.get(session) as number) + 1
+      dispatched.set(session, n)
+      const got = await value(session, 'count += 1; seen.push(count); await tools.echo({}); return [tag, count, seen.length, seen.every((x, i) => x === i + 1)]')
+      expect(got).toEqual([session, n, n, true])
+    }
+    while (queue.length > 0) {
+      const first = queue.shift()
+      const partner = queue.findIndex((s) => s === undefined || s !== first)
+      const pair = partner === -1 ? [first] : [first, queue.splice(partner, 1)[0]]
+      await Promise.all(pair.map(runStep))
+    }
+    for (const s of sessions) expect(await value(s, 'return [tag, count]')).toEqual([s, 10])
+  }, 60_000)
+
+  // BUG (the fingerprint one, see the memoryBytes test below): the other worker's image refuses the
+  // session's memory as "made by another engine build" (`crash`).
+  ;(isolation === 'worker' ? test.fails : test.skip)('a session whose worker is busy runs its next program on the other worker, with its state (worker isolation only)', async () => {
+    const s = fresh('moves')
+    const holders: { release(): void; started: Promise<void>; result: Promise<CodeRunResult> }[] = []
+    const hold = (): (typeof holders)[number] => {
+      let release!: () => void
+      let started!: () => void
+      const released = new Promise<JsonValue>((resolve) => (release = () => resolve(null)))
+      const startedP = new Promise<void>((resolve) => (started = resolve))
+      const result = run(undefined, 'return await tools.hold({})', { call: (name, args) => (name === 'hold' ? (started(), released) : call(name, args)) })
+      const h = { release, started: startedP, result }
+      holders.push(h)
+      return h
+    }
+    // Both workers busy; the session's first run waits, and gets the worker the first holder frees (X).
+    const [p1, p2] = [hold(), hold()] as const
+    await Promise.all([p1.started, p2.started])
+    const first = run(s, 'const mine = "state"; return 1')
+    p1.release()
+    expect((await first).value).toBe(1)
+    await p1.result
+    // X (the only idle worker) takes a new holder; freeing the other worker (Y) leaves only Y idle.
+    const p3 = hold()
+    await p3.started
+    p2.release()
+    await p2.result
+    try {
+      expect(await value(s, 'return mine')).toBe('state')
+    } finally {
+      p3.release()
+      await p3.result
+    }
+  })
+
+  test('result.session: fresh only on the first run, kept, the run count and the bytes held', async () => {
+    const s = fresh('info')
+    const first = info(await run(s, 'const x = 1'))
+    expect(first).toMatchObject({ key: s, fresh: true, kept: true, runs: 1 })
+    expect(first.bytes).toBeGreaterThan(0)
+    expect(first.note).toBeUndefined()
+    const second = info(await run(s, 'return x'))
+    expect(second).toMatchObject({ key: s, fresh: false, kept: true, runs: 2 })
+    expect(second.bytes).toBeGreaterThan(0)
+    expect(info(await run(s, 'return x')).runs).toBe(3)
+  })
+
+  test('a plain run has no session info', async () => {
+    expect((await run(undefined, 'return 1')).session).toBeUndefined()
+  })
+
+  test('a program that throws keeps the declarations made before the throw', async () => {
+    const s = fresh('throw')
+    const thrown = await run(s, 'const before = 1\nglobalThis.alsoBefore = 2\nthrow new Error("stop here")\nconst after = 3')
+    expect(thrown.error?.kind).toBe('exception')
+    expect(thrown.error?.message).toMatch(/stop here/)
+    expect(info(thrown).kept).toBe(true)
+    expect(await value(s, 'return [before, alsoBefore, typeof after]')).toEqual([1, 2, 'undefined'])
+  })
+
+  test('a run stopped by its CPU limit leaves a session that serves the next program with its earlier state', async () => {
+    const s = fresh('cpu')
+    await value(s, 'const earlier = "kept"')
+    const stopped = await run(s, 'globalThis.during = 1; while (true) {}', { limits: { cpuMs: 200 } })
+    expect(stopped.error?.kind).toBe('timeout')
+    const { kept } = info(stopped)
+    // What the stopped run left is the session's exactly when it says it was kept.
+    expect(await value(s, 'return [earlier, typeof during]')).toEqual(['kept', kept ? 'number' : 'undefined'])
+    expect(await value(s, 'return earlier')).toBe('kept')
+  })
+
+  test('an aborted run leaves a session that serves the next program with its earlier state', async () => {
+    const s = fresh('abort')
+    await value(s, 'const earlier = "kept"')
+    const controller = new AbortController()
+    const held = async (name: string, args: JsonValue): Promise<JsonValue> => {
+      if (name !== 'hold') return call(name, args)
+      controller.abort()
+      return new Promise<JsonValue>(() => undefined)
+    }
+    const aborted = await run(s, 'globalThis.during = 1; await tools.hold({}); return "not reached"', { call: held, signal: controller.signal })
+    expect(aborted.error?.kind).toBe('abort')
+    const { kept } = info(aborted)
+    expect(await value(s, 'return [earlier, typeof during]')).toEqual(['kept', kept ? 'number' : 'undefined'])
+  })
+
+  test('a session runs one program at a time: of two concurrent runs, exactly one is refused as limit, naming the session', async () => {
+    const s = fresh('busy')
+    await value(s, 'let hits = 0')
+    let release!: () => void
+    const released = new Promise<JsonValue>((resolve) => (release = () => resolve(null)))
+    const holding = (name: string, args: JsonValue): Promise<JsonValue> => (name === 'hold' ? released : call(name, args))
+    const code = 'hits += 1; await tools.hold({}); return hits'
+    const runs = [run(s, code, { call: holding }), run(s, code, { call: holding })]
+    // The refused run answers at once; the other waits in `hold` until then (or, if both ran, until the guard).
+    const guard = setTimeout(release, 5000)
+    await Promise.race(runs)
+    release()
+    const results = await Promise.all(runs)
+    clearTimeout(guard)
+    const refused = results.filter((r) => r.error !== undefined)
+    const served = results.filter((r) => r.error === undefined)
+    expect(refused).toHaveLength(1)
+    expect(served).toHaveLength(1)
+    expect(refused[0]?.error?.kind).toBe('limit')
+    expect(refused[0]?.error?.message).toContain(`"${s}"`)
+    expect(served[0]?.value).toBe(1)
+    // The refused run changed nothing.
+    expect(await value(s, 'return hits')).toBe(1)
+  })
+
+  test('endSession drops the state (true, the next run is fresh); an unknown key resolves false', async () => {
+    const s = fresh('end')
+    await value(s, 'const x = 1')
+    expect(await value(s, 'return typeof x')).toBe('number')
+    expect(await endSession(rt, s)).toBe(true)
+    const after = await run(s, 'return typeof x')
+    expect(after.value).toBe('undefined')
+    expect(info(after)).toMatchObject({ fresh: true, runs: 1 })
+    expect(await endSession(rt, fresh('never-used'))).toBe(false)
+    expect(await endSession(rt, s)).toBe(true)
+    expect(await endSession(rt, s)).toBe(false)
+  })
+
+  test('endSession during a run: the run finishes, its state is not kept, and the next run is fresh', async () => {
+    const s = fresh('end-during')
+    await value(s, 'const x = 1')
+    let release!: () => void
+    const released = new Promise<JsonValue>((resolve) => (release = () => resolve(null)))
+    let entered!: () => void
+    const inside = new Promise<void>((resolve) => (entered = resolve))
+    const holding = (name: string, args: JsonValue): Promise<JsonValue> => (name === 'hold' ? (entered(), released) : call(name, args))
+    const running = run(s, 'globalThis.y = 2; await tools.hold({}); return x', { call: holding })
+    await inside
+    expect(await endSession(rt, s)).toBe(true)
+    release()
+    const result = await running
+    expect(result.value).toBe(1)
+    expect(info(result).kept).toBe(false)
+    const next = await run(s, 'return [typeof x, typeof y]')
+    expect(next.value).toEqual(['undefined', 'undefined'])
+    expect(info(next).fresh).toBe(true)
+  })
+
+  test('a promise chain still unfinished when a program returns runs on: the next program sees its effect after `await null`', async () => {
+    const s = fresh('leftover')
+    const first = await run(s, 'Promise.resolve().then(() => 0).then(() => 0).then(() => 0).then(() => { globalThis.late = 1 }); return typeof globalThis.late')
+    expect(first.value).toBe('undefined')
+    expect(await value(s, 'await null; return globalThis.late')).toBe(1)
+  })
+
+  test('a session run past its memory limit ends as memory, and the runtime and the session serve the next run', async () => {
+    // A runtime whose own memory limit is the runs' (so its engines are booted for it), and one worker:
+    // a run with another memoryBytes, or on another worker, meets the fingerprint bug below.
+    const limits = { memoryBytes: 32 * 1024 * 1024 }
+    const own = createQuickJSRuntime({ ...options, ...(isolation === 'worker' ? { poolSize: 1 } : {}), limits })
+    try {
+      const on = async (session: string | undefined, code: string): Promise<CodeRunResult> => own.run(request(code, { limits, ...(session === undefined ? {} : { session }) }))
+      expect((await on('m', 'const earlier = "kept"')).error).toBeUndefined()
+      const blown = await on('m', '(() => { const a = []; for (;;) a.push({ s: "z".repeat(100) + a.length }) })()')
+      expect(blown.error?.kind, JSON.stringify(blown.error)).toBe('memory')
+      info(blown)
+      const next = await on('m', 'return earlier')
+      expect(next.error, JSON.stringify(next.error)).toBeUndefined()
+      expect(next.value).toBe('kept')
+      expect((await on(undefined, 'return 2')).value).toBe(2)
+      expect((await on('m', 'return earlier')).value).toBe('kept')
+    } finally {
+      await own.dispose()
+    }
+  })
+
+  // BUG: `EngineImage.fingerprint` hashes every booted byte, including the time-seeded Math.random state
+  // (and, on quickjs-ng, a boot timestamp), so no two boots share a fingerprint. A run with another
+  // memoryBytes uses another image (another module cap), whose `restore` refuses the session's memory as
+  // "made by another engine build" (a `crash`), and keeps an empty capture as the session's state.
+  test.fails('a session keeps its state when its next run has another memoryBytes (another engine image)', async () => {
+    const s = fresh('memory-change')
+    await value(s, 'const earlier = "kept"')
+    expect(await value(s, 'return earlier', { limits: { memoryBytes: 32 * 1024 * 1024 } })).toBe('kept')
+    expect(await value(s, 'return earlier')).toBe('kept')
+  })
+
+  // BUG (the fingerprint one above): the next run lands on another worker's image (the killed worker's
+  // replacement or the other one), which refuses the session's memory as another engine build's.
+  ;(isolation === 'worker' ? test.fails : test.skip)('a run the watchdog kills (worker isolation only) is not kept, and the next run of the session has the state from before it', async () => {
+    const s = fresh('watchdog')
+    await value(s, 'const earlier = "kept"')
+    const killed = await run(s, `globalThis.during = 1; ${HOSTILE}`, { limits: { wallMs: 500 } })
+    expect(killed.error?.kind).toBe('timeout')
+    expect(killed.error?.message).toMatch(/terminated/)
+    const left = info(killed)
+    expect(left.kept).toBe(false)
+    expect(left.note).toMatch(/without its engine's state/)
+    expect(await value(s, 'return [earlier, typeof during]')).toEqual(['kept', 'undefined'])
+  }, 30_000)
+
+  test('an empty or over-long session key is misuse: run() rejects with SandboxUsageError', async () => {
+    await expect(run('', 'return 1')).rejects.toBeInstanceOf(SandboxUsageError)
+    await expect(run('k'.repeat(300), 'return 1')).rejects.toBeInstanceOf(SandboxUsageError)
+    // The bounds themselves are accepted.
+    expect(await value('k'.repeat(256), 'return 1')).toBe(1)
+    expect(await value('k', 'return 1')).toBe(1)
+  })
+
+  describe('session limits', () => {
+    const runtimes: CodeRuntime[] = []
+    const make = (sessions: NonNullable<QuickJSRuntimeOptions['sessions']>): CodeRuntime => {
+      // One worker: these tests are about the table's bounds, not about a session moving between
+      // workers (covered above, and broken: see the fingerprint bug).
+      const created = createQuickJSRuntime({ ...options, ...(isolation === 'worker' ? { poolSize: 1 } : {}), sessions })
+      runtimes.push(created)
+      return created
+    }
+    afterAll(() => Promise.all(runtimes.splice(0).map((r) => r.dispose())))
+
+    test('a session idle past idleTtlMs is dropped: its next run is fresh, with a note naming idleTtlMs', async () => {
+      const limited = make({ idleTtlMs: 50 })
+      const first = await limited.run(request('const x = 1', { session: 't' }))
+      expect(info(first).kept).toBe(true)
+      await sleep(300)
+      const next = await limited.run(request('return typeof x', { session: 't' }))
+      expect(next.value).toBe('undefined')
+      expect(info(next).fresh).toBe(true)
+      expect(info(next).note).toMatch(/idleTtlMs/)
+    })
+
+    test('a session used again before idleTtlMs passes keeps its state', async () => {
+      const limited = make({ idleTtlMs: 60_000 })
+      await limited.run(request('const x = 1', { session: 't' }))
+      const next = await limited.run(request('return typeof x', { session: 't' }))
+      expect(next.value).toBe('number')
+      expect(info(next).fresh).toBe(false)
+    })
+
+    test('past maxSessions a new session drops the least recently used one (fresh, note naming maxSessions); the others keep theirs', async () => {
+      const limited = make({ maxSessions: 2 })
+      const on = (session: string, code: string): Promise<CodeRunResult> => limited.run(request(code, { session }))
+      await on('a', 'const who = "a"')
+      await on('b', 'const who = "b"')
+      await on('c', 'const who = "c"')
+      const b = await on('b', 'return who')
+      expect(b.value).toBe('b')
+      expect(info(b).fresh).toBe(false)
+      const a = await on('a', 'return typeof who')
+      expect(a.value).toBe('undefined')
+      expect(info(a).fresh).toBe(true)
+      expect(info(a).note).toMatch(/maxSessions/)
+      // a's new start evicted c (now the least recently used): b, used last before it, stays.
+      expect((await on('b', 'return who')).value).toBe('b')
+    })
+
+    test('a run that leaves more than maxSessionBytes is not kept (note naming maxSessionBytes); the next run sees the state from before it', async () => {
+      const limited = make({ maxSessionBytes: 300_000 })
+      const on = (code: string): Promise<CodeRunResult> => limited.run(request(code, { session: 'big' }))
+      const small = await on('const before = "small"')
+      expect(info(small).kept).toBe(true)
+      expect(info(small).bytes).toBeLessThanOrEqual(300_000)
+      const big = await on('globalThis.huge = "x".repeat(5 * 1024 * 1024); return huge.length')
+      expect(big.value).toBe(5 * 1024 * 1024)
+      expect(info(big).kept).toBe(false)
+      expect(info(big).note).toMatch(/maxSessionBytes/)
+      expect(info(big).bytes).toBe(info(small).bytes)
+      const next = await on('return [before, typeof huge]')
+      expect(next.value).toEqual(['small', 'undefined'])
+      expect(info(next).kept).toBe(true)
+    })
+  })
+
+  test('dispose() with sessions alive completes, and runs after it reject as on any disposed runtime', async () => {
+    const own = createQuickJSRuntime(options)
+    await own.run(request('const x = 1', { session: 'alive' }))
+    await own.run(request('const y = 2', { session: 'other' }))
+    expect((await own.run(request('return x', { session: 'alive' }))).value).toBe(1)
+    await own.dispose()
+    await expect(own.run(request('return x', { session: 'alive' }))).rejects.toMatchObject({ name: 'SandboxUsageError', code: 'SANDBOX_DISPOSED' })
+    await expect(own.run(request('return 1'))).rejects.toBeInstanceOf(SandboxUsageError)
+  })
+})
+
+const ivm = isolatedVmAvailability()
+
+describe('a runtime without sessions', () => {
+  test.skipIf(!ivm.available)(`isolated-vm rejects a session run with SandboxUsageError${ivm.available ? '' : ` (skipped: ${ivm.reason})`}`, async () => {
+    const rt = createIsolatedVmRuntime()
+    try {
+      const refused = rt.run(request('return 1', { session: 's' }))
+      await expect(refused).rejects.toBeInstanceOf(SandboxUsageError)
+      await expect(refused).rejects.toThrow(/does not keep sandbox sessions/)
+      expect((await rt.run(request('return 1'))).value).toBe(1)
+    } finally {
+      await rt.dispose()
+    }
+  })
+})
