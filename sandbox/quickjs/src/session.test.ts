@@ -143,11 +143,7 @@ describe.each(MODES)('QuickJS sandbox sessions ($isolation isolation)', ({ isola
     expect(await value(a, 'return secret')).toBe('a')
   })
 
-  // BUG (the fingerprint one, see the memoryBytes test below): a session run that lands on another
-  // engine image than the one that captured its memory (the other worker; inline, the second image two
-  // overlapping runs need) ends as `crash` ("made by another engine build"), and the session's state
-  // is replaced by an empty one.
-  test.fails('three sessions interleaved with each other and with plain runs, two runs at a time, each keep exactly their own state', async () => {
+  test('three sessions interleaved with each other and with plain runs, two runs at a time, each keep exactly their own state', async () => {
     const sessions = [fresh('mix-a'), fresh('mix-b'), fresh('mix-c')]
     for (const s of sessions) await value(s, `const tag = ${JSON.stringify(s)}; let count = 0; const seen = []`)
     // 30 session runs and 10 plain runs in a shuffled order, taken two at a time (so both workers
@@ -174,9 +170,7 @@ describe.each(MODES)('QuickJS sandbox sessions ($isolation isolation)', ({ isola
     for (const s of sessions) expect(await value(s, 'return [tag, count]')).toEqual([s, 10])
   }, 60_000)
 
-  // BUG (the fingerprint one, see the memoryBytes test below): the other worker's image refuses the
-  // session's memory as "made by another engine build" (`crash`).
-  ;(isolation === 'worker' ? test.fails : test.skip)('a session whose worker is busy runs its next program on the other worker, with its state (worker isolation only)', async () => {
+  ;(isolation === 'worker' ? test : test.skip)('a session whose worker is busy runs its next program on the other worker, with its state (worker isolation only)', async () => {
     const s = fresh('moves')
     const holders: { release(): void; started: Promise<void>; result: Promise<CodeRunResult> }[] = []
     const hold = (): (typeof holders)[number] => {
@@ -326,8 +320,7 @@ describe.each(MODES)('QuickJS sandbox sessions ($isolation isolation)', ({ isola
   })
 
   test('a session run past its memory limit ends as memory, and the runtime and the session serve the next run', async () => {
-    // A runtime whose own memory limit is the runs' (so its engines are booted for it), and one worker:
-    // a run with another memoryBytes, or on another worker, meets the fingerprint bug below.
+    // A runtime whose own memory limit is the runs' (so its engines are booted for it), and one worker.
     const limits = { memoryBytes: 32 * 1024 * 1024 }
     const own = createQuickJSRuntime({ ...options, ...(isolation === 'worker' ? { poolSize: 1 } : {}), limits })
     try {
@@ -346,20 +339,14 @@ describe.each(MODES)('QuickJS sandbox sessions ($isolation isolation)', ({ isola
     }
   })
 
-  // BUG: `EngineImage.fingerprint` hashes every booted byte, including the time-seeded Math.random state
-  // (and, on quickjs-ng, a boot timestamp), so no two boots share a fingerprint. A run with another
-  // memoryBytes uses another image (another module cap), whose `restore` refuses the session's memory as
-  // "made by another engine build" (a `crash`), and keeps an empty capture as the session's state.
-  test.fails('a session keeps its state when its next run has another memoryBytes (another engine image)', async () => {
+  test('a session keeps its state when its next run has another memoryBytes (another engine image)', async () => {
     const s = fresh('memory-change')
     await value(s, 'const earlier = "kept"')
     expect(await value(s, 'return earlier', { limits: { memoryBytes: 32 * 1024 * 1024 } })).toBe('kept')
     expect(await value(s, 'return earlier')).toBe('kept')
   })
 
-  // BUG (the fingerprint one above): the next run lands on another worker's image (the killed worker's
-  // replacement or the other one), which refuses the session's memory as another engine build's.
-  ;(isolation === 'worker' ? test.fails : test.skip)('a run the watchdog kills (worker isolation only) is not kept, and the next run of the session has the state from before it', async () => {
+  ;(isolation === 'worker' ? test : test.skip)('a run the watchdog kills (worker isolation only) is not kept, and the next run of the session has the state from before it', async () => {
     const s = fresh('watchdog')
     await value(s, 'const earlier = "kept"')
     const killed = await run(s, `globalThis.during = 1; ${HOSTILE}`, { limits: { wallMs: 500 } })
@@ -383,7 +370,7 @@ describe.each(MODES)('QuickJS sandbox sessions ($isolation isolation)', ({ isola
     const runtimes: CodeRuntime[] = []
     const make = (sessions: NonNullable<QuickJSRuntimeOptions['sessions']>): CodeRuntime => {
       // One worker: these tests are about the table's bounds, not about a session moving between
-      // workers (covered above, and broken: see the fingerprint bug).
+      // workers (covered above).
       const created = createQuickJSRuntime({ ...options, ...(isolation === 'worker' ? { poolSize: 1 } : {}), sessions })
       runtimes.push(created)
       return created
