@@ -68,8 +68,8 @@ export class EngineImage {
   #dirtyTop = 0
   /** The booted bytes of `[0, #bootedEnd)`, the stack zone zeroed (what `capture` compares with). */
   #booted: Buffer | undefined
-  /** Offsets of the booted bytes that differ between boots (`volatileBytes`), once `prepareSessions()` ran. */
-  #volatile: readonly number[] | undefined
+  /** What sessions need to know about this build (`sessionFacts`), once `prepareSessions()` ran. */
+  #facts: SessionFacts | undefined
   /** `capture()` ran since the last reset: `#dirtyTop` is exact. */
   #captured = false
   #fingerprint: string | undefined
@@ -206,7 +206,7 @@ export class EngineImage {
   /** Puts the memory back as it was after boot: the run's every object, handle and job is gone. */
   reset(): void {
     // After a capture the top is known; otherwise the run may have written anywhere.
-    if (!this.#captured) this.#dirtyTop = this.loaded.memory.buffer.byteLength
+    if (!this.#captured) this.#dirtyTop = Math.max(this.#dirtyTop, this.#facts?.breakAt === undefined ? this.loaded.memory.buffer.byteLength : this.#heapEnd())
     this.#captured = false
     this.resident = undefined
     const memory = new Uint8Array(this.loaded.memory.buffer)
@@ -247,24 +247,65 @@ export class EngineImage {
   get fingerprint(): string {
     if (this.#fingerprint === undefined) {
       const booted = Buffer.from(this.#bootedBytes())
-      for (const at of this.#volatileOffsets()) booted[at] = 0
+      for (const at of this.#sessionFacts().volatile) booted[at] = 0
       this.#fingerprint = createHash('sha256').update(this.loaded.variant).update(booted).digest('hex').slice(0, 32)
     }
     return this.#fingerprint
   }
 
-  /** Learns which booted bytes are this build's volatile ones (once per thread and variant), for `capture`, `restore` and `fingerprint`. */
+  /** Learns what sessions need to know about this build (once per thread and variant: `sessionFacts`). */
   async prepareSessions(): Promise<void> {
-    this.#volatile ??= await volatileBytes(this.loaded.variant)
+    this.#facts ??= await sessionFacts(this.loaded.variant)
   }
 
   get sessionsPrepared(): boolean {
-    return this.#volatile !== undefined
+    return this.#facts !== undefined
   }
 
-  #volatileOffsets(): readonly number[] {
-    if (this.#volatile === undefined) throw new Error('EngineImage: prepareSessions() must run before a session run')
-    return this.#volatile
+  #sessionFacts(): SessionFacts {
+    if (this.#facts === undefined) throw new Error('EngineImage: prepareSessions() must run before a session run')
+    return this.#facts
+  }
+
+  /**
+   * The end of what the engine's allocator uses (its break, page-aligned): nothing above it is written.
+   * Without a located break word, the end of the last non-zero page (a scan of the whole memory).
+   */
+  #heapEnd(): number {
+    const buffer = this.loaded.memory.buffer
+    const at = this.#facts?.breakAt
+    if (at === undefined) return topOfUsed(Buffer.from(buffer))
+    this.#views()
+    const brk = this.#u32[at >> 2] as number
+    return Math.min(buffer.byteLength, Math.ceil(brk / PAGE_BYTES) * PAGE_BYTES)
+  }
+
+  /**
+   * Finds the word that holds the allocator's break (emscripten's sbrk pointer): the only word of the
+   * booted state that grows past a 4 MiB and then an 8 MiB block by about as much, to an address above
+   * both. Undefined when not exactly one word does (the engine then scans the memory instead).
+   */
+  locateBreak(): number | undefined {
+    const words = (): Uint32Array => new Uint32Array(this.loaded.memory.buffer, 0, this.#bootedEnd >> 2).slice()
+    const before = words()
+    const first = this.#heap._malloc(4 * 1024 * 1024)
+    const middle = words()
+    const second = this.#heap._malloc(8 * 1024 * 1024)
+    const after = words()
+    const size = this.loaded.memory.buffer.byteLength
+    this.#heap._free(second)
+    this.#heap._free(first)
+    if (first === 0 || second === 0) return undefined
+    const found: number[] = []
+    for (let i = 0; i < after.length; i++) {
+      const grew1 = (middle[i] as number) - (before[i] as number)
+      const grew2 = (after[i] as number) - (middle[i] as number)
+      const value = after[i] as number
+      if (grew1 >= 4 * 1024 * 1024 && grew1 <= 5 * 1024 * 1024 && grew2 >= 8 * 1024 * 1024 && grew2 <= 9 * 1024 * 1024 && value >= second + 8 * 1024 * 1024 && value <= size) found.push(i * 4)
+    }
+    // The break is the highest of the words that track the heap's top (the allocator's top chunk is below it).
+    const best = found.reduce<number | undefined>((max, at) => (max === undefined || (after[at >> 2] as number) > (after[max >> 2] as number) ? at : max), undefined)
+    return best !== undefined && found.filter((at) => after[at >> 2] === after[best >> 2]).length === 1 ? best : undefined
   }
 
   /**
@@ -280,22 +321,23 @@ export class EngineImage {
     const booted = this.#bootedBytes()
     // The pages of the bytes that differ from boot to boot always go with the session: the restored
     // memory is then exactly the captured one, whatever image it lands on.
-    const volatile = this.#volatileOffsets()
-    const top = Math.max(topOfUsed(view), ...volatile.map((at) => at + 1))
-    // Changed ranges, [start, end) pairs: 4 KiB pages where the booted state has data, 64 KiB blocks
-    // above it (the heap the session grew: almost all of it is the session's).
+    const volatile = this.#sessionFacts().volatile
+    const top = Math.max(this.#heapEnd(), ...volatile.map((at) => at + 1))
+    // Changed ranges, [start, end) pairs: 64 KiB blocks compared first, then their 4 KiB pages where the
+    // booted state has data; whole blocks above it (the heap the session grew: almost all its own).
     const ranges: number[] = []
     const add = (start: number, end: number): void => {
       if (ranges.length > 0 && ranges[ranges.length - 1] === start) ranges[ranges.length - 1] = end
       else ranges.push(start, end)
     }
-    for (let start = 0; start < top; ) {
-      const unit = start < booted.length ? PAGE_BYTES : ZEROS.length
-      const end = Math.min(top, start + unit)
+    const differs = (start: number, end: number): boolean => changed(view, booted, start, end) || volatile.some((at) => at >= start && at < end)
+    for (let block = 0; block < top; block += ZEROS.length) {
+      const end = Math.min(top, block + ZEROS.length)
       // The stack zone was just zeroed, as it booted.
-      const inStack = stack !== undefined && start >= stack.start && end <= stack.end
-      if (!inStack && (changed(view, booted, start, end) || volatile.some((at) => at >= start && at < end))) add(start, end)
-      start = end
+      if (stack !== undefined && block >= stack.start && end <= stack.end) continue
+      if (!differs(block, end)) continue
+      if (block >= booted.length) add(block, end)
+      else for (let page = block; page < end; page += PAGE_BYTES) if (differs(page, Math.min(end, page + PAGE_BYTES))) add(page, Math.min(end, page + PAGE_BYTES))
     }
     let size = 0
     for (let i = 0; i < ranges.length; i += 2) size += (ranges[i + 1] as number) - (ranges[i] as number)
@@ -308,7 +350,7 @@ export class EngineImage {
     }
     this.#dirtyTop = Math.max(this.#dirtyTop, top)
     this.#captured = true
-    const id = randomBytes(8).toString('hex')
+    const id = `${STATE_ID_PREFIX}-${++stateIds}`
     this.resident = id
     return { id, fingerprint: this.fingerprint, byteLength: buffer.byteLength, ranges: Uint32Array.from(ranges), data }
   }
@@ -504,15 +546,27 @@ export interface SessionMemory {
   data: Uint8Array
 }
 
-const volatiles = new Map<string, Promise<readonly number[]>>()
+/** What session runs need to know about a build, found once per thread and variant (`sessionFacts`). */
+interface SessionFacts {
+  /** Offsets of the booted bytes that differ from one boot to the next. */
+  readonly volatile: readonly number[]
+  /** Where the allocator's break is kept (`EngineImage.locateBreak`), when found. */
+  readonly breakAt: number | undefined
+}
+
+const facts = new Map<string, Promise<SessionFacts>>()
+
+/** State ids: unique per thread by the counter, across threads and processes by the random prefix. */
+const STATE_ID_PREFIX = randomBytes(6).toString('hex')
+let stateIds = 0
 
 /**
- * The offsets of the booted bytes that differ from one boot to the next (two 8-byte seeds QuickJS
- * draws when it creates a context, in bellard's 2025-09 build), found once per thread and variant by
- * booting two throwaway modules and comparing them word by word.
+ * Boots two throwaway modules and compares them word by word: the booted bytes that differ from one
+ * boot to the next (two 8-byte seeds QuickJS draws when it creates a context, in bellard's 2025-09
+ * build); then locates the allocator's break word in one of them.
  */
-function volatileBytes(variant: QuickJSVariantName): Promise<readonly number[]> {
-  let found = volatiles.get(variant)
+function sessionFacts(variant: QuickJSVariantName): Promise<SessionFacts> {
+  let found = facts.get(variant)
   if (found === undefined) {
     found = (async () => {
       const images = [EngineImage.boot(await loadModule(variant, 0)), EngineImage.boot(await loadModule(variant, 0))] as const
@@ -525,10 +579,11 @@ function volatileBytes(variant: QuickJSVariantName): Promise<readonly number[]> 
         // Whole 8-byte words: a byte of a seed may happen to be equal in the two boots.
         for (let at = start; at < stop; at += 8) if (a.compare(b, at, at + 8, at, at + 8) !== 0) for (let i = 0; i < 8; i++) offsets.push(at + i)
       }
+      const breakAt = images[0].locateBreak()
       for (const image of images) image.dispose()
-      return Object.freeze(offsets)
+      return { volatile: Object.freeze(offsets), breakAt }
     })()
-    volatiles.set(variant, found)
+    facts.set(variant, found)
   }
   return found
 }

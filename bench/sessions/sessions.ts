@@ -1,0 +1,161 @@
+/**
+ * Sandbox sessions on QuickJS: what a session costs a warm run, what suspending and resuming one costs
+ * as its data grows, and whether memory comes back when idle sessions go to the filesystem store.
+ *
+ *   node --expose-gc --conditions=@ptc/source --import tsx bench/sessions/sessions.ts [--quick]
+ *
+ * 1. Warm trivial run (`return 1`), without a session and in one (its next run finds its memory in
+ *    place), interleaved, per isolation; and a warm run in a session holding 10 MiB of data.
+ * 2. Suspend (capture is already done: seal = encode + brotli + HMAC) and resume (open + decode) of an
+ *    idle session holding N MiB of JSON-like program data, and the first run after the resume (which
+ *    restores the memory), inline isolation; sizes: the engine memory's changed bytes and the sealed bytes.
+ * 3. 1 000 idle sessions with a little state each, suspended to a filesystem store: host RSS at the
+ *    start, with all live, and after they left memory (GC forced).
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { CodeRunRequest, CodeRuntime } from '@ptc/sandbox'
+import { createFileSessionStore } from '@ptc/sandbox/session'
+import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
+import { quickRequested } from '../json.js'
+import { machine, median } from '../util.js'
+
+const quick = quickRequested
+const ROUNDS = quick ? 3 : 5
+const RUNS = quick ? 100 : 300
+const call = (): Promise<never> => Promise.reject(new Error('no tools'))
+const req = (code: string, session?: string): CodeRunRequest => ({ code, language: 'javascript', bindings: [], call, ...(session === undefined ? {} : { session }) })
+const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined)
+const MiB = 1024 * 1024
+
+/** A program that puts about `mib` MiB (as JSON) of varied records on globalThis.data. */
+const dataProgram = (mib: number): string => `
+const n = Math.round(${mib} * 1048576 / 80)
+globalThis.data = Array.from({ length: n }, (_, i) => ({ id: i, name: 'item-' + i, tags: i % 3 === 0 ? ['a', 'b'] : ['c'], price: i * 1.25, ok: i % 2 === 0 }))
+return JSON.stringify(data).length`
+
+async function perRun(runtime: CodeRuntime, code: string, session: string | undefined, n: number): Promise<number> {
+  const start = performance.now()
+  for (let i = 0; i < n; i++) {
+    const r = await runtime.run(req(code, session))
+    if (r.error !== undefined) throw new Error(r.error.message)
+  }
+  return ((performance.now() - start) / n) * 1000
+}
+
+function spread(values: readonly number[]): string {
+  return `${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}`
+}
+
+async function warmRuns(): Promise<string[]> {
+  const lines = ['| isolation | plain run µs | session run µs | session / plain (spread) | run in a 10 MiB session µs |', '|---|---|---|---|---|']
+  for (const isolation of ['worker', 'inline'] as const) {
+    const runtime = createQuickJSRuntime({ isolation })
+    await perRun(runtime, 'return 1', undefined, 50)
+    await perRun(runtime, 'return 1', 'warm', 50)
+    const big = await runtime.run(req(dataProgram(10), 'big'))
+    if (big.error !== undefined) throw new Error(big.error.message)
+    const plain: number[] = []
+    const session: number[] = []
+    const ratios: number[] = []
+    const bigRuns: number[] = []
+    for (let round = 0; round < ROUNDS; round++) {
+      const p = await perRun(runtime, 'return 1', undefined, RUNS)
+      const s = await perRun(runtime, 'return 1', 'warm', RUNS)
+      plain.push(p)
+      session.push(s)
+      ratios.push(s / p)
+      bigRuns.push(await perRun(runtime, 'return data.length', 'big', Math.max(5, RUNS / 20)))
+    }
+    lines.push(`| ${isolation} | ${median(plain).toFixed(0)} | ${median(session).toFixed(0)} | ${median(ratios).toFixed(2)}x (${spread(ratios)}) | ${median(bigRuns).toFixed(0)} |`)
+    await runtime.dispose()
+  }
+  return lines
+}
+
+async function suspendResume(): Promise<string[]> {
+  const lines = [
+    '| program data (JSON) | session state (changed engine memory) | sealed | sealed / state | suspend ms | resume ms | first run after resume ms |',
+    '|---|---|---|---|---|---|---|',
+  ]
+  const runtime = createQuickJSRuntime({ isolation: 'inline', sessions: { secret: 'bench-secret-0123456789abcdef', maxSessionBytes: 512 * MiB }, limits: { memoryBytes: 512 * MiB } })
+  for (const mib of quick ? [1, 10] : [1, 5, 10, 20]) {
+    const key = `data-${mib}`
+    const made = await runtime.run(req(dataProgram(mib), key))
+    if (made.error !== undefined || made.session === undefined) throw new Error(made.error?.message ?? 'no session')
+    const suspend: number[] = []
+    const resume: number[] = []
+    const first: number[] = []
+    let sealed = 0
+    for (let round = 0; round < ROUNDS; round++) {
+      let t = performance.now()
+      const bytes = await runtime.suspendSession?.(key)
+      suspend.push(performance.now() - t)
+      if (bytes === undefined) throw new Error('nothing to suspend')
+      sealed = bytes.byteLength
+      t = performance.now()
+      await runtime.resumeSession?.(key, bytes)
+      resume.push(performance.now() - t)
+      // Another session's run in between, so the image does not hold this one's memory any more.
+      await runtime.run(req('return 0', 'other'))
+      t = performance.now()
+      const r = await runtime.run(req('return data.length', key))
+      first.push(performance.now() - t)
+      if (r.error !== undefined) throw new Error(r.error.message)
+    }
+    const state = made.session.bytes
+    lines.push(
+      `| ${((made.value as number) / MiB).toFixed(1)} MiB | ${(state / MiB).toFixed(1)} MiB | ${(sealed / MiB).toFixed(2)} MiB | ${((sealed / state) * 100).toFixed(1)}% | ${median(suspend).toFixed(1)} (${spread(suspend)}) | ${median(resume).toFixed(1)} (${spread(resume)}) | ${median(first).toFixed(1)} (${spread(first)}) |`,
+    )
+    await runtime.endSession?.(key)
+  }
+  await runtime.dispose()
+  return lines
+}
+
+async function idleSessions(): Promise<string[]> {
+  const count = quick ? 300 : 1000
+  const directory = mkdtempSync(join(tmpdir(), 'ptc-bench-sessions-'))
+  const store = createFileSessionStore({ directory })
+  const runtime = createQuickJSRuntime({ isolation: 'inline', sessions: { store, secret: 'bench-secret-0123456789abcdef', maxSessions: count + 10, suspendAfterMs: 200 } })
+  try {
+    await runtime.run(req('return 1', 'warm-up'))
+    await runtime.endSession?.('warm-up')
+    gc()
+    const rss = (): number => process.memoryUsage().rss / MiB
+    const start = rss()
+    for (let i = 0; i < count; i++) {
+      const r = await runtime.run(req('globalThis.notes = Array.from({ length: 200 }, (_, j) => "note " + j); return notes.length', `s${i}`))
+      if (r.error !== undefined) throw new Error(r.error.message)
+    }
+    gc()
+    const live = rss()
+    // Past suspendAfterMs the sweep saves them all to the store; wait until the store has them.
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    const last = await store.get(`s${count - 1}`)
+    if (last === undefined) throw new Error('the sessions were not suspended')
+    gc()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    gc()
+    const after = rss()
+    const back = await runtime.run(req('return notes.length', 's0'))
+    if (back.value !== 200) throw new Error('a suspended session did not come back')
+    return [
+      `| sessions | RSS at start | all live | all suspended to the store | after / start |`,
+      '|---|---|---|---|---|',
+      `| ${count} | ${start.toFixed(0)} MiB | ${live.toFixed(0)} MiB | ${after.toFixed(0)} MiB | ${((after / start) * 100).toFixed(0)}% |`,
+    ]
+  } finally {
+    await runtime.dispose()
+    rmSync(directory, { recursive: true, force: true })
+  }
+}
+
+console.log(`# sandbox sessions (QuickJS), ${machine()}${quick ? ', --quick' : ''}\n`)
+console.log(`## warm runs (${RUNS} runs per figure, medians of ${ROUNDS} interleaved rounds)\n`)
+for (const line of await warmRuns()) console.log(line)
+console.log(`\n## suspend and resume (inline, medians of ${ROUNDS})\n`)
+for (const line of await suspendResume()) console.log(line)
+console.log('\n## idle sessions to the filesystem store\n')
+for (const line of await idleSessions()) console.log(line)
