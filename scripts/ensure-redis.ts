@@ -6,8 +6,11 @@
  *
  *   node --import tsx scripts/ensure-redis.ts    prints the path, or why there is none (exit 1)
  */
-import { spawnSync } from 'node:child_process'
-import { accessSync, constants, existsSync, rmSync, writeFileSync } from 'node:fs'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { accessSync, constants, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -74,4 +77,62 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     console.error(lookup.reason)
     process.exitCode = 1
   }
+}
+
+/** A redis-server started by `startRedis`. */
+export interface RedisServer {
+  port: number
+  password: string
+  stop(): Promise<void>
+}
+
+/** A free loopback port (another process may take it before redis-server does: the caller retries). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+/** Starts redis-server on loopback with a random password, no persistence, in a temporary folder. */
+export async function startRedis(path: string): Promise<RedisServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'ptc-redis-'))
+  const password = randomBytes(24).toString('hex')
+  let lastOutput = ''
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const port = await freePort()
+    // The configuration goes in on stdin (`redis-server -`), so the password is not in the process list.
+    const config = [`port ${port}`, 'bind 127.0.0.1', `requirepass ${password}`, `save ""`, 'appendonly no', `dir ${dir}`, 'protected-mode yes', 'loglevel notice'].join('\n')
+    const child = spawn(path, ['-'], { stdio: ['pipe', 'pipe', 'pipe'] })
+    child.stdin.end(`${config}\n`)
+    const ready = await new Promise<boolean>((resolve) => {
+      let output = ''
+      const onData = (chunk: Buffer): void => {
+        output += chunk.toString()
+        lastOutput = output
+        if (output.includes('Ready to accept connections')) resolve(true)
+      }
+      child.stdout.on('data', onData)
+      child.stderr.on('data', onData)
+      child.once('exit', () => resolve(false))
+      child.once('error', () => resolve(false))
+    })
+    if (ready) return { port, password, stop: () => stopServer(child, dir) }
+    child.kill('SIGKILL')
+  }
+  rmSync(dir, { recursive: true, force: true })
+  throw new Error(`redis-server did not start: ${lastOutput.slice(-500)}`)
+}
+
+async function stopServer(child: ChildProcess, dir: string): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGTERM')
+    await exited
+  }
+  rmSync(dir, { recursive: true, force: true })
 }

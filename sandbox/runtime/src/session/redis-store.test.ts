@@ -1,14 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { ensureRedisServer } from '../../../../scripts/ensure-redis.js'
+import { ensureRedisServer, startRedis, type RedisServer } from '../../../../scripts/ensure-redis.js'
 import { SessionStoreError } from './errors.js'
 import { DEFAULT_REDIS_PREFIX, createRedisSessionStore, type RedisSessionClient } from './redis-store.js'
 import { openSnapshot, sealSnapshot } from './snapshot.js'
@@ -16,63 +12,6 @@ import { openSnapshot, sealSnapshot } from './snapshot.js'
 // Found (or installed) while the file is collected, so that a machine without it skips the suite, saying why.
 const lookup = ensureRedisServer()
 if ('reason' in lookup) console.warn(`redis store tests skipped: ${lookup.reason}`)
-
-interface RedisServer {
-  port: number
-  password: string
-  stop(): Promise<void>
-}
-
-/** A free loopback port (another process may take it before redis-server does: the caller retries). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
-}
-
-/** Starts redis-server on loopback with a random password, no persistence, in a temporary folder. */
-async function startRedis(path: string): Promise<RedisServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'ptc-redis-'))
-  const password = randomBytes(24).toString('hex')
-  let lastOutput = ''
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const port = await freePort()
-    // The configuration goes in on stdin (`redis-server -`), so the password is not in the process list.
-    const config = [`port ${port}`, 'bind 127.0.0.1', `requirepass ${password}`, `save ""`, 'appendonly no', `dir ${dir}`, 'protected-mode yes', 'loglevel notice'].join('\n')
-    const child = spawn(path, ['-'], { stdio: ['pipe', 'pipe', 'pipe'] })
-    child.stdin.end(`${config}\n`)
-    const ready = await new Promise<boolean>((resolve) => {
-      let output = ''
-      const onData = (chunk: Buffer): void => {
-        output += chunk.toString()
-        lastOutput = output
-        if (output.includes('Ready to accept connections')) resolve(true)
-      }
-      child.stdout.on('data', onData)
-      child.stderr.on('data', onData)
-      child.once('exit', () => resolve(false))
-      child.once('error', () => resolve(false))
-    })
-    if (ready) return { port, password, stop: () => stopServer(child, dir) }
-    child.kill('SIGKILL')
-  }
-  rmSync(dir, { recursive: true, force: true })
-  throw new Error(`redis-server did not start: ${lastOutput.slice(-500)}`)
-}
-
-async function stopServer(child: ChildProcess, dir: string): Promise<void> {
-  if (child.exitCode === null && child.signalCode === null) {
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    child.kill('SIGTERM')
-    await exited
-  }
-  rmSync(dir, { recursive: true, force: true })
-}
 
 describe.skipIf('reason' in lookup)('redis store, against a real redis-server on loopback', () => {
   let server: RedisServer | undefined

@@ -1,0 +1,93 @@
+/**
+ * Sessions across processes, with real child processes: a process suspends a session and is killed,
+ * another resumes it; two replicas share a filesystem store, then a real Redis (redis-server on
+ * loopback, found or installed by scripts/ensure-redis.ts; skipped with the reason when it cannot be had).
+ */
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { ensureRedisServer, startRedis, type RedisServer } from '../../../scripts/ensure-redis.js'
+
+const REPLICA = fileURLToPath(new URL('./fixtures/session-replica.ts', import.meta.url))
+const secret = randomBytes(32).toString('hex')
+const dir = mkdtempSync(join(tmpdir(), 'ptc-session-replicas-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+interface Replica {
+  code: number | null
+  signal: NodeJS.Signals | null
+  out?: { value?: unknown; error?: { kind: string; message: string }; session?: { fresh: boolean; kept: boolean; runs: number; note?: string }; pid: number } | undefined
+  stderr: string
+}
+
+function replica(args: string[], env: Record<string, string> = {}): Promise<Replica> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--conditions=@ptc/source', '--import', 'tsx', REPLICA, ...args], {
+      env: { ...process.env, NODE_OPTIONS: '', PTC_SECRET: secret, PTC_STORE_DIR: join(dir, 'store'), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    child.once('error', reject)
+    child.once('close', (code, signal) => {
+      const line = stdout.trim().split('\n').at(-1)
+      resolve({ code, signal, stderr, ...(line !== undefined && line.startsWith('{') && { out: JSON.parse(line) as Replica['out'] }) })
+    })
+  })
+}
+
+const DECLARE = 'const names = ["a"]; function add(n) { names.push(n); return names.length } class Box { constructor(v) { this.v = v } }; globalThis.box = new Box(await tools.double({ n: 21 })); return names.length'
+const CONTINUE = 'add("b"); return [names, box instanceof Box, box.v, await tools.double({ n: box.v })]'
+
+describe('sessions across processes', () => {
+  test('a process suspends a session and is killed; a new process resumes it and continues', async () => {
+    const file = join(dir, 'killed.session')
+    const first = await replica(['suspend-and-die', 'k', DECLARE, file])
+    expect(first.signal).toBe('SIGKILL')
+    const second = await replica(['resume', 'k', file, CONTINUE])
+    expect(second.code, second.stderr).toBe(0)
+    expect(second.out?.value).toEqual([['a', 'b'], true, 42, 84])
+    expect(second.out?.session).toMatchObject({ fresh: false, kept: true, runs: 2 })
+    // Resumed under another key, the bytes are refused, and nothing runs on them.
+    const foreign = await replica(['resume', 'other', file, CONTINUE])
+    expect(foreign.code).not.toBe(0)
+    expect(foreign.stderr).toMatch(/SnapshotError|belongs to session "k"/)
+  })
+
+  test('replicas sharing a filesystem store hand a session over when one is disposed', async () => {
+    const one = await replica(['run', 'fs', DECLARE])
+    expect(one.out?.value).toBe(1)
+    const two = await replica(['run', 'fs', CONTINUE])
+    expect(two.out?.pid).not.toBe(one.out?.pid)
+    expect(two.out?.value).toEqual([['a', 'b'], true, 42, 84])
+    expect(two.out?.session).toMatchObject({ fresh: false, runs: 2 })
+  })
+})
+
+const redisLookup = ensureRedisServer()
+if ('reason' in redisLookup) console.warn(`session replicas over Redis skipped: ${redisLookup.reason}`)
+
+describe.skipIf('reason' in redisLookup)('replicas sharing a Redis store', () => {
+  let server: RedisServer | undefined
+  beforeAll(async () => {
+    if ('path' in redisLookup) server = await startRedis(redisLookup.path)
+  }, 30_000)
+  afterAll(() => server?.stop())
+
+  test('a session made on one replica continues on another, and a third sees its state too', async () => {
+    const env = { PTC_REDIS_PORT: String(server?.port), PTC_REDIS_PASSWORD: server?.password ?? '' }
+    const one = await replica(['run', 'redis-session', DECLARE], env)
+    expect(one.code, one.stderr).toBe(0)
+    const two = await replica(['run', 'redis-session', CONTINUE], env)
+    expect(two.out?.value).toEqual([['a', 'b'], true, 42, 84])
+    const three = await replica(['run', 'redis-session', 'return names'], env)
+    expect(three.out?.value).toEqual(['a', 'b'])
+    expect(new Set([one.out?.pid, two.out?.pid, three.out?.pid]).size).toBe(3)
+  })
+})
