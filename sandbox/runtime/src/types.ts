@@ -61,6 +61,12 @@ export interface CodeRunRequest {
   limits?: Partial<CodeRunLimits>
   signal?: AbortSignal
   /**
+   * Called with each log entry as it reaches the host and fits the output ledger, in order: exactly the
+   * entries of `CodeRunResult.logs`, each once, the last ones possibly only as the run ends. For a
+   * caller that shows output while the program runs. A throw is ignored.
+   */
+  onLog?(text: string): void
+  /**
    * A sandbox session key: the program runs on the state the session's previous program left (its
    * top-level declarations and what it put on `globalThis`) and leaves its own for the next one.
    * Without it, the run starts from nothing. Only a runtime with `endSession` takes it; a session

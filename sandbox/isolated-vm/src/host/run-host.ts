@@ -48,7 +48,10 @@ export class RunHost {
   /** Stops waiting for the run's signal (one listener per signal however many runs share it: `whenAborted`). */
   #stopWaiting: (() => void) | undefined
 
+  readonly #listener: ((text: string) => void) | undefined
+
   constructor(request: CodeRunRequest, admitted: AdmittedRun) {
+    this.#listener = request.onLog
     this.#limits = admitted.limits
     this.#program = admitted.program
     this.#startedAt = admitted.startedAt
@@ -123,7 +126,11 @@ export class RunHost {
       case 'log': {
         const { level, text } = message
         if (typeof text !== 'string' || !GUEST_LOG_LEVELS.includes(level as (typeof GUEST_LOG_LEVELS)[number])) return
-        if (!this.#ledger.log(text)) this.stop('output')
+        const before = this.#ledger.logs.length
+        const fits = this.#ledger.log(text)
+        // What the ledger kept (the entry, or a fitting prefix of it on overflow) goes to the listener.
+        for (const kept of this.#ledger.logs.slice(before)) this.#onLog(kept)
+        if (!fits) this.stop('output')
         return
       }
       case 'finish':
@@ -214,6 +221,14 @@ export class RunHost {
     if (error !== undefined) result.error = error
     else if (value !== undefined) result.value = value
     this.#resolve(result)
+  }
+
+  #onLog(text: string): void {
+    try {
+      this.#listener?.(text)
+    } catch {
+      // The caller's listener: its failure is its own.
+    }
   }
 }
 

@@ -42,6 +42,7 @@ export class RunHost {
   readonly #graceMs: number
   readonly #calls: HostCalls
   readonly #logs: string[] = []
+  readonly #onLog: ((text: string) => void) | undefined
   #resolve!: (result: CodeRunResult) => void
   #channel: EngineChannel | undefined
   #ended = false
@@ -65,6 +66,7 @@ export class RunHost {
     })
     this.#clock = clock
     this.#graceMs = graceMs
+    this.#onLog = request.onLog
     this.result = new Promise((resolve) => (this.#resolve = resolve))
     if (request.signal !== undefined) this.#stopWaiting = whenAborted(request.signal, this.#onAbort)
     this.#wallTimer = setTimeout(() => this.stop('wall'), Math.max(0, clock.deadline - performance.now()))
@@ -112,8 +114,17 @@ export class RunHost {
   /** New sub-calls and logs from the engine. */
   flush(calls: SubCallRequest[], logs: string[]): void {
     if (this.#ended) return
-    for (const log of logs) this.#logs.push(log)
+    for (const log of logs) this.#log(log)
     for (const [id, name, argsJson] of calls) this.#calls.start(id, name, argsJson)
+  }
+
+  #log(text: string): void {
+    this.#logs.push(text)
+    try {
+      this.#onLog?.(text)
+    } catch {
+      // The caller's listener: its failure is its own.
+    }
   }
 
   /** The engine finished (or was killed, or crashed): settles the result exactly once. */
@@ -126,7 +137,7 @@ export class RunHost {
     this.#stopWaiting?.()
     this.#calls.close()
     this.session = outcome.session
-    for (const log of outcome.logs) this.#logs.push(log)
+    for (const log of outcome.logs) this.#log(log)
     const { startedAt } = this.#clock
     const result: CodeRunResult = {
       logs: this.#logs,

@@ -5,6 +5,31 @@ import { BINDINGS, echo, sleep, type SuiteContext } from './context.js'
 
 /** Abort, disposal, calls after the end, misuse, no state across runs. */
 export function lifecycleTests(s: SuiteContext): void {
+  s.it('onLog sees every log entry of the result, in order, each once, while the program waits on the host', async () => {
+    const seen: string[] = []
+    let seenAtCall: string[] = []
+    const r = await s.run('console.log("one")\nconsole.info("two", 2)\nawait tools.echo({})\nfor (let i = 0; i < 3; i++) console.log("after", i)\nreturn 1', {
+      onLog: (text) => void seen.push(text),
+      call: async (name, args) => ((seenAtCall = [...seen]), echo(name, args)),
+    })
+    expect(r.value).toBe(1)
+    expect(seen).toEqual(r.logs)
+    expect(r.logs).toEqual(['one', 'two 2', 'after 0', 'after 1', 'after 2'])
+    // The entries before the sub-call had reached the listener when the host was called.
+    expect(seenAtCall).toEqual(['one', 'two 2'])
+    // Over the output limit: the listener still sees exactly the entries the result keeps; a throwing listener changes nothing.
+    const flood: string[] = []
+    const over = await s.run('for (let i = 0; i < 1000; i++) console.log("line " + i)', {
+      limits: { maxOutputBytes: 100 },
+      onLog: (text) => {
+        flood.push(text)
+        throw new Error('listener failure')
+      },
+    })
+    expect(over.error?.kind).toBe('output-limit')
+    expect(flood).toEqual(over.logs)
+  })
+
   s.it('a run aborted before it starts fails with abort', async () => {
     const c = new AbortController()
     c.abort()
