@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { SESSION_GUIDANCE, type CodeRunLimits, type CodeRuntime } from '@ptc/sandbox'
 import { createNativeExecutor, DEFAULT_DRAIN_GRACE_MS, RUN_CODE, type ToolDefinition, type ToolExecutor, type ToolModelInput, type ToolPromptSection, type ToolRunContext, type ToolSchema } from '@ptc/tools'
 import { declarationsOf } from './bindings.js'
-import { RUN_CODE_DESCRIPTION, RUN_CODE_PARAMETERS } from './run-code-args.js'
+import { LongRuns, type LongRunOptions } from './long-runs.js'
+import { RUN_CODE_DESCRIPTION, RUN_CODE_LONG_PARAMETERS, RUN_CODE_PARAMETERS } from './run-code-args.js'
 import { withHostedPrograms } from './hosted.js'
 import { createRunCodeTool } from './transport.js'
 
@@ -45,6 +46,13 @@ export interface PtcExecutorOptions {
    * keeps sessions (`runtime.endSession`: QuickJS). Default: off, every program starts from nothing.
    */
   sessions?: boolean | { key(ctx: ToolRunContext): string | undefined }
+  /**
+   * Long runs: a program still running after `returnAfterMs` goes on in the background and `run_code`
+   * returns its output so far with a handle; `run_code({ wait: handle, description })` returns the next
+   * part, and the outcome once the program ended. Its limits (wall, CPU, output, sub-calls) are the
+   * one run's, over all parts. Default: off, every call waits for its program's end.
+   */
+  longRuns?: LongRunOptions
 }
 
 
@@ -81,19 +89,33 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
   const drainGraceMs = options.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS
   if (typeof drainGraceMs !== 'number' || !Number.isFinite(drainGraceMs) || drainGraceMs < 0) throw new TypeError('drainGraceMs must be a finite number of milliseconds >= 0')
   const sessionKey = sessionKeyOf(options.sessions, runtime)
+  const longRuns = options.longRuns === undefined ? undefined : new LongRuns(options.longRuns)
+  const guidanceText = guidance(sessionKey !== undefined, longRuns)
   const native = createNativeExecutor({ drainGraceMs, ...(options.maxParallelToolCalls !== undefined && { maxParallelToolCalls: options.maxParallelToolCalls }) })
-  const runCodeSchema = (): ToolSchema => ({ name: RUN_CODE, description: RUN_CODE_DESCRIPTION, parameters: structuredClone(RUN_CODE_PARAMETERS) })
+  const runCodeSchema = (): ToolSchema => ({
+    name: RUN_CODE,
+    description: RUN_CODE_DESCRIPTION,
+    parameters: structuredClone(options.longRuns === undefined ? RUN_CODE_PARAMETERS : RUN_CODE_LONG_PARAMETERS),
+  })
 
   const executor = Object.freeze({
     // The SDK text the executor owns whatever tools a scope sees: its guidance. A step's describe() renders
     // the whole SDK section (this guidance and the declarations of the visible tools) under the same name,
     // which supersedes this one in modelInput().
-    sections: Object.freeze([Object.freeze({ name: SDK_SECTION, text: guidance(sessionKey !== undefined) })]),
+    sections: Object.freeze([Object.freeze({ name: SDK_SECTION, text: guidanceText })]),
     codeOnly: mode === 'code',
     transport: (services) =>
-      createRunCodeTool(services, { runtime, maxParallelSubCalls, limits, maxTimeoutMs, drainGraceMs, ...(sessionKey !== undefined && { sessionKey }) }),
+      createRunCodeTool(services, {
+        runtime,
+        maxParallelSubCalls,
+        limits,
+        maxTimeoutMs,
+        drainGraceMs,
+        ...(sessionKey !== undefined && { sessionKey }),
+        ...(longRuns !== undefined && { longRuns }),
+      }),
     describe(tools: readonly ToolDefinition[]): ToolModelInput {
-      const sections: ToolPromptSection[] = [{ name: SDK_SECTION, text: sdkText(tools, { sessions: sessionKey !== undefined }) }]
+      const sections: ToolPromptSection[] = [{ name: SDK_SECTION, text: `${guidanceText}\n\n${declarationsBlock(tools)}` }]
       if (mode === 'code') return { schemas: [runCodeSchema()], knownNames: [RUN_CODE], sections }
       const nativeInput = native.describe(tools)
       return { schemas: [...nativeInput.schemas, runCodeSchema()], knownNames: [...nativeInput.knownNames, RUN_CODE], sections }
@@ -106,11 +128,23 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
 
 /** Guidance plus the declarations of the tools a scope can see, deterministic for the same tool set. */
 export function sdkText(tools: readonly ToolDefinition[], options?: { sessions?: boolean }): string {
-  return `${guidance(options?.sessions === true)}\n\n\`\`\`ts\n${declarationsOf(tools)}\n\`\`\``
+  return `${guidance(options?.sessions === true, undefined)}\n\n${declarationsBlock(tools)}`
 }
 
-function guidance(sessions: boolean): string {
-  return sessions ? `${SDK_GUIDANCE}\n${SESSION_GUIDANCE}` : SDK_GUIDANCE
+function declarationsBlock(tools: readonly ToolDefinition[]): string {
+  return `\`\`\`ts\n${declarationsOf(tools)}\n\`\`\``
+}
+
+function guidance(sessions: boolean, longRuns: LongRuns | undefined): string {
+  const parts = [SDK_GUIDANCE]
+  if (sessions) parts.push(SESSION_GUIDANCE)
+  if (longRuns !== undefined) {
+    parts.push(
+      `A program still running after ${longRuns.returnAfterMs} ms keeps running: run_code returns its output so far and a handle; ` +
+        'call run_code with { wait: handle, description } for its next output, and its result once it ends.',
+    )
+  }
+  return parts.join('\n')
 }
 
 /** Session keys of agents (and of their sessions) by identity: an agent object is its own session. */

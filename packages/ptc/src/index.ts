@@ -1,7 +1,8 @@
 export { createPtcExecutor, sdkText, SDK_GUIDANCE, type PtcExecutorOptions } from './executor.js'
 export { withHostedPrograms, type HostedProgramsOptions } from './hosted.js'
 export { CodeRunFailedError } from './errors.js'
-export { RUN_CODE_DESCRIPTION, RUN_CODE_PARAMETERS, parseRunCodeArgs, type RunCodeArgs } from './run-code-args.js'
+export { RUN_CODE_DESCRIPTION, RUN_CODE_LONG_PARAMETERS, RUN_CODE_PARAMETERS, parseRunCodeArgs, type RunCodeArgs, type RunCodeWaitArgs } from './run-code-args.js'
+export type { LongRunOptions } from './long-runs.js'
 export { renderRunText } from './render.js'
 /** Lives in `@ptc/tools` (the default `render` of `defineTool` uses it); re-exported for existing imports. */
 export { prettyJson } from '@ptc/tools'

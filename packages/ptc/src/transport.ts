@@ -6,9 +6,9 @@ import type { CodeRunLimits, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import { RUN_CODE, type JsonSchemaNode, type JsonValue, type ToolDefinition, type ToolExecutorServices, type ToolRunContext } from '@ptc/tools'
 import { buildBindings } from './bindings.js'
 import { DispatchLog } from './dispatch-log.js'
-import { CodeRunFailedError } from './errors.js'
 import { renderRunText } from './render.js'
-import { parseRunCodeArgs, RUN_CODE_DESCRIPTION, RUN_CODE_PARAMETERS } from './run-code-args.js'
+import { failure, LogStream, within, type LongRuns } from './long-runs.js'
+import { parseRunCodeArgs, RUN_CODE_DESCRIPTION, RUN_CODE_LONG_PARAMETERS, RUN_CODE_PARAMETERS } from './run-code-args.js'
 import { SubCallScheduler } from './scheduler.js'
 
 /** What the transport needs from the executor's configuration. */
@@ -22,12 +22,14 @@ export interface TransportConfig {
   readonly drainGraceMs: number
   /** The sandbox session of a call (see `PtcExecutorOptions.sessions`); absent: sessions are off. */
   readonly sessionKey?: (ctx: ToolRunContext) => string | undefined
+  /** Long runs (see `PtcExecutorOptions.longRuns`); absent: every call waits for its program's end. */
+  readonly longRuns?: LongRuns
 }
 
 /** The canonical value of a run: `{ logs, result? }`. */
 const RUN_CODE_OUTPUT: JsonSchemaNode = {
   type: 'object',
-  properties: { logs: { type: 'array', items: { type: 'string' } }, result: {}, session: { type: 'string' } },
+  properties: { logs: { type: 'array', items: { type: 'string' } }, result: {}, session: { type: 'string' }, running: { type: 'string' } },
   required: ['logs'],
   additionalProperties: false,
 }
@@ -37,13 +39,14 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
   return Object.freeze({
     name: RUN_CODE,
     description: RUN_CODE_DESCRIPTION,
-    parameters: RUN_CODE_PARAMETERS,
+    parameters: config.longRuns === undefined ? RUN_CODE_PARAMETERS : RUN_CODE_LONG_PARAMETERS,
     output: Object.freeze({
       schema: RUN_CODE_OUTPUT,
       render: (_args: unknown, value: JsonValue) => {
-        const v = value as { logs: string[]; result?: JsonValue; session?: string }
-        const text = renderRunText(v.logs, v.result)
-        return [{ type: 'text' as const, text: v.session === undefined ? text : `[sandbox session: ${v.session}]\n${text}` }]
+        const v = value as { logs: string[]; result?: JsonValue; session?: string; running?: string }
+        let text = v.running === undefined ? renderRunText(v.logs, v.result) : [...v.logs, stillRunning(v.running)].join('\n')
+        if (v.session !== undefined) text = `[sandbox session: ${v.session}]\n${text}`
+        return [{ type: 'text' as const, text }]
       },
     }),
     presentCall: (args: unknown) => {
@@ -56,34 +59,68 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
       }
     },
     execute: async (args: unknown, ctx: ToolRunContext): Promise<JsonValue> => {
-      const { code, timeoutMs } = parseRunCodeArgs(args, config.maxTimeoutMs)
-      const bindings = buildBindings(services, ctx)
-      const log = new DispatchLog(services, ctx, ctx.agent?.session)
-      const scheduler = new SubCallScheduler(services, ctx, bindings, config.maxParallelSubCalls, log, config.drainGraceMs)
+      const longRuns = config.longRuns
+      const parsed = longRuns === undefined ? parseRunCodeArgs(args, config.maxTimeoutMs) : parseRunCodeArgs(args, config.maxTimeoutMs, { wait: true })
+      if ('wait' in parsed) return (longRuns as LongRuns).wait(parsed.wait, ctx, (run, logs) => outcome(run, logs))
+      const { code, timeoutMs } = parsed
       const session = config.sessionKey?.(ctx)
       if (session !== undefined && (typeof session !== 'string' || session === '')) {
         throw new TypeError(`the sessions.key function returned ${JSON.stringify(session)}: a session key is a non-empty string (or undefined for none)`)
       }
-      let run: CodeRunResult | undefined
+      const bindings = buildBindings(services, ctx)
+      const log = new DispatchLog(services, ctx, ctx.agent?.session)
+      const scheduler = new SubCallScheduler(services, ctx, bindings, config.maxParallelSubCalls, log, config.drainGraceMs)
+      // A program that may go on in the background has a signal of its own: the call's aborts it only
+      // while the call waits for it.
+      const stream = longRuns === undefined ? undefined : new LogStream()
+      const controller = longRuns === undefined ? undefined : new AbortController()
+      const forward = (): void => controller?.abort(ctx.signal.reason)
+      if (controller !== undefined) {
+        if (ctx.signal.aborted) forward()
+        else ctx.signal.addEventListener('abort', forward, { once: true })
+      }
+      const done = (async (): Promise<CodeRunResult> => {
+        let run: CodeRunResult | undefined
+        try {
+          run = await config.runtime.run({
+            ...(session !== undefined && { session }),
+            ...(stream !== undefined && { onLog: (text: string) => stream.push(text) }),
+            code,
+            language: 'typescript',
+            bindings: [...bindings.keys()],
+            call: (name, callArgs) => scheduler.submit(name, callArgs),
+            limits: timeoutMs === undefined ? config.limits : { ...config.limits, wallMs: timeoutMs },
+            signal: controller?.signal ?? ctx.signal,
+          })
+          return run
+        } finally {
+          await scheduler.close(run?.error?.kind === 'timeout')
+        }
+      })()
+      if (longRuns === undefined || stream === undefined) return outcome(await done, undefined)
       try {
-        run = await config.runtime.run({
-          ...(session !== undefined && { session }),
-          code,
-          language: 'typescript',
-          bindings: [...bindings.keys()],
-          call: (name, callArgs) => scheduler.submit(name, callArgs),
-          limits: timeoutMs === undefined ? config.limits : { ...config.limits, wallMs: timeoutMs },
-          signal: ctx.signal,
-        })
+        const ended = longRuns.hasRoom ? await within(done, longRuns.returnAfterMs, ctx.signal) : await done
+        if (ended !== undefined) return outcome(ended, stream.take())
+        // Aborted while waiting: the program stops, and the call reports how it ended.
+        if (ctx.signal.aborted) return outcome(await done, stream.take())
+        return { logs: stream.take(), running: longRuns.adopt(ctx, done, stream) }
       } finally {
-        await scheduler.close(run?.error?.kind === 'timeout')
+        ctx.signal.removeEventListener('abort', forward)
       }
-      // What the model must know about its session: state it expected is gone, or this run's was not kept.
-      const notice = run.session?.note
-      if (run.error !== undefined) {
-        throw new CodeRunFailedError(run.error.kind, notice === undefined ? run.error.message : `${run.error.message} [sandbox session: ${notice}]`, run.logs)
-      }
-      return { logs: run.logs, ...(run.value !== undefined && { result: run.value }), ...(notice !== undefined && { session: notice }) }
     },
   } satisfies ToolDefinition)
+}
+
+/** The value of an ended run (its failure thrown as `CodeRunFailedError`); `logs`: the part's own entries when given. */
+function outcome(run: CodeRunResult, logs: string[] | undefined): JsonValue {
+  const entries = logs ?? run.logs
+  if (run.error !== undefined) throw failure(run, entries)
+  // What the model must know about its session: state it expected is gone, or this run's was not kept.
+  const notice = run.session?.note
+  return { logs: entries, ...(run.value !== undefined && { result: run.value }), ...(notice !== undefined && { session: notice }) }
+}
+
+/** The line that ends a part of a program still running. */
+function stillRunning(handle: string): string {
+  return `(the program is still running: call run_code with { "wait": "${handle}", "description": "…" } for its next output and its result)`
 }

@@ -1,0 +1,143 @@
+/**
+ * Long runs (`PtcExecutorOptions.longRuns`): a `run_code` program still running after `returnAfterMs`
+ * goes on in the background, and the call returns the output so far with a handle; `run_code` with
+ * `{ wait: handle }` returns what came since, and the outcome once the program ended. The limits are
+ * those of the one run (its wall, CPU, output and sub-call budgets cover every part).
+ */
+import type { CodeRunResult } from '@ptc/sandbox'
+import { ToolArgsError, type JsonValue, type ToolRunContext } from '@ptc/tools'
+import { CodeRunFailedError } from './errors.js'
+
+/** Options of long runs. */
+export interface LongRunOptions {
+  /** How long a `run_code` call (and each `wait`) waits for the program before it returns a part. */
+  returnAfterMs: number
+  /** Programs running in the background at most (default 16); past it, a call waits for its program's end. */
+  maxBackgroundRuns?: number
+  /** How long an ended program's last part is kept for its `wait` (default 10 minutes). */
+  keepMs?: number
+}
+
+/** The log entries a run produced that no part has returned yet. */
+export class LogStream {
+  #entries: string[] = []
+  push(text: string): void {
+    this.#entries.push(text)
+  }
+  take(): string[] {
+    const taken = this.#entries
+    this.#entries = []
+    return taken
+  }
+}
+
+interface BackgroundRun {
+  readonly owner: object | undefined
+  readonly stream: LogStream
+  readonly done: Promise<CodeRunResult>
+  ended: boolean
+  waiting: boolean
+  expiry: ReturnType<typeof setTimeout> | undefined
+}
+
+/** What a part returns while the program goes on: its value gets `running`, the handle. */
+export type RunPart = { logs: string[]; running: string } | { logs: string[]; result?: JsonValue; session?: string }
+
+export class LongRuns {
+  readonly returnAfterMs: number
+  readonly #max: number
+  readonly #keepMs: number
+  readonly #runs = new Map<string, BackgroundRun>()
+  #next = 0
+
+  constructor(options: LongRunOptions) {
+    const { returnAfterMs, maxBackgroundRuns = 16, keepMs = 10 * 60_000 } = options
+    if (!(returnAfterMs > 0) || !Number.isFinite(returnAfterMs)) throw new TypeError('longRuns.returnAfterMs must be a positive number of milliseconds')
+    if (!Number.isInteger(maxBackgroundRuns) || maxBackgroundRuns < 1) throw new TypeError('longRuns.maxBackgroundRuns must be a positive integer')
+    if (!(keepMs > 0) || !Number.isFinite(keepMs)) throw new TypeError('longRuns.keepMs must be a positive number of milliseconds')
+    this.returnAfterMs = returnAfterMs
+    this.#max = maxBackgroundRuns
+    this.#keepMs = keepMs
+  }
+
+  /** Whether another program may go to the background now. */
+  get hasRoom(): boolean {
+    let running = 0
+    for (const run of this.#runs.values()) if (!run.ended) running++
+    return running < this.#max
+  }
+
+  /** Takes a program that is still running into the background; its handle. */
+  adopt(ctx: ToolRunContext, done: Promise<CodeRunResult>, stream: LogStream): string {
+    const handle = `run-${++this.#next}`
+    const run: BackgroundRun = { owner: ownerOf(ctx), stream, done, ended: false, waiting: false, expiry: undefined }
+    this.#runs.set(handle, run)
+    void done.finally(() => {
+      run.ended = true
+      // An ended program nobody waits for is dropped after keepMs.
+      run.expiry = setTimeout(() => this.#runs.delete(handle), this.#keepMs)
+      run.expiry.unref()
+    })
+    return handle
+  }
+
+  /**
+   * The next part of `handle`'s program for `ctx`'s agent: what it logged since the last part, and its
+   * outcome when it has ended (a failure throws `CodeRunFailedError`, as `run_code` does); otherwise,
+   * after `returnAfterMs`, the output so far and the handle again.
+   */
+  async wait(handle: string, ctx: ToolRunContext, finish: (result: CodeRunResult, logs: string[]) => JsonValue): Promise<JsonValue> {
+    const run = this.#runs.get(handle)
+    if (run === undefined || run.owner !== ownerOf(ctx)) {
+      throw new ToolArgsError(`invalid run_code arguments: /wait no running program "${handle}": it ended and was returned, expired, or belongs to another agent`, [
+        { path: '/wait', message: `no running program "${handle}"` },
+      ])
+    }
+    if (run.waiting) {
+      throw new ToolArgsError(`invalid run_code arguments: /wait program "${handle}" is already being waited on by another call`, [{ path: '/wait', message: 'already being waited on' }])
+    }
+    run.waiting = true
+    try {
+      const ended = await within(run.done, this.returnAfterMs, ctx.signal)
+      if (ended === undefined) return { logs: run.stream.take(), running: handle }
+      this.#runs.delete(handle)
+      clearTimeout(run.expiry)
+      return finish(ended, run.stream.take())
+    } finally {
+      run.waiting = false
+    }
+  }
+}
+
+/** The agent a background program belongs to (its session object, else itself): only it may wait on it. */
+function ownerOf(ctx: ToolRunContext): object | undefined {
+  const owner = ctx.agent?.session ?? ctx.agent
+  return typeof owner === 'object' && owner !== null ? owner : undefined
+}
+
+/** `done`'s result if it settles within `ms` (and before `signal` aborts), else undefined. */
+export async function within<T>(done: Promise<T>, ms: number, signal?: AbortSignal): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let onAbort: (() => void) | undefined
+  const later = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms)
+    if (signal !== undefined) {
+      onAbort = () => resolve(undefined)
+      if (signal.aborted) resolve(undefined)
+      else signal.addEventListener('abort', onAbort, { once: true })
+    }
+  })
+  try {
+    return await Promise.race([done, later])
+  } finally {
+    clearTimeout(timer)
+    if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort)
+  }
+}
+
+/** A failed run as `run_code` reports it (`result.error` is set), with the session's notice. */
+export function failure(result: CodeRunResult, logs: readonly string[]): CodeRunFailedError {
+  const error = result.error ?? { kind: 'crash' as const, message: 'the run failed' }
+  const notice = result.session?.note
+  return new CodeRunFailedError(error.kind, notice === undefined ? error.message : `${error.message} [sandbox session: ${notice}]`, logs)
+}
