@@ -2,7 +2,7 @@
  * Sandbox sessions through run_code: programs of one agent share state, other agents do not, the SDK
  * text says how it works, and what happens to a session the model must know about reaches its text.
  */
-import { SESSION_GUIDANCE } from '@ptc/sandbox'
+import { SESSION_GUIDANCE } from '@ptc/sandbox/session'
 import { createIsolatedVmRuntime, isolatedVmAvailability } from '@ptc/sandbox-isolated-vm'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import { createPtcExecutor } from '@ptc/ptc'

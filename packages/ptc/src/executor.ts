@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { SESSION_GUIDANCE, type CodeRunLimits, type CodeRuntime } from '@ptc/sandbox'
+import type { CodeRunLimits, CodeRuntime } from '@ptc/sandbox'
+import { SESSION_GUIDANCE } from '@ptc/sandbox/session'
 import { createNativeExecutor, DEFAULT_DRAIN_GRACE_MS, RUN_CODE, type ToolDefinition, type ToolExecutor, type ToolModelInput, type ToolPromptSection, type ToolRunContext, type ToolSchema } from '@ptc/tools'
 import { declarationsOf } from './bindings.js'
 import { LongRuns, type LongRunOptions } from './long-runs.js'

@@ -1,5 +1,16 @@
 import { SandboxUsageError } from './errors.js'
-import type { CodeRunSessionInfo, SessionLimits } from './types.js'
+import type { CodeRunSessionInfo } from './types.js'
+
+/** How a runtime bounds its sandbox sessions. Defaults: `DEFAULT_SESSION_LIMITS`. */
+export interface SessionLimits {
+  /** A session unused this long is dropped. */
+  idleTtlMs: number
+  /** Live sessions at most; a new one beyond it drops the least recently used idle one. */
+  maxSessions: number
+  /** The most state one session may keep; a run that leaves more does not keep it. */
+  maxSessionBytes: number
+}
+
 
 /** Default `SessionLimits`: 30 minutes idle, 64 sessions, 64 MiB of state each. */
 export const DEFAULT_SESSION_LIMITS: Readonly<SessionLimits> = Object.freeze({

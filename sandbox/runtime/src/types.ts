@@ -106,15 +106,6 @@ export interface CodeRunSessionInfo {
   readonly note?: string
 }
 
-/** How a runtime bounds its sandbox sessions. Defaults: `DEFAULT_SESSION_LIMITS`. */
-export interface SessionLimits {
-  /** A session unused this long is dropped. */
-  idleTtlMs: number
-  /** Live sessions at most; a new one beyond it drops the least recently used idle one. */
-  maxSessions: number
-  /** The most state one session may keep; a run that leaves more does not keep it. */
-  maxSessionBytes: number
-}
 
 /** What a run cost. */
 export interface CodeRunStats {

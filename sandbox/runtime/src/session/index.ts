@@ -4,7 +4,9 @@
  *
  * - sealed snapshots: `sealSnapshot` compresses a payload and binds it to a build and a session under the
  *   host's HMAC key; `openSnapshot` checks all of it and returns the payload, or throws `SnapshotError`;
- * - stores of sealed snapshots: the `SessionStore` interface, a file store (the default) and a Redis store.
+ * - stores of sealed snapshots: the `SessionStore` interface, a file store (the default) and a Redis store;
+ * - the bounds of a runtime's sessions (`SessionLimits`, `DEFAULT_SESSION_LIMITS`) and the text that tells a
+ *   model how session programs share state (`SESSION_GUIDANCE`).
  */
 export { SNAPSHOT_FORMAT_VERSION, openSnapshot, sealSnapshot } from './snapshot.js'
 export type { SnapshotIdentity, SnapshotKey } from './snapshot.js'
@@ -16,3 +18,5 @@ export { createFileSessionStore } from './file-store.js'
 export type { FileSessionStoreOptions } from './file-store.js'
 export { DEFAULT_REDIS_PREFIX, createRedisSessionStore } from './redis-store.js'
 export type { RedisSessionClient, RedisSessionStoreOptions } from './redis-store.js'
+export { DEFAULT_SESSION_LIMITS, type SessionLimits } from '../sessions.js'
+export { SESSION_GUIDANCE } from '../session-program.js'
