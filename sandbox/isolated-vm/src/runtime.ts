@@ -58,7 +58,7 @@ export interface IsolatedVmRuntimeOptions {
   stopGraceMs?: number
   /**
    * Isolates each engine keeps created and ready (context and prelude setup included) for runs with
-   * the default memory limit; each serves exactly one run. Default 2 (`'none'`), 1 per child process
+   * the default memory limit; each serves exactly one run (or the runs of one session). Default 2 (`'none'`), 1 per child process
    * (`'process'`); 0 creates every isolate on demand.
    */
   warmIsolates?: number

@@ -61,6 +61,8 @@ export class EngineChild implements Lane {
   #exited = false
   #killReason: string | undefined
   #exitReason = 'it exited'
+  /** Session isolates the child keeps idle, by session number. */
+  readonly #kept = new Set<number>()
 
   constructor(owner: ChildOwner, config: ChildConfig, graceMs: number, command: ChildCommand = childCommand()) {
     this.#owner = owner
@@ -120,8 +122,14 @@ export class EngineChild implements Lane {
     return this.#runs.size + this.#ending.size
   }
 
+  /** Session isolates the child keeps between their runs. */
+  get keptSessions(): number {
+    return this.#kept.size
+  }
+
   start(run: RunHost): void {
     this.#runs.set(run.id, run)
+    if (run.session !== undefined) this.#kept.delete(run.session.id)
     run.attach(this)
   }
 
@@ -130,6 +138,7 @@ export class EngineChild implements Lane {
   }
 
   forget(session: number): void {
+    this.#kept.delete(session)
     this.#post({ t: 'forget', session })
   }
 
@@ -185,7 +194,10 @@ export class EngineChild implements Lane {
           clearTimeout(ending.timer)
           this.#ending.delete(message.run)
           this.#stopping.delete(message.run)
-          ending.run.engineEnded(typeof message.kept === 'number' ? message.kept : undefined, message.fresh)
+          const kept = typeof message.kept === 'number' ? message.kept : undefined
+          const session = ending.run.session
+          if (kept !== undefined && session !== undefined) this.#kept.add(session.id)
+          ending.run.engineEnded(kept, message.fresh)
           this.#owner.freed(this)
           break
         }

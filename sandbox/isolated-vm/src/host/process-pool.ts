@@ -157,15 +157,16 @@ export class ProcessPool implements ChildOwner {
   }
 
   /**
-   * `home` when it has room, else (no home) the least loaded ready child with room; never a child
-   * waiting to learn whether a stopped run really stopped (it may be killed within the grace, with
-   * every run it hosts).
+   * `home` when it has room, else (no home) the least loaded ready child with room, and of those the
+   * one keeping the fewest session isolates (so sessions spread over the children, and a session's
+   * run less often finds its child busy); never a child waiting to learn whether a stopped run
+   * really stopped (it may be killed within the grace, with every run it hosts).
    */
   #childFor(home: EngineChild | undefined): EngineChild | undefined {
     let best: EngineChild | undefined
     for (const child of home === undefined ? this.#children : [home]) {
       if (!child.ready || child.suspect || child.load >= this.#options.runsPerProcess) continue
-      if (best === undefined || child.load < best.load) best = child
+      if (best === undefined || child.load < best.load || (child.load === best.load && child.keptSessions < best.keptSessions)) best = child
     }
     return best
   }
