@@ -2,6 +2,10 @@
  * Sandbox sessions on isolated-vm: a session is a live isolate kept in its engine between runs. These
  * tests run real isolates, in engine child processes (and in-process with `containment: 'none'`).
  */
+import { execFile } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
 import { SandboxUsageError } from '@ptc/sandbox'
 import type { CodeRunRequest, CodeRunResult, CodeRunSessionInfo, JsonValue } from '@ptc/sandbox'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
@@ -381,6 +385,13 @@ describe.skipIf(!availability.available)(
       await own.dispose()
       for (const pid of pids) expect(isAlive(pid)).toBe(false)
       await expect(run('a', 'return x', {}, own)).rejects.toMatchObject({ name: 'SandboxUsageError', code: 'SANDBOX_DISPOSED' })
+    })
+
+    test.each(['process', 'none'])('a pending session run keeps the host process alive until it settles (%s containment)', async (containment) => {
+      const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm')).href
+      const fixture = fileURLToPath(new URL('./fixtures/session-host.ts', import.meta.url))
+      const { stdout } = await promisify(execFile)(process.execPath, ['--no-node-snapshot', '--conditions=@ptc/source', '--import', tsx, fixture, containment], { timeout: 15_000 })
+      expect(stdout.trim()).toBe('100')
     })
 
     describe("containment: 'none'", () => {

@@ -79,6 +79,8 @@ export class RunHost {
   readonly sessionEnd: Promise<SessionEnd>
   #resolveSession!: (end: SessionEnd) => void
   #sessionDone = false
+  /** Referenced while a session run has its answer but not yet its isolate's fate: `run()` is still pending. */
+  #keepAlive: ReturnType<typeof setTimeout> | undefined
   /** The failure kind of the result, once there is one. */
   #errorKind: string | undefined
 
@@ -152,6 +154,7 @@ export class RunHost {
   #sessionEnded(end: SessionEnd): void {
     if (this.#sessionDone) return
     this.#sessionDone = true
+    clearTimeout(this.#keepAlive)
     this.#resolveSession(end)
   }
 
@@ -271,6 +274,8 @@ export class RunHost {
     this.#errorKind = error?.kind
     if (this.#lane === undefined) this.#sessionEnded({ kept: false, reason: `the run ended as ${error?.kind ?? 'ok'} before it started`, intact: true })
     else if (stop) this.#sessionEnded({ kept: false, reason: this.#lossReason(true), intact: false })
+    // The lanes' own timers are unreferenced; the engine answers within its grace (or is killed).
+    if (this.session !== undefined && !this.#sessionDone) this.#keepAlive = setTimeout(() => undefined, 60_000)
     clearTimeout(this.#wallTimer)
     this.#stopWaiting?.()
     this.#calls.close()
