@@ -5,7 +5,7 @@
 import type { CodeRuntime } from '@ptc/sandbox'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { createPtcMcpServer, McpServeUsageError, parseServeArgs } from '@ptc/mcp'
+import { createPtcMcpServer, parseServeArgs } from '@ptc/mcp'
 import { connectInMemory, inMemoryFixture, type CallToolResult } from '@ptc/mcp/testing'
 
 let runtime: CodeRuntime
@@ -64,9 +64,9 @@ describe('sandbox sessions over MCP', () => {
     }
   })
 
-  test('--sandbox-sessions with isolated-vm is a usage error', () => {
-    expect(() => parseServeArgs(['--upstream', 'x=node x.js', '--sandbox-sessions', '--sandbox', 'isolated-vm'])).toThrow(McpServeUsageError)
-    expect(() => parseServeArgs(['--upstream', 'x=node x.js', '--sandbox-sessions', '--sandbox', 'isolated-vm'])).toThrow(/needs the quickjs sandbox/)
+  test('--sandbox-sessions is a flag of ptc serve, on either sandbox', () => {
     expect(parseServeArgs(['--upstream', 'x=node x.js', '--sandbox-sessions']).sandboxSessions).toBe(true)
+    expect(parseServeArgs(['--upstream', 'x=node x.js', '--sandbox-sessions', '--sandbox', 'isolated-vm']).sandboxSessions).toBe(true)
+    expect(parseServeArgs(['--upstream', 'x=node x.js']).sandboxSessions).toBe(false)
   })
 })

@@ -95,11 +95,19 @@ describe.each(isolations)('run_code sessions on QuickJS (%s)', (isolation) => {
 })
 
 const ivm = isolatedVmAvailability()
-test.skipIf(!ivm.available)('createPtcExecutor refuses sessions on a runtime that does not keep them (isolated-vm)', async () => {
-  const runtime = createIsolatedVmRuntime()
-  try {
-    expect(() => createPtcExecutor({ runtime, sessions: true })).toThrow(/sessions need a runtime that keeps them; the isolated-vm runtime does not/)
-  } finally {
-    await runtime.dispose()
-  }
+describe.skipIf(!ivm.available)(`run_code sessions on isolated-vm${ivm.available ? '' : ` (skipped: ${ivm.reason})`}`, () => {
+  test("createPtcExecutor takes sessions on isolated-vm, and one agent's run_code calls share state", async () => {
+    const runtime = createIsolatedVmRuntime({ processes: 1 })
+    try {
+      expect(() => createPtcExecutor({ runtime, sessions: true })).not.toThrow()
+      const h = ptcHarness(runtime, { sessions: true })
+      const first = await h.runCode('const seen: string[] = []\nseen.push((await tools.lookup({ key: "alpha" })).value + "")\nreturn seen.length')
+      expect(first.isError).toBe(false)
+      expect(text(first)).toBe('1')
+      expect(text(await h.runCode('seen.push("more"); return seen'))).toBe('[\n  "5",\n  "more"\n]')
+      expect(text(await ptcHarness(runtime, { sessions: true }).runCode('return typeof seen'))).toBe('undefined')
+    } finally {
+      await runtime.dispose()
+    }
+  })
 })

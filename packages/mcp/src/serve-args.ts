@@ -32,7 +32,7 @@ next to the local tools of a ptc.config.ts (by their names).
   --sandbox quickjs|isolated-vm   the sandbox backend (default: the config's, else quickjs)
   --session FILE      append every call and sub-call to FILE (JSON Lines)
   --sandbox-sessions  each client connection (MCP session) gets a sandbox session: its programs share their
-                      top-level declarations and globalThis, until it disconnects (quickjs only)
+                      top-level declarations and globalThis, until it disconnects
   --allow-missing     start even when an upstream cannot be connected (it is retried in the background and
                       its tools appear when it connects); without it, such an upstream fails the start (exit 1)
   -h, --help          this text
@@ -149,7 +149,6 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
   if (values.mode !== 'code' && values.mode !== 'both') throw new McpServeUsageError(`--mode must be code or both, not ${JSON.stringify(values.mode)}`)
   const sandbox = values.sandbox ?? options.sandbox ?? 'quickjs'
   if (sandbox !== 'quickjs' && sandbox !== 'isolated-vm') throw new McpServeUsageError(`--sandbox must be quickjs or isolated-vm, not ${JSON.stringify(sandbox)}`)
-  if (values['sandbox-sessions'] && sandbox !== 'quickjs') throw new McpServeUsageError(`--sandbox-sessions needs the quickjs sandbox; ${sandbox} does not keep sandbox sessions`)
   const args: ServeArgs = { upstreams, mode: values.mode, sandbox, ...base }
   if (values.timeout !== undefined) args.timeoutMs = positiveInt('--timeout', values.timeout, false, MAX_TIMER_MS)
   args.limits = {

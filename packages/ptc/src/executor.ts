@@ -44,7 +44,8 @@ export interface PtcExecutorOptions {
    * declarations and `globalThis`; see `SESSION_GUIDANCE`, which the SDK text then includes). `true`:
    * the key is the agent's session (`ctx.agent.session`, else the agent itself; a call with neither
    * runs without a session); `{ key }`: your key per call (undefined: no session). Needs a runtime that
-   * keeps sessions (`runtime.endSession`: QuickJS). Default: off, every program starts from nothing.
+   * keeps sessions (`runtime.endSession`: QuickJS, and isolated-vm with live isolates). Default: off,
+   * every program starts from nothing.
    */
   sessions?: boolean | { key(ctx: ToolRunContext): string | undefined }
   /**
@@ -155,7 +156,7 @@ const agentKeys = new WeakMap<object, string>()
 function sessionKeyOf(sessions: PtcExecutorOptions['sessions'], runtime: CodeRuntime): ((ctx: ToolRunContext) => string | undefined) | undefined {
   if (sessions === undefined || sessions === false) return undefined
   if (typeof runtime.endSession !== 'function') {
-    throw new TypeError(`createPtcExecutor: sessions need a runtime that keeps them; the ${runtime.name} runtime does not (QuickJS does)`)
+    throw new TypeError(`createPtcExecutor: sessions need a runtime that keeps them (one with endSession); the ${runtime.name} runtime does not`)
   }
   if (sessions === true) {
     return (ctx) => {

@@ -1,10 +1,12 @@
 import { availableParallelism } from 'node:os'
 import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
-import { GUEST_PRELUDE, PROGRAM_FILENAME, RunGate, acceptRun, preloadTypeScriptStripper } from '@ptc/sandbox/backend'
+import { GUEST_PRELUDE, MAX_SESSION_KEY, PROGRAM_FILENAME, RunGate, acceptRun, preloadTypeScriptStripper, resolveSessionLimits } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
+import type { SessionLimits } from '@ptc/sandbox/session'
 import { InlineLane } from './host/inline.js'
 import { ProcessPool } from './host/process-pool.js'
 import { RunHost } from './host/run-host.js'
+import { IsolateSessions, type SessionTicket } from './host/sessions.js'
 import { loadIsolatedVm } from './load.js'
 
 /** Options of `createIsolatedVmRuntime`. */
@@ -57,7 +59,7 @@ export interface IsolatedVmRuntimeOptions {
   stopGraceMs?: number
   /**
    * Isolates each engine keeps created and ready (context and prelude setup included) for runs with
-   * the default memory limit; each serves exactly one run. Default 2 (`'none'`), 1 per child process
+   * the default memory limit; each serves exactly one run (or the runs of one session). Default 2 (`'none'`), 1 per child process
    * (`'process'`); 0 creates every isolate on demand.
    */
   warmIsolates?: number
@@ -73,6 +75,23 @@ export interface IsolatedVmRuntimeOptions {
    * processes load isolated-vm themselves.
    */
   loader?: () => unknown
+  /**
+   * Sandbox sessions (`CodeRunRequest.session`; `endSession`). isolated-vm cannot snapshot a heap, so
+   * a session is a live isolate kept idle, between its runs, in the engine (child process) that ran
+   * its first program; its runs go to that engine (waiting for it when it is busy), and it is lost,
+   * the next run starting fresh with a note, when a run of it does not end cleanly (timeout, abort,
+   * memory, crash, a log flood stopped mid-flight) or its engine process dies. There is no
+   * `suspendSession`/`resumeSession`: a live isolate cannot be turned into bytes.
+   *
+   * Live isolates hold memory: each kept session costs its heap (`result.session.bytes`, at most
+   * `maxSessionBytes`; a run leaving more loses the session) plus about 1-2 MiB of isolate and
+   * context, in its engine process, until it is ended, idle for `idleTtlMs`, or evicted as the least
+   * recently used of `maxSessions` (default 64: up to 64 x (64 MiB + 2 MiB) in the worst case with
+   * the default `maxSessionBytes`; lower both where memory is tight). A session keeps the memory
+   * limit its isolate was made with (the first run's `memoryBytes`); a later run's lower limit is
+   * still enforced by the heap backstop.
+   */
+  sessions?: Partial<SessionLimits>
 }
 
 /** The isolated-vm `CodeRuntime`, with a read-only diagnostic view of its child processes. */
@@ -99,6 +118,7 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
   readonly #pool: ProcessPool | undefined
   readonly #inline: InlineLane | undefined
   readonly #live = new Set<RunHost>()
+  readonly #sessions: IsolateSessions
   #disposed = false
   #disposing: Promise<void> | undefined
 
@@ -113,7 +133,11 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
     const graceMs = positiveInteger(options.stopGraceMs, 100, 'stopGraceMs')
     const concurrent = positiveInteger(options.maxConcurrentRuns, inline ? 8 : processes * perProcess, 'maxConcurrentRuns')
     const queued = positiveInteger(options.maxQueuedRuns, DEFAULT_MAX_QUEUED_RUNS, 'maxQueuedRuns', 0)
+    const sessionLimits = Object.freeze(resolveSessionLimits(options.sessions))
     const ivm = loadIsolatedVm({ loader: options.loader, checkNodeSnapshot: options.checkNodeSnapshot })
+    // A kept isolate may wait for the program's leftover jobs this long, well within the grace after
+    // which a child is killed.
+    this.#sessions = new IsolateSessions(sessionLimits, inline ? 50 : Math.max(1, Math.floor(graceMs / 2)))
     this.#gate = new RunGate(concurrent, queued)
     if (inline) this.#inline = new InlineLane(ivm, warm, this.#defaults.memoryBytes)
     else {
@@ -134,23 +158,44 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
 
   async run(request: CodeRunRequest): Promise<CodeRunResult> {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
-    if (request !== null && typeof request === 'object' && request.session !== undefined) {
-      throw new SandboxUsageError('the isolated-vm runtime does not keep sandbox sessions yet (QuickJS does): run without `session`')
-    }
     const accepted = await acceptRun(request, this.#defaults, this.#gate)
     if (!accepted.ok) return accepted.result
-    const run = new RunHost(request, accepted)
+    let ticket: SessionTicket | undefined
+    if (request.session !== undefined) {
+      const taken = await this.#sessions.take(request.session)
+      if (!taken.ok) {
+        accepted.release()
+        const wallMs = performance.now() - accepted.startedAt
+        return { logs: [], error: { kind: 'limit', message: taken.message }, stats: { cpuMs: 0, wallMs, queueMs: wallMs, subCalls: 0 } }
+      }
+      ticket = taken
+    }
+    const run = new RunHost(request, accepted, ticket?.placement)
     try {
-      if (run.ended) return await run.result
-      if (this.#disposed) run.stop('abort')
-      this.#live.add(run)
-      if (this.#inline !== undefined) this.#inline.start(run)
-      else this.#pool?.place(run)
-      return await run.result
+      if (!run.ended) {
+        if (this.#disposed) run.stop('abort')
+        this.#live.add(run)
+        if (this.#inline !== undefined) this.#inline.start(run)
+        else this.#pool?.place(run)
+      }
+      const result = await run.result
+      if (ticket !== undefined) result.session = await this.#sessions.give(ticket, run)
+      return result
     } finally {
       this.#live.delete(run)
       accepted.release()
     }
+  }
+
+  /**
+   * Drops a session: its isolate is disposed (a run of it in progress finishes, and its isolate is
+   * not kept). Whether the session existed.
+   */
+  async endSession(key: string): Promise<boolean> {
+    if (typeof key !== 'string' || key.length === 0 || key.length > MAX_SESSION_KEY) {
+      throw new SandboxUsageError(`a session key must be a string of 1 to ${MAX_SESSION_KEY} characters`)
+    }
+    return this.#sessions.end(key)
   }
 
   dispose(): Promise<void> {
@@ -160,6 +205,7 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
       const live = [...this.#live]
       for (const run of live) run.stop('abort')
       await Promise.all(live.map((run) => run.result))
+      this.#sessions.clear()
       this.#inline?.dispose()
       await this.#pool?.dispose()
       // Isolates of completed runs are freed one macrotask after their result: let that happen.
@@ -175,8 +221,9 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
 
 /**
  * The native backend: each run gets a fresh isolated-vm isolate (V8, JIT speed) with its own heap
- * limit, disposed when the run ends; by default the isolates live in child processes that are
- * killed when a guest cannot be stopped otherwise (see `containment`). Throws
+ * limit, disposed when the run ends (a session's is kept alive between its runs: see `sessions`);
+ * by default the isolates live in child processes that are killed when a guest cannot be stopped
+ * otherwise (see `containment`). Throws
  * `SandboxBackendUnavailableError` (code `SANDBOX_BACKEND_UNAVAILABLE`) when isolated-vm is not
  * installed or node lacks `--no-node-snapshot`.
  */

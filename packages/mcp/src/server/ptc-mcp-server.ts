@@ -37,7 +37,7 @@ export interface PtcMcpServerOptions {
   readonly limits?: Partial<CodeRunLimits>
   /**
    * One sandbox session per client connection (see `PtcExecutorOptions.sessions`): a client's programs
-   * share their state, ended when it disconnects. Needs a runtime that keeps sessions (QuickJS).
+   * share their state, ended when it disconnects. Needs a runtime that keeps sessions (`endSession`).
    */
   readonly sandboxSessions?: boolean
   /**

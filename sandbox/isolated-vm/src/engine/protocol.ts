@@ -29,6 +29,25 @@ export interface StartInput {
   maxOutputBytes: number
   maxSubCalls: number
   cpuMs: number
+  /** A session run: its isolate is kept in the engine after a clean end (see `SessionStart`). */
+  session?: SessionStart
+}
+
+/**
+ * The session part of a run's start. The engine keeps the isolate of a session run that ended
+ * cleanly (its program completed, threw or did not compile) under `id`, for the next run of the
+ * session; every other end disposes it.
+ */
+export interface SessionStart {
+  /** The host's number for the session's live isolate, unique in the runtime. */
+  id: number
+  /** Run in the isolate kept under `id` (else in a fresh one, kept under `id` afterwards). */
+  resume: boolean
+  /**
+   * How long, after the program's completion, the guest's leftover jobs may keep the isolate's thread
+   * busy before the isolate is disposed instead of kept.
+   */
+  waitMs: number
 }
 
 export type ToEngine =
@@ -37,6 +56,8 @@ export type ToEngine =
   | { t: 'settle'; run: number; batch: string; count: number }
   /** End the run now: dispose its isolate (the engine answers `ended` once nothing of it runs). */
   | { t: 'stop'; run: number }
+  /** Dispose the session isolate kept under `session` (now, or at the end of the run using it). */
+  | { t: 'forget'; session: number }
 
 /** Why an engine ended a run on its own. */
 export type EngineFailure =
@@ -63,7 +84,11 @@ export type FromEngine =
   | { t: 'idle'; run: number; settled: number; cpuMs: number }
   /** The guest's CPU time so far (sent while it runs, so a run the host stops still reports it). */
   | { t: 'cpu'; run: number; cpuMs: number }
-  /** The run's isolate is disposed and none of its tasks runs any more: it can use no more CPU. */
-  | { t: 'ended'; run: number }
+  /**
+   * The run's isolate is disposed (or, for a session run, kept idle) and none of its tasks runs any
+   * more: it can use no more CPU. `kept`: a session run's isolate is kept, holding this many heap
+   * bytes (used, garbage not yet collected included, plus external); `fresh`: it started in a new one.
+   */
+  | { t: 'ended'; run: number; kept?: number; fresh?: boolean }
   /** isolated-vm lost control of the run's isolate (V8 out of memory, or a failed termination). */
   | { t: 'catastrophe'; run: number; message: string }

@@ -13,16 +13,17 @@ const MEMORY_POLL_MS = 50
  * class starts (`start`, then one `settle` per batch of results) on the isolate's own thread; the
  * guest talks back through three ignored-result callbacks, forwarded to the host as they come. Here
  * live the limits only the isolate's process can watch: the CPU watchdog (`isolate.cpuTime`), the
- * heap backstop and isolated-vm's own memory limit. Every end disposes the isolate; `ended` is sent
- * once no task of this run is left running, which is the host's proof that the run uses no more CPU
- * (a long built-in ignores the disposal: then `ended` never comes, and the host kills the process).
+ * heap backstop and isolated-vm's own memory limit. Every end disposes the isolate, except the
+ * clean end of a session run (see `#keeps`); `ended` is sent once no task of this run is left running,
+ * which is the host's proof that the run uses no more CPU (a long built-in ignores the disposal: then
+ * `ended` never comes, and the host kills the process).
  */
 export class EngineRun implements SlotHandler {
   readonly id: number
   readonly #input: StartInput
   readonly #programFilename: string
   readonly #send: (message: FromEngine) => void
-  readonly #onEnded: () => void
+  readonly #onEnded: (kept: IsolateSlot | undefined) => void
   #slot: IsolateSlot | undefined
   #settle: IsolatedVM.Reference<(batchJson: string) => void> | undefined
   /** The run reached an outcome (sent or asked by the host): nothing more is forwarded. */
@@ -42,8 +43,18 @@ export class EngineRun implements SlotHandler {
   #cpuSent = 0
   /** A guest RangeError waiting for `#decide`. */
   #pendingError: { payload: string; cpuMs: number; overLimit: boolean } | undefined
+  /** The program completed, threw or did not compile: its isolate's state is one a program left. */
+  #clean = false
+  /** The host wants this session run's isolate disposed after all (`discard`, `stop`). */
+  #discard = false
+  /** A session run's isolate waits for the run's last task to end, to be kept. */
+  #parking = false
+  #parkTimer: ReturnType<typeof setTimeout> | undefined
+  /** The run's isolate is a new one (not a session's kept isolate). */
+  #fresh = true
 
-  constructor(id: number, input: StartInput, programFilename: string, send: (message: FromEngine) => void, onEnded: () => void) {
+  /** `onEnded` receives the isolate of a session run that is kept, else undefined. */
+  constructor(id: number, input: StartInput, programFilename: string, send: (message: FromEngine) => void, onEnded: (kept: IsolateSlot | undefined) => void) {
     this.id = id
     this.#programFilename = programFilename
     this.#input = input
@@ -51,8 +62,13 @@ export class EngineRun implements SlotHandler {
     this.#onEnded = onEnded
   }
 
-  /** Takes the slot (when it is ready), installs the prelude, compiles and starts the program. */
-  async begin(acquire: Promise<IsolateSlot>): Promise<void> {
+  /**
+   * Takes the slot (when it is ready), installs the prelude, compiles and starts the program.
+   * `fresh`: false when the slot is a session's kept isolate (the prelude's per-run function is
+   * called again in its context, and closes the previous run).
+   */
+  async begin(acquire: Promise<IsolateSlot>, fresh = true): Promise<void> {
+    this.#fresh = fresh
     let slot: IsolateSlot
     try {
       slot = await acquire
@@ -86,6 +102,7 @@ export class EngineRun implements SlotHandler {
       // Compiling only parses (no program code runs): safe on this thread.
       script = slot.isolate.compileScriptSync(source, { filename: this.#programFilename })
     } catch (error) {
+      this.#clean = true
       this.#fail('syntax', JSON.stringify(syntaxErrorInfo(error, this.#programFilename)))
       this.#checkEnded()
       return
@@ -142,10 +159,17 @@ export class EngineRun implements SlotHandler {
     return slot !== undefined && !slot.disposed && !this.#done && !/memory limit|disposed/i.test(messageOf(error))
   }
 
-  /** The host ended the run: kill the guest now. */
+  /** The host ended the run: kill the guest now (a session run's isolate is not kept). */
   stop(): void {
+    this.discard()
     this.#end(true)
     this.#checkEnded()
+  }
+
+  /** The host does not want this session run's isolate kept: it is disposed at the run's end (or now, if that has come). */
+  discard(): void {
+    this.#discard = true
+    if (this.#parking) this.#unpark()
   }
 
   // ---- SlotHandler: what the guest sends (untrusted arguments, forwarded as they are) ----
@@ -172,7 +196,8 @@ export class EngineRun implements SlotHandler {
     }
     this.#send({ t: 'finish', run: this.id, kind, payload, cpuMs: this.#cpuMs() })
     // The program completed: it can no longer reach the host (the prelude is closed, the handler
-    // detached). Free the isolate after this message has left.
+    // detached). Free the isolate after this message has left (a session's is kept instead).
+    this.#clean = true
     this.#end(false)
   }
 
@@ -206,6 +231,7 @@ export class EngineRun implements SlotHandler {
     const report = (memory: boolean): void => {
       if (memory) this.#send({ t: 'fail', run: this.id, reason: 'memory', detail: '', cpuMs: pending.cpuMs })
       else this.#send({ t: 'finish', run: this.id, kind: FINISH_ERROR, payload: pending.payload, cpuMs: pending.cpuMs })
+      this.#clean = !memory
       this.#dispose(slot, true)
     }
     if (pending.overLimit || slot.disposed) {
@@ -241,6 +267,10 @@ export class EngineRun implements SlotHandler {
   }
 
   #dispose(slot: IsolateSlot, now: boolean): void {
+    if (this.#keeps()) {
+      this.#park()
+      return
+    }
     if (now) {
       slot.dispose()
       this.#checkEnded()
@@ -252,13 +282,53 @@ export class EngineRun implements SlotHandler {
     })
   }
 
-  /** `ended` once the run is over, its isolate disposed and none of its tasks still running. */
+  /** A session run that ended cleanly keeps its isolate for the session's next run, unless the host discarded it. */
+  #keeps(): boolean {
+    return this.#input.session !== undefined && this.#clean && !this.#discard
+  }
+
+  /**
+   * Keeps the isolate once the run's last task has ended (`#checkEnded`). Jobs the program left may
+   * still run in that task: if they are still running after `waitMs`, the isolate is disposed.
+   */
+  #park(): void {
+    if (this.#parking) return
+    this.#parking = true
+    this.#parkTimer = setTimeout(() => this.#unpark(), this.#input.session?.waitMs ?? 0)
+    this.#checkEnded()
+  }
+
+  /** The isolate waiting to be kept is disposed instead. */
+  #unpark(): void {
+    this.#parking = false
+    clearTimeout(this.#parkTimer)
+    this.#slot?.dispose()
+    this.#checkEnded()
+  }
+
+  /**
+   * `ended` once the run is over, its isolate disposed (or kept, idle: a session's) and none of its
+   * tasks still running. A kept isolate's heap is measured here, on an idle isolate.
+   */
   #checkEnded(): void {
     if (this.#endedSent || !this.#done || this.#tasks > 0) return
-    if (this.#slot !== undefined && !this.#slot.disposed) return
+    const slot = this.#slot
+    if (slot !== undefined && !slot.disposed && !this.#parking) return
     this.#endedSent = true
-    this.#send({ t: 'ended', run: this.id })
-    this.#onEnded()
+    clearTimeout(this.#parkTimer)
+    let kept: number | undefined
+    if (this.#parking && slot !== undefined && !slot.disposed) {
+      try {
+        const heap = slot.isolate.getHeapStatisticsSync()
+        kept = heap.used_heap_size + heap.externally_allocated_size
+      } catch {
+        slot.dispose()
+      }
+    }
+    this.#parking = false
+    if (this.#input.session === undefined) this.#send({ t: 'ended', run: this.id })
+    else this.#send({ t: 'ended', run: this.id, ...(kept === undefined ? {} : { kept }), fresh: this.#fresh })
+    this.#onEnded(kept === undefined ? undefined : slot)
   }
 
   #cpuMs(): number {

@@ -53,13 +53,16 @@ export class EngineChild implements Lane {
   /** Runs with no answer yet. */
   readonly #runs = new Map<number, RunHost>()
   /** Runs answered and not yet confirmed `ended`: each still holds an isolate in the child. */
-  readonly #ending = new Map<number, ReturnType<typeof setTimeout>>()
+  readonly #ending = new Map<number, { timer: ReturnType<typeof setTimeout>; run: RunHost }>()
   /** Of those, the runs the host stopped (the guest may be inside a built-in that ignores it). */
   readonly #stopping = new Set<number>()
   #stderr = ''
   #ready = false
   #exited = false
   #killReason: string | undefined
+  #exitReason = 'it exited'
+  /** Session isolates the child keeps idle, by session number. */
+  readonly #kept = new Set<number>()
 
   constructor(owner: ChildOwner, config: ChildConfig, graceMs: number, command: ChildCommand = childCommand()) {
     this.#owner = owner
@@ -96,6 +99,16 @@ export class EngineChild implements Lane {
     return this.#ready && !this.#exited && this.#killReason === undefined
   }
 
+  /** Not killed nor exited: the session isolates the child keeps are still there. */
+  get alive(): boolean {
+    return !this.#exited && this.#killReason === undefined
+  }
+
+  get gone(): string | undefined {
+    if (this.#killReason !== undefined) return `it was killed: ${this.#killReason}`
+    return this.#exited ? this.#exitReason : undefined
+  }
+
   /**
    * A run the host stopped has not confirmed its end yet: within the grace this child is either
    * cleared or killed, so new runs should not go here meanwhile.
@@ -109,12 +122,27 @@ export class EngineChild implements Lane {
     return this.#runs.size + this.#ending.size
   }
 
+  /** Session isolates the child keeps between their runs. */
+  get keptSessions(): number {
+    return this.#kept.size
+  }
+
   start(run: RunHost): void {
     this.#runs.set(run.id, run)
+    if (run.session !== undefined) this.#kept.delete(run.session.id)
     run.attach(this)
   }
 
   send(_run: RunHost, message: ToEngine): void {
+    this.#post(message)
+  }
+
+  forget(session: number): void {
+    this.#kept.delete(session)
+    this.#post({ t: 'forget', session })
+  }
+
+  #post(message: ToEngine): void {
     if (this.#exited || this.#killReason !== undefined || !this.#proc.connected) return
     try {
       this.#proc.send(message)
@@ -130,10 +158,10 @@ export class EngineChild implements Lane {
       this.send(run, { t: 'stop', run: run.id })
       this.#stopping.add(run.id)
     }
-    this.#ending.set(
-      run.id,
-      setTimeout(() => this.kill(`a run in it did not stop within ${this.#graceMs} ms of its answer`), this.#graceMs).unref(),
-    )
+    this.#ending.set(run.id, {
+      timer: setTimeout(() => this.kill(`a run in it did not stop within ${this.#graceMs} ms of its answer`), this.#graceMs).unref(),
+      run,
+    })
   }
 
   /** Kills the process now (SIGKILL): every run it still hosts fails as `crash`. */
@@ -161,11 +189,15 @@ export class EngineChild implements Lane {
           this.#owner.ready(this)
           break
         case 'ended': {
-          const timer = this.#ending.get(message.run)
-          if (timer === undefined) break
-          clearTimeout(timer)
+          const ending = this.#ending.get(message.run)
+          if (ending === undefined) break
+          clearTimeout(ending.timer)
           this.#ending.delete(message.run)
           this.#stopping.delete(message.run)
+          const kept = typeof message.kept === 'number' ? message.kept : undefined
+          const session = ending.run.session
+          if (kept !== undefined && session !== undefined) this.#kept.add(session.id)
+          ending.run.engineEnded(kept, message.fresh)
           this.#owner.freed(this)
           break
         }
@@ -184,11 +216,16 @@ export class EngineChild implements Lane {
   #onExit(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.#exited) return
     this.#exited = true
-    for (const timer of this.#ending.values()) clearTimeout(timer)
-    this.#ending.clear()
-    this.#stopping.clear()
     const how = signal !== null ? `signal ${signal}` : `exit code ${String(code)}`
     const why = this.#killReason !== undefined ? `it was killed: ${this.#killReason}` : `it ended with ${how}`
+    this.#exitReason = why
+    const ending = [...this.#ending.values()]
+    this.#ending.clear()
+    this.#stopping.clear()
+    for (const { timer, run } of ending) {
+      clearTimeout(timer)
+      run.engineGone(`the isolated-vm engine process hosting it died (${why})`)
+    }
     const oom = this.#killReason === undefined && /out of memory|heap limit|allocation failed/i.test(this.#stderr)
     const tail = this.#stderr.trim().split('\n').slice(-3).join(' | ')
     const message = `the isolated-vm engine process hosting this run died (${why})${tail !== '' && !oom ? `: ${tail}` : ''}`

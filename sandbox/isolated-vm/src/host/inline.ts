@@ -5,6 +5,12 @@ import type { IvmModule } from '../load.js'
 import type { Lane, RunHost } from './run-host.js'
 
 /**
+ * How long a session run's isolate may take, after the run's answer, to be kept or disposed before
+ * the lane gives up on it (the isolate is then forgotten: disposed whenever the engine gets to it).
+ */
+const INLINE_SESSION_GRACE_MS = 200
+
+/**
  * `containment: 'none'`: the engine runs in this process. Fastest, but unsafe against long
  * built-ins: disposing an isolate does not stop a default `sort()` of millions of numbers or a huge
  * BigInt `toString`, which then keep a core busy long after the answer (and can make `process.exit`
@@ -13,6 +19,9 @@ import type { Lane, RunHost } from './run-host.js'
 export class InlineLane implements Lane {
   readonly #engine: IsolateEngine
   readonly #runs = new Map<number, RunHost>()
+  /** Session runs answered whose isolate the engine has not yet kept or disposed. */
+  readonly #ending = new Map<number, { run: RunHost; timer: ReturnType<typeof setTimeout> }>()
+  #disposed = false
 
   constructor(ivm: IvmModule, warmIsolates: number, memoryBytes: number) {
     this.#engine = new IsolateEngine(
@@ -22,6 +31,19 @@ export class InlineLane implements Lane {
       warmIsolates,
       memoryBytes,
     )
+  }
+
+  get alive(): boolean {
+    return !this.#disposed
+  }
+
+  get gone(): string | undefined {
+    return this.#disposed ? 'the runtime was disposed' : undefined
+  }
+
+  /** Session isolates kept between runs (diagnostics). */
+  get keptIsolates(): number {
+    return this.#engine.keptIsolates
   }
 
   start(run: RunHost): void {
@@ -34,16 +56,43 @@ export class InlineLane implements Lane {
   }
 
   release(run: RunHost, stop: boolean): void {
-    this.#runs.delete(run.id)
+    if (!this.#runs.delete(run.id)) return
     if (stop) this.#engine.handle({ t: 'stop', run: run.id })
+    const session = run.session
+    if (session === undefined || this.#disposed) return
+    const timer = setTimeout(() => {
+      this.#ending.delete(run.id)
+      this.forget(session.id)
+      run.engineGone(`it did not stop within ${INLINE_SESSION_GRACE_MS} ms of the run's answer`)
+    }, INLINE_SESSION_GRACE_MS)
+    timer.unref()
+    this.#ending.set(run.id, { run, timer })
+  }
+
+  forget(session: number): void {
+    this.#engine.handle({ t: 'forget', session })
   }
 
   dispose(): void {
+    this.#disposed = true
     this.#engine.dispose()
+    for (const { run, timer } of this.#ending.values()) {
+      clearTimeout(timer)
+      run.engineGone('the runtime was disposed')
+    }
+    this.#ending.clear()
   }
 
   #receive(message: FromEngine): void {
-    if (message.t === 'ready' || message.t === 'ended') return
+    if (message.t === 'ready') return
+    if (message.t === 'ended') {
+      const ending = this.#ending.get(message.run)
+      if (ending === undefined) return
+      clearTimeout(ending.timer)
+      this.#ending.delete(message.run)
+      ending.run.engineEnded(message.kept, message.fresh)
+      return
+    }
     this.#runs.get(message.run)?.receive(message)
   }
 }

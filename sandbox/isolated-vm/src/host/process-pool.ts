@@ -32,7 +32,8 @@ export interface ProcessPoolOptions {
 /**
  * `containment: 'process'`: a fixed number of engine child processes, each hosting up to
  * `runsPerProcess` runs (one isolate each). A run goes to the ready child with the fewest runs, or
- * waits (its wall timer still runs) until a place frees or a child becomes ready. A child that dies
+ * waits (its wall timer still runs) until a place frees or a child becomes ready; a session run whose
+ * isolate a live child keeps goes to that child only (runs behind it in the queue may pass it meanwhile). A child that dies
  * fails only the runs it hosted and is replaced at once; one that dies before it became ready is
  * replaced after a growing delay. Children are killed on `dispose` and when this process exits.
  */
@@ -135,22 +136,38 @@ export class ProcessPool implements ChildOwner {
   }
 
   #startQueued(): void {
-    while (this.#waiting.length > 0) {
-      const run = this.#waiting[0] as RunHost
+    let i = 0
+    while (i < this.#waiting.length) {
+      const run = this.#waiting[i] as RunHost
       if (run.ended) {
-        this.#waiting.shift()
+        this.#waiting.splice(i, 1)
         continue
       }
-      // The least loaded ready child with room that is not waiting to learn whether a stopped run
-      // really stopped (it may be killed within the grace, with every run it hosts).
-      let best: EngineChild | undefined
-      for (const child of this.#children) {
-        if (!child.ready || child.suspect || child.load >= this.#options.runsPerProcess) continue
-        if (best === undefined || child.load < best.load) best = child
+      const home = run.home === undefined ? undefined : this.#children.find((c) => c === run.home)
+      const child = this.#childFor(home)
+      if (child === undefined) {
+        // No child takes a run without a home: none takes those after it either.
+        if (home === undefined) return
+        i++
+        continue
       }
-      if (best === undefined) return
-      this.#waiting.shift()
-      best.start(run)
+      this.#waiting.splice(i, 1)
+      child.start(run)
     }
+  }
+
+  /**
+   * `home` when it has room, else (no home) the least loaded ready child with room, and of those the
+   * one keeping the fewest session isolates (so sessions spread over the children, and a session's
+   * run less often finds its child busy); never a child waiting to learn whether a stopped run
+   * really stopped (it may be killed within the grace, with every run it hosts).
+   */
+  #childFor(home: EngineChild | undefined): EngineChild | undefined {
+    let best: EngineChild | undefined
+    for (const child of home === undefined ? this.#children : [home]) {
+      if (!child.ready || child.suspect || child.load >= this.#options.runsPerProcess) continue
+      if (best === undefined || child.load < best.load || (child.load === best.load && child.keptSessions < best.keptSessions)) best = child
+    }
+    return best
   }
 }

@@ -11,16 +11,43 @@ export interface Lane {
   send(run: RunHost, message: ToEngine): void
   /**
    * The run has its answer. `stop`: the host ended it, so the engine must kill it now. Either way
-   * the lane makes sure nothing of the run keeps running (and kills its process if it does).
+   * the lane makes sure nothing of the run keeps running (and kills its process if it does), and
+   * tells a session run what became of its isolate (`engineEnded`, `engineGone`).
    */
   release(run: RunHost, stop: boolean): void
+  /** The engine still runs, with the session isolates it keeps. */
+  readonly alive: boolean
+  /** Why the engine is gone (undefined while `alive`). */
+  readonly gone: string | undefined
+  /** Disposes the session isolate the engine keeps under `session` (see `SessionStart.id`). */
+  forget(session: number): void
 }
+
+/** Where a session run runs: in the session's isolate when its engine still keeps it. */
+export interface SessionPlacement {
+  /** The engine's number for the session's isolate (`SessionStart.id`). */
+  readonly id: number
+  /** The lane whose engine keeps the session's isolate; undefined when the session has none. */
+  readonly home: Lane | undefined
+  /** `SessionStart.waitMs`. */
+  readonly waitMs: number
+}
+
+/** What became of a session run's isolate. */
+export type SessionEnd =
+  /** Kept by the engine of `lane`, holding `bytes` of heap; `fresh`: it was a new isolate. */
+  | { readonly kept: true; readonly lane: Lane; readonly bytes: number; readonly fresh: boolean }
+  /** Disposed (`intact`: the run never reached an engine, so the session's isolate is as it was). */
+  | { readonly kept: false; readonly reason: string; readonly intact: boolean }
 
 // The engine's copy of the prelude protocol's error kind must be the prelude's.
 const _finishError: typeof FinishKind.Error = FINISH_ERROR
 void _finishError
 
 let nextRunId = 1
+
+/** The ends after which the engine keeps a session run's isolate (the program completed, threw or did not compile). */
+const CLEAN_ENDS: ReadonlySet<string> = new Set(['ok', 'exception', 'syntax', 'invalid-output', 'output-limit'])
 
 /**
  * The host side of one run: the output ledger, its sub-calls through the shared `HostCalls` (the
@@ -47,11 +74,22 @@ export class RunHost {
   readonly #onAbort = (): void => this.stop('abort')
   /** Stops waiting for the run's signal (one listener per signal however many runs share it: `whenAborted`). */
   #stopWaiting: (() => void) | undefined
+  /** A session run: where its isolate is, and what became of it. */
+  readonly session: SessionPlacement | undefined
+  readonly sessionEnd: Promise<SessionEnd>
+  #resolveSession!: (end: SessionEnd) => void
+  #sessionDone = false
+  /** Referenced while a session run has its answer but not yet its isolate's fate: `run()` is still pending. */
+  #keepAlive: ReturnType<typeof setTimeout> | undefined
+  /** The failure kind of the result, once there is one. */
+  #errorKind: string | undefined
 
   readonly #listener: ((text: string) => void) | undefined
 
-  constructor(request: CodeRunRequest, admitted: AdmittedRun) {
+  constructor(request: CodeRunRequest, admitted: AdmittedRun, session?: SessionPlacement) {
     this.#listener = request.onLog
+    this.session = session
+    this.sessionEnd = new Promise((resolve) => (this.#resolveSession = resolve))
     this.#limits = admitted.limits
     this.#program = admitted.program
     this.#startedAt = admitted.startedAt
@@ -87,12 +125,47 @@ export class RunHost {
     return this.#ended
   }
 
-  /** The run got its engine: start the program there. */
+  /** The lane a session run must go to: the one keeping the session's isolate, while it is alive. */
+  get home(): Lane | undefined {
+    const home = this.session?.home
+    return home?.alive === true ? home : undefined
+  }
+
+  /** The run got its engine: start the program there (a session run in the session's isolate when `lane` keeps it). */
   attach(lane: Lane): void {
     if (this.#ended) return
     this.#lane = lane
     this.#queueMs = performance.now() - this.#startedAt
-    lane.send(this, { t: 'start', run: this.id, input: this.input })
+    const session = this.session
+    const input: StartInput =
+      session === undefined ? this.input : { ...this.input, session: { id: session.id, resume: session.home === lane, waitMs: session.waitMs } }
+    lane.send(this, { t: 'start', run: this.id, input })
+  }
+
+  /** The engine is done with this run (`ended`): `kept`, the heap of a session isolate it keeps. */
+  engineEnded(kept: number | undefined, fresh: boolean | undefined): void {
+    const lane = this.#lane
+    if (kept !== undefined && lane !== undefined) this.#sessionEnded({ kept: true, lane, bytes: kept, fresh: fresh ?? true })
+    else this.#sessionEnded({ kept: false, reason: this.#lossReason(), intact: false })
+  }
+
+  /** The engine went before it said what became of this run's isolate. */
+  engineGone(why: string): void {
+    this.#sessionEnded({ kept: false, reason: `its isolate is lost: ${why}`, intact: false })
+  }
+
+  #sessionEnded(end: SessionEnd): void {
+    if (this.#sessionDone) return
+    this.#sessionDone = true
+    clearTimeout(this.#keepAlive)
+    this.#resolveSession(end)
+  }
+
+  /** Why the engine did not keep the isolate. `stopped`: the host stopped the run mid-flight. */
+  #lossReason(stopped = false): string {
+    const kind = this.#errorKind ?? 'ok'
+    if (stopped || !CLEAN_ENDS.has(kind)) return `the run ended as ${kind} while the program ran, which disposes the session's isolate`
+    return 'jobs the program left still ran in its isolate after it ended, so the isolate was disposed'
   }
 
   /** Ends the run from the host side (the engine kills the guest), settles the result. */
@@ -108,6 +181,7 @@ export class RunHost {
     if (this.#ended) return
     const error = kind === 'memory' ? stopError('memory', this.#limits, this.#ledger) : { kind, message }
     this.#finish(error, undefined, false)
+    this.engineGone(message)
   }
 
   /** One message from the engine (untrusted content). */
@@ -204,6 +278,11 @@ export class RunHost {
   #finish(error: CodeRunError | undefined, value?: JsonValue, stop = false): void {
     if (this.#ended) return
     this.#ended = true
+    this.#errorKind = error?.kind
+    if (this.#lane === undefined) this.#sessionEnded({ kept: false, reason: `the run ended as ${error?.kind ?? 'ok'} before it started`, intact: true })
+    else if (stop) this.#sessionEnded({ kept: false, reason: this.#lossReason(true), intact: false })
+    // The lanes' own timers are unreferenced; the engine answers within its grace (or is killed).
+    if (this.session !== undefined && !this.#sessionDone) this.#keepAlive = setTimeout(() => undefined, 60_000)
     clearTimeout(this.#wallTimer)
     this.#stopWaiting?.()
     this.#calls.close()

@@ -1,0 +1,430 @@
+/**
+ * Sandbox sessions on isolated-vm: a session is a live isolate kept in its engine between runs. These
+ * tests run real isolates, in engine child processes (and in-process with `containment: 'none'`).
+ */
+import { execFile } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
+import { SandboxUsageError } from '@ptc/sandbox'
+import type { CodeRunRequest, CodeRunResult, CodeRunSessionInfo, JsonValue } from '@ptc/sandbox'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { createIsolatedVmRuntime, isolatedVmAvailability } from './index.js'
+import type { IsolatedVmRuntime, IsolatedVmRuntimeOptions } from './index.js'
+import { cpuGrowth, isAlive, sleep } from './test-helpers.js'
+
+const availability = isolatedVmAvailability()
+
+/** The host side of the tests' tools: `double({ n })`, `fail()` (rejects), anything else echoes its arguments. */
+async function call(name: string, args: JsonValue): Promise<JsonValue> {
+  await null
+  if (name === 'double') return (args as { n: number }).n * 2
+  if (name === 'fail') throw new Error('the tool failed on purpose')
+  return args
+}
+
+function request(code: string, extra: Partial<CodeRunRequest> = {}): CodeRunRequest {
+  return { code, bindings: ['double', 'fail', 'echo', 'hold'], call, language: 'javascript', ...extra }
+}
+
+/** The session part of a session run's result (failing the test when it is missing). */
+function info(result: CodeRunResult): CodeRunSessionInfo {
+  expect(result.session, JSON.stringify(result)).toBeDefined()
+  return result.session as CodeRunSessionInfo
+}
+
+/** A tool `hold` that waits until `release()`; `entered` resolves once the program called it. */
+function holdTool(): { call: CodeRunRequest['call']; release(): void; entered: Promise<void> } {
+  let release!: () => void
+  let entered!: () => void
+  const released = new Promise<JsonValue>((resolve) => (release = () => resolve(null)))
+  const inside = new Promise<void>((resolve) => (entered = resolve))
+  return {
+    call: (name, args) => (name === 'hold' ? (entered(), released) : call(name, args)),
+    release,
+    entered: inside,
+  }
+}
+
+/** Waits (bounded) until `check` holds. */
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 100 && !check(); i++) await sleep(50)
+  expect(check(), what).toBe(true)
+}
+
+describe.skipIf(!availability.available)(
+  `isolated-vm sandbox sessions${availability.available ? '' : ` (skipped: ${availability.reason})`}`,
+  () => {
+    const runtimes: IsolatedVmRuntime[] = []
+    const make = (options: IsolatedVmRuntimeOptions = {}): IsolatedVmRuntime => {
+      const created = createIsolatedVmRuntime({ processes: 1, ...options })
+      runtimes.push(created)
+      return created
+    }
+    afterAll(() => Promise.all(runtimes.splice(0).map((r) => r.dispose())))
+
+    /** The shared runtime: two engine processes, one run each. */
+    let rt: IsolatedVmRuntime
+    let keys = 0
+    /** A session key no other test uses. */
+    const fresh = (name: string): string => `${name}-${++keys}`
+    const run = (session: string | undefined, code: string, extra: Partial<CodeRunRequest> = {}, on: IsolatedVmRuntime = rt): Promise<CodeRunResult> =>
+      on.run(request(code, { ...(session === undefined ? {} : { session }), ...extra }))
+    /** A run expected to succeed: its value. */
+    const value = async (session: string | undefined, code: string, extra: Partial<CodeRunRequest> = {}, on: IsolatedVmRuntime = rt): Promise<JsonValue | undefined> => {
+      const result = await run(session, code, extra, on)
+      expect(result.error, `${code}: ${JSON.stringify(result.error)}`).toBeUndefined()
+      return result.value
+    }
+
+    beforeAll(async () => {
+      rt = make({ processes: 2 })
+      await Promise.all([value(undefined, 'return 1'), value(undefined, 'return 1')])
+    })
+
+    test('top-level const, let, var, function and class declarations are seen by the next program of the session', async () => {
+      const s = fresh('declarations')
+      await value(s, 'const c = 1\nlet l = 2\nvar v = 3\nfunction f(x) { return x * 10 }\nclass K { constructor(n) { this.n = n } twice() { return this.n * 2 } }\nconst { p, q: [r] } = { p: 4, q: [5] }')
+      expect(await value(s, 'l = l + 1; return [c, l, v, f(4), new K(6).twice(), new K(1) instanceof K, p, r]')).toEqual([1, 3, 3, 40, 12, true, 4, 5])
+      expect(await value(s, 'return l')).toBe(3)
+      const ts = fresh('typescript')
+      await value(ts, 'const n: number = 5\nfunction area(side: number): number { return side * side }', { language: 'typescript' })
+      expect(await value(ts, 'return area(n)', { language: 'typescript' })).toBe(25)
+    })
+
+    test('a Map on globalThis keeps its identity and contents across programs', async () => {
+      const s = fresh('map')
+      await value(s, 'globalThis.m = new Map([["a", 1]]); globalThis.same = m; return m.size')
+      await value(s, 'm.set("b", { deep: [2] }); return m.size')
+      expect(await value(s, 'return [m === same, m instanceof Map, [...m.keys()], m.get("b").deep[0]]')).toEqual([true, true, ['a', 'b'], 2])
+    })
+
+    test('tools work in every run of a session, also from a function an earlier program declared', async () => {
+      const s = fresh('tools')
+      expect(await value(s, 'async function twice(n) { return tools.double({ n }) }\nconst got = await twice(21); return got')).toBe(42)
+      expect(await value(s, 'const more = await Promise.all([twice(1), tools.echo({ k: "v" })]); return [got, more]')).toEqual([42, [2, { k: 'v' }]])
+      const probe = 'try { await tools.fail({}) } catch (e) { return [e instanceof ToolCallError, e.name] } return "no throw"'
+      expect(await value(s, probe)).toEqual([true, 'ToolCallError'])
+      expect(await value(s, 'console.log("from", got); return more[1].k')).toBe('v')
+      const logged = await run(s, 'console.log("second", got)')
+      expect(logged.logs).toEqual(['second 42'])
+    })
+
+    test("state never crosses sessions, a plain run sees none of it, and a session sees no plain run's globals", async () => {
+      const a = fresh('iso-a')
+      const b = fresh('iso-b')
+      await value(a, 'const secret = "a"; globalThis.onGlobal = "a"; function fa() { return 1 }')
+      expect(await value(a, 'return [secret, onGlobal, typeof fa]')).toEqual(['a', 'a', 'function'])
+      expect(await value(b, 'return [typeof secret, typeof onGlobal, typeof fa]')).toEqual(['undefined', 'undefined', 'undefined'])
+      expect(await value(undefined, 'return [typeof secret, typeof onGlobal, typeof fa]')).toEqual(['undefined', 'undefined', 'undefined'])
+      await value(undefined, 'globalThis.plain = 1; var plainVar = 2')
+      expect(await value(a, 'return [typeof plain, typeof plainVar, secret]')).toEqual(['undefined', 'undefined', 'a'])
+      expect(await value(b, 'const secret = "b"; return secret')).toBe('b')
+      expect(await value(a, 'return secret')).toBe('a')
+    })
+
+    test('three sessions interleaved with plain runs, two at a time on two engine processes, each keep exactly their own state', async () => {
+      const sessions = [fresh('mix-a'), fresh('mix-b'), fresh('mix-c')]
+      for (const s of sessions) await value(s, `const tag = ${JSON.stringify(s)}; let count = 0; const seen = []`)
+      // 20 rounds; each runs two of (a session's next program, a plain run), never two of one session.
+      const counts = new Map(sessions.map((s) => [s, 0]))
+      const step = async (session: string | undefined): Promise<void> => {
+        if (session === undefined) {
+          expect(await value(undefined, 'const r = [typeof tag, typeof count]; globalThis.tag = "plain"; await tools.echo({}); return r')).toEqual(['undefined', 'undefined'])
+          return
+        }
+        const n = (counts.get(session) as number) + 1
+        counts.set(session, n)
+        const got = await run(session, 'count += 1; seen.push(count); await tools.echo({}); return [tag, count, seen.length]')
+        expect(got.value).toEqual([session, n, n])
+        expect(info(got)).toMatchObject({ fresh: false, kept: true, runs: n + 1 })
+      }
+      const pool: (string | undefined)[] = [...sessions, undefined]
+      for (let round = 0; round < 20; round++) {
+        const first = pool[round % pool.length]
+        const second = pool[(round * 3 + 1) % pool.length]
+        await Promise.all(first === second ? [step(first)] : [step(first), step(second)])
+      }
+      for (const s of sessions) expect(await value(s, 'return [tag, count]')).toEqual([s, counts.get(s)])
+    }, 30_000)
+
+    test('result.session: fresh only on the first run, kept, the run count and the heap bytes held', async () => {
+      const s = fresh('info')
+      const first = info(await run(s, 'const x = 1'))
+      expect(first).toMatchObject({ key: s, fresh: true, kept: true, runs: 1 })
+      expect(first.bytes).toBeGreaterThan(0)
+      expect(first.note).toBeUndefined()
+      const second = info(await run(s, 'return x'))
+      expect(second).toMatchObject({ key: s, fresh: false, kept: true, runs: 2 })
+      expect(second.bytes).toBeGreaterThan(0)
+      expect(info(await run(s, 'return x')).runs).toBe(3)
+      expect((await run(undefined, 'return 1')).session).toBeUndefined()
+    })
+
+    test('a program that throws, overflows its stack, does not compile or returns what JSON cannot hold keeps the session', async () => {
+      const s = fresh('clean-ends')
+      const thrown = await run(s, 'const before = 1\nglobalThis.alsoBefore = 2\nthrow new Error("stop here")\nconst after = 3')
+      expect(thrown.error?.kind).toBe('exception')
+      expect(info(thrown).kept).toBe(true)
+      const deep = await run(s, 'const depth = 1; function down(n) { return down(n + 1) + 1 } down(0)')
+      expect(deep.error?.kind).toBe('exception')
+      expect(deep.error?.message).toMatch(/call stack/)
+      expect(info(deep).kept).toBe(true)
+      const syntax = await run(s, 'return (')
+      expect(syntax.error?.kind).toBe('syntax')
+      expect(info(syntax)).toMatchObject({ kept: true, fresh: false })
+      const invalid = await run(s, 'const fn = () => 1; return fn')
+      expect(invalid.error?.kind).toBe('invalid-output')
+      expect(info(invalid).kept).toBe(true)
+      const big = await run(s, 'const huge = "y".repeat(2000); return huge', { limits: { maxOutputBytes: 100 } })
+      expect(big.error?.kind).toBe('output-limit')
+      expect(info(big).kept).toBe(true)
+      expect(await value(s, 'return [before, alsoBefore, typeof after, depth, fn(), huge.length]')).toEqual([1, 2, 'undefined', 1, 1, 2000])
+    })
+
+    const never = (name: string, args: JsonValue): Promise<JsonValue> => (name === 'hold' ? new Promise<JsonValue>(() => undefined) : call(name, args))
+    for (const [how, code, limits] of [
+      ['its CPU limit', 'globalThis.during = 1; while (true) {}', { cpuMs: 200 }],
+      ['its wall limit (the guest waiting on a tool)', 'globalThis.during = 1; await tools.hold({})', { wallMs: 300 }],
+      ['a log flood over maxOutputBytes', 'for (;;) console.log("flood")', { maxOutputBytes: 2000 }],
+    ] as const) {
+      test(`a run stopped by ${how} loses the session: the next run starts fresh, with a note saying why`, async () => {
+        const s = fresh('stopped')
+        await value(s, 'const earlier = "kept"')
+        const stopped = await run(s, code, { limits, call: never })
+        expect(stopped.error?.kind).toMatch(/timeout|output-limit/)
+        expect(info(stopped)).toMatchObject({ kept: false, bytes: 0, fresh: false })
+        expect(info(stopped).note).toContain(`ended as ${stopped.error?.kind ?? ''}`)
+        const next = await run(s, 'return [typeof earlier, typeof during]')
+        expect(next.value).toEqual(['undefined', 'undefined'])
+        expect(info(next)).toMatchObject({ fresh: true, kept: true })
+        expect(info(next).note).toMatch(new RegExp(`earlier state was dropped: .*ended as ${stopped.error?.kind ?? ''}`))
+        expect(info(await run(s, 'return 1')).note).toBeUndefined()
+      })
+    }
+
+    test('an aborted run loses the session', async () => {
+      const s = fresh('abort')
+      await value(s, 'const earlier = "kept"')
+      const controller = new AbortController()
+      const hold = holdTool()
+      const running = run(s, 'await tools.hold({}); return 1', { call: hold.call, signal: controller.signal })
+      await hold.entered
+      controller.abort()
+      const aborted = await running
+      expect(aborted.error?.kind).toBe('abort')
+      expect(info(aborted).kept).toBe(false)
+      const next = await run(s, 'return typeof earlier')
+      expect(next.value).toBe('undefined')
+      expect(info(next).fresh).toBe(true)
+      expect(info(next).note).toMatch(/ended as abort/)
+    })
+
+    test('jobs a program leaves behind run on; one still busy past the end loses the session, and the runtime is fine', async () => {
+      const s = fresh('leftover')
+      const first = await run(s, 'Promise.resolve().then(() => 0).then(() => { globalThis.late = 1 }); return typeof globalThis.late')
+      expect(first.value).toBe('undefined')
+      expect(await value(s, 'return globalThis.late')).toBe(1)
+      // The loop runs after the job that reports the program's value.
+      const busy = await run(s, 'Promise.resolve().then(() => 0).then(() => 0).then(() => { for (;;) {} }); return "answered"')
+      expect(busy.value).toBe('answered')
+      expect(info(busy).kept).toBe(false)
+      expect(info(busy).note).toMatch(/jobs the program left/)
+      const next = await run(s, 'return typeof late')
+      expect(next.value).toBe('undefined')
+      expect(info(next).fresh).toBe(true)
+      expect(await value(undefined, 'return 2')).toBe(2)
+    })
+
+    test('a session runs one program at a time: a concurrent run of it ends as limit, naming the session', async () => {
+      const s = fresh('busy')
+      await value(s, 'let hits = 0')
+      const hold = holdTool()
+      const first = run(s, 'hits += 1; await tools.hold({}); return hits', { call: hold.call })
+      await hold.entered
+      const second = await run(s, 'hits += 1; return hits')
+      expect(second.error?.kind).toBe('limit')
+      expect(second.error?.message).toContain(`"${s}"`)
+      expect(second.session).toBeUndefined()
+      hold.release()
+      expect((await first).value).toBe(1)
+      expect(await value(s, 'return hits')).toBe(1)
+    })
+
+    test('endSession drops the session (true; the next run is fresh); unknown keys resolve false; a bad key is misuse', async () => {
+      const s = fresh('end')
+      await value(s, 'const x = 1')
+      expect(await rt.endSession?.(s)).toBe(true)
+      const after = await run(s, 'return typeof x')
+      expect(after.value).toBe('undefined')
+      expect(info(after)).toMatchObject({ fresh: true, runs: 1 })
+      expect(info(after).note).toBeUndefined()
+      expect(await rt.endSession?.(fresh('never-used'))).toBe(false)
+      expect(await rt.endSession?.(s)).toBe(true)
+      expect(await rt.endSession?.(s)).toBe(false)
+      await expect(rt.endSession?.('')).rejects.toBeInstanceOf(SandboxUsageError)
+      expect('suspendSession' in rt).toBe(false)
+      expect('resumeSession' in rt).toBe(false)
+    })
+
+    test('endSession during a run: the run finishes, its isolate is not kept, and the next run is fresh', async () => {
+      const s = fresh('end-during')
+      await value(s, 'const x = 1')
+      const hold = holdTool()
+      const running = run(s, 'globalThis.y = 2; await tools.hold({}); return x', { call: hold.call })
+      await hold.entered
+      expect(await rt.endSession?.(s)).toBe(true)
+      hold.release()
+      const result = await running
+      expect(result.value).toBe(1)
+      expect(info(result).kept).toBe(false)
+      const next = await run(s, 'return [typeof x, typeof y]')
+      expect(next.value).toEqual(['undefined', 'undefined'])
+      expect(info(next).fresh).toBe(true)
+    })
+
+    test('a session idle past idleTtlMs is dropped: its next run is fresh, with a note naming idleTtlMs', async () => {
+      const limited = make({ sessions: { idleTtlMs: 50 } })
+      expect(info(await run('t', 'const x = 1', {}, limited)).kept).toBe(true)
+      await sleep(300)
+      const next = await run('t', 'return typeof x', {}, limited)
+      expect(next.value).toBe('undefined')
+      expect(info(next).fresh).toBe(true)
+      expect(info(next).note).toMatch(/idleTtlMs/)
+    })
+
+    test('past maxSessions a new session drops the least recently used one (fresh, note naming maxSessions); the others keep theirs', async () => {
+      const limited = make({ sessions: { maxSessions: 2 } })
+      await value('a', 'const who = "a"', {}, limited)
+      await value('b', 'const who = "b"', {}, limited)
+      await value('c', 'const who = "c"', {}, limited)
+      const b = await run('b', 'return who', {}, limited)
+      expect(b.value).toBe('b')
+      expect(info(b).fresh).toBe(false)
+      const a = await run('a', 'return typeof who', {}, limited)
+      expect(a.value).toBe('undefined')
+      expect(info(a)).toMatchObject({ fresh: true })
+      expect(info(a).note).toMatch(/maxSessions/)
+      expect(await value('b', 'return who', {}, limited)).toBe('b')
+    })
+
+    test('a run that leaves more heap than maxSessionBytes is not kept (note naming maxSessionBytes); the next run is fresh', async () => {
+      const limited = make({ sessions: { maxSessionBytes: 4 * 1024 * 1024 } })
+      const small = await run('big', 'const before = "small"', {}, limited)
+      expect(info(small)).toMatchObject({ kept: true })
+      expect(info(small).bytes).toBeLessThanOrEqual(4 * 1024 * 1024)
+      const big = await run('big', 'globalThis.huge = Array.from({ length: 200000 }, (_, i) => "item " + i); return huge.length', {}, limited)
+      expect(big.value).toBe(200000)
+      expect(info(big)).toMatchObject({ kept: false, bytes: 0 })
+      expect(info(big).note).toMatch(/maxSessionBytes/)
+      const next = await run('big', 'return [typeof before, typeof huge]', {}, limited)
+      expect(next.value).toEqual(['undefined', 'undefined'])
+      expect(info(next)).toMatchObject({ fresh: true, kept: true })
+      expect(info(next).note).toMatch(/maxSessionBytes/)
+    })
+
+    test("a session run waits for the engine keeping its isolate; one that ends while waiting leaves the session as it was", async () => {
+      // Runs admitted beyond the one engine's place wait in the pool's queue.
+      const own = make({ maxConcurrentRuns: 3 })
+      await value('s', 'const x = 1', {}, own)
+      // The only engine is busy: the session's run waits for it.
+      const hold = holdTool()
+      const plain = run(undefined, 'return await tools.hold({})', { call: hold.call }, own)
+      await hold.entered
+      const controller = new AbortController()
+      const waiting = run('s', 'x = 2; return x', { signal: controller.signal }, own)
+      await sleep(50)
+      controller.abort()
+      const aborted = await waiting
+      expect(aborted.error?.kind).toBe('abort')
+      expect(info(aborted)).toMatchObject({ kept: false, fresh: false })
+      expect(info(aborted).note).toMatch(/before it started; the session keeps its state from before the run/)
+      const timedOut = await run('s', 'x = 3; return x', { limits: { wallMs: 200 } }, own)
+      expect(timedOut.error?.kind).toBe('timeout')
+      expect(info(timedOut).kept).toBe(false)
+      hold.release()
+      await plain
+      const next = await run('s', 'return x', {}, own)
+      expect(next.value).toBe(1)
+      expect(info(next)).toMatchObject({ fresh: false, kept: true })
+      expect(info(next).note).toBeUndefined()
+    })
+
+    test('an engine process that dies takes its sessions with it: their next run is fresh, with a note; the runtime goes on', async () => {
+      const own = make()
+      await value('s', 'const x = 1', {}, own)
+      expect(await value('s', 'return x', {}, own)).toBe(1)
+      const pid = own.processIds[0] as number
+      process.kill(pid, 'SIGKILL')
+      await until(() => own.processIds.length === 1 && !own.processIds.includes(pid), 'the killed engine process is replaced')
+      const next = await run('s', 'return typeof x', {}, own)
+      expect(next.error).toBeUndefined()
+      expect(next.value).toBe('undefined')
+      expect(info(next)).toMatchObject({ fresh: true, kept: true })
+      expect(info(next).note).toMatch(/engine .*is gone/)
+      expect(await value('s', 'return typeof x', {}, own)).toBe('undefined')
+      // A session whose engine dies during its run: the run is a crash, and the session starts over.
+      const hold = holdTool()
+      const running = run('s', 'const y = 1; await tools.hold({})', { call: hold.call }, own)
+      await hold.entered
+      process.kill(own.processIds[0] as number, 'SIGKILL')
+      const crashed = await running
+      expect(crashed.error?.kind).toBe('crash')
+      expect(info(crashed).kept).toBe(false)
+      await until(() => own.processIds.length === 1, 'the killed engine process is replaced')
+      const after = await run('s', 'return typeof y', {}, own)
+      expect(after.value).toBe('undefined')
+      expect(info(after).fresh).toBe(true)
+    })
+
+    test('dispose with live sessions completes, kills the engine processes, and runs after it reject', async () => {
+      const own = createIsolatedVmRuntime({ processes: 2 })
+      await Promise.all([value('a', 'globalThis.x = [1, 2, 3]', {}, own), value('b', 'const y = 2', {}, own)])
+      expect(await value('a', 'return x.length', {}, own)).toBe(3)
+      const pids = [...own.processIds]
+      await own.dispose()
+      for (const pid of pids) expect(isAlive(pid)).toBe(false)
+      await expect(run('a', 'return x', {}, own)).rejects.toMatchObject({ name: 'SandboxUsageError', code: 'SANDBOX_DISPOSED' })
+    })
+
+    test.each(['process', 'none'])('a pending session run keeps the host process alive until it settles (%s containment)', async (containment) => {
+      const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm')).href
+      const fixture = fileURLToPath(new URL('./fixtures/session-host.ts', import.meta.url))
+      const { stdout } = await promisify(execFile)(process.execPath, ['--no-node-snapshot', '--conditions=@ptc/source', '--import', tsx, fixture, containment], { timeout: 15_000 })
+      expect(stdout.trim()).toBe('100')
+    })
+
+    describe("containment: 'none'", () => {
+      let inline: IsolatedVmRuntime
+      beforeAll(() => {
+        inline = make({ containment: 'none' })
+      })
+
+      test('state is kept and isolated, a timed-out run loses the session, and endSession works', async () => {
+        await value('a', 'const tag = "a"; let n = 0', {}, inline)
+        await value('b', 'const tag = "b"', {}, inline)
+        expect(await value('a', 'n += 1; return [tag, n, (await tools.double({ n: 2 }))]', {}, inline)).toEqual(['a', 1, 4])
+        expect(await value(undefined, 'return typeof tag', {}, inline)).toBe('undefined')
+        const stopped = await run('a', 'while (true) {}', { limits: { cpuMs: 100 } }, inline)
+        expect(stopped.error?.kind).toBe('timeout')
+        expect(info(stopped).kept).toBe(false)
+        const next = await run('a', 'return typeof tag', {}, inline)
+        expect(next.value).toBe('undefined')
+        expect(info(next).note).toMatch(/ended as timeout/)
+        expect(await value('b', 'return tag', {}, inline)).toBe('b')
+        expect(await inline.endSession?.('b')).toBe(true)
+        expect(await value('b', 'return typeof tag', {}, inline)).toBe('undefined')
+      })
+
+      test('dispose with live sessions completes, and nothing keeps running', async () => {
+        const own = createIsolatedVmRuntime({ containment: 'none' })
+        await value('a', 'globalThis.x = 1', {}, own)
+        const leftover = await run('b', 'Promise.resolve().then(() => 0).then(() => 0).then(() => { for (;;) {} }); return 1', {}, own)
+        expect(info(leftover).kept).toBe(false)
+        await own.dispose()
+        const growth = await cpuGrowth([], 100, 500)
+        expect(growth.self).toBeLessThan(250)
+      })
+    })
+  },
+)
