@@ -370,10 +370,14 @@ export class EngineImage {
         return `the session's memory (${mib(session.byteLength)} MiB) does not fit this run's memory cap (${mib(this.loaded.capBytes)} MiB)`
       }
       // Grown through the engine's allocator, so the emscripten runtime sees the new size; reset after.
-      const block = this.#heap._malloc(session.byteLength - this.loaded.memory.buffer.byteLength)
-      if (block === 0) return `the session's memory (${mib(session.byteLength)} MiB) could not be allocated`
-      this.#heap._free(block)
+      // A block from the break up to the size needed (the break, not the memory's end, is where it goes).
+      const brk = this.#heapEnd()
+      const block = this.#heap._malloc(session.byteLength - Math.min(brk, session.byteLength - PAGE_BYTES))
+      if (block !== 0) this.#heap._free(block)
       this.reset()
+      if (block === 0 || this.loaded.memory.buffer.byteLength < session.byteLength) {
+        return `the session's memory (${mib(session.byteLength)} MiB) could not be allocated`
+      }
     }
     if (this.#dirtyTop > this.#bootedEnd) {
       zeroBetween(Buffer.from(this.loaded.memory.buffer), this.#bootedEnd, this.#dirtyTop)

@@ -96,6 +96,18 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('session memory
     two.dispose()
   })
 
+  test('a memory larger than a fresh image restores on it: the image grows to the size from wherever its heap ends', async () => {
+    const one = await boot()
+    // About 24 MiB of string data: the memory grows past a fresh image's 16 MiB.
+    const memory = memoryOf(runOn(one, 'globalThis.big = "x".repeat(24 * 1024 * 1024); return big.length', {}))
+    expect(memory.byteLength).toBeGreaterThan(24 * 1024 * 1024)
+    const two = await boot()
+    expect(two.loaded.memory.buffer.byteLength).toBeLessThan(memory.byteLength)
+    expect(runOn(two, 'return [big.length, big.slice(-3)]', { id: memory.id, memory }).valueJson).toBe(`[${24 * 1024 * 1024},"xxx"]`)
+    one.dispose()
+    two.dispose()
+  })
+
   test("a memory whose fingerprint is altered is refused as crash naming the engine build; one larger than the module's cap as memory", async () => {
     const image = await boot()
     const memory = memoryOf(runOn(image, 'globalThis.kept = 1', {}))
