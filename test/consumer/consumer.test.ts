@@ -253,6 +253,16 @@ describe('a project outside the repository, as the README says', () => {
       expect(JSON.stringify(json)).toContain(':ptc:5')
     }, 60_000)
 
+    test('ptc run --session-state keeps a sandbox session across processes, from the installed packages', async () => {
+      writeFileSync(join(plain, 'count.ts'), 'globalThis.count = (globalThis.count ?? 0) + 1\nconst sum: number = await tools.add({ a: count, b: 100 })\nreturn sum\n')
+      for (const expected of ['101', '102']) {
+        const result = await ptc(['run', 'count.ts', '--tools', 'tools.ts', '--session-state', 'consumer'], plain)
+        expectOk(result, 'ptc run --session-state')
+        expect(result.stdout.trim()).toBe(expected)
+      }
+      expect(existsSync(join(plain, '.ptc/sessions/secret'))).toBe(true)
+    }, 60_000)
+
     test('ptc check finds the program that breaks the declarations, and passes the one that keeps them', async () => {
       expectOk(await ptc(['check', 'sum.ts', '--tools', 'tools.ts'], plain), 'ptc check sum.ts')
       const wrong = await ptc(['check', 'wrong.ts', '--tools', 'tools.ts'], plain)
