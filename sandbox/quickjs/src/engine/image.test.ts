@@ -1,38 +1,8 @@
 import { describe, expect, test } from 'vitest'
-import { DEFAULT_LIMITS, type CodeRunLimits } from '@ptc/sandbox'
-import { wrapProgram } from '@ptc/sandbox/backend'
+import type { CodeRunLimits } from '@ptc/sandbox'
+import { LIMITS, runOn } from './fixtures/run-on.js'
 import { EngineImage } from './image.js'
 import { loadModule, type QuickJSVariantName } from './module.js'
-import type { EngineRunOutcome, SubCallRequest } from './protocol.js'
-import { EngineRun } from './run.js'
-
-const LIMITS: CodeRunLimits = { ...DEFAULT_LIMITS, memoryBytes: 32 * 1024 * 1024 }
-
-/** Runs one program body on `image` to completion, answering every sub-call with its arguments. */
-function runOn(image: EngineImage, body: string, limits: Partial<CodeRunLimits> = {}): EngineRunOutcome {
-  let outcome: EngineRunOutcome | undefined
-  let pending: SubCallRequest[] = []
-  const engine = new EngineRun(
-    image,
-    { source: wrapProgram(body), bindings: ['echo'], limits: { ...LIMITS, ...limits }, wallRemainingMs: limits.wallMs ?? LIMITS.wallMs },
-    {
-      flush: (calls) => {
-        pending = pending.concat(calls)
-      },
-      done: (o) => {
-        outcome = o
-      },
-    },
-    new Int32Array(1),
-  )
-  engine.start()
-  while (outcome === undefined && pending.length > 0) {
-    const batch = pending.splice(0)
-    engine.deliver(`[${batch.map(([id, , args]) => `[${id},1,${args}]`).join(',')}]`, batch.length)
-  }
-  if (outcome === undefined) throw new Error('the engine run did not finish')
-  return outcome
-}
 
 describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('EngineImage (%s)', (variant) => {
   test('every run starts from the booted memory, and the runtime frees cleanly after many mixed runs', async () => {
@@ -51,7 +21,7 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('EngineImage (%
     ]
     for (let round = 0; round < 5; round++) {
       for (const [body, limits, kind] of programs) {
-        const outcome = runOn(image, body, limits)
+        const outcome = runOn(image, body, { limits })
         expect(outcome.broken, body).toBe(false)
         expect(outcome.error?.kind, `${body}: ${JSON.stringify(outcome.error)}`).toBe(kind)
         // The memory the next run starts from is the booted image (the random seed aside).

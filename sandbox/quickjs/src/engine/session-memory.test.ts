@@ -1,40 +1,12 @@
 import { Buffer } from 'node:buffer'
 import { describe, expect, test } from 'vitest'
-import { DEFAULT_LIMITS, type CodeRunLimits } from '@ptc/sandbox'
-import { wrapProgram } from '@ptc/sandbox/backend'
+import { LIMITS, runOn } from './fixtures/run-on.js'
 import { EngineImage, type SessionMemory } from './image.js'
 import { loadModule, type QuickJSVariantName } from './module.js'
-import type { EngineRunInput, EngineRunOutcome, SubCallRequest } from './protocol.js'
-import { EngineRun } from './run.js'
+import type { EngineRunInput, EngineRunOutcome } from './protocol.js'
 
-const LIMITS: CodeRunLimits = { ...DEFAULT_LIMITS, memoryBytes: 32 * 1024 * 1024 }
-
-/** Runs one program body on `image` to completion (a session run when `session` is given), answering every sub-call with its arguments. */
-function runOn(image: EngineImage, body: string, session?: EngineRunInput['session']): EngineRunOutcome {
-  let outcome: EngineRunOutcome | undefined
-  let pending: SubCallRequest[] = []
-  const input: EngineRunInput = { source: wrapProgram(body), bindings: ['echo'], limits: LIMITS, wallRemainingMs: LIMITS.wallMs, ...(session === undefined ? {} : { session }) }
-  const engine = new EngineRun(
-    image,
-    input,
-    {
-      flush: (calls) => {
-        pending = pending.concat(calls)
-      },
-      done: (o) => {
-        outcome = o
-      },
-    },
-    new Int32Array(1),
-  )
-  engine.start()
-  while (outcome === undefined && pending.length > 0) {
-    const batch = pending.splice(0)
-    engine.deliver(`[${batch.map(([id, , args]) => `[${id},1,${args}]`).join(',')}]`, batch.length)
-  }
-  if (outcome === undefined) throw new Error('the engine run did not finish')
-  return outcome
-}
+/** A session run of `body` on `image` (see `runOn`). */
+const runIn = (image: EngineImage, body: string, session?: EngineRunInput['session']): EngineRunOutcome => runOn(image, body, session === undefined ? {} : { session })
 
 /** The memory a session run left (failing the test when there is none). */
 function memoryOf(outcome: EngineRunOutcome): SessionMemory {
@@ -54,15 +26,15 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('session memory
 
   test('a new session captures none of the bytes an earlier session or plain run left on the image', async () => {
     const image = await boot()
-    const a = memoryOf(runOn(image, 'globalThis.secret = "SECRET-A-" + "x".repeat(200000) + "-END"; return 1', {}))
+    const a = memoryOf(runIn(image, 'globalThis.secret = "SECRET-A-" + "x".repeat(200000) + "-END"; return 1', {}))
     // The search can find a marker: A's own capture holds it.
     expect(has(a, 'SECRET-A-')).toBe(true)
     expect(image.resident).toBe(a.id)
     // B right after A, on the image that still holds A's memory.
-    const b1 = memoryOf(runOn(image, 'globalThis.b = 1; return typeof secret', {}))
+    const b1 = memoryOf(runIn(image, 'globalThis.b = 1; return typeof secret', {}))
     expect(has(b1, 'SECRET-A-')).toBe(false)
-    expect(runOn(image, 'globalThis.plain = "PLAIN-MARK-" + "y".repeat(200000); return plain.length').valueJson).toBe('200011')
-    const b2 = runOn(image, 'globalThis.b = 2; return [typeof secret, typeof plain]', {})
+    expect(runIn(image, 'globalThis.plain = "PLAIN-MARK-" + "y".repeat(200000); return plain.length').valueJson).toBe('200011')
+    const b2 = runIn(image, 'globalThis.b = 2; return [typeof secret, typeof plain]', {})
     expect(b2.valueJson).toBe('["undefined","undefined"]')
     const b = memoryOf(b2)
     expect(has(b, 'SECRET-A-')).toBe(false)
@@ -74,24 +46,24 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('session memory
 
   test("a session's memory is restored on the image after other runs reset it, and the program sees its state", async () => {
     const image = await boot()
-    const first = memoryOf(runOn(image, 'globalThis.kept = { a: [1, 2], m: new Map([["k", "v"]]) }', {}))
-    expect(runOn(image, 'return typeof kept').valueJson).toBe('"undefined"')
+    const first = memoryOf(runIn(image, 'globalThis.kept = { a: [1, 2], m: new Map([["k", "v"]]) }', {}))
+    expect(runIn(image, 'return typeof kept').valueJson).toBe('"undefined"')
     expect(image.resident).toBeUndefined()
-    const again = runOn(image, 'return [kept.a[1], kept.m.get("k")]', { id: first.id, memory: first })
+    const again = runIn(image, 'return [kept.a[1], kept.m.get("k")]', { id: first.id, memory: first })
     expect(again.valueJson).toBe('[2,"v"]')
     // The state stays the session's: the next run continues from this one's memory, resident in place.
     const next = memoryOf(again)
     expect(image.resident).toBe(next.id)
-    expect(runOn(image, 'kept.a.push(3); return kept.a.length', { id: next.id }).valueJson).toBe('3')
+    expect(runIn(image, 'kept.a.push(3); return kept.a.length', { id: next.id }).valueJson).toBe('3')
     image.dispose()
   })
 
   test('a session memory captured on one image restores on another freshly booted image (equal fingerprints)', async () => {
     const one = await boot()
     const two = await boot()
-    const memory = memoryOf(runOn(one, 'globalThis.kept = "from one"', {}))
+    const memory = memoryOf(runIn(one, 'globalThis.kept = "from one"', {}))
     expect(two.fingerprint).toBe(one.fingerprint)
-    expect(runOn(two, 'return kept', { id: memory.id, memory }).valueJson).toBe('"from one"')
+    expect(runIn(two, 'return kept', { id: memory.id, memory }).valueJson).toBe('"from one"')
     one.dispose()
     two.dispose()
   })
@@ -99,37 +71,37 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('session memory
   test('a memory larger than a fresh image restores on it: the image grows to the size from wherever its heap ends', async () => {
     const one = await boot()
     // About 24 MiB of string data: the memory grows past a fresh image's 16 MiB.
-    const memory = memoryOf(runOn(one, 'globalThis.big = "x".repeat(24 * 1024 * 1024); return big.length', {}))
+    const memory = memoryOf(runIn(one, 'globalThis.big = "x".repeat(24 * 1024 * 1024); return big.length', {}))
     expect(memory.byteLength).toBeGreaterThan(24 * 1024 * 1024)
     const two = await boot()
     expect(two.loaded.memory.buffer.byteLength).toBeLessThan(memory.byteLength)
-    expect(runOn(two, 'return [big.length, big.slice(-3)]', { id: memory.id, memory }).valueJson).toBe(`[${24 * 1024 * 1024},"xxx"]`)
+    expect(runIn(two, 'return [big.length, big.slice(-3)]', { id: memory.id, memory }).valueJson).toBe(`[${24 * 1024 * 1024},"xxx"]`)
     one.dispose()
     two.dispose()
   })
 
   test("a memory whose fingerprint is altered is refused as crash naming the engine build; one larger than the module's cap as memory", async () => {
     const image = await boot()
-    const memory = memoryOf(runOn(image, 'globalThis.kept = 1', {}))
-    runOn(image, 'return 0')
-    const foreign = runOn(image, 'return kept', { id: memory.id, memory: { ...memory, fingerprint: '0'.repeat(32) } })
+    const memory = memoryOf(runIn(image, 'globalThis.kept = 1', {}))
+    runIn(image, 'return 0')
+    const foreign = runIn(image, 'return kept', { id: memory.id, memory: { ...memory, fingerprint: '0'.repeat(32) } })
     expect(foreign.error?.kind).toBe('crash')
     expect(foreign.error && 'message' in foreign.error ? foreign.error.message : '').toMatch(/engine build/)
     expect(foreign.valueJson).toBeUndefined()
-    const huge = runOn(image, 'return kept', { id: memory.id, memory: { ...memory, byteLength: image.loaded.capBytes + 64 * 1024 } })
+    const huge = runIn(image, 'return kept', { id: memory.id, memory: { ...memory, byteLength: image.loaded.capBytes + 64 * 1024 } })
     expect(huge.error?.kind).toBe('memory')
     expect(huge.valueJson).toBeUndefined()
     // The image still serves the genuine memory, and plain runs.
-    expect(runOn(image, 'return kept', { id: memory.id, memory }).valueJson).toBe('1')
-    expect(runOn(image, 'return typeof kept').valueJson).toBe('"undefined"')
+    expect(runIn(image, 'return kept', { id: memory.id, memory }).valueJson).toBe('1')
+    expect(runIn(image, 'return typeof kept').valueJson).toBe('"undefined"')
     image.dispose()
   })
 
   test('a refused memory yields no session memory in the outcome (the session would keep an empty state)', async () => {
     const image = await boot()
-    const memory = memoryOf(runOn(image, 'globalThis.kept = 1', {}))
-    runOn(image, 'return 0')
-    const foreign = runOn(image, 'return kept', { id: memory.id, memory: { ...memory, fingerprint: '0'.repeat(32) } })
+    const memory = memoryOf(runIn(image, 'globalThis.kept = 1', {}))
+    runIn(image, 'return 0')
+    const foreign = runIn(image, 'return kept', { id: memory.id, memory: { ...memory, fingerprint: '0'.repeat(32) } })
     expect(foreign.error?.kind).toBe('crash')
     expect(foreign.session).toBeUndefined()
     image.dispose()
@@ -137,12 +109,12 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('session memory
 
   test('a plain run after a session run starts from the booted state, and disposing the image after session runs does not abort', async () => {
     const image = await boot()
-    const left = memoryOf(runOn(image, 'globalThis.mine = "session"; return mine', {}))
-    expect(runOn(image, 'return typeof mine', { id: left.id }).valueJson).toBe('"string"')
-    expect(runOn(image, 'return [typeof mine, typeof globalThis.mine]').valueJson).toBe('["undefined","undefined"]')
+    const left = memoryOf(runIn(image, 'globalThis.mine = "session"; return mine', {}))
+    expect(runIn(image, 'return typeof mine', { id: left.id }).valueJson).toBe('"string"')
+    expect(runIn(image, 'return [typeof mine, typeof globalThis.mine]').valueJson).toBe('["undefined","undefined"]')
     expect(image.resident).toBeUndefined()
     // Left holding a session's memory (resident), with objects and a pending job the session owns.
-    memoryOf(runOn(image, 'globalThis.more = new Array(1000).fill({ a: 1 }); Promise.resolve().then(() => 0).then(() => { globalThis.late = 1 }); return 1', {}))
+    memoryOf(runIn(image, 'globalThis.more = new Array(1000).fill({ a: 1 }); Promise.resolve().then(() => 0).then(() => { globalThis.late = 1 }); return 1', {}))
     expect(image.resident).toBeDefined()
     // JS_FreeRuntime asserts that every object was freed: a leaking or corrupted state aborts here.
     expect(() => image.dispose()).not.toThrow()
