@@ -7,7 +7,7 @@ const availability = isolatedVmAvailability()
 describe.skipIf(!availability.available)(
   `isolated-vm backend${availability.available ? '' : ` (skipped: ${availability.reason})`}`,
   () => {
-    runtimeConformance('isolated-vm', () => createIsolatedVmRuntime())
-    runtimeConformance('isolated-vm without containment', () => createIsolatedVmRuntime({ containment: 'none' }))
+    runtimeConformance('isolated-vm', () => createIsolatedVmRuntime(), { sessions: true })
+    runtimeConformance('isolated-vm without containment', () => createIsolatedVmRuntime({ containment: 'none' }), { sessions: true })
   },
 )

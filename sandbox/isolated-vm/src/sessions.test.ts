@@ -82,47 +82,6 @@ describe.skipIf(!availability.available)(
       await Promise.all([value(undefined, 'return 1'), value(undefined, 'return 1')])
     })
 
-    test('top-level const, let, var, function and class declarations are seen by the next program of the session', async () => {
-      const s = fresh('declarations')
-      await value(s, 'const c = 1\nlet l = 2\nvar v = 3\nfunction f(x) { return x * 10 }\nclass K { constructor(n) { this.n = n } twice() { return this.n * 2 } }\nconst { p, q: [r] } = { p: 4, q: [5] }')
-      expect(await value(s, 'l = l + 1; return [c, l, v, f(4), new K(6).twice(), new K(1) instanceof K, p, r]')).toEqual([1, 3, 3, 40, 12, true, 4, 5])
-      expect(await value(s, 'return l')).toBe(3)
-      const ts = fresh('typescript')
-      await value(ts, 'const n: number = 5\nfunction area(side: number): number { return side * side }', { language: 'typescript' })
-      expect(await value(ts, 'return area(n)', { language: 'typescript' })).toBe(25)
-    })
-
-    test('a Map on globalThis keeps its identity and contents across programs', async () => {
-      const s = fresh('map')
-      await value(s, 'globalThis.m = new Map([["a", 1]]); globalThis.same = m; return m.size')
-      await value(s, 'm.set("b", { deep: [2] }); return m.size')
-      expect(await value(s, 'return [m === same, m instanceof Map, [...m.keys()], m.get("b").deep[0]]')).toEqual([true, true, ['a', 'b'], 2])
-    })
-
-    test('tools work in every run of a session, also from a function an earlier program declared', async () => {
-      const s = fresh('tools')
-      expect(await value(s, 'async function twice(n) { return tools.double({ n }) }\nconst got = await twice(21); return got')).toBe(42)
-      expect(await value(s, 'const more = await Promise.all([twice(1), tools.echo({ k: "v" })]); return [got, more]')).toEqual([42, [2, { k: 'v' }]])
-      const probe = 'try { await tools.fail({}) } catch (e) { return [e instanceof ToolCallError, e.name] } return "no throw"'
-      expect(await value(s, probe)).toEqual([true, 'ToolCallError'])
-      expect(await value(s, 'console.log("from", got); return more[1].k')).toBe('v')
-      const logged = await run(s, 'console.log("second", got)')
-      expect(logged.logs).toEqual(['second 42'])
-    })
-
-    test("state never crosses sessions, a plain run sees none of it, and a session sees no plain run's globals", async () => {
-      const a = fresh('iso-a')
-      const b = fresh('iso-b')
-      await value(a, 'const secret = "a"; globalThis.onGlobal = "a"; function fa() { return 1 }')
-      expect(await value(a, 'return [secret, onGlobal, typeof fa]')).toEqual(['a', 'a', 'function'])
-      expect(await value(b, 'return [typeof secret, typeof onGlobal, typeof fa]')).toEqual(['undefined', 'undefined', 'undefined'])
-      expect(await value(undefined, 'return [typeof secret, typeof onGlobal, typeof fa]')).toEqual(['undefined', 'undefined', 'undefined'])
-      await value(undefined, 'globalThis.plain = 1; var plainVar = 2')
-      expect(await value(a, 'return [typeof plain, typeof plainVar, secret]')).toEqual(['undefined', 'undefined', 'a'])
-      expect(await value(b, 'const secret = "b"; return secret')).toBe('b')
-      expect(await value(a, 'return secret')).toBe('a')
-    })
-
     test('three sessions interleaved with plain runs, two at a time on two engine processes, each keep exactly their own state', async () => {
       const sessions = [fresh('mix-a'), fresh('mix-b'), fresh('mix-c')]
       for (const s of sessions) await value(s, `const tag = ${JSON.stringify(s)}; let count = 0; const seen = []`)
@@ -234,21 +193,6 @@ describe.skipIf(!availability.available)(
       expect(next.value).toBe('undefined')
       expect(info(next).fresh).toBe(true)
       expect(await value(undefined, 'return 2')).toBe(2)
-    })
-
-    test('a session runs one program at a time: a concurrent run of it ends as limit, naming the session', async () => {
-      const s = fresh('busy')
-      await value(s, 'let hits = 0')
-      const hold = holdTool()
-      const first = run(s, 'hits += 1; await tools.hold({}); return hits', { call: hold.call })
-      await hold.entered
-      const second = await run(s, 'hits += 1; return hits')
-      expect(second.error?.kind).toBe('limit')
-      expect(second.error?.message).toContain(`"${s}"`)
-      expect(second.session).toBeUndefined()
-      hold.release()
-      expect((await first).value).toBe(1)
-      expect(await value(s, 'return hits')).toBe(1)
     })
 
     test('endSession drops the session (true; the next run is fresh); unknown keys resolve false; a bad key is misuse', async () => {

@@ -8,8 +8,8 @@ const INLINE_SKIPS = {
     'inline isolation: dispose() cannot run while a busy guest holds the calling thread (same reason as abort during a busy loop)',
 }
 
-runtimeConformance('quickjs worker', () => createQuickJSRuntime({ isolation: 'worker' }))
-runtimeConformance('quickjs inline', () => createQuickJSRuntime({ isolation: 'inline' }), { skip: INLINE_SKIPS })
+runtimeConformance('quickjs worker', () => createQuickJSRuntime({ isolation: 'worker' }), { sessions: true })
+runtimeConformance('quickjs inline', () => createQuickJSRuntime({ isolation: 'inline' }), { skip: INLINE_SKIPS, sessions: true })
 runtimeConformance('quickjs-ng inline', () => createQuickJSRuntime({ isolation: 'inline', variant: 'quickjs-ng' }), {
   skip: INLINE_SKIPS,
 })

@@ -75,74 +75,6 @@ describe.each(MODES)('QuickJS sandbox sessions ($isolation isolation)', ({ isola
   })
   afterAll(() => rt.dispose())
 
-  test('top-level const, let, var, function and class declarations and destructured names are seen by the next program of the session', async () => {
-    const s = fresh('declarations')
-    await value(
-      s,
-      [
-        'const c = 1',
-        'let l = 2',
-        'var v = 3',
-        'function f(x) { return x * 10 }',
-        'class K { constructor(n) { this.n = n } twice() { return this.n * 2 } }',
-        'const { p, q: [r, ...rest] } = { p: 4, q: [5, 6, 7] }',
-        'return "declared"',
-      ].join('\n'),
-    )
-    expect(await value(s, 'l = l + 1; return [c, l, v, f(4), new K(6).twice(), new K(1) instanceof K, p, r, rest]')).toEqual([1, 3, 3, 40, 12, true, 4, 5, [6, 7]])
-    // The assignment of the previous program stuck.
-    expect(await value(s, 'return l')).toBe(3)
-  })
-
-  test('a TypeScript session program keeps its declarations too', async () => {
-    const s = fresh('typescript')
-    await value(s, 'const n: number = 5\ninterface Shape { side: number }\nfunction area(x: Shape): number { return x.side * x.side }', { language: 'typescript' })
-    expect(await value(s, 'return area({ side: n })', { language: 'typescript' })).toBe(25)
-  })
-
-  test('a Map put on globalThis keeps its identity and contents across programs', async () => {
-    const s = fresh('map')
-    await value(s, 'globalThis.m = new Map([["a", 1]]); globalThis.same = m; return m.size')
-    await value(s, 'm.set("b", { deep: [2] }); return m.size')
-    expect(await value(s, 'return [m === same, m instanceof Map, [...m.keys()], m.get("b").deep[0]]')).toEqual([true, true, ['a', 'b'], 2])
-  })
-
-  test('a later program may redeclare a top-level const, and the program after it sees the new value', async () => {
-    const s = fresh('redeclare')
-    await value(s, 'const c = "first"')
-    expect(await value(s, 'return c')).toBe('first')
-    expect(await value(s, 'const c = "second"; return c')).toBe('second')
-    expect(await value(s, 'return c')).toBe('second')
-  })
-
-  test('sub-calls work in session runs, and their results kept in a global are there for the next program', async () => {
-    const s = fresh('subcalls')
-    expect(await value(s, 'const got = await tools.double({ n: 21 }); return got')).toBe(42)
-    expect(await value(s, 'const more = await Promise.all([tools.double({ n: 1 }), tools.echo({ k: "v" })]); return [got, more]')).toEqual([42, [2, { k: 'v' }]])
-    expect(await value(s, 'return [got, more[1].k]')).toEqual([42, 'v'])
-  })
-
-  test('a failing tool in a session run throws a ToolCallError (instanceof), in the first and in later programs', async () => {
-    const s = fresh('tool-error')
-    const probe = 'try { await tools.fail({}) } catch (e) { return [e instanceof ToolCallError, e.name, String(e.message).includes("on purpose")] } return "no throw"'
-    expect(await value(s, `globalThis.before = 1; ${probe}`)).toEqual([true, 'ToolCallError', true])
-    expect(await value(s, probe)).toEqual([true, 'ToolCallError', true])
-    expect(await value(s, 'return before')).toBe(1)
-  })
-
-  test('state never crosses sessions, and a plain run sees none of it (nor does a session see a plain run\'s globals)', async () => {
-    const a = fresh('iso-a')
-    const b = fresh('iso-b')
-    await value(a, 'const secret = "a"; globalThis.onGlobal = "a"; function fa() { return 1 }')
-    expect(await value(a, 'return [secret, onGlobal, typeof fa]')).toEqual(['a', 'a', 'function'])
-    expect(await value(b, 'return [typeof secret, typeof onGlobal, typeof fa]')).toEqual(['undefined', 'undefined', 'undefined'])
-    expect(await value(undefined, 'return [typeof secret, typeof onGlobal, typeof fa]')).toEqual(['undefined', 'undefined', 'undefined'])
-    await value(undefined, 'globalThis.plain = 1; var plainVar = 2')
-    expect(await value(a, 'return [typeof plain, typeof plainVar, secret]')).toEqual(['undefined', 'undefined', 'a'])
-    expect(await value(b, 'const secret = "b"; return secret')).toBe('b')
-    expect(await value(a, 'return secret')).toBe('a')
-  })
-
   test('three sessions interleaved with each other and with plain runs, two runs at a time, each keep exactly their own state', async () => {
     const sessions = [fresh('mix-a'), fresh('mix-b'), fresh('mix-c')]
     for (const s of sessions) await value(s, `const tag = ${JSON.stringify(s)}; let count = 0; const seen = []`)
@@ -203,22 +135,6 @@ describe.each(MODES)('QuickJS sandbox sessions ($isolation isolation)', ({ isola
     }
   })
 
-  test('result.session: fresh only on the first run, kept, the run count and the bytes held', async () => {
-    const s = fresh('info')
-    const first = info(await run(s, 'const x = 1'))
-    expect(first).toMatchObject({ key: s, fresh: true, kept: true, runs: 1 })
-    expect(first.bytes).toBeGreaterThan(0)
-    expect(first.note).toBeUndefined()
-    const second = info(await run(s, 'return x'))
-    expect(second).toMatchObject({ key: s, fresh: false, kept: true, runs: 2 })
-    expect(second.bytes).toBeGreaterThan(0)
-    expect(info(await run(s, 'return x')).runs).toBe(3)
-  })
-
-  test('a plain run has no session info', async () => {
-    expect((await run(undefined, 'return 1')).session).toBeUndefined()
-  })
-
   test('a program that throws keeps the declarations made before the throw', async () => {
     const s = fresh('throw')
     const thrown = await run(s, 'const before = 1\nglobalThis.alsoBefore = 2\nthrow new Error("stop here")\nconst after = 3')
@@ -252,44 +168,6 @@ describe.each(MODES)('QuickJS sandbox sessions ($isolation isolation)', ({ isola
     expect(aborted.error?.kind).toBe('abort')
     const { kept } = info(aborted)
     expect(await value(s, 'return [earlier, typeof during]')).toEqual(['kept', kept ? 'number' : 'undefined'])
-  })
-
-  test('a session runs one program at a time: of two concurrent runs, exactly one is refused as limit, naming the session', async () => {
-    const s = fresh('busy')
-    await value(s, 'let hits = 0')
-    let release!: () => void
-    const released = new Promise<JsonValue>((resolve) => (release = () => resolve(null)))
-    const holding = (name: string, args: JsonValue): Promise<JsonValue> => (name === 'hold' ? released : call(name, args))
-    const code = 'hits += 1; await tools.hold({}); return hits'
-    const runs = [run(s, code, { call: holding }), run(s, code, { call: holding })]
-    // The refused run answers at once; the other waits in `hold` until then (or, if both ran, until the guard).
-    const guard = setTimeout(release, 5000)
-    await Promise.race(runs)
-    release()
-    const results = await Promise.all(runs)
-    clearTimeout(guard)
-    const refused = results.filter((r) => r.error !== undefined)
-    const served = results.filter((r) => r.error === undefined)
-    expect(refused).toHaveLength(1)
-    expect(served).toHaveLength(1)
-    expect(refused[0]?.error?.kind).toBe('limit')
-    expect(refused[0]?.error?.message).toContain(`"${s}"`)
-    expect(served[0]?.value).toBe(1)
-    // The refused run changed nothing.
-    expect(await value(s, 'return hits')).toBe(1)
-  })
-
-  test('endSession drops the state (true, the next run is fresh); an unknown key resolves false', async () => {
-    const s = fresh('end')
-    await value(s, 'const x = 1')
-    expect(await value(s, 'return typeof x')).toBe('number')
-    expect(await endSession(rt, s)).toBe(true)
-    const after = await run(s, 'return typeof x')
-    expect(after.value).toBe('undefined')
-    expect(info(after)).toMatchObject({ fresh: true, runs: 1 })
-    expect(await endSession(rt, fresh('never-used'))).toBe(false)
-    expect(await endSession(rt, s)).toBe(true)
-    expect(await endSession(rt, s)).toBe(false)
   })
 
   test('endSession during a run: the run finishes, its state is not kept, and the next run is fresh', async () => {

@@ -5,6 +5,8 @@ import type { CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '../t
 export interface ConformanceOptions {
   /** Test name -> the written reason it does not apply to this backend. */
   skip?: Record<string, string>
+  /** The backend keeps sandbox sessions (`CodeRunRequest.session`, `endSession`): run the session part. */
+  sessions?: boolean
 }
 
 /** What each part of the suite gets: the shared runtime, a way to make fresh ones, and helpers. */

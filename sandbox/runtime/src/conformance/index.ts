@@ -4,6 +4,7 @@ import { callTests } from './calls.js'
 import { makeContext, type ConformanceOptions } from './context.js'
 import { lifecycleTests } from './lifecycle.js'
 import { limitTests } from './limits.js'
+import { sessionTests } from './sessions.js'
 import { valueTests } from './values.js'
 
 export type { ConformanceOptions } from './context.js'
@@ -36,5 +37,6 @@ export function runtimeConformance(
     describe('sub-calls', () => callTests(s))
     describe('limits', () => limitTests(s))
     describe('lifecycle', () => lifecycleTests(s))
+    if (options.sessions === true) describe('sandbox sessions', () => sessionTests(s))
   })
 }
