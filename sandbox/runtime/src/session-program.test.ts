@@ -215,8 +215,14 @@ describe('wrapSessionProgram: positions', () => {
   })
 
   it('bodies the engine would reject as a function body but acorn would take are undefined too', () => {
-    expect(wrapSessionProgram('#!/usr/bin/env node\n1')).toBeUndefined()
-    expect(wrapSessionProgram('})\n(function () {')).toBeUndefined()
+    expect(wrapSessionProgram('#!/usr/bin/env node\nconst a = 1')).toBeUndefined()
+    expect(wrapSessionProgram('})\n(function () { var x')).toBeUndefined()
+  })
+
+  it('a body without any declaration word is the plain wrapper, whatever it holds (what the caller falls back to)', () => {
+    for (const body of ['return 1', 'await tools.x({})\nreturn "const"', '#!/usr/bin/env node\n1', '})\n(async () => {']) {
+      expect(wrapSessionProgram(body)).toBe(wrapProgram(body))
+    }
   })
 })
 

@@ -38,6 +38,9 @@ function parse(body: string, options: Options): Program {
  * local (the rule is applied until nothing changes); `using` declarations.
  */
 
+/** A word that can start a declaration (`let` and `using` included; a false positive only costs a parse). */
+const DECLARATION_WORD = /\b(?:const|let|var|function|class|using)\b/
+
 /** Names no program may turn into a session global, whatever the caller reserves. */
 const UNASSIGNABLE: readonly string[] = ['undefined', 'NaN', 'Infinity', 'globalThis', 'eval', 'arguments']
 
@@ -65,8 +68,14 @@ interface Edit {
   readonly text: string
 }
 
-/** The wrapped source of a session program, or undefined when acorn cannot parse the body (the caller then wraps it as usual and lets the engine report the syntax error). */
+/**
+ * The wrapped source of a session program, or undefined when acorn cannot parse the body (the caller then
+ * wraps it as usual and lets the engine report the syntax error). A body without any declaration word
+ * is not parsed: it is the plain wrapper.
+ */
 export function wrapSessionProgram(body: string, options?: { reserved?: readonly string[] }): string | undefined {
+  // No declaration keyword anywhere, no top-level declaration: the plain wrapper, without a parse.
+  if (!DECLARATION_WORD.test(body)) return `(async function () {\n${body}\n})`
   let program: Program
   try {
     program = parse(body, PARSE_OPTIONS)

@@ -321,7 +321,7 @@ export class EngineImage {
     const booted = this.#bootedBytes()
     // The pages of the bytes that differ from boot to boot always go with the session: the restored
     // memory is then exactly the captured one, whatever image it lands on.
-    const volatile = this.#sessionFacts().volatile
+    const { volatile, volatilePages } = this.#sessionFacts()
     const top = Math.max(this.#heapEnd(), ...volatile.map((at) => at + 1))
     // Changed ranges, [start, end) pairs: 64 KiB blocks compared first, then their 4 KiB pages where the
     // booted state has data; whole blocks above it (the heap the session grew: almost all its own).
@@ -330,7 +330,11 @@ export class EngineImage {
       if (ranges.length > 0 && ranges[ranges.length - 1] === start) ranges[ranges.length - 1] = end
       else ranges.push(start, end)
     }
-    const differs = (start: number, end: number): boolean => changed(view, booted, start, end) || volatile.some((at) => at >= start && at < end)
+    const holdsVolatile = (start: number, end: number): boolean => {
+      for (let page = start / PAGE_BYTES; page < end / PAGE_BYTES; page++) if (volatilePages.has(page)) return true
+      return false
+    }
+    const differs = (start: number, end: number): boolean => changed(view, booted, start, end) || holdsVolatile(start, end)
     for (let block = 0; block < top; block += ZEROS.length) {
       const end = Math.min(top, block + ZEROS.length)
       // The stack zone was just zeroed, as it booted.
@@ -554,6 +558,8 @@ export interface SessionMemory {
 interface SessionFacts {
   /** Offsets of the booted bytes that differ from one boot to the next. */
   readonly volatile: readonly number[]
+  /** The page numbers (`PAGE_BYTES`) those bytes are on. */
+  readonly volatilePages: ReadonlySet<number>
   /** Where the allocator's break is kept (`EngineImage.locateBreak`), when found. */
   readonly breakAt: number | undefined
 }
@@ -585,7 +591,7 @@ function sessionFacts(variant: QuickJSVariantName): Promise<SessionFacts> {
       }
       const breakAt = images[0].locateBreak()
       for (const image of images) image.dispose()
-      return { volatile: Object.freeze(offsets), breakAt }
+      return { volatile: Object.freeze(offsets), volatilePages: new Set(offsets.map((at) => Math.floor(at / PAGE_BYTES))), breakAt }
     })()
     facts.set(variant, found)
   }
