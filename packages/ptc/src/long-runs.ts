@@ -12,7 +12,10 @@ import { CodeRunFailedError } from './errors.js'
 export interface LongRunOptions {
   /** How long a `run_code` call (and each `wait`) waits for the program before it returns a part. */
   returnAfterMs: number
-  /** Programs running in the background at most (default 16); past it, a call waits for its program's end. */
+  /**
+   * Programs running in the background at most (default 16); past it, a call waits for its program's
+   * end. Ended programs whose last part nobody fetched are kept up to as many (the oldest goes first).
+   */
   maxBackgroundRuns?: number
   /** How long an ended program's last part is kept for its `wait` (default 10 minutes). */
   keepMs?: number
@@ -69,6 +72,12 @@ export class LongRuns {
 
   /** Takes a program that is still running into the background; its handle. */
   adopt(ctx: ToolRunContext, done: Promise<CodeRunResult>, stream: LogStream): string {
+    // Ended programs nobody fetched are bounded too: past maxBackgroundRuns of them, the oldest goes.
+    const ended = [...this.#runs].filter(([, run]) => run.ended && !run.waiting)
+    for (const [handle, run] of ended.slice(0, Math.max(0, ended.length - this.#max + 1))) {
+      clearTimeout(run.expiry)
+      this.#runs.delete(handle)
+    }
     const handle = `run-${++this.#next}`
     const run: BackgroundRun = { owner: ownerOf(ctx), stream, done, ended: false, waiting: false, expiry: undefined }
     this.#runs.set(handle, run)

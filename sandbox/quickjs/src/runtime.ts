@@ -177,18 +177,22 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     if (!host.ended) {
       this.#live.add(host)
       const memory = turn?.ok === true ? turn.entry.state : undefined
-      const session = turn === undefined ? undefined : memory === undefined ? {} : { id: memory.id, memory }
+      const maxBytes = this.#sessions.limits.maxSessionBytes
+      const session = turn === undefined ? undefined : memory === undefined ? { maxBytes } : { id: memory.id, memory, maxBytes }
       this.#engines.execute(host, { source: program.source, bindings, limits, ...(session === undefined ? {} : { session }) })
     }
     try {
       const result = await host.result
       if (turn?.ok === true) {
         const left = host.session
+        const maxSessionBytes = this.#sessions.limits.maxSessionBytes
         result.session = this.#sessions.give(
           turn.entry,
           left !== undefined
             ? { state: left, bytes: sizeOf(left) }
-            : { reason: `the run ended (${result.error?.kind ?? 'ok'}) without its engine's state; the session keeps its state from before the run` },
+            : host.sessionOver !== undefined
+              ? { reason: `the run left ${host.sessionOver} bytes of state, over the session's budget of ${maxSessionBytes} (maxSessionBytes); the session keeps its state from before the run` }
+              : { reason: `the run ended (${result.error?.kind ?? 'ok'}) without its engine's state; the session keeps its state from before the run` },
           turn.fresh,
           turn.note,
         )

@@ -310,10 +310,11 @@ export class EngineImage {
 
   /**
    * The state a session run left, as the pages that differ from the booted image; call it once the run
-   * ended and released its handles. The memory stays as it is (`resident`) until a `reset()`. Everything above the booted state was zero when
+   * ended and released its handles. The memory stays as it is (`resident`) until a `reset()`. When
+   * the changed bytes are more than `maxBytes`, nothing is copied and `{ over }` says how many there were. Everything above the booted state was zero when
    * the session's run started (`restore`), so no byte of another run's can be in it.
    */
-  capture(): SessionMemory {
+  capture(maxBytes = Number.POSITIVE_INFINITY): SessionMemory | { over: number } {
     const buffer = this.loaded.memory.buffer
     const view = Buffer.from(buffer)
     const stack = this.#stack
@@ -345,6 +346,11 @@ export class EngineImage {
     }
     let size = 0
     for (let i = 0; i < ranges.length; i += 2) size += (ranges[i + 1] as number) - (ranges[i] as number)
+    // Over the session's budget: nothing is copied (a memory bomb near the cap would cost the host its size).
+    if (size > maxBytes) {
+      this.#dirtyTop = Math.max(this.#dirtyTop, top)
+      return { over: size }
+    }
     const data = new Uint8Array(size)
     for (let i = 0, at = 0; i < ranges.length; i += 2) {
       const from = ranges[i] as number

@@ -11,9 +11,10 @@ export interface RunInput {
   /**
    * A session run: it starts from the state `id` names (none: a new session, from the booted image),
    * which `memory` holds (omitted when the engine is known to hold it: `EngineRunOutcome.resident`),
-   * and its outcome carries the memory it leaves (`EngineRunOutcome.session`).
+   * and its outcome carries the memory it leaves (`EngineRunOutcome.session`), unless that is more than
+   * `maxBytes` (the session's budget: `EngineRunOutcome.sessionOver`).
    */
-  session?: { id?: string; memory?: SessionMemory }
+  session?: { id?: string; memory?: SessionMemory; maxBytes?: number }
 }
 
 /** One run as the engine sees it (a structured-cloneable message). */
@@ -44,6 +45,8 @@ export interface EngineRunOutcome {
   session?: SessionMemory
   /** The engine kept that memory in place (`EngineImage.resident`): the session's next run there may omit it. */
   resident?: string
+  /** A session run whose memory was over `session.maxBytes`: how many bytes it changed (nothing was captured). */
+  sessionOver?: number
 }
 
 /** Where an engine run reports. `flush` runs after each pump that produced calls or logs. */

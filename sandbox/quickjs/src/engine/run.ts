@@ -364,7 +364,8 @@ export class EngineRun {
     // the memory. Only a trapped module cannot be reset: its WebAssembly stack was not unwound.
     this.#image.hooks = undefined
     // A session's memory stays in the image (`resident`) for its next run; any other run's goes now.
-    const session = this.#broken || !this.#onSessionMemory ? undefined : this.#capture()
+    const captured = this.#broken || !this.#onSessionMemory ? undefined : this.#capture()
+    const session = captured !== undefined && 'id' in captured ? captured : undefined
     if (!this.#broken && session === undefined) this.#image.reset()
     this.#ctx = undefined
     this.#rt = undefined
@@ -375,6 +376,7 @@ export class EngineRun {
       subCalls: this.#subCalls,
       broken: this.#broken,
       ...(session === undefined ? {} : { session }),
+      ...(captured !== undefined && 'over' in captured ? { sessionOver: captured.over } : {}),
     })
   }
 
@@ -382,10 +384,10 @@ export class EngineRun {
    * A session run's memory, once the run has released what it held (what the program left stays: its
    * globals, and any job it left pending, which the session's next run pumps first).
    */
-  #capture(): SessionMemory | undefined {
+  #capture(): SessionMemory | { over: number } | undefined {
     try {
       for (const handle of this.#owned.splice(0)) if (handle.alive) handle.dispose()
-      return this.#image.capture()
+      return this.#image.capture(this.#input.session?.maxBytes)
     } catch (error) {
       // A handle that cannot be released means an engine in an unknown state: the session does not keep it.
       this.#broken = true

@@ -80,6 +80,17 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('session memory
     two.dispose()
   })
 
+  test("a session run that changed more than the session's budget captures nothing, says how much, and leaves the booted image", async () => {
+    const image = await boot()
+    const over = runIn(image, 'globalThis.big = "y".repeat(2 * 1024 * 1024); return big.length', { maxBytes: 1024 * 1024 })
+    expect(over.valueJson).toBe(String(2 * 1024 * 1024))
+    expect(over.session).toBeUndefined()
+    expect(over.sessionOver).toBeGreaterThan(2 * 1024 * 1024)
+    expect(image.resident).toBeUndefined()
+    expect(runIn(image, 'return typeof big').valueJson).toBe('"undefined"')
+    image.dispose()
+  })
+
   test("a memory whose fingerprint is altered is refused as crash naming the engine build; one larger than the module's cap as memory", async () => {
     const image = await boot()
     const memory = memoryOf(runIn(image, 'globalThis.kept = 1', {}))

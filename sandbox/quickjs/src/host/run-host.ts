@@ -48,6 +48,8 @@ export class RunHost {
   #ended = false
   /** A session run that ended with its engine intact: the memory it left. */
   session: SessionMemory | undefined
+  /** A session run whose memory was over its budget: how many bytes (nothing was captured). */
+  sessionOver: number | undefined
   /** When the engine took the run (`attach`). */
   #attachedAt: number | undefined
   readonly #wallTimer: ReturnType<typeof setTimeout>
@@ -137,6 +139,7 @@ export class RunHost {
     this.#stopWaiting?.()
     this.#calls.close()
     this.session = outcome.session
+    this.sessionOver = outcome.sessionOver
     for (const log of outcome.logs) this.#log(log)
     const { startedAt } = this.#clock
     const result: CodeRunResult = {
