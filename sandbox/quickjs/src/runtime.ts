@@ -174,16 +174,18 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     // Admitted as `dispose()` began (it closed the gate, but this run already held a place).
     if (this.#disposed) host.stop('abort')
     else if (request.signal?.aborted) host.stop('abort')
-    if (!host.ended) {
-      this.#live.add(host)
-      const memory = turn?.ok === true ? turn.entry.state : undefined
-      const maxBytes = this.#sessions.limits.maxSessionBytes
-      const session = turn === undefined ? undefined : memory === undefined ? { maxBytes } : { id: memory.id, memory, maxBytes }
-      this.#engines.execute(host, { source: program.source, bindings, limits, ...(session === undefined ? {} : { session }) })
-    }
+    let given = false
     try {
+      if (!host.ended) {
+        this.#live.add(host)
+        const memory = turn?.ok === true ? turn.entry.state : undefined
+        const maxBytes = this.#sessions.limits.maxSessionBytes
+        const session = turn === undefined ? undefined : memory === undefined ? { maxBytes } : { id: memory.id, memory, maxBytes }
+        this.#engines.execute(host, { source: program.source, bindings, limits, ...(session === undefined ? {} : { session }) })
+      }
       const result = await host.result
       if (turn?.ok === true) {
+        given = true
         const left = host.session
         const maxSessionBytes = this.#sessions.limits.maxSessionBytes
         result.session = this.#sessions.give(
@@ -201,6 +203,8 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     } finally {
       this.#live.delete(host)
       accepted.release()
+      // Whatever happened on the host side, the session is not left taken.
+      if (turn?.ok === true && !given) this.#sessions.give(turn.entry, { reason: 'the run failed on the host; the session keeps its state from before the run' }, turn.fresh)
     }
   }
 
