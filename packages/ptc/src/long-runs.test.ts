@@ -1,0 +1,40 @@
+import { MemorySession, ToolsService, type Agent, type ToolExecutionResult } from '@ptc/tools'
+import { describe, expect, test } from 'vitest'
+import { createPtcExecutor } from './executor.js'
+import { FakeRuntime } from './testing/fake-runtime.js'
+import { text } from './testing/fixtures.js'
+
+/** A program the test ends when it wants: `end(value)`. */
+function deferred(): { promise: Promise<string>; end(value: string): void } {
+  let end!: (value: string) => void
+  const promise = new Promise<string>((resolve) => (end = resolve))
+  return { promise, end }
+}
+
+describe('long runs keep a bounded number of programs', () => {
+  test('an ended program nobody fetched goes when another program is taken to the background past maxBackgroundRuns', async () => {
+    const runtime = new FakeRuntime()
+    const a = deferred()
+    const b = deferred()
+    runtime.define('A', () => a.promise)
+    runtime.define('B', () => b.promise)
+    const tools = new ToolsService()
+    tools.setExecutor(createPtcExecutor({ runtime, longRuns: { returnAfterMs: 20, maxBackgroundRuns: 1 } }))
+    const agent: Agent = { id: 'agent', session: new MemorySession() }
+    let n = 0
+    const call = async (args: object): Promise<ToolExecutionResult> => {
+      const out = await tools.execute({ calls: [{ type: 'tool_call', id: `c${++n}`, name: 'run_code', arguments: JSON.stringify({ description: 'd', ...args }) }], signal: new AbortController().signal, agent, log: { turn: 1, step: n } })
+      return (out.results[0] as { result: ToolExecutionResult }).result
+    }
+    expect((await call({ code: 'A' })).value).toEqual({ logs: [], running: 'run-1' })
+    a.end('a done')
+    // The program ends in the background (its result is settled a few turns later).
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect((await call({ code: 'B' })).value).toEqual({ logs: [], running: 'run-2' })
+    const gone = await call({ wait: 'run-1' })
+    expect(gone.isError).toBe(true)
+    expect(text(gone)).toContain('no running program "run-1"')
+    b.end('b done')
+    expect((await call({ wait: 'run-2' })).value).toEqual({ logs: [], result: 'b done' })
+  })
+})
