@@ -211,22 +211,6 @@ describe.skipIf(!availability.available)(
       expect('resumeSession' in rt).toBe(false)
     })
 
-    test('endSession during a run: the run finishes, its isolate is not kept, and the next run is fresh', async () => {
-      const s = fresh('end-during')
-      await value(s, 'const x = 1')
-      const hold = holdTool()
-      const running = run(s, 'globalThis.y = 2; await tools.hold({}); return x', { call: hold.call })
-      await hold.entered
-      expect(await rt.endSession?.(s)).toBe(true)
-      hold.release()
-      const result = await running
-      expect(result.value).toBe(1)
-      expect(info(result).kept).toBe(false)
-      const next = await run(s, 'return [typeof x, typeof y]')
-      expect(next.value).toEqual(['undefined', 'undefined'])
-      expect(info(next).fresh).toBe(true)
-    })
-
     test('a session idle past idleTtlMs is dropped: its next run is fresh, with a note naming idleTtlMs', async () => {
       const limited = make({ sessions: { idleTtlMs: 50 } })
       expect(info(await run('t', 'const x = 1', {}, limited)).kept).toBe(true)

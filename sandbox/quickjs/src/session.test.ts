@@ -170,26 +170,6 @@ describe.each(MODES)('QuickJS sandbox sessions ($isolation isolation)', ({ isola
     expect(await value(s, 'return [earlier, typeof during]')).toEqual(['kept', kept ? 'number' : 'undefined'])
   })
 
-  test('endSession during a run: the run finishes, its state is not kept, and the next run is fresh', async () => {
-    const s = fresh('end-during')
-    await value(s, 'const x = 1')
-    let release!: () => void
-    const released = new Promise<JsonValue>((resolve) => (release = () => resolve(null)))
-    let entered!: () => void
-    const inside = new Promise<void>((resolve) => (entered = resolve))
-    const holding = (name: string, args: JsonValue): Promise<JsonValue> => (name === 'hold' ? (entered(), released) : call(name, args))
-    const running = run(s, 'globalThis.y = 2; await tools.hold({}); return x', { call: holding })
-    await inside
-    expect(await endSession(rt, s)).toBe(true)
-    release()
-    const result = await running
-    expect(result.value).toBe(1)
-    expect(info(result).kept).toBe(false)
-    const next = await run(s, 'return [typeof x, typeof y]')
-    expect(next.value).toEqual(['undefined', 'undefined'])
-    expect(info(next).fresh).toBe(true)
-  })
-
   test('a promise chain still unfinished when a program returns runs on: the next program sees its effect after `await null`', async () => {
     const s = fresh('leftover')
     const first = await run(s, 'Promise.resolve().then(() => 0).then(() => 0).then(() => 0).then(() => { globalThis.late = 1 }); return typeof globalThis.late')

@@ -126,6 +126,26 @@ export function sessionTests(s: SuiteContext): void {
     expect(await value(k, 'return hits')).toBe(1)
   })
 
+  s.it('endSession during a run: the run finishes, its state is not kept, and the next run is fresh', async () => {
+    const k = fresh('end-during')
+    await value(k, 'const x = 1')
+    let release!: () => void
+    const released = new Promise<JsonValue>((resolve) => (release = () => resolve(null)))
+    let entered!: () => void
+    const inside = new Promise<void>((resolve) => (entered = resolve))
+    const holding = (name: string, args: JsonValue): Promise<JsonValue> => (name === 'hold' ? (entered(), released) : tools(name, args))
+    const running = run(k, 'globalThis.y = 2; await tools.hold({}); return x', { call: holding })
+    await inside
+    expect(await endSession(k)).toBe(true)
+    release()
+    const result = await running
+    expect(result.value).toBe(1)
+    expect(info(result).kept).toBe(false)
+    const next = await run(k, 'return [typeof x, typeof y]')
+    expect(next.value).toEqual(['undefined', 'undefined'])
+    expect(info(next).fresh).toBe(true)
+  })
+
   s.it('endSession drops the state (true, the next run is fresh); an unknown key resolves false', async () => {
     const k = fresh('end')
     await value(k, 'const x = 1')
