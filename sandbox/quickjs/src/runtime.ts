@@ -181,7 +181,9 @@ export class QuickJSCodeRuntime implements CodeRuntime {
         const memory = turn?.ok === true ? turn.entry.state : undefined
         const maxBytes = this.#sessions.limits.maxSessionBytes
         const session = turn === undefined ? undefined : memory === undefined ? { maxBytes } : { id: memory.id, memory, maxBytes }
-        this.#engines.execute(host, { source: program.source, bindings, limits, ...(session === undefined ? {} : { session }) })
+        // A session program is wrapped on its engine's thread (a parse of the whole program): in a worker.
+        const source = program.session && this.#engines instanceof WorkerPool ? { sessionBody: program.body } : program.source
+        this.#engines.execute(host, { source, bindings, limits, ...(session === undefined ? {} : { session }) })
       }
       const result = await host.result
       if (turn?.ok === true) {

@@ -9,14 +9,30 @@ export const PROGRAM_LINE_OFFSET = 1
 
 /** A program ready to evaluate: `source` evaluates to an async function taking no arguments. */
 export interface PreparedProgram {
-  /** `(async function () {\n<body>\n})`: evaluate it as a script named `PROGRAM_FILENAME`. */
+  /**
+   * `(async function () {\n<body>\n})` (a session program: `wrapSessionSource(body)`, made when first
+   * read): evaluate it as a script named `PROGRAM_FILENAME`.
+   */
   readonly source: string
+  /** The program's JavaScript (stripped of TypeScript), for a backend that wraps it elsewhere (`session`). */
+  readonly body: string
+  /** A session program: its source is `wrapSessionSource(body)`, which a backend may make on its engine's thread. */
+  readonly session: boolean
   /** Maps a 1-based position in `source` to a 1-based position in the model's code. */
   mapPosition(line: number, column: number): { line: number; column: number }
 }
 
 /** The prelude's globals, which a session program's declarations never replace. */
 const SESSION_RESERVED: readonly string[] = ['tools', 'console', 'ToolCallError']
+
+/**
+ * The source of a session program: its top-level declarations become globals (`wrapSessionProgram`);
+ * a body acorn cannot parse is wrapped as usual, and the engine reports its syntax error. Parsing costs
+ * about 0.3-0.5 s per MiB of program here: a backend with an engine thread does it there.
+ */
+export function wrapSessionSource(body: string): string {
+  return wrapSessionProgram(body, { reserved: SESSION_RESERVED }) ?? wrapProgram(body)
+}
 
 /** Wraps a program body (already JavaScript) in the async function the guest calls. */
 export function wrapProgram(body: string): string {
@@ -51,10 +67,15 @@ export function programFromStripped(
   const strippedFrom = body === code ? undefined : { original: code, stripped: body }
   let originalLines: string[] | undefined
   let strippedLines: string[] | undefined
+  const session = options?.session === true
+  let source: string | undefined
   const program: PreparedProgram = {
-    // A session program's top-level declarations become globals (`wrapSessionProgram`); one acorn
-    // cannot parse is wrapped as usual, and the engine reports its syntax error.
-    source: (options?.session === true ? wrapSessionProgram(body, { reserved: SESSION_RESERVED }) : undefined) ?? wrapProgram(body),
+    get source(): string {
+      source ??= session ? wrapSessionSource(body) : wrapProgram(body)
+      return source
+    },
+    body,
+    session,
     mapPosition(line, column) {
       let l = line - PROGRAM_LINE_OFFSET
       let c = column

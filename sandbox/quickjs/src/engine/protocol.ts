@@ -1,11 +1,14 @@
 import type { CodeRunError, CodeRunLimits } from '@ptc/sandbox'
-import type { GuestErrorInfo } from '@ptc/sandbox/backend'
+import { wrapSessionSource, type GuestErrorInfo } from '@ptc/sandbox/backend'
 import type { SessionMemory } from './image.js'
 
 /** One run as its engines receive it. */
 export interface RunInput {
-  /** `PreparedProgram.source`. */
-  source: string
+  /**
+   * `PreparedProgram.source`, or a session program's body, which the engine's thread wraps
+   * (`wrapSessionSource`: a parse of the whole program, kept off the host's thread).
+   */
+  source: string | { sessionBody: string }
   bindings: readonly string[]
   limits: CodeRunLimits
   /**
@@ -18,7 +21,9 @@ export interface RunInput {
 }
 
 /** One run as the engine sees it (a structured-cloneable message). */
-export interface EngineRunInput extends RunInput {
+export interface EngineRunInput extends Omit<RunInput, 'source'> {
+  /** The program's source, wrapped. */
+  source: string
   /**
    * What was left of the run's wall ceiling when the engine took it (the wall clock started at the
    * `run()` call, on the host's thread): the engine run's own deadline is this far from its start.
@@ -79,7 +84,7 @@ export function stopOf(control: number): HostStop {
 
 /** Messages host -> worker. */
 export type ToWorker =
-  | { t: 'run'; runId: number; input: EngineRunInput }
+  | { t: 'run'; runId: number; input: RunInput & { wallRemainingMs: number } }
   | { t: 'settle'; runId: number; batch: string; count: number }
   | { t: 'stop'; runId: number; reason: HostStop }
 
@@ -88,3 +93,8 @@ export type FromWorker =
   | { t: 'ready' }
   | { t: 'flush'; runId: number; calls: SubCallRequest[]; logs: string[] }
   | { t: 'done'; runId: number; outcome: EngineRunOutcome }
+
+/** The wrapped source of a run's program (a session body is wrapped here, on the calling thread). */
+export function sourceOf(input: RunInput): string {
+  return typeof input.source === 'string' ? input.source : wrapSessionSource(input.source.sessionBody)
+}

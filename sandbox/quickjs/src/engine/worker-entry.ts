@@ -9,7 +9,7 @@ import { LogJournal } from './journal.js'
 import { ReplyMailbox, type MailboxMemory } from './mailbox.js'
 import { ModuleCache } from './module-cache.js'
 import type { QuickJSVariantName } from './module.js'
-import type { FromWorker, EngineRunInput, HostStop, ToWorker } from './protocol.js'
+import { sourceOf, type FromWorker, type HostStop, type RunInput, type ToWorker } from './protocol.js'
 import { EngineRun } from './run.js'
 
 /** What an engine worker receives in `workerData` (the pool imports this type only). */
@@ -52,7 +52,7 @@ function post(message: FromWorker): void {
   port?.postMessage(message)
 }
 
-async function begin(runId: number, input: EngineRunInput): Promise<void> {
+async function begin(runId: number, input: RunInput & { wallRemainingMs: number }): Promise<void> {
   const run: Run = { runId, engine: undefined, misses: 0, skipped: 0 }
   current = run
   const deadline = performance.now() + input.wallRemainingMs
@@ -67,7 +67,7 @@ async function begin(runId: number, input: EngineRunInput): Promise<void> {
     return
   }
   const loaded = image
-  const engine = new EngineRun(loaded, { ...input, wallRemainingMs: Math.max(0, deadline - performance.now()) }, {
+  const engine = new EngineRun(loaded, { ...input, source: sourceOf(input), wallRemainingMs: Math.max(0, deadline - performance.now()) }, {
     flush: (calls, logs) => post({ t: 'flush', runId, calls, logs }),
     logged: (text) => journal.append(text),
     done: (outcome) => {

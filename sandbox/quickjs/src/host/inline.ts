@@ -1,7 +1,7 @@
 import { ModuleCache } from '../engine/module-cache.js'
 import type { EngineImage } from '../engine/image.js'
 import type { QuickJSVariantName } from '../engine/module.js'
-import { controlOf, type RunInput } from '../engine/protocol.js'
+import { controlOf, sourceOf, type RunInput } from '../engine/protocol.js'
 import { EngineRun } from '../engine/run.js'
 import type { Engines } from './engines.js'
 import type { RunHost } from './run-host.js'
@@ -66,7 +66,7 @@ export class InlineEngines implements Engines {
       return
     }
     const control = new Int32Array(1)
-    const engine = new EngineRun(image, { ...input, wallRemainingMs: host.remainingMs }, {
+    const engine = new EngineRun(image, { ...input, source: sourceOf(input), wallRemainingMs: host.remainingMs }, {
       flush: (calls, logs) => host.flush(calls, logs),
       done: (outcome) => {
         this.#cache.release(image, outcome.broken)

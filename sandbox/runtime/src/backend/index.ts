@@ -34,6 +34,7 @@ export {
   PROGRAM_FILENAME,
   PROGRAM_LINE_OFFSET,
   wrapProgram,
+  wrapSessionSource,
   prepareProgram,
   programFromStripped,
   findProgramPosition,
