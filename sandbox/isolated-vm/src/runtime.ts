@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
-import { GUEST_PRELUDE, MAX_SESSION_KEY, PROGRAM_FILENAME, RunGate, acceptRun, preloadTypeScriptStripper, resolveSessionLimits } from '@ptc/sandbox/backend'
+import { GUEST_PRELUDE, PROGRAM_FILENAME, checkSessionKey, RunGate, acceptRun, preloadTypeScriptStripper, resolveSessionLimits } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import type { SessionLimits } from '@ptc/sandbox/session'
 import { InlineLane } from './host/inline.js'
@@ -192,10 +192,7 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
    * not kept). Whether the session existed.
    */
   async endSession(key: string): Promise<boolean> {
-    if (typeof key !== 'string' || key.length === 0 || key.length > MAX_SESSION_KEY) {
-      throw new SandboxUsageError(`a session key must be a string of 1 to ${MAX_SESSION_KEY} characters`)
-    }
-    return this.#sessions.end(key)
+    return this.#sessions.end(checkSessionKey(key))
   }
 
   dispose(): Promise<void> {

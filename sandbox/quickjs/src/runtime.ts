@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
-import { MAX_SESSION_KEY, RunGate, SessionTable, acceptRun, preloadTypeScriptStripper, resolveSessionLimits, type SessionSpill, type SessionTurn } from '@ptc/sandbox/backend'
+import { RunGate, checkSessionKey, SessionTable, acceptRun, preloadTypeScriptStripper, resolveSessionLimits, type SessionSpill, type SessionTurn } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import { randomBytes } from 'node:crypto'
 import { openSnapshot, sealSnapshot, type SessionLimits, type SessionStore, type SnapshotKey } from '@ptc/sandbox/session'
@@ -211,7 +211,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
   }
 
   async endSession(key: string): Promise<boolean> {
-    return this.#sessions.end(checkKey(key))
+    return this.#sessions.end(checkSessionKey(key))
   }
 
   /**
@@ -220,7 +220,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
    * state yet. Throws `SandboxUsageError` while one of its programs runs.
    */
   async suspendSession(key: string): Promise<Uint8Array | undefined> {
-    const saved = this.#sessions.detach(checkKey(key))
+    const saved = this.#sessions.detach(checkSessionKey(key))
     return saved === undefined ? undefined : this.#seal(key, { memory: saved.state, runs: saved.runs })
   }
 
@@ -232,7 +232,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
    */
   async resumeSession(key: string, snapshot: Uint8Array): Promise<void> {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
-    const { memory, runs } = await this.#open(checkKey(key), snapshot)
+    const { memory, runs } = await this.#open(checkSessionKey(key), snapshot)
     this.#sessions.attach(key, memory, sizeOf(memory), runs)
   }
 
@@ -270,11 +270,4 @@ export function createQuickJSRuntime(options: QuickJSRuntimeOptions = {}): CodeR
 
 function sizeOf(memory: SessionMemory): number {
   return memory.data.byteLength + memory.ranges.byteLength
-}
-
-function checkKey(key: unknown): string {
-  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_SESSION_KEY) {
-    throw new SandboxUsageError(`a session key must be a string of 1 to ${MAX_SESSION_KEY} characters`)
-  }
-  return key
 }

@@ -12,6 +12,14 @@ import { whenAborted } from './abort.js'
 /** The longest session key (`CodeRunRequest.session`). */
 export const MAX_SESSION_KEY = 256
 
+/** `key` when it is a session key (a string of 1 to `MAX_SESSION_KEY` characters); else `SandboxUsageError`. */
+export function checkSessionKey(key: unknown): string {
+  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_SESSION_KEY) {
+    throw new SandboxUsageError(`a session key must be a string of 1 to ${MAX_SESSION_KEY} characters`)
+  }
+  return key
+}
+
 /** A run admitted into a backend: what it starts, with the clock that started at the `run()` call. */
 export interface AdmittedRun {
   readonly ok: true
@@ -47,10 +55,7 @@ export async function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits
   if (request.language !== undefined && request.language !== 'typescript' && request.language !== 'javascript') {
     throw new SandboxUsageError('language must be "typescript" or "javascript"')
   }
-  const session = request.session
-  if (session !== undefined && (typeof session !== 'string' || session.length === 0 || session.length > MAX_SESSION_KEY)) {
-    throw new SandboxUsageError(`session must be a string of 1 to ${MAX_SESSION_KEY} characters`)
-  }
+  const session = request.session === undefined ? undefined : checkSessionKey(request.session)
   const bindings = validateBindings(request.bindings)
   const limits = resolveLimits(request.limits, defaults)
   const deadline = startedAt + limits.wallMs

@@ -26,7 +26,7 @@ export { fulfilEntry, messageOf, rejectEntry, settleHostCall } from '../settle.j
 export { stopError, type StopReason } from '../stop.js'
 export { HostCalls, MAX_RESULT_DEPTH, type HostCallsOptions, type ReplyFlush } from '../host-calls.js'
 export type { ResultBounds } from '../settle.js'
-export { acceptRun, MAX_SESSION_KEY, type AcceptedRun, type AdmittedRun } from '../request.js'
+export { acceptRun, checkSessionKey, MAX_SESSION_KEY, type AcceptedRun, type AdmittedRun } from '../request.js'
 export { SessionTable, resolveSessionLimits, type SessionEntry, type SessionSpill, type SessionTurn } from '../sessions.js'
 export { INLINE_STRIP_UNITS, preloadTypeScriptStripper, stripTypeScript, stripTypeScriptOffThread, mapStrippedColumn } from '../strip.js'
 export type { StripResult } from '../strip.js'
