@@ -1,11 +1,12 @@
 import { availableParallelism } from 'node:os'
 import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
 import { RunGate, checkSessionKey, SessionTable, acceptRun, preloadTypeScriptStripper, resolveSessionLimits, type SessionSpill, type SessionTurn } from '@ptc/sandbox/backend'
-import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
+import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime, DurableRun, JsonValue, ParkedCall, ResumeRunRequest, SuspendedRun, SuspendedRunState } from '@ptc/sandbox'
+import type { ParkedHostCall } from '@ptc/sandbox/backend'
 import { randomBytes } from 'node:crypto'
-import { openSnapshot, sealSnapshot, type SessionLimits, type SessionStore, type SnapshotKey } from '@ptc/sandbox/session'
+import { openSnapshot, sealSnapshot, SnapshotError, type SessionLimits, type SessionStore, type SnapshotKey } from '@ptc/sandbox/session'
 import type { SessionMemory } from './engine/image.js'
-import { decodeSession, encodeSession, sessionBuild, type SavedSession } from './host/session-snapshot.js'
+import { decodeRun, decodeSession, encodeRun, encodeSession, sessionBuild, type SavedRun, type SavedSession } from './host/session-snapshot.js'
 import type { QuickJSVariantName } from './engine/module.js'
 import type { Engines } from './host/engines.js'
 import { RunHost } from './host/run-host.js'
@@ -62,6 +63,12 @@ export interface QuickJSRuntimeOptions {
   prewarm?: boolean
   /** Sandbox sessions (`CodeRunRequest.session`): bounds, and where idle ones are suspended to. */
   sessions?: QuickJSSessionOptions
+  /**
+   * The key that authenticates what this runtime suspends (HMAC-SHA256; at least 16 bytes): sessions and
+   * durable runs (`CodeRunRequest.durable`). Every process that resumes them needs the same one. Default:
+   * `sessions.secret`, else random per runtime (then only this runtime can resume them).
+   */
+  secret?: SnapshotKey
 }
 
 /**
@@ -104,6 +111,8 @@ export class QuickJSCodeRuntime implements CodeRuntime {
   readonly #sessions: SessionTable<SessionMemory>
   readonly #variant: QuickJSVariantName
   readonly #secret: SnapshotKey
+  /** Runs `openRun` opened and `resumeRun` has not taken yet. */
+  readonly #opened = new WeakMap<SuspendedRun, SavedRun>()
   #disposed = false
   #disposing: Promise<void> | undefined
 
@@ -111,13 +120,16 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     this.#defaults = Object.freeze(resolveLimits(options.limits, DEFAULT_LIMITS))
     const { store, secret, suspendAfterMs, ...sessionLimits } = options.sessions ?? {}
     const limits = Object.freeze(resolveSessionLimits(sessionLimits))
-    if (store !== undefined && secret === undefined) {
+    if (store !== undefined && secret === undefined && options.secret === undefined) {
       throw new SandboxUsageError('sessions.store needs sessions.secret: the key that authenticates suspended sessions, the same in every process that resumes them')
     }
     if (suspendAfterMs !== undefined && !(suspendAfterMs > 0 && Number.isFinite(suspendAfterMs))) {
       throw new SandboxUsageError('sessions.suspendAfterMs must be a positive finite number')
     }
-    this.#secret = secret ?? randomBytes(32)
+    if (secret !== undefined && options.secret !== undefined && !sameKey(secret, options.secret)) {
+      throw new SandboxUsageError('secret and sessions.secret differ: give the key once (secret)')
+    }
+    this.#secret = options.secret ?? secret ?? randomBytes(32)
     this.#variant = options.variant ?? 'quickjs'
     const spill: SessionSpill<SessionMemory> | undefined =
       store === undefined
@@ -161,6 +173,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     const accepted = await acceptRun(request, this.#defaults, this.#gate)
     if (!accepted.ok) return accepted.result
     const { bindings, limits, program } = accepted
+    const durable = request.durable === undefined ? undefined : checkDurable(request.durable, request.session)
     let turn: SessionTurn<SessionMemory> | undefined
     if (request.session !== undefined) {
       turn = await this.#sessions.take(request.session)
@@ -183,9 +196,12 @@ export class QuickJSCodeRuntime implements CodeRuntime {
         const session = turn === undefined ? undefined : memory === undefined ? { maxBytes } : { id: memory.id, memory, maxBytes }
         // A session program is wrapped on its engine's thread (a parse of the whole program): in a worker.
         const source = program.session && this.#engines instanceof WorkerPool ? { sessionBody: program.body } : program.source
-        this.#engines.execute(host, { source, bindings, limits, ...(session === undefined ? {} : { session }) })
+        this.#engines.execute(host, { source, bindings, limits, ...(session === undefined ? {} : { session }), ...(durable !== undefined && { durable: true }) })
       }
       const result = await host.result
+      if (durable !== undefined && host.suspended !== undefined) {
+        result.suspended = await this.#suspended(durable, host, { code: request.code, language: request.language ?? 'typescript', bindings, limits, logs: result.logs })
+      }
       if (turn?.ok === true) {
         given = true
         const left = host.session
@@ -207,6 +223,104 @@ export class QuickJSCodeRuntime implements CodeRuntime {
       accepted.release()
       // Whatever happened on the host side, the session is not left taken.
       if (turn?.ok === true && !given) this.#sessions.give(turn.entry, { reason: 'the run failed on the host; the session keeps its state from before the run' }, turn.fresh)
+    }
+  }
+
+  /** The sealed state and parked calls of a run that suspended (`host.suspended`). */
+  async #suspended(
+    durable: DurableRun,
+    host: RunHost,
+    run: Pick<SavedRun, 'code' | 'language' | 'bindings' | 'limits' | 'logs'>,
+  ): Promise<SuspendedRunState> {
+    const s = host.suspended as NonNullable<RunHost['suspended']>
+    const saved: SavedRun = {
+      ...run,
+      memory: s.memory,
+      cpuMs: s.cpuMs,
+      subCalls: s.subCalls,
+      outputBytes: s.outputBytes,
+      wallRemainingMs: host.remainingMs,
+      parked: s.parked,
+      ...(durable.data !== undefined && { data: durable.data() }),
+    }
+    const state = await sealSnapshot(encodeRun(saved), { build: await sessionBuild(this.#variant), session: runIdentity(durable.key) }, this.#secret)
+    return { state, parked: s.parked.map(parkedCall) }
+  }
+
+  /**
+   * Opens the sealed state of a suspended run (`CodeRunResult.suspended.state`) bound to `key`, from
+   * this process or another of the same build with the same secret. Throws `SnapshotError` for bytes
+   * that are tampered with, truncated, foreign or bound to another key; nothing runs until `resumeRun`.
+   */
+  async openRun(key: string, state: Uint8Array): Promise<SuspendedRun> {
+    if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
+    const payload = openSnapshot(state, { build: await sessionBuild(this.#variant), session: runIdentity(checkSessionKey(key)) }, this.#secret)
+    let saved: SavedRun
+    try {
+      saved = decodeRun(payload)
+    } catch (error) {
+      throw new SnapshotError('tampered', error instanceof Error ? error.message : String(error))
+    }
+    const run: SuspendedRun = Object.freeze({
+      key,
+      ...(saved.data !== undefined && { data: saved.data }),
+      parked: Object.freeze(saved.parked.map(parkedCall)),
+      logs: Object.freeze([...saved.logs]),
+    })
+    this.#opened.set(run, saved)
+    return run
+  }
+
+  /**
+   * Continues a run `openRun` opened where it suspended: its parked calls are made again, first, through
+   * `request.call`; then the program goes on under the limits it started with (the wall and CPU it used,
+   * its sub-calls and output counted). Resolves with its outcome (`suspended` again if it parks again).
+   */
+  async resumeRun(run: SuspendedRun, request: ResumeRunRequest): Promise<CodeRunResult> {
+    if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
+    const saved = this.#opened.get(run)
+    if (saved === undefined) throw new SandboxUsageError('resumeRun takes a run from this runtime\'s openRun, once')
+    if (request === null || typeof request !== 'object' || typeof request.call !== 'function') throw new SandboxUsageError('resumeRun needs { call }')
+    const data = saved.data
+    const durable = checkDurable(request.durable ?? { key: run.key, ...(data !== undefined && { data: () => data }) }, undefined)
+    this.#opened.delete(run)
+    // Admitted as any run (the gate), with what was left of its wall; the limits stay the run's.
+    const { call, signal, onLog } = request
+    const again: CodeRunRequest = {
+      code: saved.code,
+      language: saved.language,
+      bindings: saved.bindings,
+      call,
+      limits: { ...saved.limits, wallMs: Math.max(1, saved.wallRemainingMs) },
+      durable,
+      ...(signal !== undefined && { signal }),
+      ...(onLog !== undefined && { onLog }),
+    }
+    const accepted = await acceptRun(again, this.#defaults, this.#gate)
+    if (!accepted.ok) return accepted.result
+    const clock = { ...accepted, limits: saved.limits }
+    const host = new RunHost(again, clock, this.#grace, saved.subCalls - saved.parked.length)
+    if (this.#disposed || signal?.aborted === true) host.stop('abort')
+    try {
+      if (!host.ended) {
+        this.#live.add(host)
+        const resume = {
+          memory: saved.memory,
+          parked: saved.parked.map((c): [number, string, string] => [c.id, c.name, c.argsJson]),
+          cpuMs: saved.cpuMs,
+          subCalls: saved.subCalls - saved.parked.length,
+          outputBytes: saved.outputBytes,
+        }
+        this.#engines.execute(host, { source: '', bindings: saved.bindings, limits: saved.limits, durable: true, resume })
+      }
+      const result = await host.result
+      if (host.suspended !== undefined) {
+        result.suspended = await this.#suspended(durable, host, { code: saved.code, language: saved.language, bindings: saved.bindings, limits: saved.limits, logs: [...saved.logs, ...result.logs] })
+      }
+      return result
+    } finally {
+      this.#live.delete(host)
+      accepted.release()
     }
   }
 
@@ -266,6 +380,28 @@ export class QuickJSCodeRuntime implements CodeRuntime {
 /** The default `CodeRuntime`: QuickJS (WebAssembly), worker isolation unless told otherwise. */
 export function createQuickJSRuntime(options: QuickJSRuntimeOptions = {}): CodeRuntime {
   return new QuickJSCodeRuntime(options)
+}
+
+/** The identity a suspended run's state is sealed under: never a session's (those are plain keys). */
+function runIdentity(key: string): string {
+  return `run\u0000${key}`
+}
+
+function checkDurable(durable: unknown, session: string | undefined): DurableRun {
+  if (typeof durable !== 'object' || durable === null) throw new SandboxUsageError('durable must be { key, data? }')
+  const { key, data } = durable as { key?: unknown; data?: unknown }
+  checkSessionKey(key)
+  if (data !== undefined && typeof data !== 'function') throw new SandboxUsageError('durable.data must be a function returning the JSON value to seal with the state')
+  if (session !== undefined) throw new SandboxUsageError('a run cannot be both durable and in a session: give durable or session')
+  return { key: key as string, ...(data !== undefined && { data: data as () => JsonValue }) }
+}
+
+function parkedCall(call: ParkedHostCall): ParkedCall {
+  return { name: call.name, args: JSON.parse(call.argsJson) as JsonValue, ...(call.detail !== undefined && { detail: call.detail }) }
+}
+
+function sameKey(a: SnapshotKey, b: SnapshotKey): boolean {
+  return Buffer.from(typeof a === 'string' ? Buffer.from(a) : a).equals(Buffer.from(typeof b === 'string' ? Buffer.from(b) : b))
 }
 
 function sizeOf(memory: SessionMemory): number {

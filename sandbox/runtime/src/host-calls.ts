@@ -1,5 +1,5 @@
 import { settleHostCall, type ResultBounds } from './settle.js'
-import type { CodeRunLimits, CodeRunRequest } from './types.js'
+import type { CodeRunLimits, CodeRunRequest, JsonValue } from './types.js'
 
 /**
  * The deepest host result a guest receives, on every backend. QuickJS parses JSON recursively on
@@ -28,6 +28,22 @@ export interface HostCallsOptions {
    * was delivered: the run must end with that failure.
    */
   stop(reason: 'abort' | 'limit-calls' | 'limit-pending'): void
+  /**
+   * A durable run (`CodeRunRequest.durable`) has `parked` calls and nothing else on the host side that
+   * could settle a guest promise: the engine may suspend once the guest waits only on those (it checks:
+   * a reply or a call may still be on its way). Called again each time this holds anew.
+   */
+  quiet?(parked: number): void
+  /** Calls the run had started before it suspended (a resumed run): they count against `maxSubCalls`. */
+  readonly started?: number
+}
+
+/** A call `request.call` parked (`parkCall`): it stays pending in the guest until the run resumes. */
+export interface ParkedHostCall {
+  readonly id: number
+  readonly name: string
+  readonly argsJson: string
+  readonly detail?: JsonValue
 }
 
 /**
@@ -56,12 +72,15 @@ export class HostCalls {
   #undelivered = 0
   #closed = false
   /** Calls started. */
-  started = 0
+  started: number
+  /** Calls parked, in the order they parked (a durable run's). */
+  readonly parked: ParkedHostCall[] = []
 
   constructor(request: CodeRunRequest, options: HostCallsOptions) {
     this.#request = request
     this.#options = options
     this.#bounds = { maxDepth: MAX_RESULT_DEPTH, maxChars: options.limits.memoryBytes }
+    this.started = options.started ?? 0
   }
 
   /** Nothing on the host side can settle a guest promise any more. */
@@ -86,11 +105,26 @@ export class HostCalls {
     this.started++
     this.#undelivered++
     this.#inHost++
-    void settleHostCall(this.#request, id, name, argsJson, this.#signal.signal, this.#bounds).then((entry) => {
+    if (this.#request.durable === undefined) {
+      void settleHostCall(this.#request, id, name, argsJson, this.#signal.signal, this.#bounds).then((entry) => {
+        if (this.#closed) return
+        this.#inHost--
+        this.#queue(entry)
+      })
+      return
+    }
+    void settleHostCall(this.#request, id, name, argsJson, this.#signal.signal, this.#bounds, true).then((entry) => {
       if (this.#closed) return
       this.#inHost--
-      this.#queue(entry)
+      if (typeof entry === 'string') return this.#queue(entry)
+      this.parked.push({ id, name, argsJson, ...(entry.detail !== undefined && { detail: entry.detail }) })
+      this.#checkQuiet()
     })
+  }
+
+  /** Parked calls, and nothing else the host could still settle: the engine may suspend (`quiet`). */
+  #checkQuiet(): void {
+    if (!this.#closed && this.parked.length > 0 && this.idle) this.#options.quiet?.(this.parked.length)
   }
 
   /** The run ended: calls still in flight see their signal abort; late results are dropped. */
@@ -118,5 +152,6 @@ export class HostCalls {
     this.#replies = []
     this.#undelivered -= count
     this.#options.deliver(batch, count)
+    this.#checkQuiet()
   }
 }

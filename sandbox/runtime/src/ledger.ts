@@ -19,8 +19,10 @@ export class OutputLedger {
   #used = 0
   #overflowed = false
 
-  constructor(maxBytes: number) {
+  /** `usedBytes`: what an earlier part of the same run already charged (a resumed run). */
+  constructor(maxBytes: number, usedBytes = 0) {
     this.maxBytes = maxBytes
+    this.#used = usedBytes
   }
 
   get usedBytes(): number {

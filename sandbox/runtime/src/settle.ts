@@ -1,4 +1,5 @@
 import { jsonText } from './json-text.js'
+import { parkingOf } from './park.js'
 import type { CodeRunRequest, JsonValue } from './types.js'
 
 /** A readable message for anything a host `call` rejected with; total. */
@@ -139,8 +140,27 @@ export function settleHostCall(
   name: string,
   argsJson: string,
   signal: AbortSignal,
+  bounds?: ResultBounds,
+): Promise<string>
+/** With `park`: a `parkCall` rejection comes back as its parking instead of an entry. */
+export function settleHostCall(
+  request: CodeRunRequest,
+  id: number,
+  name: string,
+  argsJson: string,
+  signal: AbortSignal,
+  bounds: ResultBounds,
+  park: true,
+): Promise<string | { detail?: JsonValue }>
+export function settleHostCall(
+  request: CodeRunRequest,
+  id: number,
+  name: string,
+  argsJson: string,
+  signal: AbortSignal,
   bounds: ResultBounds = {},
-): Promise<string> {
+  park = false,
+): Promise<string | { detail?: JsonValue }> {
   let pending: Promise<JsonValue>
   try {
     pending = Promise.resolve(request.call(name, JSON.parse(argsJson) as JsonValue, signal))
@@ -149,6 +169,6 @@ export function settleHostCall(
   }
   return pending.then(
     (value) => fulfilEntry(id, value, bounds),
-    (error: unknown) => rejectEntry(id, error),
+    (error: unknown) => (park ? parkingOf(error) : undefined) ?? rejectEntry(id, error),
   )
 }

@@ -73,6 +73,62 @@ export interface CodeRunRequest {
    * runs one program at a time. 1 to 256 characters.
    */
   session?: string
+  /**
+   * A resumable run (on a runtime with `resumeRun`): `call` may park a sub-call by rejecting with
+   * `parkCall(detail)` (for a decision the host waits for, such as an approval). Once every other call
+   * has settled and the program waits only on parked calls, the run suspends: its result has no value
+   * or error but `suspended`, the sealed state, bound to `key`, that `openRun` and `resumeRun` continue
+   * (here, or in another process of the same build with the same secret). `data()` is called as the run
+   * suspends; what it returns is sealed with the state and handed back by `openRun`. Without `durable`,
+   * a parked call is an ordinary rejection.
+   */
+  durable?: DurableRun
+}
+
+/** A sub-call a suspended run waits on (see `CodeRunRequest.durable`). */
+export interface ParkedCall {
+  readonly name: string
+  readonly args: JsonValue
+  /** What the host gave `parkCall`. */
+  readonly detail?: JsonValue
+}
+
+/** A run that suspended (see `CodeRunRequest.durable`). */
+export interface SuspendedRunState {
+  /** Sealed (authenticated, compressed) state: engine memory and the host's counters. */
+  readonly state: Uint8Array
+  /** The calls it waits on, in the order they were made. */
+  readonly parked: readonly ParkedCall[]
+}
+
+/** A suspended run opened by `CodeRuntime.openRun`, ready for `resumeRun`. */
+export interface SuspendedRun {
+  readonly key: string
+  readonly data?: JsonValue
+  readonly parked: readonly ParkedCall[]
+  /** The log entries of the run before it suspended, in order. */
+  readonly logs: readonly string[]
+}
+
+/** How a suspended run goes on: its program, bindings and limits are those it suspended with. */
+export interface ResumeRunRequest {
+  /**
+   * As `CodeRunRequest.call`. The parked calls are made again first, in their order, through it (each
+   * as its own call), before the program runs again.
+   */
+  call: CodeRunRequest['call']
+  signal?: AbortSignal
+  onLog?(text: string): void
+  /** The key (and data) of the run's next suspension, if it parks again; default: the same key and data. */
+  durable?: DurableRun
+}
+
+/** What binds a durable run's suspension (`CodeRunRequest.durable`). */
+export interface DurableRun {
+  /** 1 to 256 characters: the state is sealed under it, and opens only with it. */
+  key: string
+  /** The host's own data to seal with the state, read as the run suspends (a lossless JSON value). */
+  data?(): JsonValue
 }
 
 /** The failure of a run, as data. */
@@ -90,6 +146,8 @@ export interface CodeRunResult {
   stats: CodeRunStats
   /** A session run: what became of the session. */
   session?: CodeRunSessionInfo
+  /** A durable run that suspended on parked calls (no `value`, no `error`). */
+  suspended?: SuspendedRunState
 }
 
 /** What a session run did to its session. */
@@ -145,6 +203,14 @@ export interface CodeRuntime {
    * throws, changing nothing, for bytes that are tampered with, truncated or foreign.
    */
   resumeSession?(key: string, snapshot: Uint8Array): Promise<void>
+  /**
+   * Opens the state of a suspended run (`CodeRunResult.suspended.state`, from this process or another
+   * of the same build with the same secret): throws `SnapshotError` (`@ptc/sandbox/session`) for bytes
+   * tampered with, truncated, foreign or bound to another key. Present on runtimes that can suspend runs.
+   */
+  openRun?(key: string, state: Uint8Array): Promise<SuspendedRun>
+  /** Continues an opened run where it suspended (each opened run once); resolves with its outcome, as `run`. */
+  resumeRun?(run: SuspendedRun, request: ResumeRunRequest): Promise<CodeRunResult>
   /** Aborts live runs and waits for them. */
   dispose(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>

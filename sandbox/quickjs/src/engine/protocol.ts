@@ -18,6 +18,31 @@ export interface RunInput {
    * `maxBytes` (the session's budget: `EngineRunOutcome.sessionOver`).
    */
   session?: { id?: string; memory?: SessionMemory; maxBytes?: number }
+  /**
+   * A durable run (`CodeRunRequest.durable`): it starts on memory with nothing above the booted state,
+   * so that the host's `suspend` can capture exactly this run's memory.
+   */
+  durable?: true
+  /** A suspended run going on (`source` is then unused): its memory and counters as it suspended. */
+  resume?: EngineResume
+}
+
+/** What a suspended run needs to go on in an engine. */
+export interface EngineResume {
+  memory: SessionMemory
+  /** The calls it parked, made again as its first calls. */
+  parked: SubCallRequest[]
+  cpuMs: number
+  subCalls: number
+  /** What the output ledger had charged. */
+  outputBytes: number
+}
+
+/** A durable run that suspended: its memory (the guest waits on the parked calls) and counters. */
+export interface EngineSuspension {
+  memory: SessionMemory
+  /** What the output ledger had charged. */
+  outputBytes: number
 }
 
 /** One run as the engine sees it (a structured-cloneable message). */
@@ -52,6 +77,8 @@ export interface EngineRunOutcome {
   resident?: string
   /** A session run whose memory was over `session.maxBytes`: how many bytes it changed (nothing was captured). */
   sessionOver?: number
+  /** A durable run that suspended (no value, no error). */
+  suspended?: EngineSuspension
 }
 
 /** Where an engine run reports. `flush` runs after each pump that produced calls or logs. */
@@ -87,6 +114,7 @@ export type ToWorker =
   | { t: 'run'; runId: number; input: RunInput & { wallRemainingMs: number } }
   | { t: 'settle'; runId: number; batch: string; count: number }
   | { t: 'stop'; runId: number; reason: HostStop }
+  | { t: 'suspend'; runId: number; parked: number }
 
 /** Messages worker -> host. */
 export type FromWorker =
@@ -96,5 +124,6 @@ export type FromWorker =
 
 /** The wrapped source of a run's program (a session body is wrapped here, on the calling thread). */
 export function sourceOf(input: RunInput): string {
+  if (input.resume !== undefined) return ''
   return typeof input.source === 'string' ? input.source : wrapSessionSource(input.source.sessionBody)
 }

@@ -52,6 +52,12 @@ export class EngineRun {
    * that must not capture, or it would hand the session memory that is not its own.
    */
   #onSessionMemory = false
+  /** The memory is this durable run's alone (see `RunInput.durable`): a suspension may capture it. */
+  #onRunMemory = false
+  /** The host asked for a suspension once the guest waits only on this many (parked) calls. */
+  #suspendWanted: number | undefined
+  /** The run ends by suspending. */
+  #suspending = false
   /** A session run's long-lived handles, released before its memory is captured (a plain run's go with the reset). */
   readonly #owned: QuickJSHandle[] = []
 
@@ -60,7 +66,7 @@ export class EngineRun {
     this.#input = input
     this.#sink = sink
     this.#control = control
-    this.#ledger = new OutputLedger(input.limits.maxOutputBytes)
+    this.#ledger = new OutputLedger(input.limits.maxOutputBytes, input.resume?.outputBytes)
   }
 
   /** Evaluates the prelude and the program and pumps jobs until the guest waits on the host. */
@@ -103,6 +109,31 @@ export class EngineRun {
     return !this.#done && this.#outstanding > 0
   }
 
+  /**
+   * The host has `parked` calls and nothing else that could settle a guest promise: once the guest
+   * waits on exactly that many calls (none on their way either side), the run suspends. Kept and
+   * checked again after each pump, since a reply or a call may still be on its way.
+   */
+  suspend(parked: number): void {
+    if (this.#done || !this.#onRunMemory) return
+    this.#suspendWanted = parked
+    if (!this.#busy && this.#suspendable()) {
+      this.#suspending = true
+      this.#finish()
+    }
+  }
+
+  #suspendable(): boolean {
+    return (
+      this.#suspendWanted !== undefined &&
+      this.#outstanding === this.#suspendWanted &&
+      this.#calls.length === 0 &&
+      !this.#finished &&
+      this.#stop === undefined &&
+      !this.#image.hasPendingJob()
+    )
+  }
+
   /** Stops the run from the host (abort, wall ceiling or a sub-call cap while the guest waits). */
   stop(reason: HostStop): void {
     if (this.#done) return
@@ -125,8 +156,17 @@ export class EngineRun {
       shouldInterrupt: () => this.#shouldInterrupt(),
     }
     image.hooks = hooks
+    if (this.#input.resume !== undefined) return this.#bootResumed(this.#input.resume)
     const session = this.#input.session
-    if (session === undefined) {
+    if (this.#input.durable === true) {
+      // Nothing above the booted state: a suspension captures this run's memory and no other's.
+      const refused = image.restore(undefined)
+      if (refused !== undefined) {
+        this.#stop = { kind: 'crash', message: refused }
+        return
+      }
+      this.#onRunMemory = true
+    } else if (session === undefined) {
       if (image.resident !== undefined) image.reset()
     } else if (session.id === undefined || session.id !== image.resident) {
       const refused = session.id !== undefined && session.memory === undefined
@@ -173,6 +213,38 @@ export class EngineRun {
       this.#program = started.value
       this.#owned.push(started.value)
     }
+  }
+
+  /** A suspended run's memory back in place, its run's api found again, and its parked calls made again. */
+  #bootResumed(resume: NonNullable<EngineRunInput['resume']>): void {
+    const image = this.#image
+    const refused = image.restore(resume.memory)
+    if (refused !== undefined) {
+      this.#stop = { kind: /cap|allocated/.test(refused) ? 'memory' : 'crash', message: refused }
+      return
+    }
+    this.#onRunMemory = true
+    const rt = image.runtime
+    const ctx = image.context
+    this.#rt = rt
+    this.#ctx = ctx
+    this.#refusedAtStart = image.loaded.growth.refused
+    rt.setMemoryLimit(this.#input.limits.memoryBytes)
+    rt.setMaxStackSize(MAX_STACK_BYTES)
+    const api = ctx.unwrapResult(this.#enter(() => ctx.callFunction(image.prelude, ctx.undefined, image.host, ctx.null, ctx.null)))
+    this.#owned.push(api)
+    if (ctx.typeof(api) !== 'object') {
+      this.#stop = { kind: 'crash', message: 'the suspended run has no program in progress in its memory' }
+      return
+    }
+    this.#settle = ctx.getProp(api, 'settle')
+    this.#takeCalls = ctx.getProp(api, 'takeCalls')
+    this.#program = ctx.getProp(api, 'program')
+    this.#owned.push(this.#settle, this.#takeCalls, this.#program)
+    this.#cpuUsed = resume.cpuMs
+    this.#subCalls = resume.subCalls
+    this.#outstanding = resume.parked.length
+    this.#calls.push(...resume.parked)
   }
 
   #shouldInterrupt(): boolean {
@@ -286,6 +358,10 @@ export class EngineRun {
     if (rt !== undefined && !this.#done) this.#takeQueuedCalls()
     if (this.#done) return
     if (this.#finished || this.#stop !== undefined || rt === undefined) return this.#finish()
+    if (this.#suspendable()) {
+      this.#suspending = true
+      return this.#finish()
+    }
     const logs = this.#ledger.logs
     if (this.#calls.length > 0 || logs.length > this.#logsSent) {
       const calls = this.#calls
@@ -363,6 +439,7 @@ export class EngineRun {
     // Whatever the run left (objects, jobs, an interrupted call stack unwound by QuickJS) goes with
     // the memory. Only a trapped module cannot be reset: its WebAssembly stack was not unwound.
     this.#image.hooks = undefined
+    if (this.#suspending) return this.#finishSuspended()
     // A session's memory stays in the image (`resident`) for its next run; any other run's goes now.
     const captured = this.#broken || !this.#onSessionMemory ? undefined : this.#capture()
     const session = captured !== undefined && 'id' in captured ? captured : undefined
@@ -378,6 +455,20 @@ export class EngineRun {
       ...(session === undefined ? {} : { session }),
       ...(captured !== undefined && 'over' in captured ? { sessionOver: captured.over } : {}),
     })
+  }
+
+  /** The run suspends: its memory goes to the host (the guest waits on its parked calls), the image is reset. */
+  #finishSuspended(): void {
+    const captured = this.#capture()
+    if (!this.#broken) this.#image.reset()
+    this.#ctx = undefined
+    this.#rt = undefined
+    const outcome = { logs: this.#ledger.logs.slice(this.#logsSent), cpuMs: this.#cpuUsed, subCalls: this.#subCalls, broken: this.#broken }
+    if (captured === undefined || !('id' in captured)) {
+      this.#sink.done({ ...outcome, error: this.#stop ?? { kind: 'crash', message: 'the suspended run could not be captured' } })
+    } else {
+      this.#sink.done({ ...outcome, suspended: { memory: captured, outputBytes: this.#ledger.usedBytes } })
+    }
   }
 
   /**

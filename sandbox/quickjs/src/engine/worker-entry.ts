@@ -61,7 +61,7 @@ async function begin(runId: number, input: RunInput & { wallRemainingMs: number 
   try {
     await warm
     image = await cache.acquire(input.limits.memoryBytes, input.session?.id)
-    if (input.session !== undefined) await image.prepareSessions()
+    if (input.session !== undefined || input.durable === true || input.resume !== undefined) await image.prepareSessions()
   } catch (error) {
     post({ t: 'done', runId, outcome: { logs: [], cpuMs: 0, subCalls: 0, broken: true, error: { kind: 'crash', message: `QuickJS failed to load: ${String(error)}` } } })
     return
@@ -74,8 +74,9 @@ async function begin(runId: number, input: RunInput & { wallRemainingMs: number 
       if (!cache.release(loaded, outcome.broken)) garbage = true
       else if (outcome.session !== undefined && loaded.resident === outcome.session.id) outcome.resident = outcome.session.id
       if (current === run) current = undefined
-      // The session's memory moves to the host (this thread keeps no copy).
-      port?.postMessage({ t: 'done', runId, outcome } satisfies FromWorker, outcome.session === undefined ? [] : [outcome.session.ranges.buffer as ArrayBuffer, outcome.session.data.buffer as ArrayBuffer])
+      // The session's (or the suspended run's) memory moves to the host (this thread keeps no copy).
+      const memory = outcome.session ?? outcome.suspended?.memory
+      port?.postMessage({ t: 'done', runId, outcome } satisfies FromWorker, memory === undefined ? [] : [memory.ranges.buffer as ArrayBuffer, memory.data.buffer as ArrayBuffer])
       if (garbage) collectWhenIdle()
     },
   }, control)
@@ -140,12 +141,15 @@ port.on('message', (message: ToWorker) => {
     void begin(message.runId, message.input)
     return
   }
-  if (message.t === 'settle') mailbox.received()
+  if (message.t === 'settle' || message.t === 'suspend') mailbox.received()
   const run = current
   if (run === undefined || run.runId !== message.runId) return
   if (message.t === 'settle') {
     run.engine?.deliver(message.batch, message.count)
     awaitReplies(run)
+  } else if (message.t === 'suspend') {
+    run.engine?.suspend(message.parked)
+    if (run.engine !== undefined) awaitReplies(run)
   } else if (run.engine === undefined) run.stop = message.reason
   else run.engine.stop(message.reason)
 })

@@ -42,8 +42,9 @@ export class InlineEngines implements Engines {
     }
     const acquired = this.#cache.acquire(input.limits.memoryBytes, input.session?.id)
     // A session run's image first learns its build's volatile bytes (once per variant: `prepareSessions`).
+    const capturing = input.session !== undefined || input.durable === true || input.resume !== undefined
     const image =
-      input.session === undefined || (!(acquired instanceof Promise) && acquired.sessionsPrepared)
+      !capturing || (!(acquired instanceof Promise) && acquired.sessionsPrepared)
         ? acquired
         : Promise.resolve(acquired).then(async (m) => {
             await m.prepareSessions()
@@ -79,6 +80,7 @@ export class InlineEngines implements Engines {
         Atomics.store(control, 0, controlOf(reason))
         engine.stop(reason)
       },
+      suspend: (parked) => engine.suspend(parked),
     })
     engine.start()
   }

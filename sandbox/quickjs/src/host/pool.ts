@@ -263,6 +263,12 @@ class WorkerSlot {
         this.#post({ t: 'stop', runId, reason })
         mailbox.wake()
       },
+      suspend: (parked) => {
+        if (!current()) return
+        // Counted as a posted message: a worker asleep on the mailbox goes to its event loop to read it.
+        mailbox.posting()
+        this.#post({ t: 'suspend', runId, parked })
+      },
       kill: () => {
         if (!current()) return []
         // The run answers now; the thread stops within milliseconds (V8 terminates WebAssembly too)

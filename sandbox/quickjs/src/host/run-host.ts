@@ -1,7 +1,7 @@
 import { HostCalls, formatGuestError, stopError, whenAborted } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
-import type { PreparedProgram } from '@ptc/sandbox/backend'
-import type { EngineRunOutcome, HostStop, SubCallRequest } from '../engine/protocol.js'
+import type { ParkedHostCall, PreparedProgram } from '@ptc/sandbox/backend'
+import type { EngineRunOutcome, EngineSuspension, HostStop, SubCallRequest } from '../engine/protocol.js'
 import type { SessionMemory } from '../engine/image.js'
 
 /** The engine side of one run, as the host drives it (inline engine or worker). */
@@ -13,6 +13,8 @@ export interface EngineChannel {
    * accepted but not flushed yet.
    */
   kill?(): string[]
+  /** A durable run's host has only parked calls: suspend once the guest waits on exactly `parked` calls. */
+  suspend?(parked: number): void
 }
 
 /** What a `RunHost` needs from the admitted run (see `AdmittedRun`). */
@@ -58,9 +60,15 @@ export class RunHost {
   /** Stops waiting for the run's signal (one listener per signal however many runs share it: `whenAborted`). */
   #stopWaiting: (() => void) | undefined
 
-  constructor(request: CodeRunRequest, clock: RunClock, graceMs: number) {
+  /** A durable run that suspended: its memory and counters, and the calls it waits on. */
+  suspended: (EngineSuspension & { parked: readonly ParkedHostCall[]; cpuMs: number; subCalls: number }) | undefined
+
+  /** `started`: the calls a resumed run had started before it suspended. */
+  constructor(request: CodeRunRequest, clock: RunClock, graceMs: number, started?: number) {
     this.#calls = new HostCalls(request, {
       limits: clock.limits,
+      ...(started !== undefined && { started }),
+      quiet: (parked) => this.#channel?.suspend?.(parked),
       // Results are delivered at the end of the job that settled them: the engine is pumped right after.
       flush: 'microtask',
       deliver: (batch, count) => this.#channel?.settle(batch, count),
@@ -140,6 +148,9 @@ export class RunHost {
     this.#calls.close()
     this.session = outcome.session
     this.sessionOver = outcome.sessionOver
+    if (outcome.suspended !== undefined) {
+      this.suspended = { ...outcome.suspended, parked: this.#calls.parked, cpuMs: outcome.cpuMs, subCalls: Math.max(outcome.subCalls, this.#calls.started) }
+    }
     for (const log of outcome.logs) this.#log(log)
     const { startedAt } = this.#clock
     const result: CodeRunResult = {

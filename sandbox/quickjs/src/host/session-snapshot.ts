@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
-import { GUEST_PRELUDE } from '@ptc/sandbox/backend'
+import { GUEST_PRELUDE, type ParkedHostCall } from '@ptc/sandbox/backend'
+import type { CodeRunLimits, JsonValue } from '@ptc/sandbox'
 import type { SessionMemory } from '../engine/image.js'
 import type { QuickJSVariantName } from '../engine/module.js'
 
 /**
- * A QuickJS session as bytes (the payload a sealed snapshot carries): a JSON header (format, state id,
- * engine fingerprint, memory size, runs, sizes) then the ranges (u32 little-endian) and the data.
+ * A QuickJS session, or a suspended run, as bytes (the payload a sealed snapshot carries): a JSON header
+ * (format, kind, state id, engine fingerprint, memory size, sizes, and the kind's own fields) then the
+ * ranges (u32 little-endian) and the data.
  */
 const FORMAT = 1
 
@@ -16,9 +18,63 @@ export interface SavedSession {
   runs: number
 }
 
+/** What a suspended run needs besides its memory to go on (`QuickJSCodeRuntime.resumeRun`). */
+export interface SavedRun {
+  memory: SessionMemory
+  code: string
+  language: 'typescript' | 'javascript'
+  bindings: readonly string[]
+  limits: CodeRunLimits
+  cpuMs: number
+  subCalls: number
+  outputBytes: number
+  /** What was left of the wall ceiling when it suspended. */
+  wallRemainingMs: number
+  parked: readonly ParkedHostCall[]
+  /** Its log entries before it suspended. */
+  logs: readonly string[]
+  data?: JsonValue
+}
+
 export function encodeSession({ memory, runs }: SavedSession): Uint8Array {
+  return encodeMemory(memory, { kind: 'session', runs })
+}
+
+/** The session in `bytes` (an authenticated payload, still checked: nothing malformed reaches an engine). */
+export function decodeSession(bytes: Uint8Array): SavedSession {
+  const { memory, fields } = decodeMemory(bytes, 'session')
+  const runs = fields.runs
+  if (!whole(runs)) throw malformed('session', 'bad sizes')
+  return { memory, runs }
+}
+
+export function encodeRun({ memory, data, ...fields }: SavedRun): Uint8Array {
+  // `data` names the data size in the header: the host's data goes as `hostData`.
+  return encodeMemory(memory, { kind: 'run', ...fields, ...(data !== undefined && { hostData: data }) })
+}
+
+/** The suspended run in `bytes` (authenticated, still checked). */
+export function decodeRun(bytes: Uint8Array): SavedRun {
+  const { memory, fields } = decodeMemory(bytes, 'run')
+  const { hostData, ...rest } = fields
+  const f = rest as Partial<Omit<SavedRun, 'memory'>>
+  const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string')
+  const ok =
+    typeof f.code === 'string' &&
+    (f.language === 'typescript' || f.language === 'javascript') &&
+    strings(f.bindings) &&
+    strings(f.logs) &&
+    typeof f.limits === 'object' && f.limits !== null &&
+    [f.cpuMs, f.subCalls, f.outputBytes, f.wallRemainingMs].every((n) => typeof n === 'number' && Number.isFinite(n) && n >= 0) &&
+    Array.isArray(f.parked) &&
+    f.parked.every((c) => typeof c === 'object' && c !== null && whole(c.id) && typeof c.name === 'string' && typeof c.argsJson === 'string')
+  if (!ok) throw malformed('run', 'missing or bad fields')
+  return { memory, ...(f as Omit<SavedRun, 'memory' | 'data'>), ...(hostData !== undefined && { data: hostData as JsonValue }) }
+}
+
+function encodeMemory(memory: SessionMemory, fields: Record<string, unknown>): Uint8Array {
   const header = Buffer.from(
-    JSON.stringify({ format: FORMAT, id: memory.id, fingerprint: memory.fingerprint, byteLength: memory.byteLength, runs, ranges: memory.ranges.length, data: memory.data.byteLength }),
+    JSON.stringify({ ...fields, format: FORMAT, id: memory.id, fingerprint: memory.fingerprint, byteLength: memory.byteLength, ranges: memory.ranges.length, data: memory.data.byteLength }),
   )
   const out = new Uint8Array(4 + header.length + memory.ranges.byteLength + memory.data.byteLength)
   const view = new DataView(out.buffer)
@@ -30,26 +86,36 @@ export function encodeSession({ memory, runs }: SavedSession): Uint8Array {
   return out
 }
 
-/** The session in `bytes` (an authenticated payload, still checked: nothing malformed reaches an engine). */
-export function decodeSession(bytes: Uint8Array): SavedSession {
+function whole(n: unknown): n is number {
+  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0
+}
+
+function malformed(kind: 'session' | 'run', why: string): Error {
+  return new Error(`the ${kind === 'session' ? 'session snapshot' : 'suspended run'}'s payload is malformed: ${why}`)
+}
+
+/** The memory in `bytes` and the header's other fields; a payload of another kind is refused. */
+function decodeMemory(bytes: Uint8Array, kind: 'session' | 'run'): { memory: SessionMemory; fields: Record<string, unknown> } {
   const fail = (why: string): never => {
-    throw new Error(`the session snapshot's payload is malformed: ${why}`)
+    throw malformed(kind, why)
   }
   if (bytes.byteLength < 4) fail('too short')
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const headerLength = view.getUint32(0, true)
   if (4 + headerLength > bytes.byteLength) fail('its header runs past its end')
-  let header: { format?: unknown; id?: unknown; fingerprint?: unknown; byteLength?: unknown; runs?: unknown; ranges?: unknown; data?: unknown }
+  let header: Record<string, unknown>
   try {
-    header = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + 4, headerLength).toString('utf8')) as typeof header
+    header = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + 4, headerLength).toString('utf8')) as Record<string, unknown>
   } catch {
     return fail('its header is not JSON')
   }
+  if (typeof header !== 'object' || header === null) fail('its header is not an object')
   if (header.format !== FORMAT) fail(`format ${String(header.format)}, this build reads ${FORMAT}`)
-  const { id, fingerprint, byteLength, runs, ranges: count, data: dataBytes } = header
+  // A format-1 payload without a kind is a session's (written before runs could suspend).
+  if ((header.kind ?? 'session') !== kind) fail(`it holds a ${String(header.kind)}, not a ${kind}`)
+  const { id, fingerprint, byteLength, ranges: count, data: dataBytes, ...fields } = header
   if (typeof id !== 'string' || typeof fingerprint !== 'string') fail('no state id or fingerprint')
-  const whole = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0
-  if (!whole(byteLength) || !whole(runs) || !whole(count) || !whole(dataBytes) || count % 2 !== 0) fail('bad sizes')
+  if (!whole(byteLength) || !whole(count) || !whole(dataBytes) || count % 2 !== 0) fail('bad sizes')
   const rangesAt = 4 + headerLength
   if (rangesAt + (count as number) * 4 + (dataBytes as number) !== bytes.byteLength) fail('its sizes do not add up')
   const ranges = new Uint32Array(count as number)
@@ -66,7 +132,7 @@ export function decodeSession(bytes: Uint8Array): SavedSession {
   }
   if (total !== dataBytes) fail('its data does not match its ranges')
   const data = bytes.slice(rangesAt + (count as number) * 4)
-  return { memory: { id: id as string, fingerprint: fingerprint as string, byteLength: byteLength as number, ranges, data }, runs: runs as number }
+  return { memory: { id: id as string, fingerprint: fingerprint as string, byteLength: byteLength as number, ranges, data }, fields }
 }
 
 const builds = new Map<QuickJSVariantName, Promise<string>>()

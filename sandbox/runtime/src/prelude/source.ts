@@ -6,7 +6,8 @@ import { UNKNOWN_TOOL_SOURCE } from './unknown-tool.js'
  * see `protocol.ts` for the contract. Evaluating it — once per engine, before any program — captures
  * every intrinsic it uses, installs `tools`, `ToolCallError` and `console` and deletes every global
  * not in `GUEST_GLOBALS`; the function it yields is called once per run and returns `{ start, settle }`
- * (and `takeCalls` in queue mode). So a program of a session, which runs on what earlier programs left,
+ * (and `takeCalls` in queue mode); called with `bindingsJson` null (a suspended run whose memory was
+ * restored), it returns the run in progress's `{ settle, takeCalls, program }`, or null. So a program of a session, which runs on what earlier programs left,
  * still finds the prelude's intrinsics and globals as they were. Plain ES2020, no engine-specific
  * API: both backends evaluate it as is.
  *
@@ -284,11 +285,19 @@ function isOutOfMemory(e) {
 
 /* ---- one run ---- */
 return function (host, bindingsJson, queueJson) {
+  /* A resumed run (its memory restored): the api of the run in progress and its program's promise. */
+  if (bindingsJson === null) {
+    if (cur === null || cur.closed) return null;
+    var again = create(null);
+    again.settle = cur.api.settle; again.takeCalls = cur.api.takeCalls; again.program = cur.program;
+    return freeze(again);
+  }
   /* A run of the same session that never settled (stopped while it waited) is over. */
   if (cur !== null) cur.closed = true;
   var r = create(null);
   r.hostCall = host.call; r.hostLog = host.log; r.hostFinish = host.finish; r.hostLimit = host.limit;
   r.closed = false; r.nextId = 0; r.pending = create(null); r.queue = null; r.open = 0; r.maxCalls = 0; r.maxOpen = 0;
+  r.api = null; r.program = undefined;
   if (typeof r.hostCall !== 'function') {
     var caps = parse(queueJson);
     r.maxCalls = caps.maxSubCalls; r.maxOpen = caps.maxPendingSubCalls; r.queue = nullArray();
@@ -327,6 +336,7 @@ return function (host, bindingsJson, queueJson) {
     var p;
     try { p = apply(fn, G, nullArray()); } catch (e) { onError(e); return; }
     thenU(p, onValue, onError);
+    r.program = p;
     return p;
   }
   function settle(batchJson) {
@@ -353,6 +363,7 @@ return function (host, bindingsJson, queueJson) {
   api.start = start;
   api.settle = settle;
   if (r.queue !== null) api.takeCalls = takeCalls;
-  return freeze(api);
+  r.api = freeze(api);
+  return r.api;
 };
 })()`
