@@ -14,6 +14,7 @@ export type ToolErrorCode =
   | 'TOOL_TIMEOUT'
   | 'TOOL_ERROR'
   | 'CODE_RUN_FAILED'
+  | 'APPROVAL_DEFERRED'
 
 /** Codes of programming errors raised synchronously by the registry and schema compilers. */
 export type ToolsUsageErrorCode =

@@ -51,14 +51,15 @@ function normalizeInfo(raw: unknown): ToolErrorInfo {
 
 /**
  * Run an `ask` through the approval service. Returns undefined when the
- * service answered `allowed-once`, else the denial reason. Without an agent or
- * a service the call is denied.
+ * service answered `allowed-once`, `{ deferred }` (its message) when it answered `deferred` and the
+ * caller can wait (`deferrable`), else the denial reason. Without an agent or a service the call is denied.
  */
 export async function decideApproval(
   service: ApprovalService | undefined,
   exec: ToolExecution,
   decision: Extract<PreToolDecision, { kind: 'ask' }>,
-): Promise<string | undefined> {
+  deferrable = false,
+): Promise<string | undefined | { deferred: string }> {
   const why = decision.reason === undefined ? '' : ` (${decision.reason})`
   if (exec.agent === undefined) return `approval required${why}, but the call has no agent to ask on behalf of`
   if (service === undefined) return `approval required${why}, but no approval service is available`
@@ -82,6 +83,10 @@ export async function decideApproval(
       return `the approval request was cancelled${why}`
     case 'unavailable':
       return `approval is unavailable${why}`
+    case 'deferred':
+      return deferrable
+        ? { deferred: `approval of this call was deferred${why}: the program waits for the decision` }
+        : `approval was deferred${why}, but this call cannot wait for a later decision (only a sub-call of a durable run_code program can)`
     default:
       return `the approval service gave no valid answer${why}`
   }

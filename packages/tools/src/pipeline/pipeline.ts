@@ -12,7 +12,7 @@ import type { ToolDefinition } from '../types/tool.js'
 import type { ToolsEvents } from '../types/events.js'
 import type { ToolDispatchExecution, ToolExecution, ToolExecutionInput, ToolExecutionResult, ToolExecutionToken, ToolRunContext } from '../types/tool.js'
 import type { ToolDispatchOptions } from '../types/executor.js'
-import type { ApprovalService } from '../types/approval.js'
+import type { ApprovalDecision, ApprovalService } from '../types/approval.js'
 import { decideApproval, normalizePreDecision } from './decisions.js'
 import type { Guards } from './guards.js'
 import { applyPostDecision, normalizeWrapped, produceValue } from './outcome.js'
@@ -41,6 +41,10 @@ interface DispatchHooks {
   readonly onBodyAborted: ((reason: unknown) => void) | undefined
   /** The caller already had the call approved: an `ask` needs no approval service (model-direct calls only). */
   readonly approved: boolean
+  /** A deferred approval becomes an `APPROVAL_DEFERRED` failure rather than a denial. */
+  readonly deferrable: boolean
+  /** The approval decided later, for a call whose approval was deferred. */
+  readonly decision: ApprovalDecision | undefined
 }
 
 /**
@@ -84,7 +88,9 @@ export class Pipeline {
     const notify = options?.onPolicySettled
     const onBodyAborted = catching(options?.onBodyAborted)
     const approved = options?.approved === true && input.parent === undefined
-    if (notify === undefined) return this.#dispatch(input, route, options?.argumentsError, { onPolicySettled: undefined, onBodyAborted, approved })
+    const deferrable = options?.deferrable === true
+    const decision = options?.decision === 'allowed-once' || options?.decision === 'rejected' ? options.decision : undefined
+    if (notify === undefined) return this.#dispatch(input, route, options?.argumentsError, { onPolicySettled: undefined, onBodyAborted, approved, deferrable, decision })
     let notified = false
     const onPolicySettled = (): void => {
       if (notified) return
@@ -96,7 +102,7 @@ export class Pipeline {
       }
     }
     try {
-      return await this.#dispatch(input, route, options?.argumentsError, { onPolicySettled, onBodyAborted, approved })
+      return await this.#dispatch(input, route, options?.argumentsError, { onPolicySettled, onBodyAborted, approved, deferrable, decision })
     } finally {
       onPolicySettled()
     }
@@ -151,7 +157,7 @@ export class Pipeline {
   async #run(call: CallRegistration, exec: ToolExecution, isTransport: boolean, hooks: DispatchHooks): Promise<ToolExecutionResult> {
     const { reg } = call
     const state: CallState = { contexts: [], concluded: false, settled: false, bodyInvoked: false, onBodyAborted: hooks.onBodyAborted }
-    const admitted = this.#admit(exec, hooks.approved)
+    const admitted = this.#admit(exec, hooks)
     const denied = admitted instanceof Promise ? await admitted : admitted
     hooks.onPolicySettled?.()
     if (denied !== undefined) return denied
@@ -197,9 +203,9 @@ export class Pipeline {
   }
 
   /** pre-execute waterfall, approval, cancellation recheck, guards. Undefined: allowed. A promise only when a listener or approval ran. */
-  #admit(exec: ToolExecution, approved: boolean): ToolExecutionResult | undefined | Promise<ToolExecutionResult | undefined> {
+  #admit(exec: ToolExecution, hooks: DispatchHooks): ToolExecutionResult | undefined | Promise<ToolExecutionResult | undefined> {
     const listeners = this.listeners.preExecute.for(exec.agent)
-    if (listeners.length === 0) return this.#decide(exec, allow(), approved)
+    if (listeners.length === 0) return this.#decide(exec, allow(), hooks)
     return runWaterfall(listeners, [exec] as const, allow).then(
       (raw) => {
         let decision: PreToolDecision
@@ -208,7 +214,7 @@ export class Pipeline {
         } catch (error) {
           return thrownResult(error, 'a tools/pre-execute listener failed: ')
         }
-        return this.#decide(exec, decision, approved)
+        return this.#decide(exec, decision, hooks)
       },
       (error: unknown) => thrownResult(error, 'a tools/pre-execute listener failed: '),
     )
@@ -218,11 +224,18 @@ export class Pipeline {
    * Applies a pre-execute decision: deny, cancel, ask (approval; none when the caller had the call
    * `approved`), then the cancellation recheck and guards.
    */
-  #decide(exec: ToolExecution, decision: PreToolDecision, approved: boolean): ToolExecutionResult | undefined | Promise<ToolExecutionResult | undefined> {
+  #decide(exec: ToolExecution, decision: PreToolDecision, hooks: DispatchHooks): ToolExecutionResult | undefined | Promise<ToolExecutionResult | undefined> {
     if (decision.kind === 'deny') return failureResult('DENIED', decision.reason, decision.info)
     if (decision.kind === 'cancel') return aborted(false)
-    if (decision.kind === 'ask' && !approved) {
-      return decideApproval(this.approval(), exec, decision).then((refusal) => {
+    if (decision.kind === 'ask' && !hooks.approved) {
+      if (hooks.decision === 'rejected') return failureResult('DENIED', `the user rejected this call${decision.reason === undefined ? '' : ` (${decision.reason})`}`)
+      if (hooks.decision === 'allowed-once') return this.#guard(exec)
+      return decideApproval(this.approval(), exec, decision, hooks.deferrable).then((refusal) => {
+        if (typeof refusal === 'object') {
+          if (exec.signal.aborted) return aborted(false)
+          const info = { name: 'ToolApprovalDeferredError', code: 'APPROVAL_DEFERRED', ...(decision.reason !== undefined && { reason: decision.reason }) }
+          return failureResult('APPROVAL_DEFERRED', refusal.deferred, info)
+        }
         if (refusal !== undefined) return exec.signal.aborted ? aborted(false) : failureResult('DENIED', refusal)
         return this.#guard(exec)
       })

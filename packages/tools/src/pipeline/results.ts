@@ -14,6 +14,7 @@ const errorNames: Record<ToolErrorCode, string> = {
   TOOL_TIMEOUT: 'ToolTimeoutError',
   TOOL_ERROR: 'ToolExecutionError',
   CODE_RUN_FAILED: 'CodeRunFailedError',
+  APPROVAL_DEFERRED: 'ToolApprovalDeferredError',
 }
 
 /** A failed result with `Error: <message>` text and `error.info {name, code}`. */

@@ -11,7 +11,7 @@ import type { PreToolDecision, ToolGuard } from '../types/decisions.js'
 import type { ResolvedToolSet, ToolActivationContext, ToolDefinition, ToolRegistrationOptions, ToolRestriction } from '../types/tool.js'
 import type { PtcDispatchLog, ToolsEventName, ToolsEvents } from '../types/events.js'
 import type { ToolExecution, ToolExecutionMode } from '../types/tool.js'
-import type { ToolBatchInput, ToolBatchResult, ToolExecutor, ToolExecutorServices, ToolModelInput, ToolPromptSection } from '../types/executor.js'
+import type { ToolBatchInput, ToolBatchResult, ToolExecutor, ToolExecutorServices, ToolModelInput, ToolPromptSection, ToolResumeInput } from '../types/executor.js'
 import type { ApprovalService } from '../types/approval.js'
 import type { Agent, Scope, ScopeKey } from '../types/scope.js'
 import { ExecutorSelection } from './executors.js'
@@ -239,6 +239,25 @@ export class ToolsView {
     const executor = this.#core.executors.select(batch.agent)
     if (executor === null) throw new NoExecutorError()
     return executor.execute(batch, this.#core.services(executor))
+  }
+
+  /**
+   * Continues a `run_code` program that suspended awaiting a deferred approval (its result's
+   * `awaiting.token`), with the decision: the calls it waits on are dispatched again with that approval
+   * (a rejection throws `ToolCallError` with code `DENIED` in the program), and the program goes on where
+   * it waited — in this process or another that shares the executor's store and the runtime's secret.
+   * Resolves with the original call's result (`awaiting` again if it waits on another approval). Rejects
+   * when the executor selected for the agent cannot resume, or the token is unknown, expired, taken or
+   * its state is refused (the state stays stored then).
+   */
+  async resume(input: ToolResumeInput): Promise<ToolBatchResult> {
+    if (typeof input !== 'object' || input === null || typeof input.token !== 'string') throw new TypeError('resume() needs { token, decision, signal }')
+    if (!(input.signal instanceof AbortSignal)) throw new TypeError('resume() needs a caller-owned AbortSignal')
+    const resumed = input.agent === undefined && this.scope !== undefined ? { ...input, agent: this.scope } : input
+    const executor = this.#core.executors.select(resumed.agent)
+    if (executor === null) throw new NoExecutorError()
+    if (executor.resume === undefined) throw new TypeError('the executor selected for this agent cannot resume programs (createPtcExecutor({ durable }) can)')
+    return executor.resume(resumed, this.#core.services(executor))
   }
 
   /**

@@ -13,7 +13,15 @@ export interface ApprovalRequest {
   signal: AbortSignal
 }
 
-export type ApprovalOutcome = 'allowed-once' | 'rejected' | 'cancelled' | 'unavailable'
+/**
+ * `deferred`: the decision comes later (a person answers in an hour, after a restart). A sub-call of a
+ * `run_code` program that can suspend (`createPtcExecutor({ durable })` on QuickJS) then waits: the run
+ * suspends and `ToolsService.resume(token, decision)` continues it; any other call is denied.
+ */
+export type ApprovalOutcome = 'allowed-once' | 'rejected' | 'cancelled' | 'unavailable' | 'deferred'
+
+/** A decision given later, for a call whose approval was deferred. */
+export type ApprovalDecision = 'allowed-once' | 'rejected'
 
 /** Answers `ask` decisions. Only `allowed-once` lets the call proceed. */
 export interface ApprovalService {

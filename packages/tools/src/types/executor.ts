@@ -3,6 +3,7 @@ import type { ResolvedToolSet, ToolDefinition } from './tool.js'
 import type { PtcDispatchLog } from './events.js'
 import type { ToolExecutionInput, ToolExecutionMode, ToolExecutionResult } from './tool.js'
 import type { Agent, ScopeKey } from './scope.js'
+import type { ApprovalDecision } from './approval.js'
 
 /** Executor-owned prompt guidance (e.g. the PTC SDK text). */
 export interface ToolPromptSection {
@@ -70,6 +71,26 @@ export interface ToolExecutor {
   readonly codeOnly?: boolean
   describe(tools: readonly ToolDefinition[]): ToolModelInput
   execute(input: ToolBatchInput, services: ToolExecutorServices): Promise<ToolBatchResult>
+  /**
+   * Continues a transport call that suspended awaiting approval (`ToolsService.resume`); present on
+   * executors whose programs can suspend (`createPtcExecutor({ durable })`).
+   */
+  resume?(input: ToolResumeInput, services: ToolExecutorServices): Promise<ToolBatchResult>
+}
+
+/**
+ * The decision on a suspended program's deferred approval (`ToolsService.resume`): one for every call it
+ * waits on, or one per call in the order its result listed them.
+ */
+export interface ToolResumeInput {
+  /** The token of the suspended program (its `run_code` result's `awaiting.token`). */
+  readonly token: string
+  readonly decision: ApprovalDecision | readonly ApprovalDecision[]
+  /** Required caller-owned cancellation, as for `execute`. */
+  readonly signal: AbortSignal
+  /** The agent the program ran for (its policies, guards, session log); after a restart, the same agent's. */
+  readonly agent?: Agent
+  readonly toolSet?: ResolvedToolSet
 }
 
 /** Options of one dispatch through the services. */
@@ -105,6 +126,17 @@ export interface ToolDispatchOptions {
    * sub-dispatch (one with `parent`).
    */
   readonly approved?: boolean
+  /**
+   * The caller can wait for a deferred approval (a durable `run_code` run's sub-call): an approval
+   * service's `deferred` gives an `APPROVAL_DEFERRED` failure (its `info.reason` the policy's reason)
+   * instead of a denial.
+   */
+  readonly deferrable?: boolean
+  /**
+   * The approval of this call, decided later (the call's approval was deferred): a policy's `ask` takes
+   * it instead of asking the approval service. `deny`, `cancel` and guards still apply.
+   */
+  readonly decision?: ApprovalDecision
 }
 
 /**
