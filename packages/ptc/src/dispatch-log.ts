@@ -88,6 +88,19 @@ export class DispatchLog {
     })
   }
 
+  /**
+   * The program suspended awaiting approval: `tool/ptc-suspend {rootCallId, parentCallId, token, awaiting}`
+   * (`awaiting`: the calls it waits on, `{subCallId?, name, arguments, reason?}`).
+   */
+  suspended(token: string, awaiting: readonly JsonValue[]): void {
+    this.#queue?.append({ type: 'tool/ptc-suspend', time: Date.now(), rootCallId: this.exec.rootCallId, parentCallId: this.exec.callId, token, awaiting: [...awaiting] })
+  }
+
+  /** A suspended program goes on: `tool/ptc-resume {rootCallId, parentCallId, token, decisions}`. */
+  resumed(token: string, decisions: readonly string[]): void {
+    this.#queue?.append({ type: 'tool/ptc-resume', time: Date.now(), rootCallId: this.exec.rootCallId, parentCallId: this.exec.callId, token, decisions: [...decisions] })
+  }
+
   /** Every queued event written (a failed append never fails the run: logging is best effort here). */
   async drain(): Promise<void> {
     await this.#queue?.drain()

@@ -12,3 +12,16 @@ export class CodeRunFailedError extends ToolsError {
     this.logs = logs
   }
 }
+
+/** Why `ToolsService.resume` refused a token; nothing stored was changed then. */
+export type ResumeErrorCode = 'UNKNOWN_TOKEN' | 'STATE_REFUSED' | 'IN_PROGRESS' | 'BAD_DECISION'
+
+/** `ToolsService.resume` could not continue a suspended program. */
+export class ResumeError extends Error {
+  readonly code: ResumeErrorCode
+  constructor(code: ResumeErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.code = code
+    this.name = 'ResumeError'
+  }
+}

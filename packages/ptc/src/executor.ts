@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import type { CodeRunLimits, CodeRuntime } from '@ptc/sandbox'
 import { SESSION_GUIDANCE } from '@ptc/sandbox/session'
-import { createNativeExecutor, DEFAULT_DRAIN_GRACE_MS, RUN_CODE, type ToolDefinition, type ToolExecutor, type ToolModelInput, type ToolPromptSection, type ToolRunContext, type ToolSchema } from '@ptc/tools'
+import { createNativeExecutor, DEFAULT_DRAIN_GRACE_MS, RUN_CODE, type ToolDefinition, type ToolExecutor, type ToolModelInput, type ToolPromptSection, type ToolExecutorServices, type ToolResumeInput, type ToolRunContext, type ToolSchema } from '@ptc/tools'
 import { declarationsOf } from './bindings.js'
 import { LongRuns, type LongRunOptions } from './long-runs.js'
 import { RUN_CODE_DESCRIPTION, RUN_CODE_LONG_PARAMETERS, RUN_CODE_PARAMETERS } from './run-code-args.js'
 import { withHostedPrograms } from './hosted.js'
-import { createRunCodeTool } from './transport.js'
+import { createRunCodeTool, runCodeContent } from './transport.js'
+import { DurableRuns, type DurableOptions } from './durable.js'
 
 export interface PtcExecutorOptions {
   /** The sandbox backend programs run in. */
@@ -55,6 +56,16 @@ export interface PtcExecutorOptions {
    * one run's, over all parts. Default: off, every call waits for its program's end.
    */
   longRuns?: LongRunOptions
+  /**
+   * Durable approval: a sub-call whose approval the approval service answers `deferred` waits; once the
+   * program waits on nothing else it suspends (its engine state sealed by the runtime, which needs the
+   * same `secret` in every process that resumes it), its state goes to `store` under a token, and
+   * `run_code` returns `{ logs, awaiting: { token, calls } }`. `tools.resume({ token, decision, agent,
+   * signal })` continues it, here or in another process. Needs a runtime that suspends runs (QuickJS). A
+   * program in a sandbox session does not suspend (its deferred calls are denied). Default: off, a
+   * deferred approval denies the call.
+   */
+  durable?: DurableOptions
 }
 
 
@@ -92,6 +103,7 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
   if (typeof drainGraceMs !== 'number' || !Number.isFinite(drainGraceMs) || drainGraceMs < 0) throw new TypeError('drainGraceMs must be a finite number of milliseconds >= 0')
   const sessionKey = sessionKeyOf(options.sessions, runtime)
   const longRuns = options.longRuns === undefined ? undefined : new LongRuns(options.longRuns)
+  const durable = options.durable === undefined ? undefined : new DurableRuns(options.durable, runtime)
   const guidanceText = guidance(sessionKey !== undefined, longRuns)
   const native = createNativeExecutor({ drainGraceMs, ...(options.maxParallelToolCalls !== undefined && { maxParallelToolCalls: options.maxParallelToolCalls }) })
   const runCodeSchema = (): ToolSchema => ({
@@ -115,6 +127,7 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
         drainGraceMs,
         ...(sessionKey !== undefined && { sessionKey }),
         ...(longRuns !== undefined && { longRuns }),
+        ...(durable !== undefined && { durable }),
       }),
     describe(tools: readonly ToolDefinition[]): ToolModelInput {
       const sections: ToolPromptSection[] = [{ name: SDK_SECTION, text: `${guidanceText}\n\n${declarationsBlock(tools)}` }]
@@ -123,6 +136,9 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
       return { schemas: [...nativeInput.schemas, runCodeSchema()], knownNames: [...nativeInput.knownNames, RUN_CODE], sections }
     },
     execute: (input, services) => native.execute(input, services),
+    ...(durable !== undefined && {
+      resume: (input: ToolResumeInput, services: ToolExecutorServices) => durable.resume(input, services, { runtime, maxParallelSubCalls, drainGraceMs }, runCodeContent),
+    }),
   } satisfies ToolExecutor)
   // Calls a provider-hosted program made are sub-dispatches of that program, as a run_code program's are.
   return withHostedPrograms(executor, { maxParallelSubCalls, drainGraceMs })

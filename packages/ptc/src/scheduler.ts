@@ -1,7 +1,9 @@
 import { setMaxListeners } from 'node:events'
 import { ToolsError } from '@ptc/tools'
 import { abandonedResult, abandonReason, adoptParsedJson, failureResult, isConcurrencySafeCall, whenAborted, type ParsedToolCall } from '@ptc/tools/executor'
+import { parkCall } from '@ptc/sandbox'
 import type {
+  ApprovalDecision,
   Agent,
   ImageBlock,
   JsonValue,
@@ -34,6 +36,8 @@ interface SubCall {
   readonly argumentsError?: string
   /** The provider's id of a hosted program's call (logged with it). */
   readonly callId?: string
+  /** The approval decided later for this call (a resumed program's parked call). */
+  readonly decision?: ApprovalDecision
   /** Undefined until classified (see `exclusive`). */
   exclusive?: boolean
   result?: ToolExecutionResult
@@ -57,6 +61,14 @@ interface SubCall {
 /** How sub-call ids are numbered: `<parent call id>:ptc:<n>`, n counted on from `count` (a hosted program keeps it across batches). */
 export interface SubCallNumbering {
   count: number
+}
+
+/** A durable program's scheduler (see `createPtcExecutor({ durable })`). */
+export interface DurableCalls {
+  /** A deferred approval parks the call (`parkCall`): the program suspends once it waits only on such calls. */
+  readonly deferrable: boolean
+  /** The decisions for the calls a resumed program makes again first (its parked calls), in order. */
+  readonly decisions?: ApprovalDecision[]
 }
 
 /**
@@ -98,6 +110,7 @@ export class SubCallScheduler {
     private readonly log: DispatchLog,
     private readonly drainGraceMs: number,
     private readonly numbering: SubCallNumbering = { count: 0 },
+    private readonly durable: DurableCalls = { deferrable: false },
   ) {
     // Every in-flight sub-call's body and wrappers may listen on the run signal: that is expected, not a leak.
     setMaxListeners(0, this.#run.signal)
@@ -120,13 +133,18 @@ export class SubCallScheduler {
     if (this.#closed) return Promise.reject(new ToolsError('ABORTED', 'the program has ended'))
     if (binding === undefined) return Promise.reject(new ToolsError('UNKNOWN_TOOL', `unknown tool: ${name}`))
     const owned = adoptParsedJson(args)
+    const decision = this.durable.decisions?.shift()
+    const subCallId = this.#nextId()
     return new Promise<JsonValue>((resolve, reject) => {
       const deliver = (result: ToolExecutionResult, abandoned: boolean): void => {
         if (!abandoned) this.#forward(result)
-        if (result.isError) reject(subCallError(result.error.message, result.error.info?.code))
+        if (result.isError && this.durable.deferrable && result.error.info?.code === 'APPROVAL_DEFERRED') {
+          const reason = result.error.info.reason
+          reject(parkCall({ subCallId, ...(reason !== undefined && { reason }) }, result.error.message))
+        } else if (result.isError) reject(subCallError(result.error.message, result.error.info?.code))
         else resolve(result.value)
       }
-      this.#queue.push({ subCallId: this.#nextId(), name, arguments: owned, binding, deliver })
+      this.#queue.push({ subCallId, name, arguments: owned, binding, deliver, ...(decision !== undefined && { decision }) })
       this.#pump()
     })
   }
@@ -237,6 +255,8 @@ export class SubCallScheduler {
             this.#pump()
           },
           onBodyAborted: (reason) => this.#bodyAborted(call, reason),
+          ...(this.durable.deferrable && { deferrable: true }),
+          ...(call.decision !== undefined && { decision: call.decision }),
         },
       )
       .then((result) => {

@@ -10,6 +10,7 @@ import { renderRunText } from './render.js'
 import { failure, LogStream, within, type LongRuns } from './long-runs.js'
 import { parseRunCodeArgs, RUN_CODE_DESCRIPTION, RUN_CODE_LONG_PARAMETERS, RUN_CODE_PARAMETERS } from './run-code-args.js'
 import { SubCallScheduler } from './scheduler.js'
+import type { AwaitingApproval, DurableRuns } from './durable.js'
 
 /** What the transport needs from the executor's configuration. */
 export interface TransportConfig {
@@ -24,12 +25,14 @@ export interface TransportConfig {
   readonly sessionKey?: (ctx: ToolRunContext) => string | undefined
   /** Long runs (see `PtcExecutorOptions.longRuns`); absent: every call waits for its program's end. */
   readonly longRuns?: LongRuns
+  /** Durable approval (see `PtcExecutorOptions.durable`); absent: a deferred approval denies the call. */
+  readonly durable?: DurableRuns
 }
 
 /** The canonical value of a run: `{ logs, result? }`. */
 const RUN_CODE_OUTPUT: JsonSchemaNode = {
   type: 'object',
-  properties: { logs: { type: 'array', items: { type: 'string' } }, result: {}, session: { type: 'string' }, running: { type: 'string' } },
+  properties: { logs: { type: 'array', items: { type: 'string' } }, result: {}, session: { type: 'string' }, running: { type: 'string' }, awaiting: {} },
   required: ['logs'],
   additionalProperties: false,
 }
@@ -42,12 +45,7 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
     parameters: config.longRuns === undefined ? RUN_CODE_PARAMETERS : RUN_CODE_LONG_PARAMETERS,
     output: Object.freeze({
       schema: RUN_CODE_OUTPUT,
-      render: (_args: unknown, value: JsonValue) => {
-        const v = value as { logs: string[]; result?: JsonValue; session?: string; running?: string }
-        let text = v.running === undefined ? renderRunText(v.logs, v.result) : [...v.logs, stillRunning(v.running)].join('\n')
-        if (v.session !== undefined) text = `[sandbox session: ${v.session}]\n${text}`
-        return [{ type: 'text' as const, text }]
-      },
+      render: (_args: unknown, value: JsonValue) => runCodeContent(value),
     }),
     presentCall: (args: unknown) => {
       const a = (typeof args === 'object' && args !== null ? args : {}) as { code?: unknown; description?: unknown }
@@ -61,6 +59,7 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
     execute: async (args: unknown, ctx: ToolRunContext): Promise<JsonValue> => {
       const longRuns = config.longRuns
       const parsed = longRuns === undefined ? parseRunCodeArgs(args, config.maxTimeoutMs) : parseRunCodeArgs(args, config.maxTimeoutMs, { wait: true })
+      const outcome = (run: CodeRunResult, logs: string[] | undefined): JsonValue => config.durable?.awaitingOf(run, logs) ?? ended(run, logs)
       if ('wait' in parsed) return (longRuns as LongRuns).wait(parsed.wait, ctx, (run, logs) => outcome(run, logs))
       const { code, timeoutMs } = parsed
       const session = config.sessionKey?.(ctx)
@@ -69,7 +68,10 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
       }
       const bindings = buildBindings(services, ctx)
       const log = new DispatchLog(services, ctx, ctx.agent?.session)
-      const scheduler = new SubCallScheduler(services, ctx, bindings, config.maxParallelSubCalls, log, config.drainGraceMs)
+      // A program in a sandbox session does not suspend (its session's state would have to go with it).
+      const numbering = { count: 0 }
+      const durable = session === undefined ? config.durable?.begin(ctx, numbering) : undefined
+      const scheduler = new SubCallScheduler(services, ctx, bindings, config.maxParallelSubCalls, log, config.drainGraceMs, numbering, { deferrable: durable !== undefined })
       // A program that may go on in the background has a signal of its own: the call's aborts it only
       // while the call waits for it.
       const stream = longRuns === undefined ? undefined : new LogStream()
@@ -84,6 +86,7 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
         try {
           run = await config.runtime.run({
             ...(session !== undefined && { session }),
+            ...(durable !== undefined && { durable }),
             ...(stream !== undefined && { onLog: (text: string) => stream.push(text) }),
             code,
             language: 'typescript',
@@ -95,6 +98,7 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
           return run
         } finally {
           await scheduler.close(run?.error?.kind === 'timeout')
+          if (run !== undefined && durable !== undefined) await config.durable?.suspended(run, durable.key, log)
         }
       })()
       if (longRuns === undefined || stream === undefined) return outcome(await done, undefined)
@@ -111,8 +115,27 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
   } satisfies ToolDefinition)
 }
 
+/** The content of a `run_code` value: its logs and result, or the part of a program still running or awaiting approval. */
+export function runCodeContent(value: JsonValue): [{ type: 'text'; text: string }] {
+  const v = value as unknown as { logs: string[]; result?: JsonValue; session?: string; running?: string; awaiting?: AwaitingApproval }
+  let text =
+    v.awaiting !== undefined
+      ? [...v.logs, awaitingText(v.awaiting)].join('\n')
+      : v.running === undefined
+        ? renderRunText(v.logs, v.result)
+        : [...v.logs, stillRunning(v.running)].join('\n')
+  if (v.session !== undefined) text = `[sandbox session: ${v.session}]\n${text}`
+  return [{ type: 'text', text }]
+}
+
+/** The line that ends the part of a program that suspended awaiting approval. */
+function awaitingText(awaiting: AwaitingApproval): string {
+  const calls = awaiting.calls.map((c) => `tools.${c.tool}(${JSON.stringify(c.arguments)})${c.reason === undefined ? '' : ` (${c.reason})`}`)
+  return `(the program is waiting for approval of ${calls.join(', ')}; it continues where it waited once the user has decided — nothing to do until then)`
+}
+
 /** The value of an ended run (its failure thrown as `CodeRunFailedError`); `logs`: the part's own entries when given. */
-function outcome(run: CodeRunResult, logs: string[] | undefined): JsonValue {
+function ended(run: CodeRunResult, logs: string[] | undefined): JsonValue {
   const entries = logs ?? run.logs
   if (run.error !== undefined) throw failure(run, entries)
   // What the model must know about its session: state it expected is gone, or this run's was not kept.

@@ -1,0 +1,205 @@
+/**
+ * Durable approval (`PtcExecutorOptions.durable`): a `run_code` sub-call whose approval the approval
+ * service defers (`deferred`) parks; once the program waits on nothing else, the run suspends (QuickJS:
+ * its engine memory and counters, sealed by the runtime), its state goes to the store under a fresh
+ * token, and `run_code` returns `awaiting: { token, calls }`. `ToolsService.resume({ token, decision })`
+ * — here or in another process with the same store and runtime secret — opens the state, dispatches
+ * the parked calls again with the decision, and lets the program go on where it waited.
+ */
+import { randomUUID } from 'node:crypto'
+import type { CodeRunResult, CodeRuntime, DurableRun, JsonValue, ResumeRunRequest, SuspendedRun } from '@ptc/sandbox'
+import type { SessionStore } from '@ptc/sandbox/session'
+import type { ApprovalDecision, ToolBatchResult, ToolExecutionResult, ToolExecutionToken, ToolExecutorServices, ToolResumeInput, ToolRunContext, UserMessage } from '@ptc/tools'
+import { failureResult } from '@ptc/tools/executor'
+import { RUN_CODE } from '@ptc/tools'
+import { buildBindings } from './bindings.js'
+import { DispatchLog } from './dispatch-log.js'
+import { CodeRunFailedError, ResumeError } from './errors.js'
+import { SubCallScheduler, type SubCallNumbering } from './scheduler.js'
+
+/** Options of durable approval. */
+export interface DurableOptions {
+  /** Where suspended programs wait (a file store, or Redis shared by replicas): `@ptc/sandbox/session`. */
+  store: SessionStore
+  /** How long a suspended program waits for its decision before its state expires (default 7 days). */
+  ttlMs?: number
+}
+
+/** What a suspended program's `run_code` value carries: its token and the calls waiting for approval. */
+export interface AwaitingApproval {
+  token: string
+  calls: { tool: string; arguments: JsonValue; reason?: string }[]
+}
+
+/** What a durable run's state carries besides the engine's: the call it belongs to. */
+interface RunIdentity {
+  callId: string
+  rootCallId: string
+  /** Sub-call ids used so far. */
+  subCalls: number
+}
+
+/** The transport's side of one run: its scheduler, log and limits. */
+export interface DurableRunConfig {
+  readonly runtime: CodeRuntime
+  readonly maxParallelSubCalls: number
+  readonly drainGraceMs: number
+}
+
+const DEFAULT_TTL_MS = 7 * 24 * 3_600_000
+
+export class DurableRuns {
+  readonly #store: SessionStore
+  readonly #ttlMs: number
+  /** The runs suspended by the calls of this process, by result: their awaiting value or why none. */
+  readonly #awaiting = new WeakMap<CodeRunResult, AwaitingApproval | Error>()
+  /** Tokens being resumed in this process (the store drops a token once its state is opened). */
+  readonly #resuming = new Set<string>()
+
+  constructor(options: DurableOptions, runtime: CodeRuntime) {
+    if (typeof options !== 'object' || options === null || typeof options.store?.get !== 'function') {
+      throw new TypeError('durable needs { store }: a SessionStore such as createFileSessionStore(dir)')
+    }
+    if (typeof runtime.openRun !== 'function' || typeof runtime.resumeRun !== 'function') {
+      throw new TypeError(`createPtcExecutor: durable approval needs a runtime that suspends runs (QuickJS); the ${runtime.name} runtime does not`)
+    }
+    const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS
+    if (!(ttlMs > 0) || !Number.isFinite(ttlMs)) throw new TypeError('durable.ttlMs must be a positive number of milliseconds')
+    this.#store = options.store
+    this.#ttlMs = ttlMs
+  }
+
+  /**
+   * The `durable` of a run for `ctx`'s call: a fresh token its suspension is stored (and sealed) under,
+   * with the call's ids and how many sub-call ids it used (a resumed program numbers on from there).
+   */
+  begin(ctx: Pick<ToolRunContext, 'callId' | 'rootCallId'>, numbering: SubCallNumbering): DurableRun {
+    return { key: `ptc-run-${randomUUID()}`, data: () => ({ callId: ctx.callId, rootCallId: ctx.rootCallId, subCalls: numbering.count }) }
+  }
+
+  /**
+   * A run ended: when it suspended, its state goes to the store and the log records the suspension
+   * (`awaitingOf` then gives the value `run_code` returns). Never throws: a store failure is kept for
+   * `awaitingOf`, which the result reports.
+   */
+  async suspended(run: CodeRunResult, key: string, log: DispatchLog): Promise<void> {
+    const suspended = run.suspended
+    if (suspended === undefined) return
+    const calls = suspended.parked.map((call) => {
+      const detail = call.detail as { subCallId?: string; reason?: string } | undefined
+      return { tool: call.name, arguments: call.args, ...(typeof detail?.reason === 'string' && { reason: detail.reason }), ...(typeof detail?.subCallId === 'string' && { subCallId: detail.subCallId }) }
+    })
+    try {
+      await this.#store.set(key, suspended.state, { ttlMs: this.#ttlMs })
+    } catch (error) {
+      this.#awaiting.set(run, error instanceof Error ? error : new Error(String(error)))
+      return
+    }
+    log.suspended(key, calls.map(({ tool, arguments: args, reason, subCallId }) => ({ name: tool, arguments: args, ...(reason !== undefined && { reason }), ...(subCallId !== undefined && { subCallId }) })))
+    await log.drain()
+    this.#awaiting.set(run, { token: key, calls: calls.map(({ tool, arguments: args, reason }) => ({ tool, arguments: args, ...(reason !== undefined && { reason }) })) })
+  }
+
+  /** The value of a suspended run (`suspended` stored it), or the failure that lost it. */
+  awaitingOf(run: CodeRunResult, logs: string[] = run.logs): JsonValue | undefined {
+    if (run.suspended === undefined) return undefined
+    const awaiting = this.#awaiting.get(run)
+    if (awaiting === undefined || awaiting instanceof Error) {
+      const why = awaiting === undefined ? 'it was not stored' : awaiting.message
+      throw new CodeRunFailedError('abort', `the program suspended awaiting approval, but its state could not be stored (${why}); it is lost`, logs)
+    }
+    return { logs, awaiting: awaiting as unknown as JsonValue }
+  }
+
+  /** `ToolsService.resume`: see the module's comment. */
+  async resume(input: ToolResumeInput, services: ToolExecutorServices, config: DurableRunConfig, content: (value: JsonValue) => ToolExecutionResult['content']): Promise<ToolBatchResult> {
+    const { token } = input
+    if (this.#resuming.has(token)) throw new ResumeError('IN_PROGRESS', `the program of token ${token} is being resumed already`)
+    this.#resuming.add(token)
+    try {
+      const bytes = await this.#store.get(token)
+      if (bytes === undefined) throw new ResumeError('UNKNOWN_TOKEN', `no suspended program has token ${JSON.stringify(token)}: unknown, expired or already resumed`)
+      let run: SuspendedRun
+      try {
+        run = await (config.runtime.openRun as NonNullable<CodeRuntime['openRun']>)(token, bytes)
+      } catch (error) {
+        throw new ResumeError('STATE_REFUSED', `the state of token ${token} was refused (it stays stored): ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+      }
+      const decisions = decisionsFor(input.decision, run.parked.length)
+      const identity = run.data as Partial<RunIdentity> | undefined
+      if (typeof identity?.callId !== 'string' || typeof identity.rootCallId !== 'string' || !Number.isSafeInteger(identity.subCalls)) {
+        throw new ResumeError('STATE_REFUSED', `the state of token ${token} does not name the run_code call it belongs to`)
+      }
+      // Taken: another resume of this token finds nothing.
+      await this.#store.delete(token)
+      return await this.#run(run, identity as RunIdentity, decisions, input, services, config, content)
+    } finally {
+      this.#resuming.delete(token)
+    }
+  }
+
+  async #run(
+    suspended: SuspendedRun,
+    identity: RunIdentity,
+    decisions: ApprovalDecision[],
+    input: ToolResumeInput,
+    services: ToolExecutorServices,
+    config: DurableRunConfig,
+    content: (value: JsonValue) => ToolExecutionResult['content'],
+  ): Promise<ToolBatchResult> {
+    const contexts: UserMessage[] = []
+    let concluded = false
+    const ctx: ToolRunContext = Object.freeze({
+      callId: identity.callId,
+      rootCallId: identity.rootCallId,
+      name: RUN_CODE,
+      arguments: {},
+      token: Symbol(identity.callId) as ToolExecutionToken,
+      signal: input.signal,
+      ...(input.agent !== undefined && { agent: input.agent }),
+      ...(input.toolSet !== undefined && { toolSet: input.toolSet }),
+      deferContext: (message: UserMessage) => void contexts.push(message),
+      concludeTurn: () => void (concluded = true),
+    })
+    const log = new DispatchLog(services, ctx, input.agent?.session)
+    log.resumed(suspended.key, decisions)
+    const numbering = { count: identity.subCalls }
+    const scheduler = new SubCallScheduler(services, ctx, buildBindings(services, ctx), config.maxParallelSubCalls, log, config.drainGraceMs, numbering, {
+      deferrable: true,
+      decisions: [...decisions],
+    })
+    const next = this.begin(ctx, numbering)
+    let run: CodeRunResult | undefined
+    try {
+      const request: ResumeRunRequest = { call: (name, args) => scheduler.submit(name, args), signal: input.signal, durable: next }
+      run = await (config.runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(suspended, request)
+    } finally {
+      await scheduler.close(run?.error?.kind === 'timeout')
+    }
+    await this.suspended(run, next.key, log)
+    let result: ToolExecutionResult
+    try {
+      const value = run.suspended !== undefined ? this.awaitingOf(run) : ended(run)
+      result = { isError: false, value: value as JsonValue, content: content(value as JsonValue) }
+    } catch (error) {
+      result = failureResult('CODE_RUN_FAILED', error instanceof Error ? error.message : String(error))
+    }
+    return { results: [{ callId: identity.callId, result }], additionalContexts: contexts, concluded: concluded && !result.isError }
+  }
+}
+
+/** The value of an ended run, as `run_code` gives it; its failure thrown as `CodeRunFailedError`. */
+function ended(run: CodeRunResult): JsonValue {
+  if (run.error !== undefined) throw new CodeRunFailedError(run.error.kind, run.error.message, run.logs)
+  return { logs: run.logs, ...(run.value !== undefined && { result: run.value }) }
+}
+
+function decisionsFor(decision: ToolResumeInput['decision'], parked: number): ApprovalDecision[] {
+  const ok = (d: unknown): d is ApprovalDecision => d === 'allowed-once' || d === 'rejected'
+  if (ok(decision)) return Array.from({ length: parked }, () => decision)
+  if (Array.isArray(decision) && decision.every(ok)) {
+    if (decision.length !== parked) throw new ResumeError('BAD_DECISION', `the program waits on ${parked} call(s): give one decision, or ${parked}, not ${decision.length}`)
+    return [...decision]
+  }
+  throw new ResumeError('BAD_DECISION', `a decision is 'allowed-once' or 'rejected' (or an array of them, one per waiting call), not ${JSON.stringify(decision)}`)
+}
