@@ -45,9 +45,21 @@ export function renderLogTree(roots: readonly LogRoot[]): string[] {
     const label = root.description !== undefined ? `"${oneLine(root.description, 80)}"` : argumentsSummary(root.arguments)
     if (root.hosted) push(`${root.name} ${root.id}${where} ${label} — a program the provider ran`)
     else push(`${root.name} ${root.id}${where} ${label} — ${formatMs(ms(root))} — ${outcome(root)}`)
+    const pausesAfter = (n: number): void => {
+      for (const p of root.pauses) {
+        if (p.after !== n) continue
+        push(
+          p.kind === 'suspend'
+            ? `  ‖ suspended awaiting approval of ${p.detail.map((d) => oneLine(d, 60)).join(', ')} — token ${p.token}`
+            : `  ‖ resumed (${p.detail.join(', ')}) — token ${p.token}`,
+        )
+      }
+    }
+    pausesAfter(0)
     root.subCalls.forEach((call, i) => {
       const branch = i === root.subCalls.length - 1 ? '└─' : '├─'
       push(`  ${branch} ${call.id} ${call.name}(${argumentsSummary(call.arguments)}) — ${formatMs(ms(call))} — ${outcome(call)}`)
+      pausesAfter(i + 1)
     })
     if (root.hosted) {
       const bytes = root.subCalls.reduce((sum, c) => sum + c.resultBytes, 0)
@@ -67,5 +79,13 @@ export function logTreeJson(roots: readonly LogRoot[]): unknown[] {
     code: c.code ?? null, bytes: c.resultBytes, summary: oneLine(c.resultText, 200), abandoned: c.abandoned,
     late: c.late === undefined ? null : { ms: c.startedAt === undefined ? null : c.late.at - c.startedAt, isError: c.late.isError, code: c.late.code ?? null },
   })
-  return roots.map((r) => ({ ...call(r), description: r.description ?? null, hosted: r.hosted, turn: r.turn ?? null, step: r.step ?? null, subCalls: r.subCalls.map(call) }))
+  return roots.map((r) => ({
+    ...call(r),
+    description: r.description ?? null,
+    hosted: r.hosted,
+    turn: r.turn ?? null,
+    step: r.step ?? null,
+    subCalls: r.subCalls.map(call),
+    pauses: r.pauses.map((p) => ({ kind: p.kind, token: p.token, after: p.after, detail: p.detail })),
+  }))
 }

@@ -30,6 +30,19 @@ export interface LogRoot extends LogCall {
   turn: number | undefined
   step: number | undefined
   readonly subCalls: LogCall[]
+  /** Its program suspended awaiting approval, or was resumed (`tool/ptc-suspend`, `tool/ptc-resume`), in log order. */
+  readonly pauses: LogPause[]
+}
+
+/** A suspension or resumption of a program, after its first `at` sub-calls. */
+export interface LogPause {
+  readonly kind: 'suspend' | 'resume'
+  readonly token: string
+  readonly time: number
+  /** How many of the root's sub-calls were logged before it. */
+  readonly after: number
+  /** Suspend: the calls it waits on (`name(args)`); resume: the decisions. */
+  readonly detail: string[]
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -92,7 +105,7 @@ export function buildLogTree(events: readonly SessionEvent[]): LogRoot[] {
   const current = new Map<string, LogRoot>()
   const subCalls = new Map<string, LogCall>()
   const open = (id: string, event: SessionEvent, name: string): LogRoot => {
-    const created: LogRoot = { ...newCall(id, name, undefined, undefined), description: undefined, hosted: false, turn: event.turn, step: event.step, subCalls: [] }
+    const created: LogRoot = { ...newCall(id, name, undefined, undefined), description: undefined, hosted: false, turn: event.turn, step: event.step, subCalls: [], pauses: [] }
     roots.push(created)
     current.set(id, created)
     return created
@@ -120,6 +133,13 @@ export function buildLogTree(events: readonly SessionEvent[]): LogRoot[] {
       if (call !== undefined) settle(call, event)
     } else if (event.type === 'tool/ptc-dispatch-late' && typeof event.subCallId === 'string') {
       settleLate(subCalls.get(event.subCallId), event)
+    } else if ((event.type === 'tool/ptc-suspend' || event.type === 'tool/ptc-resume') && typeof event.parentCallId === 'string' && typeof event.token === 'string') {
+      const parent = root(event.parentCallId, event)
+      const suspend = event.type === 'tool/ptc-suspend'
+      const detail = suspend
+        ? (Array.isArray(event.awaiting) ? event.awaiting : []).map((a) => (isRecord(a) ? `${String(a.name)}(${JSON.stringify(a.arguments ?? null)})${typeof a.reason === 'string' ? ` (${a.reason})` : ''}` : '?'))
+        : (Array.isArray(event.decisions) ? event.decisions : []).map(String)
+      parent.pauses.push({ kind: suspend ? 'suspend' : 'resume', token: event.token, time: event.time, after: parent.subCalls.length, detail })
     } else if (event.type === 'tool/result-late' && typeof event.callId === 'string') {
       settleLate(current.get(event.callId), event)
     }
