@@ -101,6 +101,26 @@ export class DispatchLog {
     this.#queue?.append({ type: 'tool/ptc-resume', time: Date.now(), rootCallId: this.exec.rootCallId, parentCallId: this.exec.callId, token, decisions: [...decisions] })
   }
 
+  /**
+   * A resumed program's outcome, as its call's `tool/result` (marked `resumed: true`) under the harness's
+   * turn and step of the resumption: the durable projection (content, error, meta), as the native log writes it.
+   */
+  resumedResult(result: ToolExecutionResult, step: { readonly turn: number; readonly step: number }): void {
+    this.#queue?.append({
+      type: 'tool/result',
+      time: Date.now(),
+      turn: step.turn,
+      step: step.step,
+      callId: this.exec.callId,
+      name: this.exec.name,
+      isError: result.isError,
+      content: result.content,
+      ...(result.error !== undefined && { error: result.error }),
+      ...(result.meta !== undefined && { meta: result.meta }),
+      resumed: true,
+    })
+  }
+
   /** Every queued event written (a failed append never fails the run: logging is best effort here). */
   async drain(): Promise<void> {
     await this.#queue?.drain()

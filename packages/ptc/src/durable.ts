@@ -184,6 +184,10 @@ export class DurableRuns {
     } catch (error) {
       result = failureResult('CODE_RUN_FAILED', error instanceof Error ? error.message : String(error))
     }
+    if (input.log !== undefined) {
+      log.resumedResult(result, input.log)
+      await log.drain()
+    }
     return { results: [{ callId: identity.callId, result }], additionalContexts: contexts, concluded: concluded && !result.isError }
   }
 }

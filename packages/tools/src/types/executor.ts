@@ -91,6 +91,11 @@ export interface ToolResumeInput {
   /** The agent the program ran for (its policies, guards, session log); after a restart, the same agent's. */
   readonly agent?: Agent
   readonly toolSet?: ResolvedToolSet
+  /**
+   * With it (and an agent with a session), the program's outcome is appended as its call's `tool/result`
+   * (marked `resumed: true`), under this turn and step: the harness's step in which it resumed.
+   */
+  readonly log?: { readonly turn: number; readonly step: number }
 }
 
 /** Options of one dispatch through the services. */

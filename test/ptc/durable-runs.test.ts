@@ -1,0 +1,109 @@
+/**
+ * Durable approval in one process, on QuickJS (both isolations): what suspends and when, several calls
+ * waiting at once, a program that waits twice, and every way a deferral cannot wait (no durable store,
+ * a sandbox session, a model-direct call) or a resume is refused.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
+import { createFileSessionStore, type SessionStore } from '@ptc/sandbox/session'
+import { createPtcExecutor, ResumeError, type PtcExecutorOptions } from '@ptc/ptc'
+import { ptcHarness, text, type PtcHarness } from '@ptc/ptc/testing'
+import type { CodeRuntime } from '@ptc/sandbox'
+import { afterAll, describe, expect, test } from 'vitest'
+
+const dir = mkdtempSync(join(tmpdir(), 'ptc-durable-runs-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+let stores = 0
+const store = (): SessionStore => createFileSessionStore({ directory: join(dir, `store-${++stores}`) })
+
+/** A harness whose `write` calls ask for approval, and whose approval service defers. */
+function harness(runtime: CodeRuntime, options: Omit<PtcExecutorOptions, 'runtime'> = {}): PtcHarness {
+  const h = ptcHarness(runtime, { ...options, approval: { request: async () => 'deferred' } })
+  h.tools.on('tools/pre-execute', (exec, next) => (exec.name === 'write' ? { kind: 'ask', reason: `writes ${String((exec.arguments as { key: string }).key)}` } : next()))
+  return h
+}
+
+const value = (result: { value?: unknown }): Record<string, unknown> => result.value as Record<string, unknown>
+const awaiting = (result: { value?: unknown }) => value(result).awaiting as { token: string; calls: { tool: string; arguments: unknown; reason?: string }[] }
+const resume = (h: PtcHarness, token: string, decision: 'allowed-once' | 'rejected' | ('allowed-once' | 'rejected')[]) =>
+  h.tools.resume({ token, decision, agent: h.agent, signal: new AbortController().signal, log: { turn: 2, step: 1 } })
+
+describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)', (isolation) => {
+  const runtime = createQuickJSRuntime({ isolation, poolSize: 2, sessions: {} })
+  afterAll(() => runtime.dispose())
+
+  test('two deferred calls and one that takes its time: one suspension, then a decision per call', async () => {
+    const h = harness(runtime, { durable: { store: store() } })
+    const first = await h.runCode(`
+      const got = await Promise.allSettled([tools.write({ key: 'a' }), tools.lookup({ key: 'slow', delayMs: 30 }), tools.write({ key: 'b' })])
+      return got.map((r) => r.status === 'fulfilled' ? r.value : r.reason.code)
+    `)
+    expect(first.isError).toBe(false)
+    expect(awaiting(first).calls).toEqual([
+      { tool: 'write', arguments: { key: 'a' }, reason: 'writes a' },
+      { tool: 'write', arguments: { key: 'b' }, reason: 'writes b' },
+    ])
+    // The slow lookup settled before the program suspended.
+    expect(h.trace).toEqual(['start slow', 'end slow'])
+    const resumed = await resume(h, awaiting(first).token, ['allowed-once', 'rejected'])
+    const result = resumed.results[0]?.result
+    expect(result?.isError).toBe(false)
+    expect(value(result as { value?: unknown }).result).toEqual([{ written: 'a' }, { key: 'slow', value: 4 }, 'DENIED'])
+    // Only the approved write ran: the rejected one never reached its body.
+    expect(h.trace).toEqual(['start slow', 'end slow', 'start write a', 'end write a'])
+    const types = h.session.events.map((e) => e.type)
+    expect(types.filter((t) => t === 'tool/ptc-suspend' || t === 'tool/ptc-resume')).toEqual(['tool/ptc-suspend', 'tool/ptc-resume'])
+  })
+
+  test('a program that waits twice suspends twice, each time under a new token', async () => {
+    const h = harness(runtime, { durable: { store: store() } })
+    const first = await h.runCode(`const a = await tools.write({ key: 'one' }); console.log('first done'); const b = await tools.write({ key: 'two' }); return [a, b]`)
+    const second = (await resume(h, awaiting(first).token, 'allowed-once')).results[0]?.result as { value?: unknown; isError: boolean }
+    expect(value(second).logs).toEqual(['first done'])
+    expect(awaiting(second).calls.map((c) => c.arguments)).toEqual([{ key: 'two' }])
+    expect(awaiting(second).token).not.toBe(awaiting(first).token)
+    const third = (await resume(h, awaiting(second).token, 'allowed-once')).results[0]?.result as { value?: unknown }
+    expect(value(third).result).toEqual([{ written: 'one' }, { written: 'two' }])
+    // Sub-call ids go on across the parts: none is used twice.
+    const ids = h.session.events.filter((e) => e.type === 'tool/ptc-dispatch-start').map((e) => e.subCallId)
+    expect(new Set(ids).size).toBe(ids.length)
+  })
+
+  test('without durable, in a sandbox session, or as a model-direct call, a deferral denies the call', async () => {
+    const plain = harness(runtime)
+    expect(text(await plain.runCode(`try { await tools.write({ key: 'x' }) } catch (e) { return e.code + ': ' + e.message }`))).toMatch(/^DENIED: approval was deferred \(writes x\), but this call cannot wait/)
+    const session = harness(runtime, { durable: { store: store() }, sessions: true })
+    expect(text(await session.runCode(`try { await tools.write({ key: 'y' }) } catch (e) { return e.code }`))).toBe('DENIED')
+    const direct = harness(runtime, { durable: { store: store() }, mode: 'both' })
+    const out = await direct.batch([{ type: 'tool_call', id: 'd1', name: 'write', arguments: '{"key":"z"}' }])
+    expect(out.results[0]?.result).toMatchObject({ isError: true, error: { info: { code: 'DENIED' } } })
+    expect(direct.trace).toEqual([])
+  })
+
+  test('a resume that is refused changes nothing: bad decisions, unknown tokens; the token then resumes', async () => {
+    const h = harness(runtime, { durable: { store: store() } })
+    const first = await h.runCode(`return await tools.write({ key: 'k' })`)
+    const { token } = awaiting(first)
+    await expect(resume(h, token, 'maybe' as 'rejected')).rejects.toMatchObject({ code: 'BAD_DECISION' })
+    await expect(resume(h, token, ['allowed-once', 'allowed-once'])).rejects.toBeInstanceOf(ResumeError)
+    await expect(resume(h, 'ptc-run-unknown', 'allowed-once')).rejects.toMatchObject({ code: 'UNKNOWN_TOKEN' })
+    const done = await resume(h, token, 'allowed-once')
+    expect(value(done.results[0]?.result as { value?: unknown }).result).toEqual({ written: 'k' })
+  })
+
+  test('a store that cannot keep the state fails the call, saying the program is lost', async () => {
+    const failing: SessionStore = { get: async () => undefined, set: async () => Promise.reject(new Error('disk full')), delete: async () => false }
+    const h = harness(runtime, { durable: { store: failing } })
+    const result = await h.runCode(`console.log('so far'); return await tools.write({ key: 'k' })`)
+    expect(result.isError).toBe(true)
+    expect(text(result)).toMatch(/could not be stored \(disk full\); it is lost/)
+    expect(text(result)).toContain('so far')
+  })
+})
+
+test('durable approval needs a runtime that suspends runs', () => {
+  const runtime = { name: 'fake', limits: createQuickJSRuntime({ prewarm: false }).limits, run: async () => ({ logs: [], stats: { cpuMs: 0, wallMs: 0, queueMs: 0, subCalls: 0 } }), dispose: async () => {} } as unknown as CodeRuntime
+  expect(() => createPtcExecutor({ runtime, durable: { store: store() } })).toThrow(/needs a runtime that suspends runs \(QuickJS\); the fake runtime does not/)
+})
