@@ -7,8 +7,8 @@
  * the parked calls again with the decision, and lets the program go on where it waited.
  */
 import { randomUUID } from 'node:crypto'
-import type { CodeRunResult, CodeRuntime, DurableRun, JsonValue, ResumeRunRequest, SuspendedRun } from '@ptc/sandbox'
-import type { SessionStore } from '@ptc/sandbox/session'
+import type { CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
+import type { DurableRun, ResumeRunRequest, SessionStore, SuspendedRun } from '@ptc/sandbox/session'
 import type { ApprovalDecision, ToolBatchResult, ToolExecutionResult, ToolExecutionToken, ToolExecutorServices, ToolResumeInput, ToolRunContext, UserMessage } from '@ptc/tools'
 import { failureResult } from '@ptc/tools/executor'
 import { RUN_CODE } from '@ptc/tools'

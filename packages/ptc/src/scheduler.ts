@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events'
 import { ToolsError } from '@ptc/tools'
 import { abandonedResult, abandonReason, adoptParsedJson, failureResult, isConcurrencySafeCall, whenAborted, type ParsedToolCall } from '@ptc/tools/executor'
-import { parkCall } from '@ptc/sandbox'
+import { parkCall } from '@ptc/sandbox/session'
 import type {
   ApprovalDecision,
   Agent,

@@ -4,8 +4,8 @@
  * over; sealed state that is tampered with, truncated or bound to another key is refused.
  */
 import { afterAll, describe, expect, test } from 'vitest'
-import { parkCall, SandboxUsageError, type CodeRunRequest, type CodeRuntime, type JsonValue } from '@ptc/sandbox'
-import { SnapshotError } from '@ptc/sandbox/session'
+import { SandboxUsageError, type CodeRunRequest, type CodeRuntime, type JsonValue } from '@ptc/sandbox'
+import { parkCall, SnapshotError } from '@ptc/sandbox/session'
 import { createQuickJSRuntime } from './index.js'
 
 const secret = 'durable-test-secret-0123456789abcdef'

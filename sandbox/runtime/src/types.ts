@@ -1,11 +1,13 @@
+import type { DurableRun, ResumeRunRequest, SuspendedRun, SuspendedRunState } from './durable.js'
+import type { JsonValue } from './json-value.js'
+
 /**
  * The runtime seam. A backend runs one program with a set of
  * binding names and a host `call` function, under limits, and returns a result.
  * It knows nothing about tools.
  */
 
-/** A lossless JSON value: the only thing that crosses between host and guest. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }
+export type { JsonValue } from './json-value.js'
 
 /** Why a run failed. */
 export type CodeRunFailureKind =
@@ -83,52 +85,6 @@ export interface CodeRunRequest {
    * a parked call is an ordinary rejection.
    */
   durable?: DurableRun
-}
-
-/** A sub-call a suspended run waits on (see `CodeRunRequest.durable`). */
-export interface ParkedCall {
-  readonly name: string
-  readonly args: JsonValue
-  /** What the host gave `parkCall`. */
-  readonly detail?: JsonValue
-}
-
-/** A run that suspended (see `CodeRunRequest.durable`). */
-export interface SuspendedRunState {
-  /** Sealed (authenticated, compressed) state: engine memory and the host's counters. */
-  readonly state: Uint8Array
-  /** The calls it waits on, in the order they were made. */
-  readonly parked: readonly ParkedCall[]
-}
-
-/** A suspended run opened by `CodeRuntime.openRun`, ready for `resumeRun`. */
-export interface SuspendedRun {
-  readonly key: string
-  readonly data?: JsonValue
-  readonly parked: readonly ParkedCall[]
-  /** The log entries of the run before it suspended, in order. */
-  readonly logs: readonly string[]
-}
-
-/** How a suspended run goes on: its program, bindings and limits are those it suspended with. */
-export interface ResumeRunRequest {
-  /**
-   * As `CodeRunRequest.call`. The parked calls are made again first, in their order, through it (each
-   * as its own call), before the program runs again.
-   */
-  call: CodeRunRequest['call']
-  signal?: AbortSignal
-  onLog?(text: string): void
-  /** The key (and data) of the run's next suspension, if it parks again; default: the same key and data. */
-  durable?: DurableRun
-}
-
-/** What binds a durable run's suspension (`CodeRunRequest.durable`). */
-export interface DurableRun {
-  /** 1 to 256 characters: the state is sealed under it, and opens only with it. */
-  key: string
-  /** The host's own data to seal with the state, read as the run suspends (a lossless JSON value). */
-  data?(): JsonValue
 }
 
 /** The failure of a run, as data. */

@@ -5,6 +5,8 @@
  * - sealed snapshots: `sealSnapshot` compresses a payload and binds it to a build and a session under the
  *   host's HMAC key; `openSnapshot` checks all of it and returns the payload, or throws `SnapshotError`;
  * - stores of sealed snapshots: the `SessionStore` interface, a file store (the default) and a Redis store;
+ * - durable runs (`CodeRunRequest.durable`): `parkCall`, with which a host call parks, and the types of a
+ *   suspended run and its resumption;
  * - the bounds of a runtime's sessions (`SessionLimits`, `DEFAULT_SESSION_LIMITS`) and the text that tells a
  *   model how session programs share state (`SESSION_GUIDANCE`).
  */
@@ -20,3 +22,5 @@ export { DEFAULT_REDIS_PREFIX, createRedisSessionStore } from './redis-store.js'
 export type { RedisSessionClient, RedisSessionStoreOptions } from './redis-store.js'
 export { DEFAULT_SESSION_LIMITS, type SessionLimits } from '../sessions.js'
 export { SESSION_GUIDANCE } from '../session-program.js'
+export { parkCall } from '../park.js'
+export type { DurableRun, ParkedCall, ResumeRunRequest, SuspendedRun, SuspendedRunState } from '../durable.js'
