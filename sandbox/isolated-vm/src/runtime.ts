@@ -158,6 +158,10 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
 
   async run(request: CodeRunRequest): Promise<CodeRunResult> {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
+    // Its parked calls would wait until the wall ceiling: say at once that this backend cannot suspend.
+    if (request !== null && typeof request === 'object' && request.durable !== undefined) {
+      throw new SandboxUsageError('isolated-vm cannot suspend a run: durable runs need a runtime with resumeRun (QuickJS)')
+    }
     const accepted = await acceptRun(request, this.#defaults, this.#gate)
     if (!accepted.ok) return accepted.result
     let ticket: SessionTicket | undefined

@@ -77,6 +77,10 @@ describe.skipIf(!availability.available)(
       return result.value
     }
 
+    test('a durable run is refused at once: isolated-vm cannot suspend a run', async () => {
+      await expect(rt.run(request('return 1', { durable: { key: 'k' } }))).rejects.toThrow(/isolated-vm cannot suspend a run/)
+    })
+
     beforeAll(async () => {
       rt = make({ processes: 2 })
       await Promise.all([value(undefined, 'return 1'), value(undefined, 'return 1')])
