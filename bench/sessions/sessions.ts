@@ -11,12 +11,16 @@
  *    restores the memory), inline isolation; sizes: the engine memory's changed bytes and the sealed bytes.
  * 3. 1 000 idle sessions with a little state each, suspended to a filesystem store: host RSS at the
  *    start, with all live, and after they left memory (GC forced).
+ * 4. Durable runs (durable approval's sandbox part), per isolation: a warm trivial run made durable
+ *    against a plain one, interleaved; then a program holding N MiB that parks a call: the run until
+ *    it suspended (capture + seal), and open + resume to its end, against the same program whose call
+ *    answers at once.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { CodeRunRequest, CodeRuntime } from '@ptc/sandbox'
-import { createFileSessionStore } from '@ptc/sandbox/session'
+import { createFileSessionStore, parkCall } from '@ptc/sandbox/session'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import { quickRequested } from '../json.js'
 import { machine, median } from '../util.js'
@@ -152,6 +156,63 @@ async function idleSessions(): Promise<string[]> {
   }
 }
 
+async function durableRuns(): Promise<string[]> {
+  const lines = [
+    '| isolation | plain run µs | durable run µs | durable / plain (spread) |',
+    '|---|---|---|---|',
+  ]
+  const durable = (code: string): CodeRunRequest => ({ ...req(code), durable: { key: 'bench' } })
+  const timed = async (runtime: CodeRuntime, make: () => CodeRunRequest, n: number): Promise<number> => {
+    const start = performance.now()
+    for (let i = 0; i < n; i++) if ((await runtime.run(make())).error !== undefined) throw new Error('run failed')
+    return ((performance.now() - start) / n) * 1000
+  }
+  const parked: string[] = ['', '| isolation | program data | plain run with an answered call ms | run until suspended ms | sealed | open + resume to the end ms |', '|---|---|---|---|---|---|']
+  for (const isolation of ['worker', 'inline'] as const) {
+    const runtime = createQuickJSRuntime({ isolation, secret: 'bench-secret-0123456789abcdef', limits: { memoryBytes: 512 * MiB } })
+    await timed(runtime, () => req('return 1'), 50)
+    await timed(runtime, () => durable('return 1'), 50)
+    const plain: number[] = []
+    const made: number[] = []
+    const ratios: number[] = []
+    for (let round = 0; round < ROUNDS; round++) {
+      const p = await timed(runtime, () => req('return 1'), RUNS)
+      const d = await timed(runtime, () => durable('return 1'), RUNS)
+      plain.push(p)
+      made.push(d)
+      ratios.push(d / p)
+    }
+    lines.push(`| ${isolation} | ${median(plain).toFixed(0)} | ${median(made).toFixed(0)} | ${median(ratios).toFixed(2)}x (${spread(ratios)}) |`)
+    for (const mib of quick ? [1] : [1, 10]) {
+      const code = `${dataProgram(mib).replace(/return [^\n]*$/, '')}\nconst yes = await tools.ask({}); return data.length + (yes ? 1 : 0)`
+      const answered: number[] = []
+      const suspend: number[] = []
+      const resume: number[] = []
+      let sealed = 0
+      for (let round = 0; round < ROUNDS; round++) {
+        let t = performance.now()
+        const direct = await runtime.run({ ...req(code), bindings: ['ask'], call: async () => true })
+        answered.push(performance.now() - t)
+        if (direct.error !== undefined) throw new Error(direct.error.message)
+        t = performance.now()
+        const first = await runtime.run({ ...req(code), bindings: ['ask'], call: () => Promise.reject(parkCall()), durable: { key: 'bench' } })
+        suspend.push(performance.now() - t)
+        const state = first.suspended?.state
+        if (state === undefined) throw new Error(first.error?.message ?? 'the run did not suspend')
+        sealed = state.byteLength
+        t = performance.now()
+        const opened = await (runtime.openRun as NonNullable<CodeRuntime['openRun']>)('bench', state)
+        const end = await (runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(opened, { call: async () => true })
+        resume.push(performance.now() - t)
+        if (end.error !== undefined) throw new Error(end.error.message)
+      }
+      parked.push(`| ${isolation} | ${mib} MiB | ${median(answered).toFixed(1)} (${spread(answered)}) | ${median(suspend).toFixed(1)} (${spread(suspend)}) | ${(sealed / MiB).toFixed(2)} MiB | ${median(resume).toFixed(1)} (${spread(resume)}) |`)
+    }
+    await runtime.dispose()
+  }
+  return [...lines, ...parked]
+}
+
 console.log(`# sandbox sessions (QuickJS), ${machine()}${quick ? ', --quick' : ''}\n`)
 console.log(`## warm runs (${RUNS} runs per figure, medians of ${ROUNDS} interleaved rounds)\n`)
 for (const line of await warmRuns()) console.log(line)
@@ -159,3 +220,5 @@ console.log(`\n## suspend and resume (inline, medians of ${ROUNDS})\n`)
 for (const line of await suspendResume()) console.log(line)
 console.log('\n## idle sessions to the filesystem store\n')
 for (const line of await idleSessions()) console.log(line)
+console.log(`\n## durable runs (medians of ${ROUNDS} interleaved rounds)\n`)
+for (const line of await durableRuns()) console.log(line)
