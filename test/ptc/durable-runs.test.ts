@@ -89,6 +89,9 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     await expect(resume(h, token, 'maybe' as 'rejected')).rejects.toMatchObject({ code: 'BAD_DECISION' })
     await expect(resume(h, token, ['allowed-once', 'allowed-once'])).rejects.toBeInstanceOf(ResumeError)
     await expect(resume(h, 'ptc-run-unknown', 'allowed-once')).rejects.toMatchObject({ code: 'UNKNOWN_TOKEN' })
+    // Only the agent the program ran for may resume it.
+    await expect(h.tools.resume({ token, decision: 'allowed-once', agent: { id: 'someone-else' }, signal: new AbortController().signal })).rejects.toMatchObject({ code: 'WRONG_AGENT' })
+    await expect(h.tools.resume({ token, decision: 'allowed-once', signal: new AbortController().signal })).rejects.toMatchObject({ code: 'WRONG_AGENT' })
     const done = await resume(h, token, 'allowed-once')
     expect(value(done.results[0]?.result as { value?: unknown }).result).toEqual({ written: 'k' })
   })

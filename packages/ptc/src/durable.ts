@@ -37,6 +37,8 @@ interface RunIdentity {
   rootCallId: string
   /** Sub-call ids used so far. */
   subCalls: number
+  /** The id of the agent the program ran for (null: none): only that agent may resume it. */
+  agent: string | null
 }
 
 /** The transport's side of one run: its scheduler, log and limits. */
@@ -73,8 +75,9 @@ export class DurableRuns {
    * The `durable` of a run for `ctx`'s call: a fresh token its suspension is stored (and sealed) under,
    * with the call's ids and how many sub-call ids it used (a resumed program numbers on from there).
    */
-  begin(ctx: Pick<ToolRunContext, 'callId' | 'rootCallId'>, numbering: SubCallNumbering): DurableRun {
-    return { key: `ptc-run-${randomUUID()}`, data: () => ({ callId: ctx.callId, rootCallId: ctx.rootCallId, subCalls: numbering.count }) }
+  begin(ctx: Pick<ToolRunContext, 'callId' | 'rootCallId' | 'agent'>, numbering: SubCallNumbering): DurableRun {
+    const agent = ctx.agent?.id ?? null
+    return { key: `ptc-run-${randomUUID()}`, data: () => ({ callId: ctx.callId, rootCallId: ctx.rootCallId, subCalls: numbering.count, agent }) }
   }
 
   /**
@@ -129,6 +132,10 @@ export class DurableRuns {
       const identity = run.data as Partial<RunIdentity> | undefined
       if (typeof identity?.callId !== 'string' || typeof identity.rootCallId !== 'string' || !Number.isSafeInteger(identity.subCalls)) {
         throw new ResumeError('STATE_REFUSED', `the state of token ${token} does not name the run_code call it belongs to`)
+      }
+      const agent = input.agent?.id ?? null
+      if (agent !== (identity.agent ?? null)) {
+        throw new ResumeError('WRONG_AGENT', `the program of token ${token} ran for ${identity.agent === null || identity.agent === undefined ? 'no agent' : `agent ${JSON.stringify(identity.agent)}`}; only it may resume it, not ${agent === null ? 'a call without an agent' : `agent ${JSON.stringify(agent)}`}`)
       }
       // Taken: another resume of this token finds nothing.
       await this.#store.delete(token)
