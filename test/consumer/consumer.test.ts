@@ -263,6 +263,39 @@ describe('a project outside the repository, as the README says', () => {
       expect(existsSync(join(plain, '.ptc/sessions/secret'))).toBe(true)
     }, 60_000)
 
+    test('durable approval: a program suspended by one process is resumed by another, from the installed packages', async () => {
+      writeFileSync(
+        join(project, 'approve.mjs'),
+        [
+          "import { createPtcExecutor } from '@ptc/ptc'",
+          "import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'",
+          "import { createFileSessionStore } from '@ptc/sandbox/session'",
+          "import { defineTool, ToolsService } from '@ptc/tools'",
+          'const [mode, token] = process.argv.slice(2)',
+          "const runtime = createQuickJSRuntime({ secret: 'consumer-secret-0123456789abcdef' })",
+          "const tools = new ToolsService({ approval: { request: async () => 'deferred' } })",
+          "tools.register(defineTool({ name: 'refund', description: 'Refund.', parameters: { order: { type: 'string', required: true } }, output: { schema: { type: 'object', properties: { refunded: { type: 'string' } }, additionalProperties: false } }, execute: async ({ order }) => ({ refunded: order }) }))",
+          "tools.on('tools/pre-execute', (exec, next) => (exec.name === 'refund' ? { kind: 'ask', reason: 'money' } : next()))",
+          "tools.setExecutor(createPtcExecutor({ runtime, durable: { store: createFileSessionStore({ directory: '.ptc/approvals' }) } }))",
+          "const agent = { id: 'consumer' }",
+          'const signal = AbortSignal.timeout(60_000)',
+          "const code = 'const before = 41; const r = await tools.refund({ order: \"A-1\" }); return [before + 1, r.refunded]'",
+          "const batch = mode === 'start'",
+          "  ? await tools.execute({ calls: [{ type: 'tool_call', id: 'c1', name: 'run_code', arguments: JSON.stringify({ code, description: 'refund' }) }], signal, agent })",
+          "  : await tools.resume({ token, decision: 'allowed-once', agent, signal })",
+          'console.log(JSON.stringify(batch.results[0].result.value))',
+          'await runtime.dispose()',
+        ].join('\n'),
+      )
+      const first = await run(process.execPath, ['approve.mjs', 'start'], project)
+      expectOk(first, 'node approve.mjs start')
+      const awaiting = (JSON.parse(first.stdout.trim()) as { awaiting: { token: string; calls: unknown[] } }).awaiting
+      expect(awaiting.calls).toEqual([{ tool: 'refund', arguments: { order: 'A-1' }, reason: 'money' }])
+      const second = await run(process.execPath, ['approve.mjs', 'resume', awaiting.token], project)
+      expectOk(second, 'node approve.mjs resume')
+      expect(JSON.parse(second.stdout.trim())).toEqual({ logs: [], result: [42, 'A-1'] })
+    }, 60_000)
+
     test('ptc check finds the program that breaks the declarations, and passes the one that keeps them', async () => {
       expectOk(await ptc(['check', 'sum.ts', '--tools', 'tools.ts'], plain), 'ptc check sum.ts')
       const wrong = await ptc(['check', 'wrong.ts', '--tools', 'tools.ts'], plain)

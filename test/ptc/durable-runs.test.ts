@@ -96,6 +96,23 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     expect(value(done.results[0]?.result as { value?: unknown }).result).toEqual({ written: 'k' })
   })
 
+  test('a long run that suspends in the background: its next part is the wait for approval', async () => {
+    const h = harness(runtime, { durable: { store: store() }, longRuns: { returnAfterMs: 20 } })
+    let part = await h.runCode(`await tools.lookup({ key: 'slow', delayMs: 200 }); console.log('looked'); return await tools.write({ key: 'w' })`)
+    const logs: unknown[] = []
+    // The first part returns while the lookup runs (unless this machine is slower than the lookup); then wait.
+    while (value(part).running !== undefined) {
+      logs.push(...(value(part).logs as unknown[]))
+      const waited = await h.batch([{ type: 'tool_call', id: `w${logs.length}`, name: 'run_code', arguments: JSON.stringify({ wait: value(part).running, description: 'wait' }) }])
+      part = waited.results[0]?.result as typeof part
+    }
+    logs.push(...(value(part).logs as unknown[]))
+    expect(logs).toEqual(['looked'])
+    expect(awaiting(part).calls).toEqual([{ tool: 'write', arguments: { key: 'w' }, reason: 'writes w' }])
+    const done = await resume(h, awaiting(part).token, 'allowed-once')
+    expect(value(done.results[0]?.result as { value?: unknown }).result).toEqual({ written: 'w' })
+  })
+
   test('a store that cannot keep the state fails the call, saying the program is lost', async () => {
     const failing: SessionStore = { get: async () => undefined, set: async () => Promise.reject(new Error('disk full')), delete: async () => false }
     const h = harness(runtime, { durable: { store: failing } })

@@ -33,4 +33,31 @@ describe('ptc log tree', () => {
     expect(json[1]).toMatchObject({ abandoned: true, late: { ms: 5000, isError: true, code: 'TOOL_ERROR' } })
     expect(json[0]).toMatchObject({ abandoned: false, late: null })
   })
+
+  test('a program that suspended awaiting approval and was resumed: both in place among its sub-calls', () => {
+    const ids = { rootCallId: 'r1', parentCallId: 'r1' }
+    const events: SessionEvent[] = [
+      { type: 'tool/call', time: 1000, callId: 'r1', name: 'run_code', arguments: '{"code":"…","description":"refund"}' },
+      { type: 'tool/ptc-dispatch-start', time: 1001, ...ids, subCallId: 'r1:ptc:1', name: 'refund', arguments: { order: 'A' } },
+      { type: 'tool/ptc-dispatch', time: 1002, ...ids, subCallId: 'r1:ptc:1', name: 'refund', isError: true, content: text('Error: deferred'), error: failure('APPROVAL_DEFERRED') },
+      { type: 'tool/ptc-suspend', time: 1003, ...ids, token: 'tok-1', awaiting: [{ name: 'refund', arguments: { order: 'A' }, reason: 'money' }] },
+      { type: 'tool/result', time: 1004, callId: 'r1', name: 'run_code', isError: false, content: text('(waiting)') },
+      { type: 'tool/ptc-resume', time: 9000, ...ids, token: 'tok-1', decisions: ['rejected'] },
+      { type: 'tool/ptc-dispatch-start', time: 9001, ...ids, subCallId: 'r1:ptc:2', name: 'refund', arguments: { order: 'A' } },
+      { type: 'tool/ptc-dispatch', time: 9002, ...ids, subCallId: 'r1:ptc:2', name: 'refund', isError: true, content: text('Error: rejected'), error: failure('DENIED') },
+      { type: 'tool/result', time: 9003, callId: 'r1', name: 'run_code', isError: false, content: text('gave up'), resumed: true },
+    ]
+    const roots = buildLogTree(events)
+    const lines = renderLogTree(roots)
+    expect(lines).toHaveLength(6)
+    expect(lines[0]).toMatch(/^run_code r1 "refund" — .* — ok .*: gave up$/)
+    expect(lines[1]).toMatch(/├─ r1:ptc:1 refund\(\{"order":"A"\}\) — .* — error APPROVAL_DEFERRED/)
+    expect(lines[2]).toBe('  ‖ suspended awaiting approval of refund({"order":"A"}) (money) — token tok-1')
+    expect(lines[3]).toBe('  ‖ resumed (rejected) — token tok-1')
+    expect(lines[4]).toMatch(/└─ r1:ptc:2 refund.* — error DENIED/)
+    expect((logTreeJson(roots)[0] as { pauses: unknown }).pauses).toEqual([
+      { kind: 'suspend', token: 'tok-1', after: 1, detail: ['refund({"order":"A"}) (money)'] },
+      { kind: 'resume', token: 'tok-1', after: 1, detail: ['rejected'] },
+    ])
+  })
 })
