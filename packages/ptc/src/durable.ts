@@ -49,6 +49,7 @@ export interface DurableRunConfig {
 }
 
 const DEFAULT_TTL_MS = 7 * 24 * 3_600_000
+const SWEEP_EVERY_MS = 10 * 60_000
 
 export class DurableRuns {
   readonly #store: SessionStore
@@ -57,6 +58,8 @@ export class DurableRuns {
   readonly #awaiting = new WeakMap<CodeRunResult, AwaitingApproval | Error>()
   /** Tokens being resumed in this process (the store drops a token once its state is opened). */
   readonly #resuming = new Set<string>()
+  /** When the store was last swept of expired states (`SessionStore.sweep`, at most every `SWEEP_EVERY_MS`). */
+  #sweptAt = 0
 
   constructor(options: DurableOptions, runtime: CodeRuntime) {
     if (typeof options !== 'object' || options === null || typeof options.store?.get !== 'function') {
@@ -97,6 +100,11 @@ export class DurableRuns {
     } catch (error) {
       this.#awaiting.set(run, error instanceof Error ? error : new Error(String(error)))
       return
+    }
+    // States nobody resumed expire; a store that does not drop them itself is swept now and then (best effort).
+    if (this.#store.sweep !== undefined && Date.now() - this.#sweptAt >= SWEEP_EVERY_MS) {
+      this.#sweptAt = Date.now()
+      void this.#store.sweep().catch(() => undefined)
     }
     log.suspended(key, calls.map(({ tool, arguments: args, reason, subCallId }) => ({ name: tool, arguments: args, ...(reason !== undefined && { reason }), ...(subCallId !== undefined && { subCallId }) })))
     await log.drain()

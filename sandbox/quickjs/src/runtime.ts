@@ -92,6 +92,9 @@ export interface QuickJSSessionOptions extends Partial<SessionLimits> {
   suspendAfterMs?: number
 }
 
+/** How often, at most, a session store without expiry of its own is swept (`SessionStore.sweep`). */
+const SWEEP_EVERY_MS = 10 * 60_000
+
 /** Default `watchdogGraceMs`. */
 export const DEFAULT_WATCHDOG_GRACE_MS = 50
 
@@ -131,12 +134,20 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     }
     this.#secret = options.secret ?? secret ?? randomBytes(32)
     this.#variant = options.variant ?? 'quickjs'
+    let sweptAt = 0
     const spill: SessionSpill<SessionMemory> | undefined =
       store === undefined
         ? undefined
         : {
             suspendAfterMs: suspendAfterMs ?? 60_000,
-            save: async (key, memory, runs) => store.set(key, await this.#seal(key, { memory, runs }), { ttlMs: limits.idleTtlMs }),
+            save: async (key, memory, runs) => {
+              await store.set(key, await this.#seal(key, { memory, runs }), { ttlMs: limits.idleTtlMs })
+              // Sessions nobody came back for expire; a store that does not drop them itself is swept now and then.
+              if (store.sweep !== undefined && Date.now() - sweptAt >= SWEEP_EVERY_MS) {
+                sweptAt = Date.now()
+                void store.sweep().catch(() => undefined)
+              }
+            },
             load: async (key) => {
               const bytes = await store.get(key)
               if (bytes === undefined) return undefined

@@ -109,6 +109,25 @@ describe('file store', () => {
     expect(Buffer.from((await store.get('forever')) ?? []).toString()).toBe('y')
   })
 
+  test('sweep removes expired entries and stale temporary files, and keeps the rest (a foreign file too)', async () => {
+    const directory = freshDirectory()
+    let clock = Date.now()
+    const store = createFileSessionStore({ directory, now: () => clock })
+    expect(await createFileSessionStore({ directory: join(directory, 'absent') }).sweep?.()).toBe(0)
+    await store.set('short', Buffer.from('x'), { ttlMs: 50 })
+    await store.set('long', Buffer.from('y'), { ttlMs: 10 ** 9 })
+    await store.set('forever', Buffer.from('z'))
+    writeFileSync(join(directory, '.0123456789abcdef.tmp'), 'half a write')
+    writeFileSync(join(directory, 'notes.txt'), 'not ours')
+    expect(await store.sweep?.()).toBe(0)
+    clock += 11 * 60_000
+    expect(await store.sweep?.()).toBe(2)
+    expect(readdirSync(directory).sort()).toEqual(
+      [_entryPath(directory, 'long'), _entryPath(directory, 'forever')].map((p) => p.slice(directory.length + 1)).concat('notes.txt').sort(),
+    )
+    expect(Buffer.from((await store.get('long')) ?? []).toString()).toBe('y')
+  })
+
   test('deleting an expired entry removes it and says there was no live one', async () => {
     let clock = 0
     const store = createFileSessionStore({ directory: freshDirectory(), now: () => clock })

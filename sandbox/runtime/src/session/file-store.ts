@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { chmod, mkdir, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises'
+import { chmod, mkdir, open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { SandboxUsageError } from '../errors.js'
 import { SessionStoreError } from './errors.js'
@@ -17,6 +17,11 @@ const MAGIC = Buffer.from('PTSF', 'latin1')
 const VERSION = 1
 /* A file: magic "PTSF", version byte, 3 zero bytes, expiry (epoch ms, 0 = none) and payload length as u64 BE, payload. */
 const HEADER_BYTES = 24
+/** The names of entries (`_entryPath`) and of a `set`'s temporary files. */
+const ENTRY_NAME = /^[0-9a-f]{64}\.session$/
+const TEMP_NAME = /^\.[0-9a-f]{16}\.tmp$/
+/** A temporary file older than this is a crashed `set`'s. */
+const STALE_TEMP_MS = 10 * 60_000
 
 /**
  * A `SessionStore` of one file per key in `directory`, named by the key's SHA-256 (no key can name a path
@@ -76,6 +81,33 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
         throw error
       }
       await syncDirectory(directory)
+    },
+
+    async sweep() {
+      let names: string[]
+      try {
+        names = await readdir(directory)
+      } catch (error) {
+        if (isMissing(error)) return 0
+        throw error
+      }
+      let removed = 0
+      for (const name of names) {
+        const file = join(directory, name)
+        if (ENTRY_NAME.test(name)) {
+          // One unreadable entry does not stop the sweep: it is left for get() to report.
+          const entry = await readEntry(file, name, true).catch(() => undefined)
+          if (entry !== undefined && entry.expiresAt !== 0 && now() >= entry.expiresAt) {
+            await removeIfUnchanged(file, entry.ino)
+            removed++
+          }
+        } else if (TEMP_NAME.test(name)) {
+          // A temporary file of a set() that crashed before its rename (one in progress is younger).
+          const info = await stat(file).catch(() => undefined)
+          if (info !== undefined && now() - info.mtimeMs > STALE_TEMP_MS && (await unlink(file).then(() => true, () => false))) removed++
+        }
+      }
+      return removed
     },
 
     async delete(key) {

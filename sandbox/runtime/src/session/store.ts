@@ -9,6 +9,11 @@ export interface SessionStore {
   set(key: string, bytes: Uint8Array, options?: SessionStoreSetOptions): Promise<void>
   /** Removes the entry under `key`; `true` when there was a live one. */
   delete(key: string): Promise<boolean>
+  /**
+   * Removes what has expired (and what a crashed `set` left behind), for a store whose entries do not
+   * expire on their own (the file store; Redis expires its keys itself). Resolves how many it removed.
+   */
+  sweep?(): Promise<number>
   /** Releases what the store holds open, if anything. */
   close?(): Promise<void>
 }
