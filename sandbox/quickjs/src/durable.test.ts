@@ -158,6 +158,22 @@ describe.each(['worker', 'inline'] as const)('durable runs (%s)', (isolation) =>
     expect(result.value).toBe('still here')
   })
 
+  test('a run holding more state than a suspended run may (maxSessionBytes) cannot suspend: it ends as limit', async () => {
+    const small = createQuickJSRuntime({ isolation, poolSize: 1, secret, sessions: { maxSessionBytes: 1_000_000 } })
+    try {
+      const result = await small.run({ code: 'globalThis.big = "x".repeat(3000000) + "y"; return await tools.ask({})', ...parking() })
+      expect(result.suspended).toBeUndefined()
+      expect(result.error?.kind).toBe('limit')
+      expect(result.error?.message).toMatch(/waits on a parked call with \d+ bytes of state, over the 1000000-byte budget of a suspended run/)
+      // The engine is fine: the next run (durable, small) suspends and resumes.
+      const next = await small.run({ code: 'return await tools.ask({})', ...parking() })
+      const { result: done } = await resume(small, next.suspended?.state as Uint8Array, async () => 'ok')
+      expect(done.value).toBe('ok')
+    } finally {
+      await small.dispose()
+    }
+  })
+
   test('misuse: an opened run resumes once; a run is not both durable and in a session', async () => {
     const first = await runtime.run({ code: 'return await tools.ask({})', ...parking() })
     const opened = await (runtime.openRun as NonNullable<CodeRuntime['openRun']>)('run-1', first.suspended?.state as Uint8Array)

@@ -4,7 +4,7 @@ import { RunGate, checkSessionKey, SessionTable, acceptRun, preloadTypeScriptStr
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import type { ParkedHostCall } from '@ptc/sandbox/backend'
 import { randomBytes } from 'node:crypto'
-import { openSnapshot, sealSnapshot, SnapshotError, type DurableRun, type ParkedCall, type ResumeRunRequest, type SessionLimits, type SessionStore, type SnapshotKey, type SuspendedRun, type SuspendedRunState } from '@ptc/sandbox/session'
+import { openSnapshotAsync, sealSnapshotAsync, SnapshotError, type DurableRun, type ParkedCall, type ResumeRunRequest, type SessionLimits, type SessionStore, type SnapshotKey, type SuspendedRun, type SuspendedRunState } from '@ptc/sandbox/session'
 import type { SessionMemory } from './engine/image.js'
 import { decodeRun, decodeSession, encodeRun, encodeSession, sessionBuild, type SavedRun, type SavedSession } from './host/session-snapshot.js'
 import type { QuickJSVariantName } from './engine/module.js'
@@ -181,10 +181,11 @@ export class QuickJSCodeRuntime implements CodeRuntime {
 
   async run(request: CodeRunRequest): Promise<CodeRunResult> {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
+    // Checked before the run takes a place in the gate: a refused request must not keep one.
+    const durable = request !== null && typeof request === 'object' && request.durable !== undefined ? checkDurable(request.durable, request.session) : undefined
     const accepted = await acceptRun(request, this.#defaults, this.#gate)
     if (!accepted.ok) return accepted.result
     const { bindings, limits, program } = accepted
-    const durable = request.durable === undefined ? undefined : checkDurable(request.durable, request.session)
     let turn: SessionTurn<SessionMemory> | undefined
     if (request.session !== undefined) {
       turn = await this.#sessions.take(request.session)
@@ -207,7 +208,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
         const session = turn === undefined ? undefined : memory === undefined ? { maxBytes } : { id: memory.id, memory, maxBytes }
         // A session program is wrapped on its engine's thread (a parse of the whole program): in a worker.
         const source = program.session && this.#engines instanceof WorkerPool ? { sessionBody: program.body } : program.source
-        this.#engines.execute(host, { source, bindings, limits, ...(session === undefined ? {} : { session }), ...(durable !== undefined && { durable: true }) })
+        this.#engines.execute(host, { source, bindings, limits, ...(session === undefined ? {} : { session }), ...(durable !== undefined && { durable: { maxBytes } }) })
       }
       const result = await host.result
       if (durable !== undefined && host.suspended !== undefined) {
@@ -254,7 +255,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
       parked: s.parked,
       ...(durable.data !== undefined && { data: durable.data() }),
     }
-    const state = await sealSnapshot(encodeRun(saved), { build: await sessionBuild(this.#variant), session: runIdentity(durable.key) }, this.#secret)
+    const state = await sealSnapshotAsync(encodeRun(saved), { build: await sessionBuild(this.#variant), session: runIdentity(durable.key) }, this.#secret)
     return { state, parked: s.parked.map(parkedCall) }
   }
 
@@ -265,7 +266,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
    */
   async openRun(key: string, state: Uint8Array): Promise<SuspendedRun> {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
-    const payload = openSnapshot(state, { build: await sessionBuild(this.#variant), session: runIdentity(checkSessionKey(key)) }, this.#secret)
+    const payload = await openSnapshotAsync(state, { build: await sessionBuild(this.#variant), session: runIdentity(checkSessionKey(key)) }, this.#secret)
     let saved: SavedRun
     try {
       saved = decodeRun(payload)
@@ -322,7 +323,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
           subCalls: saved.subCalls - saved.parked.length,
           outputBytes: saved.outputBytes,
         }
-        this.#engines.execute(host, { source: '', bindings: saved.bindings, limits: saved.limits, durable: true, resume })
+        this.#engines.execute(host, { source: '', bindings: saved.bindings, limits: saved.limits, durable: { maxBytes: this.#sessions.limits.maxSessionBytes }, resume })
       }
       const result = await host.result
       if (host.suspended !== undefined) {
@@ -362,11 +363,11 @@ export class QuickJSCodeRuntime implements CodeRuntime {
   }
 
   async #seal(key: string, saved: SavedSession): Promise<Uint8Array> {
-    return sealSnapshot(encodeSession(saved), { build: await sessionBuild(this.#variant), session: key }, this.#secret)
+    return sealSnapshotAsync(encodeSession(saved), { build: await sessionBuild(this.#variant), session: key }, this.#secret)
   }
 
   async #open(key: string, snapshot: Uint8Array): Promise<SavedSession> {
-    return decodeSession(openSnapshot(snapshot, { build: await sessionBuild(this.#variant), session: key }, this.#secret))
+    return decodeSession(await openSnapshotAsync(snapshot, { build: await sessionBuild(this.#variant), session: key }, this.#secret))
   }
 
   dispose(): Promise<void> {

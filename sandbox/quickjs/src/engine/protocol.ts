@@ -20,9 +20,10 @@ export interface RunInput {
   session?: { id?: string; memory?: SessionMemory; maxBytes?: number }
   /**
    * A durable run (`CodeRunRequest.durable`): it starts on memory with nothing above the booted state,
-   * so that the host's `suspend` can capture exactly this run's memory.
+   * so that the host's `suspend` can capture exactly this run's memory, unless that is more than
+   * `maxBytes` (then the run cannot suspend and ends as `limit`).
    */
-  durable?: true
+  durable?: { maxBytes: number }
   /** A suspended run going on (`source` is then unused): its memory and counters as it suspended. */
   resume?: EngineResume
 }

@@ -158,7 +158,7 @@ export class EngineRun {
     image.hooks = hooks
     if (this.#input.resume !== undefined) return this.#bootResumed(this.#input.resume)
     const session = this.#input.session
-    if (this.#input.durable === true) {
+    if (this.#input.durable !== undefined) {
       // Nothing above the booted state: a suspension captures this run's memory and no other's.
       const refused = image.restore(undefined)
       if (refused !== undefined) {
@@ -464,7 +464,10 @@ export class EngineRun {
     this.#ctx = undefined
     this.#rt = undefined
     const outcome = { logs: this.#ledger.logs.slice(this.#logsSent), cpuMs: this.#cpuUsed, subCalls: this.#subCalls, broken: this.#broken }
-    if (captured === undefined || !('id' in captured)) {
+    if (captured !== undefined && 'over' in captured) {
+      const message = `the program waits on a parked call with ${captured.over} bytes of state, over the ${this.#input.durable?.maxBytes ?? 0}-byte budget of a suspended run (maxSessionBytes): it cannot suspend`
+      this.#sink.done({ ...outcome, error: { kind: 'limit', message } })
+    } else if (captured === undefined) {
       this.#sink.done({ ...outcome, error: this.#stop ?? { kind: 'crash', message: 'the suspended run could not be captured' } })
     } else {
       this.#sink.done({ ...outcome, suspended: { memory: captured, outputBytes: this.#ledger.usedBytes } })
@@ -478,7 +481,7 @@ export class EngineRun {
   #capture(): SessionMemory | { over: number } | undefined {
     try {
       for (const handle of this.#owned.splice(0)) if (handle.alive) handle.dispose()
-      return this.#image.capture(this.#input.session?.maxBytes)
+      return this.#image.capture(this.#input.session?.maxBytes ?? this.#input.durable?.maxBytes)
     } catch (error) {
       // A handle that cannot be released means an engine in an unknown state: the session does not keep it.
       this.#broken = true

@@ -61,7 +61,7 @@ async function begin(runId: number, input: RunInput & { wallRemainingMs: number 
   try {
     await warm
     image = await cache.acquire(input.limits.memoryBytes, input.session?.id)
-    if (input.session !== undefined || input.durable === true || input.resume !== undefined) await image.prepareSessions()
+    if (input.session !== undefined || input.durable !== undefined || input.resume !== undefined) await image.prepareSessions()
   } catch (error) {
     post({ t: 'done', runId, outcome: { logs: [], cpuMs: 0, subCalls: 0, broken: true, error: { kind: 'crash', message: `QuickJS failed to load: ${String(error)}` } } })
     return

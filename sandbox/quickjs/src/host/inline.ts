@@ -42,7 +42,7 @@ export class InlineEngines implements Engines {
     }
     const acquired = this.#cache.acquire(input.limits.memoryBytes, input.session?.id)
     // A session run's image first learns its build's volatile bytes (once per variant: `prepareSessions`).
-    const capturing = input.session !== undefined || input.durable === true || input.resume !== undefined
+    const capturing = input.session !== undefined || input.durable !== undefined || input.resume !== undefined
     const image =
       !capturing || (!(acquired instanceof Promise) && acquired.sessionsPrepared)
         ? acquired

@@ -3,7 +3,7 @@ import { brotliCompressSync, constants as zlib } from 'node:zlib'
 import { describe, expect, test } from 'vitest'
 import { SandboxUsageError } from '../errors.js'
 import { SnapshotError, type SnapshotErrorCode } from './errors.js'
-import { SNAPSHOT_FORMAT_VERSION, _sealRaw, openSnapshot, sealSnapshot, type SnapshotIdentity } from './snapshot.js'
+import { SNAPSHOT_FORMAT_VERSION, _sealRaw, openSnapshot, openSnapshotAsync, sealSnapshot, sealSnapshotAsync, type SnapshotIdentity } from './snapshot.js'
 
 const key = randomBytes(32)
 const id: SnapshotIdentity = { build: 'build-1', session: 'session-a' }
@@ -62,6 +62,18 @@ describe('seal and open', () => {
   ])('a %s payload comes back byte for byte', (_name, payload) => {
     const sealed = sealSnapshot(payload, id, key)
     expect(Buffer.from(openSnapshot(sealed, id, key)).equals(Buffer.from(payload))).toBe(true)
+  })
+
+  test('the async variants (off the event loop) read and write the same format as the synchronous ones', async () => {
+    const payload = records(9 * 1024 * 1024) // more than two HMAC slices
+    const sealed = await sealSnapshotAsync(payload, id, key)
+    expect(Buffer.from(openSnapshot(sealed, id, key)).equals(Buffer.from(payload))).toBe(true)
+    expect(Buffer.from(await openSnapshotAsync(sealSnapshot(payload, id, key), id, key)).equals(Buffer.from(payload))).toBe(true)
+    const flipped = Buffer.from(sealed)
+    flipped[flipped.length - 40] = (flipped[flipped.length - 40] as number) ^ 1
+    await expect(openSnapshotAsync(flipped, id, key)).rejects.toMatchObject({ code: 'tampered' })
+    await expect(openSnapshotAsync(sealed.subarray(0, 100), id, key)).rejects.toMatchObject({ code: 'truncated' })
+    await expect(openSnapshotAsync(sealed, { ...id, session: 'another' }, key)).rejects.toMatchObject({ code: 'foreign-session' })
   })
 
   test('records are stored compressed', () => {

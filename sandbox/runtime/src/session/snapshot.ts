@@ -1,6 +1,7 @@
 import { constants as bufferConstants } from 'node:buffer'
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { brotliCompressSync, brotliDecompressSync, constants as zlib } from 'node:zlib'
+import { promisify } from 'node:util'
+import { brotliCompress, brotliCompressSync, brotliDecompress, brotliDecompressSync, constants as zlib, type BrotliOptions } from 'node:zlib'
 import { SandboxUsageError } from '../errors.js'
 import { SnapshotError } from './errors.js'
 
@@ -47,21 +48,51 @@ const BROTLI_QUALITY = 0
 /** Seals `payload` for `identity`: compressed, bound to the build and session, authenticated with `key`. */
 export function sealSnapshot(payload: Uint8Array, identity: SnapshotIdentity, key: SnapshotKey): Uint8Array {
   if (!(payload instanceof Uint8Array)) throw new SandboxUsageError('sealSnapshot: the payload must be a Uint8Array')
-  const compressed = brotliCompressSync(payload, {
+  const compressed = brotliCompressSync(payload, brotliOptions(payload))
+  return _sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity, compressed, length: payload.byteLength }, key)
+}
+
+/**
+ * `sealSnapshot` without holding the event loop: the compression runs on libuv's thread pool and the
+ * HMAC in slices between turns of the loop. For a host that seals large states while serving others.
+ */
+export async function sealSnapshotAsync(payload: Uint8Array, identity: SnapshotIdentity, key: SnapshotKey): Promise<Uint8Array> {
+  if (!(payload instanceof Uint8Array)) throw new SandboxUsageError('sealSnapshot: the payload must be a Uint8Array')
+  const compressed = await brotliCompressAsync(payload, brotliOptions(payload))
+  const { out, secret, total } = sealLayout({ version: SNAPSHOT_FORMAT_VERSION, identity, compressed, length: payload.byteLength }, key)
+  ;(await hmacSliced(secret, out.subarray(0, total - TAG_BYTES))).copy(out, total - TAG_BYTES)
+  return out
+}
+
+function brotliOptions(payload: Uint8Array): BrotliOptions {
+  return {
     params: {
       [zlib.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
       [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_GENERIC,
       [zlib.BROTLI_PARAM_SIZE_HINT]: payload.byteLength,
     },
-  })
-  return _sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity, compressed, length: payload.byteLength }, key)
+  }
 }
 
 /**
  * Lays out a snapshot from already compressed bytes and any version. Internal: `sealSnapshot` uses it, and
  * tests use it to forge authentic snapshots that `sealSnapshot` would never write.
  */
-export function _sealRaw(parts: { version: number; identity: SnapshotIdentity; compressed: Uint8Array; length: number }, key: SnapshotKey): Uint8Array {
+export function _sealRaw(parts: SealParts, key: SnapshotKey): Uint8Array {
+  const { out, secret, total } = sealLayout(parts, key)
+  hmac(secret, out.subarray(0, total - TAG_BYTES)).copy(out, total - TAG_BYTES)
+  return out
+}
+
+interface SealParts {
+  version: number
+  identity: SnapshotIdentity
+  compressed: Uint8Array
+  length: number
+}
+
+/** A sealed snapshot but for its final tag (the last `TAG_BYTES`). */
+function sealLayout(parts: SealParts, key: SnapshotKey): { out: Buffer; secret: Buffer; total: number } {
   const secret = keyBytes(key, 'sealSnapshot')
   const build = idBytes(parts.identity, 'build', 'sealSnapshot')
   const session = idBytes(parts.identity, 'session', 'sealSnapshot')
@@ -79,8 +110,7 @@ export function _sealRaw(parts: { version: number; identity: SnapshotIdentity; c
   at += session.copy(out, at)
   at = out.writeBigUInt64BE(BigInt(parts.length), at)
   out.set(parts.compressed, at)
-  hmac(secret, out.subarray(0, total - TAG_BYTES)).copy(out, total - TAG_BYTES)
-  return out
+  return { out, secret, total }
 }
 
 /**
@@ -91,10 +121,41 @@ export function _sealRaw(parts: { version: number; identity: SnapshotIdentity; c
  * the payload, decompressed to at most its declared length (`tampered` unless exactly that).
  */
 export function openSnapshot(bytes: Uint8Array, identity: SnapshotIdentity, key: SnapshotKey): Uint8Array {
+  const head = openHead(bytes, identity, key)
+  if (!timingSafeEqual(hmac(head.secret, head.buf.subarray(0, head.tagAt)), head.buf.subarray(head.tagAt))) throw tampered()
+  const { compressed, length } = openBody(head, identity)
+  return decompress(compressed, length)
+}
+
+/** `openSnapshot` without holding the event loop (see `sealSnapshotAsync`). */
+export async function openSnapshotAsync(bytes: Uint8Array, identity: SnapshotIdentity, key: SnapshotKey): Promise<Uint8Array> {
+  const head = openHead(bytes, identity, key)
+  if (!timingSafeEqual(await hmacSliced(head.secret, head.buf.subarray(0, head.tagAt)), head.buf.subarray(head.tagAt))) throw tampered()
+  const { compressed, length } = openBody(head, identity)
+  checkLength(length)
+  let payload: Buffer
+  try {
+    payload = await brotliDecompressAsync(compressed, { maxOutputLength: Math.min(length + 1, bufferConstants.MAX_LENGTH) })
+  } catch (error) {
+    throw tampered(`its payload does not decompress within its declared ${length} bytes`, error)
+  }
+  return checkPayload(payload, length)
+}
+
+interface OpenHead {
+  buf: Buffer
+  secret: Buffer
+  /** Where the final tag starts (the declared total less the tag). */
+  tagAt: number
+}
+
+/** The checks before the final tag: magic, header tag, version, declared length. */
+function openHead(bytes: Uint8Array, identity: SnapshotIdentity, key: SnapshotKey): OpenHead {
   if (!(bytes instanceof Uint8Array)) throw new SandboxUsageError('openSnapshot: the snapshot must be a Uint8Array')
   const secret = keyBytes(key, 'openSnapshot')
-  const expectedBuild = idBytes(identity, 'build', 'openSnapshot')
-  const expectedSession = idBytes(identity, 'session', 'openSnapshot')
+  // The identity is compared once the bytes are known authentic (`openBody`); read now, a bad one fails first.
+  idBytes(identity, 'build', 'openSnapshot')
+  idBytes(identity, 'session', 'openSnapshot')
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const magicSeen = buf.subarray(0, MAGIC.length)
   if (buf.length === 0 || !magicSeen.equals(MAGIC.subarray(0, magicSeen.length))) {
@@ -113,9 +174,13 @@ export function openSnapshot(bytes: Uint8Array, identity: SnapshotIdentity, key:
   if (buf.length < total) throw truncated(buf.length, total)
   if (buf.length > total) throw tampered(`it has ${buf.length - total} bytes after its declared end`)
   if (total < MIN_SNAPSHOT_BYTES) throw tampered(`it declares ${total} bytes, fewer than any snapshot has`)
-  const tagAt = total - TAG_BYTES
-  if (!timingSafeEqual(hmac(secret, buf.subarray(0, tagAt)), buf.subarray(tagAt))) throw tampered()
+  return { buf, secret, tagAt: total - TAG_BYTES }
+}
 
+/** The fields of an authentic snapshot, checked against `identity`: its compressed payload and declared length. */
+function openBody({ buf, tagAt }: OpenHead, identity: SnapshotIdentity): { compressed: Buffer; length: number } {
+  const expectedBuild = idBytes(identity, 'build', 'openSnapshot')
+  const expectedSession = idBytes(identity, 'session', 'openSnapshot')
   // Authentic from here on: a bad field below was written by a holder of the key, not by chance.
   let at = FIXED_HEADER_BYTES
   const build = field(buf, at, tagAt, 'build id')
@@ -137,11 +202,20 @@ export function openSnapshot(bytes: Uint8Array, identity: SnapshotIdentity, key:
       `snapshot belongs to session ${JSON.stringify(session.toString('utf8'))}, not ${JSON.stringify(identity.session)}: open it for the session that sealed it`,
     )
   }
-  return decompress(buf.subarray(at, tagAt), length)
+  return { compressed: buf.subarray(at, tagAt), length }
+}
+
+function checkLength(length: number): void {
+  if (length > bufferConstants.MAX_LENGTH) throw tampered(`it declares a ${length}-byte payload, more than a Buffer can hold`)
+}
+
+function checkPayload(payload: Buffer, length: number): Uint8Array {
+  if (payload.length !== length) throw tampered(`its payload decompresses to ${payload.length === length + 1 ? 'more than' : payload.length} bytes, not the declared ${length}`)
+  return payload
 }
 
 function decompress(compressed: Buffer, length: number): Uint8Array {
-  if (length > bufferConstants.MAX_LENGTH) throw tampered(`it declares a ${length}-byte payload, more than a Buffer can hold`)
+  checkLength(length)
   let payload: Buffer
   try {
     // One byte over the declared length is enough to tell that the payload is longer than declared.
@@ -149,8 +223,7 @@ function decompress(compressed: Buffer, length: number): Uint8Array {
   } catch (error) {
     throw tampered(`its payload does not decompress within its declared ${length} bytes`, error)
   }
-  if (payload.length !== length) throw tampered(`its payload decompresses to ${payload.length === length + 1 ? 'more than' : payload.length} bytes, not the declared ${length}`)
-  return payload
+  return checkPayload(payload, length)
 }
 
 function field(buf: Buffer, at: number, end: number, what: string): Buffer {
@@ -176,6 +249,20 @@ function tampered(detail?: string, cause?: unknown): SnapshotError {
 function hmac(key: Buffer, data: Buffer): Buffer {
   return createHmac('sha256', key).update(data).digest()
 }
+
+/** The HMAC-SHA256 of `data` in 4 MiB slices, the event loop taking a turn between them. */
+async function hmacSliced(key: Buffer, data: Buffer): Promise<Buffer> {
+  const mac = createHmac('sha256', key)
+  for (let at = 0; at < data.length; at += HMAC_SLICE_BYTES) {
+    if (at > 0) await new Promise((resolve) => setImmediate(resolve))
+    mac.update(data.subarray(at, at + HMAC_SLICE_BYTES))
+  }
+  return mac.digest()
+}
+
+const HMAC_SLICE_BYTES = 4 * 1024 * 1024
+const brotliCompressAsync = promisify(brotliCompress)
+const brotliDecompressAsync = promisify(brotliDecompress)
 
 function keyBytes(key: SnapshotKey, caller: string): Buffer {
   let bytes: Buffer
