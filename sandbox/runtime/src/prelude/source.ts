@@ -215,6 +215,10 @@ freeze(ToolCallError);
    queue and caps. Tool functions and console reach the host only through it, so in a session a
    function kept from an earlier program acts in the current run, and nothing reaches a finished one. */
 var cur = null;
+/* The current run's api and its program's promise, for a suspended run's resumption. Kept here, not on the run
+   record: the api's functions and the promise's reactions hold the record, so a record holding them back would be
+   a cycle, freed only by QuickJS's cycle collector (a session's memory grew by a run record per program). */
+var curApi = null, curProgram;
 function rejected(err) { return new P(function (_, reject) { reject(err); }); }
 /* Queue mode (the host gave no call function): calls wait in \`r.queue\` until the host takes them after
    running jobs, and the sub-call caps the host would apply on each call are applied here, so a
@@ -287,9 +291,9 @@ function isOutOfMemory(e) {
 return function (host, bindingsJson, queueJson) {
   /* A resumed run (its memory restored): the api of the run in progress and its program's promise. */
   if (bindingsJson === null) {
-    if (cur === null || cur.closed) return null;
+    if (cur === null || cur.closed || curApi === null) return null;
     var again = create(null);
-    again.settle = cur.api.settle; again.takeCalls = cur.api.takeCalls; again.program = cur.program;
+    again.settle = curApi.settle; again.takeCalls = curApi.takeCalls; again.program = curProgram;
     return freeze(again);
   }
   /* A run of the same session that never settled (stopped while it waited) is over. */
@@ -297,7 +301,7 @@ return function (host, bindingsJson, queueJson) {
   var r = create(null);
   r.hostCall = host.call; r.hostLog = host.log; r.hostFinish = host.finish; r.hostLimit = host.limit;
   r.closed = false; r.nextId = 0; r.pending = create(null); r.queue = null; r.open = 0; r.maxCalls = 0; r.maxOpen = 0;
-  r.api = null; r.program = undefined;
+  curApi = null; curProgram = undefined;
   if (typeof r.hostCall !== 'function') {
     var caps = parse(queueJson);
     r.maxCalls = caps.maxSubCalls; r.maxOpen = caps.maxPendingSubCalls; r.queue = nullArray();
@@ -336,7 +340,7 @@ return function (host, bindingsJson, queueJson) {
     var p;
     try { p = apply(fn, G, nullArray()); } catch (e) { onError(e); return; }
     thenU(p, onValue, onError);
-    r.program = p;
+    curProgram = p;
     return p;
   }
   function settle(batchJson) {
@@ -363,7 +367,7 @@ return function (host, bindingsJson, queueJson) {
   api.start = start;
   api.settle = settle;
   if (r.queue !== null) api.takeCalls = takeCalls;
-  r.api = freeze(api);
-  return r.api;
+  curApi = freeze(api);
+  return curApi;
 };
 })()`
