@@ -417,7 +417,12 @@ export class EngineRun {
         return undefined
       }
     }
-    const info: GuestErrorInfo = { name: read('name') ?? 'Error', message: read('message') ?? '' }
+    const name = read('name')
+    const message = read('message')
+    // Neither could be read: out of memory, reading a property can fail (each handle takes heap). An
+    // anonymous description lets `#outOfMemory` call it the memory limit when the heap could not grow.
+    if (name === undefined && message === undefined) return { message: UNFORMATTABLE }
+    const info: GuestErrorInfo = { name: name ?? 'Error', message: message ?? '' }
     const stack = read('stack')
     if (stack !== undefined) info.stack = stack
     return info
