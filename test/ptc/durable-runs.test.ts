@@ -113,6 +113,19 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     expect(value(done.results[0]?.result as { value?: unknown }).result).toEqual({ written: 'w' })
   })
 
+  test('two harnesses sharing a store resume one token at once: the program goes on once, the other is told', async () => {
+    const shared = store()
+    const a = harness(runtime, { durable: { store: shared } })
+    const b = harness(runtime, { durable: { store: shared } })
+    const first = await a.runCode(`return await tools.write({ key: 'once' })`)
+    const { token } = awaiting(first)
+    const outcomes = await Promise.allSettled([resume(a, token, 'allowed-once'), b.tools.resume({ token, decision: 'allowed-once', agent: a.agent, signal: new AbortController().signal })])
+    expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected'])
+    expect(outcomes.find((o) => o.status === 'rejected')).toMatchObject({ reason: { code: 'UNKNOWN_TOKEN' } })
+    // The approved body ran once, in whichever harness won.
+    expect([...a.trace, ...b.trace].filter((t) => t === 'start write once')).toHaveLength(1)
+  })
+
   test('a store that cannot keep the state fails the call, saying the program is lost', async () => {
     const failing: SessionStore = { get: async () => undefined, set: async () => Promise.reject(new Error('disk full')), delete: async () => false }
     const h = harness(runtime, { durable: { store: failing } })

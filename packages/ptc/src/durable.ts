@@ -128,25 +128,38 @@ export class DurableRuns {
     if (this.#resuming.has(token)) throw new ResumeError('IN_PROGRESS', `the program of token ${token} is being resumed already`)
     this.#resuming.add(token)
     try {
-      const bytes = await this.#store.get(token)
+      // A store that can take (file, Redis) hands the state to one resumer only, across processes too; the
+      // state goes back if this resume is refused. Otherwise it is deleted once the checks passed.
+      const store = this.#store
+      const taking = store.take !== undefined
+      const bytes = taking ? await (store.take as NonNullable<SessionStore['take']>)(token) : await store.get(token)
       if (bytes === undefined) throw new ResumeError('UNKNOWN_TOKEN', `no suspended program has token ${JSON.stringify(token)}: unknown, expired or already resumed`)
+      const refuse = async (error: ResumeError): Promise<never> => {
+        if (taking) await store.set(token, bytes, { ttlMs: this.#ttlMs })
+        throw error
+      }
       let run: SuspendedRun
       try {
         run = await (config.runtime.openRun as NonNullable<CodeRuntime['openRun']>)(token, bytes)
       } catch (error) {
-        throw new ResumeError('STATE_REFUSED', `the state of token ${token} was refused (it stays stored): ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+        return await refuse(new ResumeError('STATE_REFUSED', `the state of token ${token} was refused (it stays stored): ${error instanceof Error ? error.message : String(error)}`, { cause: error }))
       }
-      const decisions = decisionsFor(input.decision, run.parked.length)
+      let decisions: ApprovalDecision[]
+      try {
+        decisions = decisionsFor(input.decision, run.parked.length)
+      } catch (error) {
+        return await refuse(error as ResumeError)
+      }
       const identity = run.data as Partial<RunIdentity> | undefined
       if (typeof identity?.callId !== 'string' || typeof identity.rootCallId !== 'string' || !Number.isSafeInteger(identity.subCalls)) {
-        throw new ResumeError('STATE_REFUSED', `the state of token ${token} does not name the run_code call it belongs to`)
+        return await refuse(new ResumeError('STATE_REFUSED', `the state of token ${token} does not name the run_code call it belongs to`))
       }
       const agent = input.agent?.id ?? null
       if (agent !== (identity.agent ?? null)) {
-        throw new ResumeError('WRONG_AGENT', `the program of token ${token} ran for ${identity.agent === null || identity.agent === undefined ? 'no agent' : `agent ${JSON.stringify(identity.agent)}`}; only it may resume it, not ${agent === null ? 'a call without an agent' : `agent ${JSON.stringify(agent)}`}`)
+        return await refuse(new ResumeError('WRONG_AGENT', `the program of token ${token} ran for ${identity.agent === null || identity.agent === undefined ? 'no agent' : `agent ${JSON.stringify(identity.agent)}`}; only it may resume it, not ${agent === null ? 'a call without an agent' : `agent ${JSON.stringify(agent)}`}`))
       }
       // Taken: another resume of this token finds nothing.
-      await this.#store.delete(token)
+      if (!taking) await store.delete(token)
       return await this.#run(run, identity as RunIdentity, decisions, input, services, config, content)
     } finally {
       this.#resuming.delete(token)

@@ -128,6 +128,23 @@ describe('file store', () => {
     expect(Buffer.from((await store.get('long')) ?? []).toString()).toBe('y')
   })
 
+  test('take gets and removes an entry at once: of many takers in parallel one gets it; expired or corrupt as get', async () => {
+    const directory = freshDirectory()
+    let clock = Date.now()
+    const store = createFileSessionStore({ directory, now: () => clock })
+    await store.set('once', Buffer.from('the state'))
+    const takers = await Promise.all(Array.from({ length: 8 }, () => createFileSessionStore({ directory }).take?.('once')))
+    expect(takers.filter((t) => t !== undefined).map((t) => Buffer.from(t as Uint8Array).toString())).toEqual(['the state'])
+    expect(readdirSync(directory)).toEqual([])
+    await store.set('short', Buffer.from('x'), { ttlMs: 50 })
+    clock += 50
+    expect(await store.take?.('short')).toBeUndefined()
+    expect(readdirSync(directory)).toEqual([])
+    writeFileSync(_entryPath(directory, 'bad'), 'not a store file')
+    expect(await rejection(store.take?.('bad') as Promise<unknown>)).toMatchObject({ code: 'corrupt-entry' })
+    expect(readdirSync(directory)).toEqual([_entryPath(directory, 'bad').slice(directory.length + 1)])
+  })
+
   test('deleting an expired entry removes it and says there was no live one', async () => {
     let clock = 0
     const store = createFileSessionStore({ directory: freshDirectory(), now: () => clock })

@@ -19,7 +19,7 @@ const VERSION = 1
 const HEADER_BYTES = 24
 /** The names of entries (`_entryPath`) and of a `set`'s temporary files. */
 const ENTRY_NAME = /^[0-9a-f]{64}\.session$/
-const TEMP_NAME = /^\.[0-9a-f]{16}\.tmp$/
+const TEMP_NAME = /^\.[0-9a-f]{16}\.(?:tmp|taken)$/
 /** A temporary file older than this is a crashed `set`'s. */
 const STALE_TEMP_MS = 10 * 60_000
 
@@ -83,6 +83,30 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
       await syncDirectory(directory)
     },
 
+    async take(key) {
+      checkKey(key)
+      const file = _entryPath(directory, key)
+      // A rename is atomic: of several takers, one moves the file and the others find it gone.
+      const taken = join(directory, `.${randomBytes(8).toString('hex')}.taken`)
+      try {
+        await rename(file, taken)
+      } catch (error) {
+        if (isMissing(error)) return undefined
+        throw error
+      }
+      let entry: Entry | undefined
+      try {
+        entry = await readEntry(taken, key, false)
+      } catch (error) {
+        // Not a store file: put back where it was, as get() leaves it.
+        await rename(taken, file).catch(() => {})
+        throw error
+      }
+      await unlink(taken).catch(() => {})
+      if (entry === undefined || (entry.expiresAt !== 0 && now() >= entry.expiresAt)) return undefined
+      return entry.payload
+    },
+
     async sweep() {
       let names: string[]
       try {
@@ -102,7 +126,7 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
             removed++
           }
         } else if (TEMP_NAME.test(name)) {
-          // A temporary file of a set() that crashed before its rename (one in progress is younger).
+          // A temporary file of a set() (or a take()) that crashed before it was done (one in progress is younger).
           const info = await stat(file).catch(() => undefined)
           if (info !== undefined && now() - info.mtimeMs > STALE_TEMP_MS && (await unlink(file).then(() => true, () => false))) removed++
         }

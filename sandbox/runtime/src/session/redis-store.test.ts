@@ -76,6 +76,16 @@ describe.skipIf('reason' in lookup)('redis store, against a real redis-server on
     expect(await store.get('k1')).toBeUndefined()
   })
 
+  test('take is GETDEL: of many takers in parallel one gets the value; a client without getdelBuffer has no take', async () => {
+    const store = createRedisSessionStore({ client: redis })
+    await store.set('once', Buffer.from('the state'))
+    const takers = await Promise.all(Array.from({ length: 8 }, () => store.take?.('once')))
+    expect(takers.filter((t) => t !== undefined).map((t) => Buffer.from(t as Uint8Array).toString())).toEqual(['the state'])
+    expect(await store.get('once')).toBeUndefined()
+    const { getdelBuffer: _getdel, ...plain } = { getBuffer: redis.getBuffer.bind(redis), set: redis.set.bind(redis), del: redis.del.bind(redis), getdelBuffer: redis.getdelBuffer.bind(redis) }
+    expect(createRedisSessionStore({ client: plain as RedisSessionClient }).take).toBeUndefined()
+  })
+
   test('a prefix keeps stores apart', async () => {
     const a = createRedisSessionStore({ client: redis, prefix: 'app-a:' })
     const b = createRedisSessionStore({ client: redis, prefix: 'app-b:' })

@@ -14,6 +14,8 @@ export interface RedisSessionClient {
   set(key: string, value: Buffer, mode: 'PX', milliseconds: number): Promise<unknown>
   /** DEL; the number of keys removed. */
   del(key: string): Promise<number>
+  /** GETDEL (Redis 6.2+), the value as a Buffer; `null` when missing. Optional: with it, the store can `take`. */
+  getdelBuffer?(key: string): Promise<Buffer | null>
 }
 
 /** Options of `createRedisSessionStore`. */
@@ -52,5 +54,11 @@ export function createRedisSessionStore(options: RedisSessionStoreOptions): Sess
       checkKey(key)
       return (await client.del(prefix + key)) > 0
     },
+    ...(typeof client.getdelBuffer === 'function' && {
+      take: async (key: string) => {
+        checkKey(key)
+        return (await (client.getdelBuffer as NonNullable<RedisSessionClient['getdelBuffer']>)(prefix + key)) ?? undefined
+      },
+    }),
   }
 }

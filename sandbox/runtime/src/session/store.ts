@@ -10,6 +10,11 @@ export interface SessionStore {
   /** Removes the entry under `key`; `true` when there was a live one. */
   delete(key: string): Promise<boolean>
   /**
+   * Gets and removes the entry under `key` at once: of several takers of one key (in several processes),
+   * at most one gets the bytes. For what must be used once, such as a suspended program's state.
+   */
+  take?(key: string): Promise<Uint8Array | undefined>
+  /**
    * Removes what has expired (and what a crashed `set` left behind), for a store whose entries do not
    * expire on their own (the file store; Redis expires its keys itself). Resolves how many it removed.
    */
