@@ -105,15 +105,8 @@ export class HostCalls {
     this.started++
     this.#undelivered++
     this.#inHost++
-    if (this.#request.durable === undefined) {
-      void settleHostCall(this.#request, id, name, argsJson, this.#signal.signal, this.#bounds).then((entry) => {
-        if (this.#closed) return
-        this.#inHost--
-        this.#queue(entry)
-      })
-      return
-    }
-    void settleHostCall(this.#request, id, name, argsJson, this.#signal.signal, this.#bounds, true).then((entry) => {
+    // Only a durable run parks: in any other, a `parkCall` rejection is an ordinary one.
+    void settleHostCall(this.#request, id, name, argsJson, this.#signal.signal, this.#bounds, this.#request.durable !== undefined).then((entry) => {
       if (this.#closed) return
       this.#inHost--
       if (typeof entry === 'string') return this.#queue(entry)

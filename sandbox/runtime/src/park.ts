@@ -11,12 +11,17 @@ export function parkCall(detail?: JsonValue, message = 'the call is waiting for 
   return Object.assign(new Error(message), { [parked]: detail === undefined ? { detail: undefined } : { detail } })
 }
 
+/** What a `parkCall` rejection carries. */
+export interface Parking {
+  readonly detail?: JsonValue
+}
+
 /** The parking of a `call` rejection (`parkCall`), or undefined for any other rejection; total. */
-export function parkingOf(error: unknown): { detail?: JsonValue } | undefined {
+export function parkingOf(error: unknown): Parking | undefined {
   try {
     if (typeof error !== 'object' || error === null) return undefined
     const mark = (error as Record<symbol, unknown>)[parked]
-    return typeof mark === 'object' && mark !== null ? (mark as { detail?: JsonValue }) : undefined
+    return typeof mark === 'object' && mark !== null ? (mark as Parking) : undefined
   } catch {
     return undefined
   }

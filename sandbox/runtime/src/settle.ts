@@ -1,5 +1,5 @@
 import { jsonText } from './json-text.js'
-import { parkingOf } from './park.js'
+import { parkingOf, type Parking } from './park.js'
 import type { CodeRunRequest, JsonValue } from './types.js'
 
 /** A readable message for anything a host `call` rejected with; total. */
@@ -128,7 +128,8 @@ function nestsDeeperThan(value: unknown, max: number): boolean {
 /**
  * One host call as both backends make it: the guest's argument text is parsed,
  * `request.call` runs (a synchronous throw counts as a rejection), and the
- * outcome becomes its `SettleEntry` text. Never rejects.
+ * outcome becomes its `SettleEntry` text. Never rejects. With `park` (a durable
+ * run), a `parkCall` rejection comes back as its parking instead of an entry.
  *
  * The parse is made for this call alone and handed over: `request.call` owns the
  * value (the contract of `CodeRunRequest.call`), so it may keep or freeze it
@@ -140,27 +141,9 @@ export function settleHostCall(
   name: string,
   argsJson: string,
   signal: AbortSignal,
-  bounds?: ResultBounds,
-): Promise<string>
-/** With `park`: a `parkCall` rejection comes back as its parking instead of an entry. */
-export function settleHostCall(
-  request: CodeRunRequest,
-  id: number,
-  name: string,
-  argsJson: string,
-  signal: AbortSignal,
-  bounds: ResultBounds,
-  park: true,
-): Promise<string | { detail?: JsonValue }>
-export function settleHostCall(
-  request: CodeRunRequest,
-  id: number,
-  name: string,
-  argsJson: string,
-  signal: AbortSignal,
   bounds: ResultBounds = {},
   park = false,
-): Promise<string | { detail?: JsonValue }> {
+): Promise<string | Parking> {
   let pending: Promise<JsonValue>
   try {
     pending = Promise.resolve(request.call(name, JSON.parse(argsJson) as JsonValue, signal))
