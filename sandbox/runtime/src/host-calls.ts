@@ -63,7 +63,8 @@ export class HostCalls {
   readonly #request: CodeRunRequest
   readonly #options: HostCallsOptions
   readonly #bounds: ResultBounds
-  readonly #signal = new AbortController()
+  /** The signal the run's calls get, made with the first call (most runs of a warm pool make none). */
+  #signal: AbortController | undefined
   #replies: string[] = []
   #flushQueued = false
   /** Calls waiting on `request.call`. */
@@ -106,7 +107,7 @@ export class HostCalls {
     this.#undelivered++
     this.#inHost++
     // Only a durable run parks: in any other, a `parkCall` rejection is an ordinary one.
-    void settleHostCall(this.#request, id, name, argsJson, this.#signal.signal, this.#bounds, this.#request.durable !== undefined).then((entry) => {
+    void settleHostCall(this.#request, id, name, argsJson, (this.#signal ??= new AbortController()).signal, this.#bounds, this.#request.durable !== undefined).then((entry) => {
       if (this.#closed) return
       this.#inHost--
       if (typeof entry === 'string') return this.#queue(entry)
@@ -125,7 +126,7 @@ export class HostCalls {
     if (this.#closed) return
     this.#closed = true
     this.#replies = []
-    this.#signal.abort(new Error('the code run has ended'))
+    this.#signal?.abort(new Error('the code run has ended'))
   }
 
   #queue(entry: string): void {
