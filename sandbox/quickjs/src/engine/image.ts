@@ -72,6 +72,18 @@ export class EngineImage {
   #facts: SessionFacts | undefined
   /** `capture()` ran since the last reset: `#dirtyTop` is exact. */
   #captured = false
+  /** The changed ranges of the session memory the run started with (restored, or left resident by a capture). */
+  #startRanges: Uint32Array | undefined
+  /**
+   * Session captures are copied into `#own`, a buffer the image reuses, instead of a new allocation
+   * each (in inline isolation, where the host runs on this thread and a capture is never transferred;
+   * a fresh 100 KiB allocation per run, and the collections it brings, cost more than the rest of the
+   * capture). Only the last capture (`#lent`) views it; the next capture either supersedes it (the
+   * run started on it) or gives it a copy of its bytes first.
+   */
+  keepsCaptures = false
+  #own: Uint8Array | undefined
+  #lent: SessionMemory | undefined
   #fingerprint: string | undefined
 
   private constructor(loaded: LoadedModule, runtime: QuickJSRuntime, context: QuickJSContext, prelude: QuickJSHandle, host: QuickJSHandle) {
@@ -199,7 +211,7 @@ export class EngineImage {
   /** Gives the next run a fresh `Math.random` sequence. */
   reseed(): void {
     const word = new BigUint64Array(this.loaded.memory.buffer, this.#seedAt, 1)
-    do randomFillSync(word)
+    do word[0] = randomWord()
     while (word[0] === 0n)
   }
 
@@ -208,6 +220,7 @@ export class EngineImage {
     // After a capture the top is known; otherwise the run may have written anywhere.
     if (!this.#captured) this.#dirtyTop = Math.max(this.#dirtyTop, this.#facts?.breakAt === undefined ? this.loaded.memory.buffer.byteLength : this.#heapEnd())
     this.#captured = false
+    this.#startRanges = undefined
     this.resident = undefined
     const memory = new Uint8Array(this.loaded.memory.buffer)
     for (const run of this.#pages) {
@@ -219,8 +232,8 @@ export class EngineImage {
 
   /**
    * The C stack grows down from the top of `zone`, so a run dirties a contiguous top part of it.
-   * That part is found by comparing 64 KiB blocks with zeros from the top down (two clean blocks in a
-   * row end it) and zeroed; the rest of the 5 MiB is never touched, so a fresh image's first reset
+   * That part is found by comparing 16 KiB blocks with zeros from the top down (64 KiB of clean blocks
+   * in a row end it) and zeroed; the rest of the 5 MiB is never touched, so a fresh image's first reset
    * does not fault in pages nobody used. (Stack memory below the stack pointer is dead to QuickJS:
    * zeroing it is hygiene, not correctness.)
    */
@@ -228,8 +241,8 @@ export class EngineImage {
     const view = Buffer.from(memory.buffer, memory.byteOffset, memory.byteLength)
     let low = zone.end
     let clean = 0
-    for (let end = zone.end; end > zone.start && clean < 2; end -= ZEROS.length) {
-      const start = Math.max(zone.start, end - ZEROS.length)
+    for (let end = zone.end; end > zone.start && clean < STACK_CLEAN_BLOCKS; end -= STACK_SCAN_BYTES) {
+      const start = Math.max(zone.start, end - STACK_SCAN_BYTES)
       if (view.compare(ZEROS, 0, end - start, start, end) === 0) clean++
       else {
         clean = 0
@@ -312,9 +325,10 @@ export class EngineImage {
    * The state a session run left, as the pages that differ from the booted image; call it once the run
    * ended and released its handles. The memory stays as it is (`resident`) until a `reset()`. When
    * the changed bytes are more than `maxBytes`, nothing is copied and `{ over }` says how many there were. Everything above the booted state was zero when
-   * the session's run started (`restore`), so no byte of another run's can be in it.
+   * the session's run started (`restore`), so no byte of another run's can be in it. `lend`: the
+   * memory stays resident, so its bytes may go to the image's own buffer (`keepsCaptures`).
    */
-  capture(maxBytes = Number.POSITIVE_INFINITY): SessionMemory | { over: number } {
+  capture(maxBytes = Number.POSITIVE_INFINITY, lend = false): SessionMemory | { over: number } {
     const buffer = this.loaded.memory.buffer
     const view = Buffer.from(buffer)
     const stack = this.#stack
@@ -324,25 +338,42 @@ export class EngineImage {
     // memory is then exactly the captured one, whatever image it lands on.
     const { volatile, volatilePages } = this.#sessionFacts()
     const top = Math.max(this.#heapEnd(), ...volatile.map((at) => at + 1))
-    // Changed ranges, [start, end) pairs: 64 KiB blocks compared first, then their 4 KiB pages where the
-    // booted state has data; whole blocks above it (the heap the session grew: almost all its own).
+    // Changed ranges, [start, end) pairs. Where the booted state has data, page by page: once a session
+    // ran, most of its 64 KiB blocks hold a changed page, and a block check first would compare those
+    // twice. Above it (the heap the session grew: almost all its own, zeros at boot), 64 KiB blocks. The
+    // stack zone was just zeroed, as it booted, and is skipped.
     const ranges: number[] = []
     const add = (start: number, end: number): void => {
       if (ranges.length > 0 && ranges[ranges.length - 1] === start) ranges[ranges.length - 1] = end
       else ranges.push(start, end)
     }
-    const holdsVolatile = (start: number, end: number): boolean => {
-      for (let page = start / PAGE_BYTES; page < end / PAGE_BYTES; page++) if (volatilePages.has(page)) return true
-      return false
+    // The pages the run started with changed (the session's memory restored or left resident) most
+    // likely still differ: they go with the state without a comparison (one that went back to its
+    // booted bytes is kept as it is, which restores the same memory).
+    const hint = this.#startRanges
+    let h = 0
+    const known = (at: number, end: number): boolean => {
+      if (hint === undefined) return false
+      while (h < hint.length && (hint[h + 1] as number) <= at) h += 2
+      return h < hint.length && (hint[h] as number) <= at && end <= (hint[h + 1] as number)
     }
-    const differs = (start: number, end: number): boolean => changed(view, booted, start, end) || holdsVolatile(start, end)
-    for (let block = 0; block < top; block += ZEROS.length) {
-      const end = Math.min(top, block + ZEROS.length)
-      // The stack zone was just zeroed, as it booted.
-      if (stack !== undefined && block >= stack.start && end <= stack.end) continue
-      if (!differs(block, end)) continue
-      if (block >= booted.length) add(block, end)
-      else for (let page = block; page < end; page += PAGE_BYTES) if (differs(page, Math.min(end, page + PAGE_BYTES))) add(page, Math.min(end, page + PAGE_BYTES))
+    const scan = (from: number, to: number): void => {
+      let at = from
+      for (const bootedEnd = Math.min(to, booted.length); at < bootedEnd; ) {
+        const end = Math.min(bootedEnd, (Math.floor(at / PAGE_BYTES) + 1) * PAGE_BYTES)
+        if (known(at, end) || view.compare(booted, at, end, at, end) !== 0 || volatilePages.has(Math.floor(at / PAGE_BYTES))) add(at, end)
+        at = end
+      }
+      for (; at < to; ) {
+        const end = Math.min(to, (Math.floor(at / ZEROS.length) + 1) * ZEROS.length)
+        if (known(at, end) || view.compare(ZEROS, 0, end - at, at, end) !== 0) add(at, end)
+        at = end
+      }
+    }
+    if (stack === undefined || stack.start >= top) scan(0, top)
+    else {
+      scan(0, stack.start)
+      scan(Math.min(top, stack.end), top)
     }
     let size = 0
     for (let i = 0; i < ranges.length; i += 2) size += (ranges[i + 1] as number) - (ranges[i] as number)
@@ -351,18 +382,27 @@ export class EngineImage {
       this.#dirtyTop = Math.max(this.#dirtyTop, top)
       return { over: size }
     }
-    const data = new Uint8Array(size)
-    for (let i = 0, at = 0; i < ranges.length; i += 2) {
-      const from = ranges[i] as number
-      const to = ranges[i + 1] as number
-      data.set(view.subarray(from, to), at)
-      at += to - from
-    }
+    // The last capture that views `#own`: when the run started on it (still resident), this one
+    // supersedes it and it loses its view (a host that still read it would find no data, not another
+    // state's); when the memory was reset since (another run, a restore), it may still be the state a
+    // session keeps, and gets its own copy before the buffer is reused.
+    const lent = this.#lent
+    this.#lent = undefined
+    if (lent !== undefined) lent.data = lent.id === this.resident ? new Uint8Array(0) : new Uint8Array(lent.data)
+    const keep = lend && this.keepsCaptures && size <= KEPT_CAPTURE_BYTES
+    if (keep && this.#own === undefined) this.#own = new Uint8Array(KEPT_CAPTURE_BYTES)
+    // Every byte is written below: a new buffer is not zeroed first.
+    const data = keep && this.#own !== undefined ? this.#own.subarray(0, size) : new Uint8Array(Buffer.allocUnsafeSlow(size).buffer, 0, size)
+    for (let i = 0, at = 0; i < ranges.length; i += 2) at += view.copy(data, at, ranges[i] as number, ranges[i + 1] as number)
     this.#dirtyTop = Math.max(this.#dirtyTop, top)
     this.#captured = true
+    const captured = Uint32Array.from(ranges)
+    this.#startRanges = captured
     const id = `${STATE_ID_PREFIX}-${++stateIds}`
     this.resident = id
-    return { id, fingerprint: this.fingerprint, byteLength: buffer.byteLength, ranges: Uint32Array.from(ranges), data }
+    const memory: SessionMemory = { id, fingerprint: this.fingerprint, byteLength: buffer.byteLength, ranges: captured, data }
+    if (keep) this.#lent = memory
+    return memory
   }
 
   /**
@@ -372,6 +412,9 @@ export class EngineImage {
    */
   restore(session: SessionMemory | undefined): string | undefined {
     if (this.resident !== undefined) this.reset()
+    if (session !== undefined && session.data.byteLength !== rangeBytes(session.ranges)) {
+      return `the session's memory is incomplete (${session.data.byteLength} bytes for ${rangeBytes(session.ranges)} in its ranges)`
+    }
     if (session !== undefined && session.fingerprint !== this.fingerprint) {
       return `the session's memory was made by another engine build (${session.fingerprint}, this one is ${this.fingerprint})`
     }
@@ -396,6 +439,7 @@ export class EngineImage {
     if (session === undefined) return undefined
     const memory = new Uint8Array(this.loaded.memory.buffer)
     const { ranges, data } = session
+    this.#startRanges = ranges
     for (let i = 0, at = 0; i < ranges.length; i += 2) {
       const from = ranges[i] as number
       const to = ranges[i + 1] as number
@@ -437,6 +481,24 @@ interface EngineHeap {
   UTF8ToString(pointer: number): string
   _malloc(bytes: number): number
   _free(pointer: number): void
+}
+
+/**
+ * Random 64-bit words for `reseed`, drawn from the CSPRNG 512 at a time (one `randomFillSync` per run
+ * cost about 14 µs here, a tenth of a warm run); each word is handed out once.
+ */
+const randomWords = new BigUint64Array(512)
+let randomLeft = 0
+
+function randomWord(): bigint {
+  if (randomLeft === 0) {
+    randomFillSync(randomWords)
+    randomLeft = randomWords.length
+  }
+  randomLeft--
+  const word = randomWords[randomLeft] as bigint
+  randomWords[randomLeft] = 0n
+  return word
 }
 
 /** The 64-bit xorshift64* step QuickJS's `Math.random` takes. */
@@ -488,6 +550,12 @@ const STACK_ZONE_BYTES = 1024 * 1024
 /** Pages compared at once before looking at single pages. */
 const BLOCK_PAGES = 16
 const ZEROS = Buffer.alloc(PAGE_BYTES * BLOCK_PAGES)
+/** Captures up to this size reuse the image's buffer (`keepsCaptures`); larger ones are allocated (their copy costs more than the allocation). */
+const KEPT_CAPTURE_BYTES = 1024 * 1024
+/** The step of the scan for the dirty top of the C stack (a trivial run dirties a few KiB of it)… */
+const STACK_SCAN_BYTES = 16 * 1024
+/** …and the clean steps in a row that end it. */
+const STACK_CLEAN_BLOCKS = 4
 
 /** A range of the memory as booted: its bytes, or `undefined` for all zeros. */
 interface MemoryRun {
@@ -612,11 +680,10 @@ function topOfUsed(view: Buffer): number {
   return end
 }
 
-/** Whether `view[start, end)` differs from the booted bytes (zeros above them). */
-function changed(view: Buffer, booted: Buffer, start: number, end: number): boolean {
-  if (start >= booted.length) return view.compare(ZEROS, 0, end - start, start, end) !== 0
-  if (end <= booted.length) return view.compare(booted, start, end, start, end) !== 0
-  return view.compare(booted, start, booted.length, start, booted.length) !== 0 || view.compare(ZEROS, 0, end - booted.length, booted.length, end) !== 0
+function rangeBytes(ranges: Uint32Array): number {
+  let size = 0
+  for (let i = 0; i + 1 < ranges.length; i += 2) size += (ranges[i + 1] as number) - (ranges[i] as number)
+  return size
 }
 
 /** Zeroes every non-zero block of `[from, to)` (reading a block nobody wrote does not commit it). */

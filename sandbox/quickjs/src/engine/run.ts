@@ -446,7 +446,7 @@ export class EngineRun {
     this.#image.hooks = undefined
     if (this.#suspending) return this.#finishSuspended()
     // A session's memory stays in the image (`resident`) for its next run; any other run's goes now.
-    const captured = this.#broken || !this.#onSessionMemory ? undefined : this.#capture()
+    const captured = this.#broken || !this.#onSessionMemory ? undefined : this.#capture(true)
     const session = captured !== undefined && 'id' in captured ? captured : undefined
     if (!this.#broken && session === undefined) this.#image.reset()
     this.#ctx = undefined
@@ -464,7 +464,7 @@ export class EngineRun {
 
   /** The run suspends: its memory goes to the host (the guest waits on its parked calls), the image is reset. */
   #finishSuspended(): void {
-    const captured = this.#capture()
+    const captured = this.#capture(false)
     if (!this.#broken) this.#image.reset()
     this.#ctx = undefined
     this.#rt = undefined
@@ -481,12 +481,14 @@ export class EngineRun {
 
   /**
    * A session run's memory, once the run has released what it held (what the program left stays: its
-   * globals, and any job it left pending, which the session's next run pumps first).
+   * globals, and any job it left pending, which the session's next run pumps first). `lend`: it stays
+   * resident, so the image may keep its bytes in its own buffer (`EngineImage.keepsCaptures`); a
+   * suspension's memory leaves at once.
    */
-  #capture(): SessionMemory | { over: number } | undefined {
+  #capture(lend: boolean): SessionMemory | { over: number } | undefined {
     try {
       for (const handle of this.#owned.splice(0)) if (handle.alive) handle.dispose()
-      return this.#image.capture(this.#input.session?.maxBytes ?? this.#input.durable?.maxBytes)
+      return this.#image.capture(this.#input.session?.maxBytes ?? this.#input.durable?.maxBytes, lend)
     } catch (error) {
       // A handle that cannot be released means an engine in an unknown state: the session does not keep it.
       this.#broken = true

@@ -91,6 +91,42 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('session memory
     image.dispose()
   })
 
+  test('an image that keeps captures (inline): a capture evicted by another run gets its own copy first, and one its next capture superseded is refused, never read', async () => {
+    const image = await boot()
+    const other = await boot()
+    image.keepsCaptures = true
+    const a1 = memoryOf(runIn(image, 'globalThis.kept = "A-" + "a".repeat(1000); return 1', {}))
+    // The session's next run starts on its resident memory: its capture reuses the buffer a1 viewed.
+    const a2 = memoryOf(runIn(image, 'kept += "!"; return kept.length', { id: a1.id }))
+    expect(a1.data.byteLength).toBe(0)
+    const stale = runIn(other, 'return kept', { id: a1.id, memory: a1 })
+    expect(stale.error && 'message' in stale.error ? stale.error.message : '').toMatch(/incomplete/)
+    expect(stale.session).toBeUndefined()
+    // Another session's run on the image: a2 is given a copy before the buffer takes B's bytes.
+    const before = Buffer.from(a2.data)
+    const b = memoryOf(runIn(image, 'globalThis.b = "B-" + "b".repeat(5000); return 1', {}))
+    expect(has(b, 'bbbbbbbbbbbbbbbb')).toBe(true)
+    expect(Buffer.from(a2.data).equals(before)).toBe(true)
+    expect(has(a2, 'bbbbbbbbbbbbbbbb')).toBe(false)
+    expect(runIn(other, 'return [kept.length, typeof b]', { id: a2.id, memory: a2 }).valueJson).toBe('[1003,"undefined"]')
+    // B's capture, resident on the image, restores elsewhere too.
+    expect(runIn(other, 'return [b.length, typeof kept]', { id: b.id, memory: b }).valueJson).toBe('[5002,"undefined"]')
+    image.dispose()
+    other.dispose()
+  })
+
+  test('an image that keeps captures: a run over the budget leaves the capture it started on intact (the session keeps it)', async () => {
+    const image = await boot()
+    image.keepsCaptures = true
+    const kept = memoryOf(runIn(image, 'globalThis.kept = "K"; return 1', { maxBytes: 1024 * 1024 }))
+    const before = Buffer.from(kept.data)
+    const over = runIn(image, 'globalThis.big = "y".repeat(2 * 1024 * 1024); return big.length', { id: kept.id, maxBytes: 1024 * 1024 })
+    expect(over.sessionOver).toBeGreaterThan(1024 * 1024)
+    expect(Buffer.from(kept.data).equals(before)).toBe(true)
+    expect(runIn(image, 'return [kept, typeof big]', { id: kept.id, memory: kept }).valueJson).toBe('["K","undefined"]')
+    image.dispose()
+  })
+
   test("a memory whose fingerprint is altered is refused as crash naming the engine build; one larger than the module's cap as memory", async () => {
     const image = await boot()
     const memory = memoryOf(runIn(image, 'globalThis.kept = 1', {}))

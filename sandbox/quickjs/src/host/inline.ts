@@ -67,6 +67,8 @@ export class InlineEngines implements Engines {
       return
     }
     const control = new Int32Array(1)
+    // On this thread a session's capture is never transferred: the image may keep it in its own buffer.
+    image.keepsCaptures = true
     const engine = new EngineRun(image, { ...input, source: sourceOf(input), wallRemainingMs: host.remainingMs }, {
       flush: (calls, logs) => host.flush(calls, logs),
       done: (outcome) => {
