@@ -156,7 +156,8 @@ export class QuickJSCodeRuntime implements CodeRuntime {
             },
             remove: (key) => store.delete(key),
           }
-    this.#sessions = new SessionTable(limits, undefined, spill)
+    // A state let go of (replaced by its run's next capture, expired, evicted, saved) gives its buffer back to the engines.
+    this.#sessions = new SessionTable(limits, (memory) => this.#engines.recycle?.(memory), spill)
     const variant = options.variant ?? 'quickjs'
     const cores = availableParallelism()
     const inline = options.isolation === 'inline'

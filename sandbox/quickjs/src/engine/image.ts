@@ -392,7 +392,7 @@ export class EngineImage {
     const keep = lend && this.keepsCaptures && size <= KEPT_CAPTURE_BYTES
     if (keep && this.#own === undefined) this.#own = new Uint8Array(KEPT_CAPTURE_BYTES)
     // Every byte is written below: a new buffer is not zeroed first.
-    const data = keep && this.#own !== undefined ? this.#own.subarray(0, size) : new Uint8Array(Buffer.allocUnsafeSlow(size).buffer, 0, size)
+    const data = keep && this.#own !== undefined ? this.#own.subarray(0, size) : takeSpare(size) ?? new Uint8Array(Buffer.allocUnsafeSlow(size).buffer, 0, size)
     for (let i = 0, at = 0; i < ranges.length; i += 2) at += view.copy(data, at, ranges[i] as number, ranges[i + 1] as number)
     this.#dirtyTop = Math.max(this.#dirtyTop, top)
     this.#captured = true
@@ -474,6 +474,33 @@ export class EngineImage {
     this.context.dispose()
     this.runtime.dispose()
   }
+}
+
+/**
+ * Buffers of session captures the host let go of, sent back to this worker thread (`offerSpare`): a
+ * capture of about their size is written into one instead of a new allocation. In worker isolation
+ * every session run's capture moves to the host as a transferred buffer, and a new one per run
+ * (faulted in here, adopted as external memory there) cost more than the capture, mostly in the host's
+ * garbage collections. A buffer here belongs to this thread alone: the host's view of it was detached
+ * by the transfer, so no state the host still held could ever read what is written into it.
+ */
+const spares: ArrayBuffer[] = []
+const MAX_SPARES = 4
+/** A spare is used for a capture at most this much smaller than it (the rest travels with the capture unused). */
+const SPARE_SLACK_BYTES = 64 * 1024
+
+/** Keeps `buffer` for a later capture (`takeSpare`) in place of the oldest kept, unless it is too large. */
+export function offerSpare(buffer: ArrayBuffer): void {
+  if (buffer.byteLength === 0 || buffer.byteLength > KEPT_CAPTURE_BYTES) return
+  if (spares.length >= MAX_SPARES) spares.shift()
+  spares.push(buffer)
+}
+
+function takeSpare(size: number): Uint8Array | undefined {
+  const i = spares.findIndex((b) => b.byteLength >= size && b.byteLength - size <= SPARE_SLACK_BYTES)
+  if (i === -1) return undefined
+  const [buffer] = spares.splice(i, 1)
+  return new Uint8Array(buffer as ArrayBuffer, 0, size)
 }
 
 /** The emscripten module's heap and allocator, as quickjs-emscripten's own memory helpers use them. */

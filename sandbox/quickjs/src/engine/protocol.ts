@@ -112,7 +112,13 @@ export function stopOf(control: number): HostStop {
 
 /** Messages host -> worker. */
 export type ToWorker =
-  | { t: 'run'; runId: number; input: RunInput & { wallRemainingMs: number } }
+  | {
+      t: 'run'
+      runId: number
+      input: RunInput & { wallRemainingMs: number }
+      /** A buffer of a session memory the host let go of, transferred: a capture may reuse it (`offerSpare`). */
+      spare?: ArrayBuffer
+    }
   | { t: 'settle'; runId: number; batch: string; count: number }
   | { t: 'stop'; runId: number; reason: HostStop }
   | { t: 'suspend'; runId: number; parked: number }

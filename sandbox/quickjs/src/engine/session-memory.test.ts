@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer'
 import { describe, expect, test } from 'vitest'
 import { LIMITS, runOn } from './fixtures/run-on.js'
-import { EngineImage, type SessionMemory } from './image.js'
+import { EngineImage, offerSpare, type SessionMemory } from './image.js'
 import { loadModule, type QuickJSVariantName } from './module.js'
 import type { EngineRunInput, EngineRunOutcome } from './protocol.js'
 
@@ -111,6 +111,31 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('session memory
     expect(runIn(other, 'return [kept.length, typeof b]', { id: a2.id, memory: a2 }).valueJson).toBe('[1003,"undefined"]')
     // B's capture, resident on the image, restores elsewhere too.
     expect(runIn(other, 'return [b.length, typeof kept]', { id: b.id, memory: b }).valueJson).toBe('[5002,"undefined"]')
+    image.dispose()
+    other.dispose()
+  })
+
+  test('a worker-side capture is written into a spare buffer the host gave back when its size fits, and only then', async () => {
+    const image = await boot()
+    const other = await boot()
+    const first = memoryOf(runIn(image, 'globalThis.kept = "S-" + "s".repeat(3000); return 1', {}))
+    const size = first.data.byteLength
+    // Too small, and far too large (it would travel with the capture, unused): neither is taken.
+    const small = new ArrayBuffer(size - 4096)
+    const large = new ArrayBuffer(size + 256 * 1024)
+    offerSpare(small)
+    offerSpare(large)
+    const second = memoryOf(runIn(image, 'kept += "!"; return 1', { id: first.id }))
+    expect(second.data.buffer).not.toBe(small)
+    expect(second.data.buffer).not.toBe(large)
+    // One a little larger is taken: the capture views its start.
+    const fits = new ArrayBuffer(second.data.byteLength + 8192)
+    new Uint8Array(fits).fill(0xee)
+    offerSpare(fits)
+    const third = memoryOf(runIn(image, 'kept += "?"; return 1', { id: second.id }))
+    expect(third.data.buffer).toBe(fits)
+    expect(third.data.byteOffset).toBe(0)
+    expect(runIn(other, 'return [kept.length, kept.slice(-2)]', { id: third.id, memory: third }).valueJson).toBe('[3004,"!?"]')
     image.dispose()
     other.dispose()
   })

@@ -7,6 +7,7 @@ import { measureMemory } from 'node:vm'
 import { parentPort, workerData } from 'node:worker_threads'
 import { LogJournal } from './journal.js'
 import { ReplyMailbox, type MailboxMemory } from './mailbox.js'
+import { offerSpare } from './image.js'
 import { ModuleCache } from './module-cache.js'
 import type { QuickJSVariantName } from './module.js'
 import { sourceOf, type FromWorker, type HostStop, type RunInput, type ToWorker } from './protocol.js'
@@ -138,6 +139,7 @@ function awaitReplies(run: Run): void {
 
 port.on('message', (message: ToWorker) => {
   if (message.t === 'run') {
+    if (message.spare !== undefined) offerSpare(message.spare)
     void begin(message.runId, message.input)
     return
   }

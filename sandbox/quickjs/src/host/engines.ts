@@ -1,3 +1,4 @@
+import type { SessionMemory } from '../engine/image.js'
 import type { RunInput } from '../engine/protocol.js'
 import type { RunHost } from './run-host.js'
 
@@ -13,6 +14,11 @@ export interface Engines {
    * module inline) so that run does not wait for them. A failure is left for a run to meet and report.
    */
   warm(): void
+  /**
+   * A session memory the host let go of (replaced by its run's next capture, expired, evicted, saved):
+   * engines whose captures arrive as transferred buffers may send the buffer back for a later capture.
+   */
+  recycle?(memory: SessionMemory): void
   /** Stops accepting work and releases threads and modules; live runs were already stopped. */
   dispose(): Promise<void>
 }

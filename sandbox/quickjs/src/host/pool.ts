@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os'
 import type { Worker } from 'node:worker_threads'
+import type { SessionMemory } from '../engine/image.js'
 import type { QuickJSVariantName } from '../engine/module.js'
 import { LogJournal, journalBytes } from '../engine/journal.js'
 import { ReplyMailbox, SpinPlaces } from '../engine/mailbox.js'
@@ -31,6 +32,9 @@ export interface WorkerPoolOptions {
 /** The first respawn delay after a worker failed without finishing a run; it doubles up to `MAX_BACKOFF_MS`. */
 const FIRST_BACKOFF_MS = 100
 const MAX_BACKOFF_MS = 5000
+/** Buffers of let-go session memories kept for the workers' captures, and the largest kept (as `offerSpare`). */
+const MAX_HOST_SPARES = 8
+const MAX_SPARE_BYTES = 1024 * 1024
 /** The largest log journal a worker gets (shared memory, committed as it is written). */
 export const MAX_JOURNAL_BYTES = 16 * 1024 * 1024
 
@@ -53,6 +57,10 @@ export class WorkerPool implements Engines {
   readonly #spawn: (data: EngineWorkerData) => Worker
   readonly #slots: WorkerSlot[] = []
   readonly #queue: Job[] = []
+  /** Session memories that came from a worker (their buffers are theirs alone: transferred). */
+  readonly #fromWorker = new WeakSet<SessionMemory>()
+  /** Buffers of such memories the host let go of, for the workers' next captures (`offerSpare`). */
+  readonly #spares: ArrayBuffer[] = []
   /** Workers the watchdog terminated whose threads have not exited yet. */
   readonly #exiting = new Set<Promise<unknown>>()
   /**
@@ -112,6 +120,24 @@ export class WorkerPool implements Engines {
 
   get disposed(): boolean {
     return this.#disposed
+  }
+
+  /** A session memory a worker sent (`recycle` takes only those). */
+  received(memory: SessionMemory): void {
+    this.#fromWorker.add(memory)
+  }
+
+  recycle(memory: SessionMemory): void {
+    if (!this.#fromWorker.delete(memory)) return
+    const buffer = memory.data.buffer
+    if (!(buffer instanceof ArrayBuffer) || buffer.byteLength === 0 || buffer.byteLength > MAX_SPARE_BYTES) return
+    if (this.#spares.length >= MAX_HOST_SPARES) this.#spares.shift()
+    this.#spares.push(buffer)
+  }
+
+  /** A buffer for a worker's next capture, when one was let go of. */
+  takeSpare(): ArrayBuffer | undefined {
+    return this.#spares.pop()
   }
 
   /** Worker slots (each holds a live, booting or about-to-respawn worker); stays at most the pool size. */
@@ -248,7 +274,12 @@ class WorkerSlot {
     const held = id !== undefined && this.holds(id, input.limits.memoryBytes) ? id : undefined
     this.#resident = undefined
     this.#runBytes = input.limits.memoryBytes
-    this.#post({ t: 'run', runId, input: { ...input, ...(held !== undefined ? { session: { id: held } } : {}), wallRemainingMs: host.remainingMs } })
+    // A session run's capture moves here as a transferred buffer: the worker may write it into one the host let go of.
+    const spare = input.session === undefined ? undefined : this.#pool.takeSpare()
+    this.#post(
+      { t: 'run', runId, input: { ...input, ...(held !== undefined ? { session: { id: held } } : {}), wallRemainingMs: host.remainingMs }, ...(spare !== undefined && { spare }) },
+      spare === undefined ? undefined : [spare],
+    )
     const current = (): boolean => this.#runId === runId && this.#host === host
     host.attach({
       settle: (batch, count) => {
@@ -285,8 +316,8 @@ class WorkerSlot {
     })
   }
 
-  #post(message: ToWorker): void {
-    this.#worker?.postMessage(message)
+  #post(message: ToWorker, transfer?: ArrayBuffer[]): void {
+    this.#worker?.postMessage(message, transfer)
   }
 
   #onMessage(m: FromWorker): void {
@@ -306,6 +337,7 @@ class WorkerSlot {
     this.#failures = 0
     this.#host = undefined
     this.#resident = m.outcome.resident === undefined ? undefined : { id: m.outcome.resident, memoryBytes: this.#runBytes }
+    if (m.outcome.session !== undefined) this.#pool.received(m.outcome.session)
     this.#state = 'idle'
     this.#worker?.unref()
     host.end(m.outcome)
