@@ -146,6 +146,36 @@ describe.each(MODES)('QuickJS sandbox sessions ($isolation isolation)', ({ isola
     expect(bytes[1]).toBeLessThanOrEqual(bytes[0] as number)
   })
 
+  test('a session of JSON-like records seals to under 15% of its engine memory (byte planes + brotli) and resumes exactly, here and in another runtime', async () => {
+    const s = fresh('sealed')
+    const build = `const n = 25000
+globalThis.data = Array.from({ length: n }, (_, i) => ({ id: i, name: 'item-' + i, tags: i % 3 === 0 ? ['a', 'b'] : ['c'], price: i * 1.25, ok: i % 2 === 0 }))
+return JSON.stringify(data).length`
+    const made = await run(s, build)
+    expect(made.error).toBeUndefined()
+    const state = info(made).bytes
+    expect(state).toBeGreaterThan(4 * 1024 * 1024)
+    const check = 'return [data.length, data[24999].name, data.reduce((sum, r) => sum + r.price, 0), data.filter((r) => r.ok).length]'
+    const expected = [25000, 'item-24999', (24999 * 25000 / 2) * 1.25, 12500]
+    const sealed = await (rt.suspendSession as (key: string) => Promise<Uint8Array | undefined>)(s)
+    expect(sealed).toBeDefined()
+    expect((sealed as Uint8Array).byteLength / state).toBeLessThan(0.15)
+    await (rt.resumeSession as (key: string, bytes: Uint8Array) => Promise<void>)(s, sealed as Uint8Array)
+    expect(await value(s, check)).toEqual(expected)
+    // Another runtime (same build, same secret) resumes the bytes too.
+    const secret = Buffer.alloc(32, 7)
+    const one = createQuickJSRuntime({ ...options, sessions: { secret } })
+    const two = createQuickJSRuntime({ ...options, sessions: { secret } })
+    try {
+      expect((await one.run(request(build, { session: 'moved' }))).error).toBeUndefined()
+      const bytes = await (one.suspendSession as (key: string) => Promise<Uint8Array | undefined>)('moved')
+      await (two.resumeSession as (key: string, bytes: Uint8Array) => Promise<void>)('moved', bytes as Uint8Array)
+      expect((await two.run(request(check, { session: 'moved' }))).value).toEqual(expected)
+    } finally {
+      await Promise.all([one.dispose(), two.dispose()])
+    }
+  }, 60_000)
+
   test('a program that throws keeps the declarations made before the throw', async () => {
     const s = fresh('throw')
     const thrown = await run(s, 'const before = 1\nglobalThis.alsoBefore = 2\nthrow new Error("stop here")\nconst after = 3')

@@ -1,17 +1,20 @@
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
+import { endianness } from 'node:os'
 import { GUEST_PRELUDE, type ParkedHostCall } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, JsonValue } from '@ptc/sandbox'
 import type { SessionMemory } from '../engine/image.js'
 import type { QuickJSVariantName } from '../engine/module.js'
+import { fromBytePlanes, toBytePlanes } from './byte-planes.js'
 
 /**
  * A QuickJS session, or a suspended run, as bytes (the payload a sealed snapshot carries): a JSON header
- * (format, kind, state id, engine fingerprint, memory size, sizes, and the kind's own fields) then the
- * ranges (u32 little-endian) and the data.
+ * (format, kind, state id, engine fingerprint, memory size, sizes, and the kind's own fields; padded
+ * with spaces so the data starts 8-byte aligned) then the ranges (u32 little-endian) and the data as
+ * byte planes (`toBytePlanes`: what makes the engine memory compress to half the size).
  */
-const FORMAT = 1
+const FORMAT = 2
 
 export interface SavedSession {
   memory: SessionMemory
@@ -73,17 +76,22 @@ export function decodeRun(bytes: Uint8Array): SavedRun {
 }
 
 function encodeMemory(memory: SessionMemory, fields: Record<string, unknown>): Uint8Array {
-  const header = Buffer.from(
-    JSON.stringify({ ...fields, format: FORMAT, id: memory.id, fingerprint: memory.fingerprint, byteLength: memory.byteLength, ranges: memory.ranges.length, data: memory.data.byteLength }),
-  )
+  const json = JSON.stringify({ ...fields, format: FORMAT, id: memory.id, fingerprint: memory.fingerprint, byteLength: memory.byteLength, ranges: memory.ranges.length, data: memory.data.byteLength })
+  // Padded so that the data (after the length word, the header and the ranges, a multiple of 8 bytes) starts 8-byte aligned.
+  const header = Buffer.from(json.padEnd(json.length + ((8 - ((4 + Buffer.byteLength(json)) % 8)) % 8)))
   const out = new Uint8Array(4 + header.length + memory.ranges.byteLength + memory.data.byteLength)
   const view = new DataView(out.buffer)
   view.setUint32(0, header.length, true)
   out.set(header, 4)
   let at = 4 + header.length
   for (let i = 0; i < memory.ranges.length; i++, at += 4) view.setUint32(at, memory.ranges[i] as number, true)
-  out.set(memory.data, at)
+  toBytePlanes(aligned(memory.data), out.subarray(at))
   return out
+}
+
+/** `bytes`, or a copy of them when they do not start 4-byte aligned (the byte planes read 32-bit words). */
+function aligned(bytes: Uint8Array): Uint8Array {
+  return bytes.byteOffset % 4 === 0 ? bytes : new Uint8Array(bytes)
 }
 
 function whole(n: unknown): n is number {
@@ -111,7 +119,7 @@ function decodeMemory(bytes: Uint8Array, kind: 'session' | 'run'): { memory: Ses
   }
   if (typeof header !== 'object' || header === null) fail('its header is not an object')
   if (header.format !== FORMAT) fail(`format ${String(header.format)}, this build reads ${FORMAT}`)
-  // A format-1 payload without a kind is a session's (written before runs could suspend).
+  // A payload without a kind is a session's.
   if ((header.kind ?? 'session') !== kind) fail(`it holds a ${String(header.kind)}, not a ${kind}`)
   const { id, fingerprint, byteLength, ranges: count, data: dataBytes, ...fields } = header
   if (typeof id !== 'string' || typeof fingerprint !== 'string') fail('no state id or fingerprint')
@@ -131,7 +139,8 @@ function decodeMemory(bytes: Uint8Array, kind: 'session' | 'run'): { memory: Ses
     last = end
   }
   if (total !== dataBytes) fail('its data does not match its ranges')
-  const data = bytes.slice(rangesAt + (count as number) * 4)
+  const data = new Uint8Array(dataBytes as number)
+  fromBytePlanes(aligned(bytes.subarray(rangesAt + (count as number) * 4)), data)
   return { memory: { id: id as string, fingerprint: fingerprint as string, byteLength: byteLength as number, ranges, data }, fields }
 }
 
@@ -146,7 +155,8 @@ export function sessionBuild(variant: QuickJSVariantName): Promise<string> {
   if (build === undefined) {
     const pkg = variant === 'quickjs' ? '@jitl/quickjs-wasmfile-release-sync' : '@jitl/quickjs-ng-wasmfile-release-sync'
     build = readFile(createRequire(import.meta.url).resolve(`${pkg}/wasm`)).then(
-      (wasm) => `ptc-quickjs/${variant}/${createHash('sha256').update(wasm).update(GUEST_PRELUDE).update(String(FORMAT)).digest('hex').slice(0, 32)}`,
+      // The byte order too: the byte planes are read and written as the platform's 32-bit words.
+      (wasm) => `ptc-quickjs/${variant}/${createHash('sha256').update(wasm).update(GUEST_PRELUDE).update(String(FORMAT)).update(endianness()).digest('hex').slice(0, 32)}`,
     )
     builds.set(variant, build)
   }

@@ -39,11 +39,13 @@ const FIXED_HEADER_BYTES = 30
 const MIN_SNAPSHOT_BYTES = FIXED_HEADER_BYTES + 2 + 2 + 8 + TAG_BYTES
 
 /**
- * Brotli quality 0: of deflate level 1 and brotli 0–2 the fastest on 10 MiB of varied JSON (35% of its size),
- * and no native codec with prebuilt binaries (lz4-napi, zstd) sealed much faster on a 2-core VM to be worth
- * one; lz4 opens faster but stores a quarter more.
+ * Brotli quality 1. Of deflate level 1 and brotli 0–2, quality 0 was the fastest on 10 MiB of varied JSON
+ * (35% of its size), and no native codec with prebuilt binaries (lz4-napi, zstd) sealed much faster on a
+ * 2-core VM to be worth one; lz4 opens faster but stores a quarter more. On a QuickJS heap in byte planes
+ * (what QuickJS sessions seal), quality 1 stores 12-14% of it where quality 0 stores 15-17%, for 7-20%
+ * more time (6 to 58 MiB of heap holding JSON-like records).
  */
-const BROTLI_QUALITY = 0
+const BROTLI_QUALITY = 1
 
 /** Seals `payload` for `identity`: compressed, bound to the build and session, authenticated with `key`. */
 export function sealSnapshot(payload: Uint8Array, identity: SnapshotIdentity, key: SnapshotKey): Uint8Array {
