@@ -9,7 +9,7 @@
  * 2. Suspend (capture is already done: seal = encode + brotli + HMAC) and resume (open + decode) of an
  *    idle session holding N MiB of JSON-like program data, and the first run after the resume (which
  *    restores the memory), inline isolation; sizes: the engine memory's changed bytes and the sealed bytes.
- * 3. 1 000 idle sessions with a little state each, suspended to a filesystem store: host RSS at the
+ * 3. (Run first, on a fresh process.) 1 000 idle sessions with a little state each, suspended to a filesystem store: host RSS at the
  *    start, with all live, and after they left memory (GC forced).
  * 4. Durable runs (durable approval's sandbox part), per isolation: a warm trivial run made durable
  *    against a plain one, interleaved; then a program holding N MiB that parks a call: the run until
@@ -127,14 +127,21 @@ async function idleSessions(): Promise<string[]> {
     await runtime.run(req('return 1', 'warm-up'))
     await runtime.endSession?.('warm-up')
     gc()
+    // RSS, and the memory of JavaScript objects and buffers (what the sessions' states are).
     const rss = (): number => process.memoryUsage().rss / MiB
+    const js = (): string => {
+      const m = process.memoryUsage()
+      return `${((m.heapUsed + m.arrayBuffers) / MiB).toFixed(0)} MiB`
+    }
     const start = rss()
+    const startJs = js()
     for (let i = 0; i < count; i++) {
       const r = await runtime.run(req('globalThis.notes = Array.from({ length: 200 }, (_, j) => "note " + j); return notes.length', `s${i}`))
       if (r.error !== undefined) throw new Error(r.error.message)
     }
     gc()
     const live = rss()
+    const liveJs = js()
     // Past suspendAfterMs the sweep saves them all to the store; wait until the store has them.
     await new Promise((resolve) => setTimeout(resolve, 1500))
     const last = await store.get(`s${count - 1}`)
@@ -143,12 +150,13 @@ async function idleSessions(): Promise<string[]> {
     await new Promise((resolve) => setTimeout(resolve, 100))
     gc()
     const after = rss()
+    const afterJs = js()
     const back = await runtime.run(req('return notes.length', 's0'))
     if (back.value !== 200) throw new Error('a suspended session did not come back')
     return [
-      `| sessions | RSS at start | all live | all suspended to the store | after / start |`,
-      '|---|---|---|---|---|',
-      `| ${count} | ${start.toFixed(0)} MiB | ${live.toFixed(0)} MiB | ${after.toFixed(0)} MiB | ${((after / start) * 100).toFixed(0)}% |`,
+      `| sessions | RSS at start | all live | all suspended to the store | after / start | JS heap + buffers: start, live, after |`,
+      '|---|---|---|---|---|---|',
+      `| ${count} | ${start.toFixed(0)} MiB | ${live.toFixed(0)} MiB | ${after.toFixed(0)} MiB | ${((after / start) * 100).toFixed(0)}% | ${startJs}, ${liveJs}, ${afterJs} |`,
     ]
   } finally {
     await runtime.dispose()
@@ -214,11 +222,13 @@ async function durableRuns(): Promise<string[]> {
 }
 
 console.log(`# sandbox sessions (QuickJS), ${machine()}${quick ? ', --quick' : ''}\n`)
+// First, while the process has allocated nothing else: its RSS at the start is the baseline.
+const idle = await idleSessions()
 console.log(`## warm runs (${RUNS} runs per figure, medians of ${ROUNDS} interleaved rounds)\n`)
 for (const line of await warmRuns()) console.log(line)
 console.log(`\n## suspend and resume (inline, medians of ${ROUNDS})\n`)
 for (const line of await suspendResume()) console.log(line)
 console.log('\n## idle sessions to the filesystem store\n')
-for (const line of await idleSessions()) console.log(line)
+for (const line of idle) console.log(line)
 console.log(`\n## durable runs (medians of ${ROUNDS} interleaved rounds)\n`)
 for (const line of await durableRuns()) console.log(line)

@@ -574,7 +574,7 @@ const MARGIN_BYTES = 64 * 1024
 const PAGE_BYTES = 4096
 /** A zero run at least this long is taken for the C stack (emscripten reserves 5 MiB below the heap). */
 const STACK_ZONE_BYTES = 1024 * 1024
-/** Pages compared at once before looking at single pages. */
+/** Pages compared at once: a block (before its single pages at boot; alone above the booted state, where it was zeros). */
 const BLOCK_PAGES = 16
 const ZEROS = Buffer.alloc(PAGE_BYTES * BLOCK_PAGES)
 /** Captures up to this size reuse the image's buffer (`keepsCaptures`); larger ones are allocated (their copy costs more than the allocation). */
