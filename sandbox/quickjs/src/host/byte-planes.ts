@@ -14,12 +14,7 @@ const GROUP_BYTES = 32
 
 /** Writes the planes of `src` to `out` (same length); both must start 4-byte aligned. */
 export function toBytePlanes(src: Uint8Array, out: Uint8Array): void {
-  const full = check(src, out)
-  const s = new Uint32Array(src.buffer, src.byteOffset, full >> 2)
-  const o = new Uint32Array(out.buffer, out.byteOffset, full >> 2)
-  for (let block = 0; block < full; block += BLOCK_BYTES) {
-    const plane = Math.min(BLOCK_BYTES, full - block) / GROUP_BYTES
-    const base = block >> 2
+  eachBlock(src, out, (s, o, base, plane) => {
     for (let g = 0; g < plane; g++) {
       const w = base + g * 8
       const a0 = s[w] as number
@@ -40,18 +35,12 @@ export function toBytePlanes(src: Uint8Array, out: Uint8Array): void {
       o[at + 6 * plane] = ((a1 >>> 16) & 0xff) | ((b1 >>> 8) & 0xff00) | (c1 & 0xff0000) | ((d1 & 0xff0000) << 8)
       o[at + 7 * plane] = (a1 >>> 24) | ((b1 >>> 16) & 0xff00) | ((c1 >>> 8) & 0xff0000) | (d1 & 0xff000000)
     }
-  }
-  out.set(src.subarray(full), full)
+  })
 }
 
 /** The inverse of `toBytePlanes`. */
 export function fromBytePlanes(src: Uint8Array, out: Uint8Array): void {
-  const full = check(src, out)
-  const s = new Uint32Array(src.buffer, src.byteOffset, full >> 2)
-  const o = new Uint32Array(out.buffer, out.byteOffset, full >> 2)
-  for (let block = 0; block < full; block += BLOCK_BYTES) {
-    const plane = Math.min(BLOCK_BYTES, full - block) / GROUP_BYTES
-    const base = block >> 2
+  eachBlock(src, out, (s, o, base, plane) => {
     for (let g = 0; g < plane; g++) {
       const at = base + g
       const p0 = s[at] as number
@@ -72,13 +61,20 @@ export function fromBytePlanes(src: Uint8Array, out: Uint8Array): void {
       o[w + 6] = (p0 >>> 24) | ((p1 >>> 16) & 0xff00) | ((p2 >>> 8) & 0xff0000) | (p3 & 0xff000000)
       o[w + 7] = (p4 >>> 24) | ((p5 >>> 16) & 0xff00) | ((p6 >>> 8) & 0xff0000) | (p7 & 0xff000000)
     }
-  }
-  out.set(src.subarray(full), full)
+  })
 }
 
-/** The length of the whole groups; throws when the two differ in length or are not 4-byte aligned. */
-function check(src: Uint8Array, out: Uint8Array): number {
+/**
+ * Calls `convert` for each 64 KiB block of the whole 32-byte groups, with 32-bit views of both, the
+ * block's first word and its plane length in words; copies the bytes past the last group as they are.
+ * Throws when the two differ in length or are not 4-byte aligned.
+ */
+function eachBlock(src: Uint8Array, out: Uint8Array, convert: (s: Uint32Array, o: Uint32Array, base: number, plane: number) => void): void {
   if (src.byteLength !== out.byteLength) throw new RangeError('byte planes: the source and the output differ in length')
   if (src.byteOffset % 4 !== 0 || out.byteOffset % 4 !== 0) throw new RangeError('byte planes: the source and the output must start 4-byte aligned')
-  return src.byteLength - (src.byteLength % GROUP_BYTES)
+  const full = src.byteLength - (src.byteLength % GROUP_BYTES)
+  const s = new Uint32Array(src.buffer, src.byteOffset, full >> 2)
+  const o = new Uint32Array(out.buffer, out.byteOffset, full >> 2)
+  for (let block = 0; block < full; block += BLOCK_BYTES) convert(s, o, block >> 2, Math.min(BLOCK_BYTES, full - block) / GROUP_BYTES)
+  out.set(src.subarray(full), full)
 }
