@@ -33,6 +33,19 @@ const ESCAPE_PROBES = `
   try { await tools.nope({}) } catch (e) { out.unknownError = e.constructor.constructor('return typeof process')() }
 `
 
+/**
+ * Program lines that replace the intrinsics a bridge might use (a `then` on every object, an index
+ * setter on arrays, `call`/`apply`/`bind`, `Reflect.apply`, `JSON`): the tampering attacks start with
+ * them and add their own.
+ */
+export const TAMPERED_INTRINSICS = `Object.defineProperty(Object.prototype, 'then', { get() { return undefined }, configurable: true })
+      Object.defineProperty(Array.prototype, '0', { set() { throw new Error('index setter') }, get() { return 'x' }, configurable: true })
+      Function.prototype.call = function () { throw new Error('call') }
+      Function.prototype.apply = function () { throw new Error('apply') }
+      Function.prototype.bind = function () { throw new Error('bind') }
+      Reflect.apply = () => { throw new Error('reflect') }
+      JSON.stringify = () => '"x"'; JSON.parse = () => 'x'`
+
 /** The hostile programs. Each names the behaviour it checks. */
 export function hostileProgramTests(s: HostileContext): void {
   s.it('constructor-chain escapes through every injected object and host error reach only the guest realm', async () => {
@@ -91,13 +104,7 @@ export function hostileProgramTests(s: HostileContext): void {
   s.it('prototype and intrinsic tampering cannot corrupt the bridge', async () => {
     const got: JsonValue[] = []
     const r = await s.run(
-      `Object.defineProperty(Object.prototype, 'then', { get() { return undefined }, configurable: true })
-      Object.defineProperty(Array.prototype, '0', { set() { throw new Error('index setter') }, get() { return 'x' }, configurable: true })
-      Function.prototype.call = function () { throw new Error('call') }
-      Function.prototype.apply = function () { throw new Error('apply') }
-      Function.prototype.bind = function () { throw new Error('bind') }
-      Reflect.apply = () => { throw new Error('reflect') }
-      JSON.stringify = () => '"x"'; JSON.parse = () => 'x'
+      `${TAMPERED_INTRINSICS}
       Object.keys = () => ['hacked']; Object.getPrototypeOf = () => null
       WeakSet.prototype.has = () => true; Number.isFinite = () => true
       Symbol.prototype.toString = () => 'x'

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import { SandboxUsageError, type CodeRunLimits, type CodeRunRequest, type CodeRunResult, type CodeRuntime, type JsonValue } from '@ptc/sandbox'
 import { parkCall } from '@ptc/sandbox/session'
+import { TAMPERED_INTRINSICS } from './hostile.programs.js'
 
 const SECRET = new Uint8Array(32).map((_, i) => (i * 73 + 5) & 0xff)
 
@@ -109,13 +110,7 @@ describe('durable runs under attack: quickjs worker', () => {
   }, 30_000)
 
   test('intrinsics the guest replaced before it parked do not corrupt the resumption, opened by another runtime with the same secret', async () => {
-    const code = `Object.defineProperty(Object.prototype, 'then', { get() { return undefined }, configurable: true })
-      Object.defineProperty(Array.prototype, '0', { set() { throw new Error('index setter') }, get() { return 'x' }, configurable: true })
-      Function.prototype.call = function () { throw new Error('call') }
-      Function.prototype.apply = function () { throw new Error('apply') }
-      Function.prototype.bind = function () { throw new Error('bind') }
-      Reflect.apply = () => { throw new Error('reflect') }
-      JSON.stringify = () => '"x"'; JSON.parse = () => 'x'
+    const code = `${TAMPERED_INTRINSICS}
       Object.keys = () => ['hacked']; Object.getPrototypeOf = () => null; Object.create = () => { throw new Error('create') }
       Object.freeze = (o) => o; Object.defineProperty = () => { throw new Error('defineProperty') }
       Promise.prototype.then = function () { throw new Error('then') }
