@@ -23,7 +23,8 @@ export interface QuickJSRuntimeOptions {
    */
   isolation?: 'worker' | 'inline'
   /**
-   * Worker threads (worker isolation), all booted when the runtime is created (`prewarm`) or with the first run; a terminated or crashed worker
+   * Worker threads (worker isolation), booted when the runtime is created (`prewarm`) or with the first run: the first alone, the
+   * others once it is up and free or a run waits for it (workers booting together slow each other down); a terminated or crashed worker
    * is replaced at once (one that keeps dying on its own, after a growing delay). A positive integer;
    * default: `os.availableParallelism()`.
    */

@@ -38,4 +38,26 @@ describe.skipIf(!availability.available)('the engine process pool', () => {
       await pool.dispose()
     }
   }, 30_000)
+
+  test('the first child starts alone and the others once it is ready', async () => {
+    const pool = new ProcessPool({
+      processes: 3,
+      runsPerProcess: 1,
+      graceMs: 100,
+      config: { warmIsolates: 1, memoryBytes: DEFAULT_LIMITS.memoryBytes, prelude: GUEST_PRELUDE, programFilename: PROGRAM_FILENAME },
+    })
+    try {
+      expect(pool.spawned).toBe(1)
+      const request = { code: 'return 6 * 7', bindings: [], call: async () => null, language: 'javascript' as const, limits: { wallMs: 20_000 } }
+      const admitted = await acceptRun(request, DEFAULT_LIMITS)
+      if (!admitted.ok) throw new Error('not admitted')
+      const run = new RunHost(request, admitted)
+      pool.place(run)
+      expect((await run.result).value).toBe(42)
+      expect(pool.spawned).toBe(3)
+      expect(pool.pids.length).toBe(3)
+    } finally {
+      await pool.dispose()
+    }
+  }, 30_000)
 })

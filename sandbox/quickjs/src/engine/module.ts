@@ -29,7 +29,7 @@ export interface WasmMemory {
   readonly buffer: ArrayBuffer
   grow(pages: number): number
 }
-type WasmModule = object
+export type WasmModule = object
 const Wasm = (
   globalThis as unknown as {
     WebAssembly: {
@@ -41,7 +41,12 @@ const Wasm = (
 
 const compiled = new Map<QuickJSVariantName, Promise<WasmModule>>()
 
-function compile(variant: QuickJSVariantName): Promise<WasmModule> {
+/**
+ * The WebAssembly module of `variant`, compiled once per thread, or the one this thread adopted
+ * (`adoptCompiled`). A module passed to a worker thread shares its machine code with the thread that
+ * compiled it: a function V8 compiles on first call (lazily) in one thread is compiled for all of them.
+ */
+export function compile(variant: QuickJSVariantName): Promise<WasmModule> {
   let p = compiled.get(variant)
   if (p === undefined) {
     const require = createRequire(import.meta.url)
@@ -50,6 +55,11 @@ function compile(variant: QuickJSVariantName): Promise<WasmModule> {
     compiled.set(variant, p)
   }
   return p
+}
+
+/** Uses `module` (compiled by another thread, see `compile`) as this thread's module of `variant`, unless it has one. */
+export function adoptCompiled(variant: QuickJSVariantName, module: WasmModule): void {
+  if (!compiled.has(variant)) compiled.set(variant, Promise.resolve(module))
 }
 
 /** A QuickJS WASM module with its own memory, capped so a guest can never grow it past `capBytes`. */

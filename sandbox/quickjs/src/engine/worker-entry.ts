@@ -9,7 +9,7 @@ import { LogJournal } from './journal.js'
 import { ReplyMailbox, type MailboxMemory } from './mailbox.js'
 import { offerSpare } from './image.js'
 import { ModuleCache } from './module-cache.js'
-import type { QuickJSVariantName } from './module.js'
+import { adoptCompiled, type QuickJSVariantName, type WasmModule } from './module.js'
 import { sourceOf, type FromWorker, type HostStop, type RunInput, type ToWorker } from './protocol.js'
 import { EngineRun } from './run.js'
 
@@ -21,6 +21,8 @@ export interface EngineWorkerData {
   journal: SharedArrayBuffer
   variant: QuickJSVariantName
   warmBytes: number
+  /** The engine's WebAssembly module as the host compiled it (see `compile`); absent, the worker compiles its own. */
+  wasmModule?: WasmModule
 }
 
 const port = parentPort
@@ -29,6 +31,7 @@ const data = workerData as EngineWorkerData
 const control = new Int32Array(data.control)
 const mailbox = new ReplyMailbox(data.mailbox, control)
 const journal = new LogJournal(data.journal)
+if (data.wasmModule !== undefined) adoptCompiled(data.variant, data.wasmModule)
 const cache = new ModuleCache(data.variant, 1)
 // Load the module now, so the first run does not pay for it.
 const warm = Promise.resolve(cache.acquire(data.warmBytes)).then(

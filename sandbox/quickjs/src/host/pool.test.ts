@@ -96,18 +96,76 @@ test('a worker that dies mid-run fails only that run, as crash, and a replacemen
   }
 }, 60_000)
 
-test('the pool boots its workers when the runtime is created (prewarm), or with the first run when prewarm is false', async () => {
+test('the pool boots its first worker when the runtime is created (prewarm) or with the first run, and the others once that one is up and free', async () => {
   for (const prewarm of [true, false]) {
     let spawned = 0
-    const pool = new WorkerPool({ size: 2, variant: 'quickjs', warmBytes: WARM_BYTES, spawn: (data) => (spawned++, spawnEngineWorker(data)) })
+    const pool = new WorkerPool({ size: 3, variant: 'quickjs', warmBytes: WARM_BYTES, spawn: (data) => (spawned++, spawnEngineWorker(data)) })
     const runtime = new QuickJSCodeRuntime({ prewarm }, pool)
     try {
-      expect([prewarm, spawned]).toEqual([prewarm, prewarm ? 2 : 0])
+      expect([prewarm, spawned]).toEqual([prewarm, prewarm ? 1 : 0])
       expect((await runtime.run(request('return 1'))).value).toBe(1)
-      expect(spawned).toBe(2)
+      // The first run ended: the others boot (when prewarmed, they may have started as soon as the first worker was up).
+      expect([prewarm, spawned]).toEqual([prewarm, 3])
+      expect(pool.workers).toBe(3)
     } finally {
       await runtime.dispose()
     }
+  }
+  // Prewarmed and never asked for a run: the others boot once the first worker is ready.
+  let spawned = 0
+  const pool = new WorkerPool({ size: 2, variant: 'quickjs', warmBytes: WARM_BYTES, spawn: (data) => (spawned++, spawnEngineWorker(data)) })
+  const runtime = new QuickJSCodeRuntime({}, pool)
+  try {
+    expect(spawned).toBe(1)
+    while (spawned < 2) await sleep(10)
+    expect(pool.workers).toBe(2)
+  } finally {
+    await runtime.dispose()
+  }
+}, 30_000)
+
+test('a run waiting for the first worker while it is busy has the others boot, and runs on one of them', async () => {
+  const spawnedWith: EngineWorkerData[] = []
+  const pool = new WorkerPool({ size: 2, variant: 'quickjs', warmBytes: WARM_BYTES, spawn: (data) => (spawnedWith.push(data), spawnEngineWorker(data)) })
+  const runtime = new QuickJSCodeRuntime({ prewarm: false }, pool)
+  try {
+    let release!: () => void
+    let entered!: () => void
+    const inCall = new Promise<void>((resolve) => (entered = resolve))
+    const held = runtime.run(request('return (await tools.echo({ v: 1 })).v', { call: (_n, args) => (entered(), new Promise<JsonValue>((resolve) => (release = () => resolve(args)))) }))
+    await inCall
+    expect(spawnedWith.length).toBe(1)
+    // The only worker is busy: this run waits, which boots the second worker, where it runs.
+    expect((await runtime.run(request('return (await tools.echo({ v: 2 })).v'))).value).toBe(2)
+    expect(spawnedWith.length).toBe(2)
+    release()
+    expect((await held).value).toBe(1)
+  } finally {
+    await runtime.dispose()
+  }
+}, 30_000)
+
+test("workers spawned once the host compiled the engine's WebAssembly module take it, and run on it", async () => {
+  const workers: { data: EngineWorkerData; worker: Worker }[] = []
+  const spawn = (data: EngineWorkerData): Worker => {
+    const worker = spawnEngineWorker(data)
+    workers.push({ data, worker })
+    return worker
+  }
+  const pool = new WorkerPool({ size: 1, variant: 'quickjs', warmBytes: WARM_BYTES, spawn })
+  const runtime = new QuickJSCodeRuntime({}, pool)
+  try {
+    expect((await runtime.run(request('return 1'))).value).toBe(1)
+    while (pool.wasmModule === undefined) await sleep(10)
+    // A replacement spawned from now on gets the host's module.
+    await (workers.at(-1) as { worker: Worker }).worker.terminate()
+    while (workers.length < 2) await sleep(10)
+    const replacement = workers.at(-1) as { data: EngineWorkerData }
+    expect(replacement.data.wasmModule).toBe(pool.wasmModule)
+    expect(Object.prototype.toString.call(replacement.data.wasmModule)).toBe('[object WebAssembly.Module]')
+    expect((await runtime.run(request('return (await tools.echo({ v: [1, 2] })).v.length + Math.max(...[3, 4])'))).value).toBe(6)
+  } finally {
+    await runtime.dispose()
   }
 }, 30_000)
 
