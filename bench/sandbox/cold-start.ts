@@ -1,20 +1,32 @@
 /**
- * The first run of a QuickJS runtime, each measured in a fresh process (nothing loaded, nothing cached),
- * the cases interleaved process by process: asked at once after `createQuickJSRuntime`, and asked 1 s later
- * (a harness creates its runtime at start and gets its first `run_code` later), with the engines prewarmed
- * at creation (default) and without (`prewarm: false`, as before prewarming). The time is from the run
- * being asked to its answer; the first group also counts the creation.
+ * The first run of a runtime, each measured in a fresh process (nothing loaded, nothing cached), the cases
+ * interleaved process by process: asked at once after the runtime is created, and asked 1 s later (a harness
+ * creates its runtime at start and gets its first `run_code` later); QuickJS with its engines prewarmed at
+ * creation (default) and without (`prewarm: false`); isolated-vm (process containment, 2 child processes,
+ * which start with the runtime) when it is available. The time is from the run being asked to its answer;
+ * the first group also counts the creation.
  *
- *   node --import tsx bench/sandbox/cold-start.ts [processes per case, default 5]
+ *   node --no-node-snapshot --import tsx bench/sandbox/cold-start.ts [processes per case, default 5] [--compare DIR]
+ *
+ * (`--no-node-snapshot` only lets this process see that isolated-vm is available: each measuring process gets
+ * its own flags.)
+ *
+ * `--compare DIR`: the same cases also run in another built checkout of this repository (DIR), interleaved
+ * process by process with this one, and reported beside it.
  */
 import { spawnSync } from 'node:child_process'
+import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { isolatedVmAvailability } from '@ptc/sandbox-isolated-vm'
+import { argValues } from '../json.js'
 import { machine, median } from '../util.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
+type Backend = 'worker' | 'inline' | 'isolated-vm'
+
 interface Case {
-  readonly isolation: 'worker' | 'inline'
+  readonly backend: Backend
   readonly prewarm: boolean
   /** How long after creating the runtime the first run is asked (ms). */
   readonly askAfterMs: number
@@ -22,10 +34,11 @@ interface Case {
 
 /** The child: creates a runtime, waits, times its first run, prints the milliseconds. */
 const CHILD = `
-import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
-const [isolation, prewarm, askAfterMs] = process.argv.slice(-3)
+const [backend, prewarm, askAfterMs] = process.argv.slice(-3)
 const created = performance.now()
-const runtime = createQuickJSRuntime({ isolation, poolSize: 2, prewarm: prewarm === 'true' })
+const runtime = backend === 'isolated-vm'
+  ? (await import('@ptc/sandbox-isolated-vm')).createIsolatedVmRuntime({ processes: 2 })
+  : (await import('@ptc/sandbox-quickjs')).createQuickJSRuntime({ isolation: backend, poolSize: 2, prewarm: prewarm === 'true' })
 if (Number(askAfterMs) > 0) await new Promise((resolve) => setTimeout(resolve, Number(askAfterMs)))
 const asked = performance.now()
 const result = await runtime.run({ code: 'return 1', bindings: [], call: async () => null })
@@ -35,30 +48,47 @@ console.log(JSON.stringify({ fromAsk: answered - asked, fromCreate: answered - c
 await runtime.dispose()
 `
 
-function measure(c: Case): { fromAsk: number; fromCreate: number } {
-  const child = spawnSync(process.execPath, ['--input-type=module', '-e', CHILD, '--', c.isolation, String(c.prewarm), String(c.askAfterMs)], {
-    cwd: ROOT,
+function measure(root: string, c: Case): number {
+  // isolated-vm needs Node without its startup snapshot (its own process; QuickJS's run as users start Node).
+  const flags = c.backend === 'isolated-vm' ? ['--no-node-snapshot'] : []
+  const child = spawnSync(process.execPath, [...flags, '--input-type=module', '-e', CHILD, '--', c.backend, String(c.prewarm), String(c.askAfterMs)], {
+    cwd: root,
     encoding: 'utf8',
     env: { ...process.env, NODE_OPTIONS: '' },
     timeout: 60_000,
   })
-  if (child.status !== 0) throw new Error(`child failed: ${child.stderr}`)
-  return JSON.parse(child.stdout.trim().split('\n').at(-1) as string) as { fromAsk: number; fromCreate: number }
+  if (child.status !== 0) throw new Error(`child failed in ${root}: ${child.stderr}`)
+  return (JSON.parse(child.stdout.trim().split('\n').at(-1) as string) as { fromAsk: number }).fromAsk
 }
 
-const processes = Number(process.argv[2] ?? 5)
+const processes = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 5)
+const compare = argValues('compare')[0]
+const roots = compare === undefined ? [ROOT] : [ROOT, resolve(compare)]
+const backends: Backend[] = isolatedVmAvailability().available ? ['worker', 'inline', 'isolated-vm'] : ['worker', 'inline']
 const cases: Case[] = []
-for (const isolation of ['worker', 'inline'] as const) for (const askAfterMs of [0, 1000]) for (const prewarm of [false, true]) cases.push({ isolation, prewarm, askAfterMs })
-const samples = new Map<Case, number[]>(cases.map((c) => [c, []]))
-for (let i = 0; i < processes; i++) for (const c of cases) samples.get(c)?.push(measure(c).fromAsk)
+for (const backend of backends) {
+  for (const askAfterMs of [0, 1000]) for (const prewarm of backend === 'isolated-vm' ? [true] : [false, true]) cases.push({ backend, prewarm, askAfterMs })
+}
+const samples = new Map<string, number[]>()
+const key = (root: string, c: Case): string => `${root}|${c.backend}|${c.prewarm}|${c.askAfterMs}`
+for (let i = 0; i < processes; i++) {
+  for (const c of cases) {
+    for (const root of roots) {
+      const k = key(root, c)
+      samples.set(k, [...(samples.get(k) ?? []), measure(root, c)])
+    }
+  }
+}
 
-console.log(`QuickJS first run, ${processes} fresh processes per case, interleaved; ${machine()}`)
-console.log('| isolation | first run asked | prewarm: false | prewarm: true (default) |')
-console.log('|---|---|---|---|')
-const cell = (values: readonly number[]): string => `${median(values).toFixed(1)} ms (${Math.min(...values).toFixed(1)}-${Math.max(...values).toFixed(1)})`
-for (const isolation of ['worker', 'inline'] as const) {
+console.log(`First run, ${processes} fresh processes per case, interleaved; ${machine()}${compare === undefined ? '' : `; "before": ${roots[1]}`}`)
+const cell = (values: readonly number[] | undefined): string =>
+  values === undefined ? '–' : `${median(values).toFixed(1)} ms (${Math.min(...values).toFixed(1)}-${Math.max(...values).toFixed(1)})`
+const columns = roots.flatMap((root, i) => [false, true].map((prewarm) => ({ root, prewarm, title: `${i === 0 ? '' : 'before: '}prewarm: ${prewarm}${prewarm ? ' (default)' : ''}` })))
+console.log(`| backend | first run asked | ${columns.map((c) => c.title).join(' | ')} |`)
+console.log(`|---|---|${columns.map(() => '---|').join('')}`)
+for (const backend of backends) {
   for (const askAfterMs of [0, 1000]) {
-    const of = (prewarm: boolean): number[] => samples.get(cases.find((c) => c.isolation === isolation && c.prewarm === prewarm && c.askAfterMs === askAfterMs) as Case) ?? []
-    console.log(`| ${isolation} | ${askAfterMs === 0 ? 'at creation' : `${askAfterMs} ms after creation`} | ${cell(of(false))} | ${cell(of(true))} |`)
+    const cells = columns.map((col) => cell(samples.get(key(col.root, { backend, prewarm: col.prewarm, askAfterMs }))))
+    console.log(`| ${backend === 'isolated-vm' ? 'isolated-vm (2 processes)' : `QuickJS ${backend}`} | ${askAfterMs === 0 ? 'at creation' : `${askAfterMs} ms after creation`} | ${cells.join(' | ')} |`)
   }
 }
