@@ -3,7 +3,7 @@ import { IsolateSlot } from './slot.js'
 
 /**
  * A few pre-created isolates (context and setup included) for the runtime's default memory limit,
- * so a run skips the ~2-3 ms of isolate creation. Each slot serves one run; the pool refills in
+ * so a run skips the ~1.6 ms of isolate creation. Each slot serves one run; the pool refills in
  * the background while no run is live (see `refill`). Runs with another memory
  * limit (or an empty pool) create their isolate on demand.
  */
@@ -35,35 +35,34 @@ export class IsolatePool {
       const slot = this.#ready.shift()
       if (slot !== undefined) return Promise.resolve(slot)
     }
-    return IsolateSlot.create(this.#ivm, memoryMib, this.#prelude)
+    try {
+      return Promise.resolve(IsolateSlot.create(this.#ivm, memoryMib, this.#prelude))
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)))
+    }
   }
 
   /**
    * Tops the pool up in the background, one isolate at a time. The runtime calls it when no run is
-   * live: creating an isolate blocks this thread for ~1.5 ms, which would otherwise land in the
+   * live: creating an isolate blocks this thread for ~1.6 ms, which would otherwise land in the
    * middle of a run's sub-call round trips.
    */
   refill(): void {
     if (this.#filling || this.#disposed || this.#ready.length >= this.#size) return
     this.#filling = true
-    // setImmediate: isolate creation blocks this thread for ~1 ms; never on the caller's path.
+    // setImmediate: isolate creation blocks this thread for ~1.6 ms; never on the caller's path.
     setImmediate(() => {
-      if (this.#disposed) {
-        this.#filling = false
+      this.#filling = false
+      if (this.#disposed) return
+      let slot: IsolateSlot
+      try {
+        slot = IsolateSlot.create(this.#ivm, this.#memoryMib, this.#prelude)
+      } catch {
+        // Creation failed (out of memory?): stop warming; runs create isolates on demand.
         return
       }
-      IsolateSlot.create(this.#ivm, this.#memoryMib, this.#prelude).then(
-        (slot) => {
-          this.#filling = false
-          if (this.#disposed) slot.dispose()
-          else this.#ready.push(slot)
-          this.refill()
-        },
-        () => {
-          // Creation failed (out of memory?): stop warming; runs create isolates on demand.
-          this.#filling = false
-        },
-      )
+      this.#ready.push(slot)
+      this.refill()
     }).unref()
   }
 
