@@ -11,6 +11,7 @@ import { createFileSessionStore, type SessionStore } from '@ptc/sandbox/session'
 import { createPtcExecutor, ResumeError, type PtcExecutorOptions } from '@ptc/ptc'
 import { ptcHarness, text, type PtcHarness } from '@ptc/ptc/testing'
 import type { CodeRuntime } from '@ptc/sandbox'
+import type { ToolExecutionResult } from '@ptc/tools'
 import { afterAll, describe, expect, test } from 'vitest'
 
 const dir = mkdtempSync(join(tmpdir(), 'ptc-durable-runs-'))
@@ -55,6 +56,33 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     expect(h.trace).toEqual(['start slow', 'end slow', 'start write a', 'end write a'])
     const types = h.session.events.map((e) => e.type)
     expect(types.filter((t) => t === 'tool/ptc-suspend' || t === 'tool/ptc-resume')).toEqual(['tool/ptc-suspend', 'tool/ptc-resume'])
+  })
+
+  test("the resumed result reaches the run_code call's post-execute listeners and tools/result, with the call's arguments", async () => {
+    const h = harness(runtime, { durable: { store: store() } })
+    const seen: { stage: string; callId: string; code: unknown; text: string }[] = []
+    const code = `const w = await tools.write({ key: 'k' }); return w.written`
+    h.tools.on('tools/post-execute', (exec, result, next) => {
+      if (exec.name !== 'run_code') return next()
+      seen.push({ stage: 'post', callId: exec.callId, code: (exec.arguments as { code?: unknown }).code, text: text(result) })
+      return { kind: 'accept', content: [{ type: 'text', text: `${text(result)} [checked]` }] }
+    })
+    h.tools.on('tools/result', (exec, result) => {
+      if (exec.name === 'run_code') seen.push({ stage: 'result', callId: exec.callId, code: (exec.arguments as { code?: unknown }).code, text: text(result) })
+    })
+    const first = await h.runCode(code)
+    expect(text(first)).toMatch(/\[checked\]$/)
+    seen.length = 0
+    const resumed = (await resume(h, awaiting(first).token, 'allowed-once')).results[0]
+    expect(value(resumed?.result as { value?: unknown }).result).toBe('k')
+    // The listeners saw the resumed outcome of the same call, and what the post-execute listener did is in the result.
+    expect(seen.map((s) => [s.stage, s.callId, s.code])).toEqual([
+      ['post', resumed?.callId, code],
+      ['result', resumed?.callId, code],
+    ])
+    expect(seen[0]?.text).not.toMatch(/checked/)
+    expect(text(resumed?.result as ToolExecutionResult)).toMatch(/\[checked\]$/)
+    expect(seen[1]?.text).toBe(text(resumed?.result as ToolExecutionResult))
   })
 
   test('a program that waits twice suspends twice, each time under a new token', async () => {

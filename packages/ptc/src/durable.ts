@@ -39,6 +39,8 @@ interface RunIdentity {
   subCalls: number
   /** The id of the agent the program ran for (null: none): only that agent may resume it. */
   agent: string | null
+  /** The `run_code` call's arguments (absent in states suspended before they were kept: `{}`), for the listeners of its resumed result. */
+  arguments?: JsonValue
 }
 
 /** The transport's side of one run: its scheduler, log and limits. */
@@ -78,9 +80,12 @@ export class DurableRuns {
    * The `durable` of a run for `ctx`'s call: a fresh token its suspension is stored (and sealed) under,
    * with the call's ids and how many sub-call ids it used (a resumed program numbers on from there).
    */
-  begin(ctx: Pick<ToolRunContext, 'callId' | 'rootCallId' | 'agent'>, numbering: SubCallNumbering): DurableRun {
+  begin(ctx: Pick<ToolRunContext, 'callId' | 'rootCallId' | 'agent' | 'arguments'>, numbering: SubCallNumbering): DurableRun {
     const agent = ctx.agent?.id ?? null
-    return { key: `ptc-run-${randomUUID()}`, data: () => ({ callId: ctx.callId, rootCallId: ctx.rootCallId, subCalls: numbering.count, agent }) }
+    return {
+      key: `ptc-run-${randomUUID()}`,
+      data: () => ({ callId: ctx.callId, rootCallId: ctx.rootCallId, subCalls: numbering.count, agent, arguments: ctx.arguments }) satisfies RunIdentity,
+    }
   }
 
   /**
@@ -181,7 +186,7 @@ export class DurableRuns {
       callId: identity.callId,
       rootCallId: identity.rootCallId,
       name: RUN_CODE,
-      arguments: {},
+      arguments: identity.arguments ?? {},
       token: Symbol(identity.callId) as ToolExecutionToken,
       signal: input.signal,
       ...(input.agent !== undefined && { agent: input.agent }),
@@ -212,6 +217,19 @@ export class DurableRuns {
     } catch (error) {
       result = failureResult('CODE_RUN_FAILED', error instanceof Error ? error.message : String(error))
     }
+    // The listeners of the original call see its resumed outcome as they saw its first one.
+    result = await services.complete(
+      {
+        callId: identity.callId,
+        rootCallId: identity.rootCallId,
+        name: RUN_CODE,
+        arguments: ctx.arguments,
+        signal: input.signal,
+        ...(input.agent !== undefined && { agent: input.agent }),
+        ...(input.toolSet !== undefined && { toolSet: input.toolSet }),
+      },
+      result,
+    )
     if (input.log !== undefined) {
       log.resumedResult(result, input.log)
       await log.drain()

@@ -151,6 +151,31 @@ export class Pipeline {
   }
 
   /**
+   * The end of the pipeline for a call whose body ended elsewhere (a `run_code` program resumed after a
+   * deferred approval, in this process or another): projectContent, `tools/post-execute`, the abort
+   * check, finalizeContent, materialize and `tools/result`, as a dispatched call gets them. Never rejects.
+   */
+  async complete(input: ToolExecutionInput, route: Route, candidate: ToolExecutionResult): Promise<ToolExecutionResult> {
+    const snap = snapshotJson(input.arguments)
+    const exec = execution(input, snap.ok ? snap.value : null)
+    const transport = route.transport
+    const found = exec.parent === undefined && transport !== undefined && exec.name === transport.name ? transport : this.#executable(exec)
+    let call: CallRegistration | undefined
+    let result = candidate
+    try {
+      if (found !== undefined) {
+        call = startCall(found)
+        result = project(call, exec, result)
+        if (this.listeners.postExecute.for(exec.agent).length > 0) result = await this.#post(found, exec, result)
+      }
+      if (!result.isError && exec.signal.aborted) result = aborted(true)
+    } catch (error) {
+      result = thrownResult(error, 'the tool pipeline failed: ')
+    }
+    return this.#finish(exec, call, result)
+  }
+
+  /**
    * Policy, dispatch and post-execute of an admitted call; the candidate result for `#finish`.
    * Stages without listeners are not awaited: a sub-call from a program crosses this once per call.
    */

@@ -102,6 +102,7 @@ class Core {
       definitions: (scope, toolSet) => this.visible(scope, toolSet).map((reg) => reg.registered),
       executable: (name, scope, toolSet) => this.executable(name, scope, toolSet)?.registered,
       ptcDispatchLog: (dispatch) => this.ptcDispatchLog(dispatch),
+      complete: (input, result) => this.pipeline.complete(input, route, result),
     } satisfies ToolExecutorServices)
     if (executor.transport !== undefined) {
       route.transport = createRegistration(executor.transport(services), {}, undefined, true)
@@ -246,7 +247,9 @@ export class ToolsView {
    * `awaiting.token`), with the decision: the calls it waits on are dispatched again with that approval
    * (a rejection throws `ToolCallError` with code `DENIED` in the program), and the program goes on where
    * it waited — in this process or another that shares the executor's store and the runtime's secret.
-   * Resolves with the original call's result (`awaiting` again if it waits on another approval). Rejects
+   * Resolves with the original call's result (`awaiting` again if it waits on another approval), which
+   * the call's projectContent, `tools/post-execute` listeners, finalizeContent and `tools/result` see as
+   * they saw its first one (with the call's id and arguments). Rejects
    * when the executor selected for the agent cannot resume, or the token is unknown, expired, taken or
    * its state is refused (the state stays stored then).
    */

@@ -168,4 +168,10 @@ export interface ToolExecutorServices {
   executable(name: string, scope?: ScopeKey, toolSet?: ResolvedToolSet): ToolDefinition | undefined
   /** Run the `tools/ptc-dispatch-log` waterfall; a throwing listener yields the original content. */
   ptcDispatchLog(dispatch: PtcDispatchLog): Promise<ContentBlock[]>
+  /**
+   * The end of the pipeline for a call whose body ended outside a dispatch (a program resumed by
+   * `resume`): projectContent, `tools/post-execute`, finalizeContent and `tools/result` see `result` as
+   * the call's outcome, as they would have seen it from `dispatch`. Never rejects.
+   */
+  complete(input: ToolExecutionInput, result: ToolExecutionResult): Promise<ToolExecutionResult>
 }
