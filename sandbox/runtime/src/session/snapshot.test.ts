@@ -45,12 +45,22 @@ function expectCode(bytes: Uint8Array, code: SnapshotErrorCode, identity: Snapsh
 }
 
 /** The offsets of a sealed snapshot's regions, read from the layout in snapshot.ts. */
-function regions(sealed: Uint8Array): Record<'magic' | 'version' | 'length' | 'headerTag' | 'build' | 'session' | 'payloadLength' | 'payload' | 'tag', number> {
+function regions(sealed: Uint8Array): Record<'magic' | 'version' | 'length' | 'headerTag' | 'build' | 'session' | 'payloadLength' | 'segmentBytes' | 'segmentTable' | 'payload' | 'tag', number> {
   const buf = Buffer.from(sealed)
   const build = 30
   const session = build + 2 + buf.readUInt16BE(build)
   const payloadLength = session + 2 + buf.readUInt16BE(session)
-  return { magic: 0, version: 4, length: 6, headerTag: 14, build: build + 2, session: session + 2, payloadLength, payload: payloadLength + 8, tag: buf.length - 32 }
+  const length = Number(buf.readBigUInt64BE(payloadLength))
+  const segmentBytes = Number(buf.readBigUInt64BE(payloadLength + 8))
+  const count = length === 0 ? 0 : Math.ceil(length / segmentBytes)
+  const segmentTable = payloadLength + 16
+  return { magic: 0, version: 4, length: 6, headerTag: 14, build: build + 2, session: session + 2, payloadLength, segmentBytes: payloadLength + 8, segmentTable, payload: segmentTable + 4 * count, tag: buf.length - 32 }
+}
+
+/** How many segments a sealed snapshot's payload was cut into. */
+function segmentCount(sealed: Uint8Array): number {
+  const at = regions(sealed)
+  return (at.payload - at.segmentTable) / 4
 }
 
 describe('seal and open', () => {
@@ -74,6 +84,38 @@ describe('seal and open', () => {
     await expect(openSnapshotAsync(flipped, id, key)).rejects.toMatchObject({ code: 'tampered' })
     await expect(openSnapshotAsync(sealed.subarray(0, 100), id, key)).rejects.toMatchObject({ code: 'truncated' })
     await expect(openSnapshotAsync(sealed, { ...id, session: 'another' }, key)).rejects.toMatchObject({ code: 'foreign-session' })
+  })
+
+  test('a large payload is sealed in segments, each compressed on its own (at once off the event loop); any cut of it opens', async () => {
+    const payload = records(9 * 1024 * 1024)
+    const sealed = sealSnapshot(payload, id, key)
+    expect(segmentCount(sealed)).toBe(4)
+    expect(segmentCount(await sealSnapshotAsync(payload, id, key))).toBe(4)
+    expect(segmentCount(sealSnapshot(records(1024 * 1024), id, key))).toBe(1)
+    expect(segmentCount(sealSnapshot(new Uint8Array(0), id, key))).toBe(0)
+    expect(Buffer.from(await openSnapshotAsync(sealed, id, key)).equals(Buffer.from(payload))).toBe(true)
+    // A reader takes any segment length, the last segment holding the rest.
+    const compressed = brotliCompressSync(Buffer.from('abcdefgh'))
+    const one = _sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed, length: 8, segmentBytes: 64 }, key)
+    expect(Buffer.from(openSnapshot(one, id, key)).toString()).toBe('abcdefgh')
+  })
+
+  test('an authentic snapshot whose segment table does not fit its payload: tampered', async () => {
+    const compressed = brotliCompressSync(Buffer.alloc(4096, 7))
+    const cases: [number, number, RegExp][] = [
+      [4096, 1024, /segment/], // four segments declared, one written
+      [4096, 0, /empty segments/],
+      [100, 1, /100 segments, more than 64/],
+    ]
+    for (const [length, segmentBytes, message] of cases) {
+      const forged = _sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed, length, segmentBytes }, key)
+      expect(expectCode(forged, 'tampered').message).toMatch(message)
+      await expect(openSnapshotAsync(forged, id, key)).rejects.toMatchObject({ code: 'tampered' })
+    }
+    // A segment that decompresses to less (or more) than its share of the declared length.
+    const short = _sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed, length: 4097 }, key)
+    expect(expectCode(short, 'tampered').message).toMatch(/4096 bytes, not the declared 4097/)
+    await expect(openSnapshotAsync(short, id, key)).rejects.toMatchObject({ code: 'tampered' })
   })
 
   test('records are stored compressed', () => {

@@ -5,8 +5,8 @@ import { brotliCompress, brotliCompressSync, brotliDecompress, brotliDecompressS
 import { SandboxUsageError } from '../errors.js'
 import { SnapshotError } from './errors.js'
 
-/** The layout version `sealSnapshot` writes and the only one `openSnapshot` reads. */
-export const SNAPSHOT_FORMAT_VERSION = 1
+/** The layout version `sealSnapshot` writes and the only one `openSnapshot` reads (2: the payload in segments). */
+export const SNAPSHOT_FORMAT_VERSION = 2
 
 /** What a snapshot is bound to: the build that made it and the session it belongs to. */
 export interface SnapshotIdentity {
@@ -32,11 +32,22 @@ const HEADER_TAG_BYTES = 16
  *   30   2  build id length, then the build id (UTF-8)
  *    .   2  session length, then the session (UTF-8)
  *    .   8  payload length before compression
- *    .      the payload, brotli
+ *    .   8  segment length before compression (the last segment holds the rest; 0 for an empty payload)
+ *    .   4  per segment, its compressed length
+ *    .      the segments, each brotli on its own
  *  end  32  tag: HMAC-SHA256(key, every byte before it)
  */
 const FIXED_HEADER_BYTES = 30
-const MIN_SNAPSHOT_BYTES = FIXED_HEADER_BYTES + 2 + 2 + 8 + TAG_BYTES
+const MIN_SNAPSHOT_BYTES = FIXED_HEADER_BYTES + 2 + 2 + 8 + 8 + TAG_BYTES
+
+/**
+ * The payload is cut into at most this many segments, compressed (and decompressed) at once on libuv's
+ * thread pool: on 2 cores, 30 MiB of session heap sealed in 41-43 ms instead of 58-73 and opened in 27-40
+ * instead of 63-85, for the same size. At least `MIN_SEGMENT_BYTES` each; a reader takes up to `MAX_SEGMENTS`.
+ */
+const SEGMENTS = 4
+const MIN_SEGMENT_BYTES = 2 * 1024 * 1024
+const MAX_SEGMENTS = 64
 
 /**
  * Brotli quality 1. Of deflate level 1 and brotli 0–2, quality 0 was the fastest on 10 MiB of varied JSON
@@ -50,8 +61,11 @@ const BROTLI_QUALITY = 1
 /** Seals `payload` for `identity`: compressed, bound to the build and session, authenticated with `key`. */
 export function sealSnapshot(payload: Uint8Array, identity: SnapshotIdentity, key: SnapshotKey): Uint8Array {
   if (!(payload instanceof Uint8Array)) throw new SandboxUsageError('sealSnapshot: the payload must be a Uint8Array')
-  const compressed = brotliCompressSync(payload, brotliOptions(payload))
-  return _sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity, compressed, length: payload.byteLength }, key)
+  const segmentBytes = segmentBytesFor(payload.byteLength)
+  const segments = segmentsOf(payload, segmentBytes).map((segment) => brotliCompressSync(segment, brotliOptions(segment)))
+  const { out, secret, total } = sealLayout({ version: SNAPSHOT_FORMAT_VERSION, identity, segments, segmentBytes, length: payload.byteLength }, key)
+  hmac(secret, out.subarray(0, total - TAG_BYTES)).copy(out, total - TAG_BYTES)
+  return out
 }
 
 /**
@@ -60,9 +74,12 @@ export function sealSnapshot(payload: Uint8Array, identity: SnapshotIdentity, ke
  */
 export async function sealSnapshotAsync(payload: Uint8Array, identity: SnapshotIdentity, key: SnapshotKey): Promise<Uint8Array> {
   if (!(payload instanceof Uint8Array)) throw new SandboxUsageError('sealSnapshot: the payload must be a Uint8Array')
+  const segmentBytes = segmentBytesFor(payload.byteLength)
   // Large chunks: the thread pool is asked once per chunk (at the default 16 KiB, thousands of times).
-  const compressed = await brotliCompressAsync(payload, { ...brotliOptions(payload), chunkSize: chunkFor(payload.byteLength / 4) })
-  const { out, secret, total } = sealLayout({ version: SNAPSHOT_FORMAT_VERSION, identity, compressed, length: payload.byteLength }, key)
+  const segments = await Promise.all(
+    segmentsOf(payload, segmentBytes).map((segment) => brotliCompressAsync(segment, { ...brotliOptions(segment), chunkSize: chunkFor(segment.byteLength / 4) })),
+  )
+  const { out, secret, total } = sealLayout({ version: SNAPSHOT_FORMAT_VERSION, identity, segments, segmentBytes, length: payload.byteLength }, key)
   ;(await hmacSliced(secret, out.subarray(0, total - TAG_BYTES))).copy(out, total - TAG_BYTES)
   return out
 }
@@ -77,12 +94,25 @@ function brotliOptions(payload: Uint8Array): BrotliOptions {
   }
 }
 
+/** The uncompressed length of each segment of a `length`-byte payload (64 KiB multiples; 0 when empty). */
+function segmentBytesFor(length: number): number {
+  if (length === 0) return 0
+  const count = Math.max(1, Math.min(SEGMENTS, Math.floor(length / MIN_SEGMENT_BYTES)))
+  return Math.ceil(length / count / 65_536) * 65_536
+}
+
+function segmentsOf(payload: Uint8Array, segmentBytes: number): Uint8Array[] {
+  const segments: Uint8Array[] = []
+  for (let at = 0; at < payload.byteLength; at += segmentBytes) segments.push(payload.subarray(at, at + segmentBytes))
+  return segments
+}
+
 /**
- * Lays out a snapshot from already compressed bytes and any version. Internal: `sealSnapshot` uses it, and
- * tests use it to forge authentic snapshots that `sealSnapshot` would never write.
+ * Lays out a snapshot whose payload is one compressed segment, with any version. For tests, which forge
+ * authentic snapshots that `sealSnapshot` would never write (`segmentBytes` defaults to `length`).
  */
-export function _sealRaw(parts: SealParts, key: SnapshotKey): Uint8Array {
-  const { out, secret, total } = sealLayout(parts, key)
+export function _sealRaw(parts: { version: number; identity: SnapshotIdentity; compressed: Uint8Array; length: number; segmentBytes?: number }, key: SnapshotKey): Uint8Array {
+  const { out, secret, total } = sealLayout({ ...parts, segments: [parts.compressed], segmentBytes: parts.segmentBytes ?? parts.length }, key)
   hmac(secret, out.subarray(0, total - TAG_BYTES)).copy(out, total - TAG_BYTES)
   return out
 }
@@ -90,7 +120,9 @@ export function _sealRaw(parts: SealParts, key: SnapshotKey): Uint8Array {
 interface SealParts {
   version: number
   identity: SnapshotIdentity
-  compressed: Uint8Array
+  /** The payload's segments, each compressed on its own. */
+  segments: readonly Uint8Array[]
+  segmentBytes: number
   length: number
 }
 
@@ -99,8 +131,8 @@ function sealLayout(parts: SealParts, key: SnapshotKey): { out: Buffer; secret: 
   const secret = keyBytes(key, 'sealSnapshot')
   const build = idBytes(parts.identity, 'build', 'sealSnapshot')
   const session = idBytes(parts.identity, 'session', 'sealSnapshot')
-  const bodyStart = FIXED_HEADER_BYTES + 2 + build.length + 2 + session.length + 8
-  const total = bodyStart + parts.compressed.length + TAG_BYTES
+  const bodyStart = FIXED_HEADER_BYTES + 2 + build.length + 2 + session.length + 8 + 8 + 4 * parts.segments.length
+  const total = bodyStart + parts.segments.reduce((sum, segment) => sum + segment.byteLength, 0) + TAG_BYTES
   const out = Buffer.allocUnsafe(total)
   MAGIC.copy(out, 0)
   out.writeUInt16BE(parts.version, 4)
@@ -112,7 +144,12 @@ function sealLayout(parts: SealParts, key: SnapshotKey): { out: Buffer; secret: 
   at = out.writeUInt16BE(session.length, at)
   at += session.copy(out, at)
   at = out.writeBigUInt64BE(BigInt(parts.length), at)
-  out.set(parts.compressed, at)
+  at = out.writeBigUInt64BE(BigInt(parts.segmentBytes), at)
+  for (const segment of parts.segments) at = out.writeUInt32BE(segment.byteLength, at)
+  for (const segment of parts.segments) {
+    out.set(segment, at)
+    at += segment.byteLength
+  }
   return { out, secret, total }
 }
 
@@ -126,23 +163,45 @@ function sealLayout(parts: SealParts, key: SnapshotKey): { out: Buffer; secret: 
 export function openSnapshot(bytes: Uint8Array, identity: SnapshotIdentity, key: SnapshotKey): Uint8Array {
   const head = openHead(bytes, identity, key)
   if (!timingSafeEqual(hmac(head.secret, head.buf.subarray(0, head.tagAt)), head.buf.subarray(head.tagAt))) throw tampered()
-  const { compressed, length } = openBody(head, identity)
-  return decompress(compressed, length)
+  const { segments, segmentBytes, length } = openBody(head, identity)
+  const payload = Buffer.allocUnsafe(length)
+  segments.forEach((compressed, i) => decompressInto(payload, i * segmentBytes, compressed, Math.min(segmentBytes, length - i * segmentBytes), (c, options) => brotliDecompressSync(c, options)))
+  return payload
 }
 
 /** `openSnapshot` without holding the event loop (see `sealSnapshotAsync`). */
 export async function openSnapshotAsync(bytes: Uint8Array, identity: SnapshotIdentity, key: SnapshotKey): Promise<Uint8Array> {
   const head = openHead(bytes, identity, key)
   if (!timingSafeEqual(await hmacSliced(head.secret, head.buf.subarray(0, head.tagAt)), head.buf.subarray(head.tagAt))) throw tampered()
-  const { compressed, length } = openBody(head, identity)
-  checkLength(length)
-  let payload: Buffer
+  const { segments, segmentBytes, length } = openBody(head, identity)
+  const payload = Buffer.allocUnsafe(length)
+  const results = await Promise.allSettled(
+    segments.map(async (compressed, i) => {
+      const bytes = Math.min(segmentBytes, length - i * segmentBytes)
+      const out = await brotliDecompressAsync(compressed, { maxOutputLength: bytes + 1, chunkSize: chunkFor(bytes + 1) }).catch((error: unknown) => error)
+      decompressInto(payload, i * segmentBytes, compressed, bytes, () => out)
+    }),
+  )
+  // Every segment settled (none is still writing into the payload) before the first refusal is thrown.
+  for (const result of results) if (result.status === 'rejected') throw result.reason
+  return payload
+}
+
+/**
+ * Puts segment `compressed` (`bytes` long once decompressed, by `decompress`) at `at` in `payload`, or throws
+ * `tampered`: it does not decompress, or not to exactly its length.
+ */
+function decompressInto(payload: Buffer, at: number, compressed: Buffer, bytes: number, decompress: (compressed: Buffer, options: { maxOutputLength: number }) => unknown): void {
+  let out: unknown
   try {
-    payload = await brotliDecompressAsync(compressed, { maxOutputLength: Math.min(length + 1, bufferConstants.MAX_LENGTH), chunkSize: chunkFor(length + 1) })
+    // One byte over the declared length is enough to tell that the segment is longer than declared.
+    out = decompress(compressed, { maxOutputLength: bytes + 1 })
   } catch (error) {
-    throw tampered(`its payload does not decompress within its declared ${length} bytes`, error)
+    out = error
   }
-  return checkPayload(payload, length)
+  if (!(out instanceof Uint8Array)) throw tampered(`its payload does not decompress within its declared ${payload.length} bytes`, out)
+  if (out.length !== bytes) throw tampered(`its payload decompresses to ${out.length === bytes + 1 ? 'more than' : payload.length - bytes + out.length} bytes, not the declared ${payload.length}`)
+  payload.set(out, at)
 }
 
 interface OpenHead {
@@ -180,8 +239,8 @@ function openHead(bytes: Uint8Array, identity: SnapshotIdentity, key: SnapshotKe
   return { buf, secret, tagAt: total - TAG_BYTES }
 }
 
-/** The fields of an authentic snapshot, checked against `identity`: its compressed payload and declared length. */
-function openBody({ buf, tagAt }: OpenHead, identity: SnapshotIdentity): { compressed: Buffer; length: number } {
+/** The fields of an authentic snapshot, checked against `identity`: its compressed segments and declared lengths. */
+function openBody({ buf, tagAt }: OpenHead, identity: SnapshotIdentity): { segments: Buffer[]; segmentBytes: number; length: number } {
   const expectedBuild = idBytes(identity, 'build', 'openSnapshot')
   const expectedSession = idBytes(identity, 'session', 'openSnapshot')
   // Authentic from here on: a bad field below was written by a holder of the key, not by chance.
@@ -190,9 +249,10 @@ function openBody({ buf, tagAt }: OpenHead, identity: SnapshotIdentity): { compr
   at += 2 + build.length
   const session = field(buf, at, tagAt, 'session')
   at += 2 + session.length
-  if (at + 8 > tagAt) throw tampered('its header runs past its payload')
+  if (at + 16 > tagAt) throw tampered('its header runs past its payload')
   const length = Number(buf.readBigUInt64BE(at))
-  at += 8
+  const segmentBytes = Number(buf.readBigUInt64BE(at + 8))
+  at += 16
   if (!build.equals(expectedBuild)) {
     throw new SnapshotError(
       'foreign-build',
@@ -205,28 +265,24 @@ function openBody({ buf, tagAt }: OpenHead, identity: SnapshotIdentity): { compr
       `snapshot belongs to session ${JSON.stringify(session.toString('utf8'))}, not ${JSON.stringify(identity.session)}: open it for the session that sealed it`,
     )
   }
-  return { compressed: buf.subarray(at, tagAt), length }
+  checkLength(length)
+  if (length > 0 && segmentBytes === 0) throw tampered('it declares empty segments')
+  const count = length === 0 ? 0 : Math.ceil(length / segmentBytes)
+  if (count > MAX_SEGMENTS) throw tampered(`it declares ${count} segments, more than ${MAX_SEGMENTS}`)
+  if (at + 4 * count > tagAt) throw tampered('its segment table runs past its payload')
+  const segments: Buffer[] = []
+  let from = at + 4 * count
+  for (let i = 0; i < count; i++) {
+    const size = buf.readUInt32BE(at + 4 * i)
+    segments.push(buf.subarray(from, from + size))
+    from += size
+  }
+  if (from !== tagAt) throw tampered(`its segments hold ${from - at - 4 * count} bytes where ${tagAt - at - 4 * count} were written`)
+  return { segments, segmentBytes, length }
 }
 
 function checkLength(length: number): void {
   if (length > bufferConstants.MAX_LENGTH) throw tampered(`it declares a ${length}-byte payload, more than a Buffer can hold`)
-}
-
-function checkPayload(payload: Buffer, length: number): Uint8Array {
-  if (payload.length !== length) throw tampered(`its payload decompresses to ${payload.length === length + 1 ? 'more than' : payload.length} bytes, not the declared ${length}`)
-  return payload
-}
-
-function decompress(compressed: Buffer, length: number): Uint8Array {
-  checkLength(length)
-  let payload: Buffer
-  try {
-    // One byte over the declared length is enough to tell that the payload is longer than declared.
-    payload = brotliDecompressSync(compressed, { maxOutputLength: Math.min(length + 1, bufferConstants.MAX_LENGTH) })
-  } catch (error) {
-    throw tampered(`its payload does not decompress within its declared ${length} bytes`, error)
-  }
-  return checkPayload(payload, length)
 }
 
 function field(buf: Buffer, at: number, end: number, what: string): Buffer {
