@@ -15,8 +15,11 @@ export interface ChildOwner {
   ready(child: EngineChild): void
   /** A place in the child freed (a run ended there). */
   freed(child: EngineChild): void
-  /** The child's process is gone; `started`: it had become ready first. */
-  exited(child: EngineChild, started: boolean): void
+  /**
+   * The child's process is gone; `started`: it had become ready first. `orphans`: runs it was given but
+   * never started (see `EngineChild`'s exit), to place again.
+   */
+  exited(child: EngineChild, started: boolean, orphans: RunHost[]): void
 }
 
 /**
@@ -60,6 +63,10 @@ export class EngineChild implements Lane {
   #ready = false
   #exited = false
   #killReason: string | undefined
+  /** Whether this host killed the child on purpose (a run that did not stop, a lost isolate, disposal), not over a broken channel. */
+  #killedOnPurpose = false
+  /** Runs the child has sent something about: they started there. */
+  readonly #heard = new Set<number>()
   #exitReason = 'it exited'
   /** Session isolates the child keeps idle, by session number. */
   readonly #kept = new Set<number>()
@@ -86,7 +93,8 @@ export class EngineChild implements Lane {
     this.#proc.on('error', () => {
       // Never started (fork failed): no 'exit' follows.
       if (this.#proc.pid === undefined) this.#onExit(null, null)
-      else this.kill('the engine process failed')
+      // (A message sent to a child that died meanwhile fails this way too.)
+      else this.kill('the engine process failed', false)
     })
     this.#proc.on('exit', (code, signal) => this.#onExit(code, signal))
   }
@@ -147,12 +155,13 @@ export class EngineChild implements Lane {
     try {
       this.#proc.send(message)
     } catch {
-      this.kill('the engine process stopped reading')
+      this.kill('the engine process stopped reading', false)
     }
   }
 
   release(run: RunHost, stop: boolean): void {
     if (!this.#runs.delete(run.id)) return
+    this.#heard.delete(run.id)
     if (this.#exited) return
     if (stop) {
       this.send(run, { t: 'stop', run: run.id })
@@ -164,10 +173,14 @@ export class EngineChild implements Lane {
     })
   }
 
-  /** Kills the process now (SIGKILL): every run it still hosts fails as `crash`. */
-  kill(reason: string): void {
+  /**
+   * Kills the process now (SIGKILL): every run it still hosts fails as `crash`. `onPurpose` false: over a
+   * broken channel, which a child killed from outside also gives (see `#onExit`).
+   */
+  kill(reason: string, onPurpose = true): void {
     if (this.#exited) return
     this.#killReason ??= reason
+    if (onPurpose) this.#killedOnPurpose = true
     this.#proc.kill('SIGKILL')
   }
 
@@ -207,8 +220,12 @@ export class EngineChild implements Lane {
           this.#runs.get(message.run)?.receive(message)
           this.kill(`isolated-vm lost control of an isolate in it (${message.message})`)
           break
-        default:
-          this.#runs.get(message.run)?.receive(message)
+        default: {
+          const run = this.#runs.get(message.run)
+          if (run === undefined) break
+          this.#heard.add(message.run)
+          run.receive(message)
+        }
       }
     }
   }
@@ -229,12 +246,23 @@ export class EngineChild implements Lane {
     const oom = this.#killReason === undefined && /out of memory|heap limit|allocation failed/i.test(this.#stderr)
     const tail = this.#stderr.trim().split('\n').slice(-3).join(' | ')
     const message = `the isolated-vm engine process hosting this run died (${why})${tail !== '' && !oom ? `: ${tail}` : ''}`
-    const runs = [...this.#runs.values()]
+    // Killed from outside (SIGKILL, not by this host on purpose: the OOM killer, an operator), the child took
+    // with it the runs it had been given but had sent nothing about: placed on it after it died, before its
+    // exit reached this host, or just before. They never started, so each goes to another child — once: a
+    // run whose program did bring the kill about (memory the kernel refused) takes down at most one more.
+    const external = signal === 'SIGKILL' && !this.#killedOnPurpose
+    const orphans: RunHost[] = []
+    const runs: RunHost[] = []
+    for (const run of this.#runs.values()) {
+      if (external && !this.#heard.has(run.id) && run.requeue()) orphans.push(run)
+      else runs.push(run)
+    }
     this.#runs.clear()
+    this.#heard.clear()
     // V8's own out-of-memory end (its dump on stderr) is the memory failure of a run alone in the
     // child; co-tenants cannot be told apart from the culprit and fail as crash.
     const kind = oom && runs.length === 1 ? 'memory' : 'crash'
     for (const run of runs) run.lost(message, kind)
-    this.#owner.exited(this, this.#ready)
+    this.#owner.exited(this, this.#ready, orphans)
   }
 }

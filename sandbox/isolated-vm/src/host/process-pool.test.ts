@@ -39,6 +39,73 @@ describe.skipIf(!availability.available)('the engine process pool', () => {
     }
   }, 30_000)
 
+  test('runs placed on a child killed from outside, before the pool saw it die, start on another child', async () => {
+    const pool = new ProcessPool({
+      processes: 2,
+      runsPerProcess: 1,
+      graceMs: 100,
+      config: { warmIsolates: 1, memoryBytes: DEFAULT_LIMITS.memoryBytes, prelude: GUEST_PRELUDE, programFilename: PROGRAM_FILENAME },
+    })
+    const placed = async (code: string): Promise<RunHost> => {
+      const request = { code, bindings: [], call: async () => null, language: 'javascript' as const, limits: { wallMs: 20_000 } }
+      const admitted = await acceptRun(request, DEFAULT_LIMITS)
+      if (!admitted.ok) throw new Error('not admitted')
+      return new RunHost(request, admitted)
+    }
+    try {
+      // Both children up: two runs at once need both.
+      const warm = [await placed('return 1'), await placed('return 2')]
+      for (const run of warm) pool.place(run)
+      expect(await Promise.all(warm.map(async (run) => (await run.result).value))).toEqual([1, 2])
+      for (let round = 0; round < 3; round++) {
+        const [a, b] = [await placed('return 6 * 7'), await placed('return 7 * 6')]
+        // Killed from outside (as the OOM killer would): the pool learns of it only from the exit event, later.
+        process.kill(pool.pids[0] as number, 'SIGKILL')
+        // Now, before that event: the first run goes to the dead child (the least loaded, first), the second to the other.
+        pool.place(a)
+        pool.place(b)
+        const results = await Promise.all([a.result, b.result])
+        expect(results.map((r) => [r.value, r.error?.message])).toEqual([
+          [42, undefined],
+          [42, undefined],
+        ])
+        while (pool.pids.length < 2) await sleep(10)
+      }
+    } finally {
+      await pool.dispose()
+    }
+  }, 60_000)
+
+  test('a run its child had started fails with the child, and a run is placed again once at most', async () => {
+    const pool = new ProcessPool({
+      processes: 1,
+      runsPerProcess: 1,
+      graceMs: 100,
+      config: { warmIsolates: 1, memoryBytes: DEFAULT_LIMITS.memoryBytes, prelude: GUEST_PRELUDE, programFilename: PROGRAM_FILENAME },
+    })
+    try {
+      let entered!: () => void
+      const inCall = new Promise<void>((resolve) => (entered = resolve))
+      const request = { code: 'return await tools.hang({})', bindings: ['hang'], call: () => (entered(), new Promise<never>(() => {})), language: 'javascript' as const, limits: { wallMs: 20_000 } }
+      const admitted = await acceptRun(request, DEFAULT_LIMITS)
+      if (!admitted.ok) throw new Error('not admitted')
+      const run = new RunHost(request, admitted)
+      pool.place(run)
+      await inCall
+      process.kill(pool.pids[0] as number, 'SIGKILL')
+      const r = await run.result
+      expect(r.error?.kind).toBe('crash')
+      expect(r.error?.message).toMatch(/died \(it ended with signal SIGKILL\)/)
+      // Placed again once: a second engine going before it started fails it.
+      const other = new RunHost(request, admitted)
+      expect(other.requeue()).toBe(true)
+      expect(other.requeue()).toBe(false)
+      other.stop('abort')
+    } finally {
+      await pool.dispose()
+    }
+  }, 30_000)
+
   test('the first child starts alone and the others once it is ready', async () => {
     const pool = new ProcessPool({
       processes: 3,

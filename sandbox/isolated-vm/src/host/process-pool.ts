@@ -35,7 +35,8 @@ export interface ProcessPoolOptions {
  * `runsPerProcess` runs (one isolate each). A run goes to the ready child with the fewest runs, or
  * waits (its wall timer still runs) until a place frees or a child becomes ready; a session run whose
  * isolate a live child keeps goes to that child only (runs behind it in the queue may pass it meanwhile). A child that dies
- * fails only the runs it hosted and is replaced at once; one that dies before it became ready is
+ * fails only the runs it hosted and is replaced at once (a child killed from outside gives back the runs it
+ * was given but never started, which go to another child); one that dies before it became ready is
  * replaced after a growing delay. Children are killed on `dispose` and when this process exits.
  */
 export class ProcessPool implements ChildOwner {
@@ -109,12 +110,20 @@ export class ProcessPool implements ChildOwner {
     this.#startQueued()
   }
 
-  exited(child: EngineChild, started: boolean): void {
+  exited(child: EngineChild, started: boolean, orphans: RunHost[]): void {
     const i = this.#children.indexOf(child)
     if (i !== -1) this.#children.splice(i, 1)
-    if (this.#disposed) return
+    if (this.#disposed) {
+      for (const run of orphans) run.lost('the runtime was disposed')
+      return
+    }
     if (started) this.#spawn()
     else this.#respawnLater()
+    // Runs the child never started go first, in their order.
+    if (orphans.length > 0) {
+      this.#waiting.unshift(...orphans)
+      this.#startQueued()
+    }
   }
 
   #respawnLater(): void {

@@ -66,6 +66,8 @@ export class RunHost {
   readonly #calls: HostCalls
   #resolve!: (result: CodeRunResult) => void
   #lane: Lane | undefined
+  /** Placed again after its first engine went before the run started (`requeue`). */
+  #requeued = false
   #ended = false
   #queueMs: number | undefined
   #cpuMs = 0
@@ -140,6 +142,17 @@ export class RunHost {
     const input: StartInput =
       session === undefined ? this.input : { ...this.input, session: { id: session.id, resume: session.home === lane, waitMs: session.waitMs } }
     lane.send(this, { t: 'start', run: this.id, input })
+  }
+
+  /**
+   * The engine it was attached to went before the run started there: the run may be placed again (it has
+   * not ended, is no session's, and was not placed again before). False: it fails with that engine.
+   */
+  requeue(): boolean {
+    if (this.#ended || this.session !== undefined || this.#requeued) return false
+    this.#requeued = true
+    this.#lane = undefined
+    return true
   }
 
   /** The engine is done with this run (`ended`): `kept`, the heap of a session isolate it keeps. */
