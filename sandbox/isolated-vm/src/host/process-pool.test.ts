@@ -1,4 +1,4 @@
-import { DEFAULT_LIMITS } from '@ptc/sandbox'
+import { DEFAULT_LIMITS, type CodeRunRequest } from '@ptc/sandbox'
 import { GUEST_PRELUDE, PROGRAM_FILENAME, acceptRun } from '@ptc/sandbox/backend'
 import { describe, expect, test } from 'vitest'
 import { isolatedVmAvailability } from '../index.js'
@@ -7,6 +7,23 @@ import { ProcessPool } from './process-pool.js'
 import { RunHost } from './run-host.js'
 
 const availability = isolatedVmAvailability()
+
+/** A pool of real engine children. */
+const realPool = (processes: number): ProcessPool =>
+  new ProcessPool({
+    processes,
+    runsPerProcess: 1,
+    graceMs: 100,
+    config: { warmIsolates: 1, memoryBytes: DEFAULT_LIMITS.memoryBytes, prelude: GUEST_PRELUDE, programFilename: PROGRAM_FILENAME },
+  })
+
+/** An admitted run of `code` (JavaScript), not placed yet; `call` answers its sub-calls (none by default). */
+async function admittedRun(code: string, call: CodeRunRequest['call'] = async () => null, bindings: string[] = []): Promise<RunHost> {
+  const request = { code, bindings, call, language: 'javascript' as const, limits: { wallMs: 20_000 } }
+  const admitted = await acceptRun(request, DEFAULT_LIMITS)
+  if (!admitted.ok) throw new Error('not admitted')
+  return new RunHost(request, admitted)
+}
 
 describe.skipIf(!availability.available)('the engine process pool', () => {
   test('children that fail to start are respawned with a growing delay, and runs still settle at their deadlines', async () => {
@@ -40,25 +57,14 @@ describe.skipIf(!availability.available)('the engine process pool', () => {
   }, 30_000)
 
   test('runs placed on a child killed from outside, before the pool saw it die, start on another child', async () => {
-    const pool = new ProcessPool({
-      processes: 2,
-      runsPerProcess: 1,
-      graceMs: 100,
-      config: { warmIsolates: 1, memoryBytes: DEFAULT_LIMITS.memoryBytes, prelude: GUEST_PRELUDE, programFilename: PROGRAM_FILENAME },
-    })
-    const placed = async (code: string): Promise<RunHost> => {
-      const request = { code, bindings: [], call: async () => null, language: 'javascript' as const, limits: { wallMs: 20_000 } }
-      const admitted = await acceptRun(request, DEFAULT_LIMITS)
-      if (!admitted.ok) throw new Error('not admitted')
-      return new RunHost(request, admitted)
-    }
+    const pool = realPool(2)
     try {
       // Both children up: two runs at once need both.
-      const warm = [await placed('return 1'), await placed('return 2')]
+      const warm = [await admittedRun('return 1'), await admittedRun('return 2')]
       for (const run of warm) pool.place(run)
       expect(await Promise.all(warm.map(async (run) => (await run.result).value))).toEqual([1, 2])
       for (let round = 0; round < 3; round++) {
-        const [a, b] = [await placed('return 6 * 7'), await placed('return 7 * 6')]
+        const [a, b] = [await admittedRun('return 6 * 7'), await admittedRun('return 7 * 6')]
         // Killed from outside (as the OOM killer would): the pool learns of it only from the exit event, later.
         process.kill(pool.pids[0] as number, 'SIGKILL')
         // Now, before that event: the first run goes to the dead child (the least loaded, first), the second to the other.
@@ -77,19 +83,11 @@ describe.skipIf(!availability.available)('the engine process pool', () => {
   }, 60_000)
 
   test('a run its child had started fails with the child, and a run is placed again once at most', async () => {
-    const pool = new ProcessPool({
-      processes: 1,
-      runsPerProcess: 1,
-      graceMs: 100,
-      config: { warmIsolates: 1, memoryBytes: DEFAULT_LIMITS.memoryBytes, prelude: GUEST_PRELUDE, programFilename: PROGRAM_FILENAME },
-    })
+    const pool = realPool(1)
     try {
       let entered!: () => void
       const inCall = new Promise<void>((resolve) => (entered = resolve))
-      const request = { code: 'return await tools.hang({})', bindings: ['hang'], call: () => (entered(), new Promise<never>(() => {})), language: 'javascript' as const, limits: { wallMs: 20_000 } }
-      const admitted = await acceptRun(request, DEFAULT_LIMITS)
-      if (!admitted.ok) throw new Error('not admitted')
-      const run = new RunHost(request, admitted)
+      const run = await admittedRun('return await tools.hang({})', () => (entered(), new Promise<never>(() => {})), ['hang'])
       pool.place(run)
       await inCall
       process.kill(pool.pids[0] as number, 'SIGKILL')
@@ -97,7 +95,7 @@ describe.skipIf(!availability.available)('the engine process pool', () => {
       expect(r.error?.kind).toBe('crash')
       expect(r.error?.message).toMatch(/died \(it ended with signal SIGKILL\)/)
       // Placed again once: a second engine going before it started fails it.
-      const other = new RunHost(request, admitted)
+      const other = await admittedRun('return 1')
       expect(other.requeue()).toBe(true)
       expect(other.requeue()).toBe(false)
       other.stop('abort')
@@ -107,18 +105,10 @@ describe.skipIf(!availability.available)('the engine process pool', () => {
   }, 30_000)
 
   test('the first child starts alone and the others once it is ready', async () => {
-    const pool = new ProcessPool({
-      processes: 3,
-      runsPerProcess: 1,
-      graceMs: 100,
-      config: { warmIsolates: 1, memoryBytes: DEFAULT_LIMITS.memoryBytes, prelude: GUEST_PRELUDE, programFilename: PROGRAM_FILENAME },
-    })
+    const pool = realPool(3)
     try {
       expect(pool.spawned).toBe(1)
-      const request = { code: 'return 6 * 7', bindings: [], call: async () => null, language: 'javascript' as const, limits: { wallMs: 20_000 } }
-      const admitted = await acceptRun(request, DEFAULT_LIMITS)
-      if (!admitted.ok) throw new Error('not admitted')
-      const run = new RunHost(request, admitted)
+      const run = await admittedRun('return 6 * 7')
       pool.place(run)
       expect((await run.result).value).toBe(42)
       expect(pool.spawned).toBe(3)
