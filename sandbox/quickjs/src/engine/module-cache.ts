@@ -38,6 +38,12 @@ export class ModuleCache {
     return loadModule(this.#variant, guestBytes).then((loaded) => EngineImage.boot(loaded))
   }
 
+  /** An idle image for runs limited to `guestBytes`, taken like `acquire` takes it, or undefined (nothing is loaded). */
+  idle(guestBytes: number): EngineImage | undefined {
+    const acquired = this.#idle.some((image) => image.loaded.capBytes === capFor(guestBytes)) ? this.acquire(guestBytes) : undefined
+    return acquired instanceof Promise ? undefined : acquired
+  }
+
   /**
    * Keeps the image for the next run, or drops it (its module trapped, grew past reuse, or enough
    * images are idle). Returns whether it was kept: a dropped image's WebAssembly memory is garbage
