@@ -85,6 +85,21 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     expect(seen[1]?.text).toBe(text(resumed?.result as ToolExecutionResult))
   })
 
+  test("the ask decision's localized displayReason travels with the waiting call: in awaiting and in the log", async () => {
+    const h = ptcHarness(runtime, { durable: { store: store() }, approval: { request: async () => 'deferred' } })
+    const displayReason = { en: 'Writes the record "k"', fr: "Écrit l'enregistrement « k »" }
+    h.tools.on('tools/pre-execute', (exec, next) => (exec.name === 'write' ? { kind: 'ask', reason: 'writes k', displayReason } : next()))
+    const first = await h.runCode(`return (await tools.write({ key: 'k' })).written`)
+    expect(awaiting(first).calls).toEqual([{ tool: 'write', arguments: { key: 'k' }, reason: 'writes k', displayReason }])
+    // The text the model reads keeps the plain reason only.
+    expect(text(first)).toContain('(writes k)')
+    expect(text(first)).not.toContain('Écrit')
+    const suspend = h.session.events.find((e) => e.type === 'tool/ptc-suspend') as { awaiting?: { displayReason?: unknown }[] } | undefined
+    expect(suspend?.awaiting?.[0]?.displayReason).toEqual(displayReason)
+    const resumed = (await resume(h, awaiting(first).token, 'allowed-once')).results[0]?.result as { value?: unknown }
+    expect(value(resumed).result).toBe('k')
+  })
+
   test('a program that waits twice suspends twice, each time under a new token', async () => {
     const h = harness(runtime, { durable: { store: store() } })
     const first = await h.runCode(`const a = await tools.write({ key: 'one' }); console.log('first done'); const b = await tools.write({ key: 'two' }); return [a, b]`)

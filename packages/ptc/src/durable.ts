@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto'
 import type { CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import type { DurableRun, ResumeRunRequest, SessionStore, SuspendedRun } from '@ptc/sandbox/session'
-import type { ApprovalDecision, ToolBatchResult, ToolExecutionResult, ToolExecutionToken, ToolExecutorServices, ToolResumeInput, ToolRunContext, UserMessage } from '@ptc/tools'
+import type { ApprovalDecision, DisplayReason, ToolBatchResult, ToolExecutionResult, ToolExecutionToken, ToolExecutorServices, ToolResumeInput, ToolRunContext, UserMessage } from '@ptc/tools'
 import { failureResult } from '@ptc/tools/executor'
 import { RUN_CODE } from '@ptc/tools'
 import { buildBindings } from './bindings.js'
@@ -28,7 +28,8 @@ export interface DurableOptions {
 /** What a suspended program's `run_code` value carries: its token and the calls waiting for approval. */
 export interface AwaitingApproval {
   token: string
-  calls: { tool: string; arguments: JsonValue; reason?: string }[]
+  /** `reason` and `displayReason`: the ask decision's (`displayReason` localized, for a person). */
+  calls: { tool: string; arguments: JsonValue; reason?: string; displayReason?: DisplayReason }[]
 }
 
 /** What a durable run's state carries besides the engine's: the call it belongs to. */
@@ -97,8 +98,15 @@ export class DurableRuns {
     const suspended = run.suspended
     if (suspended === undefined) return
     const calls = suspended.parked.map((call) => {
-      const detail = call.detail as { subCallId?: string; reason?: string } | undefined
-      return { tool: call.name, arguments: call.args, ...(typeof detail?.reason === 'string' && { reason: detail.reason }), ...(typeof detail?.subCallId === 'string' && { subCallId: detail.subCallId }) }
+      const detail = call.detail as { subCallId?: string; reason?: string; displayReason?: DisplayReason } | undefined
+      const displayReason = detail?.displayReason
+      return {
+        tool: call.name,
+        arguments: call.args,
+        ...(typeof detail?.reason === 'string' && { reason: detail.reason }),
+        ...(typeof displayReason === 'object' && displayReason !== null && typeof displayReason.en === 'string' && { displayReason }),
+        ...(typeof detail?.subCallId === 'string' && { subCallId: detail.subCallId }),
+      }
     })
     try {
       await this.#store.set(key, suspended.state, { ttlMs: this.#ttlMs })
@@ -111,9 +119,21 @@ export class DurableRuns {
       this.#sweptAt = Date.now()
       void this.#store.sweep().catch(() => undefined)
     }
-    log.suspended(key, calls.map(({ tool, arguments: args, reason, subCallId }) => ({ name: tool, arguments: args, ...(reason !== undefined && { reason }), ...(subCallId !== undefined && { subCallId }) })))
+    log.suspended(
+      key,
+      calls.map(({ tool, arguments: args, reason, displayReason, subCallId }) => ({
+        name: tool,
+        arguments: args,
+        ...(reason !== undefined && { reason }),
+        ...(displayReason !== undefined && { displayReason }),
+        ...(subCallId !== undefined && { subCallId }),
+      })),
+    )
     await log.drain()
-    this.#awaiting.set(run, { token: key, calls: calls.map(({ tool, arguments: args, reason }) => ({ tool, arguments: args, ...(reason !== undefined && { reason }) })) })
+    this.#awaiting.set(run, {
+      token: key,
+      calls: calls.map(({ tool, arguments: args, reason, displayReason }) => ({ tool, arguments: args, ...(reason !== undefined && { reason }), ...(displayReason !== undefined && { displayReason }) })),
+    })
   }
 
   /** The value of a suspended run (`suspended` stored it), or the failure that lost it. */

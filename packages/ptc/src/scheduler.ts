@@ -139,8 +139,8 @@ export class SubCallScheduler {
       const deliver = (result: ToolExecutionResult, abandoned: boolean): void => {
         if (!abandoned) this.#forward(result)
         if (result.isError && this.durable.deferrable && result.error.info?.code === 'APPROVAL_DEFERRED') {
-          const reason = result.error.info.reason
-          reject(parkCall({ subCallId, ...(reason !== undefined && { reason }) }, result.error.message))
+          const { reason, displayReason } = result.error.info
+          reject(parkCall({ subCallId, ...(reason !== undefined && { reason }), ...(displayReason !== undefined && { displayReason }) }, result.error.message))
         } else if (result.isError) reject(subCallError(result.error.message, result.error.info?.code))
         else resolve(result.value)
       }

@@ -258,7 +258,12 @@ export class Pipeline {
       return decideApproval(this.approval(), exec, decision, hooks.deferrable).then((refusal) => {
         if (typeof refusal === 'object') {
           if (exec.signal.aborted) return aborted(false)
-          const info = { name: 'ToolApprovalDeferredError', code: 'APPROVAL_DEFERRED', ...(decision.reason !== undefined && { reason: decision.reason }) }
+          const info = {
+            name: 'ToolApprovalDeferredError',
+            code: 'APPROVAL_DEFERRED',
+            ...(decision.reason !== undefined && { reason: decision.reason }),
+            ...(decision.displayReason !== undefined && { displayReason: decision.displayReason }),
+          }
           return failureResult('APPROVAL_DEFERRED', refusal.deferred, info)
         }
         if (refusal !== undefined) return exec.signal.aborted ? aborted(false) : failureResult('DENIED', refusal)

@@ -1,10 +1,6 @@
-import type { ToolExecution } from './tool.js'
+import type { DisplayReason, ToolExecution } from './tool.js'
 
-/** Localized approval prompt text; `en` is required. */
-export interface DisplayReason {
-  readonly en: string
-  readonly [locale: string]: string
-}
+export type { DisplayReason }
 
 export interface ApprovalRequest {
   exec: ToolExecution

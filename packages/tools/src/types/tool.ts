@@ -108,11 +108,19 @@ export interface ToolRunContext extends ToolExecution {
 }
 
 /** Structured identity of a failure. */
+/** Localized approval prompt text; `en` is required. */
+export interface DisplayReason {
+  readonly en: string
+  readonly [locale: string]: string
+}
+
 export interface ToolErrorInfo {
   name: string
   code: string
   /** Raw user-facing detail, kept in durable projections but never in model content. */
   reason?: string
+  /** An approval that was deferred (`APPROVAL_DEFERRED`): the ask decision's localized reason, for a person. */
+  displayReason?: DisplayReason
 }
 
 export interface ToolFailure {
