@@ -1,6 +1,7 @@
 import { DEFAULT_LIMITS } from '@ptc/sandbox'
 import { wrapProgram } from '@ptc/sandbox/backend'
 import type { EngineImage } from './image.js'
+import type { ModuleCache } from './module-cache.js'
 import { CONTROL_NONE, type EngineRunOutcome } from './protocol.js'
 import { EngineRun } from './run.js'
 
@@ -16,16 +17,25 @@ try { await tools.warm({ fail: true }) } catch (e) { text += e.code }
 console.log(text.length, got.ok)
 return { text, got }`)
 
-/** Whether an image that ran the warm-up still takes runs. */
-export function fitAfterWarmUp(outcome: EngineRunOutcome | undefined): boolean {
-  return outcome !== undefined && !outcome.broken
-}
-
 /** The answers the warm-up's two sub-calls get: a value, then a failure (as the host would send them). */
 const ANSWERS = ['[[1,1,{"ok":true}]]', '[[2,0,"warm-up failure","TOOL_ERROR"]]']
 
 /** How long an engine thread must have had no run before it runs the warm-up: a run asked sooner warms it itself. */
 export const WARM_UP_AFTER_IDLE_MS = 50
+
+/**
+ * Runs the warm-up on `cache`'s loaded, idle image once `WARM_UP_AFTER_IDLE_MS` passed (never loading a module
+ * of its own); the image goes back to the cache, or is dropped if the warm-up broke it. The returned function
+ * cancels it: call it when a run comes first. The timer never keeps the thread alive.
+ */
+export function warmUpWhenIdle(cache: ModuleCache, memoryBytes: number): () => void {
+  const timer = setTimeout(() => {
+    const image = cache.idle(memoryBytes)
+    if (image !== undefined) void warmUp(image, memoryBytes).then((outcome) => cache.release(image, outcome === undefined || outcome.broken))
+  }, WARM_UP_AFTER_IDLE_MS)
+  timer.unref()
+  return () => clearTimeout(timer)
+}
 
 /**
  * Runs the warm-up program on `image` with no host: its sub-calls are answered here. The first real run on

@@ -12,7 +12,7 @@ import { ModuleCache } from './module-cache.js'
 import { adoptCompiled, type QuickJSVariantName, type WasmModule } from './module.js'
 import { sourceOf, type FromWorker, type HostStop, type RunInput, type ToWorker } from './protocol.js'
 import { EngineRun } from './run.js'
-import { WARM_UP_AFTER_IDLE_MS, fitAfterWarmUp, warmUp } from './warm-up.js'
+import { warmUpWhenIdle } from './warm-up.js'
 
 /** What an engine worker receives in `workerData` (the pool imports this type only). */
 export interface EngineWorkerData {
@@ -39,17 +39,12 @@ const warm = Promise.resolve(cache.acquire(data.warmBytes)).then(
   (m) => cache.release(m, false),
   () => undefined,
 )
-/** Until a run comes: once the worker had none for a while, the warm-up program runs (see `warmUp`). */
-let warmUpTimer: ReturnType<typeof setTimeout> | undefined
+/** Cancels the warm-up program (see `warmUp`), which runs once the worker had no run for a while. */
+let cancelWarmUp: (() => void) | undefined
 void warm.then(() => {
   post({ t: 'ready' })
-  warmUpTimer = setTimeout(() => {
-    warmUpTimer = undefined
-    // The loaded module, idle (no run came): the warm-up runs to its end before any message is handled.
-    const image = cache.idle(data.warmBytes)
-    if (image !== undefined) void warmUp(image, data.warmBytes).then((outcome) => cache.release(image, !fitAfterWarmUp(outcome)))
-  }, WARM_UP_AFTER_IDLE_MS)
-  warmUpTimer.unref()
+  // Run there, the warm-up ends before any message is handled.
+  cancelWarmUp = warmUpWhenIdle(cache, data.warmBytes)
 })
 
 interface Run {
@@ -70,7 +65,7 @@ function post(message: FromWorker): void {
 
 async function begin(runId: number, input: RunInput & { wallRemainingMs: number }): Promise<void> {
   // A run came first: it warms what it runs itself.
-  clearTimeout(warmUpTimer)
+  cancelWarmUp?.()
   const run: Run = { runId, engine: undefined, misses: 0, skipped: 0 }
   current = run
   const deadline = performance.now() + input.wallRemainingMs

@@ -3,7 +3,7 @@ import type { EngineImage } from '../engine/image.js'
 import type { QuickJSVariantName } from '../engine/module.js'
 import { controlOf, sourceOf, type RunInput } from '../engine/protocol.js'
 import { EngineRun } from '../engine/run.js'
-import { WARM_UP_AFTER_IDLE_MS, fitAfterWarmUp, warmUp } from '../engine/warm-up.js'
+import { warmUpWhenIdle } from '../engine/warm-up.js'
 import type { Engines } from './engines.js'
 import type { RunHost } from './run-host.js'
 
@@ -17,7 +17,8 @@ export class InlineEngines implements Engines {
   readonly #cache: ModuleCache
   /** The module `warm()` loads, which runs that arrive meanwhile wait for rather than load their own. */
   #warming: Promise<void> | undefined
-  #warmUpTimer: ReturnType<typeof setTimeout> | undefined
+  /** Cancels the warm-up program (see `warmUp`), which runs once no run came for a while after the module loaded. */
+  #cancelWarmUp: (() => void) | undefined
 
   constructor(variant: QuickJSVariantName, private readonly warmBytes: number) {
     this.#cache = new ModuleCache(variant)
@@ -30,26 +31,15 @@ export class InlineEngines implements Engines {
     this.#warming = image.then(
       (loaded) => {
         this.#cache.release(loaded, false)
-        this.#warmUpLater()
+        this.#cancelWarmUp = warmUpWhenIdle(this.#cache, this.warmBytes)
       },
       () => undefined, // a run meets the failure again and reports it
     )
   }
 
-  /** Once no run came for a while, the warm-up program runs on an idle image (see `warmUp`); a run asked sooner warms the code itself. */
-  #warmUpLater(): void {
-    this.#warmUpTimer = setTimeout(() => {
-      this.#warmUpTimer = undefined
-      // Only an image already loaded and idle: the warm-up never loads a module of its own.
-      const image = this.#cache.idle(this.warmBytes)
-      if (image !== undefined) void warmUp(image, this.warmBytes).then((outcome) => this.#cache.release(image, !fitAfterWarmUp(outcome)))
-    }, WARM_UP_AFTER_IDLE_MS)
-    this.#warmUpTimer.unref()
-  }
-
   execute(host: RunHost, input: RunInput): void {
-    clearTimeout(this.#warmUpTimer)
-    this.#warmUpTimer = undefined
+    // A run came first: it warms what it runs itself.
+    this.#cancelWarmUp?.()
     const warming = this.#warming
     if (warming !== undefined) {
       void warming.then(() => {
@@ -106,7 +96,7 @@ export class InlineEngines implements Engines {
   }
 
   async dispose(): Promise<void> {
-    clearTimeout(this.#warmUpTimer)
+    this.#cancelWarmUp?.()
     this.#cache.clear()
   }
 }
