@@ -76,7 +76,12 @@ export class ProcessPool implements ChildOwner {
   #firstDone(): void {
     if (this.#firstUp) return
     this.#firstUp = true
-    while (!this.#disposed && this.#children.length < this.#options.processes && this.#spawn());
+    this.#fill()
+  }
+
+  /** Starts children up to `#wanted()`; stops at the first that cannot be forked (it is retried later). */
+  #fill(): void {
+    while (!this.#disposed && this.#children.length < this.#wanted() && this.#spawn());
   }
 
   /** The pids of the live child processes (diagnostics). */
@@ -131,7 +136,7 @@ export class ProcessPool implements ChildOwner {
     if (this.#respawnTimer !== undefined) return
     this.#respawnTimer = setTimeout(() => {
       this.#respawnTimer = undefined
-      while (!this.#disposed && this.#children.length < this.#wanted() && this.#spawn());
+      this.#fill()
     }, backoffMs(this.#failures))
     this.#respawnTimer.unref()
   }
