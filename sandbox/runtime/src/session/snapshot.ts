@@ -165,7 +165,16 @@ export function openSnapshot(bytes: Uint8Array, identity: SnapshotIdentity, key:
   if (!timingSafeEqual(hmac(head.secret, head.buf.subarray(0, head.tagAt)), head.buf.subarray(head.tagAt))) throw tampered()
   const { segments, segmentBytes, length } = openBody(head, identity)
   const payload = Buffer.allocUnsafe(length)
-  segments.forEach((compressed, i) => decompressInto(payload, i * segmentBytes, compressed, Math.min(segmentBytes, length - i * segmentBytes), (c, options) => brotliDecompressSync(c, options)))
+  segments.forEach((compressed, i) => {
+    const bytes = Math.min(segmentBytes, length - i * segmentBytes)
+    let out: unknown
+    try {
+      out = brotliDecompressSync(compressed, { maxOutputLength: bytes + 1 })
+    } catch (error) {
+      out = error
+    }
+    placeSegment(payload, i * segmentBytes, bytes, out)
+  })
   return payload
 }
 
@@ -179,7 +188,7 @@ export async function openSnapshotAsync(bytes: Uint8Array, identity: SnapshotIde
     segments.map(async (compressed, i) => {
       const bytes = Math.min(segmentBytes, length - i * segmentBytes)
       const out = await brotliDecompressAsync(compressed, { maxOutputLength: bytes + 1, chunkSize: chunkFor(bytes + 1) }).catch((error: unknown) => error)
-      decompressInto(payload, i * segmentBytes, compressed, bytes, () => out)
+      placeSegment(payload, i * segmentBytes, bytes, out)
     }),
   )
   // Every segment settled (none is still writing into the payload) before the first refusal is thrown.
@@ -188,17 +197,11 @@ export async function openSnapshotAsync(bytes: Uint8Array, identity: SnapshotIde
 }
 
 /**
- * Puts segment `compressed` (`bytes` long once decompressed, by `decompress`) at `at` in `payload`, or throws
- * `tampered`: it does not decompress, or not to exactly its length.
+ * Puts a decompressed segment (`out`, decompressed to at most `bytes` + 1: one byte over tells that it is
+ * longer than declared) at `at` in `payload`, or throws `tampered`: it did not decompress (`out` is the
+ * error), or not to exactly `bytes`.
  */
-function decompressInto(payload: Buffer, at: number, compressed: Buffer, bytes: number, decompress: (compressed: Buffer, options: { maxOutputLength: number }) => unknown): void {
-  let out: unknown
-  try {
-    // One byte over the declared length is enough to tell that the segment is longer than declared.
-    out = decompress(compressed, { maxOutputLength: bytes + 1 })
-  } catch (error) {
-    out = error
-  }
+function placeSegment(payload: Buffer, at: number, bytes: number, out: unknown): void {
   if (!(out instanceof Uint8Array)) throw tampered(`its payload does not decompress within its declared ${payload.length} bytes`, out)
   if (out.length !== bytes) throw tampered(`its payload decompresses to ${out.length === bytes + 1 ? 'more than' : payload.length - bytes + out.length} bytes, not the declared ${payload.length}`)
   payload.set(out, at)
