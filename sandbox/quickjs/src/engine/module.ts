@@ -49,12 +49,16 @@ const compiled = new Map<QuickJSVariantName, Promise<WasmModule>>()
 export function compile(variant: QuickJSVariantName): Promise<WasmModule> {
   let p = compiled.get(variant)
   if (p === undefined) {
-    const require = createRequire(import.meta.url)
-    const pkg = variant === 'quickjs' ? '@jitl/quickjs-wasmfile-release-sync' : '@jitl/quickjs-ng-wasmfile-release-sync'
-    p = readFile(require.resolve(`${pkg}/wasm`)).then((bytes) => Wasm.compile(bytes))
+    p = readFile(wasmPath(variant)).then((bytes) => Wasm.compile(bytes))
     compiled.set(variant, p)
   }
   return p
+}
+
+/** Where the WebAssembly file of `variant` is (its npm package's `wasm` export). */
+export function wasmPath(variant: QuickJSVariantName): string {
+  const pkg = variant === 'quickjs' ? '@jitl/quickjs-wasmfile-release-sync' : '@jitl/quickjs-ng-wasmfile-release-sync'
+  return createRequire(import.meta.url).resolve(`${pkg}/wasm`)
 }
 
 /** Uses `module` (compiled by another thread, see `compile`) as this thread's module of `variant`, unless it has one. */

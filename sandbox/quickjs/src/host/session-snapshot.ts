@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
-import { createRequire } from 'node:module'
 import { endianness } from 'node:os'
 import { GUEST_PRELUDE, type ParkedHostCall } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, JsonValue } from '@ptc/sandbox'
 import type { SessionMemory } from '../engine/image.js'
-import type { QuickJSVariantName } from '../engine/module.js'
+import { wasmPath, type QuickJSVariantName } from '../engine/module.js'
 import { fromBytePlanes, toBytePlanes } from './byte-planes.js'
 
 /**
@@ -153,8 +152,7 @@ const builds = new Map<QuickJSVariantName, Promise<string>>()
 export function sessionBuild(variant: QuickJSVariantName): Promise<string> {
   let build = builds.get(variant)
   if (build === undefined) {
-    const pkg = variant === 'quickjs' ? '@jitl/quickjs-wasmfile-release-sync' : '@jitl/quickjs-ng-wasmfile-release-sync'
-    build = readFile(createRequire(import.meta.url).resolve(`${pkg}/wasm`)).then(
+    build = readFile(wasmPath(variant)).then(
       // The byte order too: the byte planes are read and written as the platform's 32-bit words.
       (wasm) => `ptc-quickjs/${variant}/${createHash('sha256').update(wasm).update(GUEST_PRELUDE).update(String(FORMAT)).update(endianness()).digest('hex').slice(0, 32)}`,
     )
