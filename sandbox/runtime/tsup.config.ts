@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', 'backend/index': 'src/backend/index.ts', 'conformance/index': 'src/conformance/index.ts', 'session/index': 'src/session/index.ts' },
+  entry: { index: 'src/index.ts', 'backend/index': 'src/backend/index.ts', 'conformance/index': 'src/conformance/index.ts', 'session/index': 'src/session/index.ts', 'prepare-worker': 'src/prepare-worker.ts' },
   format: ['esm'],
   dts: true,
   clean: true,

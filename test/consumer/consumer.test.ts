@@ -217,6 +217,22 @@ describe('a project outside the repository, as the README says', () => {
     expect([child.status, child.signal, child.stdout.trim(), child.stderr]).toEqual([0, null, '21', ''])
   }, 90_000)
 
+  test('long programs are prepared on a worker thread from the installed packages (TypeScript, a session program)', async () => {
+    // Past INLINE_STRIP_UNITS a program is stripped, and a session program parsed, by the `prepare-worker.js`
+    // the sandbox package ships beside its chunks: a packing or bundling mistake shows here only.
+    const value = await scriptOutput('long-programs.mjs', [
+      "import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'",
+      "const runtime = createQuickJSRuntime({ isolation: 'inline' })",
+      "const pad = '// ' + 'x'.repeat(40000) + '\\n'",
+      'const run = (code) => runtime.run({ code: pad + code, bindings: [], call: async () => null, session: "s" })',
+      "const first = await run('const n: number = 41')",
+      "const second = await run('return (n as number) + 1')",
+      'console.log(JSON.stringify([first.error ?? null, second.value ?? second.error]))',
+      'await runtime.dispose()',
+    ])
+    expect(value).toEqual([null, 42])
+  }, 60_000)
+
   describe('a tools module that imports @ptc/tools (no config)', () => {
     const plain = join(project, 'plain')
     beforeAll(() => {

@@ -187,7 +187,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
     // Checked before the run takes a place in the gate: a refused request must not keep one.
     const durable = request !== null && typeof request === 'object' && request.durable !== undefined ? checkDurable(request.durable, request.session) : undefined
-    const accepted = await acceptRun(request, this.#defaults, this.#gate)
+    const accepted = await acceptRun(request, this.#defaults, this.#gate, { sessionSourceOnEngine: this.#engines instanceof WorkerPool })
     if (!accepted.ok) return accepted.result
     const { bindings, limits, program } = accepted
     let turn: SessionTurn<SessionMemory> | undefined

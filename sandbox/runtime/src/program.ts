@@ -50,11 +50,14 @@ export function prepareProgram(
   return programFromStripped(code, language === 'typescript' ? stripTypeScript(code) : { ok: true, code })
 }
 
-/** The program for `code` once stripped (`stripped.code === code` for JavaScript), or its syntax failure. */
+/**
+ * The program for `code` once stripped (`stripped.code === code` for JavaScript), or its syntax failure.
+ * `sessionSource`: a session program's `wrapSessionSource(stripped.code)`, made already (off this thread).
+ */
 export function programFromStripped(
   code: string,
   stripped: StripResult,
-  options?: { session?: boolean },
+  options?: { session?: boolean; sessionSource?: string },
 ): { ok: true; program: PreparedProgram } | { ok: false; error: CodeRunError } {
   if (!stripped.ok) {
     return {
@@ -68,7 +71,7 @@ export function programFromStripped(
   let originalLines: string[] | undefined
   let strippedLines: string[] | undefined
   const session = options?.session === true
-  let source: string | undefined
+  let source = session ? options?.sessionSource : undefined
   const program: PreparedProgram = {
     get source(): string {
       source ??= session ? wrapSessionSource(body) : wrapProgram(body)

@@ -3,6 +3,7 @@ import { SandboxUsageError } from './errors.js'
 import { RunGate } from './gate.js'
 import { DEFAULT_LIMITS } from './limits.js'
 import { acceptRun } from './request.js'
+import { wrapSessionSource } from './program.js'
 import { INLINE_STRIP_UNITS } from './strip.js'
 import type { CodeRunRequest, JsonValue } from './types.js'
 
@@ -53,6 +54,27 @@ describe('acceptRun', () => {
     const bad = await acceptRun(request(`${code}\nconst x: = 1`), DEFAULT_LIMITS)
     expect(!bad.ok && bad.result.error?.kind).toBe('syntax')
     expect(!bad.ok && bad.result.error?.message).toMatch(new RegExp(`line ${code.split('\n').length + 1}`))
+  })
+
+  test("a long session program's source is made with its stripping, off the calling thread (not for an engine that makes it)", async () => {
+    const code = longProgram(64 * 1024)
+    for (const language of ['typescript', 'javascript'] as const) {
+      const text = language === 'typescript' ? code : code.replaceAll(': number', '').replaceAll(' as number', '')
+      const accepted = await acceptRun(request(text, { language, session: 's' }), DEFAULT_LIMITS)
+      expect(accepted.ok).toBe(true)
+      if (!accepted.ok) return
+      expect(accepted.program.session).toBe(true)
+      expect(accepted.program.body).not.toMatch(/: number/)
+      expect(accepted.program.source).toBe(wrapSessionSource(accepted.program.body))
+      // Its top-level declarations become the session's globals.
+      expect(accepted.program.source.split('\n')[0]).toMatch(/^var v\w+, v\w+/)
+    }
+    const onEngine = await acceptRun(request(code, { session: 's' }), DEFAULT_LIMITS, undefined, { sessionSourceOnEngine: true })
+    expect(onEngine.ok && onEngine.program.body).not.toMatch(/: number/)
+    // A session program whose JavaScript does not parse keeps the plain wrapper: the engine reports its syntax error.
+    const broken = `${'// padding\n'.repeat(INLINE_STRIP_UNITS / 8)}const a = 1 +\nreturn a`
+    const bad = await acceptRun(request(broken, { language: 'javascript', session: 's' }), DEFAULT_LIMITS)
+    expect(bad.ok && bad.program.source).toBe(`(async function () {\n${broken}\n})`)
   })
 
   test('short programs are stripped inline; JavaScript is never stripped', async () => {

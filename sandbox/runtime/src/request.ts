@@ -4,7 +4,7 @@ import type { GatePlace, GateRefusal, RunGate } from './gate.js'
 import { utf8ByteLength } from './ledger.js'
 import { resolveLimits } from './limits.js'
 import { programFromStripped, type PreparedProgram } from './program.js'
-import { INLINE_STRIP_UNITS, stripTypeScript, stripTypeScriptOffThread } from './strip.js'
+import { INLINE_STRIP_UNITS, prepareOffThread, stripTypeScript, type StripResult } from './strip.js'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult } from './types.js'
 import { stopError } from './stop.js'
 import { whenAborted } from './abort.js'
@@ -37,17 +37,28 @@ export interface AdmittedRun {
 /** A checked run request: what a backend starts, or the result of a program that never starts. */
 export type AcceptedRun = AdmittedRun | { readonly ok: false; readonly result: CodeRunResult }
 
+/** How a backend takes its runs (`acceptRun`). */
+export interface AcceptOptions {
+  /**
+   * The backend's engine thread makes a session program's source from its `body` (QuickJS workers): a
+   * long session program is then not parsed here, nor on a worker for it.
+   */
+  readonly sessionSourceOnEngine?: boolean
+}
+
 /**
  * The checks and the waiting every backend does before a run, in this order, with the run's wall
  * clock running from the call:
  * 1. misuse (not a request, no code, no `call`, an unknown language, bad bindings or limits) throws
  *    `SandboxUsageError`;
  * 2. a program over `maxProgramBytes` ends as `limit`, before any other work on it;
- * 3. TypeScript is stripped (long programs off this thread) and wrapped; a syntax error ends as `syntax`;
+ * 3. TypeScript is stripped and the program wrapped; a program longer than `INLINE_STRIP_UNITS` is
+ *    stripped, and a session program's source made (a parse of the whole program), on a worker thread,
+ *    never on this one; a syntax error ends as `syntax`;
  * 4. the run takes a place in `gate` (when given), waiting at most until its wall deadline.
  * A run whose signal aborts, or whose deadline passes, during 3 or 4 ends as `abort` or `timeout`.
  */
-export async function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits, gate?: RunGate): Promise<AcceptedRun> {
+export async function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits, gate?: RunGate, options?: AcceptOptions): Promise<AcceptedRun> {
   const startedAt = performance.now()
   if (request === null || typeof request !== 'object') throw new SandboxUsageError('the run request must be an object')
   if (typeof request.code !== 'string') throw new SandboxUsageError('code must be a string')
@@ -69,16 +80,21 @@ export async function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits
   if (tooLong !== undefined) return refuse({ kind: 'limit', message: tooLong })
   if (signal?.aborted) return refuse(refusal('abort', limits, startedAt, gate))
 
-  let stripped
-  if (request.language === 'javascript') stripped = { ok: true as const, code }
-  else if (code.length <= INLINE_STRIP_UNITS) stripped = stripTypeScript(code)
-  else {
+  const typescript = request.language !== 'javascript'
+  const sessionSourceHere = session !== undefined && options?.sessionSourceOnEngine !== true
+  let stripped: StripResult
+  let sessionSource: string | undefined
+  if (code.length > INLINE_STRIP_UNITS && (typescript || sessionSourceHere)) {
     const waiting = waitSignal(deadline, signal)
-    stripped = await stripTypeScriptOffThread(code, waiting.signal)
+    const done = await prepareOffThread({ code, typescript, session: sessionSourceHere }, waiting.signal)
     waiting.dispose()
-    if (stripped === undefined) return refuse(refusal(signal?.aborted === true ? 'abort' : 'wall', limits, startedAt, gate))
+    if (done === undefined) return refuse(refusal(signal?.aborted === true ? 'abort' : 'wall', limits, startedAt, gate))
+    stripped = done.stripped
+    sessionSource = done.source
+  } else {
+    stripped = typescript ? stripTypeScript(code) : { ok: true, code }
   }
-  const prepared = programFromStripped(code, stripped, { session: session !== undefined })
+  const prepared = programFromStripped(code, stripped, { session: session !== undefined, ...(sessionSource === undefined ? {} : { sessionSource }) })
   if (!prepared.ok) return refuse(prepared.error)
 
   let place: GatePlace | undefined

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module'
 import { availableParallelism } from 'node:os'
-import { startWorker } from './worker-argv.js'
+import type { Worker } from 'node:worker_threads'
+import { spawnSourceWorker, startWorker } from './worker-argv.js'
 
 /** Result of stripping TypeScript types from a program body. */
 export type StripResult =
@@ -62,60 +63,92 @@ function stripFailure(message: string, loc: unknown): StripResult {
 }
 
 /**
- * Programs up to this many UTF-16 units are stripped on the calling thread (sucrase strips about
- * 4 MiB a second here: 16 Ki units block the host for about 4 ms); longer ones on a worker thread.
+ * Programs up to this many UTF-16 units are prepared on the calling thread (sucrase strips about 4 MiB a
+ * second here: 16 Ki units block the host for about 4 ms; a session program's parse, about 0.6 s per MiB,
+ * 10 ms); longer ones on a worker thread (`prepareOffThread`).
  */
 export const INLINE_STRIP_UNITS = 16 * 1024
 
-/** The worker: sucrase, loaded by path, strips one program and reports the text or the error's message and location. */
-const STRIP_WORKER = `const { parentPort, workerData } = require('node:worker_threads');
-const { transform } = require(workerData.sucrase);
-try { parentPort.postMessage({ code: transform(workerData.code, workerData.options).code }); }
-catch (e) { parentPort.postMessage({ message: e instanceof Error ? e.message : String(e), loc: e && e.loc ? { line: e.loc.line, column: e.loc.column } : null }); }`
+/** What `prepareOffThread` does with a program. */
+export interface PrepareJob {
+  readonly code: string
+  /** Strip its TypeScript (else it is JavaScript already). */
+  readonly typescript: boolean
+  /** Also make its session source (`wrapSessionSource` of the stripped code). */
+  readonly session: boolean
+}
 
-let sucrasePath: string | undefined
-const stripSlots = { free: Math.max(1, availableParallelism()), waiting: [] as (() => void)[] }
+/** What the worker of `prepareOffThread` posts: the stripped program and, when asked, its session source. */
+export interface PreparedOffThread {
+  readonly stripped: StripResult
+  readonly source?: string
+}
+
+const prepareSlots = { free: Math.max(1, availableParallelism()), waiting: [] as (() => void)[] }
 
 /**
- * `stripTypeScript` off the calling thread, for long programs: a worker thread per program (at most
- * one per core at once; later programs wait their turn). Resolves `undefined` when `signal` aborts
- * first: the worker is terminated, so a stopped run leaves no stripping behind.
+ * Prepares a long program off the calling thread: a worker thread per program (at most one per core at
+ * once; later programs wait their turn) strips it and, for `job.session`, makes its session source.
+ * Resolves `undefined` when `signal` aborts first: the worker is terminated, so a stopped run leaves no
+ * work behind. A worker that fails reports as a stripping failure.
  */
-export async function stripTypeScriptOffThread(code: string, signal: AbortSignal): Promise<StripResult | undefined> {
-  if (stripSlots.free === 0) {
+export async function prepareOffThread(job: PrepareJob, signal: AbortSignal): Promise<PreparedOffThread | undefined> {
+  if (prepareSlots.free === 0) {
     await new Promise<void>((resolve) => {
       const go = (): void => {
         signal.removeEventListener('abort', leave)
         resolve()
       }
       const leave = (): void => {
-        const i = stripSlots.waiting.indexOf(go)
-        if (i !== -1) stripSlots.waiting.splice(i, 1)
+        const i = prepareSlots.waiting.indexOf(go)
+        if (i !== -1) prepareSlots.waiting.splice(i, 1)
         resolve()
       }
-      stripSlots.waiting.push(go)
+      prepareSlots.waiting.push(go)
       signal.addEventListener('abort', leave, { once: true })
     })
     if (signal.aborted) return undefined
   } else {
-    stripSlots.free--
+    prepareSlots.free--
   }
   try {
-    return await stripInWorker(code, signal)
+    return await prepareInWorker(job, signal)
   } finally {
-    const next = stripSlots.waiting.shift()
+    const next = prepareSlots.waiting.shift()
     if (next !== undefined) next()
-    else stripSlots.free++
+    else prepareSlots.free++
   }
 }
 
-function stripInWorker(code: string, signal: AbortSignal): Promise<StripResult | undefined> {
+/** `stripTypeScript` off the calling thread (`prepareOffThread` without a session source). */
+export async function stripTypeScriptOffThread(code: string, signal: AbortSignal): Promise<StripResult | undefined> {
+  return (await prepareOffThread({ code, typescript: true, session: false }, signal))?.stripped
+}
+
+/**
+ * The prepare worker: built, `prepare-worker.js` beside this bundle's chunk (tsup's `prepare-worker` entry);
+ * from sources (this module's URL ends in `.ts`), `prepare-worker.ts` through tsx.
+ */
+function startPrepareWorker(job: PrepareJob): Worker {
+  const here = import.meta.url
+  if (!here.endsWith('.ts')) return startWorker(new URL('./prepare-worker.js', here), { workerData: job })
+  return spawnSourceWorker(new URL('./prepare-worker.ts', here), job)
+}
+
+function prepareInWorker(job: PrepareJob, signal: AbortSignal): Promise<PreparedOffThread | undefined> {
   if (signal.aborted) return Promise.resolve(undefined)
-  sucrasePath ??= createRequire(import.meta.url).resolve('sucrase')
-  const worker = startWorker(STRIP_WORKER, { eval: true, workerData: { sucrase: sucrasePath, code, options: SUCRASE_OPTIONS } })
+  const failed = (why: string): PreparedOffThread => ({
+    stripped: stripFailure(`${job.typescript ? 'TypeScript stripping' : 'Preparing the session program'} failed: ${why}`, undefined),
+  })
+  let worker: Worker
+  try {
+    worker = startPrepareWorker(job)
+  } catch (error) {
+    return Promise.resolve(failed(`its worker did not start (${error instanceof Error ? error.message : String(error)})`))
+  }
   return new Promise((resolve) => {
     let settled = false
-    const done = (result: StripResult | undefined): void => {
+    const done = (result: PreparedOffThread | undefined): void => {
       if (settled) return
       settled = true
       signal.removeEventListener('abort', onAbort)
@@ -124,11 +157,9 @@ function stripInWorker(code: string, signal: AbortSignal): Promise<StripResult |
     }
     const onAbort = (): void => done(undefined)
     signal.addEventListener('abort', onAbort, { once: true })
-    worker.once('message', (m: { code?: string; message?: string; loc?: unknown }) =>
-      done(typeof m.code === 'string' ? { ok: true, code: m.code } : stripFailure(m.message ?? 'TypeScript stripping failed', m.loc)),
-    )
-    worker.once('error', (e: Error) => done(stripFailure(`TypeScript stripping failed: ${e.message}`, undefined)))
-    worker.once('exit', () => done(stripFailure('TypeScript stripping failed: its worker exited', undefined)))
+    worker.once('message', (m: PreparedOffThread) => done(m))
+    worker.once('error', (e: Error) => done(failed(e.message)))
+    worker.once('exit', () => done(failed('its worker exited')))
   })
 }
 

@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module'
+import { pathToFileURL } from 'node:url'
 import { Worker, type WorkerOptions } from 'node:worker_threads'
 
 const isInputType = (arg: string): boolean => arg === '--input-type' || arg.startsWith('--input-type=')
@@ -26,4 +28,17 @@ export function startWorker(entry: string | URL, options: WorkerOptions): Worker
     const refused = new Set(String((error as Error).message).replace(/^[^:]*:\s*/, '').split(/,\s*/))
     return new Worker(entry, { ...options, execArgv: execArgv.filter((arg) => !refused.has(arg) && !refused.has(arg.split('=')[0] as string)) })
   }
+}
+
+/**
+ * A worker running the TypeScript module `entry`, for a package run from its sources (under vitest, or
+ * `--conditions=@ptc/source` with tsx): an `eval` worker registers tsx's ESM loader and imports it, with
+ * `--conditions=@ptc/source` so workspace packages resolve to their sources (a worker does not inherit the
+ * loader its parent runs under). Built packages start their `.js` entries with `startWorker`.
+ */
+export function spawnSourceWorker(entry: URL, workerData: unknown): Worker {
+  // `require.resolve` finds the CommonJS build of `tsx/esm/api`; its ESM build sits beside it.
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href
+  const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}) })`
+  return new Worker(boot, { eval: true, workerData, execArgv: ['--conditions=@ptc/source'] })
 }

@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads'
 import { expect, test } from 'vitest'
-import { spawnSourceWorker } from '../host/spawn.js'
+import { spawnSourceWorker } from '@ptc/sandbox/backend'
 import { MAILBOX_BYTES, ReplyMailbox, SpinPlaces } from './mailbox.js'
 
 const FIXTURE = new URL('./fixtures/mailbox-worker.ts', import.meta.url)

@@ -13,10 +13,10 @@
  * - the failure of a stopped run, one wording per limit: `stopError`;
  * - sandbox sessions' bookkeeping (one run at a time, idle TTL, cap, byte budget): `SessionTable`;
  * - waiting for a run's signal with one listener per signal however many runs share it: `whenAborted`;
- * - starting a worker thread that does not inherit `--input-type`: `startWorker`.
+ * - starting a worker thread that does not inherit `--input-type`: `startWorker` (from sources: `spawnSourceWorker`).
  */
 export { whenAborted } from '../abort.js'
-export { startWorker } from '../worker-argv.js'
+export { spawnSourceWorker, startWorker } from '../worker-argv.js'
 export { validateBindings } from '../bindings.js'
 export { LOG_SEPARATOR_BYTES, OutputLedger, utf8ByteLength } from '../ledger.js'
 export { RunGate } from '../gate.js'
@@ -27,7 +27,7 @@ export { parkingOf } from '../park.js'
 export { stopError, type StopReason } from '../stop.js'
 export { HostCalls, MAX_RESULT_DEPTH, type HostCallsOptions, type ParkedHostCall, type ReplyFlush } from '../host-calls.js'
 export type { ResultBounds } from '../settle.js'
-export { acceptRun, checkSessionKey, MAX_SESSION_KEY, type AcceptedRun, type AdmittedRun } from '../request.js'
+export { acceptRun, checkSessionKey, MAX_SESSION_KEY, type AcceptedRun, type AcceptOptions, type AdmittedRun } from '../request.js'
 export { SessionTable, resolveSessionLimits, type SessionEntry, type SessionSpill, type SessionTurn } from '../sessions.js'
 export { INLINE_STRIP_UNITS, preloadTypeScriptStripper, stripTypeScript, stripTypeScriptOffThread, mapStrippedColumn } from '../strip.js'
 export type { StripResult } from '../strip.js'
