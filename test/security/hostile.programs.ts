@@ -204,14 +204,17 @@ export function hostileProgramTests(s: HostileContext): void {
     expect((await s.run('const f = (n) => f(n + 1) + 1\nf(0)')).error?.kind).toBe('exception')
     // Benign but deep work: the suite's short wall (1 s) is for hostile runs; a loaded machine needs more here.
     const roomy = { cpuMs: 10_000, wallMs: 20_000 }
+    // Deep values never leave the guest (MAX_VALUE_DEPTH): the host, and a harness's recursive JSON.stringify,
+    // never see one.
     const deepValue = await s.run('const o = {}\nlet x = o\nfor (let i = 0; i < 1e4; i++) { x.n = {}; x = x.n }\nreturn o', { limits: roomy })
-    expect(deepValue.error).toBeUndefined()
-    expect(deepValue.value).toBeDefined()
-    const deepArg = await s.run('let a = []\nfor (let i = 0; i < 1e4; i++) a = [a]\nconst r = await tools.echo(a)\nreturn 1', {
-      call: async () => null,
+    expect(deepValue.error).toEqual({ kind: 'invalid-output', message: 'the return value is nested more than 1024 levels deep' })
+    let calls = 0
+    const deepArg = await s.run('let a = []\nfor (let i = 0; i < 1e4; i++) a = [a]\ntry { await tools.echo(a) } catch (e) { return e.code }\nreturn 1', {
+      call: async () => (calls++, null),
       limits: roomy,
     })
-    expect(deepArg.error).toBeUndefined()
+    expect(deepArg.value).toBe('INVALID_ARGS')
+    expect(calls).toBe(0)
     expect((await s.run('return 2')).value).toBe(2)
   })
 

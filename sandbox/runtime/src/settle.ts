@@ -1,6 +1,7 @@
 import { jsonText } from './json-text.js'
 import { parkingOf, type Parking } from './park.js'
-import type { CodeRunRequest, JsonValue } from './types.js'
+import { MAX_VALUE_DEPTH } from './prelude/protocol.js'
+import type { CodeRunError, CodeRunRequest, JsonValue } from './types.js'
 
 /** A readable message for anything a host `call` rejected with; total. */
 export function messageOf(error: unknown): string {
@@ -146,6 +147,8 @@ export function settleHostCall(
 ): Promise<string | Parking> {
   let pending: Promise<JsonValue>
   try {
+    // The prelude refuses deeper arguments where it makes their text: this only holds if it did not.
+    if (textNestsDeeperThan(argsJson, MAX_VALUE_DEPTH)) throw new Error(`the arguments nest more than ${MAX_VALUE_DEPTH} levels deep`)
     pending = Promise.resolve(request.call(name, JSON.parse(argsJson) as JsonValue, signal))
   } catch (error) {
     pending = Promise.reject(error)
@@ -154,4 +157,13 @@ export function settleHostCall(
     (value) => fulfilEntry(id, value, bounds),
     (error: unknown) => (park ? parkingOf(error) : undefined) ?? rejectEntry(id, error),
   )
+}
+
+/**
+ * The program's value from the JSON text its prelude made, or the `invalid-output` failure of a value
+ * nested deeper than `MAX_VALUE_DEPTH` (the prelude refuses those first: this only holds if it did not).
+ */
+export function parseProgramValue(text: string): { value: JsonValue } | { error: CodeRunError } {
+  if (textNestsDeeperThan(text, MAX_VALUE_DEPTH)) return { error: { kind: 'invalid-output', message: `the return value is nested more than ${MAX_VALUE_DEPTH} levels deep` } }
+  return { value: JSON.parse(text) as JsonValue }
 }

@@ -5,7 +5,8 @@ import { OutputLedger } from './ledger.js'
 import { DEFAULT_LIMITS, resolveLimits } from './limits.js'
 import { formatGuestError, prepareProgram } from './program.js'
 import { mapStrippedColumn, stripTypeScript } from './strip.js'
-import { fulfilEntry, settleHostCall } from './settle.js'
+import { MAX_VALUE_DEPTH } from './prelude/protocol.js'
+import { fulfilEntry, parseProgramValue, settleHostCall } from './settle.js'
 import type { JsonValue } from './types.js'
 
 describe('limits', () => {
@@ -121,5 +122,30 @@ describe('settleHostCall', () => {
     expect(first['a']).not.toBe(second['a'])
     expect(Object.isFrozen(second)).toBe(false)
     expect(second).toEqual({ a: [1, { b: null }], mutated: true })
+  })
+
+  test('arguments nested deeper than MAX_VALUE_DEPTH never reach the call (the host checks what a prelude should have refused)', async () => {
+    let calls = 0
+    const request = { code: '', bindings: ['t'], call: async () => (calls++, null) }
+    const nested = (depth: number): string => `${'['.repeat(depth)}${']'.repeat(depth)}`
+    const deep = await settleHostCall(request, 3, 't', nested(MAX_VALUE_DEPTH + 1), new AbortController().signal)
+    expect(deep).toBe(`[3,0,"the arguments nest more than ${MAX_VALUE_DEPTH} levels deep"]`)
+    expect(calls).toBe(0)
+    // Brackets inside strings are text, not nesting.
+    const quoted = `{"a":${JSON.stringify('['.repeat(5 * MAX_VALUE_DEPTH))},"b":${nested(MAX_VALUE_DEPTH - 1)}}`
+    expect(await settleHostCall(request, 4, 't', quoted, new AbortController().signal)).toBe('[4,1,null]')
+    expect(calls).toBe(1)
+  })
+})
+
+describe('parseProgramValue', () => {
+  test('a value nested deeper than MAX_VALUE_DEPTH is invalid-output; one at the bound parses', () => {
+    const nested = (depth: number): string => `${'{"a":'.repeat(depth - 1)}[]${'}'.repeat(depth - 1)}`
+    expect(parseProgramValue(nested(MAX_VALUE_DEPTH + 1))).toEqual({
+      error: { kind: 'invalid-output', message: `the return value is nested more than ${MAX_VALUE_DEPTH} levels deep` },
+    })
+    const atBound = parseProgramValue(nested(MAX_VALUE_DEPTH))
+    expect('value' in atBound && JSON.stringify(atBound.value).length).toBe(nested(MAX_VALUE_DEPTH).length)
+    expect(parseProgramValue('"[[["')).toEqual({ value: '[[[' })
   })
 })

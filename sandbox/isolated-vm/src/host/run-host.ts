@@ -1,4 +1,4 @@
-import { FinishKind, GUEST_LOG_LEVELS, HostCalls, OutputLedger, formatGuestError, stopError, whenAborted } from '@ptc/sandbox/backend'
+import { FinishKind, GUEST_LOG_LEVELS, HostCalls, OutputLedger, formatGuestError, parseProgramValue, stopError, whenAborted } from '@ptc/sandbox/backend'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
 import type { AdmittedRun, GuestErrorInfo, PreparedProgram, StopReason } from '@ptc/sandbox/backend'
 import { FINISH_ERROR } from '../engine/protocol.js'
@@ -254,7 +254,11 @@ export class RunHost {
         return
       case FinishKind.Value:
         if (!this.#ledger.value(text)) this.#finish({ kind: 'output-limit', message: this.#ledger.describeOverflow('value') })
-        else this.#finish(undefined, JSON.parse(text) as JsonValue)
+        else {
+          const parsed = parseProgramValue(text)
+          if ('error' in parsed) this.#finish(parsed.error)
+          else this.#finish(undefined, parsed.value)
+        }
         return
       case FinishKind.InvalidValue:
         this.#finish({ kind: 'invalid-output', message: text })

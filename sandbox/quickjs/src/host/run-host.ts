@@ -1,5 +1,5 @@
-import { HostCalls, formatGuestError, stopError, whenAborted } from '@ptc/sandbox/backend'
-import type { CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
+import { HostCalls, formatGuestError, parseProgramValue, stopError, whenAborted } from '@ptc/sandbox/backend'
+import type { CodeRunLimits, CodeRunRequest, CodeRunResult } from '@ptc/sandbox'
 import type { ParkedHostCall, PreparedProgram } from '@ptc/sandbox/backend'
 import type { EngineRunOutcome, EngineSuspension, HostStop, SubCallRequest } from '../engine/protocol.js'
 import type { SessionMemory } from '../engine/image.js'
@@ -166,7 +166,9 @@ export class RunHost {
     if (error !== undefined) {
       result.error = 'info' in error ? { kind: error.kind, message: formatGuestError(error.info, this.#clock.program) } : error
     } else if (outcome.valueJson !== undefined) {
-      result.value = JSON.parse(outcome.valueJson) as JsonValue
+      const parsed = parseProgramValue(outcome.valueJson)
+      if ('error' in parsed) result.error = parsed.error
+      else result.value = parsed.value
     }
     this.#resolve(result)
   }

@@ -1,6 +1,7 @@
 import { expect } from 'vitest'
 import type { JsonValue } from '../types.js'
 import { MAX_RESULT_DEPTH } from '../host-calls.js'
+import { MAX_VALUE_DEPTH } from '../prelude/protocol.js'
 import { echo, sleep, type SuiteContext } from './context.js'
 
 /** Sub-calls: results, errors, ordering, argument copies, the `tools` object and the globals. */
@@ -91,6 +92,26 @@ export function callTests(s: SuiteContext): void {
     )
     expect(r.error).toBeUndefined()
     expect(r.value).toEqual([`the tool result nests more than ${MAX_RESULT_DEPTH} levels deep, more than this sandbox can receive`, MAX_RESULT_DEPTH, 4])
+  })
+
+  s.it(`arguments nested deeper than MAX_VALUE_DEPTH (${MAX_VALUE_DEPTH}) reject that call as INVALID_ARGS before the host sees it; at the bound they arrive`, async () => {
+    const seen: number[] = []
+    const depthOf = (v: JsonValue): number => {
+      let d = 0
+      for (let x: JsonValue | undefined = v; Array.isArray(x); x = x[0]) d++
+      return d
+    }
+    const r = await s.run(
+      `const nest = (depth) => { let v = []; for (let i = 1; i < depth; i++) v = [v]; return v }
+      let outcome
+      try { await tools.echo({ a: nest(100000) }); outcome = 'sent' } catch (e) { outcome = e instanceof ToolCallError ? [e.code, e.message] : 'other: ' + String(e) }
+      const fits = await tools.echo(nest(${MAX_VALUE_DEPTH}))
+      return [outcome, fits]`,
+      { call: async (_name, args) => (seen.push(depthOf(args)), seen.length), bindings: ['echo'] },
+    )
+    expect(r.error).toBeUndefined()
+    expect(r.value).toEqual([['INVALID_ARGS', `arguments are not lossless JSON: arguments is nested more than ${MAX_VALUE_DEPTH} levels deep`], 1])
+    expect(seen).toEqual([MAX_VALUE_DEPTH])
   })
 
   s.it('an uncaught ToolCallError fails the run as an exception', async () => {

@@ -1,4 +1,5 @@
 import { expect } from 'vitest'
+import { MAX_VALUE_DEPTH } from '../prelude/protocol.js'
 import type { SuiteContext } from './context.js'
 
 /** Completion values, invalid output, syntax and runtime errors with positions, logs. */
@@ -45,6 +46,19 @@ export function valueTests(s: SuiteContext): void {
     // The prelude words it, the same on every backend: where the value breaks JSON, and how.
     expect((await s.run('return NaN')).error).toEqual({ kind: 'invalid-output', message: 'the return value is not a finite number' })
     expect((await s.run('return { a: [1, () => 1] }')).error).toEqual({ kind: 'invalid-output', message: 'the return value.a[1] is a function' })
+  })
+
+  s.it(`a value nested deeper than MAX_VALUE_DEPTH (${MAX_VALUE_DEPTH}) is invalid-output; one at the bound comes back`, async () => {
+    const nest = (depth: number): string => `let v = []; for (let i = 1; i < ${depth}; i++) v = { a: [v] }; return v`
+    const deep = await s.run(nest(100_000))
+    expect(deep.error).toEqual({ kind: 'invalid-output', message: `the return value is nested more than ${MAX_VALUE_DEPTH} levels deep` })
+    expect('value' in deep).toBe(false)
+    // Each step nests two levels (an object, then an array).
+    const fits = await s.run(nest(MAX_VALUE_DEPTH / 2))
+    expect(fits.error).toBeUndefined()
+    expect(JSON.stringify(fits.value).length).toBeGreaterThan(MAX_VALUE_DEPTH)
+    const over = await s.run(nest(MAX_VALUE_DEPTH / 2 + 1))
+    expect(over.error?.kind).toBe('invalid-output')
   })
 
   s.it('a syntax error reports the line and column of the model code (JavaScript)', async () => {

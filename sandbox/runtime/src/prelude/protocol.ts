@@ -30,6 +30,16 @@ export interface GuestHostFunctions {
   limit?(which: 1 | 2): void
 }
 
+/**
+ * The deepest nesting of a JSON value that leaves the guest: a sub-call's arguments, the program's value.
+ * The prelude refuses a deeper one where it makes its text (the arguments as `INVALID_ARGS`, which the
+ * program can catch; the value as `invalid-output`) and the host checks the text again before parsing it.
+ * Host code walks values recursively (`JSON.stringify` overflows Node's main-thread stack at about 4 200
+ * levels, `structuredClone` at about 3 300, measured), so a harness must never receive one it cannot
+ * serialize; 1 024 leaves room for the caller's own frames.
+ */
+export const MAX_VALUE_DEPTH = 1024
+
 /** The caps queue mode applies in the guest (the run's limits of the same names). */
 export interface QueueCaps {
   maxSubCalls: number

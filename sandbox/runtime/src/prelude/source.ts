@@ -1,4 +1,4 @@
-import { GUEST_GLOBALS, GUEST_LOG_LEVELS } from './protocol.js'
+import { GUEST_GLOBALS, GUEST_LOG_LEVELS, MAX_VALUE_DEPTH } from './protocol.js'
 import { UNKNOWN_TOOL_SOURCE } from './unknown-tool.js'
 
 /**
@@ -93,12 +93,15 @@ function scalarText(v, root, stack, sp) {
 }
 /* Cycle checks scan the current path up to this depth; deeper, a WeakSet of the path takes over. */
 var SHALLOW = 32;
+/* The deepest nesting a value may leave with (MAX_VALUE_DEPTH): host code walks values recursively. */
+var MAX_DEPTH = ${MAX_VALUE_DEPTH};
 function snapshot(value, root) {
   if (value === null || typeof value !== 'object') return scalarText(value, root, null, 0);
   var seen = null, stack = nullArray(), sp = 0, out = nullArray(), n = 0, v = value, j;
   for (;;) {
     if (v === null || typeof v !== 'object') out[n++] = scalarText(v, root, stack, sp);
     else {
+      if (sp >= MAX_DEPTH) fail(root + ' is nested more than ' + MAX_DEPTH + ' levels deep');
       if (sp < SHALLOW) { for (j = 0; j < sp; j++) if (stack[j].src === v) fail(where(root, stack, sp) + ' is a cycle'); }
       else {
         if (seen === null) { seen = new WS(); for (j = 0; j < sp; j++) wsAddU(seen, stack[j].src); }
