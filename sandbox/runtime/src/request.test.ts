@@ -124,4 +124,20 @@ describe('acceptRun', () => {
     if (second.ok) second.release()
     expect(gate.active).toBe(0)
   })
+
+  test('a run takes its place before its program is prepared: a full gate refuses a long program unprepared; a failed preparation gives the place back', async () => {
+    const gate = new RunGate(1, 0)
+    const holder = await acceptRun(request('return 1'), DEFAULT_LIMITS, gate)
+    expect(holder.ok).toBe(true)
+    const broken = `${longProgram(64 * 1024)}\nconst x: = 1`
+    // Prepared first, it would be a syntax error: refused as limit, nothing stripped it.
+    const refused = await acceptRun(request(broken), DEFAULT_LIMITS, gate)
+    expect(!refused.ok && refused.result.error).toEqual({ kind: 'limit', message: "the runtime's run queue is full (1 runs running, 0 waiting)" })
+    if (holder.ok) holder.release()
+    const bad = await acceptRun(request(broken), DEFAULT_LIMITS, gate)
+    expect(!bad.ok && bad.result.error?.kind).toBe('syntax')
+    const aborted = await acceptRun(request(longProgram(900 * 1024), { limits: { wallMs: 1 } }), DEFAULT_LIMITS, gate)
+    expect(!aborted.ok && aborted.result.error?.kind).toBe('timeout')
+    expect(gate.active).toBe(0)
+  })
 })

@@ -52,10 +52,12 @@ export interface AcceptOptions {
  * 1. misuse (not a request, no code, no `call`, an unknown language, bad bindings or limits) throws
  *    `SandboxUsageError`;
  * 2. a program over `maxProgramBytes` ends as `limit`, before any other work on it;
- * 3. TypeScript is stripped and the program wrapped; a program longer than `INLINE_STRIP_UNITS` is
+ * 3. the run takes a place in `gate` (when given), waiting at most until its wall deadline: the work on
+ *    its program comes after, so a full gate refuses a run at once, and no program is prepared for a
+ *    run that waits or is refused (a flood of long programs costs the host nothing past the gate's size);
+ * 4. TypeScript is stripped and the program wrapped; a program longer than `INLINE_STRIP_UNITS` is
  *    stripped, and a session program's source made (a parse of the whole program), on a worker thread,
- *    never on this one; a syntax error ends as `syntax`;
- * 4. the run takes a place in `gate` (when given), waiting at most until its wall deadline.
+ *    never on this one; a syntax error ends as `syntax` (and gives its place back).
  * A run whose signal aborts, or whose deadline passes, during 3 or 4 ends as `abort` or `timeout`.
  */
 export async function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits, gate?: RunGate, options?: AcceptOptions): Promise<AcceptedRun> {
@@ -80,6 +82,14 @@ export async function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits
   if (tooLong !== undefined) return refuse({ kind: 'limit', message: tooLong })
   if (signal?.aborted) return refuse(refusal('abort', limits, startedAt, gate))
 
+  let place: GatePlace | undefined
+  if (gate !== undefined) {
+    const entered = await gate.enter(deadline, signal)
+    if (!entered.ok) return refuse(refusal(entered.reason, limits, startedAt, gate))
+    place = entered
+  }
+  const release = (): void => place?.release()
+
   const typescript = request.language !== 'javascript'
   const sessionSourceHere = session !== undefined && options?.sessionSourceOnEngine !== true
   let stripped: StripResult
@@ -88,22 +98,21 @@ export async function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits
     const waiting = waitSignal(deadline, signal)
     const done = await prepareOffThread({ code, typescript, session: sessionSourceHere }, waiting.signal)
     waiting.dispose()
-    if (done === undefined) return refuse(refusal(signal?.aborted === true ? 'abort' : 'wall', limits, startedAt, gate))
+    if (done === undefined) {
+      release()
+      return refuse(refusal(signal?.aborted === true ? 'abort' : 'wall', limits, startedAt, gate))
+    }
     stripped = done.stripped
     sessionSource = done.source
   } else {
     stripped = typescript ? stripTypeScript(code) : { ok: true, code }
   }
   const prepared = programFromStripped(code, stripped, { session: session !== undefined, ...(sessionSource === undefined ? {} : { sessionSource }) })
-  if (!prepared.ok) return refuse(prepared.error)
-
-  let place: GatePlace | undefined
-  if (gate !== undefined) {
-    const entered = await gate.enter(deadline, signal)
-    if (!entered.ok) return refuse(refusal(entered.reason, limits, startedAt, gate))
-    place = entered
+  if (!prepared.ok) {
+    release()
+    return refuse(prepared.error)
   }
-  return { ok: true, bindings, limits, program: prepared.program, startedAt, deadline, release: () => place?.release() }
+  return { ok: true, bindings, limits, program: prepared.program, startedAt, deadline, release }
 }
 
 /** The `limit` message of a program longer than `maxBytes` UTF-8 bytes, or undefined when it fits. */
