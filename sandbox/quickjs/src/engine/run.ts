@@ -7,6 +7,13 @@ import { CONTROL_NONE, stopOf, type EngineRunError, type HostStop, type EngineRu
 
 /** The guest's stack: large enough for real programs, far below the host's own. */
 const MAX_STACK_BYTES = 256 * 1024
+/**
+ * The thread's own stack ran out inside the engine: some of QuickJS's recursions (its parser, JSON, array
+ * joins) take more of it than of the stack QuickJS counts against MAX_STACK_BYTES, so V8's limit comes
+ * first (inline on the calling thread's 1 MB, in a worker on its 4 MB). The program caused it: an exception
+ * of the program's (uncatchable there, and the module is dropped), not a crash of the engine.
+ */
+const NATIVE_STACK_OVERFLOW = /Maximum call stack size exceeded/
 /** What the prelude reports for a thrown value it could not describe (see `GUEST_PRELUDE`). */
 const UNFORMATTABLE = '[unformattable thrown value]'
 
@@ -433,7 +440,9 @@ export class EngineRun {
     const message = error instanceof Error ? error.message : String(error)
     this.#stop ??= /memory|OOM|enlarge/i.test(message)
       ? stopError('memory', this.#input.limits)
-      : { kind: 'crash', message: `the QuickJS engine failed: ${message}` }
+      : NATIVE_STACK_OVERFLOW.test(message)
+        ? { kind: 'exception', message: `RangeError: ${message}: the program nests or recurses too deeply for the engine's native stack (this cannot be caught inside the program)` }
+        : { kind: 'crash', message: `the QuickJS engine failed: ${message}` }
     if (!this.#done) this.#finish()
   }
 

@@ -61,6 +61,25 @@ export function valueTests(s: SuiteContext): void {
     expect(over.error?.kind).toBe('invalid-output')
   })
 
+  s.it('a program that nests or recurses too deeply for the engine fails as an exception that says so, and the next run works', async () => {
+    const programs = [
+      `JSON.parse('['.repeat(100000) + ']'.repeat(100000))`,
+      'let a = []; for (let i = 0; i < 100000; i++) a = [a]; JSON.stringify(a)',
+      'let a = []; for (let i = 0; i < 100000; i++) a = [a]; String(a)',
+      `eval('('.repeat(20000) + '1' + ')'.repeat(20000))`,
+      'function f() { return f() + 1 } f()',
+    ]
+    for (const code of programs) {
+      const r = await s.run(code, { language: 'javascript' })
+      // An engine that does not recurse there (isolated-vm's JSON.parse) completes; none may call it a crash.
+      if (r.error !== undefined) {
+        expect(r.error.kind, code).toBe('exception')
+        expect(r.error.message, code).toMatch(/stack/i)
+      }
+      expect((await s.run('return 1')).value, code).toBe(1)
+    }
+  })
+
   s.it('a syntax error reports the line and column of the model code (JavaScript)', async () => {
     const r = await s.run('const a = 1\nconst b = 2 +* 3\nreturn a', { language: 'javascript' })
     expect(r.error?.kind).toBe('syntax')
