@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os'
 import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
-import { RunGate, checkSessionKey, SessionTable, acceptRun, preloadTypeScriptStripper, resolveSessionLimits, type SessionSpill, type SessionTurn } from '@ptc/sandbox/backend'
-import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
+import { RunGate, checkSessionKey, SessionTable, acceptRun, preloadTypeScriptStripper, resolveSessionLimits, STORE_WAIT_MS, stopError, type SessionSpill, type SessionTurn } from '@ptc/sandbox/backend'
+import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import type { ParkedHostCall } from '@ptc/sandbox/backend'
 import { randomBytes } from 'node:crypto'
 import { openSnapshotAsync, sealSnapshotAsync, SnapshotError, type DurableRun, type ParkedCall, type ResumeRunRequest, type SessionLimits, type SessionStore, type SnapshotKey, type SuspendedRun, type SuspendedRunState } from '@ptc/sandbox/session'
@@ -93,6 +93,12 @@ export interface QuickJSSessionOptions extends Partial<SessionLimits> {
   secret?: SnapshotKey
   /** With a `store`: a session idle this long is suspended to it and leaves memory. Default 60 000 ms. */
   suspendAfterMs?: number
+  /**
+   * With a `store`: how long `dispose()` waits for the saves in progress and `endSession` for a removal
+   * before giving up on a store that does not answer (`endSession` then throws `SessionStoreError`
+   * `unavailable`). A run waits for its session's state at most until its own wall deadline. Default 10 000 ms.
+   */
+  storeWaitMs?: number
 }
 
 /** How often, at most, a session store without expiry of its own is swept (`SessionStore.sweep`). */
@@ -124,13 +130,16 @@ export class QuickJSCodeRuntime implements CodeRuntime {
 
   constructor(options: QuickJSRuntimeOptions, engines?: Engines) {
     this.#defaults = Object.freeze(resolveLimits(options.limits, DEFAULT_LIMITS))
-    const { store, secret, suspendAfterMs, ...sessionLimits } = options.sessions ?? {}
+    const { store, secret, suspendAfterMs, storeWaitMs, ...sessionLimits } = options.sessions ?? {}
     const limits = Object.freeze(resolveSessionLimits(sessionLimits))
     if (store !== undefined && secret === undefined && options.secret === undefined) {
       throw new SandboxUsageError('sessions.store needs sessions.secret: the key that authenticates suspended sessions, the same in every process that resumes them')
     }
     if (suspendAfterMs !== undefined && !(suspendAfterMs > 0 && Number.isFinite(suspendAfterMs))) {
       throw new SandboxUsageError('sessions.suspendAfterMs must be a positive finite number')
+    }
+    if (storeWaitMs !== undefined && !(storeWaitMs > 0 && Number.isFinite(storeWaitMs))) {
+      throw new SandboxUsageError('sessions.storeWaitMs must be a positive finite number')
     }
     if (secret !== undefined && options.secret !== undefined && !sameKey(secret, options.secret)) {
       throw new SandboxUsageError('secret and sessions.secret differ: give the key once (secret)')
@@ -143,6 +152,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
         ? undefined
         : {
             suspendAfterMs: suspendAfterMs ?? 60_000,
+            storeWaitMs: storeWaitMs ?? STORE_WAIT_MS,
             save: async (key, memory, runs) => {
               await store.set(key, await this.#seal(key, { memory, runs }), { ttlMs: limits.idleTtlMs })
               // Sessions nobody came back for expire; a store that does not drop them itself is swept now and then.
@@ -192,11 +202,17 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     const { bindings, limits, program } = accepted
     let turn: SessionTurn<SessionMemory> | undefined
     if (request.session !== undefined) {
-      turn = await this.#sessions.take(request.session)
+      turn = await this.#sessions.take(request.session, Date.now(), { deadline: accepted.deadline, signal: request.signal })
       if (!turn.ok) {
         accepted.release()
         const wallMs = performance.now() - accepted.startedAt
-        return { logs: [], error: { kind: 'limit', message: turn.message }, stats: { cpuMs: 0, wallMs, queueMs: wallMs, subCalls: 0 } }
+        const error: CodeRunError =
+          turn.reason === 'abort'
+            ? stopError('abort', limits)
+            : turn.reason === 'wall'
+              ? { kind: 'timeout', message: `wall-clock limit of ${limits.wallMs} ms exceeded before the program started (${turn.message})` }
+              : { kind: 'limit', message: turn.message }
+        return { logs: [], error, stats: { cpuMs: 0, wallMs, queueMs: wallMs, subCalls: 0 } }
       }
     }
     const host = new RunHost(request, accepted, this.#grace)

@@ -1,5 +1,14 @@
+import { whenAborted } from './abort.js'
 import { SandboxUsageError } from './errors.js'
+import { SessionStoreError } from './session/errors.js'
 import type { CodeRunSessionInfo } from './types.js'
+
+/**
+ * How long `SessionTable.close` (a runtime's `dispose`) and `end` (`endSession`) wait for the spill's store
+ * (the saves in progress, a removal) before they give up on it, unless the spill says (`storeWaitMs`): a
+ * store that never answers (a Redis client queueing commands through a partition) must not hang a shutdown.
+ */
+export const STORE_WAIT_MS = 10_000
 
 /** How a runtime bounds its sandbox sessions. Defaults: `DEFAULT_SESSION_LIMITS`. */
 export interface SessionLimits {
@@ -60,12 +69,23 @@ export interface SessionSpill<S> {
   remove(key: string): Promise<boolean>
   /** A live session idle this long is saved and leaves memory. */
   readonly suspendAfterMs: number
+  /** How long `close` and `end` wait for the saves in progress or a removal. Default `STORE_WAIT_MS`. */
+  readonly storeWaitMs?: number
 }
 
-/** A session taken for one run (`SessionTable.take`), or why it cannot run now. */
+/**
+ * A session taken for one run (`SessionTable.take`), or why it cannot run now: busy or at the cap (no
+ * `reason`), or the spill's store did not answer before the run's deadline (`wall`) or signal (`abort`).
+ */
 export type SessionTurn<S> =
   | { ok: true; entry: SessionEntry<S>; fresh: boolean; note?: string }
-  | { ok: false; message: string }
+  | { ok: false; message: string; reason?: 'wall' | 'abort' }
+
+/** What bounds `SessionTable.take`'s wait for the spill: the run's wall deadline (a `performance.now()` time) and signal. */
+export interface SessionWait {
+  readonly deadline: number
+  readonly signal?: AbortSignal | undefined
+}
 
 /**
  * A backend's sandbox sessions, whatever their state is (a QuickJS memory diff, a live isolate): one
@@ -100,9 +120,10 @@ export class SessionTable<S> {
 
   /**
    * Takes `key`'s session for a run, creating it when new (or refuses: busy, or every session busy at the
-   * cap). A session that is not live is resumed from the spill when it is there.
+   * cap). A session that is not live is resumed from the spill when it is there; `wait` bounds how long
+   * that may take (the session is then not taken, and its saved state stays where it is).
    */
-  async take(key: string, now = Date.now()): Promise<SessionTurn<S>> {
+  async take(key: string, now = Date.now(), wait?: SessionWait): Promise<SessionTurn<S>> {
     this.sweep(now)
     let entry = this.#sessions.get(key)
     if (entry?.busy === true) return { ok: false, message: `session "${key}" is running another program; a session runs one program at a time` }
@@ -125,10 +146,23 @@ export class SessionTable<S> {
     const gone = this.#gone.get(key)
     this.#gone.delete(key)
     let note = gone === undefined ? undefined : `the session's earlier state was dropped: ${gone}`
-    if (this.#spill !== undefined) {
+    const spill = this.#spill
+    if (spill !== undefined) {
+      const since = performance.now()
       try {
-        await this.#saving.get(key)
-        const saved = await this.#spill.load(key)
+        const loaded = await within(
+          (async () => {
+            await this.#saving.get(key)
+            return spill.load(key)
+          })(),
+          wait?.deadline,
+          wait?.signal,
+        )
+        if (!loaded.ok) {
+          if (this.#sessions.get(key) === entry) this.#forget(entry, undefined)
+          return { ok: false, reason: loaded.reason, message: `the session store had not answered for session "${key}" after ${Math.round(performance.now() - since)} ms` }
+        }
+        const saved = loaded.value
         if (saved !== undefined && !entry.ended) {
           entry.state = saved.state
           entry.bytes = saved.bytes
@@ -207,9 +241,17 @@ export class SessionTable<S> {
     if (entry?.busy === true) entry.ended = true
     else if (entry !== undefined) this.#forget(entry, undefined)
     let saved = false
-    if (this.#spill !== undefined) {
-      await this.#saving.get(key)
-      saved = await this.#spill.remove(key)
+    const spill = this.#spill
+    if (spill !== undefined) {
+      const removed = await within(
+        (async () => {
+          await this.#saving.get(key)
+          return spill.remove(key)
+        })(),
+        performance.now() + (spill.storeWaitMs ?? STORE_WAIT_MS),
+      )
+      if (!removed.ok) throw new SessionStoreError('unavailable', `the session store did not answer within ${spill.storeWaitMs ?? STORE_WAIT_MS} ms: session "${key}" may still be saved there`)
+      saved = removed.value
     }
     return entry !== undefined || saved
   }
@@ -251,10 +293,13 @@ export class SessionTable<S> {
     this.#saving.set(key, done)
   }
 
-  /** Saves every idle session to the spill (none: drops them), waits for the saves, and drops the rest. */
+  /**
+   * Saves every idle session to the spill (none: drops them), waits for the saves (at most the spill's
+   * `storeWaitMs`: a save the store has not confirmed by then is given up), and drops the rest.
+   */
   async close(): Promise<void> {
     for (const entry of [...this.#sessions.values()]) if (!entry.busy) this.#letGo(entry, 'the runtime was disposed')
-    await this.settled()
+    await within(this.settled(), performance.now() + (this.#spill?.storeWaitMs ?? STORE_WAIT_MS))
     this.clear()
   }
 
@@ -286,5 +331,30 @@ export class SessionTable<S> {
   #stopSweeping(): void {
     clearInterval(this.#sweeper)
     this.#sweeper = undefined
+  }
+}
+
+/** The longest delay `setTimeout` takes (a longer one fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+/**
+ * `promise`'s value, or why it was given up on: `deadline` (a `performance.now()` time) passed or `signal`
+ * aborted first. Its timer is referenced: a caller waiting here keeps the process alive. A rejection of
+ * `promise` rejects. Without a deadline or a signal it just waits.
+ */
+async function within<T>(promise: Promise<T>, deadline: number | undefined, signal?: AbortSignal): Promise<{ ok: true; value: T } | { ok: false; reason: 'wall' | 'abort' }> {
+  if (deadline === undefined && signal === undefined) return { ok: true, value: await promise }
+  if (signal?.aborted === true) return { ok: false, reason: 'abort' }
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let stopWaiting: (() => void) | undefined
+  const givenUp = new Promise<{ ok: false; reason: 'wall' | 'abort' }>((resolve) => {
+    if (deadline !== undefined) timer = setTimeout(() => resolve({ ok: false, reason: 'wall' }), Math.min(MAX_TIMER_MS, Math.max(0, deadline - performance.now())))
+    if (signal !== undefined) stopWaiting = whenAborted(signal, () => resolve({ ok: false, reason: 'abort' }))
+  })
+  try {
+    return await Promise.race([promise.then((value) => ({ ok: true as const, value })), givenUp])
+  } finally {
+    clearTimeout(timer)
+    stopWaiting?.()
   }
 }

@@ -1,8 +1,8 @@
 /** Why `openSnapshot` refused its bytes. Match on this, not on the message. */
 export type SnapshotErrorCode = 'not-a-snapshot' | 'truncated' | 'tampered' | 'unsupported-version' | 'foreign-build' | 'foreign-session'
 
-/** Why a session store refused a key or an entry. */
-export type SessionStoreErrorCode = 'invalid-key' | 'corrupt-entry'
+/** Why a session store refused a key or an entry, or did not answer in time (`unavailable`). */
+export type SessionStoreErrorCode = 'invalid-key' | 'corrupt-entry' | 'unavailable'
 
 const snapshotBrand = Symbol.for('@ptc/sandbox.snapshot-error')
 const storeBrand = Symbol.for('@ptc/sandbox.session-store-error')
@@ -20,7 +20,10 @@ export class SnapshotError extends Error {
   }
 }
 
-/** A session store refused a key (`invalid-key`) or found an entry it cannot read (`corrupt-entry`). */
+/**
+ * A session store refused a key (`invalid-key`), found an entry it cannot read (`corrupt-entry`), or did not
+ * answer within the time ptc waits for it (`unavailable`).
+ */
 export class SessionStoreError extends Error {
   readonly code: SessionStoreErrorCode
   constructor(code: SessionStoreErrorCode, message: string, options?: ErrorOptions) {
