@@ -177,6 +177,51 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     expect(text(result)).toMatch(/could not be stored \(disk full\); it is lost/)
     expect(text(result)).toContain('so far')
   })
+
+  test('a store that stops answering: the call ends saying the state could not be stored; a resume is refused and the state is there for the next', async () => {
+    const never = <T>(): Promise<T> => new Promise<T>(() => undefined)
+    const stalled: SessionStore = { get: never, set: never, delete: never }
+    const h = harness(runtime, { durable: { store: stalled, storeWaitMs: 200 } })
+    const lost = await h.runCode(`return await tools.write({ key: 'k' })`)
+    expect(lost.isError).toBe(true)
+    expect(text(lost)).toMatch(/could not be stored \(the store did not answer within 200 ms\); it is lost/)
+
+    // A file store whose take answers only after the resume gave up on it: the state is put back.
+    const files = store()
+    let release: (() => void) | undefined
+    let tookLate = false
+    let putBack!: () => void
+    const back = new Promise<void>((resolve) => (putBack = resolve))
+    const slow: SessionStore = {
+      get: (key) => files.get(key),
+      set: async (key, bytes, options) => {
+        await files.set(key, bytes, options)
+        if (tookLate) putBack()
+      },
+      delete: (key) => files.delete(key),
+      take: async (key) => {
+        await new Promise<void>((resolve) => (release = resolve))
+        const bytes = await files.take?.(key)
+        tookLate = bytes !== undefined
+        return bytes
+      },
+    }
+    // Its set is the file store's own, real I/O: the bound leaves it room on a loaded machine (the take waits
+    // for the test, so the resume below always waits the whole bound).
+    const s = harness(runtime, { durable: { store: slow, storeWaitMs: 3000 } })
+    const first = await s.runCode(`return await tools.write({ key: 'later' })`)
+    const { token } = awaiting(first)
+    await expect(resume(s, token, 'allowed-once')).rejects.toMatchObject({ name: 'ResumeError', code: 'STORE_UNAVAILABLE' })
+    expect(s.trace).toEqual([])
+    release?.()
+    // The late take took the state out of the files, then gave it back.
+    await back
+    expect(tookLate).toBe(true)
+    expect(await files.get(token)).toBeDefined()
+    const again = harness(runtime, { durable: { store: files } })
+    const resumed = await again.tools.resume({ token, decision: 'allowed-once', agent: s.agent, signal: new AbortController().signal })
+    expect(value(resumed.results[0]?.result as { value?: unknown }).result).toEqual({ written: 'later' })
+  })
 })
 
 test('durable approval needs a runtime that suspends runs', () => {

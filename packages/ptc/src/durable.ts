@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
-import type { DurableRun, ResumeRunRequest, SessionStore, SuspendedRun } from '@ptc/sandbox/session'
+import { STORE_WAIT_MS, waitForStore, type DurableRun, type ResumeRunRequest, type SessionStore, type SuspendedRun } from '@ptc/sandbox/session'
 import type { ApprovalDecision, DisplayReason, ToolBatchResult, ToolExecutionResult, ToolExecutionToken, ToolExecutorServices, ToolResumeInput, ToolRunContext, UserMessage } from '@ptc/tools'
 import { failureResult } from '@ptc/tools/executor'
 import { RUN_CODE } from '@ptc/tools'
@@ -23,6 +23,13 @@ export interface DurableOptions {
   store: SessionStore
   /** How long a suspended program waits for its decision before its state expires (default 7 days). */
   ttlMs?: number
+  /**
+   * How long storing a suspended program's state, and taking it back in `resume`, may wait for the store
+   * (default `STORE_WAIT_MS`, 10 s): a store that does not answer by then loses nothing it confirmed, and
+   * the call ends (the program's state is lost: it could not be stored) or the resume is refused
+   * (`STORE_UNAVAILABLE`: the state stays, or is put back when the store answers late).
+   */
+  storeWaitMs?: number
 }
 
 /** What a suspended program's `run_code` value carries: its token and the calls waiting for approval. */
@@ -57,6 +64,7 @@ const SWEEP_EVERY_MS = 10 * 60_000
 export class DurableRuns {
   readonly #store: SessionStore
   readonly #ttlMs: number
+  readonly #storeWaitMs: number
   /** The runs suspended by the calls of this process, by result: their awaiting value or why none. */
   readonly #awaiting = new WeakMap<CodeRunResult, AwaitingApproval | Error>()
   /** Tokens being resumed in this process (the store drops a token once its state is opened). */
@@ -73,8 +81,11 @@ export class DurableRuns {
     }
     const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS
     if (!(ttlMs > 0) || !Number.isFinite(ttlMs)) throw new TypeError('durable.ttlMs must be a positive number of milliseconds')
+    const storeWaitMs = options.storeWaitMs ?? STORE_WAIT_MS
+    if (!(storeWaitMs > 0) || !Number.isFinite(storeWaitMs)) throw new TypeError('durable.storeWaitMs must be a positive number of milliseconds')
     this.#store = options.store
     this.#ttlMs = ttlMs
+    this.#storeWaitMs = storeWaitMs
   }
 
   /**
@@ -109,7 +120,8 @@ export class DurableRuns {
       }
     })
     try {
-      await this.#store.set(key, suspended.state, { ttlMs: this.#ttlMs })
+      const stored = await this.#bounded(this.#store.set(key, suspended.state, { ttlMs: this.#ttlMs }))
+      if (!stored.ok) throw new Error(`the store did not answer within ${this.#storeWaitMs} ms`)
     } catch (error) {
       this.#awaiting.set(run, error instanceof Error ? error : new Error(String(error)))
       return
@@ -157,10 +169,20 @@ export class DurableRuns {
       // state goes back if this resume is refused. Otherwise it is deleted once the checks passed.
       const store = this.#store
       const taking = store.take !== undefined
-      const bytes = taking ? await (store.take as NonNullable<SessionStore['take']>)(token) : await store.get(token)
+      const unavailable = (what: string): ResumeError =>
+        new ResumeError('STORE_UNAVAILABLE', `the store did not answer within ${this.#storeWaitMs} ms ${what} token ${token}; try again later`)
+      const reading = taking ? (store.take as NonNullable<SessionStore['take']>)(token) : store.get(token)
+      const read = await this.#bounded(reading, input.signal)
+      if (!read.ok) {
+        // A take that answers after all hands the state back, for the next resume.
+        if (taking) void reading.then((late) => (late === undefined ? undefined : store.set(token, late, { ttlMs: this.#ttlMs }))).catch(() => undefined)
+        if (read.reason === 'abort') throw input.signal.reason
+        throw unavailable('for the state of')
+      }
+      const bytes = read.value
       if (bytes === undefined) throw new ResumeError('UNKNOWN_TOKEN', `no suspended program has token ${JSON.stringify(token)}: unknown, expired or already resumed`)
       const refuse = async (error: ResumeError): Promise<never> => {
-        if (taking) await store.set(token, bytes, { ttlMs: this.#ttlMs })
+        if (taking) await this.#bounded(store.set(token, bytes, { ttlMs: this.#ttlMs }))
         throw error
       }
       let run: SuspendedRun
@@ -183,12 +205,18 @@ export class DurableRuns {
       if (agent !== (identity.agent ?? null)) {
         return await refuse(new ResumeError('WRONG_AGENT', `the program of token ${token} ran for ${identity.agent === null || identity.agent === undefined ? 'no agent' : `agent ${JSON.stringify(identity.agent)}`}; only it may resume it, not ${agent === null ? 'a call without an agent' : `agent ${JSON.stringify(agent)}`}`))
       }
-      // Taken: another resume of this token finds nothing.
-      if (!taking) await store.delete(token)
+      // Taken: another resume of this token finds nothing. Unconfirmed, the program does not go on (it
+      // could then run twice).
+      if (!taking && !(await this.#bounded(store.delete(token))).ok) throw unavailable('to remove the state of')
       return await this.#run(run, identity as RunIdentity, decisions, input, services, config, content)
     } finally {
       this.#resuming.delete(token)
     }
+  }
+
+  /** `operation` of the store, waited for at most `storeWaitMs` (and until `signal`, when given). */
+  #bounded<T>(operation: Promise<T>, signal?: AbortSignal): ReturnType<typeof waitForStore<T>> {
+    return waitForStore(operation, { deadline: performance.now() + this.#storeWaitMs, signal })
   }
 
   async #run(

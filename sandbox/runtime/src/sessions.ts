@@ -1,14 +1,7 @@
-import { whenAborted } from './abort.js'
 import { SandboxUsageError } from './errors.js'
 import { SessionStoreError } from './session/errors.js'
+import { STORE_WAIT_MS, waitForStore } from './session/store.js'
 import type { CodeRunSessionInfo } from './types.js'
-
-/**
- * How long `SessionTable.close` (a runtime's `dispose`) and `end` (`endSession`) wait for the spill's store
- * (the saves in progress, a removal) before they give up on it, unless the spill says (`storeWaitMs`): a
- * store that never answers (a Redis client queueing commands through a partition) must not hang a shutdown.
- */
-export const STORE_WAIT_MS = 10_000
 
 /** How a runtime bounds its sandbox sessions. Defaults: `DEFAULT_SESSION_LIMITS`. */
 export interface SessionLimits {
@@ -150,13 +143,12 @@ export class SessionTable<S> {
     if (spill !== undefined) {
       const since = performance.now()
       try {
-        const loaded = await within(
+        const loaded = await waitForStore(
           (async () => {
             await this.#saving.get(key)
             return spill.load(key)
           })(),
-          wait?.deadline,
-          wait?.signal,
+          wait ?? {},
         )
         if (!loaded.ok) {
           if (this.#sessions.get(key) === entry) this.#forget(entry, undefined)
@@ -243,12 +235,12 @@ export class SessionTable<S> {
     let saved = false
     const spill = this.#spill
     if (spill !== undefined) {
-      const removed = await within(
+      const removed = await waitForStore(
         (async () => {
           await this.#saving.get(key)
           return spill.remove(key)
         })(),
-        performance.now() + (spill.storeWaitMs ?? STORE_WAIT_MS),
+        { deadline: performance.now() + (spill.storeWaitMs ?? STORE_WAIT_MS) },
       )
       if (!removed.ok) throw new SessionStoreError('unavailable', `the session store did not answer within ${spill.storeWaitMs ?? STORE_WAIT_MS} ms: session "${key}" may still be saved there`)
       saved = removed.value
@@ -299,7 +291,7 @@ export class SessionTable<S> {
    */
   async close(): Promise<void> {
     for (const entry of [...this.#sessions.values()]) if (!entry.busy) this.#letGo(entry, 'the runtime was disposed')
-    await within(this.settled(), performance.now() + (this.#spill?.storeWaitMs ?? STORE_WAIT_MS))
+    await waitForStore(this.settled(), { deadline: performance.now() + (this.#spill?.storeWaitMs ?? STORE_WAIT_MS) })
     this.clear()
   }
 
@@ -334,27 +326,3 @@ export class SessionTable<S> {
   }
 }
 
-/** The longest delay `setTimeout` takes (a longer one fires at once). */
-const MAX_TIMER_MS = 2 ** 31 - 1
-
-/**
- * `promise`'s value, or why it was given up on: `deadline` (a `performance.now()` time) passed or `signal`
- * aborted first. Its timer is referenced: a caller waiting here keeps the process alive. A rejection of
- * `promise` rejects. Without a deadline or a signal it just waits.
- */
-async function within<T>(promise: Promise<T>, deadline: number | undefined, signal?: AbortSignal): Promise<{ ok: true; value: T } | { ok: false; reason: 'wall' | 'abort' }> {
-  if (deadline === undefined && signal === undefined) return { ok: true, value: await promise }
-  if (signal?.aborted === true) return { ok: false, reason: 'abort' }
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let stopWaiting: (() => void) | undefined
-  const givenUp = new Promise<{ ok: false; reason: 'wall' | 'abort' }>((resolve) => {
-    if (deadline !== undefined) timer = setTimeout(() => resolve({ ok: false, reason: 'wall' }), Math.min(MAX_TIMER_MS, Math.max(0, deadline - performance.now())))
-    if (signal !== undefined) stopWaiting = whenAborted(signal, () => resolve({ ok: false, reason: 'abort' }))
-  })
-  try {
-    return await Promise.race([promise.then((value) => ({ ok: true as const, value })), givenUp])
-  } finally {
-    clearTimeout(timer)
-    stopWaiting?.()
-  }
-}

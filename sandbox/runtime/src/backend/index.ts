@@ -28,7 +28,7 @@ export { stopError, type StopReason } from '../stop.js'
 export { HostCalls, MAX_RESULT_DEPTH, type HostCallsOptions, type ParkedHostCall, type ReplyFlush } from '../host-calls.js'
 export type { ResultBounds } from '../settle.js'
 export { acceptRun, checkSessionKey, MAX_SESSION_KEY, type AcceptedRun, type AcceptOptions, type AdmittedRun } from '../request.js'
-export { SessionTable, resolveSessionLimits, STORE_WAIT_MS, type SessionEntry, type SessionSpill, type SessionTurn, type SessionWait } from '../sessions.js'
+export { SessionTable, resolveSessionLimits, type SessionEntry, type SessionSpill, type SessionTurn, type SessionWait } from '../sessions.js'
 export { INLINE_STRIP_UNITS, preloadTypeScriptStripper, stripTypeScript, stripTypeScriptOffThread, mapStrippedColumn } from '../strip.js'
 export type { StripResult } from '../strip.js'
 export {

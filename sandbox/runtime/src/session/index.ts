@@ -14,7 +14,7 @@ export { SNAPSHOT_FORMAT_VERSION, openSnapshot, openSnapshotAsync, sealSnapshot,
 export type { SnapshotIdentity, SnapshotKey } from './snapshot.js'
 export { SessionStoreError, SnapshotError } from './errors.js'
 export type { SessionStoreErrorCode, SnapshotErrorCode } from './errors.js'
-export { MAX_SESSION_KEY_BYTES } from './store.js'
+export { MAX_SESSION_KEY_BYTES, STORE_WAIT_MS, waitForStore } from './store.js'
 export type { SessionStore, SessionStoreSetOptions } from './store.js'
 export { createFileSessionStore } from './file-store.js'
 export type { FileSessionStoreOptions } from './file-store.js'
