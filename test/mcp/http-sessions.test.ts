@@ -55,6 +55,44 @@ describe('Streamable HTTP sessions', () => {
     await until(() => endpoint.stats().sessions === 0, 15_000)
   })
 
+  test('a client that closes its request mid-run cancels it: the run ends as abort, not at its CPU limit, and the session goes on', async () => {
+    // A spinning program with a CPU budget far past the test's timeout: only the cancellation can end it in time.
+    const spinning = createQuickJSRuntime({ poolSize: 1, limits: { cpuMs: 600_000, wallMs: 600_000 } })
+    try {
+      await using served = await serve(spinning)
+      const { endpoint, bearer } = served
+      const id = await initializeRaw(endpoint.url, bearer)
+      const headers = mcpHeaders({ authorization: bearer, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' })
+      expect((await post(endpoint.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers)).status).toBe(202)
+      let started!: () => void
+      const running = new Promise<void>((resolve) => (started = resolve))
+      const ended = new Promise<string>((resolve) => {
+        served.ptc.tools.on('tools/result', (exec, result) => {
+          if (exec.name === 'run_code') resolve(result.content.map((block) => (block.type === 'text' ? block.text : '')).join(''))
+        })
+      })
+      served.ptc.tools.on('tools/pre-execute', (exec, next) => {
+        if (exec.name === 'run_code') started()
+        return next()
+      })
+      const client = new AbortController()
+      const call = fetch(endpoint.url, {
+        method: 'POST',
+        headers,
+        signal: client.signal,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'run_code', arguments: { code: 'for (;;) {}', description: 'spin' } } }),
+      }).then((response) => response.text())
+      await running
+      client.abort()
+      await expect(call).rejects.toThrow()
+      expect(await ended).toMatch(/code run failed \(abort\)/)
+      // The session serves the client's next request.
+      expect((await post(endpoint.url, listTools, headers)).text).toContain('run_code')
+    } finally {
+      await spinning.dispose()
+    }
+  }, 60_000)
+
   test('past the session cap an initialize gets 503 with Retry-After; a DELETE frees a slot', async () => {
     await using served = await serve(runtime, { maxSessions: 2 })
     const { endpoint, bearer } = served

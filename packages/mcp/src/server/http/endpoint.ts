@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import { isInitializeRequest, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
+import { isInitializeRequest, isJSONRPCRequest, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { PtcMcpServer } from '../ptc-mcp-server.js'
 import { generateToken } from './auth.js'
 import { parseJson, readBody } from './body.js'
@@ -102,6 +102,7 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
         if (!isJsonRpcBody(read.value)) return refusal(400, JSONRPC_ERROR.invalidRequest, 'Invalid Request: the body must be a JSON-RPC 2.0 message or a non-empty array of them')
         body = read.value
       }
+      if (body !== undefined) cancelOnDisconnect(session.transport, res, body)
       // A session closed meanwhile (DELETE, shutdown) answers 404 itself.
       await session.transport.handleRequest(req, res, body)
       return undefined
@@ -195,6 +196,24 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
     close,
     [Symbol.asyncDispose]: close,
   }
+}
+
+/**
+ * A client that closes a POST's response before it is complete has given up on the requests in it: each is
+ * cancelled as if the client had sent `notifications/cancelled` for it, so a `run_code` stops instead of
+ * spending CPU and tools for nobody. (The 2026-07-28 revision of the protocol makes closing the stream the
+ * cancellation; before it, a client could resume the stream, but only from a server that keeps an event store,
+ * which this endpoint does not: the answer could never reach it.)
+ */
+function cancelOnDisconnect(transport: StreamableHTTPServerTransport, res: ServerResponse, body: unknown): void {
+  const ids = (Array.isArray(body) ? body : [body]).flatMap((message) => (isJSONRPCRequest(message) ? [message.id] : []))
+  if (ids.length === 0) return
+  res.once('close', () => {
+    if (res.writableFinished) return
+    for (const requestId of ids) {
+      transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'the client closed the connection before the answer' } })
+    }
+  })
 }
 
 /**
