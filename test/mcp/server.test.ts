@@ -162,6 +162,40 @@ describe('ptc MCP server (in process)', () => {
     await ptc.close()
   })
 
+  test("an upstream's tools with schemas nested thousands deep are skipped with a warning; its other tools stay", async () => {
+    // Each level is two of JSON nesting (`properties`, then the property).
+    const nested = (levels: number): Record<string, unknown> => {
+      let schema: Record<string, unknown> = { type: 'string' }
+      for (let i = 0; i < levels; i++) schema = { type: 'object', properties: { a: schema } }
+      return schema
+    }
+    for (const levels of [100, 3_000, 20_000]) {
+      const warnings: string[] = []
+      const ptc = await createPtcMcpServer({
+        upstreams: [
+          {
+            name: 'fx',
+            transport: inMemoryFixture({
+              extraTools: [
+                { name: 'deepIn', inputSchema: { type: 'object', properties: { x: nested(levels) } } },
+                { name: 'deepOut', inputSchema: { type: 'object', properties: {} }, outputSchema: { type: 'object', properties: { x: nested(levels) } } },
+              ],
+            }),
+          },
+        ],
+        runtime,
+        onWarning: (m) => warnings.push(m),
+      })
+      expect(warnings).toContain('skipped tool fx.deepIn: its input schema nests more than 128 levels deep')
+      expect(warnings).toContain('skipped tool fx.deepOut: its output schema nests more than 128 levels deep')
+      expect([ptc.tools.get('fx.deepIn'), ptc.tools.get('fx.deepOut')]).toEqual([undefined, undefined])
+      const client = await connectInMemory(ptc)
+      expect(text(await runCode(client, 'return await tools["fx.echo"]({ text: "still here" })'))).toBe('still here')
+      await client.close()
+      await ptc.close()
+    }
+  })
+
   test('a model-direct call of an upstream tool in code mode is UNKNOWN_TOOL with a hint', async () => {
     const { ptc, client } = await setup()
     const result = (await client.callTool({ name: 'fx.echo', arguments: { text: 'x' } })) as CallToolResult

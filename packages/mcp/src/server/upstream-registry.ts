@@ -6,7 +6,7 @@ import { upstreamToolDefinition } from '../upstream/tool-definition.js'
 
 interface Entry {
   namespace: string
-  fingerprint: string
+  fingerprint: string | undefined
   disposers: Array<() => void>
 }
 
@@ -44,8 +44,8 @@ export class UpstreamRegistry {
 
   sync(connection: UpstreamConnection, tools: readonly Tool[]): void {
     let entry = this.#entries.get(connection)
-    const fingerprint = JSON.stringify(tools)
-    if (entry?.fingerprint === fingerprint) return
+    const fingerprint = fingerprintOf(tools)
+    if (fingerprint !== undefined && entry?.fingerprint === fingerprint) return
     if (entry === undefined) {
       const namespace = connection.spec.name ?? this.#unique(namespaceOf(connection.serverName))
       this.#taken.add(namespace)
@@ -58,7 +58,15 @@ export class UpstreamRegistry {
     entry.fingerprint = fingerprint
     const { namespace } = entry
     for (const tool of tools) {
-      const { definition, warnings } = upstreamToolDefinition(connection, namespace, tool)
+      let conversion
+      try {
+        conversion = upstreamToolDefinition(connection, namespace, tool)
+      } catch (error) {
+        // What the upstream sent could not be read or converted: only that tool is lost, not its upstream's others.
+        this.warn(`skipped tool ${namespace}.${String(tool.name)}: ${error instanceof Error ? error.message : String(error)}`)
+        continue
+      }
+      const { definition, warnings } = conversion
       for (const warning of warnings) this.warn(warning)
       if (definition === undefined) continue
       const owner = this.#owners.get(definition.name)
@@ -92,5 +100,14 @@ export class UpstreamRegistry {
     let n = 2
     while (this.#taken.has(`${base}_${n}`)) n++
     return `${base}_${n}`
+  }
+}
+
+/** The text of a tool list, to see whether it changed; a list too deep to write is always taken as changed. */
+function fingerprintOf(tools: readonly Tool[]): string | undefined {
+  try {
+    return JSON.stringify(tools)
+  } catch {
+    return undefined
   }
 }

@@ -4,7 +4,29 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { UpstreamUnavailableError } from '../errors.js'
+
+/**
+ * The client's compiler of tool output schemas (it compiles each one a tool list announces), except that a
+ * schema that cannot be compiled (a hostile upstream's 3 000-level one overflowed the stack) makes only that
+ * tool's results fail validation, instead of failing the whole list and, with it, the upstream's every tool.
+ * The tool is not registered anyway (`MAX_UPSTREAM_SCHEMA_DEPTH`).
+ */
+const OUTPUT_SCHEMAS: jsonSchemaValidator = (() => {
+  const ajv = new AjvJsonSchemaValidator()
+  return {
+    getValidator(schema) {
+      try {
+        return ajv.getValidator(schema)
+      } catch (error) {
+        const errorMessage = `the tool's output schema cannot be used: ${messageOf(error)}`
+        return () => ({ valid: false, data: undefined, errorMessage })
+      }
+    },
+  }
+})()
 
 /**
  * One upstream MCP server: a command to spawn over stdio, a server at a URL (Streamable HTTP, or the legacy
@@ -139,7 +161,7 @@ export class UpstreamConnection {
   }
 
   #newClient(): Client {
-    const client = new Client({ name: 'ptc-serve', version: '0.1.0' })
+    const client = new Client({ name: 'ptc-serve', version: '0.1.0' }, { jsonSchemaValidator: OUTPUT_SCHEMAS })
     // Set before connecting, so that a change announced right after the handshake is not missed.
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#listChanged(client))
     return client

@@ -15,6 +15,14 @@ export interface UpstreamToolConversion {
 const TEXT_OUTPUT: JsonSchemaNode = Object.freeze({ type: 'string', description: 'The text the tool returned.' })
 
 /**
+ * The deepest JSON nesting of an upstream tool's input or output schema: a real schema stays far below (each
+ * schema level is two, `properties` and the property), and the conversion, validation and declarations that
+ * walk a schema recursively are safe below it. A hostile upstream's 3 000-level schema overflowed the stack
+ * in the conversion and took every tool of that upstream down with it.
+ */
+export const MAX_UPSTREAM_SCHEMA_DEPTH = 128
+
+/**
  * Turn one upstream tool into a `ToolDefinition` named `<namespace>.<tool>`.
  * Its input schema is converted to the enforced subset (the upstream still
  * validates); with an `outputSchema`, the program receives `structuredContent`
@@ -26,6 +34,9 @@ export function upstreamToolDefinition(connection: UpstreamConnection, namespace
   const name = `${namespace}.${tool.name}`
   const warnings: string[] = []
   const note = (what: string, w: SchemaWarning): void => void warnings.push(`${name}: ${what} ${w.path === '' ? '(root)' : w.path}: ${w.message}`)
+  for (const [what, schema] of [['input', tool.inputSchema], ['output', tool.outputSchema]] as const) {
+    if (nestsDeeperThan(schema, MAX_UPSTREAM_SCHEMA_DEPTH)) return { warnings: [`skipped tool ${name}: its ${what} schema nests more than ${MAX_UPSTREAM_SCHEMA_DEPTH} levels deep`] }
+  }
   const input = convertObjectJsonSchema(tool.inputSchema)
   for (const w of input.warnings) note('input', w)
   if (!input.ok) return { warnings: [...warnings, `skipped tool ${name}: ${input.reason}`] }
@@ -74,4 +85,16 @@ function structuredValue(name: string, result: CallToolResult, content: readonly
   } catch {
     throw new UpstreamToolError(`${name} declares an outputSchema but returned no structuredContent`)
   }
+}
+
+/** Whether a JSON value has objects or arrays nested more than `max` deep (iterative, stops at the first). */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]]
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [node, depth] = top
+    if (typeof node !== 'object' || node === null) continue
+    if (depth >= max) return true
+    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, depth + 1])
+  }
+  return false
 }
