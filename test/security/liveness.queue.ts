@@ -20,15 +20,16 @@ const INLINE_PROCESS =
  * A run that holds its place for its whole wall: a busy loop where the guest has its own thread; on
  * inline isolation a call the host never answers (a busy guest there runs on the host thread, so no
  * timer of a queued run could fire meanwhile: that is inline's documented limit, not a queue property).
+ * Its first call (`slow`) tells the host that its program runs, and so holds its place.
  */
-function blocker(s: HostileContext, wallMs: number): { code: string; request: Partial<CodeRunRequest> } {
-  if (s.backend === 'quickjs-inline') {
-    return {
-      code: 'await tools.slow({})',
-      request: { call: (name, args) => (name === 'slow' ? new Promise(() => {}) : echo(name, args)), limits: { wallMs } },
-    }
+function blocker(s: HostileContext, wallMs: number, started: () => void): { code: string; request: Partial<CodeRunRequest> } {
+  const call = (answer: boolean) => (name: string, args: JsonValue): Promise<JsonValue> => {
+    if (name !== 'slow') return echo(name, args)
+    started()
+    return answer ? echo(name, args) : new Promise(() => {})
   }
-  return { code: 'while (true) {}', request: { limits: { cpuMs: 60_000, wallMs } } }
+  if (s.backend === 'quickjs-inline') return { code: 'await tools.slow({})', request: { call: call(false), limits: { wallMs } } }
+  return { code: 'await tools.slow({})\nwhile (true) {}', request: { call: call(true), limits: { cpuMs: 60_000, wallMs } } }
 }
 
 /** A runtime with one run at a time and `maxQueuedRuns` waiting; disposed after `fn`. */
@@ -41,12 +42,18 @@ async function withGate(s: HostileContext, maxQueuedRuns: number, fn: (rt: CodeR
   }
 }
 
-/** Starts the blocker on `rt` and gives it time to take the only place (wrapped: an async function would flatten the run). */
+/**
+ * Starts the blocker on `rt` and waits until its program runs (it then holds the only place: a fixed pause
+ * was not always enough on a loaded machine, where a resumed-session battery seeds, suspends and resumes a
+ * session before each program). Wrapped: an async function would flatten the run.
+ */
 async function block(s: HostileContext, rt: CodeRuntime, wallMs: number): Promise<{ running: Promise<TimedRun> }> {
-  const b = blocker(s, wallMs)
-  const running = s.timed(b.code, b.request, rt)
-  await sleep(150)
-  return { running }
+  let started!: () => void
+  const running = new Promise<void>((resolve) => (started = resolve))
+  const b = blocker(s, wallMs, started)
+  const run = s.timed(b.code, b.request, rt)
+  await Promise.race([running, run])
+  return { running: run }
 }
 
 interface ChildRun {
