@@ -143,13 +143,7 @@ export class SessionTable<S> {
     if (spill !== undefined) {
       const since = performance.now()
       try {
-        const loaded = await waitForStore(
-          (async () => {
-            await this.#saving.get(key)
-            return spill.load(key)
-          })(),
-          wait ?? {},
-        )
+        const loaded = await waitForStore(this.#afterSave(key, () => spill.load(key)), wait ?? {})
         if (!loaded.ok) {
           if (this.#sessions.get(key) === entry) this.#forget(entry, undefined)
           return { ok: false, reason: loaded.reason, message: `the session store had not answered for session "${key}" after ${Math.round(performance.now() - since)} ms` }
@@ -235,13 +229,7 @@ export class SessionTable<S> {
     let saved = false
     const spill = this.#spill
     if (spill !== undefined) {
-      const removed = await waitForStore(
-        (async () => {
-          await this.#saving.get(key)
-          return spill.remove(key)
-        })(),
-        { deadline: performance.now() + (spill.storeWaitMs ?? STORE_WAIT_MS) },
-      )
+      const removed = await waitForStore(this.#afterSave(key, () => spill.remove(key)), { deadline: performance.now() + (spill.storeWaitMs ?? STORE_WAIT_MS) })
       if (!removed.ok) throw new SessionStoreError('unavailable', `the session store did not answer within ${spill.storeWaitMs ?? STORE_WAIT_MS} ms: session "${key}" may still be saved there`)
       saved = removed.value
     }
@@ -262,6 +250,12 @@ export class SessionTable<S> {
   /** Saves in progress (a caller that must not lose them, e.g. at shutdown, waits for these). */
   async settled(): Promise<void> {
     await Promise.all([...this.#saving.values()])
+  }
+
+  /** `operation` on the spill once the save of `key` in progress, if any, has ended. */
+  async #afterSave<T>(key: string, operation: () => Promise<T>): Promise<T> {
+    await this.#saving.get(key)
+    return operation()
   }
 
   /** An idle session leaves memory: saved to the spill when there is one, else dropped. */

@@ -87,7 +87,6 @@ function readProperty(value: unknown, key: string): unknown {
   }
 }
 
-/** Whether a JSON value has containers nested deeper than `max` (iterative, stops early). */
 /**
  * Whether JSON text (as `JSON.stringify` writes it) nests arrays and objects more than `max` deep.
  * Each level takes two characters, so a text shorter than `2 * (max + 1)` is not read at all: a
@@ -112,7 +111,8 @@ function textNestsDeeperThan(text: string, max: number): boolean {
   return false
 }
 
-function nestsDeeperThan(value: unknown, max: number): boolean {
+/** Whether a JSON value has objects or arrays nested more than `max` deep (iterative, stops at the first). */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
   if (max === Number.POSITIVE_INFINITY) return false
   const stack: [unknown, number][] = [[value, 0]]
   while (stack.length > 0) {

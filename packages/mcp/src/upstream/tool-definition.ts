@@ -2,6 +2,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import { prettyJson } from '@ptc/ptc'
 import type { ContentBlock, JsonSchemaNode, JsonValue, ToolDefinition, ToolExecutionToken } from '@ptc/tools'
 import { convertJsonSchema, convertObjectJsonSchema, type SchemaWarning } from '@ptc/tools'
+import { nestsDeeperThan } from '@ptc/sandbox/backend'
 import { UpstreamToolError } from '../errors.js'
 import { fromMcpContent, textOf } from './content.js'
 import type { UpstreamConnection } from './connection.js'
@@ -85,16 +86,4 @@ function structuredValue(name: string, result: CallToolResult, content: readonly
   } catch {
     throw new UpstreamToolError(`${name} declares an outputSchema but returned no structuredContent`)
   }
-}
-
-/** Whether a JSON value has objects or arrays nested more than `max` deep (iterative, stops at the first). */
-function nestsDeeperThan(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 0]]
-  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
-    const [node, depth] = top
-    if (typeof node !== 'object' || node === null) continue
-    if (depth >= max) return true
-    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, depth + 1])
-  }
-  return false
 }

@@ -1,5 +1,6 @@
 import { whenAborted } from '../abort.js'
 import { SandboxUsageError } from '../errors.js'
+import { MAX_TIMER_MS } from '../limits.js'
 import { SessionStoreError } from './errors.js'
 
 /** Where suspended sessions are kept, by key. A value is opaque bytes (a sealed snapshot). */
@@ -65,9 +66,6 @@ function describe(value: unknown): string {
  * commands through a partition, a hung network filesystem) must not hang a shutdown or a call.
  */
 export const STORE_WAIT_MS = 10_000
-
-/** The longest delay `setTimeout` takes (a longer one fires at once). */
-const MAX_TIMER_MS = 2 ** 31 - 1
 
 /**
  * What `operation` (a store's promise) resolves to, or why it was given up on: `deadline` (a
