@@ -33,6 +33,8 @@ describe('ptc serve arguments', () => {
     expect(parseServeArgs(['--upstream', 'x', ...flags]).limits).toEqual({ wallMs: 500, cpuMs: 100, memoryBytes: 64 * 1024 * 1024, maxOutputBytes: 2048, maxSubCalls: 3 })
     expect(() => parseServeArgs(['--upstream', 'x', '--max-output', '0'])).toThrow(/--max-output must be a positive integer/)
     expect(() => parseServeArgs(['--upstream', 'x', '--cpu', String(2 ** 31)])).toThrow(/--cpu must be at most 2147483647/)
+    expect(parseServeArgs(['--upstream', 'x', '--max-upstream-tools', '50'])).toMatchObject({ maxUpstreamTools: 50, limits: {} })
+    expect(() => parseServeArgs(['--upstream', 'x', '--max-upstream-tools', '0'])).toThrow(/--max-upstream-tools must be a positive integer/)
   })
 
   test('--help shows the default limits it was given, else the sandbox’s', async () => {

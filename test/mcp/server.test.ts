@@ -7,7 +7,7 @@ import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import { MemorySession, type Agent } from '@ptc/tools'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createPtcMcpServer, type PtcMcpServer } from '@ptc/mcp'
-import { connectInMemory, inMemoryFixture, UNUSABLE_TOOL, type CallToolResult, type Client } from '@ptc/mcp/testing'
+import { connectInMemory, inMemoryFixture, UNUSABLE_TOOL, type CallToolResult, type Client, type Tool } from '@ptc/mcp/testing'
 
 let runtime: CodeRuntime
 beforeAll(() => {
@@ -194,6 +194,58 @@ describe('ptc MCP server (in process)', () => {
       await client.close()
       await ptc.close()
     }
+  })
+
+  test("an upstream's tool list is bounded: tools, pages, a repeated cursor, one reading's time, long descriptions and schemas", async () => {
+    const tool = (name: string): Tool => ({ name, inputSchema: { type: 'object' } })
+    /** Starts a server on an upstream whose `tools/list` answers with `listPage` (each page after a turn of the event loop, as over a pipe). */
+    const start = async (listPage: (cursor: string | undefined) => { tools: Tool[]; nextCursor?: string }, options: { maxUpstreamTools?: number; requestTimeoutMs?: number } = {}) => {
+      const warnings: string[] = []
+      const transport = inMemoryFixture({ listPage: async (cursor) => (await new Promise((r) => setImmediate(r)), listPage(cursor)) })
+      const ptc = await createPtcMcpServer({ upstreams: [{ name: 'h', transport }], runtime, onWarning: (m) => warnings.push(m), ...options })
+      return { ptc, warnings }
+    }
+    // A list that never ends, 100 tools a page: served up to the cap (it grew the host without bound before).
+    const endless = await start((cursor) => {
+      const page = Number(cursor ?? 0)
+      return { tools: Array.from({ length: 100 }, (_, i) => tool(`t${page}_${i}`)), nextCursor: String(page + 1) }
+    })
+    expect(endless.warnings).toContain('upstream h lists more than 1000 tools: only its first 1000 are served (maxTools)')
+    expect([endless.ptc.tools.get('h.t9_99') !== undefined, endless.ptc.tools.get('h.t10_0')]).toEqual([true, undefined])
+    const client = await connectInMemory(endless.ptc)
+    expect(text(await runCode(client, 'return await tools["h.t3_7"]({})'))).toBe('called t3_7')
+    await client.close()
+    await endless.ptc.close()
+    // Empty pages that never end: at most maxTools pages.
+    const empty = await start((cursor) => ({ tools: [], nextCursor: `${cursor ?? ''}x` }), { maxUpstreamTools: 20 })
+    expect(empty.warnings).toContain("upstream h's tool list had not ended after 20 pages: only the 0 tools on them are served")
+    await empty.ptc.close()
+    // A cursor given twice ends the reading; what came before it is served.
+    const loop = await start((cursor) => ({ tools: [tool(`at_${cursor ?? 'start'}`)], nextCursor: 'again' }))
+    expect(loop.warnings).toContain('upstream h gave the same tool list cursor twice: only the 2 tools listed before it are served')
+    expect([loop.ptc.tools.get('h.at_start') !== undefined, loop.ptc.tools.get('h.at_again') !== undefined]).toEqual([true, true])
+    await loop.ptc.close()
+    // One page of 150 000 tools (its spread into the list overflowed the stack and failed the upstream).
+    const huge = await start(() => ({ tools: Array.from({ length: 150_000 }, (_, i) => tool(`n${i}`)) }))
+    expect(huge.warnings).toContain('upstream h lists more than 1000 tools: only its first 1000 are served (maxTools)')
+    expect(huge.ptc.tools.get('h.n999')).toBeDefined()
+    await huge.ptc.close()
+    // Pages that never end, each in time: the whole reading has one request timeout.
+    await expect(start((cursor) => ({ tools: [], nextCursor: `${cursor ?? ''}x` }), { maxUpstreamTools: 1e9, requestTimeoutMs: 300 })).rejects.toThrow(/upstream h could not be connected: its tool list was not read within 300 ms \(\d+ pages\)/)
+    // A description cut to its first 16 Ki characters; a schema longer than 64 Ki characters of JSON skips its tool.
+    const properties = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`p${i}`, { type: 'string' }]))
+    const big = await start(() => ({
+      tools: [
+        { ...tool('wordy'), description: 'w'.repeat(1_000_000) },
+        { name: 'wide', inputSchema: { type: 'object', properties } },
+        tool('plain'),
+      ],
+    }))
+    expect(big.warnings).toContain('h.wordy: its description (1000000 characters) is cut to its first 16384')
+    expect(big.ptc.tools.get('h.wordy')?.description).toBe(`${'w'.repeat(16_384)}…`)
+    expect(big.warnings).toContainEqual(expect.stringMatching(/^skipped tool h\.wide: its input schema is \d+ characters of JSON, more than 65536$/))
+    expect([big.ptc.tools.get('h.wide'), big.ptc.tools.get('h.plain') !== undefined]).toEqual([undefined, true])
+    await big.ptc.close()
   })
 
   test('a model-direct call of an upstream tool in code mode is UNKNOWN_TOOL with a hint', async () => {

@@ -5,6 +5,7 @@ import { isBearerToken } from './server/http/auth.js'
 import { isLoopbackHost, parseAllowedHost, parseOrigin } from './server/http/names.js'
 import { HTTP_DEFAULTS, resolveHttpOptions, type HttpServeOptions } from './server/http/options.js'
 import { parseUpstreamCommand, parseUpstreamHeader, type UpstreamCommand } from './upstream/command-line.js'
+import { MAX_UPSTREAM_TOOLS } from './upstream/connection.js'
 
 /** The environment variable a bearer token for `--http` can come from (`--token` wins). */
 export const TOKEN_ENV = 'PTC_SERVE_TOKEN'
@@ -35,6 +36,8 @@ next to the local tools of a ptc.config.ts (by their names).
                       top-level declarations and globalThis, until it disconnects
   --allow-missing     start even when an upstream cannot be connected (it is retried in the background and
                       its tools appear when it connects); without it, such an upstream fails the start (exit 1)
+  --max-upstream-tools N  the most tools served from each upstream; the rest are left out with a warning
+                      (default ${MAX_UPSTREAM_TOOLS})
   -h, --help          this text
 
 Limits of each program (what it prints goes to the model: the defaults are sized for its context; the flags
@@ -100,6 +103,8 @@ export interface ServeArgs {
   /** `--allow-missing`: serve even when an upstream cannot be connected at start. */
   allowMissing: boolean
   timeoutMs?: number
+  /** `--max-upstream-tools`. */
+  maxUpstreamTools?: number
   /** `--cpu`, `--memory`, `--max-output`, `--max-sub-calls` (and `--timeout` as `wallMs`): they win over the defaults. */
   limits: Partial<CodeRunLimits>
 }
@@ -131,6 +136,7 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
         session: { type: 'string' },
         'sandbox-sessions': { type: 'boolean', default: false },
         'allow-missing': { type: 'boolean', default: false },
+        'max-upstream-tools': { type: 'string' },
         timeout: { type: 'string' },
         cpu: { type: 'string' },
         memory: { type: 'string' },
@@ -150,6 +156,7 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
   const sandbox = values.sandbox ?? options.sandbox ?? 'quickjs'
   if (sandbox !== 'quickjs' && sandbox !== 'isolated-vm') throw new McpServeUsageError(`--sandbox must be quickjs or isolated-vm, not ${JSON.stringify(sandbox)}`)
   const args: ServeArgs = { upstreams, mode: values.mode, sandbox, ...base }
+  if (values['max-upstream-tools'] !== undefined) args.maxUpstreamTools = positiveInt('--max-upstream-tools', values['max-upstream-tools'], false)
   if (values.timeout !== undefined) args.timeoutMs = positiveInt('--timeout', values.timeout, false, MAX_TIMER_MS)
   args.limits = {
     ...(args.timeoutMs !== undefined && { wallMs: args.timeoutMs }),

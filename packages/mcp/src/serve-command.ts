@@ -78,6 +78,7 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
       sandboxSessions: args.sandboxSessions,
       allowMissing: args.allowMissing,
       ...(args.timeoutMs !== undefined && { requestTimeoutMs: args.timeoutMs }),
+      ...(args.maxUpstreamTools !== undefined && { maxUpstreamTools: args.maxUpstreamTools }),
     })
     const ready = (where: string): void => warn(`ready (${where}, ${args.mode} mode): ${readiness(ptc)}`)
     try {

@@ -46,8 +46,10 @@ export interface PtcMcpServerOptions {
    * `false`: `createPtcMcpServer` rejects with `UpstreamUnavailableError` naming every such upstream.
    */
   readonly allowMissing?: boolean
-  /** Timeout of each upstream request (default: the MCP SDK's 60 s). */
+  /** Timeout of each upstream request, and of one whole reading of a tool list (default: the MCP SDK's 60 s). */
   readonly requestTimeoutMs?: number
+  /** The most tools served from each upstream; the rest are left out with a warning. Default `MAX_UPSTREAM_TOOLS` (1 000). */
+  readonly maxUpstreamTools?: number
   readonly reconnect?: ReconnectOptions
   /** Where warnings go (skipped tools, dropped schema keywords, reconnections). Default: stderr. */
   readonly onWarning?: (message: string) => void
@@ -108,6 +110,7 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
         onWarning: warn,
         ...(options.reconnect !== undefined && { reconnect: options.reconnect }),
         ...(options.requestTimeoutMs !== undefined && { requestTimeoutMs: options.requestTimeoutMs }),
+        ...(options.maxUpstreamTools !== undefined && { maxTools: options.maxUpstreamTools }),
         ...(options.upstreamStderr !== undefined && { stderr: options.upstreamStderr }),
       }),
   )

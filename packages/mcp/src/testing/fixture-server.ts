@@ -54,6 +54,11 @@ export interface FixtureServerOptions {
   onSleep?: () => void
   /** Tools listed after the fixture's own; read at every `tools/list` (a test may change it, then `sendToolListChanged()`). */
   extraTools?: Tool[] | (() => Tool[])
+  /**
+   * Answers `tools/list` instead of the fixture's list (an upstream that pages its list, or misbehaves doing it);
+   * a call of a name not among the fixture's own then answers `called <name>`.
+   */
+  listPage?: (cursor: string | undefined) => Promise<{ tools: Tool[]; nextCursor?: string }>
 }
 
 /**
@@ -63,7 +68,8 @@ export interface FixtureServerOptions {
 export function createFixtureServer(options: FixtureServerOptions = {}): Server {
   const server = new Server({ name: 'ptc fixture', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } })
   const extraTools = (): Tool[] => (typeof options.extraTools === 'function' ? options.extraTools() : (options.extraTools ?? []))
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...FIXTURE_TOOLS, ...extraTools()] }))
+  const { listPage } = options
+  server.setRequestHandler(ListToolsRequestSchema, (request) => (listPage === undefined ? { tools: [...FIXTURE_TOOLS, ...extraTools()] } : listPage(request.params?.cursor)))
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const args = (request.params.arguments ?? {}) as Record<string, unknown>
     switch (request.params.name) {
@@ -87,7 +93,8 @@ export function createFixtureServer(options: FixtureServerOptions = {}): Server 
       case 'fails':
         return { content: [{ type: 'text', text: `it failed: ${String(args['why'] ?? 'no reason')}` }], isError: true }
       default:
-        return extraTools().some((t) => t.name === request.params.name)
+        // With `listPage`, the fixture cannot tell which names it listed: every other name answers.
+        return listPage !== undefined || extraTools().some((t) => t.name === request.params.name)
           ? { content: [{ type: 'text', text: `called ${request.params.name}` }] }
           : { content: [{ type: 'text', text: `unknown tool ${request.params.name}` }], isError: true }
     }

@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { DEFAULT_REQUEST_TIMEOUT_MSEC } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation'
@@ -27,6 +28,14 @@ const OUTPUT_SCHEMAS: jsonSchemaValidator = (() => {
     },
   }
 })()
+
+/**
+ * The most tools ptc serves from one upstream (`UpstreamConnectionOptions.maxTools`), and the most pages one
+ * reading of its tool list asks for. Every tool goes into the text the model reads, and a reading is kept whole
+ * in memory: an upstream that never ended its list (a cursor loop) grew the host by 100 MiB a second until it
+ * ran out of memory, and `ptc serve` never started.
+ */
+export const MAX_UPSTREAM_TOOLS = 1000
 
 /**
  * One upstream MCP server: a command to spawn over stdio, a server at a URL (Streamable HTTP, or the legacy
@@ -59,8 +68,13 @@ export interface ReconnectOptions {
 
 export interface UpstreamConnectionOptions {
   readonly reconnect?: ReconnectOptions
-  /** Timeout of each upstream request (connect, list, call). Default: the SDK's 60 s. */
+  /**
+   * Timeout of each upstream request (connect, call) and of one whole reading of the tool list, all its
+   * pages together. Default: the SDK's 60 s.
+   */
   readonly requestTimeoutMs?: number
+  /** The most tools served from this upstream (the rest are left out with a warning). Default `MAX_UPSTREAM_TOOLS`. */
+  readonly maxTools?: number
   /** Where the upstream's stderr goes (spawned upstreams). Default: this process's stderr. */
   readonly stderr?: NodeJS.WritableStream
   /** Called after every successful (re)connection with the upstream's current tool list. */
@@ -197,14 +211,38 @@ export class UpstreamConnection {
     return this.options.requestTimeoutMs === undefined ? {} : { timeout: this.options.requestTimeoutMs }
   }
 
+  /**
+   * The upstream's tool list, every page of it, read within one request timeout: at most `maxTools` tools
+   * from at most `maxTools` pages, and a cursor the upstream gave before ends the reading (with a warning
+   * each time: the tools read so far are served).
+   */
   async #listTools(client: Client): Promise<Tool[]> {
+    const max = this.options.maxTools ?? MAX_UPSTREAM_TOOLS
+    const timeout = this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MSEC
+    const deadline = Date.now() + timeout
     const tools: Tool[] = []
+    const cursors = new Set<string>()
     let cursor: string | undefined
-    do {
-      const page = await client.listTools(cursor === undefined ? {} : { cursor }, this.#timeout())
-      tools.push(...page.tools)
+    for (let pages = 0; pages < max; pages++) {
+      const remaining = deadline - Date.now()
+      if (remaining <= 0) throw new Error(`its tool list was not read within ${timeout} ms (${pages} pages)`)
+      const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: remaining })
+      for (const tool of page.tools) {
+        if (tools.length === max) {
+          this.options.onWarning(`upstream ${this.label} lists more than ${max} tools: only its first ${max} are served (maxTools)`)
+          return tools
+        }
+        tools.push(tool)
+      }
       cursor = page.nextCursor
-    } while (cursor !== undefined)
+      if (cursor === undefined) return tools
+      if (cursors.has(cursor)) {
+        this.options.onWarning(`upstream ${this.label} gave the same tool list cursor twice: only the ${tools.length} tools listed before it are served`)
+        return tools
+      }
+      cursors.add(cursor)
+    }
+    this.options.onWarning(`upstream ${this.label}'s tool list had not ended after ${max} pages: only the ${tools.length} tools on them are served`)
     return tools
   }
 

@@ -24,6 +24,19 @@ const TEXT_OUTPUT: JsonSchemaNode = Object.freeze({ type: 'string', description:
 export const MAX_UPSTREAM_SCHEMA_DEPTH = 128
 
 /**
+ * The longest input or output schema of an upstream tool, in characters of JSON: a tool with a longer one is
+ * skipped with a warning. Its declaration goes into the text the model reads (real schemas, enums included, take
+ * a few thousand characters).
+ */
+export const MAX_UPSTREAM_SCHEMA_CHARS = 64 * 1024
+
+/**
+ * The longest description of an upstream tool the model reads, in characters: a longer one is cut there, with
+ * a warning.
+ */
+export const MAX_UPSTREAM_DESCRIPTION_CHARS = 16 * 1024
+
+/**
  * Turn one upstream tool into a `ToolDefinition` named `<namespace>.<tool>`.
  * Its input schema is converted to the enforced subset (the upstream still
  * validates); with an `outputSchema`, the program receives `structuredContent`
@@ -37,6 +50,8 @@ export function upstreamToolDefinition(connection: UpstreamConnection, namespace
   const note = (what: string, w: SchemaWarning): void => void warnings.push(`${name}: ${what} ${w.path === '' ? '(root)' : w.path}: ${w.message}`)
   for (const [what, schema] of [['input', tool.inputSchema], ['output', tool.outputSchema]] as const) {
     if (nestsDeeperThan(schema, MAX_UPSTREAM_SCHEMA_DEPTH)) return { warnings: [`skipped tool ${name}: its ${what} schema nests more than ${MAX_UPSTREAM_SCHEMA_DEPTH} levels deep`] }
+    const chars = schema === undefined ? 0 : JSON.stringify(schema).length
+    if (chars > MAX_UPSTREAM_SCHEMA_CHARS) return { warnings: [`skipped tool ${name}: its ${what} schema is ${chars} characters of JSON, more than ${MAX_UPSTREAM_SCHEMA_CHARS}`] }
   }
   const input = convertObjectJsonSchema(tool.inputSchema)
   for (const w of input.warnings) note('input', w)
@@ -50,7 +65,12 @@ export function upstreamToolDefinition(connection: UpstreamConnection, namespace
     structured = true
   }
   const contents = new WeakMap<ToolExecutionToken, ContentBlock[]>()
-  const description = tool.description ?? tool.title ?? tool.annotations?.title ?? `${tool.name} (from ${connection.label})`
+  let description = tool.description ?? tool.title ?? tool.annotations?.title ?? `${tool.name} (from ${connection.label})`
+  if (description.length > MAX_UPSTREAM_DESCRIPTION_CHARS) {
+    warnings.push(`${name}: its description (${description.length} characters) is cut to its first ${MAX_UPSTREAM_DESCRIPTION_CHARS}`)
+    const cut = description.slice(0, MAX_UPSTREAM_DESCRIPTION_CHARS)
+    description = `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`
+  }
   const definition: ToolDefinition = {
     name,
     description,
