@@ -8,7 +8,7 @@
 import { expect } from 'vitest'
 import type { JsonValue } from '@ptc/sandbox'
 import { cpuSettles, procAvailable } from './proc.js'
-import { ANSWER_BOUND_MS, type HostileContext, type LivenessBackend } from './hostile.suite.js'
+import { ANSWER_BOUND_MS, HOST_LAG_BOUND_MS, type HostileContext, type LivenessBackend } from './hostile.suite.js'
 import { OUTPUT_CASES } from './output.cases.js'
 
 const MiB = 1024 * 1024
@@ -172,7 +172,11 @@ export function livenessTests(s: HostileContext): void {
     const t = await s.timed(code, { limits: { cpuMs: 5000, wallMs: 15_000 } })
     expect(t.result.error).toBeUndefined()
     expect(t.result.value).toBe(42)
-    expect(t.lagMs, 'event-loop lag while the program was prepared and ran').toBeLessThan(250)
+    // A hang detector, like every lag check of this battery: stripping the program on the host thread blocks it
+    // for only 120-270 ms here, less than a loaded machine's own lag, so which thread strips a long program is
+    // asserted by behaviour instead (the "who prepares session programs" tests of both backends count sucrase's
+    // transforms on the host thread).
+    expect(t.lagMs, 'event-loop lag while the program was prepared and ran').toBeLessThan(HOST_LAG_BOUND_MS)
   }, 30_000)
 
   s.it('liveness: a host call that never settles and ignores its signal ends the run by its wall', async () => {

@@ -326,17 +326,17 @@ describe.skipIf(!availability.available)(
       expect(stdout.trim()).toBe('100')
     })
 
-    // A session program is parsed whole (acorn, about 0.6 s per MiB here): a long one on a worker thread,
-    // never on the host's, whose event loop serves every other run meanwhile.
+    // A session program is stripped of its TypeScript (sucrase) and parsed whole (acorn, about 0.6 s per MiB
+    // here): a long one on a worker thread, never on the host's, whose event loop serves every other run meanwhile.
     test.each([
-      ['process', 'short', true],
-      ['process', 'long', false],
-      ['none', 'long', false],
-    ])('who parses session programs: %s containment, %s programs', async (containment, length, acornHere) => {
+      ['process', 'short', true, 2],
+      ['process', 'long', false, 0],
+      ['none', 'long', false, 0],
+    ])('who prepares session programs: %s containment, %s programs', async (containment, length, acornHere, strippedHere) => {
       const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm')).href
       const fixture = fileURLToPath(new URL('./fixtures/session-parse.ts', import.meta.url))
       const { stdout } = await promisify(execFile)(process.execPath, ['--no-node-snapshot', '--conditions=@ptc/source', '--import', tsx, fixture, containment, length], { timeout: 30_000 })
-      expect(JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null')).toEqual({ acornHere, value: 42 })
+      expect(JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null')).toEqual({ acornHere, strippedHere, value: 42 })
     })
 
     describe("containment: 'none'", () => {
