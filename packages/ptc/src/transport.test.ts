@@ -1,6 +1,7 @@
 import { ToolsService, type ObjectJsonSchema, type ToolDefinition, type ToolExecution } from '@ptc/tools'
 import { describe, expect, test } from 'vitest'
 import { createPtcExecutor } from './executor.js'
+import { runCodeContent } from './transport.js'
 import { FakeRuntime } from './testing/fake-runtime.js'
 import { text } from './testing/fixtures.js'
 
@@ -67,5 +68,20 @@ describe('the transport reads the copy frozen at registration', () => {
     expect(text(out.results[0]!.result)).toContain('"hits": 1')
     expect(seen.map((e) => e.schema)).toEqual([REGISTERED_SCHEMA])
     expect(Object.isFrozen(seen[0]?.schema?.parameters.properties)).toBe(true)
+  })
+})
+
+describe('the text of a program awaiting approval', () => {
+  test("shows each awaited call's arguments, the first 1 024 characters of long ones", () => {
+    const awaiting = {
+      token: 't',
+      calls: [
+        { tool: 'remove', arguments: { path: '/tmp/x' }, reason: 'removes a file' },
+        { tool: 'upload', arguments: { blob: 'b'.repeat(5_000_000) } },
+      ],
+    }
+    const [content] = runCodeContent({ logs: ['a log'], awaiting })
+    expect(content.text).toMatch(/^a log\n\(the program is waiting for approval of tools\.remove\(\{"path":"\/tmp\/x"\}\) \(removes a file\), tools\.upload\(\{"blob":"b+… \(5000011 characters\)\); it continues/)
+    expect(content.text.length).toBeLessThan(1300)
   })
 })

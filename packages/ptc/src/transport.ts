@@ -128,9 +128,20 @@ export function runCodeContent(value: JsonValue): [{ type: 'text'; text: string 
   return [{ type: 'text', text }]
 }
 
+/**
+ * The most characters of one awaited call's arguments the model reads again (the value keeps them whole, for
+ * the person who decides): the program chose them, up to its memory.
+ */
+const AWAITED_ARGUMENTS_CHARS = 1024
+
 /** The line that ends the part of a program that suspended awaiting approval. */
 function awaitingText(awaiting: AwaitingApproval): string {
-  const calls = awaiting.calls.map((c) => `tools.${c.tool}(${JSON.stringify(c.arguments)})${c.reason === undefined ? '' : ` (${c.reason})`}`)
+  const calls = awaiting.calls.map((c) => {
+    const args = JSON.stringify(c.arguments)
+    const head = args.slice(0, AWAITED_ARGUMENTS_CHARS)
+    const shown = args.length <= AWAITED_ARGUMENTS_CHARS ? args : `${/[\uD800-\uDBFF]$/.test(head) ? head.slice(0, -1) : head}… (${args.length} characters)`
+    return `tools.${c.tool}(${shown})${c.reason === undefined ? '' : ` (${c.reason})`}`
+  })
   return `(the program is waiting for approval of ${calls.join(', ')}; it continues where it waited once the user has decided — nothing to do until then)`
 }
 

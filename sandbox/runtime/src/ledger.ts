@@ -1,3 +1,5 @@
+import type { CodeRunError } from './types.js'
+
 /** UTF-8 byte length of a string (lone surrogates count as the 3 bytes of U+FFFD, as the encoder writes). */
 export function utf8ByteLength(text: string): number {
   return Buffer.byteLength(text, 'utf8')
@@ -66,4 +68,25 @@ export class OutputLedger {
   describeOverflow(what: 'log' | 'value'): string {
     return `output exceeded ${this.maxBytes} bytes (the ${what === 'log' ? 'log entry' : 'return value'} did not fit; ${this.#used} bytes used)`
   }
+}
+
+/**
+ * A run's failure as the model reads it: its message at most `maxBytes` UTF-8 bytes (the run's
+ * `maxOutputBytes`), else its longest prefix that fits with a note of the cut. Messages made from what the
+ * guest chose can be as long as its memory allows: a thrown `'x'.repeat(2e7)`, a tool's error the program
+ * rethrows, an `invalid-output` path naming the program's own keys.
+ */
+export function withinOutputBudget(error: CodeRunError, maxBytes: number): CodeRunError {
+  const { message } = error
+  // A UTF-16 unit takes at most 3 UTF-8 bytes.
+  if (message.length * 3 <= maxBytes || utf8ByteLength(message) <= maxBytes) return error
+  const note = ` … (cut to ${maxBytes} bytes, the run's maxOutputBytes, from ${message.length} characters)`
+  const room = maxBytes - utf8ByteLength(note)
+  return { ...error, message: room <= 0 ? utf8Prefix(message, maxBytes) : utf8Prefix(message, room) + note }
+}
+
+/** The longest prefix of `text` that takes at most `maxBytes` UTF-8 bytes (a surrogate pair is never split). */
+function utf8Prefix(text: string, maxBytes: number): string {
+  const { read } = new TextEncoder().encodeInto(text.slice(0, maxBytes), new Uint8Array(maxBytes))
+  return text.slice(0, read)
 }

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest'
 import { SandboxUsageError } from './errors.js'
 import { validateBindings } from './bindings.js'
-import { OutputLedger } from './ledger.js'
+import { OutputLedger, withinOutputBudget } from './ledger.js'
 import { DEFAULT_LIMITS, resolveLimits } from './limits.js'
 import { formatGuestError, prepareProgram } from './program.js'
 import { mapStrippedColumn, stripTypeScript } from './strip.js'
@@ -80,6 +80,21 @@ describe('TypeScript stripping', () => {
       'TypeError: x (line 2, column 7)',
     )
     expect(formatGuestError({ message: '"s"' }, p.program)).toBe('Uncaught "s"')
+  })
+})
+
+describe('withinOutputBudget', () => {
+  test("a failure's message is cut to the output budget, to the UTF-8 byte, with a note of the cut", () => {
+    const bytes = (text: string): number => Buffer.byteLength(text, 'utf8')
+    const fits = { kind: 'exception', message: `Error: ${'x'.repeat(93)}` } as const
+    expect(withinOutputBudget(fits, 100)).toBe(fits)
+    const cut = withinOutputBudget({ kind: 'invalid-output', message: `Error: ${'é'.repeat(100_000)}` }, 200)
+    expect(cut.kind).toBe('invalid-output')
+    expect(cut.message).toMatch(/^Error: é+ … \(cut to 200 bytes, the run's maxOutputBytes, from 100007 characters\)$/)
+    expect(bytes(cut.message)).toBeLessThanOrEqual(200)
+    expect(bytes(cut.message)).toBeGreaterThan(197)
+    // A surrogate pair is never split; a budget smaller than the note gets the bare prefix.
+    expect(withinOutputBudget({ kind: 'exception', message: '😀'.repeat(50) }, 10).message).toBe('😀😀')
   })
 })
 

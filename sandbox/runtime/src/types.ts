@@ -29,7 +29,10 @@ export interface CodeRunLimits {
   wallMs: number
   /** Hard memory ceiling of the guest. */
   memoryBytes: number
-  /** One ledger for logs and the completion value, exact to the UTF-8 byte. */
+  /**
+   * One ledger for logs and the completion value, exact to the UTF-8 byte. A failure's message is cut to this
+   * many bytes too (`withinOutputBudget`): the program can make it as long as its memory allows.
+   */
   maxOutputBytes: number
   /** Total sub-calls a run may start. */
   maxSubCalls: number

@@ -1,4 +1,4 @@
-import { FinishKind, GUEST_LOG_LEVELS, HostCalls, OutputLedger, formatGuestError, parseProgramValue, stopError, whenAborted } from '@ptc/sandbox/backend'
+import { FinishKind, GUEST_LOG_LEVELS, HostCalls, OutputLedger, formatGuestError, parseProgramValue, stopError, whenAborted, withinOutputBudget } from '@ptc/sandbox/backend'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
 import type { AdmittedRun, GuestErrorInfo, PreparedProgram, StopReason } from '@ptc/sandbox/backend'
 import { FINISH_ERROR } from '../engine/protocol.js'
@@ -314,7 +314,7 @@ export class RunHost {
         subCalls: this.#calls.started,
       },
     }
-    if (error !== undefined) result.error = error
+    if (error !== undefined) result.error = withinOutputBudget(error, this.#limits.maxOutputBytes)
     else if (value !== undefined) result.value = value
     this.#resolve(result)
   }

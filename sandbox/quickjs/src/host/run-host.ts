@@ -1,4 +1,4 @@
-import { HostCalls, formatGuestError, parseProgramValue, stopError, whenAborted } from '@ptc/sandbox/backend'
+import { HostCalls, formatGuestError, parseProgramValue, stopError, whenAborted, withinOutputBudget } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult } from '@ptc/sandbox'
 import type { ParkedHostCall, PreparedProgram } from '@ptc/sandbox/backend'
 import type { EngineRunOutcome, EngineSuspension, HostStop, SubCallRequest } from '../engine/protocol.js'
@@ -170,6 +170,7 @@ export class RunHost {
       if ('error' in parsed) result.error = parsed.error
       else result.value = parsed.value
     }
+    if (result.error !== undefined) result.error = withinOutputBudget(result.error, this.#clock.limits.maxOutputBytes)
     this.#resolve(result)
   }
 }

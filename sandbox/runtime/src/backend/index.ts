@@ -18,7 +18,7 @@
 export { whenAborted } from '../abort.js'
 export { spawnSourceWorker, startWorker } from '../worker-argv.js'
 export { validateBindings } from '../bindings.js'
-export { LOG_SEPARATOR_BYTES, OutputLedger, utf8ByteLength } from '../ledger.js'
+export { LOG_SEPARATOR_BYTES, OutputLedger, utf8ByteLength, withinOutputBudget } from '../ledger.js'
 export { RunGate } from '../gate.js'
 export type { GatePlace, GateRefusal } from '../gate.js'
 export { jsonText } from '../json-text.js'

@@ -1,6 +1,7 @@
 import { expect } from 'vitest'
 import { MAX_VALUE_DEPTH } from '../prelude/protocol.js'
 import type { SuiteContext } from './context.js'
+import type { JsonValue } from '../types.js'
 
 /** Completion values, invalid output, syntax and runtime errors with positions, logs. */
 export function valueTests(s: SuiteContext): void {
@@ -118,6 +119,25 @@ export function valueTests(s: SuiteContext): void {
     const r = await s.run('throw { code: 7 }')
     expect(r.error?.kind).toBe('exception')
     expect(r.error?.message).toContain('code: 7')
+  })
+
+  s.it('a failure message longer than maxOutputBytes is cut to it: thrown by the program, a tool error it rethrows, an invalid-output path', async () => {
+    const limits = { maxOutputBytes: 2000 }
+    const fail = async (): Promise<JsonValue> => {
+      throw new Error('t'.repeat(1_000_000))
+    }
+    for (const [code, head] of [
+      ['throw new Error("x".repeat(5e6))', 'Error: xxx'],
+      ['throw "y".repeat(5e6)', 'Uncaught "yyy'],
+      ['await tools.fail({})', 'ToolCallError: ttt'],
+      ['return { ["k".repeat(5e6)]: () => 1 }', 'the return value.kkk'],
+    ] as const) {
+      const r = await s.run(code, { limits, call: fail })
+      expect(r.error?.kind, code).toBe(code.startsWith('return') ? 'invalid-output' : 'exception')
+      expect(r.error?.message.startsWith(head), code).toBe(true)
+      expect(r.error?.message, code).toMatch(/ … \(cut to 2000 bytes, the run's maxOutputBytes, from \d+ characters\)$/)
+      expect(Buffer.byteLength(r.error?.message ?? '', 'utf8'), code).toBeLessThanOrEqual(2000)
+    }
   })
 
   s.it('logs keep their order, one entry per console call', async () => {
