@@ -76,6 +76,25 @@ describe.skipIf(!availability.available)('isolated-vm run admission (maxConcurre
     }
   }, 30_000)
 
+  test('a run whose program would take the queue past maxQueuedProgramBytes ends at once as limit', async () => {
+    const rt = createIsolatedVmRuntime({ maxConcurrentRuns: 1, maxQueuedProgramBytes: 1000 })
+    try {
+      let release!: () => void
+      const held = new Promise<void>((resolve) => (release = resolve))
+      const first = rt.run({ code: 'await tools.hold({})\nreturn 1', bindings: ['hold'], call: async () => (await held, null) })
+      await sleep(50)
+      const queued = rt.run({ code: `return "${'w'.repeat(900)}".length`, bindings: [], call: async () => null })
+      const refused = await rt.run({ code: `return "${'r'.repeat(100)}".length`, bindings: [], call: async () => null })
+      expect(refused.error?.kind).toBe('limit')
+      expect(refused.error?.message).toMatch(/queue is full \(1 runs running, 1 waiting with 916 bytes of programs/)
+      release()
+      expect((await first).value).toBe(1)
+      expect((await queued).value).toBe(900)
+    } finally {
+      await rt.dispose()
+    }
+  }, 30_000)
+
   test('the wall clock and queueMs count from the run() call', async () => {
     const rt = createIsolatedVmRuntime({ maxConcurrentRuns: 1 })
     try {
@@ -100,6 +119,7 @@ describe.skipIf(!availability.available)('isolated-vm run admission (maxConcurre
   test('the admission options are checked', () => {
     expect(() => createIsolatedVmRuntime({ maxConcurrentRuns: 0 })).toThrow(/maxConcurrentRuns/)
     expect(() => createIsolatedVmRuntime({ maxQueuedRuns: -1 })).toThrow(/maxQueuedRuns/)
+    expect(() => createIsolatedVmRuntime({ maxQueuedProgramBytes: 0 })).toThrow(/maxQueuedProgramBytes/)
     expect(() => createIsolatedVmRuntime({ runsPerProcess: 1.5 })).toThrow(/runsPerProcess/)
     expect(() => createIsolatedVmRuntime({ containment: 'thread' as 'none' })).toThrow(/containment/)
   })

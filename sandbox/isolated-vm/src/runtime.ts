@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
-import { GUEST_PRELUDE, PROGRAM_FILENAME, checkSessionKey, RunGate, acceptRun, preloadTypeScriptStripper, resolveSessionLimits } from '@ptc/sandbox/backend'
+import { DEFAULT_MAX_QUEUED_PROGRAM_BYTES, GUEST_PRELUDE, PROGRAM_FILENAME, checkSessionKey, RunGate, acceptRun, preloadTypeScriptStripper, resolveSessionLimits } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import type { SessionLimits } from '@ptc/sandbox/session'
 import { InlineLane } from './host/inline.js'
@@ -52,6 +52,12 @@ export interface IsolatedVmRuntimeOptions {
    * isolate, only its request and a deadline timer (it leaves the queue at its wall deadline).
    */
   maxQueuedRuns?: number
+  /**
+   * The total size of the programs that may wait for a place, in UTF-8 bytes; a run whose program would go past
+   * it ends at once as `limit` (a run that finds the queue empty may wait whatever its size). Default
+   * `DEFAULT_MAX_QUEUED_PROGRAM_BYTES` (16 MiB).
+   */
+  maxQueuedProgramBytes?: number
   /**
    * How long a child process may take, after a run's answer, to confirm that nothing of the run
    * still runs before it is killed (`'process'` containment). Default 100 ms.
@@ -133,12 +139,13 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
     const graceMs = positiveInteger(options.stopGraceMs, 100, 'stopGraceMs')
     const concurrent = positiveInteger(options.maxConcurrentRuns, inline ? 8 : processes * perProcess, 'maxConcurrentRuns')
     const queued = positiveInteger(options.maxQueuedRuns, DEFAULT_MAX_QUEUED_RUNS, 'maxQueuedRuns', 0)
+    const queuedBytes = positiveInteger(options.maxQueuedProgramBytes, DEFAULT_MAX_QUEUED_PROGRAM_BYTES, 'maxQueuedProgramBytes')
     const sessionLimits = Object.freeze(resolveSessionLimits(options.sessions))
     const ivm = loadIsolatedVm({ loader: options.loader, checkNodeSnapshot: options.checkNodeSnapshot })
     // A kept isolate may wait for the program's leftover jobs this long, well within the grace after
     // which a child is killed.
     this.#sessions = new IsolateSessions(sessionLimits, inline ? 50 : Math.max(1, Math.floor(graceMs / 2)))
-    this.#gate = new RunGate(concurrent, queued)
+    this.#gate = new RunGate(concurrent, queued, queuedBytes)
     if (inline) this.#inline = new InlineLane(ivm, warm, this.#defaults.memoryBytes)
     else {
       this.#pool = new ProcessPool({

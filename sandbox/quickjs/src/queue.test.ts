@@ -135,6 +135,20 @@ describe('maxConcurrentRuns and maxQueuedRuns', () => {
     })
   }, 30_000)
 
+  test('a run whose program would take the queue past maxQueuedProgramBytes ends as limit at once; the waiting run goes on', async () => {
+    await using(createQuickJSRuntime({ poolSize: 1, maxQueuedProgramBytes: 1000 }), async (rt) => {
+      const hold = holder(rt)
+      await hold.started
+      const waiting = rt.run(request(`return "${'w'.repeat(900)}".length`))
+      const refused = await rt.run(request(`return "${'r'.repeat(100)}".length`))
+      expect(refused.error?.kind).toBe('limit')
+      expect(refused.error?.message).toMatch(/queue is full \(1 runs running, 1 waiting with 916 bytes of programs; it holds at most 256 runs and 1000 bytes\)/)
+      hold.release()
+      await hold.result
+      expect((await waiting).value).toBe(900)
+    })
+  }, 30_000)
+
   test('maxQueuedRuns 0: a run that finds every place taken ends as limit', async () => {
     await using(createQuickJSRuntime({ isolation: 'inline', maxConcurrentRuns: 1, maxQueuedRuns: 0 }), async (rt) => {
       const hold = holder(rt)
@@ -153,6 +167,7 @@ describe('maxConcurrentRuns and maxQueuedRuns', () => {
       [{ poolSize: 0 }, 'poolSize must be a positive integer'],
       [{ poolSize: 1.5 }, 'poolSize must be a positive integer'],
       [{ isolation: 'inline', maxQueuedRuns: -1 }, 'maxQueuedRuns must be a non-negative integer'],
+      [{ isolation: 'inline', maxQueuedProgramBytes: 0 }, 'maxQueuedProgramBytes must be a positive integer'],
       [{ isolation: 'inline', watchdogGraceMs: -1 }, 'watchdogGraceMs must be a non-negative number'],
       [{ isolation: 'inline', watchdogGraceMs: Number.POSITIVE_INFINITY }, 'watchdogGraceMs must be a non-negative number'],
     ]

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
-import { RunGate, checkSessionKey, SessionTable, acceptRun, preloadTypeScriptStripper, resolveSessionLimits, stopError, type SessionSpill, type SessionTurn } from '@ptc/sandbox/backend'
+import { DEFAULT_MAX_QUEUED_PROGRAM_BYTES, RunGate, checkSessionKey, SessionTable, acceptRun, preloadTypeScriptStripper, resolveSessionLimits, stopError, type SessionSpill, type SessionTurn } from '@ptc/sandbox/backend'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import type { ParkedHostCall } from '@ptc/sandbox/backend'
 import { randomBytes } from 'node:crypto'
@@ -43,6 +43,12 @@ export interface QuickJSRuntimeOptions {
    * ("the runtime's run queue is full"). Default `DEFAULT_MAX_QUEUED_RUNS` (256).
    */
   maxQueuedRuns?: number
+  /**
+   * The total size of the programs that may wait for a place, in UTF-8 bytes; a run whose program would go past
+   * it ends at once as `limit` (a run that finds the queue empty may wait whatever its size). Default
+   * `DEFAULT_MAX_QUEUED_PROGRAM_BYTES` (16 MiB).
+   */
+  maxQueuedProgramBytes?: number
   /** `'quickjs'` (bellard, default) or `'quickjs-ng'`. */
   variant?: QuickJSVariantName
   /** Default limits of this runtime's runs (over `DEFAULT_LIMITS`); a request's limits override them. */
@@ -180,7 +186,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     const grace = options.watchdogGraceMs ?? DEFAULT_WATCHDOG_GRACE_MS
     if (!(grace >= 0) || !Number.isFinite(grace)) throw new SandboxUsageError('watchdogGraceMs must be a non-negative number')
     const concurrent = options.maxConcurrentRuns ?? (engines instanceof WorkerPool ? engines.size : inline ? 2 * cores : poolSize)
-    this.#gate = new RunGate(concurrent, options.maxQueuedRuns ?? DEFAULT_MAX_QUEUED_RUNS)
+    this.#gate = new RunGate(concurrent, options.maxQueuedRuns ?? DEFAULT_MAX_QUEUED_RUNS, options.maxQueuedProgramBytes ?? DEFAULT_MAX_QUEUED_PROGRAM_BYTES)
     this.#grace = grace
     this.#engines =
       engines ??

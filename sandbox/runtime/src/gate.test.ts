@@ -56,17 +56,47 @@ describe('RunGate', () => {
     expect(await gate.enter(far())).toEqual({ ok: false, reason: 'queue-full' })
   })
 
+  test('the programs waiting take at most maxQueuedBytes in all; a run finding the queue empty waits whatever its size', async () => {
+    const gate = new RunGate(1, 100, 1000)
+    const held = await gate.enter(far(), undefined, 5000)
+    expect(held.ok).toBe(true)
+    const big = gate.enter(far(), undefined, 5000)
+    expect([gate.queued, gate.queuedBytes]).toEqual([1, 5000])
+    expect(await gate.enter(far(), undefined, 1)).toEqual({ ok: false, reason: 'queue-full' })
+    if (held.ok) held.release()
+    const second = await big
+    expect([gate.queued, gate.queuedBytes]).toEqual([0, 0])
+    const a = gate.enter(far(), undefined, 600)
+    const controller = new AbortController()
+    const b = gate.enter(far(), controller.signal, 400)
+    expect(await gate.enter(far(), undefined, 1)).toEqual({ ok: false, reason: 'queue-full' })
+    // A waiter that leaves gives its bytes back.
+    controller.abort()
+    expect(await b).toEqual({ ok: false, reason: 'abort' })
+    expect(gate.queuedBytes).toBe(600)
+    const c = gate.enter(far(), undefined, 400)
+    expect(gate.queuedBytes).toBe(1000)
+    if (second.ok) second.release()
+    const pa = await a
+    if (pa.ok) pa.release()
+    const pc = await c
+    expect(pc.ok).toBe(true)
+    expect([gate.queued, gate.queuedBytes]).toEqual([0, 0])
+  })
+
   test('bad sizes are host misuse: SandboxUsageError with code SANDBOX_MISUSE', () => {
-    const cases: [number, number, string][] = [
-      [0, 1, 'maxConcurrentRuns must be a positive integer'],
-      [1.5, 1, 'maxConcurrentRuns must be a positive integer'],
-      [1, -1, 'maxQueuedRuns must be a non-negative integer'],
-      [1, Number.NaN, 'maxQueuedRuns must be a non-negative integer'],
+    const cases: [number, number, number | undefined, string][] = [
+      [0, 1, undefined, 'maxConcurrentRuns must be a positive integer'],
+      [1.5, 1, undefined, 'maxConcurrentRuns must be a positive integer'],
+      [1, -1, undefined, 'maxQueuedRuns must be a non-negative integer'],
+      [1, Number.NaN, undefined, 'maxQueuedRuns must be a non-negative integer'],
+      [1, 1, 0, 'maxQueuedProgramBytes must be a positive integer'],
+      [1, 1, 2.5, 'maxQueuedProgramBytes must be a positive integer'],
     ]
-    for (const [concurrent, queued, message] of cases) {
+    for (const [concurrent, queued, bytes, message] of cases) {
       let thrown: unknown
       try {
-        new RunGate(concurrent, queued)
+        new RunGate(concurrent, queued, bytes)
       } catch (error) {
         thrown = error
       }

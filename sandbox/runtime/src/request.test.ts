@@ -125,6 +125,19 @@ describe('acceptRun', () => {
     expect(gate.active).toBe(0)
   })
 
+  test("a run's place in the queue is weighed by its program's UTF-8 bytes", async () => {
+    const gate = new RunGate(1, 10, 3000)
+    const holder = await acceptRun(request('return 1'), DEFAULT_LIMITS, gate)
+    const first = acceptRun(request(`return "${'é'.repeat(1000)}"`, { limits: { wallMs: 30_000 } }), DEFAULT_LIMITS, gate)
+    expect(gate.queuedBytes).toBe(2009)
+    const refused = await acceptRun(request(`return "${'x'.repeat(1000)}"`), DEFAULT_LIMITS, gate)
+    expect(!refused.ok && refused.result.error?.message).toMatch(/run queue is full \(1 runs running, 1 waiting with 2009 bytes of programs; it holds at most 10 runs and 3000 bytes\)/)
+    if (holder.ok) holder.release()
+    const admitted = await first
+    expect(admitted.ok).toBe(true)
+    if (admitted.ok) admitted.release()
+  })
+
   test('a run takes its place before its program is prepared: a full gate refuses a long program unprepared; a failed preparation gives the place back', async () => {
     const gate = new RunGate(1, 0)
     const holder = await acceptRun(request('return 1'), DEFAULT_LIMITS, gate)
@@ -132,7 +145,10 @@ describe('acceptRun', () => {
     const broken = `${longProgram(64 * 1024)}\nconst x: = 1`
     // Prepared first, it would be a syntax error: refused as limit, nothing stripped it.
     const refused = await acceptRun(request(broken), DEFAULT_LIMITS, gate)
-    expect(!refused.ok && refused.result.error).toEqual({ kind: 'limit', message: "the runtime's run queue is full (1 runs running, 0 waiting)" })
+    expect(!refused.ok && refused.result.error).toEqual({
+      kind: 'limit',
+      message: "the runtime's run queue is full (1 runs running, 0 waiting with 0 bytes of programs; it holds at most 0 runs and 16777216 bytes)",
+    })
     if (holder.ok) holder.release()
     const bad = await acceptRun(request(broken), DEFAULT_LIMITS, gate)
     expect(!bad.ok && bad.result.error?.kind).toBe('syntax')

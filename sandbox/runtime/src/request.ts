@@ -78,13 +78,13 @@ export async function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits
     return { ok: false, result: { logs: [], error, stats: { cpuMs: 0, wallMs, queueMs: wallMs, subCalls: 0 } } }
   }
 
-  const tooLong = programTooLong(code, limits.maxProgramBytes)
-  if (tooLong !== undefined) return refuse({ kind: 'limit', message: tooLong })
+  const bytes = programBytes(code, limits.maxProgramBytes)
+  if (typeof bytes === 'string') return refuse({ kind: 'limit', message: bytes })
   if (signal?.aborted) return refuse(refusal('abort', limits, startedAt, gate))
 
   let place: GatePlace | undefined
   if (gate !== undefined) {
-    const entered = await gate.enter(deadline, signal)
+    const entered = await gate.enter(deadline, signal, bytes)
     if (!entered.ok) return refuse(refusal(entered.reason, limits, startedAt, gate))
     place = entered
   }
@@ -115,12 +115,12 @@ export async function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits
   return { ok: true, bindings, limits, program: prepared.program, startedAt, deadline, release }
 }
 
-/** The `limit` message of a program longer than `maxBytes` UTF-8 bytes, or undefined when it fits. */
-function programTooLong(code: string, maxBytes: number): string | undefined {
+/** The UTF-8 size of a program of at most `maxBytes`, or the `limit` message of a longer one. */
+function programBytes(code: string, maxBytes: number): number | string {
   // UTF-8 never takes fewer bytes than UTF-16 units: a long string is refused without encoding it.
   if (code.length > maxBytes) return `the program has more than ${maxBytes} bytes, over the maxProgramBytes limit of ${maxBytes}`
   const bytes = utf8ByteLength(code)
-  return bytes > maxBytes ? `the program has ${bytes} bytes, over the maxProgramBytes limit of ${maxBytes}` : undefined
+  return bytes > maxBytes ? `the program has ${bytes} bytes, over the maxProgramBytes limit of ${maxBytes}` : bytes
 }
 
 function refusal(reason: GateRefusal, limits: CodeRunLimits, startedAt: number, gate: RunGate | undefined): CodeRunError {
@@ -137,7 +137,7 @@ function refusal(reason: GateRefusal, limits: CodeRunLimits, startedAt: number, 
     case 'queue-full':
       return {
         kind: 'limit',
-        message: `the runtime's run queue is full (${gate?.maxConcurrent ?? 0} runs running, ${gate?.maxQueued ?? 0} waiting)`,
+        message: `the runtime's run queue is full (${gate?.active ?? 0} runs running, ${gate?.queued ?? 0} waiting with ${gate?.queuedBytes ?? 0} bytes of programs; it holds at most ${gate?.maxQueued ?? 0} runs and ${gate?.maxQueuedBytes ?? 0} bytes)`,
       }
   }
 }
