@@ -126,11 +126,15 @@ for (const backend of backends) {
     })
 
     test('only its agent may wait on a program, one call at a time; bad wait arguments are refused clearly', async () => {
-      const { g, call } = setup(100)
+      const { g, call, agent } = setup(100)
       expect(valueOf(await call({ code: PROGRAM })).running).toBe('run-1')
       const stranger = await call({ wait: 'run-1' }, { id: 'other', session: new MemorySession() })
       expect(stranger.isError).toBe(true)
       expect(text(stranger)).toContain('belongs to another agent')
+      // Another agent sharing the session log (as ptc serve's client connections do) is a stranger too.
+      const sharing = await call({ wait: 'run-1' }, { id: 'other', ...(agent.session !== undefined && { session: agent.session }) })
+      expect(sharing.isError).toBe(true)
+      expect(text(sharing)).toContain('belongs to another agent')
       const [a, b] = await Promise.all([call({ wait: 'run-1' }), call({ wait: 'run-1' })])
       expect([a, b].filter((r) => r.isError).map((r) => text(r))).toEqual([expect.stringContaining('already being waited on')])
       const both = await call({ wait: 'run-1', code: 'return 1' })

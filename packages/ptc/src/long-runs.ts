@@ -35,7 +35,7 @@ export class LogStream {
 }
 
 interface BackgroundRun {
-  readonly owner: object | undefined
+  readonly owner: Owner
   readonly stream: LogStream
   readonly done: Promise<CodeRunResult>
   ended: boolean
@@ -97,7 +97,7 @@ export class LongRuns {
    */
   async wait(handle: string, ctx: ToolRunContext, finish: (result: CodeRunResult, logs: string[]) => JsonValue): Promise<JsonValue> {
     const run = this.#runs.get(handle)
-    if (run === undefined || run.owner !== ownerOf(ctx)) {
+    if (run === undefined || !sameOwner(run.owner, ownerOf(ctx))) {
       throw new ToolArgsError(`invalid run_code arguments: /wait no running program "${handle}": it ended and was returned, expired, or belongs to another agent`, [
         { path: '/wait', message: `no running program "${handle}"` },
       ])
@@ -118,10 +118,23 @@ export class LongRuns {
   }
 }
 
-/** The agent a background program belongs to (its session object, else itself): only it may wait on it. */
-function ownerOf(ctx: ToolRunContext): object | undefined {
-  const owner = ctx.agent?.session ?? ctx.agent
-  return typeof owner === 'object' && owner !== null ? owner : undefined
+/**
+ * The agent a background program belongs to: its id and its session (the same conversation); only that agent
+ * may wait on it. The session alone is not enough: a harness may give several agents one session log (`ptc
+ * serve` gives every client connection its own agent and the shared log), and their handles (`run-1`, `run-2`,
+ * …) are easy to guess.
+ */
+interface Owner {
+  readonly id: string | undefined
+  readonly session: object | undefined
+}
+
+function ownerOf(ctx: ToolRunContext): Owner {
+  return { id: ctx.agent?.id, session: ctx.agent?.session }
+}
+
+function sameOwner(a: Owner, b: Owner): boolean {
+  return a.id === b.id && a.session === b.session
 }
 
 /** `done`'s result if it settles within `ms` (and before `signal` aborts), else undefined. */
