@@ -94,6 +94,24 @@ describe.each<ReplyFlush>(['microtask', 'immediate'])('HostCalls (%s flush)', (f
     expect(stops).toEqual(['limit-pending', 'limit-pending'])
   })
 
+  test('the argument text of the calls the host holds is bounded by memoryBytes: a settled call gives its share back, a parked one keeps it', async () => {
+    const answers: ((value: JsonValue) => void)[] = []
+    const { calls, batches, stops } = hostCalls(() => new Promise((resolve) => answers.push(resolve)), flush, { memoryBytes: 100 })
+    const args = (chars: number): string => JSON.stringify({ s: 'x'.repeat(chars - 8) })
+    calls.start(1, 't', args(60))
+    calls.start(2, 't', args(40))
+    expect(stops).toEqual([])
+    calls.start(3, 't', args(9))
+    expect(stops).toEqual(['limit-args'])
+    expect(calls.started).toBe(2)
+    answers[0]?.(1)
+    await turn()
+    expect(batches).toEqual([['[[1,1,1]]', 1]])
+    calls.start(4, 't', args(60))
+    expect(stops).toEqual(['limit-args'])
+    expect(calls.started).toBe(3)
+  })
+
   test("once the run's signal aborted, nothing reaches the guest: the results the abort cut short and later calls stop the run as abort", async () => {
     const controller = new AbortController()
     const started: string[] = []

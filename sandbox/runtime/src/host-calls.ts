@@ -27,7 +27,7 @@ export interface HostCallsOptions {
    * A call went past a sub-call cap, or the run's signal aborted before a call started or a result
    * was delivered: the run must end with that failure.
    */
-  stop(reason: 'abort' | 'limit-calls' | 'limit-pending'): void
+  stop(reason: 'abort' | 'limit-calls' | 'limit-pending' | 'limit-args'): void
   /**
    * A durable run (`CodeRunRequest.durable`) has `parked` calls and nothing else on the host side that
    * could settle a guest promise: the engine may suspend once the guest waits only on those (it checks:
@@ -49,7 +49,9 @@ export interface ParkedHostCall {
 /**
  * The host side of one run's sub-calls, as every backend runs them, and the one layer that enforces
  * the sub-call caps. Each call the guest starts is counted against `maxSubCalls` (calls started) and
- * `maxPendingSubCalls` (started and not yet delivered back); the first past either stops the run.
+ * `maxPendingSubCalls` (started and not yet delivered back), and its argument text against
+ * `memoryBytes` (the text of the calls the host holds, until each settles: a guest could otherwise make
+ * the host hold its memory's worth once per pending call); the first past any of them stops the run.
  * An admitted call goes through `settleHostCall` (a fresh parse handed to `request.call`, the outcome
  * as a settle entry; results deeper than `MAX_RESULT_DEPTH` or longer than `memoryBytes` characters
  * reject it) with one run-wide signal, aborted by `close()`; the entries of the calls that finish
@@ -71,6 +73,8 @@ export class HostCalls {
   #inHost = 0
   /** Calls started and not yet delivered back (the pending cap). */
   #undelivered = 0
+  /** The characters of argument text of the calls the host holds: waiting on `request.call`, or parked. */
+  #argChars = 0
   #closed = false
   /** Calls started. */
   started: number
@@ -103,14 +107,19 @@ export class HostCalls {
     const { limits } = this.#options
     if (this.started >= limits.maxSubCalls) return this.#options.stop('limit-calls')
     if (this.#undelivered >= limits.maxPendingSubCalls) return this.#options.stop('limit-pending')
+    if (this.#argChars + argsJson.length > limits.memoryBytes) return this.#options.stop('limit-args')
     this.started++
     this.#undelivered++
     this.#inHost++
+    this.#argChars += argsJson.length
     // Only a durable run parks: in any other, a `parkCall` rejection is an ordinary one.
     void settleHostCall(this.#request, id, name, argsJson, (this.#signal ??= new AbortController()).signal, this.#bounds, this.#request.durable !== undefined).then((entry) => {
       if (this.#closed) return
       this.#inHost--
-      if (typeof entry === 'string') return this.#queue(entry)
+      if (typeof entry === 'string') {
+        this.#argChars -= argsJson.length
+        return this.#queue(entry)
+      }
       this.parked.push({ id, name, argsJson, ...(entry.detail !== undefined && { detail: entry.detail }) })
       this.#checkQuiet()
     })

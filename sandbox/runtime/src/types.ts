@@ -27,7 +27,10 @@ export interface CodeRunLimits {
   cpuMs: number
   /** Hard wall-clock ceiling, enforced even inside a long native builtin. */
   wallMs: number
-  /** Hard memory ceiling of the guest. */
+  /**
+   * Hard memory ceiling of the guest. The argument text of the sub-calls the host holds (until each settles)
+   * is bounded by it too: past it the run ends as `limit`.
+   */
   memoryBytes: number
   /**
    * One ledger for logs and the completion value, exact to the UTF-8 byte. A failure's message is cut to this

@@ -91,9 +91,9 @@ export interface EngineRunSink {
 }
 
 /** Why the host stops a run in its engine: the run's signal, its wall ceiling, or a sub-call cap (`HostCalls`). */
-export type HostStop = 'abort' | 'wall' | 'limit-calls' | 'limit-pending'
+export type HostStop = 'abort' | 'wall' | 'limit-calls' | 'limit-pending' | 'limit-args'
 
-const HOST_STOPS: readonly HostStop[] = ['abort', 'wall', 'limit-calls', 'limit-pending']
+const HOST_STOPS: readonly HostStop[] = ['abort', 'wall', 'limit-calls', 'limit-pending', 'limit-args']
 
 /**
  * The shared control word (index 0) the host writes and the interrupt handler polls: `CONTROL_NONE`,

@@ -120,6 +120,26 @@ export function limitTests(s: SuiteContext): void {
     expect(r.error).toEqual(stopped('limit-pending', { maxPendingSubCalls: 4 }))
   })
 
+  s.it('the arguments of the pending sub-calls are bounded by memoryBytes: a guest cannot make the host hold its memory once per call', async () => {
+    const answers: (() => void)[] = []
+    let started = 0
+    // Each call passes the same 1 MB string (one copy in the guest, one argument text per call in the host);
+    // the quick call between them makes every backend take the slow one before the next starts.
+    const code = 'const s = "x".repeat(1e6)\nconst ps = []\nfor (let i = 0; i < 40; i++) { ps.push(tools.slow({ s }).catch(() => 0)); await tools.echo({}) }\nawait Promise.all(ps)'
+    const r = await s.run(code, {
+      limits: { memoryBytes: 16 * 1024 * 1024, maxPendingSubCalls: 100 },
+      call: (name) => {
+        if (name !== 'slow') return echo(name, {})
+        started++
+        return new Promise((resolve) => answers.push(() => resolve(null)))
+      },
+    })
+    for (const answer of answers) answer()
+    expect(r.error).toEqual(stopped('limit-args', { memoryBytes: 16 * 1024 * 1024 }))
+    // 16 calls of 1 000 008 characters fit in 16 MiB, the 17th does not.
+    expect(started).toBe(16)
+  }, 20_000)
+
   s.it('deep recursion is a catchable guest error and the host survives', async () => {
     const r = await s.run('function f(n) { return f(n + 1) + 1 }\ntry { f(0) } catch (e) { return "caught" }')
     expect(r.value).toBe('caught')
