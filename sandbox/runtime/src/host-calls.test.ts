@@ -94,6 +94,24 @@ describe.each<ReplyFlush>(['microtask', 'immediate'])('HostCalls (%s flush)', (f
     expect(stops).toEqual(['limit-pending', 'limit-pending'])
   })
 
+  test('results that finish together are delivered in batches of at most a quarter of memoryBytes of text; a longer result goes alone', async () => {
+    const answers: ((value: JsonValue) => void)[] = []
+    const { calls, batches } = hostCalls(() => new Promise((resolve) => answers.push(resolve)), flush, { memoryBytes: 160 })
+    for (let id = 1; id <= 6; id++) calls.start(id, 't', '{}')
+    // Each entry is [id,1,"xxxxxxxxxx"]: 18 characters; two fit in a quarter of 160 with the brackets and a comma.
+    for (const answer of answers.slice(0, 4)) answer('x'.repeat(10))
+    answers[4]?.('y'.repeat(100))
+    answers[5]?.('z'.repeat(200))
+    await turn()
+    expect(batches).toEqual([
+      ['[[1,1,"xxxxxxxxxx"],[2,1,"xxxxxxxxxx"]]', 2],
+      ['[[3,1,"xxxxxxxxxx"],[4,1,"xxxxxxxxxx"]]', 2],
+      [`[[5,1,"${'y'.repeat(100)}"]]`, 1],
+      ['[[6,0,"the tool result is 202 characters of JSON, more than this sandbox\'s memory (160 bytes) can hold"]]', 1],
+    ])
+    expect(calls.idle).toBe(true)
+  })
+
   test('the argument text of the calls the host holds is bounded by memoryBytes: a settled call gives its share back, a parked one keeps it', async () => {
     const answers: ((value: JsonValue) => void)[] = []
     const { calls, batches, stops } = hostCalls(() => new Promise((resolve) => answers.push(resolve)), flush, { memoryBytes: 100 })

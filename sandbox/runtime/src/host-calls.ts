@@ -10,6 +10,16 @@ import type { CodeRunLimits, CodeRunRequest, JsonValue } from './types.js'
 export const MAX_RESULT_DEPTH = 4096
 
 /**
+ * The longest result a guest receives, and the longest batch of results, in UTF-16 units: half of V8's
+ * longest string (2^29 - 24), so that a batch, and any result with its entry around it, can always be made.
+ * The results that finish together are delivered in batches of at most this, or of a quarter of
+ * `memoryBytes` when smaller (the guest holds a batch's text and what it parses from it; a result longer
+ * than that goes alone): 20 results of 30 MB finishing together made one 600 MB string, and the
+ * `RangeError` of building it was thrown where nothing could catch it and ended the host process.
+ */
+export const MAX_BATCH_CHARS = 2 ** 28
+
+/**
  * When the settle entries of the calls that finished are delivered, together: `microtask` (at the
  * end of the current job, the QuickJS backend: it pumps the engine right after), or `immediate`
  * (after the event loop's I/O phase, isolated-vm: one message to the engine per loop turn).
@@ -55,7 +65,8 @@ export interface ParkedHostCall {
  * An admitted call goes through `settleHostCall` (a fresh parse handed to `request.call`, the outcome
  * as a settle entry; results deeper than `MAX_RESULT_DEPTH` or longer than `memoryBytes` characters
  * reject it) with one run-wide signal, aborted by `close()`; the entries of the calls that finish
- * before the next flush are delivered together, as one batch (`[entry,…]` JSON text and its count).
+ * before the next flush are delivered together, in batches (`[entry,…]` JSON text and its count) of at
+ * most a quarter of `memoryBytes` of text (see `MAX_BATCH_CHARS`).
  * After `close()`, calls are ignored and late results dropped. Once the run's own signal has aborted,
  * nothing more reaches the guest: a call it starts and a batch due for delivery stop the run as
  * `abort` instead. (The sub-calls the abort cut short reject; delivering those rejections would let
@@ -65,6 +76,8 @@ export class HostCalls {
   readonly #request: CodeRunRequest
   readonly #options: HostCallsOptions
   readonly #bounds: ResultBounds
+  /** The longest batch of results, in UTF-16 units (see `MAX_BATCH_CHARS`). */
+  readonly #batchChars: number
   /** The signal the run's calls get, made with the first call (most runs of a warm pool make none). */
   #signal: AbortController | undefined
   #replies: string[] = []
@@ -84,7 +97,8 @@ export class HostCalls {
   constructor(request: CodeRunRequest, options: HostCallsOptions) {
     this.#request = request
     this.#options = options
-    this.#bounds = { maxDepth: MAX_RESULT_DEPTH, maxChars: options.limits.memoryBytes }
+    this.#bounds = { maxDepth: MAX_RESULT_DEPTH, maxChars: Math.min(options.limits.memoryBytes, MAX_BATCH_CHARS) }
+    this.#batchChars = Math.min(Math.floor(options.limits.memoryBytes / 4), MAX_BATCH_CHARS)
     this.started = options.started ?? 0
   }
 
@@ -150,11 +164,18 @@ export class HostCalls {
     this.#flushQueued = false
     if (this.#closed || this.#replies.length === 0) return
     if (this.#request.signal?.aborted === true) return this.#options.stop('abort')
-    const batch = `[${this.#replies.join(',')}]`
-    const count = this.#replies.length
+    const replies = this.#replies
     this.#replies = []
-    this.#undelivered -= count
-    this.#options.deliver(batch, count)
+    // Consecutive entries up to #batchChars of text in all (a longer entry alone: at most MAX_BATCH_CHARS, `fulfilEntry`).
+    for (let start = 0; start < replies.length && !this.#closed; ) {
+      let end = start + 1
+      let chars = 2 + (replies[start] as string).length
+      while (end < replies.length && chars + 1 + (replies[end] as string).length <= this.#batchChars) chars += 1 + (replies[end++] as string).length
+      const count = end - start
+      this.#undelivered -= count
+      this.#options.deliver(`[${(count === replies.length ? replies : replies.slice(start, end)).join(',')}]`, count)
+      start = end
+    }
     this.#checkQuiet()
   }
 }

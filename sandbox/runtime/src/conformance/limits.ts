@@ -140,6 +140,22 @@ export function limitTests(s: SuiteContext): void {
     expect(started).toBe(16)
   }, 20_000)
 
+  s.it('results that finish together arrive in batches: a program can take in more than fits its memory at once', async () => {
+    // Twenty 1 MB results answered together: 20 MB of text in one batch, and its parse, did not fit 24 MiB on
+    // isolated-vm; delivered a quarter of the memory at a time, each is counted and dropped.
+    const answers: (() => void)[] = []
+    const code = 'let total = 0\nawait Promise.all(Array.from({ length: 20 }, () => tools.slow({}).then((r) => { total += r.length })))\nreturn total'
+    const pending = s.run(code, {
+      limits: { memoryBytes: 24 * 1024 * 1024 },
+      call: () => new Promise((resolve) => answers.push(() => resolve('r'.repeat(1_000_000)))),
+    })
+    while (answers.length < 20) await sleep(5)
+    for (const answer of answers) answer()
+    const r = await pending
+    expect(r.error).toBeUndefined()
+    expect(r.value).toBe(20_000_000)
+  }, 20_000)
+
   s.it('deep recursion is a catchable guest error and the host survives', async () => {
     const r = await s.run('function f(n) { return f(n + 1) + 1 }\ntry { f(0) } catch (e) { return "caught" }')
     expect(r.value).toBe('caught')
