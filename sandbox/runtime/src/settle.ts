@@ -52,15 +52,22 @@ const ERROR_CODE = /^[A-Z][A-Z0-9_]{0,63}$/
 /** The deepest and longest `details` that cross with a rejection; larger details are left out. */
 const MAX_DETAILS_DEPTH = 32
 const MAX_DETAILS_CHARS = 64 * 1024
+/**
+ * The longest rejection message that crosses, in UTF-16 units; a longer one is cut there, with a note. A
+ * message is no place for data, and a host error's message of 300 million quotes made `JSON.stringify`
+ * throw where nothing caught it: the host process ended.
+ */
+const MAX_MESSAGE_CHARS = 64 * 1024
 
 /**
- * The `SettleEntry` text that rejects call `id`: `[id,0,"message"]`, plus the rejection's `code`
- * when it has a stable one (`error.code`, e.g. `DENIED`), and its JSON `details` when it has them
- * (at most 32 levels and 64 Ki characters of JSON text): `[id,0,"message","CODE",details]`.
+ * The `SettleEntry` text that rejects call `id`: `[id,0,"message"]` (its first 64 Ki characters), plus
+ * the rejection's `code` when it has a stable one (`error.code`, e.g. `DENIED`), and its JSON `details`
+ * when it has them (at most 32 levels and 64 Ki characters of JSON text): `[id,0,"message","CODE",details]`.
  * Nothing else of the host's error crosses: no stack, no prototype, no other property.
  */
 export function rejectEntry(id: number, error: unknown): string {
-  const message = JSON.stringify(messageOf(error))
+  const text = messageOf(error)
+  const message = JSON.stringify(text.length <= MAX_MESSAGE_CHARS ? text : `${text.slice(0, MAX_MESSAGE_CHARS)}… (cut from ${text.length} characters)`)
   const code = readProperty(error, 'code')
   if (typeof code !== 'string' || !ERROR_CODE.test(code)) return `[${id},0,${message}]`
   const details = readProperty(error, 'details')

@@ -6,7 +6,7 @@ import { DEFAULT_LIMITS, resolveLimits } from './limits.js'
 import { formatGuestError, prepareProgram } from './program.js'
 import { mapStrippedColumn, stripTypeScript } from './strip.js'
 import { MAX_VALUE_DEPTH } from './prelude/protocol.js'
-import { fulfilEntry, parseProgramValue, settleHostCall } from './settle.js'
+import { fulfilEntry, parseProgramValue, rejectEntry, settleHostCall } from './settle.js'
 import type { JsonValue } from './types.js'
 
 describe('limits', () => {
@@ -112,6 +112,15 @@ describe('fulfilEntry', () => {
     const brackets = ['[[[[{{{{', 'a \\" [[[[ " {{{{', { '[[[[': '}}]]' }]
     expect(fulfilEntry(3, brackets, { maxDepth: 2 })).toBe(`[3,1,${JSON.stringify(brackets)}]`)
     expect(fulfilEntry(4, [brackets], { maxDepth: 2 })).toMatch(/^\[4,0,"the tool result nests more than 2 levels deep/)
+  })
+})
+
+describe('rejectEntry', () => {
+  test("a host error's message crosses up to 64 Ki characters, its code and small details beside it", () => {
+    expect(rejectEntry(1, Object.assign(new Error('no'), { code: 'DENIED', details: { why: 1 } }))).toBe('[1,0,"no","DENIED",{"why":1}]')
+    // 300 000 quotes escape to 600 000 characters; at 300 million the escaping threw past V8's longest string.
+    const entry = rejectEntry(2, new Error('"'.repeat(300_000)))
+    expect(entry).toBe(`[2,0,${JSON.stringify(`${'"'.repeat(65_536)}… (cut from 300000 characters)`)}]`)
   })
 })
 
