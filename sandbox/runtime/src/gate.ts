@@ -45,6 +45,7 @@ export class RunGate {
   #queuedBytes = 0
   #active = 0
   #closed = false
+  readonly #closing = new AbortController()
 
   constructor(maxConcurrent: number, maxQueued: number, maxQueuedBytes = DEFAULT_MAX_QUEUED_PROGRAM_BYTES) {
     if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1) throw new SandboxUsageError('maxConcurrentRuns must be a positive integer')
@@ -63,6 +64,11 @@ export class RunGate {
   /** Runs waiting for a place. */
   get queued(): number {
     return this.#queue.length
+  }
+
+  /** Aborts when the gate closes (the runtime is disposed): work a run does with its place can stop then. */
+  get closing(): AbortSignal {
+    return this.#closing.signal
   }
 
   /** The size of the programs waiting for a place, in bytes. */
@@ -109,6 +115,7 @@ export class RunGate {
     this.#closed = true
     this.#queuedBytes = 0
     for (const waiter of this.#queue.splice(0)) waiter.settle({ ok: false, reason: 'closed' })
+    this.#closing.abort()
   }
 
   #place(): GatePlace {

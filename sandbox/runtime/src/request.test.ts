@@ -125,6 +125,15 @@ describe('acceptRun', () => {
     expect(gate.active).toBe(0)
   })
 
+  test('a runtime disposed while a long program is prepared (its gate closed) stops the preparation', async () => {
+    const gate = new RunGate(1, 0)
+    const pending = acceptRun(request(longProgram(900 * 1024)), DEFAULT_LIMITS, gate)
+    setTimeout(() => gate.close(), 5)
+    const closed = await pending
+    expect(!closed.ok && closed.result.error).toEqual({ kind: 'abort', message: 'the run was aborted: the runtime is disposed' })
+    expect(gate.active).toBe(0)
+  })
+
   test("a run's place in the queue is weighed by its program's UTF-8 bytes", async () => {
     const gate = new RunGate(1, 10, 3000)
     const holder = await acceptRun(request('return 1'), DEFAULT_LIMITS, gate)

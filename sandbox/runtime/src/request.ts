@@ -95,12 +95,13 @@ export async function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits
   let stripped: StripResult
   let sessionSource: string | undefined
   if (code.length > INLINE_STRIP_UNITS && (typescript || sessionSourceHere)) {
-    const waiting = waitSignal(deadline, signal)
+    // A runtime disposed meanwhile (its gate closed) stops the preparation too: no worker goes on for nobody.
+    const waiting = waitSignal(deadline, signal, gate?.closing)
     const done = await prepareOffThread({ code, typescript, session: sessionSourceHere }, waiting.signal)
     waiting.dispose()
     if (done === undefined) {
       release()
-      return refuse(refusal(signal?.aborted === true ? 'abort' : 'wall', limits, startedAt, gate))
+      return refuse(refusal(gate?.closing.aborted === true ? 'closed' : signal?.aborted === true ? 'abort' : 'wall', limits, startedAt, gate))
     }
     stripped = done.stripped
     sessionSource = done.source
@@ -142,17 +143,20 @@ function refusal(reason: GateRefusal, limits: CodeRunLimits, startedAt: number, 
   }
 }
 
-/** A signal that aborts when `signal` does or when `deadline` passes (its timer keeps the process alive meanwhile). */
-function waitSignal(deadline: number, signal: AbortSignal | undefined): { signal: AbortSignal; dispose(): void } {
+/**
+ * A signal that aborts when one of `signals` does or when `deadline` passes (its timer keeps the process
+ * alive meanwhile).
+ */
+function waitSignal(deadline: number, ...signals: (AbortSignal | undefined)[]): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController()
   const abort = (): void => controller.abort()
   const timer = setTimeout(abort, Math.max(0, deadline - performance.now()))
-  const stopWaiting = signal === undefined ? undefined : whenAborted(signal, abort)
+  const stops = signals.flatMap((signal) => (signal === undefined ? [] : [whenAborted(signal, abort)]))
   return {
     signal: controller.signal,
     dispose: () => {
       clearTimeout(timer)
-      stopWaiting?.()
+      for (const stop of stops) stop()
     },
   }
 }
