@@ -231,7 +231,7 @@ describe('ptc MCP server (in process)', () => {
     expect(huge.ptc.tools.get('h.n999')).toBeDefined()
     await huge.ptc.close()
     // Pages that never end, each in time: the whole reading has one request timeout.
-    await expect(start((cursor) => ({ tools: [], nextCursor: `${cursor ?? ''}x` }), { maxUpstreamTools: 1e9, requestTimeoutMs: 300 })).rejects.toThrow(/upstream h could not be connected: its tool list was not read within 300 ms \(\d+ pages\)/)
+    await expect(start((cursor) => ({ tools: [], nextCursor: `${cursor ?? ''}x` }), { maxUpstreamTools: 1e9, requestTimeoutMs: 1500 })).rejects.toThrow(/upstream h could not be connected: its tool list was not read within 1500 ms \(\d+ pages\)/)
     // A description cut to its first 16 Ki characters; a schema longer than 64 Ki characters of JSON skips its tool.
     const properties = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`p${i}`, { type: 'string' }]))
     const big = await start(() => ({

@@ -224,9 +224,16 @@ export class UpstreamConnection {
     const cursors = new Set<string>()
     let cursor: string | undefined
     for (let pages = 0; pages < max; pages++) {
+      const late = (): Error => new Error(`its tool list was not read within ${timeout} ms (${pages} pages)`)
       const remaining = deadline - Date.now()
-      if (remaining <= 0) throw new Error(`its tool list was not read within ${timeout} ms (${pages} pages)`)
-      const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: remaining })
+      if (remaining <= 0) throw late()
+      let page
+      try {
+        page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: remaining })
+      } catch (error) {
+        // The page's own timeout was what remained of the reading's.
+        throw Date.now() >= deadline ? late() : error
+      }
       for (const tool of page.tools) {
         if (tools.length === max) {
           this.options.onWarning(`upstream ${this.label} lists more than ${max} tools: only its first ${max} are served (maxTools)`)
