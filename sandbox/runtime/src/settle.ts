@@ -32,17 +32,19 @@ export interface ResultBounds {
  */
 export function fulfilEntry(id: number, value: unknown, bounds: ResultBounds = {}): string {
   const { maxDepth = Number.POSITIVE_INFINITY, maxChars = Number.POSITIVE_INFINITY } = bounds
+  const tooLong = (chars: string): string => rejectEntry(id, new Error(`the tool result is ${chars} characters of JSON, more than this sandbox's memory (${maxChars} bytes) can hold`))
+  // A string's JSON text is at least the string and its two quotes: one too long is refused unserialized.
+  if (typeof value === 'string' && value.length + 2 > maxChars) return tooLong(`at least ${value.length + 2}`)
   let json: string | undefined
   try {
     json = jsonText(value === undefined ? null : value)
   } catch (error) {
     return rejectEntry(id, new Error(`the tool result is not JSON: ${messageOf(error)}`))
   }
+  // The length first: it costs nothing, the depth a pass over the text.
+  if (json !== undefined && json.length > maxChars) return tooLong(String(json.length))
   if (json !== undefined && textNestsDeeperThan(json, maxDepth)) {
     return rejectEntry(id, new Error(`the tool result nests more than ${maxDepth} levels deep, more than this sandbox can receive`))
-  }
-  if (json !== undefined && json.length > maxChars) {
-    return rejectEntry(id, new Error(`the tool result is ${json.length} characters of JSON, more than this sandbox's memory (${maxChars} bytes) can hold`))
   }
   return `[${id},1,${json ?? 'null'}]`
 }

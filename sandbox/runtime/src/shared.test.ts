@@ -101,7 +101,8 @@ describe('withinOutputBudget', () => {
 describe('fulfilEntry', () => {
   test('a result longer than maxChars of JSON text (more than the guest memory holds) rejects its call', () => {
     expect(fulfilEntry(1, 'x'.repeat(8), { maxChars: 10 })).toBe(`[1,1,"${'x'.repeat(8)}"]`)
-    expect(fulfilEntry(2, 'x'.repeat(9), { maxChars: 10 })).toBe('[2,0,"the tool result is 11 characters of JSON, more than this sandbox\'s memory (10 bytes) can hold"]')
+    expect(fulfilEntry(2, 'x'.repeat(9), { maxChars: 10 })).toBe('[2,0,"the tool result is at least 11 characters of JSON, more than this sandbox\'s memory (10 bytes) can hold"]')
+    expect(fulfilEntry(2, ['x'.repeat(7)], { maxChars: 10 })).toBe('[2,0,"the tool result is 11 characters of JSON, more than this sandbox\'s memory (10 bytes) can hold"]')
     expect(fulfilEntry(3, [[[1]]], { maxDepth: 2 })).toMatch(/^\[3,0,"the tool result nests more than 2 levels deep/)
   })
 
