@@ -10,7 +10,7 @@ export const DEFAULT_MAX_QUEUED_RUNS = 256
 /**
  * The default total size of the programs waiting in a backend's queue, in UTF-8 bytes. Each waiting run holds
  * its program and, above the runtime, what carried it (a request body, parsed arguments, their snapshot): 256
- * queued runs of 1 MiB programs sent over `ptc serve --http` held 1.4 GiB of the host, measured. With programs of
+ * queued runs of 1 MiB programs sent over `ptc serve --http` held 1.2 GiB of the host, measured. With programs of
  * a few kilobytes, `DEFAULT_MAX_QUEUED_RUNS` binds first.
  */
 export const DEFAULT_MAX_QUEUED_PROGRAM_BYTES = 16 * 1024 * 1024
