@@ -192,10 +192,24 @@ export class EngineChild implements Lane {
     return new Promise((resolve) => this.#proc.once('exit', () => resolve()))
   }
 
+  /**
+   * A batch of messages from the engine process. One this host cannot read (not a batch of messages, or a
+   * message whose handling throws) comes only from a broken or compromised engine, whose isolates this host
+   * cannot trust any more: the child is killed (its runs fail as `crash`), never this process.
+   */
   #receive(batch: unknown): void {
-    if (!Array.isArray(batch)) return
+    try {
+      this.#read(batch)
+    } catch (error) {
+      this.kill(`it sent a message the host cannot read (${error instanceof Error ? error.message : String(error)})`)
+    }
+  }
+
+  #read(batch: unknown): void {
+    if (!Array.isArray(batch)) throw new TypeError('not a batch of messages')
     for (const message of batch as FromEngine[]) {
       if (this.#exited) return
+      if (typeof message !== 'object' || message === null || typeof (message as { t?: unknown }).t !== 'string') throw new TypeError('not a message')
       switch (message.t) {
         case 'ready':
           this.#ready = true
