@@ -234,6 +234,9 @@ describe('ptc MCP server (in process)', () => {
     await expect(start((cursor) => ({ tools: [], nextCursor: `${cursor ?? ''}x` }), { maxUpstreamTools: 1e9, requestTimeoutMs: 1500 })).rejects.toThrow(/upstream h could not be connected: its tool list was not read within 1500 ms \(\d+ pages\)/)
     // A description cut to its first 16 Ki characters; a schema longer than 64 Ki characters of JSON skips its tool.
     const properties = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`p${i}`, { type: 'string' }]))
+    for (const bad of [0, 1.5, Number.NaN]) {
+      await expect(start(() => ({ tools: [] }), { maxUpstreamTools: bad })).rejects.toThrow(`maxUpstreamTools must be a positive integer, not ${String(bad)}`)
+    }
     const big = await start(() => ({
       tools: [
         { ...tool('wordy'), description: 'w'.repeat(1_000_000) },

@@ -78,6 +78,7 @@ export interface PtcMcpServer extends AsyncDisposable {
  * An upstream that cannot be connected at start fails the start, unless `allowMissing` (then it is
  * retried in the background and its tools appear when it connects).
  * @throws UpstreamUnavailableError when an upstream cannot be connected and `allowMissing` is not set
+ * @throws McpServeUsageError when two upstreams share a name, tool names collide, or `maxUpstreamTools` is not a positive integer
  */
 export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<PtcMcpServer> {
   const approval = options.approval ?? createMcpApproval()
@@ -89,6 +90,10 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
     warnings.push(message)
     if (options.onWarning !== undefined) options.onWarning(message)
     else process.stderr.write(`ptc serve: ${message}\n`)
+  }
+  const { maxUpstreamTools } = options
+  if (maxUpstreamTools !== undefined && !(Number.isSafeInteger(maxUpstreamTools) && maxUpstreamTools >= 1)) {
+    throw new McpServeUsageError(`maxUpstreamTools must be a positive integer, not ${String(maxUpstreamTools)}`)
   }
   const named = options.upstreams.flatMap((u) => (u.name === undefined ? [] : [u.name]))
   const twice = named.find((name, i) => named.indexOf(name) !== i)
