@@ -44,7 +44,7 @@ export class RunGate {
   readonly #queue: Waiter[] = []
   #queuedBytes = 0
   #active = 0
-  #closed = false
+  /** Aborted by `close()`: the gate is closed once it has. */
   readonly #closing = new AbortController()
 
   constructor(maxConcurrent: number, maxQueued: number, maxQueuedBytes = DEFAULT_MAX_QUEUED_PROGRAM_BYTES) {
@@ -81,7 +81,7 @@ export class RunGate {
    * (a `performance.now()` time) passes first, `signal` aborts, the queue is full or the gate closes.
    */
   enter(deadline: number, signal?: AbortSignal, bytes = 0): Promise<GatePlace | { ok: false; reason: GateRefusal }> {
-    if (this.#closed) return Promise.resolve({ ok: false, reason: 'closed' })
+    if (this.#closing.signal.aborted) return Promise.resolve({ ok: false, reason: 'closed' })
     if (signal?.aborted) return Promise.resolve({ ok: false, reason: 'abort' })
     if (this.#active < this.maxConcurrent && this.#queue.length === 0) return Promise.resolve(this.#place())
     const full = this.#queue.length >= this.maxQueued || (this.#queue.length > 0 && this.#queuedBytes + bytes > this.maxQueuedBytes)
@@ -112,10 +112,9 @@ export class RunGate {
 
   /** Refuses every waiting run and every later `enter`; places already held stay valid. */
   close(): void {
-    this.#closed = true
+    this.#closing.abort()
     this.#queuedBytes = 0
     for (const waiter of this.#queue.splice(0)) waiter.settle({ ok: false, reason: 'closed' })
-    this.#closing.abort()
   }
 
   #place(): GatePlace {
