@@ -1,6 +1,6 @@
-import type { JsonValue } from '@ptc/sandbox'
+import type { CodeRunResult, JsonValue } from '@ptc/sandbox'
 import { describe, expect, test } from 'vitest'
-import { createIsolatedVmRuntime, isolatedVmAvailability } from './index.js'
+import { createIsolatedVmRuntime, isolatedVmAvailability, type IsolatedVmRuntime } from './index.js'
 import { sleep } from './test-helpers.js'
 
 const availability = isolatedVmAvailability()
@@ -22,6 +22,15 @@ function counter() {
   }
 }
 const COUNTED = 'await tools.enter({})\nawait tools.leave({})\nreturn 1'
+
+/** A run that holds its place until `release()`: it waits on a tool the test answers. */
+async function heldRun(rt: IsolatedVmRuntime): Promise<{ first: Promise<CodeRunResult>; release(): void }> {
+  let release!: () => void
+  const held = new Promise<void>((resolve) => (release = resolve))
+  const first = rt.run({ code: 'await tools.hold({})\nreturn 1', bindings: ['hold'], call: async () => (await held, null) })
+  await sleep(50)
+  return { first, release }
+}
 
 describe.skipIf(!availability.available)('isolated-vm run admission (maxConcurrentRuns, maxQueuedRuns)', () => {
   test('200 runs at once execute at most maxConcurrentRuns at a time and all succeed', async () => {
@@ -56,10 +65,7 @@ describe.skipIf(!availability.available)('isolated-vm run admission (maxConcurre
   test('a run past the queue ends at once as limit; a queued run leaves at its wall deadline', async () => {
     const rt = createIsolatedVmRuntime({ maxConcurrentRuns: 1, maxQueuedRuns: 1 })
     try {
-      let release!: () => void
-      const held = new Promise<void>((resolve) => (release = resolve))
-      const first = rt.run({ code: 'await tools.hold({})\nreturn 1', bindings: ['hold'], call: async () => (await held, null) })
-      await sleep(50)
+      const { first, release } = await heldRun(rt)
       const queued = rt.run({ code: 'return 2', bindings: [], call: async () => null, limits: { wallMs: 300 } })
       const refused = await rt.run({ code: 'return 3', bindings: [], call: async () => null })
       expect(refused.error?.kind).toBe('limit')
@@ -79,10 +85,7 @@ describe.skipIf(!availability.available)('isolated-vm run admission (maxConcurre
   test('a run whose program would take the queue past maxQueuedProgramBytes ends at once as limit', async () => {
     const rt = createIsolatedVmRuntime({ maxConcurrentRuns: 1, maxQueuedProgramBytes: 1000 })
     try {
-      let release!: () => void
-      const held = new Promise<void>((resolve) => (release = resolve))
-      const first = rt.run({ code: 'await tools.hold({})\nreturn 1', bindings: ['hold'], call: async () => (await held, null) })
-      await sleep(50)
+      const { first, release } = await heldRun(rt)
       const queued = rt.run({ code: `return "${'w'.repeat(900)}".length`, bindings: [], call: async () => null })
       const refused = await rt.run({ code: `return "${'r'.repeat(100)}".length`, bindings: [], call: async () => null })
       expect(refused.error?.kind).toBe('limit')
