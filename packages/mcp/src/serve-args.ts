@@ -5,6 +5,7 @@ import { isBearerToken } from './server/http/auth.js'
 import { isLoopbackHost, parseAllowedHost, parseOrigin } from './server/http/names.js'
 import { HTTP_DEFAULTS, resolveHttpOptions, type HttpServeOptions } from './server/http/options.js'
 import { parseUpstreamCommand, parseUpstreamHeader, type UpstreamCommand } from './upstream/command-line.js'
+import { MAX_MESSAGE_BYTES, MAX_UPSTREAM_MESSAGE_BYTES } from './upstream/bounded-fetch.js'
 import { MAX_UPSTREAM_TOOLS } from './upstream/connection.js'
 
 /** The environment variable a bearer token for `--http` can come from (`--token` wins). */
@@ -38,6 +39,8 @@ next to the local tools of a ptc.config.ts (by their names).
                       its tools appear when it connects); without it, such an upstream fails the start (exit 1)
   --max-upstream-tools N  the most tools served from each upstream; the rest are left out with a warning
                       (default ${MAX_UPSTREAM_TOOLS})
+  --max-upstream-message-bytes N  the longest message read from an upstream (a stdio line, an HTTP answer,
+                      one server-sent event); a longer answer fails its call (default ${MAX_UPSTREAM_MESSAGE_BYTES})
   -h, --help          this text
 
 Limits of each program (what it prints goes to the model: the defaults are sized for its context; the flags
@@ -105,6 +108,8 @@ export interface ServeArgs {
   timeoutMs?: number
   /** `--max-upstream-tools`. */
   maxUpstreamTools?: number
+  /** `--max-upstream-message-bytes`. */
+  maxUpstreamMessageBytes?: number
   /** `--cpu`, `--memory`, `--max-output`, `--max-sub-calls` (and `--timeout` as `wallMs`): they win over the defaults. */
   limits: Partial<CodeRunLimits>
 }
@@ -137,6 +142,7 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
         'sandbox-sessions': { type: 'boolean', default: false },
         'allow-missing': { type: 'boolean', default: false },
         'max-upstream-tools': { type: 'string' },
+        'max-upstream-message-bytes': { type: 'string' },
         timeout: { type: 'string' },
         cpu: { type: 'string' },
         memory: { type: 'string' },
@@ -157,6 +163,9 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
   if (sandbox !== 'quickjs' && sandbox !== 'isolated-vm') throw new McpServeUsageError(`--sandbox must be quickjs or isolated-vm, not ${JSON.stringify(sandbox)}`)
   const args: ServeArgs = { upstreams, mode: values.mode, sandbox, ...base }
   if (values['max-upstream-tools'] !== undefined) args.maxUpstreamTools = positiveInt('--max-upstream-tools', values['max-upstream-tools'], false)
+  if (values['max-upstream-message-bytes'] !== undefined) {
+    args.maxUpstreamMessageBytes = positiveInt('--max-upstream-message-bytes', values['max-upstream-message-bytes'], false, MAX_MESSAGE_BYTES)
+  }
   if (values.timeout !== undefined) args.timeoutMs = positiveInt('--timeout', values.timeout, false, MAX_TIMER_MS)
   args.limits = {
     ...(args.timeoutMs !== undefined && { wallMs: args.timeoutMs }),

@@ -79,6 +79,7 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
       allowMissing: args.allowMissing,
       ...(args.timeoutMs !== undefined && { requestTimeoutMs: args.timeoutMs }),
       ...(args.maxUpstreamTools !== undefined && { maxUpstreamTools: args.maxUpstreamTools }),
+      ...(args.maxUpstreamMessageBytes !== undefined && { maxUpstreamMessageBytes: args.maxUpstreamMessageBytes }),
     })
     const ready = (where: string): void => warn(`ready (${where}, ${args.mode} mode): ${readiness(ptc)}`)
     try {

@@ -6,6 +6,7 @@ import type { CodeRunLimits, CodeRuntime } from '@ptc/sandbox'
 import { RUN_CODE, ToolsService, type Agent, type JsonValue, type ToolRunContext } from '@ptc/tools'
 import { toMcpContent } from '../upstream/content.js'
 import { McpServeUsageError, UpstreamUnavailableError } from '../errors.js'
+import { MAX_MESSAGE_BYTES } from '../upstream/bounded-fetch.js'
 import { messageOf, UpstreamConnection, type ReconnectOptions, type UpstreamSpec } from '../upstream/connection.js'
 import { createMcpApproval, type McpApproval } from './approval.js'
 import { UpstreamRegistry } from './upstream-registry.js'
@@ -50,6 +51,12 @@ export interface PtcMcpServerOptions {
   readonly requestTimeoutMs?: number
   /** The most tools served from each upstream; the rest are left out with a warning. Default `MAX_UPSTREAM_TOOLS` (1 000). */
   readonly maxUpstreamTools?: number
+  /**
+   * The longest message read from an upstream: a stdio line, an HTTP answer, one server-sent event. A longer answer
+   * fails its call; past it on a stream no call owns, the connection is reset. Default `MAX_UPSTREAM_MESSAGE_BYTES`
+   * (10 MiB, the MCP SDK's bound on a stdio line); at most 512 MiB.
+   */
+  readonly maxUpstreamMessageBytes?: number
   readonly reconnect?: ReconnectOptions
   /** Where warnings go (skipped tools, dropped schema keywords, reconnections). Default: stderr. */
   readonly onWarning?: (message: string) => void
@@ -78,7 +85,7 @@ export interface PtcMcpServer extends AsyncDisposable {
  * An upstream that cannot be connected at start fails the start, unless `allowMissing` (then it is
  * retried in the background and its tools appear when it connects).
  * @throws UpstreamUnavailableError when an upstream cannot be connected and `allowMissing` is not set
- * @throws McpServeUsageError when two upstreams share a name, tool names collide, or `maxUpstreamTools` is not a positive integer
+ * @throws McpServeUsageError when two upstreams share a name, tool names collide, or `maxUpstreamTools` or `maxUpstreamMessageBytes` is not a positive integer (within its bound)
  */
 export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<PtcMcpServer> {
   const approval = options.approval ?? createMcpApproval()
@@ -91,9 +98,13 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
     if (options.onWarning !== undefined) options.onWarning(message)
     else process.stderr.write(`ptc serve: ${message}\n`)
   }
-  const { maxUpstreamTools } = options
-  if (maxUpstreamTools !== undefined && !(Number.isSafeInteger(maxUpstreamTools) && maxUpstreamTools >= 1)) {
-    throw new McpServeUsageError(`maxUpstreamTools must be a positive integer, not ${String(maxUpstreamTools)}`)
+  for (const [name, value, max] of [
+    ['maxUpstreamTools', options.maxUpstreamTools, Number.MAX_SAFE_INTEGER],
+    ['maxUpstreamMessageBytes', options.maxUpstreamMessageBytes, MAX_MESSAGE_BYTES],
+  ] as const) {
+    if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1 && value <= max)) {
+      throw new McpServeUsageError(`${name} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` of at most ${max}` : ''}, not ${String(value)}`)
+    }
   }
   const named = options.upstreams.flatMap((u) => (u.name === undefined ? [] : [u.name]))
   const twice = named.find((name, i) => named.indexOf(name) !== i)
@@ -116,6 +127,7 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
         ...(options.reconnect !== undefined && { reconnect: options.reconnect }),
         ...(options.requestTimeoutMs !== undefined && { requestTimeoutMs: options.requestTimeoutMs }),
         ...(options.maxUpstreamTools !== undefined && { maxTools: options.maxUpstreamTools }),
+        ...(options.maxUpstreamMessageBytes !== undefined && { maxMessageBytes: options.maxUpstreamMessageBytes }),
         ...(options.upstreamStderr !== undefined && { stderr: options.upstreamStderr }),
       }),
   )

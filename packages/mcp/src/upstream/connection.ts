@@ -4,10 +4,11 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { DEFAULT_REQUEST_TIMEOUT_MSEC } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import { ErrorCode, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { UpstreamUnavailableError } from '../errors.js'
+import { boundedFetch, MAX_UPSTREAM_MESSAGE_BYTES, type OversizedAnswer } from './bounded-fetch.js'
 
 /**
  * The client's compiler of tool output schemas (it compiles each one a tool list announces), except that a
@@ -75,6 +76,12 @@ export interface UpstreamConnectionOptions {
   readonly requestTimeoutMs?: number
   /** The most tools served from this upstream (the rest are left out with a warning). Default `MAX_UPSTREAM_TOOLS`. */
   readonly maxTools?: number
+  /**
+   * The most bytes of one message read from the upstream: a stdio line, an HTTP answer, one server-sent event.
+   * An answer past it fails its call; past it on a stream no call owns (stdio, an event stream opened by GET) the
+   * connection is reset. Default `MAX_UPSTREAM_MESSAGE_BYTES` (10 MiB).
+   */
+  readonly maxMessageBytes?: number
   /** Where the upstream's stderr goes (spawned upstreams). Default: this process's stderr. */
   readonly stderr?: NodeJS.WritableStream
   /** Called after every successful (re)connection with the upstream's current tool list. */
@@ -102,6 +109,8 @@ export class UpstreamConnection {
   /** An `auto` URL upstream refused Streamable HTTP: it speaks the legacy SSE transport. */
   #legacySse = false
   #relistAgain = false
+  /** Why a client's connection was reset from this side (an event stream or stdio line past `maxMessageBytes`). */
+  readonly #resets = new WeakMap<Client, string>()
 
   constructor(
     readonly spec: UpstreamSpec,
@@ -142,7 +151,9 @@ export class UpstreamConnection {
       return (await client.callTool(params, undefined, options)) as CallToolResult
     } catch (error) {
       if (signal.aborted) throw error
-      throw new Error(`upstream ${this.label}: ${messageOf(error)}`, { cause: error })
+      const reset = this.#resets.get(client)
+      const why = reset === undefined ? messageOf(error) : `the connection was reset: ${reset}`
+      throw new Error(`upstream ${this.label}: ${why}`, { cause: error })
     }
   }
 
@@ -188,7 +199,7 @@ export class UpstreamConnection {
   async #connect(client: Client): Promise<Client> {
     const spec = this.spec
     try {
-      await client.connect(this.#transport(), this.#timeout())
+      await client.connect(this.#transport(client), this.#timeout())
       return client
     } catch (error) {
       const status = (error as { code?: unknown }).code
@@ -198,7 +209,7 @@ export class UpstreamConnection {
       this.#legacySse = true
       const legacy = this.#newClient()
       try {
-        await legacy.connect(this.#transport(), this.#timeout())
+        await legacy.connect(this.#transport(legacy), this.#timeout())
       } catch (legacyError) {
         await legacy.close().catch(() => undefined)
         throw legacyError
@@ -273,13 +284,16 @@ export class UpstreamConnection {
     })().finally(() => (this.#relisting = undefined))
   }
 
-  #transport(): Transport {
+  #transport(client: Client): Transport {
     const spec = this.spec
     if ('transport' in spec) return spec.transport()
+    const maxBytes = this.options.maxMessageBytes ?? MAX_UPSTREAM_MESSAGE_BYTES
     if ('url' in spec) {
       const url = new URL(spec.url)
       const requestInit = { headers: { ...spec.headers } }
-      return spec.protocol === 'sse' || this.#legacySse ? new SSEClientTransport(url, { requestInit }) : new StreamableHTTPClientTransport(url, { requestInit })
+      const fetch = boundedFetch(maxBytes, (answer) => this.#oversized(client, transport, answer))
+      const transport = spec.protocol === 'sse' || this.#legacySse ? new SSEClientTransport(url, { requestInit, fetch }) : new StreamableHTTPClientTransport(url, { requestInit, fetch })
+      return transport
     }
     const transport = new StdioClientTransport({
       command: spec.command,
@@ -287,17 +301,38 @@ export class UpstreamConnection {
       ...(spec.env !== undefined && { env: spec.env }),
       ...(spec.cwd !== undefined && { cwd: spec.cwd }),
       stderr: 'pipe',
+      maxBufferSize: maxBytes,
     })
+    // The SDK closes the connection on a line past its bound, and names the bound only to this handler (the
+    // client chains its own after it).
+    transport.onerror = (error) => {
+      if (error.message.startsWith('ReadBuffer exceeded')) this.#resets.set(client, `a line of its output went past ${maxBytes} bytes (maxMessageBytes)`)
+    }
     const stderr = this.options.stderr ?? process.stderr
     transport.stderr?.on('data', (chunk: Buffer) => stderr.write(chunk))
     return transport
+  }
+
+  /**
+   * An HTTP answer went past `maxMessageBytes`: the call it answered fails with that reason (delivered as the
+   * upstream's error answer, before the transport sees its body fail); an event stream no call owns cannot be
+   * read on, and the connection is reset (its calls fail, it reconnects).
+   */
+  #oversized(client: Client, transport: Transport, answer: OversizedAnswer): void {
+    if (answer.requestId !== undefined) {
+      transport.onmessage?.({ jsonrpc: '2.0', id: answer.requestId, error: { code: ErrorCode.InternalError, message: answer.message } })
+      return
+    }
+    this.#resets.set(client, answer.message)
+    transport.close().catch(() => undefined)
   }
 
   #lost(client: Client): void {
     if (this.#client !== client) return
     this.#client = undefined
     if (this.#closed) return
-    this.options.onWarning(`upstream ${this.label} disconnected; in-flight calls failed; reconnecting`)
+    const reset = this.#resets.get(client)
+    this.options.onWarning(`upstream ${this.label} disconnected${reset === undefined ? '' : ` (reset: ${reset})`}; in-flight calls failed; reconnecting`)
     this.#schedule()
   }
 

@@ -1,0 +1,76 @@
+import { describe, expect, test } from 'vitest'
+import { boundedFetch, type OversizedAnswer } from './bounded-fetch.js'
+
+/** A fetch whose response carries `chunks` as its body, with `contentType`. */
+function serving(chunks: readonly string[], contentType: string, status = 200): (url: string | URL, init?: RequestInit) => Promise<Response> {
+  return () => {
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const chunk of chunks) controller.enqueue(new TextEncoder().encode(chunk))
+        controller.close()
+      },
+    })
+    return Promise.resolve(new Response(body, { status, headers: { 'content-type': contentType } }))
+  }
+}
+
+async function read(chunks: readonly string[], contentType: string, maxBytes: number, init?: RequestInit): Promise<{ text?: string; oversized: OversizedAnswer[] }> {
+  const oversized: OversizedAnswer[] = []
+  const response = await boundedFetch(maxBytes, (answer) => oversized.push(answer), serving(chunks, contentType))('http://127.0.0.1/mcp', init)
+  try {
+    return { text: await response.text(), oversized }
+  } catch {
+    return { oversized }
+  }
+}
+
+/** Every way to cut `text` in three chunks. */
+function cuts(text: string): string[][] {
+  const all: string[][] = []
+  for (let i = 0; i <= text.length; i++) for (let j = i; j <= text.length; j++) all.push([text.slice(0, i), text.slice(i, j), text.slice(j)])
+  return all
+}
+
+describe('boundedFetch', () => {
+  test('a JSON answer is bounded in all, and the failure names the request it answered', async () => {
+    const post = { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: {} }) }
+    expect(await read(['12345', '67890'], 'application/json', 10, post)).toEqual({ text: '1234567890', oversized: [] })
+    expect(await read(['12345', '678901'], 'application/json', 10, post)).toEqual({
+      oversized: [{ requestId: 7, message: 'its answer went past 10 bytes (maxMessageBytes) and was not read further' }],
+    })
+    // A notification's POST, or a GET, answers no request.
+    expect((await read(['x'.repeat(11)], 'application/json', 10, { method: 'GET' })).oversized).toEqual([
+      { message: 'its answer went past 10 bytes (maxMessageBytes) and was not read further' },
+    ])
+  })
+
+  test('an event stream is bounded per event, however its events and line ends fall across the chunks', async () => {
+    // Each event counts its line and that line's end (`counted` bytes), then the empty line that ends it.
+    for (const end of ['\n', '\r', '\r\n']) {
+      const event = (data: string, counted: number): string => `data: ${data}`.padEnd(counted - end.length, 'z') + end + end
+      const three = event('a', 10) + event('b', 10) + event('c', 10)
+      for (const chunks of cuts(three)) {
+        expect(await read(chunks, 'text/event-stream', 10)).toEqual({ text: three, oversized: [] })
+      }
+      // One more byte in the middle event goes past the bound, wherever the chunks are cut.
+      const over = event('a', 10) + event('b', 11) + event('c', 10)
+      for (const chunks of cuts(over)) {
+        const { oversized } = await read(chunks, 'text/event-stream', 10)
+        expect(oversized).toEqual([{ message: 'one event of its event stream went past 10 bytes (maxMessageBytes) and was not read further' }])
+      }
+    }
+  })
+
+  test('an event of many short lines is one event', async () => {
+    const lines = 'data: 1\n'.repeat(20) + '\n'
+    expect((await read([lines], 'text/event-stream', 100)).oversized).toHaveLength(1)
+    expect((await read([lines], 'text/event-stream', 200)).oversized).toHaveLength(0)
+  })
+
+  test('a redirect is returned as it came, for the SDK to follow or refuse', async () => {
+    const oversized: OversizedAnswer[] = []
+    const response = await boundedFetch(1, (answer) => oversized.push(answer), serving(['x'.repeat(100)], 'text/plain', 307))('http://127.0.0.1/mcp')
+    expect(await response.text()).toBe('x'.repeat(100))
+    expect(oversized).toEqual([])
+  })
+})
