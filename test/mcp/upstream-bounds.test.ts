@@ -78,12 +78,15 @@ describe('an answer longer than maxUpstreamMessageBytes fails its call, and the 
   }, 30_000)
 })
 
-/** What a hostile upstream does when called: never ends its answer, as JSON or as one server-sent event. */
-type Flood = 'json' | 'event'
+/**
+ * What a hostile upstream does when called: never ends its answer, writing 1 MiB chunks as fast as the client
+ * reads them, as JSON or as one server-sent event; or (`trickle`) writes a space to an event stream every 50 ms.
+ */
+type Flood = 'json' | 'event' | 'trickle'
 
 /**
- * A hand-written Streamable HTTP upstream with one tool, `flood`, whose answer never ends (1 MiB chunks as fast as
- * the client reads them). It counts the answers it was writing when the client closed their connection.
+ * A hand-written Streamable HTTP upstream with one tool, `flood`, whose answer never ends. It counts the answers
+ * it was writing when the client closed their connection.
  */
 async function floodingUpstream(flood: Flood): Promise<{ url: string; closedWhileFlooding: () => number } & AsyncDisposable> {
   let closed = 0
@@ -111,6 +114,11 @@ async function floodingUpstream(flood: Flood): Promise<{ url: string; closedWhil
         if (!ended) closed++
         ended = true
       })
+      if (flood === 'trickle') {
+        const timer = setInterval(() => res.write(' '), 50)
+        res.on('close', () => clearInterval(timer))
+        return
+      }
       const pump = (): void => {
         while (!ended && res.write(chunk));
         if (!ended) res.once('drain', pump)
@@ -130,6 +138,23 @@ async function floodingUpstream(flood: Flood): Promise<{ url: string; closedWhil
     },
   }
 }
+
+test('the answer of a call that timed out or was aborted is not read on: its connection is closed', async () => {
+  await using upstream = await floodingUpstream('trickle')
+  const connection = new UpstreamConnection({ name: 'slow', url: upstream.url, protocol: 'streamable-http' }, { requestTimeoutMs: 300, onTools: () => undefined, onWarning: () => undefined })
+  try {
+    await expect(connection.call('flood', {}, new AbortController().signal)).rejects.toThrow('upstream slow: MCP error -32001: Request timed out')
+    await expect.poll(() => upstream.closedWhileFlooding(), { timeout: 10_000 }).toBe(1)
+    const aborted = new AbortController()
+    const call = connection.call('flood', {}, aborted.signal)
+    setTimeout(() => aborted.abort(new Error('the run ended')), 50)
+    await expect(call).rejects.toThrow()
+    await expect.poll(() => upstream.closedWhileFlooding(), { timeout: 10_000 }).toBe(2)
+    expect(connection.connected).toBe(true)
+  } finally {
+    await connection.close()
+  }
+})
 
 describe.each(['json', 'event'] as const)('an upstream whose answer never ends (%s)', (flood) => {
   test('fails the call once the bound is read, well before the timeout, and its connection is closed', async () => {

@@ -20,37 +20,86 @@ export interface OversizedAnswer {
 }
 
 /**
- * A fetch for the SDK's HTTP transports whose response bodies are bounded: a JSON body at `maxBytes` in all, an
- * event stream at `maxBytes` per event (bytes since the last blank line). Past it the body fails, its connection
- * is closed, and `onOversized` is told which request it answered, before the transport sees the failure.
+ * A fetch for the SDK's HTTP transports whose answers are bounded, in size and in life:
+ * - a JSON body at `maxBytes` in all, an event stream at `maxBytes` per event. Past it the body fails, its
+ *   connection is closed, and `onOversized` is told which request it answered, before the transport sees the failure;
+ * - the answer to a request the client cancels (its call timed out or was aborted: the SDK then POSTs
+ *   `notifications/cancelled`) stops being read and its connection is closed. The SDK reads an answer until the
+ *   upstream ends it, long after its call has ended: a hung upstream held one connection per ended call for
+ *   undici's 300 s body timeout, one that trickled bytes held them for ever.
  */
 export function boundedFetch(maxBytes: number, onOversized: (answer: OversizedAnswer) => void, base: FetchLike = fetch): FetchLike {
+  /** The answers being read to requests this client POSTed, by JSON-RPC id: how to stop reading each. */
+  const reading = new Map<string | number, AbortController>()
   return async (url, init) => {
-    const response = await base(url, init)
-    if (response.body === null || (response.status >= 300 && response.status < 400)) return response
+    const message = postedMessage(init)
+    if (message?.method === 'notifications/cancelled' && message.cancels !== undefined) reading.get(message.cancels)?.abort(new Error('the call was cancelled'))
+    const requestId = message?.method !== undefined ? message.id : undefined
+    const stop = new AbortController()
+    const signal = init?.signal == null ? stop.signal : AbortSignal.any([init.signal, stop.signal])
+    if (requestId !== undefined) reading.set(requestId, stop)
+    const done = (): void => {
+      if (requestId !== undefined && reading.get(requestId) === stop) reading.delete(requestId)
+    }
+    let response: Response
+    try {
+      response = await base(url, { ...init, signal })
+    } catch (error) {
+      done()
+      throw error
+    }
+    if (response.body === null || (response.status >= 300 && response.status < 400)) {
+      done()
+      return response
+    }
     const events = (response.headers.get('content-type') ?? '').toLowerCase().includes('text/event-stream')
     const over = (): void => {
       const what = events ? 'one event of its event stream' : 'its answer'
-      const requestId = requestIdOf(init)
       onOversized({ ...(requestId !== undefined && { requestId }), message: `${what} went past ${maxBytes} bytes (maxMessageBytes) and was not read further` })
     }
-    const body = response.body.pipeThrough(events ? eventBound(maxBytes, over) : totalBound(maxBytes, over))
-    const bounded = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
+    const body = bounded(response.body, events ? eventBound(maxBytes) : totalBound(maxBytes), over, done)
+    const answer = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
     // The SDK names a response's url in its messages and follows redirects from it.
-    Object.defineProperty(bounded, 'url', { value: response.url })
-    return bounded
+    Object.defineProperty(answer, 'url', { value: response.url })
+    return answer
   }
 }
 
-function totalBound(maxBytes: number, over: () => void): TransformStream<Uint8Array, Uint8Array> {
-  let bytes = 0
-  return new TransformStream({
-    transform(chunk, controller) {
-      bytes += chunk.byteLength
-      if (bytes > maxBytes) return overflow(controller, over)
-      controller.enqueue(chunk)
+/**
+ * `body`, read chunk by chunk while each `fits`; `over` runs when one does not (the body then fails and is
+ * cancelled, which closes its connection). `done` runs once the body is over, however it ends.
+ */
+function bounded(body: ReadableStream<Uint8Array>, fits: (chunk: Uint8Array) => boolean, over: () => void, done: () => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader()
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let chunk: Awaited<ReturnType<typeof reader.read>>
+      try {
+        chunk = await reader.read()
+      } catch (error) {
+        done()
+        return controller.error(error)
+      }
+      if (chunk.done) {
+        done()
+        return controller.close()
+      }
+      if (fits(chunk.value)) return controller.enqueue(chunk.value)
+      done()
+      over()
+      controller.error(new Error('the upstream sent a message longer than maxMessageBytes'))
+      await reader.cancel().catch(() => undefined)
+    },
+    async cancel(reason) {
+      done()
+      await reader.cancel(reason).catch(() => undefined)
     },
   })
+}
+
+function totalBound(maxBytes: number): (chunk: Uint8Array) => boolean {
+  let bytes = 0
+  return (chunk) => (bytes += chunk.byteLength) <= maxBytes
 }
 
 const LF = 0x0a
@@ -60,58 +109,68 @@ const CR = 0x0d
  * Counts the bytes of each event: an event ends at an empty line (lines end at `\n`, `\r` or `\r\n`, as the
  * event-stream format says). Events that start and end within one chunk are counted too.
  */
-function eventBound(maxBytes: number, over: () => void): TransformStream<Uint8Array, Uint8Array> {
+function eventBound(maxBytes: number): (chunk: Uint8Array) => boolean {
   let pending = 0
   let lineEmpty = true
   /** The last chunk ended with a `\r`: after a line with text (counted), or after an empty one (the event's end). */
   let afterCR: 'text' | 'empty' | undefined
-  return new TransformStream({
-    transform(chunk, controller) {
-      if (chunk.length === 0) return
-      let at = 0
-      // A `\n` right after a `\r` that ended the last chunk belongs to that line end.
-      if (afterCR !== undefined && chunk[0] === LF) {
-        at = 1
-        if (afterCR === 'text' && ++pending > maxBytes) return overflow(controller, over)
-      }
-      afterCR = undefined
-      let nextLF = chunk.indexOf(LF, at)
-      let nextCR = chunk.indexOf(CR, at)
-      while (at < chunk.length) {
-        if (nextLF !== -1 && nextLF < at) nextLF = chunk.indexOf(LF, at)
-        if (nextCR !== -1 && nextCR < at) nextCR = chunk.indexOf(CR, at)
-        const end = nextLF === -1 ? nextCR : nextCR === -1 ? nextLF : Math.min(nextLF, nextCR)
-        const text = (end === -1 ? chunk.length : end) - at
-        if (text > 0) lineEmpty = false
-        pending += text
-        if (pending > maxBytes) return overflow(controller, over)
-        if (end === -1) break
-        const crlf = chunk[end] === CR && chunk[end + 1] === LF
-        if (chunk[end] === CR && end + 1 === chunk.length) afterCR = lineEmpty ? 'empty' : 'text'
-        at = end + (crlf ? 2 : 1)
-        if (lineEmpty) pending = 0
-        else pending += crlf ? 2 : 1
-        lineEmpty = true
-      }
-      controller.enqueue(chunk)
-    },
-  })
+  return (chunk) => {
+    if (chunk.length === 0) return true
+    let at = 0
+    // A `\n` right after a `\r` that ended the last chunk belongs to that line end.
+    if (afterCR !== undefined && chunk[0] === LF) {
+      at = 1
+      if (afterCR === 'text' && ++pending > maxBytes) return false
+    }
+    afterCR = undefined
+    let nextLF = chunk.indexOf(LF, at)
+    let nextCR = chunk.indexOf(CR, at)
+    while (at < chunk.length) {
+      if (nextLF !== -1 && nextLF < at) nextLF = chunk.indexOf(LF, at)
+      if (nextCR !== -1 && nextCR < at) nextCR = chunk.indexOf(CR, at)
+      const end = nextLF === -1 ? nextCR : nextCR === -1 ? nextLF : Math.min(nextLF, nextCR)
+      const text = (end === -1 ? chunk.length : end) - at
+      if (text > 0) lineEmpty = false
+      pending += text
+      if (pending > maxBytes) return false
+      if (end === -1) break
+      const crlf = chunk[end] === CR && chunk[end + 1] === LF
+      if (chunk[end] === CR && end + 1 === chunk.length) afterCR = lineEmpty ? 'empty' : 'text'
+      at = end + (crlf ? 2 : 1)
+      if (lineEmpty) pending = 0
+      else pending += crlf ? 2 : 1
+      lineEmpty = true
+    }
+    return true
+  }
 }
 
-function overflow(controller: TransformStreamDefaultController<Uint8Array>, over: () => void): void {
-  over()
-  controller.error(new Error('the upstream sent a message longer than maxMessageBytes'))
+/** What is read here of the JSON-RPC message a POST carried (the SDK sends one per POST, as JSON text). */
+interface PostedMessage {
+  readonly method?: string
+  readonly id?: string | number
+  /** A cancellation's: the id of the request it cancels. */
+  readonly cancels?: string | number
 }
 
-/** The id of the JSON-RPC request a POST carried (the SDK sends one message per POST, as JSON text). */
-function requestIdOf(init: RequestInit | undefined): string | number | undefined {
-  if (typeof init?.body !== 'string') return undefined
+function postedMessage(init: RequestInit | undefined): PostedMessage | undefined {
+  if (init?.method !== 'POST' || typeof init.body !== 'string') return undefined
+  let message: unknown
   try {
-    const message: unknown = JSON.parse(init.body)
-    if (typeof message !== 'object' || message === null || !('method' in message) || !('id' in message)) return undefined
-    const id = (message as { id: unknown }).id
-    return typeof id === 'string' || typeof id === 'number' ? id : undefined
+    message = JSON.parse(init.body)
   } catch {
     return undefined
   }
+  if (typeof message !== 'object' || message === null) return undefined
+  const { method, id, params } = message as Record<string, unknown>
+  const cancels = typeof params === 'object' && params !== null ? (params as Record<string, unknown>)['requestId'] : undefined
+  return {
+    ...(typeof method === 'string' && { method }),
+    ...(isId(id) && { id }),
+    ...(isId(cancels) && { cancels }),
+  }
+}
+
+function isId(value: unknown): value is string | number {
+  return typeof value === 'string' || typeof value === 'number'
 }
