@@ -181,10 +181,14 @@ describe.each(['json', 'event'] as const)('an upstream whose answer never ends (
 })
 
 describe('the bound is usage', () => {
-  test('createPtcMcpServer and ptc serve refuse a bound that is not a positive integer within 512 MiB', async () => {
+  test('createPtcMcpServer, UpstreamConnection and ptc serve refuse a bound that is not a positive integer within 512 MiB', async () => {
     for (const bad of [0, 1.5, Number.NaN, 2 ** 29 + 1]) {
       await expect(createPtcMcpServer({ upstreams: [], runtime, maxUpstreamMessageBytes: bad })).rejects.toThrow(McpServeUsageError)
     }
+    const spec = { url: 'http://127.0.0.1:9/mcp' }
+    const handlers = { onTools: () => undefined, onWarning: () => undefined }
+    expect(() => new UpstreamConnection(spec, { ...handlers, maxMessageBytes: 0 })).toThrow(`maxMessageBytes must be a positive integer of at most ${2 ** 29}, not 0`)
+    expect(() => new UpstreamConnection(spec, { ...handlers, maxTools: 2.5 })).toThrow('maxTools must be a positive integer, not 2.5')
     expect(parseServeArgs(['--upstream', 'x', '--max-upstream-message-bytes', '65536']).maxUpstreamMessageBytes).toBe(65_536)
     expect(() => parseServeArgs(['--upstream', 'x', '--max-upstream-message-bytes', '0'])).toThrow('--max-upstream-message-bytes must be a positive integer, not "0"')
     expect(() => parseServeArgs(['--upstream', 'x', '--max-upstream-message-bytes', String(2 ** 29 + 1)])).toThrow(`--max-upstream-message-bytes must be at most ${2 ** 29}`)

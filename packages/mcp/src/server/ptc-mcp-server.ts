@@ -7,7 +7,7 @@ import { RUN_CODE, ToolsService, type Agent, type JsonValue, type ToolRunContext
 import { toMcpContent } from '../upstream/content.js'
 import { McpServeUsageError, UpstreamUnavailableError } from '../errors.js'
 import { MAX_MESSAGE_BYTES } from '../upstream/bounded-fetch.js'
-import { messageOf, UpstreamConnection, type ReconnectOptions, type UpstreamSpec } from '../upstream/connection.js'
+import { checkBound, messageOf, UpstreamConnection, type ReconnectOptions, type UpstreamSpec } from '../upstream/connection.js'
 import { createMcpApproval, type McpApproval } from './approval.js'
 import { UpstreamRegistry } from './upstream-registry.js'
 
@@ -98,14 +98,8 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
     if (options.onWarning !== undefined) options.onWarning(message)
     else process.stderr.write(`ptc serve: ${message}\n`)
   }
-  for (const [name, value, max] of [
-    ['maxUpstreamTools', options.maxUpstreamTools, Number.MAX_SAFE_INTEGER],
-    ['maxUpstreamMessageBytes', options.maxUpstreamMessageBytes, MAX_MESSAGE_BYTES],
-  ] as const) {
-    if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1 && value <= max)) {
-      throw new McpServeUsageError(`${name} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` of at most ${max}` : ''}, not ${String(value)}`)
-    }
-  }
+  checkBound('maxUpstreamTools', options.maxUpstreamTools)
+  checkBound('maxUpstreamMessageBytes', options.maxUpstreamMessageBytes, MAX_MESSAGE_BYTES)
   const named = options.upstreams.flatMap((u) => (u.name === undefined ? [] : [u.name]))
   const twice = named.find((name, i) => named.indexOf(name) !== i)
   if (twice !== undefined) throw new McpServeUsageError(`two upstreams are named ${JSON.stringify(twice)}: their tools would share the names ${twice}.*; give each its own name`)

@@ -7,8 +7,8 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ErrorCode, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
-import { UpstreamUnavailableError } from '../errors.js'
-import { boundedFetch, MAX_UPSTREAM_MESSAGE_BYTES, type OversizedAnswer } from './bounded-fetch.js'
+import { McpServeUsageError, UpstreamUnavailableError } from '../errors.js'
+import { boundedFetch, MAX_MESSAGE_BYTES, MAX_UPSTREAM_MESSAGE_BYTES, type OversizedAnswer } from './bounded-fetch.js'
 
 /**
  * The client's compiler of tool output schemas (it compiles each one a tool list announces), except that a
@@ -116,6 +116,8 @@ export class UpstreamConnection {
     readonly spec: UpstreamSpec,
     readonly options: UpstreamConnectionOptions,
   ) {
+    checkBound('maxTools', options.maxTools)
+    checkBound('maxMessageBytes', options.maxMessageBytes, MAX_MESSAGE_BYTES)
     this.label = spec.name ?? ('command' in spec ? spec.command : 'url' in spec ? new URL(spec.url).host : 'upstream')
     this.#delay = options.reconnect?.initialMs ?? 100
   }
@@ -346,6 +348,12 @@ export class UpstreamConnection {
     }, delay)
     this.#retry.unref()
   }
+}
+
+/** A bound given as an option: undefined (the default), or a positive integer of at most `max`. */
+export function checkBound(name: string, value: number | undefined, max = Number.MAX_SAFE_INTEGER): void {
+  if (value === undefined || (Number.isSafeInteger(value) && value >= 1 && value <= max)) return
+  throw new McpServeUsageError(`${name} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` of at most ${max}` : ''}, not ${String(value)}`)
 }
 
 export function messageOf(error: unknown): string {
