@@ -80,9 +80,10 @@ describe('an answer longer than maxUpstreamMessageBytes fails its call, and the 
 
 /**
  * What a hostile upstream does when called: never ends its answer, writing 1 MiB chunks as fast as the client
- * reads them, as JSON or as one server-sent event; or (`trickle`) writes a space to an event stream every 50 ms.
+ * reads them, as JSON or as one server-sent event; or (`trickle`) writes a space to an event stream every 50 ms;
+ * or (`linger`) answers the call in an event, then keeps the stream open, writing a comment every 50 ms.
  */
-type Flood = 'json' | 'event' | 'trickle'
+type Flood = 'json' | 'event' | 'trickle' | 'linger'
 
 /**
  * A hand-written Streamable HTTP upstream with one tool, `flood`, whose answer never ends. It counts the answers
@@ -106,6 +107,16 @@ async function floodingUpstream(flood: Flood): Promise<{ url: string; closedWhil
         return reply(res, message.id, { protocolVersion: message.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'flood', version: '1' } })
       }
       if (message.method === 'tools/list') return reply(res, message.id, { tools: [{ name: 'flood', inputSchema: { type: 'object' } }] })
+      if (flood === 'linger') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' })
+        res.write(`event: message\ndata: {"jsonrpc":"2.0","id":${message.id},"result":{"content":[{"type":"text","text":"answered"}]}}\n\n`)
+        const timer = setInterval(() => res.write(': still here\n\n'), 50)
+        res.on('close', () => {
+          clearInterval(timer)
+          closed++
+        })
+        return
+      }
       const head = `{"jsonrpc":"2.0","id":${message.id},"result":{"content":[{"type":"text","text":"`
       res.writeHead(200, { 'content-type': flood === 'json' ? 'application/json' : 'text/event-stream' })
       res.write(flood === 'json' ? head : `event: message\ndata: ${head}`)
@@ -151,6 +162,19 @@ test('the answer of a call that timed out or was aborted is not read on: its con
     await expect(call).rejects.toThrow()
     await expect.poll(() => upstream.closedWhileFlooding(), { timeout: 10_000 }).toBe(2)
     expect(connection.connected).toBe(true)
+  } finally {
+    await connection.close()
+  }
+})
+
+test('an answer whose stream the upstream keeps open after answering is taken, and the stream closed after a grace', async () => {
+  await using upstream = await floodingUpstream('linger')
+  const connection = new UpstreamConnection({ name: 'slow', url: upstream.url, protocol: 'streamable-http' }, { onTools: () => undefined, onWarning: () => undefined })
+  try {
+    expect(await connection.call('flood', {}, new AbortController().signal)).toEqual({ content: [{ type: 'text', text: 'answered' }] })
+    await expect.poll(() => upstream.closedWhileFlooding(), { timeout: 10_000 }).toBe(1)
+    expect(await connection.call('flood', {}, new AbortController().signal)).toEqual({ content: [{ type: 'text', text: 'answered' }] })
+    await expect.poll(() => upstream.closedWhileFlooding(), { timeout: 10_000 }).toBe(2)
   } finally {
     await connection.close()
   }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { boundedFetch, type OversizedAnswer } from './bounded-fetch.js'
+import { UpstreamFetch, type OversizedAnswer } from './bounded-fetch.js'
 
 /** A fetch whose response carries `chunks` as its body, with `contentType`. */
 function serving(chunks: readonly string[], contentType: string, status = 200): (url: string | URL, init?: RequestInit) => Promise<Response> {
@@ -16,7 +16,7 @@ function serving(chunks: readonly string[], contentType: string, status = 200): 
 
 async function read(chunks: readonly string[], contentType: string, maxBytes: number, init?: RequestInit): Promise<{ text?: string; oversized: OversizedAnswer[] }> {
   const oversized: OversizedAnswer[] = []
-  const response = await boundedFetch(maxBytes, (answer) => oversized.push(answer), serving(chunks, contentType))('http://127.0.0.1/mcp', init)
+  const response = await new UpstreamFetch(maxBytes, (answer) => oversized.push(answer), serving(chunks, contentType)).fetch('http://127.0.0.1/mcp', init)
   try {
     return { text: await response.text(), oversized }
   } catch {
@@ -31,7 +31,7 @@ function cuts(text: string): string[][] {
   return all
 }
 
-describe('boundedFetch', () => {
+describe('UpstreamFetch', () => {
   test('a JSON answer is bounded in all, and the failure names the request it answered', async () => {
     const post = { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: {} }) }
     expect(await read(['12345', '67890'], 'application/json', 10, post)).toEqual({ text: '1234567890', oversized: [] })
@@ -69,7 +69,7 @@ describe('boundedFetch', () => {
 
   test('a redirect is returned as it came, for the SDK to follow or refuse', async () => {
     const oversized: OversizedAnswer[] = []
-    const response = await boundedFetch(1, (answer) => oversized.push(answer), serving(['x'.repeat(100)], 'text/plain', 307))('http://127.0.0.1/mcp')
+    const response = await new UpstreamFetch(1, (answer) => oversized.push(answer), serving(['x'.repeat(100)], 'text/plain', 307)).fetch('http://127.0.0.1/mcp')
     expect(await response.text()).toBe('x'.repeat(100))
     expect(oversized).toEqual([])
   })

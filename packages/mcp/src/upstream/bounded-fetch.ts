@@ -19,31 +19,47 @@ export interface OversizedAnswer {
   readonly message: string
 }
 
+/** How long an upstream may keep an answer's event stream open after the client received the answer. */
+export const ANSWERED_GRACE_MS = 1000
+
 /**
- * A fetch for the SDK's HTTP transports whose answers are bounded, in size and in life:
+ * The fetch of the SDK's HTTP transports for one upstream connection (`fetch`), whose answers are bounded, in
+ * size and in life:
  * - a JSON body at `maxBytes` in all, an event stream at `maxBytes` per event. Past it the body fails, its
  *   connection is closed, and `onOversized` is told which request it answered, before the transport sees the failure;
  * - the answer to a request the client cancels (its call timed out or was aborted: the SDK then POSTs
  *   `notifications/cancelled`) stops being read and its connection is closed. The SDK reads an answer until the
  *   upstream ends it, long after its call has ended: a hung upstream held one connection per ended call for
- *   undici's 300 s body timeout, one that trickled bytes held them for ever.
+ *   undici's 300 s body timeout, one that trickled bytes held them for ever;
+ * - so is an answer's event stream that the upstream keeps open `ANSWERED_GRACE_MS` after the client received
+ *   the answer (`answered`), which the protocol says the server should close.
  */
-export function boundedFetch(maxBytes: number, onOversized: (answer: OversizedAnswer) => void, base: FetchLike = fetch): FetchLike {
+export class UpstreamFetch {
   /** The answers being read to requests this client POSTed, by JSON-RPC id: how to stop reading each. */
-  const reading = new Map<string | number, AbortController>()
-  return async (url, init) => {
+  readonly #reading = new Map<string | number, { readonly stop: AbortController; timer?: NodeJS.Timeout }>()
+
+  constructor(
+    readonly maxBytes: number,
+    readonly onOversized: (answer: OversizedAnswer) => void,
+    readonly base: FetchLike = fetch,
+  ) {}
+
+  readonly fetch: FetchLike = async (url, init) => {
     const message = postedMessage(init)
-    if (message?.method === 'notifications/cancelled' && message.cancels !== undefined) reading.get(message.cancels)?.abort(new Error('the call was cancelled'))
+    if (message?.method === 'notifications/cancelled' && message.cancels !== undefined) this.#stop(message.cancels, 'the call was cancelled')
     const requestId = message?.method !== undefined ? message.id : undefined
     const stop = new AbortController()
     const signal = init?.signal == null ? stop.signal : AbortSignal.any([init.signal, stop.signal])
-    if (requestId !== undefined) reading.set(requestId, stop)
+    const entry = { stop }
+    if (requestId !== undefined) this.#reading.set(requestId, entry)
     const done = (): void => {
-      if (requestId !== undefined && reading.get(requestId) === stop) reading.delete(requestId)
+      if (requestId === undefined || this.#reading.get(requestId) !== entry) return
+      clearTimeout(this.#reading.get(requestId)?.timer)
+      this.#reading.delete(requestId)
     }
     let response: Response
     try {
-      response = await base(url, { ...init, signal })
+      response = await this.base(url, { ...init, signal })
     } catch (error) {
       done()
       throw error
@@ -53,15 +69,28 @@ export function boundedFetch(maxBytes: number, onOversized: (answer: OversizedAn
       return response
     }
     const events = (response.headers.get('content-type') ?? '').toLowerCase().includes('text/event-stream')
+    const { maxBytes } = this
     const over = (): void => {
       const what = events ? 'one event of its event stream' : 'its answer'
-      onOversized({ ...(requestId !== undefined && { requestId }), message: `${what} went past ${maxBytes} bytes (maxMessageBytes) and was not read further` })
+      this.onOversized({ ...(requestId !== undefined && { requestId }), message: `${what} went past ${maxBytes} bytes (maxMessageBytes) and was not read further` })
     }
     const body = bounded(response.body, events ? eventBound(maxBytes) : totalBound(maxBytes), over, done)
     const answer = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
     // The SDK names a response's url in its messages and follows redirects from it.
     Object.defineProperty(answer, 'url', { value: response.url })
     return answer
+  }
+
+  /** The client received the answer to `requestId`: its stream, if the upstream has not ended it, ends after the grace. */
+  answered(requestId: string | number): void {
+    const entry = this.#reading.get(requestId)
+    if (entry === undefined || entry.timer !== undefined) return
+    entry.timer = setTimeout(() => this.#stop(requestId, 'the upstream kept the stream open after its answer'), ANSWERED_GRACE_MS)
+    entry.timer.unref()
+  }
+
+  #stop(requestId: string | number, why: string): void {
+    this.#reading.get(requestId)?.stop.abort(new Error(why))
   }
 }
 

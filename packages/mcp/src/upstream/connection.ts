@@ -8,7 +8,7 @@ import { ErrorCode, ToolListChangedNotificationSchema, type CallToolResult, type
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { McpServeUsageError, UpstreamUnavailableError } from '../errors.js'
-import { boundedFetch, MAX_MESSAGE_BYTES, MAX_UPSTREAM_MESSAGE_BYTES, type OversizedAnswer } from './bounded-fetch.js'
+import { MAX_MESSAGE_BYTES, MAX_UPSTREAM_MESSAGE_BYTES, UpstreamFetch, type OversizedAnswer } from './bounded-fetch.js'
 
 /**
  * The client's compiler of tool output schemas (it compiles each one a tool list announces), except that a
@@ -293,8 +293,13 @@ export class UpstreamConnection {
     if ('url' in spec) {
       const url = new URL(spec.url)
       const requestInit = { headers: { ...spec.headers } }
-      const fetch = boundedFetch(maxBytes, (answer) => this.#oversized(client, transport, answer))
+      const http = new UpstreamFetch(maxBytes, (answer) => this.#oversized(client, transport, answer))
+      const { fetch } = http
       const transport = spec.protocol === 'sse' || this.#legacySse ? new SSEClientTransport(url, { requestInit, fetch }) : new StreamableHTTPClientTransport(url, { requestInit, fetch })
+      // Set before the client connects, which calls it before its own handler.
+      transport.onmessage = (message) => {
+        if ('id' in message && message.id !== undefined && ('result' in message || 'error' in message)) http.answered(message.id)
+      }
       return transport
     }
     const transport = new StdioClientTransport({
