@@ -17,7 +17,7 @@ export interface ServeIo {
 }
 
 export interface ServeCommandOptions {
-  /** Stops an HTTP server (as SIGINT and SIGTERM do). */
+  /** Stops the server (as SIGINT and SIGTERM do). */
   readonly signal?: AbortSignal
   /** Read for `$PTC_SERVE_TOKEN` (default `process.env`). */
   readonly env?: Readonly<Record<string, string | undefined>>
@@ -36,9 +36,9 @@ export interface ServeCommandOptions {
 }
 
 /**
- * `ptc serve …`: resolves with the exit status when the server stops (stdio:
- * the client closed stdin; HTTP: `signal` or SIGINT/SIGTERM). 0 after
- * `--help`, 2 on bad usage.
+ * `ptc serve …`: resolves with the exit status when the server stops (`signal`,
+ * SIGINT or SIGTERM; stdio also: the client closed stdin), having closed its
+ * upstreams, runtime and session log. 0 after `--help`, 2 on bad usage.
  */
 export async function serveCommand(argv: string[], io: ServeIo, options: ServeCommandOptions = {}): Promise<number> {
   const defaults: CodeRunLimits = { ...DEFAULT_LIMITS, ...options.limits }
@@ -83,15 +83,24 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
     })
     const ready = (where: string): void => warn(`ready (${where}, ${args.mode} mode): ${readiness(ptc)}`)
     try {
-      if (args.http === undefined) await startStdio(ptc, io, () => ready('stdio'))
-      else {
+      if (args.http === undefined) {
+        // A signal stops it as the client's leaving does: the upstreams it spawned are stopped with it, and the
+        // session log is closed, instead of the process dying with them left behind.
+        const stop = stopped(options.signal)
+        try {
+          await startStdio(ptc, io, () => ready('stdio'), stop.promise)
+        } finally {
+          stop.dispose()
+        }
+      } else {
         const endpoint = await listenHttp(ptc, { ...httpOptions(args, args.http), onError: warn })
         warn(`listening on ${endpoint.url}`)
         if (endpoint.token === undefined) warn('authentication is off (--no-auth): any local process can call run_code')
         else if (args.token === undefined) warn(`bearer token (generated; set $${TOKEN_ENV} to choose one): ${endpoint.token}\n  clients send "Authorization: Bearer ${endpoint.token}"`)
         else warn(`clients send "Authorization: Bearer <the token from ${args.tokenSource ?? '--token'}>"`)
         ready(endpoint.url)
-        await stopped(options.signal)
+        const stop = stopped(options.signal)
+        await stop.promise
         await endpoint.close()
       }
     } finally {
@@ -129,16 +138,25 @@ async function createRuntime(sandbox: ServeArgs['sandbox']): Promise<CodeRuntime
   return backend.createIsolatedVmRuntime()
 }
 
-function stopped(signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      process.off('SIGINT', done)
-      process.off('SIGTERM', done)
+/** Resolves on `signal`, SIGINT or SIGTERM (whichever comes first); `dispose` stops listening for them. */
+function stopped(signal: AbortSignal | undefined): { promise: Promise<void>; dispose: () => void } {
+  let done = (): void => undefined
+  const promise = new Promise<void>((resolve) => {
+    done = (): void => {
+      dispose()
       resolve()
     }
-    if (signal?.aborted === true) return done()
+  })
+  const dispose = (): void => {
+    process.off('SIGINT', done)
+    process.off('SIGTERM', done)
+    signal?.removeEventListener('abort', done)
+  }
+  if (signal?.aborted === true) done()
+  else {
     signal?.addEventListener('abort', done, { once: true })
     process.once('SIGINT', done)
     process.once('SIGTERM', done)
-  })
+  }
+  return { promise, dispose }
 }
