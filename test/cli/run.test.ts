@@ -2,11 +2,13 @@
  * `ptc run` as a user runs it: the built binary in a child process, over the
  * built-in demo shop or a tools module, with every kind of bad input.
  */
+import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { isolatedVmAvailability } from '@ptc/sandbox-isolated-vm'
+import { readJsonlSession } from '@ptc/tools/session'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { buildCli, ROOT } from './build.js'
+import { BIN, buildCli, ROOT } from './build.js'
 import { hasScript, noStack, ptc, ptcOnTerminal, reason, tempDir } from './cli.js'
 
 /** util-linux `script` gives the binary a pseudo-terminal. */
@@ -251,4 +253,39 @@ describe('bad input: one line on stderr, exit 2, no stack trace', () => {
       dir.cleanup()
     }
   })
+})
+
+describe('ptc run stopped by a signal', () => {
+  test('SIGTERM ends a waiting run as Ctrl-C does: aborted, reported, its session log written whole', async () => {
+    const dir = tempDir({ 'forever.js': 'await tools.sleep({ ms: 60000 })\nreturn "never"\n' })
+    try {
+      const log = dir.path('session.jsonl')
+      const child = spawn(process.execPath, [BIN, 'run', dir.path('forever.js'), '--tools', fixture('tools-slow.mjs'), '--session', log], {
+        cwd: ROOT,
+        env: { ...process.env, NODE_OPTIONS: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      let stdout = ''
+      let stderr = ''
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.once('close', (code, signal) => done({ code, signal })))
+      const started = (): boolean => existsSync(log) && readFileSync(log, 'utf8').includes('"tool/ptc-dispatch-start"')
+      for (const end = Date.now() + 30_000; !started(); await new Promise((r) => setTimeout(r, 25))) {
+        if (Date.now() > end) {
+          child.kill('SIGKILL')
+          throw new Error(`the run did not start its call: ${stderr}`)
+        }
+      }
+      child.kill('SIGTERM')
+      expect(await exited).toEqual({ code: 1, signal: null })
+      expect(stdout).toContain('Error: code run failed (abort)')
+      expect(noStack(stderr)).toBe(true)
+      const read = await readJsonlSession(log)
+      expect(read.partialTail).toBeUndefined()
+      expect(read.events.map((event) => event.type)).toContain('tool/ptc-dispatch')
+    } finally {
+      dir.cleanup()
+    }
+  }, 60_000)
 })

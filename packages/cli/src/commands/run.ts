@@ -94,7 +94,9 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
       progress?.stop()
       controller.abort(new Error('interrupted'))
     }
+    // SIGTERM (a supervisor, a harness's timeout) ends the run as Ctrl-C does: aborted, reported, its log written.
     process.once('SIGINT', onSignal)
+    process.once('SIGTERM', onSignal)
     // Unique per run, so that runs appending to one session file stay apart in `ptc log`.
     const callId = `call_${randomBytes(4).toString('hex')}`
     if (values.json !== true) writeMessage(io.stderr, `run_code "${oneLine(program.description, 200)}" on ${sandbox}, tools: ${label ?? 'none'}${config === undefined ? '' : `, config: ${config.shown}`}; the model receives:`)
@@ -108,6 +110,7 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
     } finally {
       progress.stop()
       process.off('SIGINT', onSignal)
+      process.off('SIGTERM', onSignal)
       await sessionFile?.close()
     }
     const result = batch.results[0]?.result
