@@ -20,7 +20,11 @@ function hostCalls(call: CodeRunRequest['call'], flush: ReplyFlush, limits: Part
   return { calls, batches, stops }
 }
 
-const turn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 10))
+/**
+ * 10 ms, then one `setImmediate`: it runs after a flush the settled calls scheduled (immediates run in order),
+ * however long their settling took. A bare timer could fire first on a loaded machine.
+ */
+const turn = (): Promise<void> => new Promise((resolve) => setTimeout(() => setImmediate(resolve), 10))
 
 describe.each<ReplyFlush>(['microtask', 'immediate'])('HostCalls (%s flush)', (flush) => {
   test('calls that finish before the flush arrive as one batch, in the order they finished', async () => {
