@@ -35,7 +35,7 @@ describe('ptc run --session-state', () => {
     const dir = join(cwd, '.ptc/sessions')
     expect(statSync(dir).mode & 0o777).toBe(0o700)
     for (const name of readdirSync(dir)) expect(statSync(join(dir, name)).mode & 0o777).toBe(0o600)
-  })
+  }, 60_000) // seven processes one after the other: 5 s on a quiet machine, past 20 s on a loaded one
 
   test('a session file altered on disk is refused: the run starts fresh and says why', async () => {
     const { dir, cleanup } = tempDir({ 'count.js': readFileSync(files.path('count.js'), 'utf8') })

