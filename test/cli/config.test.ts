@@ -187,14 +187,15 @@ describe('ptc.config.ts in the working directory', () => {
   test.runIf(process.platform === 'linux' && hasScript())('on a terminal the config’s approval service answers; without one, ptc run prompts', async () => {
     clearAsked()
     const configured = await ptcOnTerminal(['run', shop.path('pay.js'), '--config', shop.path('ptc.config.ts')], '')
-    expect(configured.code).toBe(0)
+    // The terminal's screen (stdout and stderr) says why, should it fail: it once exited 2 beside a second suite.
+    expect(configured.code, configured.stdout).toBe(0)
     expect(configured.stdout).not.toContain('[y/N]')
     expect(asked()).toEqual(['5', '50'])
     const withoutApproval = CONFIG.replace(/ {2}approval: \{[\s\S]*?\n {2}\},\n/, '').replace("import { appendFileSync } from 'node:fs'\n", '')
     expect(withoutApproval).not.toContain('approval')
     const bare = project({ 'package.json': MODULE, 'ptc.config.ts': withoutApproval })
     const prompted = await ptcOnTerminal(['run', shop.path('pay-once.js'), '--config', bare.path('ptc.config.ts')], 'y\n')
-    expect(prompted.code).toBe(0)
+    expect(prompted.code, prompted.stdout).toBe(0)
     expect(prompted.stdout).toMatch(/approve pay \(call_[0-9a-f]{8}:ptc:1\): pay 5\? \[y\/N\]/)
     expect(prompted.stdout).toContain('paid 5')
   })
