@@ -152,7 +152,8 @@ async function floodingUpstream(flood: Flood): Promise<{ url: string; closedWhil
 
 test('the answer of a call that timed out or was aborted is not read on: its connection is closed', async () => {
   await using upstream = await floodingUpstream('trickle')
-  const connection = new UpstreamConnection({ name: 'slow', url: upstream.url, protocol: 'streamable-http' }, { requestTimeoutMs: 300, onTools: () => undefined, onWarning: () => undefined })
+  // The timeout also bounds connecting: 2 s leaves a loaded machine room to initialize.
+  const connection = new UpstreamConnection({ name: 'slow', url: upstream.url, protocol: 'streamable-http' }, { requestTimeoutMs: 2000, onTools: () => undefined, onWarning: () => undefined })
   try {
     await expect(connection.call('flood', {}, new AbortController().signal)).rejects.toThrow('upstream slow: MCP error -32001: Request timed out')
     await expect.poll(() => upstream.closedWhileFlooding(), { timeout: 10_000 }).toBe(1)
