@@ -337,7 +337,9 @@ describe('ptc init', () => {
 
   test('the starter runs: an order approved in code, one rejected by the approval service, one denied by the policy', async () => {
     const root = mkdtempSync(join(base, 'init-'))
-    expect((await ptc(['init', 'app'], { cwd: root })).code).toBe(0)
+    const init = await ptc(['init', 'app'], { cwd: root })
+    // Its stderr says why, should it fail: it exited 1 once beside a second suite.
+    expect(init.code, init.stderr).toBe(0)
     const app = join(root, 'app')
     symlinkSync(join(ROOT, 'node_modules'), join(app, 'node_modules'), 'dir')
     const run = await ptc(['run', 'program.ts'], { cwd: app })
