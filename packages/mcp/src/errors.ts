@@ -46,6 +46,15 @@ export class McpServeUsageError extends McpError {
   }
 }
 
+/**
+ * A count or size given as an option: `undefined` (its default), or a positive integer of at most `max`; returns
+ * it. @throws McpServeUsageError naming the option otherwise
+ */
+export function checkBound<T extends number | undefined>(name: string, value: T, max = Number.MAX_SAFE_INTEGER): T {
+  if (value === undefined || (Number.isSafeInteger(value) && value >= 1 && value <= max)) return value
+  throw new McpServeUsageError(`${name} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` of at most ${max}` : ''}, not ${String(value)}`)
+}
+
 /** An upstream MCP server is not connected and could not be (re)connected. Stable code: `UPSTREAM_UNAVAILABLE`. */
 export class UpstreamUnavailableError extends McpError {
   declare readonly code: 'UPSTREAM_UNAVAILABLE'

@@ -7,7 +7,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ErrorCode, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
-import { McpServeUsageError, UpstreamUnavailableError } from '../errors.js'
+import { checkBound, UpstreamUnavailableError } from '../errors.js'
 import { MAX_MESSAGE_BYTES, MAX_UPSTREAM_MESSAGE_BYTES, UpstreamFetch, type OversizedAnswer } from './bounded-fetch.js'
 
 /**
@@ -353,12 +353,6 @@ export class UpstreamConnection {
     }, delay)
     this.#retry.unref()
   }
-}
-
-/** A bound given as an option: undefined (the default), or a positive integer of at most `max`. */
-export function checkBound(name: string, value: number | undefined, max = Number.MAX_SAFE_INTEGER): void {
-  if (value === undefined || (Number.isSafeInteger(value) && value >= 1 && value <= max)) return
-  throw new McpServeUsageError(`${name} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` of at most ${max}` : ''}, not ${String(value)}`)
 }
 
 export function messageOf(error: unknown): string {

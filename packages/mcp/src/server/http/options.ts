@@ -1,4 +1,4 @@
-import { McpServeUsageError } from '../../errors.js'
+import { checkBound, McpServeUsageError } from '../../errors.js'
 import { isBearerToken } from './auth.js'
 import { isLoopbackHost, parseAllowedHost, parseOrigin } from './names.js'
 
@@ -71,13 +71,8 @@ export function resolveHttpOptions(options: HttpServeOptions): ResolvedHttpOptio
     token: options.token,
     allowOrigins,
     allowHosts,
-    maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes ?? HTTP_DEFAULTS.maxBodyBytes),
-    sessionIdleMs: positive('sessionIdleMs', options.sessionIdleMs ?? HTTP_DEFAULTS.sessionIdleMs),
-    maxSessions: positive('maxSessions', options.maxSessions ?? HTTP_DEFAULTS.maxSessions),
+    maxBodyBytes: checkBound('maxBodyBytes', options.maxBodyBytes ?? HTTP_DEFAULTS.maxBodyBytes),
+    sessionIdleMs: checkBound('sessionIdleMs', options.sessionIdleMs ?? HTTP_DEFAULTS.sessionIdleMs),
+    maxSessions: checkBound('maxSessions', options.maxSessions ?? HTTP_DEFAULTS.maxSessions),
   }
-}
-
-function positive(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1) throw new McpServeUsageError(`${name} must be a positive integer, not ${String(value)}`)
-  return value
 }
