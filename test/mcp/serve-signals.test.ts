@@ -11,6 +11,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { readJsonlSession } from '@ptc/tools/session'
 import { afterEach, describe, expect, test } from 'vitest'
+import { INITIALIZE, until } from './http-helpers.js'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const tsNode = ['--conditions=@ptc/source', '--import', 'tsx']
@@ -21,14 +22,6 @@ afterEach(async () => {
   if (dir !== undefined) await rm(dir, { recursive: true, force: true })
   dir = undefined
 })
-
-async function until(check: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
 
 function alive(pid: number): boolean {
   try {
@@ -55,17 +48,17 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('ptc serve (stdio) on %s', (signal
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => serve.once('exit', (code, sig) => done({ code, signal: sig })))
     const send = (message: unknown): void => void serve.stdin.write(`${JSON.stringify(message)}\n`)
     try {
-      send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'signal-test', version: '1' } } })
-      await until(() => stdout.includes('"id":1'), 'the initialize answer')
+      send(INITIALIZE)
+      await until(() => stdout.includes('"id":1'), 20_000)
       send({ jsonrpc: '2.0', method: 'notifications/initialized' })
       send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run_code', arguments: { code: 'return await tools["slow.sleep"]({ ms: 60000 })', description: 'waits' } } })
-      await until(() => existsSync(`${pidFile}.sleeping`), 'the upstream call to start')
+      await until(() => existsSync(`${pidFile}.sleeping`), 20_000)
       const upstream = Number(await readFile(pidFile, 'utf8'))
       expect(alive(upstream)).toBe(true)
 
       serve.kill(signal)
       expect(await exited).toEqual({ code: 0, signal: null })
-      await until(() => !alive(upstream), 'the upstream process to end', 10_000)
+      await until(() => !alive(upstream), 10_000)
       // The log holds the call that was waiting, started and settled, and no partial line.
       const log = await readJsonlSession(sessionFile)
       expect(log.partialTail).toBeUndefined()

@@ -11,6 +11,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { connectStdioClient, type CallToolResult, type Client } from '@ptc/mcp/testing'
+import { until } from './http-helpers.js'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const requireFromMcp = createRequire(join(root, 'packages/mcp/package.json'))
@@ -51,14 +52,6 @@ afterAll(async () => {
 const runCode = (code: string): Promise<CallToolResult> => client.callTool({ name: 'run_code', arguments: { code, description: 'test' } }, undefined, { timeout: 30_000 }) as Promise<CallToolResult>
 const text = (r: CallToolResult): string => r.content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join('\n')
 
-async function waitFor(check: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting')
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
-
 describe('ptc serve over stdio', () => {
   test('lists run_code, whose SDK text declares the filesystem tools as tools["fs.<name>"]', async () => {
     const { tools } = await client.listTools()
@@ -86,7 +79,7 @@ describe('ptc serve over stdio', () => {
   })
 
   test('an upstream killed mid-call fails that call; the next call reconnects; the server keeps serving', async () => {
-    await waitFor(() => existsSync(pidFile))
+    await until(() => existsSync(pidFile), 10_000)
     const sleeping = `${pidFile}.sleeping`
     await rm(sleeping, { force: true })
     const run = runCode(`
@@ -94,7 +87,7 @@ describe('ptc serve over stdio', () => {
       try { first = await tools["slow.sleep"]({ ms: 20000 }) } catch (e) { first = "failed: " + e.message }
       const second = await tools["slow.echo"]({ text: "back" })
       return { first, second }`)
-    await waitFor(() => existsSync(sleeping))
+    await until(() => existsSync(sleeping), 10_000)
     process.kill(Number(await readFile(sleeping, 'utf8')), 'SIGKILL')
     const result = await run
     const value = JSON.parse(text(result)) as { first: string; second: string }
