@@ -19,6 +19,12 @@ export interface OversizedAnswer {
   readonly message: string
 }
 
+/** An answer being read: how to stop reading it, and the timer that will once the client has it (`answered`). */
+interface Reading {
+  readonly stop: AbortController
+  timer?: NodeJS.Timeout
+}
+
 /** How long an upstream may keep an answer's event stream open after the client received the answer. */
 export const ANSWERED_GRACE_MS = 1000
 
@@ -36,7 +42,7 @@ export const ANSWERED_GRACE_MS = 1000
  */
 export class UpstreamFetch {
   /** The answers being read to requests this client POSTed, by JSON-RPC id: how to stop reading each. */
-  readonly #reading = new Map<string | number, { readonly stop: AbortController; timer?: NodeJS.Timeout }>()
+  readonly #reading = new Map<string | number, Reading>()
 
   constructor(
     readonly maxBytes: number,
@@ -50,11 +56,11 @@ export class UpstreamFetch {
     const requestId = message?.method !== undefined ? message.id : undefined
     const stop = new AbortController()
     const signal = init?.signal == null ? stop.signal : AbortSignal.any([init.signal, stop.signal])
-    const entry = { stop }
+    const entry: Reading = { stop }
     if (requestId !== undefined) this.#reading.set(requestId, entry)
     const done = (): void => {
       if (requestId === undefined || this.#reading.get(requestId) !== entry) return
-      clearTimeout(this.#reading.get(requestId)?.timer)
+      clearTimeout(entry.timer)
       this.#reading.delete(requestId)
     }
     let response: Response
