@@ -46,12 +46,6 @@ export const TAMPERED_INTRINSICS = `Object.defineProperty(Object.prototype, 'the
       Reflect.apply = () => { throw new Error('reflect') }
       JSON.stringify = () => '"x"'; JSON.parse = () => 'x'`
 
-/**
- * The run after a hostile one checks that the runtime serves again, not how fast: its wall leaves room for a
- * replacement worker or engine process to start on a loaded machine (the default 1 s did not, under two suites).
- */
-const NEXT_RUN = { limits: { wallMs: 30_000 } }
-
 /** The hostile programs. Each names the behaviour it checks. */
 export function hostileProgramTests(s: HostileContext): void {
   s.it('constructor-chain escapes through every injected object and host error reach only the guest realm', async () => {
@@ -202,7 +196,7 @@ export function hostileProgramTests(s: HostileContext): void {
       expect(['memory', 'exception'], r.error?.message).toContain(r.error?.kind)
       if (name !== 'a single huge allocation') expect(r.error?.kind, r.error?.message).toBe('memory')
       expect(process.memoryUsage().rss - rss0).toBeLessThan(512 * 1024 * 1024)
-      expect((await s.run('return 1', NEXT_RUN)).value).toBe(1)
+      await s.expectNextRunWorks()
     }, 30_000)
   }
 
@@ -221,7 +215,7 @@ export function hostileProgramTests(s: HostileContext): void {
     })
     expect(deepArg.value).toBe('INVALID_ARGS')
     expect(calls).toBe(0)
-    expect((await s.run('return 2', NEXT_RUN)).value).toBe(2)
+    await s.expectNextRunWorks()
   })
 
   s.it('output floods stop at the output budget', async () => {
@@ -240,13 +234,13 @@ export function hostileProgramTests(s: HostileContext): void {
     // An engine whose join is fast may finish first; otherwise the wall ceiling must hold.
     if (r.error === undefined) expect(r.stats.wallMs).toBeLessThan(1000)
     else s.expectTimeout('huge Array.prototype.join', r, 1000, /wall/i)
-    expect((await s.run('return 3', NEXT_RUN)).value).toBe(3)
+    await s.expectNextRunWorks()
   })
 
   s.it('a catastrophic regex is stopped', async () => {
     const r = await s.run('return /(a+)+$/.test("a".repeat(40) + "b")', { limits: { cpuMs: 60_000, wallMs: 1000 } })
     s.expectTimeout('catastrophic regex', r, 1000, /wall|cpu/i)
-    expect((await s.run('return 4', NEXT_RUN)).value).toBe(4)
+    await s.expectNextRunWorks()
   })
 
   s.it('10^4 concurrent sub-calls complete (or hit the pending cap) without stalling the host', async () => {
