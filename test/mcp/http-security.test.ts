@@ -3,12 +3,13 @@
  * port, the SDK's real client for the accepted cases, raw `fetch` and
  * `node:http` requests for the refused ones.
  */
+import { connect, type Socket } from 'node:net'
 import type { CodeRuntime } from '@ptc/sandbox'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { listenHttp } from '@ptc/mcp'
 import { connectHttpClient, type CallToolResult } from '@ptc/mcp/testing'
-import { INITIALIZE, initializeRaw, mcpHeaders, post, rawRequest, read, rpcError, RUN_ECHO, serve, type Served } from './http-helpers.js'
+import { INITIALIZE, initializeRaw, mcpHeaders, post, rawRequest, read, rpcError, RUN_ECHO, serve, until, type Served } from './http-helpers.js'
 
 let runtime: CodeRuntime
 let served: Served
@@ -194,7 +195,9 @@ describe('request bodies and JSON-RPC errors', () => {
   })
 
   test('no protocol server is created for an initialize refused by any check', async () => {
-    const before = served.endpoint.stats()
+    // The keep-alive connections the requests leave open vary.
+    const servers = (): unknown => ({ ...served.endpoint.stats(), connections: undefined })
+    const before = servers()
     const bearer = served.bearer
     const refused = [
       post(url, INITIALIZE, mcpHeaders()),
@@ -207,7 +210,7 @@ describe('request bodies and JSON-RPC errors', () => {
       post(url, INITIALIZE, mcpHeaders({ authorization: bearer, 'mcp-session-id': 'forged' })),
     ]
     expect((await Promise.all(refused)).map((r) => r.status)).toEqual([401, 403, 403, 413, 400, 400, 415, 404])
-    expect(served.endpoint.stats()).toEqual(before)
+    expect(servers()).toEqual(before)
   })
 
   test('an internal error is 500 / -32603 without its message or stack; the slot it reserved is released', async () => {
@@ -219,5 +222,85 @@ describe('request bodies and JSON-RPC errors', () => {
     expect(response.text).not.toMatch(/secret|srv|file\.ts/)
     expect(errors).toEqual([expect.stringContaining('secret detail') as unknown])
     expect(endpoint.stats()).toMatchObject({ sessions: 0, initializing: 0, serversLive: 0 })
+  })
+})
+
+describe('connections', () => {
+  /** A raw connection to `port`: what it received, and whether it closed. */
+  function rawConnection(port: number): { socket: Socket; received: () => string; closed: () => boolean } {
+    const socket = connect(port, '127.0.0.1')
+    let text = ''
+    let closed = false
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => (text += chunk))
+    socket.on('error', () => undefined)
+    socket.on('close', () => (closed = true))
+    return { socket, received: () => text, closed: () => closed }
+  }
+
+  test('a connection that sends nothing, or trickles its headers, is closed after headersTimeoutMs; a body not sent in time gets 408', async () => {
+    await using slow = await serve(runtime, { headersTimeoutMs: 300, requestReadTimeoutMs: 600 })
+    const slowPort = Number(new URL(slow.endpoint.url).port)
+    const silent = rawConnection(slowPort)
+    const trickle = rawConnection(slowPort)
+    trickle.socket.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${slowPort}\r\n`)
+    const more = setInterval(() => trickle.socket.write('X-Slow: 1\r\n'), 50)
+    const body = rawConnection(slowPort)
+    body.socket.write(
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${slowPort}\r\nAuthorization: ${slow.bearer}\r\nContent-Type: application/json\r\n` +
+        `Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":`,
+    )
+    try {
+      // Node's own defaults held each of them 60 s or more (300 s for the body).
+      await until(() => silent.closed() && trickle.closed() && body.closed(), 15_000)
+    } finally {
+      clearInterval(more)
+    }
+    expect(body.received()).toMatch(/^HTTP\/1\.1 408 /)
+    expect(slow.endpoint.stats()).toMatchObject({ connections: 0, sessions: 0 })
+  })
+
+  test('a response may stream for longer than the request read timeouts', async () => {
+    await using slow = await serve(runtime, { headersTimeoutMs: 200, requestReadTimeoutMs: 200 })
+    const client = await connectHttpClient(slow.endpoint.url, { token: slow.endpoint.token })
+    try {
+      const result = (await client.callTool({ name: 'run_code', arguments: { code: 'return await tools["fx.sleep"]({ ms: 1500 })', description: 'long' } })) as CallToolResult
+      expect(result.isError).not.toBe(true)
+      expect(result.content).toEqual([{ type: 'text', text: 'slept 1500' }])
+    } finally {
+      await client.close()
+    }
+  })
+
+  test('past maxConnections a connection is closed as soon as it is accepted; once one closes, a client is served', async () => {
+    const errors: string[] = []
+    await using capped = await serve(runtime, { maxConnections: 3, onError: (m) => errors.push(m) })
+    const cappedPort = Number(new URL(capped.endpoint.url).port)
+    const held = [rawConnection(cappedPort), rawConnection(cappedPort), rawConnection(cappedPort)]
+    await until(() => capped.endpoint.stats().connections === 3)
+    const refused = rawConnection(cappedPort)
+    await until(() => refused.closed())
+    expect(refused.received()).toBe('')
+    expect(held.some((c) => c.closed())).toBe(false)
+    expect(capped.endpoint.stats()).toMatchObject({ connections: 3, connectionsRefused: 1 })
+    expect(errors).toEqual(['refused a connection: 3 are open (maxConnections)'])
+    held[0]?.socket.destroy()
+    await until(() => capped.endpoint.stats().connections === 2)
+    const answer = await rawRequest({ port: cappedPort, headers: mcpHeaders({ authorization: capped.bearer }), body: JSON.stringify(INITIALIZE) })
+    expect(answer.status).toBe(200)
+    for (const c of held) c.socket.destroy()
+  })
+
+  test('the timeouts and the connection cap are checked', async () => {
+    await expect(listenHttp(served.ptc, { port: 0, maxConnections: 0 })).rejects.toThrow('maxConnections must be a positive integer, not 0')
+    await expect(listenHttp(served.ptc, { port: 0, headersTimeoutMs: 2 ** 31 })).rejects.toThrow(/headersTimeoutMs must be a positive integer of at most 2147483647/)
+    await expect(listenHttp(served.ptc, { port: 0, headersTimeoutMs: 5000, requestReadTimeoutMs: 1000 })).rejects.toThrow(
+      'headersTimeoutMs (5000) must not exceed requestReadTimeoutMs (1000): the headers are part of the request',
+    )
+    // One given alone moves the other's default.
+    await using short = await listenHttp(served.ptc, { port: 0, requestReadTimeoutMs: 1000 })
+    await using long = await listenHttp(served.ptc, { port: 0, headersTimeoutMs: 60_000 })
+    expect(short.url).toMatch(/^http:/)
+    expect(long.url).toMatch(/^http:/)
   })
 })

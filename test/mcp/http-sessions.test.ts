@@ -127,7 +127,7 @@ describe('Streamable HTTP sessions', () => {
       for (const r of batch) if (r !== undefined) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
     }
     expect(Object.fromEntries(statuses)).toEqual({ 401: 1000, 403: 500, 400: 1000, 404: 500 })
-    expect(endpoint.stats()).toEqual({ sessions: 0, initializing: 0, serversCreated: 0, serversLive: 0 })
+    expect(endpoint.stats()).toMatchObject({ sessions: 0, initializing: 0, serversCreated: 0, serversLive: 0, connectionsRefused: 0 })
   }, 180_000) // 9-17 s here; a hang guard, not a timing (a loaded machine took over 60 s)
 
   test('close() closes every session and server, and the listener', async () => {
@@ -137,7 +137,7 @@ describe('Streamable HTTP sessions', () => {
     const client = await connectHttpClient(endpoint.url, { token: endpoint.token })
     expect(endpoint.stats()).toMatchObject({ sessions: 2, serversLive: 2 })
     await served.close()
-    expect(endpoint.stats()).toEqual({ sessions: 0, initializing: 0, serversCreated: 2, serversLive: 0 })
+    expect(endpoint.stats()).toEqual({ sessions: 0, initializing: 0, serversCreated: 2, serversLive: 0, connections: 0, connectionsRefused: 0 })
     await expect(fetch(endpoint.url, { method: 'POST', headers: mcpHeaders({ authorization: bearer }), body: JSON.stringify(INITIALIZE) })).rejects.toThrow()
     await client.close()
   })

@@ -109,6 +109,12 @@ describe('ptc serve --http arguments', () => {
     expect(usage([...http, '--allow-origin', 'https://app.example/path'])).toMatch(/not an http\(s\) origin/)
     expect(usage([...http, '--allow-host', 'http://mcp.example'])).toMatch(/--allow-host .*not a host name/)
     expect(usage([...http, '--max-sessions', '0'])).toMatch(/--max-sessions must be a positive integer/)
+    const connections = ['--max-connections', '64', '--headers-timeout-ms', '5000', '--request-read-timeout-ms', '9000']
+    expect(parseServeArgs([...http, ...connections], {})).toMatchObject({ maxConnections: 64, headersTimeoutMs: 5000, requestReadTimeoutMs: 9000 })
+    expect(usage([...http, '--max-connections', '1.5'])).toMatch(/--max-connections must be a positive integer/)
+    expect(usage([...http, '--headers-timeout-ms', '2147483648'])).toBe('--headers-timeout-ms must be at most 2147483647, not 2147483648')
+    expect(usage([...http, '--headers-timeout-ms', '9000', '--request-read-timeout-ms', '5000'])).toMatch(/headersTimeoutMs \(9000\) must not exceed requestReadTimeoutMs \(5000\)/)
+    expect(usage(['--upstream', 'x', '--max-connections', '4'])).toBe('--max-connections needs --http')
     expect(usage(['--upstream', 'x', '--token', 'abcdefghijklmnopqrst'])).toBe('--token needs --http')
     expect(usage(['--upstream', 'x', '--no-auth'])).toBe('--no-auth needs --http')
   })
@@ -116,7 +122,9 @@ describe('ptc serve --http arguments', () => {
   test('--help prints the usage on stdout with the HTTP options and exits 0', async () => {
     const { io, stdout } = captured()
     expect(await serveCommand(['--help'], io)).toBe(0)
-    for (const flag of ['--token', '--no-auth', '--allow-origin', '--allow-host', '--max-body-bytes', '--session-idle-ms', '--max-sessions', 'PTC_SERVE_TOKEN']) expect(stdout()).toContain(flag)
+    for (const flag of ['--token', '--no-auth', '--allow-origin', '--allow-host', '--max-body-bytes', '--session-idle-ms', '--max-sessions', '--max-connections', '--headers-timeout-ms', '--request-read-timeout-ms', 'PTC_SERVE_TOKEN']) {
+      expect(stdout()).toContain(flag)
+    }
   })
 
   test('a non-loopback --no-auth exits with status 2 before serving', async () => {

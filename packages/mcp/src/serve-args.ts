@@ -69,7 +69,10 @@ Streamable HTTP (instead of stdio):
                       or a loopback name or local interface address (0.0.0.0, ::)
   --max-body-bytes N  largest request body, else 413 (default ${HTTP_DEFAULTS.maxBodyBytes})
   --session-idle-ms MS  close a session after MS without an open request (default ${HTTP_DEFAULTS.sessionIdleMs})
-  --max-sessions N    most live sessions; an initialize past it gets 503 with Retry-After (default ${HTTP_DEFAULTS.maxSessions})`
+  --max-sessions N    most live sessions; an initialize past it gets 503 with Retry-After (default ${HTTP_DEFAULTS.maxSessions})
+  --max-connections N   most open connections, authenticated or not; more are closed at once (default ${HTTP_DEFAULTS.maxConnections})
+  --headers-timeout-ms MS       close a connection whose request headers took longer (default ${HTTP_DEFAULTS.headersTimeoutMs})
+  --request-read-timeout-ms MS  408 for a request (headers and body) not received whole in MS (default ${HTTP_DEFAULTS.requestReadTimeoutMs})`
 }
 
 /** The usage with the sandbox's own default limits. */
@@ -100,6 +103,9 @@ export interface ServeArgs {
   maxBodyBytes?: number
   sessionIdleMs?: number
   maxSessions?: number
+  maxConnections?: number
+  headersTimeoutMs?: number
+  requestReadTimeoutMs?: number
   session?: string
   /** `--sandbox-sessions`: one sandbox session per client connection. */
   sandboxSessions: boolean
@@ -114,7 +120,7 @@ export interface ServeArgs {
   limits: Partial<CodeRunLimits>
 }
 
-const HTTP_ONLY = ['token', 'no-auth', 'allow-origin', 'allow-host', 'max-body-bytes', 'session-idle-ms', 'max-sessions'] as const
+const HTTP_ONLY = ['token', 'no-auth', 'allow-origin', 'allow-host', 'max-body-bytes', 'session-idle-ms', 'max-sessions', 'max-connections', 'headers-timeout-ms', 'request-read-timeout-ms'] as const
 
 /** Parse `ptc serve` arguments (`env` for `$PTC_SERVE_TOKEN`). @throws McpServeUsageError */
 export function parseServeArgs(argv: string[], env: Readonly<Record<string, string | undefined>> = process.env, options: ServeArgsOptions = {}): ServeArgs {
@@ -138,6 +144,9 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
         'max-body-bytes': { type: 'string' },
         'session-idle-ms': { type: 'string' },
         'max-sessions': { type: 'string' },
+        'max-connections': { type: 'string' },
+        'headers-timeout-ms': { type: 'string' },
+        'request-read-timeout-ms': { type: 'string' },
         session: { type: 'string' },
         'sandbox-sessions': { type: 'boolean', default: false },
         'allow-missing': { type: 'boolean', default: false },
@@ -185,6 +194,11 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
   if (values['max-body-bytes'] !== undefined) args.maxBodyBytes = positiveInt('--max-body-bytes', values['max-body-bytes'], false)
   if (values['session-idle-ms'] !== undefined) args.sessionIdleMs = positiveInt('--session-idle-ms', values['session-idle-ms'], false)
   if (values['max-sessions'] !== undefined) args.maxSessions = positiveInt('--max-sessions', values['max-sessions'], false)
+  if (values['max-connections'] !== undefined) args.maxConnections = positiveInt('--max-connections', values['max-connections'], false)
+  if (values['headers-timeout-ms'] !== undefined) args.headersTimeoutMs = positiveInt('--headers-timeout-ms', values['headers-timeout-ms'], false, MAX_TIMER_MS)
+  if (values['request-read-timeout-ms'] !== undefined) {
+    args.requestReadTimeoutMs = positiveInt('--request-read-timeout-ms', values['request-read-timeout-ms'], false, MAX_TIMER_MS)
+  }
   if (args.noAuth) {
     if (values.token !== undefined) throw new McpServeUsageError('--no-auth and --token exclude each other')
     if (!isLoopbackHost(args.host)) throw new McpServeUsageError(`--no-auth is allowed only with a loopback --host (127.0.0.1, ::1, localhost), not ${args.host}: a non-loopback bind always needs a token`)
@@ -228,6 +242,9 @@ export function httpOptions(args: ServeArgs, port: number): HttpServeOptions {
     ...(args.maxBodyBytes !== undefined && { maxBodyBytes: args.maxBodyBytes }),
     ...(args.sessionIdleMs !== undefined && { sessionIdleMs: args.sessionIdleMs }),
     ...(args.maxSessions !== undefined && { maxSessions: args.maxSessions }),
+    ...(args.maxConnections !== undefined && { maxConnections: args.maxConnections }),
+    ...(args.headersTimeoutMs !== undefined && { headersTimeoutMs: args.headersTimeoutMs }),
+    ...(args.requestReadTimeoutMs !== undefined && { requestReadTimeoutMs: args.requestReadTimeoutMs }),
   }
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { isInitializeRequest, isJSONRPCRequest, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
@@ -23,6 +23,10 @@ export interface HttpEndpointStats {
   readonly serversCreated: number
   /** Protocol servers (with their transports) not closed yet. */
   readonly serversLive: number
+  /** Open connections. */
+  readonly connections: number
+  /** Connections closed as soon as they were accepted, `maxConnections` being open. */
+  readonly connectionsRefused: number
 }
 
 /** A listening Streamable HTTP endpoint. */
@@ -66,7 +70,31 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
       refuse(req, res, refusal(500, JSONRPC_ERROR.internalError, 'Internal error'))
     })
   }
-  const http = createServer(listener)
+  const http = createServer(
+    {
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestReadTimeoutMs,
+      // How often Node looks for connections past those timeouts (its default, 30 s, would let one live 3x the
+      // headers timeout).
+      connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
+    },
+    listener,
+  )
+  http.maxConnections = config.maxConnections
+  const sockets = new Set<Socket>()
+  let connectionsRefused = 0
+  let refusalsWarned = 0
+  http.on('connection', (socket: Socket) => {
+    sockets.add(socket)
+    socket.once('close', () => sockets.delete(socket))
+  })
+  http.on('drop', () => {
+    connectionsRefused++
+    // Said once per burst of refusals (the first after every 10 s without one being said), not once per connection.
+    const now = Date.now()
+    if (now - refusalsWarned >= 10_000) options.onError?.(`refused a connection: ${config.maxConnections} are open (maxConnections)`)
+    refusalsWarned = now
+  })
   // `Expect: 100-continue` is answered by `readMessage`, not before the checks.
   http.on('checkContinue', listener)
 
@@ -187,12 +215,14 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
       const done = new Promise<void>((resolve) => http.close(() => resolve()))
       http.closeAllConnections()
       await done
+      // Every socket still in the set has yet to emit 'close' (which takes it out).
+      await Promise.all([...sockets].map((socket) => new Promise((resolve) => socket.once('close', resolve))))
     })())
   const host = config.host.includes(':') && !config.host.startsWith('[') ? `[${config.host}]` : config.host
   return {
     url: `http://${host}:${address.port}/mcp`,
     token: token === false ? undefined : token,
-    stats: () => ({ sessions: sessions.size, initializing: sessions.reserved, serversCreated, serversLive: servers.size }),
+    stats: () => ({ sessions: sessions.size, initializing: sessions.reserved, serversCreated, serversLive: servers.size, connections: sockets.size, connectionsRefused }),
     close,
     [Symbol.asyncDispose]: close,
   }

@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from '@ptc/sandbox'
 import { checkBound, McpServeUsageError } from '../../errors.js'
 import { isBearerToken } from './auth.js'
 import { isLoopbackHost, parseAllowedHost, parseOrigin } from './names.js'
@@ -25,7 +26,19 @@ export interface HttpServeOptions {
   readonly sessionIdleMs?: number
   /** Most live sessions; an initialize past the cap gets 503 with `Retry-After` (default 100). */
   readonly maxSessions?: number
-  /** Internal errors (the client gets 500 / -32603 without details). Default: ignored. */
+  /**
+   * Most open connections, authenticated or not; a connection past it is closed as soon as it is accepted
+   * (default 512). Keeps a flood of connections from taking every file descriptor of the process.
+   */
+  readonly maxConnections?: number
+  /** A connection that has not sent a request's whole headers this long after it began one is closed (default 10 s). */
+  readonly headersTimeoutMs?: number
+  /**
+   * A request (headers and body) not received whole this long after it began is answered 408 and its connection
+   * closed (default 30 s; at least `headersTimeoutMs`). Only the reading: a response may stream for longer.
+   */
+  readonly requestReadTimeoutMs?: number
+  /** Internal errors (the client gets 500 / -32603 without details) and connections refused past `maxConnections`. Default: ignored. */
   readonly onError?: (message: string) => void
 }
 
@@ -35,6 +48,9 @@ export const HTTP_DEFAULTS = {
   maxBodyBytes: 1024 * 1024,
   sessionIdleMs: 10 * 60 * 1000,
   maxSessions: 100,
+  maxConnections: 512,
+  headersTimeoutMs: 10_000,
+  requestReadTimeoutMs: 30_000,
 } as const
 
 /** `HttpServeOptions` checked and normalized (the token still `undefined` when it is to be generated). */
@@ -47,6 +63,9 @@ export interface ResolvedHttpOptions {
   readonly maxBodyBytes: number
   readonly sessionIdleMs: number
   readonly maxSessions: number
+  readonly maxConnections: number
+  readonly headersTimeoutMs: number
+  readonly requestReadTimeoutMs: number
 }
 
 /** Check `options`. @throws McpServeUsageError naming the first bad option */
@@ -65,6 +84,11 @@ export function resolveHttpOptions(options: HttpServeOptions): ResolvedHttpOptio
     if (name === undefined) throw new McpServeUsageError(`not a host name: ${JSON.stringify(text)} (e.g. mcp.example or mcp.example:8080)`)
     return name
   })
+  // One given alone moves the other's default so that the headers' time fits in the request's.
+  const given = { headers: checkBound('headersTimeoutMs', options.headersTimeoutMs, MAX_TIMER_MS), request: checkBound('requestReadTimeoutMs', options.requestReadTimeoutMs, MAX_TIMER_MS) }
+  const headersTimeoutMs = given.headers ?? Math.min(HTTP_DEFAULTS.headersTimeoutMs, given.request ?? Infinity)
+  const requestReadTimeoutMs = given.request ?? Math.max(HTTP_DEFAULTS.requestReadTimeoutMs, headersTimeoutMs)
+  if (headersTimeoutMs > requestReadTimeoutMs) throw new McpServeUsageError(`headersTimeoutMs (${headersTimeoutMs}) must not exceed requestReadTimeoutMs (${requestReadTimeoutMs}): the headers are part of the request`)
   return {
     host,
     loopback,
@@ -74,5 +98,8 @@ export function resolveHttpOptions(options: HttpServeOptions): ResolvedHttpOptio
     maxBodyBytes: checkBound('maxBodyBytes', options.maxBodyBytes ?? HTTP_DEFAULTS.maxBodyBytes),
     sessionIdleMs: checkBound('sessionIdleMs', options.sessionIdleMs ?? HTTP_DEFAULTS.sessionIdleMs),
     maxSessions: checkBound('maxSessions', options.maxSessions ?? HTTP_DEFAULTS.maxSessions),
+    maxConnections: checkBound('maxConnections', options.maxConnections ?? HTTP_DEFAULTS.maxConnections),
+    headersTimeoutMs,
+    requestReadTimeoutMs,
   }
 }
