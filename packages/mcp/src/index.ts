@@ -4,6 +4,7 @@ export { createPtcMcpServer, type PtcMcpServer, type PtcMcpServerOptions } from 
 export { listenHttp, type HttpEndpoint, type HttpEndpointStats } from './server/http/endpoint.js'
 export { HTTP_DEFAULTS, type HttpServeOptions } from './server/http/options.js'
 export { MAX_UPSTREAM_MESSAGE_BYTES } from './upstream/bounded-fetch.js'
+export { MAX_STDERR_BACKLOG } from './upstream/stderr.js'
 export { MAX_UPSTREAM_TOOLS, UpstreamConnection, type UpstreamSpec, type UpstreamUrlSpec, type ReconnectOptions } from './upstream/connection.js'
 export { parseUpstreamCommand, parseUpstreamHeader, splitWords, type UpstreamCommand } from './upstream/command-line.js'
 export { McpError, McpServeUsageError, UpstreamToolError, UpstreamUnavailableError, type McpErrorCode } from './errors.js'

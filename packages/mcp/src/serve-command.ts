@@ -54,7 +54,12 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
     io.stdout.write(`${serveUsage(defaults)}\n`)
     return 0
   }
-  const warn = (message: string): void => void io.stderr.write(`ptc serve: ${message}\n`)
+  // stderr only carries messages: a client that closed it (a write then fails with EPIPE) does not stop the
+  // server, which would otherwise end on that error with its upstreams left running.
+  io.stderr.on('error', () => undefined)
+  const warn = (message: string): void => {
+    if ((io.stderr as { destroyed?: boolean }).destroyed !== true) io.stderr.write(`ptc serve: ${message}\n`)
+  }
   let runtime: CodeRuntime
   try {
     runtime = await createRuntime(args.sandbox)
@@ -88,7 +93,8 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
         // session log is closed, instead of the process dying with them left behind.
         const stop = stopped(options.signal)
         try {
-          await startStdio(ptc, io, () => ready('stdio'), stop.promise)
+          const ended = await startStdio(ptc, io, () => ready('stdio'), stop.promise)
+          if (ended.stdoutFailed !== undefined) warn(`stopping: stdout failed (${ended.stdoutFailed}), so no answer can reach the client`)
         } finally {
           stop.dispose()
         }

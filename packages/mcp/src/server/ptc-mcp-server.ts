@@ -60,7 +60,7 @@ export interface PtcMcpServerOptions {
   readonly reconnect?: ReconnectOptions
   /** Where warnings go (skipped tools, dropped schema keywords, reconnections). Default: stderr. */
   readonly onWarning?: (message: string) => void
-  /** Where spawned upstreams' stderr goes. Default: this process's stderr. */
+  /** Where spawned upstreams' stderr goes (at most `MAX_STDERR_BACKLOG` bytes waiting per upstream). Default: this process's stderr. */
   readonly upstreamStderr?: NodeJS.WritableStream
 }
 

@@ -3,7 +3,8 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { PtcMcpServer } from './ptc-mcp-server.js'
 
 /**
- * Serve one MCP client on stdin/stdout; resolves when stdin ends, the connection closes, or `stop` resolves.
+ * Serve one MCP client on stdin/stdout; resolves when stdin ends, the connection closes, `stop` resolves, or
+ * stdout fails (the client closed it: nothing it asks can be answered), with that failure's message.
  * `onReady` runs once the transport is connected and reading.
  */
 export async function startStdio(
@@ -11,13 +12,24 @@ export async function startStdio(
   io: { stdin: NodeJS.ReadableStream; stdout: NodeJS.WritableStream },
   onReady?: () => void,
   stop?: Promise<void>,
-): Promise<void> {
+): Promise<{ stdoutFailed?: string }> {
   const stdin = io.stdin as Readable
-  const transport = new StdioServerTransport(stdin, io.stdout as Writable)
+  const stdout = io.stdout as Writable
+  let stdoutFailed: string | undefined
+  let failed: (() => void) | undefined
+  // Stays for the writes still to come: a write to a closed pipe fails with EPIPE, and an error nobody listens
+  // to would end the process (its upstreams left running, its log cut).
+  stdout.on('error', (error) => {
+    stdoutFailed ??= error.message
+    failed?.()
+  })
+  const transport = new StdioServerTransport(stdin, stdout)
   const server = await ptc.connect(transport)
   onReady?.()
   await new Promise<void>((resolve) => {
     const done = (): void => resolve()
+    failed = done
+    if (stdoutFailed !== undefined) done()
     const previous = server.onclose
     server.onclose = () => {
       previous?.()
@@ -28,4 +40,5 @@ export async function startStdio(
     void stop?.then(done)
   })
   await server.close().catch(() => undefined)
+  return stdoutFailed === undefined ? {} : { stdoutFailed }
 }

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -9,6 +10,7 @@ import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { checkBound, UpstreamUnavailableError } from '../errors.js'
 import { MAX_MESSAGE_BYTES, MAX_UPSTREAM_MESSAGE_BYTES, UpstreamFetch, type OversizedAnswer } from './bounded-fetch.js'
+import { forwardStderr } from './stderr.js'
 
 /**
  * The client's compiler of tool output schemas (it compiles each one a tool list announces), except that a
@@ -82,7 +84,10 @@ export interface UpstreamConnectionOptions {
    * connection is reset. Default `MAX_UPSTREAM_MESSAGE_BYTES` (10 MiB).
    */
   readonly maxMessageBytes?: number
-  /** Where the upstream's stderr goes (spawned upstreams). Default: this process's stderr. */
+  /**
+   * Where the upstream's stderr goes (spawned upstreams). Default: this process's stderr. At most
+   * `MAX_STDERR_BACKLOG` bytes wait for it to take them; the rest is dropped and counted in a warning.
+   */
   readonly stderr?: NodeJS.WritableStream
   /** Called after every successful (re)connection with the upstream's current tool list. */
   readonly onTools: (connection: UpstreamConnection, tools: readonly Tool[]) => void
@@ -318,8 +323,12 @@ export class UpstreamConnection {
     transport.onerror = (error) => {
       if (error.message.startsWith('ReadBuffer exceeded')) this.#resets.set(client, `a line of its output went past ${maxBytes} bytes (maxMessageBytes)`)
     }
-    const stderr = this.options.stderr ?? process.stderr
-    transport.stderr?.on('data', (chunk: Buffer) => stderr.write(chunk))
+    const stderr = transport.stderr
+    if (stderr !== null) {
+      forwardStderr(stderr as Readable, this.options.stderr ?? process.stderr, (bytes) =>
+        this.options.onWarning(`upstream ${this.label}: ${bytes} bytes of its stderr were dropped (the stderr it goes to was not read as fast as it wrote)`),
+      )
+    }
     return transport
   }
 

@@ -1,0 +1,63 @@
+/** `ptc serve` (from source) as a real child process over stdio, for the tests of how the process itself behaves. */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { INITIALIZE, until } from './http-helpers.js'
+
+export const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+export const tsNode = ['--conditions=@ptc/source', '--import', 'tsx']
+export const fixture = join(root, 'packages/mcp/src/testing/fixture-server.ts')
+
+export interface ServeProcess {
+  readonly child: ChildProcessWithoutNullStreams
+  /** What it wrote on stdout and stderr so far. */
+  stdout(): string
+  stderr(): string
+  /** Write one JSON-RPC message on its stdin. */
+  send(message: unknown): void
+  /** Initialize the MCP session (and wait for the answer). */
+  initialize(): Promise<void>
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  /** SIGKILL it if it still runs. */
+  kill(): void
+}
+
+/** Start `ptc serve` with `args`. */
+export function spawnServe(args: string[]): ServeProcess {
+  const child = spawn(process.execPath, [...tsNode, join(root, 'packages/mcp/src/bin.ts'), ...args], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  // A test may close them on purpose.
+  child.stdout.on('error', () => undefined)
+  child.stderr.on('error', () => undefined)
+  child.stdin.on('error', () => undefined)
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.once('exit', (code, signal) => done({ code, signal })))
+  const send = (message: unknown): void => void child.stdin.write(`${JSON.stringify(message)}\n`)
+  return {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    send,
+    async initialize() {
+      send(INITIALIZE)
+      await until(() => stdout.includes('"id":1'), 20_000)
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+    },
+    exited,
+    kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    },
+  }
+}
+
+/** Whether process `pid` is alive. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * `ptc serve` when the streams around it misbehave: a client that closes the process's stdout or stderr, and one
+ * that does not read its stderr while an upstream writes a lot there. Before: a write to a closed stdout or stderr
+ * (EPIPE) ended the process, its upstream left running and its log cut; an unread stderr grew the process by all
+ * an upstream wrote to its own stderr.
+ */
+import { existsSync, writeFileSync } from 'node:fs'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PassThrough } from 'node:stream'
+import type { CodeRuntime } from '@ptc/sandbox'
+import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
+import { readJsonlSession } from '@ptc/tools/session'
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
+import { createPtcMcpServer, MAX_STDERR_BACKLOG } from '@ptc/mcp'
+import { connectInMemory, type CallToolResult } from '@ptc/mcp/testing'
+import { until } from './http-helpers.js'
+import { alive, fixture, root, spawnServe, tsNode } from './serve-process.js'
+
+let dir: string
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ptc-serve-streams-'))
+})
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
+
+/**
+ * The fixture upstream behind a shell script that first writes `before` bytes to stderr, then, once the file `go`
+ * exists, `after` bytes and the line `after-the-flood`, then creates `go.done` (the fixture's pid: `go.pid`).
+ */
+function noisyFixture(name: string, before: number, after: number): { command: string; args: string[]; commandLine: string; go: string } {
+  const go = join(dir, `${name}.go`)
+  const script = join(dir, `${name}.sh`)
+  writeFileSync(
+    script,
+    `head -c ${before} /dev/zero >&2\n(while [ ! -f "$2" ]; do sleep 0.05; done; head -c ${after} /dev/zero >&2; echo after-the-flood >&2; touch "$2.done") &\nexec "$1" ${tsNode.join(' ')} "$3" --pid-file "$2.pid"\n`,
+  )
+  const args = [script, process.execPath, go, fixture]
+  return { command: 'sh', args, commandLine: ['sh', ...args].join(' '), go }
+}
+
+describe('an upstream writing to a stderr nobody reads', () => {
+  let runtime: CodeRuntime
+  beforeAll(() => {
+    runtime = createQuickJSRuntime({ poolSize: 1 })
+  })
+  afterAll(async () => {
+    await runtime.dispose()
+  })
+
+  test('holds at most MAX_STDERR_BACKLOG of it, drops the rest with a count, and is served meanwhile', async () => {
+    const flood = 20_000_000
+    const noisy = noisyFixture('flood', flood, 0)
+    // A stream nobody reads, as the stderr pipe of a client that does not read it.
+    const sink = new PassThrough()
+    const warnings: string[] = []
+    await using ptc = await createPtcMcpServer({ upstreams: [{ name: 'up', command: noisy.command, args: noisy.args, cwd: root }], runtime, upstreamStderr: sink, onWarning: (m) => warnings.push(m) })
+    const client = await connectInMemory(ptc)
+    try {
+      const result = (await client.callTool({ name: 'run_code', arguments: { code: 'return await tools["up.echo"]({ text: "still served" })', description: 'echo' } })) as CallToolResult
+      expect(result.content).toEqual([{ type: 'text', text: 'still served' }])
+      // Before: all 20 MB waited in the sink.
+      expect(sink.writableLength + sink.readableLength).toBeLessThanOrEqual(MAX_STDERR_BACKLOG + 65_536)
+
+      let forwarded = ''
+      sink.setEncoding('latin1').on('data', (chunk: string) => (forwarded += chunk))
+      await writeFile(noisy.go, '')
+      await until(() => forwarded.includes('after-the-flood\n'), 20_000)
+      const dropped = warnings.map((w) => /^upstream up: (\d+) bytes of its stderr were dropped \(the stderr it goes to was not read as fast as it wrote\)$/.exec(w)?.[1]).filter((n) => n !== undefined)
+      expect(dropped).toHaveLength(1)
+      // Every byte it wrote was either forwarded or counted as dropped.
+      expect(forwarded.length - 'after-the-flood\n'.length + Number(dropped[0])).toBe(flood)
+      expect(forwarded.length).toBeLessThanOrEqual(MAX_STDERR_BACKLOG + 65_536 + 'after-the-flood\n'.length)
+    } finally {
+      await client.close()
+    }
+  })
+})
+
+describe('ptc serve (stdio) whose client closes its stdout or stderr', () => {
+  let serve: ReturnType<typeof spawnServe> | undefined
+  afterEach(() => {
+    serve?.kill()
+    serve = undefined
+  })
+
+  async function upstreamPid(pidFile: string): Promise<number> {
+    await until(() => existsSync(pidFile), 20_000)
+    return Number(await readFile(pidFile, 'utf8'))
+  }
+
+  test('stdout closed: it stops as when stdin ends (upstream stopped, log whole, exit 0) at the first answer it cannot write', async () => {
+    const sessionFile = join(dir, 'stdout.jsonl')
+    const noisy = noisyFixture('stdout', 0, 0)
+    serve = spawnServe(['--upstream', `up=${noisy.commandLine}`, '--session', sessionFile])
+    await serve.initialize()
+    const upstream = await upstreamPid(`${noisy.go}.pid`)
+    serve.child.stdout.destroy()
+    serve.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run_code', arguments: { code: 'return await tools["up.echo"]({ text: "unheard" })', description: 'echo' } } })
+    // Before: killed by the EPIPE (exit 1), the upstream left running.
+    expect(await serve.exited).toEqual({ code: 0, signal: null })
+    expect(serve.stderr()).toMatch(/ptc serve: stopping: stdout failed \(write EPIPE\), so no answer can reach the client/)
+    await until(() => !alive(upstream), 10_000)
+    const log = await readJsonlSession(sessionFile)
+    expect(log.partialTail).toBeUndefined()
+    expect(log.events.map((event) => event.type)).toContain('tool/ptc-dispatch')
+  }, 60_000)
+
+  test('stderr closed: it serves on, and an upstream that writes to stderr does not end it', async () => {
+    const noisy = noisyFixture('stderr', 0, 300_000)
+    serve = spawnServe(['--upstream', `up=${noisy.commandLine}`])
+    await serve.initialize()
+    serve.child.stderr.destroy()
+    // More than a pipe holds: by the time the upstream is done, ptc serve has read and forwarded most of it.
+    await writeFile(noisy.go, '')
+    await until(() => existsSync(`${noisy.go}.done`), 20_000)
+    serve.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run_code', arguments: { code: 'return await tools["up.echo"]({ text: "still here" })', description: 'echo' } } })
+    await until(() => serve?.stdout().includes('"id":2') === true || serve?.child.exitCode !== null, 20_000)
+    expect(serve.child.exitCode).toBe(null)
+    expect(serve.stdout()).toContain('still here')
+    serve.child.stdin.end()
+    expect(await serve.exited).toEqual({ code: 0, signal: null })
+  }, 60_000)
+})
