@@ -22,9 +22,15 @@ export interface ServeProcess {
   kill(): void
 }
 
-/** Start `ptc serve` with `args`. */
-export function spawnServe(args: string[]): ServeProcess {
-  const child = spawn(process.execPath, [...tsNode, join(root, 'packages/mcp/src/bin.ts'), ...args], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] })
+/** The two binaries that serve: `@ptc/mcp`'s and the `ptc` CLI's `serve` command. */
+export const SERVE_BINARIES = {
+  'ptc-mcp': [join(root, 'packages/mcp/src/bin.ts')],
+  'ptc serve': [join(root, 'packages/cli/src/bin.ts'), 'serve'],
+} as const
+
+/** Start `ptc serve` with `args` (by default through `@ptc/mcp`'s binary). */
+export function spawnServe(args: string[], binary: keyof typeof SERVE_BINARIES = 'ptc-mcp'): ServeProcess {
+  const child = spawn(process.execPath, [...tsNode, ...SERVE_BINARIES[binary], ...args], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))

@@ -16,7 +16,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { createPtcMcpServer, MAX_STDERR_BACKLOG } from '@ptc/mcp'
 import { connectInMemory, type CallToolResult } from '@ptc/mcp/testing'
 import { until } from './http-helpers.js'
-import { alive, fixture, root, spawnServe, tsNode } from './serve-process.js'
+import { alive, fixture, root, SERVE_BINARIES, spawnServe, tsNode } from './serve-process.js'
 
 let dir: string
 beforeAll(async () => {
@@ -79,7 +79,7 @@ describe('an upstream writing to a stderr nobody reads', () => {
   })
 })
 
-describe('ptc serve (stdio) whose client closes its stdout or stderr', () => {
+describe.each(Object.keys(SERVE_BINARIES) as (keyof typeof SERVE_BINARIES)[])('%s (stdio) whose client closes its stdout or stderr', (binary) => {
   let serve: ReturnType<typeof spawnServe> | undefined
   afterEach(() => {
     serve?.kill()
@@ -92,9 +92,9 @@ describe('ptc serve (stdio) whose client closes its stdout or stderr', () => {
   }
 
   test('stdout closed: it stops as when stdin ends (upstream stopped, log whole, exit 0) at the first answer it cannot write', async () => {
-    const sessionFile = join(dir, 'stdout.jsonl')
-    const noisy = noisyFixture('stdout', 0, 0)
-    serve = spawnServe(['--upstream', `up=${noisy.commandLine}`, '--session', sessionFile])
+    const sessionFile = join(dir, `stdout-${binary.replace(" ", "-")}.jsonl`)
+    const noisy = noisyFixture(`stdout-${binary.replace(" ", "-")}`, 0, 0)
+    serve = spawnServe(['--upstream', `up=${noisy.commandLine}`, '--session', sessionFile], binary)
     await serve.initialize()
     const upstream = await upstreamPid(`${noisy.go}.pid`)
     serve.child.stdout.destroy()
@@ -109,8 +109,8 @@ describe('ptc serve (stdio) whose client closes its stdout or stderr', () => {
   }, 60_000)
 
   test('stderr closed: it serves on, and an upstream that writes to stderr does not end it', async () => {
-    const noisy = noisyFixture('stderr', 0, 300_000)
-    serve = spawnServe(['--upstream', `up=${noisy.commandLine}`])
+    const noisy = noisyFixture(`stderr-${binary.replace(" ", "-")}`, 0, 300_000)
+    serve = spawnServe(['--upstream', `up=${noisy.commandLine}`], binary)
     await serve.initialize()
     serve.child.stderr.destroy()
     // More than a pipe holds: by the time the upstream is done, ptc serve has read and forwarded most of it.

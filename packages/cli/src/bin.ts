@@ -42,7 +42,7 @@ if (wantsIsolatedVm && !hasFlag && process.env['PTC_REEXEC'] !== '1') {
 
 /**
  * `main` with the process's streams. A reader that closes stdout or stderr
- * early (`ptc log big.jsonl | head`) ends the command quietly; an exception
+ * early (`ptc log big.jsonl | head`) ends the command quietly (`ptc serve` stops by itself); an exception
  * nothing catches is one line and exit 1, a stray rejection a warning; a command that
  * can never finish (a tools module whose import awaits forever, so nothing is
  * left to run) says so and exits 1 instead of leaving with Node's status 13.
@@ -51,6 +51,8 @@ async function runMain(): Promise<number> {
   let finished = false
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (error: NodeJS.ErrnoException) => {
+      // `ptc serve` goes on without stderr, and stops by itself without stdout, its upstreams and log closed.
+      if (argv[0] === 'serve') return
       finished = true
       process.exit(error.code === 'EPIPE' ? (typeof process.exitCode === 'number' ? process.exitCode : 0) : 1)
     })

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { PassThrough } from 'node:stream'
+import { PassThrough, Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
 import { escapingStream, writeMessage } from './io.js'
@@ -18,6 +18,36 @@ describe('escapingStream', () => {
     stream.write('ptc serve: \u009bforged\n')
     await new Promise<void>((resolve) => stream.end(resolve))
     expect(out.join('')).toBe('upstream \\x1b[31mred\\u202e é€\nnext line\t.\nptc serve: \\x9bforged\n')
+  })
+})
+
+describe('escapingStream over a target that does not take its text', () => {
+  test('a write is done only when the target took it, so what the target does not take waits in this stream', async () => {
+    const taken: (() => void)[] = []
+    const target = new Writable({ write: (_chunk, _encoding, callback) => void taken.push(() => callback()) })
+    const stream = escapingStream(target)
+    const done: number[] = []
+    for (let i = 0; i < 4; i++) stream.write('x'.repeat(1000), () => done.push(i))
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(done).toEqual([])
+    expect(stream.writableLength).toBe(4000)
+    while (done.length < 4) {
+      taken.shift()?.()
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    expect(done).toEqual([0, 1, 2, 3])
+    expect(stream.writableLength).toBe(0)
+  })
+
+  test("a target that failed fails this stream (an error event, then destroyed), instead of the writes vanishing", async () => {
+    const target = new PassThrough()
+    target.on('error', () => undefined)
+    target.destroy(new Error('write EPIPE'))
+    const stream = escapingStream(target)
+    const failed = new Promise<Error>((resolve) => stream.once('error', resolve))
+    stream.write('lost\n')
+    expect((await failed).message).toMatch(/destroyed|EPIPE/)
+    expect(stream.destroyed).toBe(true)
   })
 })
 

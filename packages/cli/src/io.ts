@@ -62,20 +62,20 @@ export function writeModelText(stream: NodeJS.WritableStream, text: string): voi
  * like `writeLine`: for text the CLI passes on without composing it (`ptc serve`'s messages and its
  * upstreams' stderr). UTF-8 split across chunks is decoded whole.
  */
-export function escapingStream(stream: NodeJS.WritableStream): NodeJS.WritableStream {
+export function escapingStream(stream: NodeJS.WritableStream): Writable {
   const decoder = new StringDecoder('utf8')
-  const pass = (text: string): void => {
-    if (text !== '') stream.write(escapeControl(text, { multiline: true }))
+  // Done when `stream` took the text: its backpressure and its failure (a closed pipe) are this stream's.
+  const pass = (text: string, done: (error?: Error | null) => void): void => {
+    if (text === '') done()
+    else stream.write(escapeControl(text, { multiline: true }), done)
   }
   return new Writable({
     decodeStrings: false,
     write(chunk: Buffer | string, _encoding, done) {
-      pass(typeof chunk === 'string' ? chunk : decoder.write(chunk))
-      done()
+      pass(typeof chunk === 'string' ? chunk : decoder.write(chunk), done)
     },
     final(done) {
-      pass(decoder.end())
-      done()
+      pass(decoder.end(), done)
     },
   })
 }
