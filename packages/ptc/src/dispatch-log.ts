@@ -1,4 +1,5 @@
 import { SessionQueue, type ContentBlock, type JsonValue, type PtcDispatchLog, type Session, type SessionEvent, type ToolExecution, type ToolExecutionResult, type ToolExecutorServices } from '@ptc/tools'
+import { LogBudget, type LogLimits } from './log-limits.js'
 
 /** One sub-call's identity, as the log records it. */
 export interface SubCallIdentity {
@@ -18,18 +19,23 @@ export interface SubCallIdentity {
  * waterfall's input says which of the three it shapes (`settlement`). Appends
  * are chained in order and never awaited by the program; `drain()` waits for
  * all of them queued so far. Without a session nothing is written and the
- * waterfall does not run.
+ * waterfall does not run. Arguments and content are kept whole within `limits`
+ * (`LogLimits`; `undefined`: always whole); past them an event keeps the value's
+ * head and says what it left out in `elided: { arguments?, content? }`.
  */
 export class DispatchLog {
   /** Undefined without a session: nothing is written and the waterfall does not run. */
   readonly #queue: SessionQueue | undefined
+  readonly #budget: LogBudget
 
   constructor(
     private readonly services: ToolExecutorServices,
     private readonly exec: ToolExecution,
     session: Session | undefined,
+    limits: LogLimits | undefined,
   ) {
     this.#queue = session === undefined ? undefined : new SessionQueue(session)
+    this.#budget = new LogBudget(limits)
   }
 
   /**
@@ -48,7 +54,10 @@ export class DispatchLog {
   }
 
   started(call: SubCallIdentity): void {
-    this.#queue?.append({ type: 'tool/ptc-dispatch-start', time: Date.now(), ...this.#ids(call), arguments: call.arguments })
+    if (this.#queue === undefined) return
+    // Fitted now, not when its turn to be written comes: a slow session must not keep large arguments alive.
+    const { value, elided } = this.#budget.arguments(call.arguments)
+    this.#queue.append({ type: 'tool/ptc-dispatch-start', time: Date.now(), ...this.#ids(call), arguments: value, ...(elided !== undefined && { elided: { arguments: elided } }) })
   }
 
   /**
@@ -66,7 +75,7 @@ export class DispatchLog {
 
   #append(type: string, call: SubCallIdentity, result: ToolExecutionResult, time: number, settlement: PtcDispatchLog['settlement']): void {
     this.#queue?.append(async (): Promise<SessionEvent> => {
-      const content: ContentBlock[] = await this.services.ptcDispatchLog({
+      const shaped: ContentBlock[] = await this.services.ptcDispatchLog({
         exec: this.exec,
         subCallId: call.subCallId,
         name: call.name,
@@ -75,12 +84,14 @@ export class DispatchLog {
         ...(this.exec.agent !== undefined && { agent: this.exec.agent }),
         ...(settlement !== undefined && { settlement }),
       })
+      const { content, elided } = this.#budget.content(shaped)
       return {
         type,
         time,
         ...this.#ids(call),
         isError: result.isError,
         content,
+        ...(elided !== undefined && { elided: { content: elided } }),
         ...(result.error !== undefined && { error: result.error }),
         ...(result.meta !== undefined && { meta: result.meta }),
         ...(settlement === 'abandoned' && { abandoned: true }),

@@ -14,6 +14,7 @@ import { failureResult } from '@ptc/tools/executor'
 import { RUN_CODE } from '@ptc/tools'
 import { buildBindings } from './bindings.js'
 import { DispatchLog } from './dispatch-log.js'
+import type { LogLimits } from './log-limits.js'
 import { CodeRunFailedError, ResumeError } from './errors.js'
 import { SubCallScheduler, type SubCallNumbering } from './scheduler.js'
 
@@ -56,6 +57,7 @@ export interface DurableRunConfig {
   readonly runtime: CodeRuntime
   readonly maxParallelSubCalls: number
   readonly drainGraceMs: number
+  readonly logLimits: LogLimits | undefined
 }
 
 const DEFAULT_TTL_MS = 7 * 24 * 3_600_000
@@ -242,7 +244,7 @@ export class DurableRuns {
       deferContext: (message: UserMessage) => void contexts.push(message),
       concludeTurn: () => void (concluded = true),
     })
-    const log = new DispatchLog(services, ctx, input.agent?.session)
+    const log = new DispatchLog(services, ctx, input.agent?.session, config.logLimits)
     log.resumed(suspended.key, decisions)
     const numbering = { count: identity.subCalls }
     const scheduler = new SubCallScheduler(services, ctx, buildBindings(services, ctx), config.maxParallelSubCalls, log, config.drainGraceMs, numbering, {

@@ -8,6 +8,7 @@ import { RUN_CODE_DESCRIPTION, RUN_CODE_LONG_PARAMETERS, RUN_CODE_PARAMETERS } f
 import { withHostedPrograms } from './hosted.js'
 import { createRunCodeTool, runCodeContent } from './transport.js'
 import { DurableRuns, type DurableOptions } from './durable.js'
+import { resolveLogLimits, type LogLimits } from './log-limits.js'
 
 export interface PtcExecutorOptions {
   /** The sandbox backend programs run in. */
@@ -66,6 +67,15 @@ export interface PtcExecutorOptions {
    * deferred approval denies the call.
    */
   durable?: DurableOptions
+  /**
+   * How much of its sub-calls' arguments and results' content one run writes to the session log (`LogLimits`):
+   * a value up to `maxValueChars` (default 65 536) characters of JSON is kept whole while the run has logged
+   * less than `maxRunChars` (default 16 MiB) of them; past either, the event keeps the value's first 256
+   * characters and says in `elided: { arguments?, content? }` what it weighed and its SHA-256. A program
+   * chooses how many calls it makes and with what: without a bound one run could fill the log's disk.
+   * `false`: every value whole. The `tools/ptc-dispatch-log` waterfall shapes content before this.
+   */
+  logLimits?: Partial<LogLimits> | false
 }
 
 
@@ -101,6 +111,7 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
   const maxTimeoutMs = limits.wallMs ?? options.runtime.limits.wallMs
   const drainGraceMs = options.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS
   if (typeof drainGraceMs !== 'number' || !Number.isFinite(drainGraceMs) || drainGraceMs < 0) throw new TypeError('drainGraceMs must be a finite number of milliseconds >= 0')
+  const logLimits = resolveLogLimits(options.logLimits)
   const sessionKey = sessionKeyOf(options.sessions, runtime)
   const longRuns = options.longRuns === undefined ? undefined : new LongRuns(options.longRuns)
   const durable = options.durable === undefined ? undefined : new DurableRuns(options.durable, runtime)
@@ -125,6 +136,7 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
         limits,
         maxTimeoutMs,
         drainGraceMs,
+        logLimits,
         ...(sessionKey !== undefined && { sessionKey }),
         ...(longRuns !== undefined && { longRuns }),
         ...(durable !== undefined && { durable }),
@@ -137,11 +149,11 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
     },
     execute: (input, services) => native.execute(input, services),
     ...(durable !== undefined && {
-      resume: (input: ToolResumeInput, services: ToolExecutorServices) => durable.resume(input, services, { runtime, maxParallelSubCalls, drainGraceMs }, runCodeContent),
+      resume: (input: ToolResumeInput, services: ToolExecutorServices) => durable.resume(input, services, { runtime, maxParallelSubCalls, drainGraceMs, logLimits }, runCodeContent),
     }),
   } satisfies ToolExecutor)
   // Calls a provider-hosted program made are sub-dispatches of that program, as a run_code program's are.
-  return withHostedPrograms(executor, { maxParallelSubCalls, drainGraceMs })
+  return withHostedPrograms(executor, { maxParallelSubCalls, drainGraceMs, logLimits: logLimits ?? false })
 }
 
 /** Guidance plus the declarations of the tools a scope can see, deterministic for the same tool set. */

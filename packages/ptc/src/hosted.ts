@@ -22,6 +22,7 @@ import {
 import { failureResult, parseToolCall, whenAborted } from '@ptc/tools/executor'
 import { buildBindings } from './bindings.js'
 import { DispatchLog } from './dispatch-log.js'
+import { resolveLogLimits, type LogLimits } from './log-limits.js'
 import { SubCallScheduler, type SubCallNumbering } from './scheduler.js'
 
 export interface HostedProgramsOptions {
@@ -38,6 +39,8 @@ export interface HostedProgramsOptions {
    * again numbers from 1 and is logged as a new program.
    */
   maxPrograms?: number
+  /** What the session log keeps of the calls' arguments and content (see `PtcExecutorOptions.logLimits`; default `DEFAULT_LOG_LIMITS`). */
+  logLimits?: Partial<LogLimits> | false
 }
 
 /** What is kept of a hosted program between batches. */
@@ -72,11 +75,12 @@ export function withHostedPrograms(executor: ToolExecutor = createNativeExecutor
   const maxPrograms = options.maxPrograms ?? 10_000
   if (!Number.isInteger(maxPrograms) || maxPrograms < 1) throw new TypeError('maxPrograms must be a positive integer')
   const programs = new ProgramTable(maxPrograms)
+  const logLimits = resolveLogLimits(options.logLimits)
 
   const runProgram = async (caller: HostedCaller, calls: readonly ToolCallBlock[], input: ToolBatchInput, services: ToolExecutorServices): Promise<ToolCallResult[]> => {
     const program = programs.get(caller.id, input.agent?.id)
     const exec = programExecution(caller, program.token, input)
-    const log = new DispatchLog(services, exec, input.agent?.session)
+    const log = new DispatchLog(services, exec, input.agent?.session, logLimits)
     if (!program.logged) {
       program.logged = true
       log.program(caller, input.log)

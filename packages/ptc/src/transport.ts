@@ -3,13 +3,14 @@
  * runtime with each guest call submitted to the run's sub-call scheduler, and the outcome rendered.
  */
 import type { CodeRunLimits, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
-import { RUN_CODE, type JsonSchemaNode, type JsonValue, type ToolDefinition, type ToolExecutorServices, type ToolRunContext } from '@ptc/tools'
+import { RUN_CODE, textHead, type JsonSchemaNode, type JsonValue, type ToolDefinition, type ToolExecutorServices, type ToolRunContext } from '@ptc/tools'
 import { buildBindings } from './bindings.js'
 import { DispatchLog } from './dispatch-log.js'
 import { renderRunText } from './render.js'
 import { failure, LogStream, within, type LongRuns } from './long-runs.js'
 import { parseRunCodeArgs, RUN_CODE_DESCRIPTION, RUN_CODE_LONG_PARAMETERS, RUN_CODE_PARAMETERS } from './run-code-args.js'
 import { SubCallScheduler } from './scheduler.js'
+import type { LogLimits } from './log-limits.js'
 import type { AwaitingApproval, DurableRuns } from './durable.js'
 
 /** What the transport needs from the executor's configuration. */
@@ -21,6 +22,8 @@ export interface TransportConfig {
   readonly maxTimeoutMs: number
   /** How long in-flight sub-calls may take to settle after the program ended before they are abandoned. */
   readonly drainGraceMs: number
+  /** What the session log keeps of sub-calls' values (see `PtcExecutorOptions.logLimits`); `undefined`: all. */
+  readonly logLimits: LogLimits | undefined
   /** The sandbox session of a call (see `PtcExecutorOptions.sessions`); absent: sessions are off. */
   readonly sessionKey?: (ctx: ToolRunContext) => string | undefined
   /** Long runs (see `PtcExecutorOptions.longRuns`); absent: every call waits for its program's end. */
@@ -67,7 +70,7 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
         throw new TypeError(`the sessions.key function returned ${JSON.stringify(session)}: a session key is a non-empty string (or undefined for none)`)
       }
       const bindings = buildBindings(services, ctx)
-      const log = new DispatchLog(services, ctx, ctx.agent?.session)
+      const log = new DispatchLog(services, ctx, ctx.agent?.session, config.logLimits)
       // A program in a sandbox session does not suspend (its session's state would have to go with it).
       const numbering = { count: 0 }
       const durable = session === undefined ? config.durable?.begin(ctx, numbering) : undefined
@@ -138,8 +141,7 @@ const AWAITED_ARGUMENTS_CHARS = 1024
 function awaitingText(awaiting: AwaitingApproval): string {
   const calls = awaiting.calls.map((c) => {
     const args = JSON.stringify(c.arguments)
-    const head = args.slice(0, AWAITED_ARGUMENTS_CHARS)
-    const shown = args.length <= AWAITED_ARGUMENTS_CHARS ? args : `${/[\uD800-\uDBFF]$/.test(head) ? head.slice(0, -1) : head}… (${args.length} characters)`
+    const shown = args.length <= AWAITED_ARGUMENTS_CHARS ? args : `${textHead(args, AWAITED_ARGUMENTS_CHARS)}… (${args.length} characters)`
     return `tools.${c.tool}(${shown})${c.reason === undefined ? '' : ` (${c.reason})`}`
   })
   return `(the program is waiting for approval of ${calls.join(', ')}; it continues where it waited once the user has decided — nothing to do until then)`

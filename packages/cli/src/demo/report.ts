@@ -34,6 +34,15 @@ export function contentBytes(content: unknown): number {
   return bytes
 }
 
+/**
+ * What an event's value weighed when the log did not keep it whole (`elided.arguments` or `elided.content`: a run
+ * past its `logLimits`), else `undefined`.
+ */
+export function elidedBytes(event: SessionEvent, value: 'arguments' | 'content'): number | undefined {
+  const elided = isRecord(event.elided) ? event.elided[value] : undefined
+  return isRecord(elided) && typeof elided.bytes === 'number' ? elided.bytes : undefined
+}
+
 /** The text of model-facing content. */
 export function contentText(content: readonly ContentBlock[]): string {
   return content.map((b) => (b.type === 'text' ? b.text : `[${b.mimeType} image]`)).join('\n')
@@ -69,7 +78,7 @@ export function subCallsOf(events: readonly SessionEvent[], parentCallId?: strin
         isError: event.isError === true,
         code: typeof info?.code === 'string' ? info.code : undefined,
         errorMessage: typeof error?.message === 'string' ? error.message : undefined,
-        contentBytes: contentBytes(event.content),
+        contentBytes: elidedBytes(event, 'content') ?? contentBytes(event.content),
       })
     }
   }

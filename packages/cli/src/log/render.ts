@@ -9,7 +9,8 @@ function outcome(call: LogCall): string {
   const summary = oneLine(call.resultText, 70)
   const head = call.isError === true ? `error ${call.code ?? ''}`.trimEnd() : 'ok'
   const abandoned = call.abandoned ? ` — abandoned; ${lateOutcome(call)}` : ''
-  return `${head} (${formatBytes(call.resultBytes)})${summary === '' ? '' : `: ${summary}`}${abandoned}`
+  const size = `${formatBytes(call.resultBytes)}${call.resultElided ? ', not logged whole' : ''}`
+  return `${head} (${size})${summary === '' ? '' : `: ${summary}`}${abandoned}`
 }
 
 /** What became of an abandoned call's body. */
@@ -58,7 +59,8 @@ export function renderLogTree(roots: readonly LogRoot[]): string[] {
     pausesAfter(0)
     root.subCalls.forEach((call, i) => {
       const branch = i === root.subCalls.length - 1 ? '└─' : '├─'
-      push(`  ${branch} ${call.id} ${call.name}(${argumentsSummary(call.arguments)}) — ${formatMs(ms(call))} — ${outcome(call)}`)
+      const elided = call.argumentsElided === undefined ? '' : ` [arguments ${formatBytes(call.argumentsElided)}, not logged whole]`
+      push(`  ${branch} ${call.id} ${call.name}(${argumentsSummary(call.arguments)})${elided} — ${formatMs(ms(call))} — ${outcome(call)}`)
       pausesAfter(i + 1)
     })
     if (root.hosted) {
@@ -77,6 +79,7 @@ export function logTreeJson(roots: readonly LogRoot[]): unknown[] {
   const call = (c: LogCall) => ({
     id: c.id, name: c.name, arguments: c.arguments ?? null, ms: ms(c) ?? null, settled: c.settledAt !== undefined, isError: c.isError ?? null,
     code: c.code ?? null, bytes: c.resultBytes, summary: oneLine(c.resultText, 200), abandoned: c.abandoned,
+    argumentsElided: c.argumentsElided ?? null, resultElided: c.resultElided,
     late: c.late === undefined ? null : { ms: c.startedAt === undefined ? null : c.late.at - c.startedAt, isError: c.late.isError, code: c.late.code ?? null },
   })
   return roots.map((r) => ({

@@ -34,6 +34,22 @@ describe('ptc log tree', () => {
     expect(json[0]).toMatchObject({ abandoned: false, late: null })
   })
 
+  test('values the log did not keep whole (a run past its logLimits) show what they weighed, in the tree and the JSON', () => {
+    const ids = { rootCallId: 'r1', parentCallId: 'r1' }
+    const sha256 = 'a'.repeat(64)
+    const events: SessionEvent[] = [
+      { type: 'tool/call', time: 1000, callId: 'r1', name: 'run_code', arguments: '{"code":"…","description":"large"}' },
+      { type: 'tool/ptc-dispatch-start', time: 1001, ...ids, subCallId: 'r1:ptc:1', name: 'sink', arguments: '{"text":"xxxx…', elided: { arguments: { bytes: 4_194_315, sha256 } } },
+      { type: 'tool/ptc-dispatch', time: 1002, ...ids, subCallId: 'r1:ptc:1', name: 'sink', isError: false, content: text('"wwww…'), elided: { content: { bytes: 2_097_152, sha256 } } },
+      { type: 'tool/result', time: 1003, callId: 'r1', name: 'run_code', isError: false, content: text('1') },
+    ]
+    const roots = buildLogTree(events)
+    const lines = renderLogTree(roots)
+    expect(lines[1]).toMatch(/r1:ptc:1 sink\(\{"text":"xxxx…\) \[arguments 4\.19 MB, not logged whole\] — 1 ms — ok \(2\.10 MB, not logged whole\): "wwww…$/)
+    expect(lines.at(-1)).toMatch(/2\.10 MB of tool results stayed in the sandbox/)
+    expect(logTreeJson(roots)[0]).toMatchObject({ subCalls: [{ bytes: 2_097_152, argumentsElided: 4_194_315, resultElided: true }] })
+  })
+
   test('a program that suspended awaiting approval and was resumed: both in place among its sub-calls', () => {
     const ids = { rootCallId: 'r1', parentCallId: 'r1' }
     const events: SessionEvent[] = [

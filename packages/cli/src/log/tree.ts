@@ -1,11 +1,13 @@
 import type { SessionEvent } from '@ptc/tools'
-import { contentBytes } from '../demo/report.js'
+import { contentBytes, elidedBytes } from '../demo/report.js'
 
 /** One settled (or unsettled) call in a session log. */
 export interface LogCall {
   readonly id: string
   name: string
   arguments: unknown
+  /** The arguments weighed this many bytes and the log kept only their head (`elided.arguments`). */
+  argumentsElided: number | undefined
   /** Event times (ms since the epoch). */
   startedAt: number | undefined
   settledAt: number | undefined
@@ -14,6 +16,8 @@ export interface LogCall {
   /** The start of the result's text (at most `SUMMARY_CHARS`), for the summary. */
   resultText: string
   resultBytes: number
+  /** The log kept only the head of the result's content (`elided.content`); `resultBytes` is what it weighed. */
+  resultElided: boolean
   /** The harness stopped waiting for the call (its body ignored the abort): the result is the abandonment. */
   abandoned: boolean
   /** The abandoned body's own outcome, logged when it finally settled (`…-late` events). */
@@ -83,7 +87,8 @@ function settle(call: LogCall, event: SessionEvent): void {
   call.isError = event.isError === true
   call.code = errorCode(event)
   call.resultText = textOf(event.content)
-  call.resultBytes = contentBytes(event.content)
+  call.resultBytes = elidedBytes(event, 'content') ?? contentBytes(event.content)
+  call.resultElided = elidedBytes(event, 'content') !== undefined
   call.abandoned = event.abandoned === true
 }
 
@@ -92,7 +97,7 @@ function settleLate(call: LogCall | undefined, event: SessionEvent): void {
 }
 
 function newCall(id: string, name: string, args: unknown, startedAt: number | undefined): LogCall {
-  return { id, name, arguments: args, startedAt, settledAt: undefined, isError: undefined, code: undefined, resultText: '', resultBytes: 0, abandoned: false, late: undefined }
+  return { id, name, arguments: args, argumentsElided: undefined, resultElided: false, startedAt, settledAt: undefined, isError: undefined, code: undefined, resultText: '', resultBytes: 0, abandoned: false, late: undefined }
 }
 
 /**
@@ -126,6 +131,7 @@ export function buildLogTree(events: readonly SessionEvent[]): LogRoot[] {
       settle(root(event.callId, event), event)
     } else if (event.type === 'tool/ptc-dispatch-start' && typeof event.subCallId === 'string' && typeof event.parentCallId === 'string') {
       const call = newCall(event.subCallId, String(event.name), event.arguments, event.time)
+      call.argumentsElided = elidedBytes(event, 'arguments')
       subCalls.set(event.subCallId, call)
       root(event.parentCallId, event).subCalls.push(call)
     } else if (event.type === 'tool/ptc-dispatch' && typeof event.subCallId === 'string') {

@@ -1,7 +1,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import { prettyJson } from '@ptc/ptc'
 import type { ContentBlock, JsonSchemaNode, JsonValue, ToolDefinition, ToolExecutionToken } from '@ptc/tools'
-import { convertJsonSchema, convertObjectJsonSchema, type SchemaWarning } from '@ptc/tools'
+import { convertJsonSchema, convertObjectJsonSchema, textHead, type SchemaWarning } from '@ptc/tools'
 import { nestsDeeperThan } from '@ptc/sandbox/backend'
 import { UpstreamToolError } from '../errors.js'
 import { fromMcpContent, textOf } from './content.js'
@@ -68,8 +68,7 @@ export function upstreamToolDefinition(connection: UpstreamConnection, namespace
   let description = tool.description ?? tool.title ?? tool.annotations?.title ?? `${tool.name} (from ${connection.label})`
   if (description.length > MAX_UPSTREAM_DESCRIPTION_CHARS) {
     warnings.push(`${name}: its description (${description.length} characters) is cut to its first ${MAX_UPSTREAM_DESCRIPTION_CHARS}`)
-    const cut = description.slice(0, MAX_UPSTREAM_DESCRIPTION_CHARS)
-    description = `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`
+    description = `${textHead(description, MAX_UPSTREAM_DESCRIPTION_CHARS)}…`
   }
   const definition: ToolDefinition = {
     name,
