@@ -2,6 +2,8 @@
  * Upstreams served over real HTTP on a loopback port (the fixture server behind the MCP SDK's own server
  * transports): Streamable HTTP and the legacy HTTP+SSE transport, with the headers an upstream requires.
  */
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import type { CodeRuntime } from '@ptc/sandbox'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
@@ -77,5 +79,46 @@ describe('ptc serve arguments for URL upstreams', () => {
   ])('%j is refused: %s', (argv, message) => {
     expect(() => parseServeArgs(argv)).toThrow(McpServeUsageError)
     expect(() => parseServeArgs(argv)).toThrow(message)
+  })
+})
+
+describe('redirects', () => {
+  test('within the upstream origin they are followed (a 307 keeps the POST and its headers)', async () => {
+    await using upstream = await serveFixtureOverHttp({ protocol: 'streamable-http', requireHeader: TOKEN, redirect: { status: 307, from: { '/old': '/moved', '/moved': '/mcp' } } })
+    const result = await addThroughPtc({ name: 'web', url: upstream.url.replace(/\/mcp$/, '/old'), headers: { [TOKEN[0]]: TOKEN[1] } })
+    expect(result.structuredContent).toEqual({ logs: [], result: [7, 'over http'] })
+  })
+
+  test('to another origin they are not followed: the headers given for the upstream never reach it', async () => {
+    const seen: (string | undefined)[] = []
+    const elsewhere = createServer((req, res) => {
+      seen.push(req.headers['x-api-key'] as string | undefined)
+      res.writeHead(500).end()
+    })
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve))
+    try {
+      const target = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/mcp`
+      await using upstream = await serveFixtureOverHttp({ protocol: 'streamable-http', redirect: { status: 307, from: { '/mcp': target } } })
+      const error = await addThroughPtc({ name: 'web', url: upstream.url, headers: { 'X-Api-Key': 'upstream-secret' } }).then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+      expect(error).toBeInstanceOf(UpstreamUnavailableError)
+      expect((error as Error).message).toContain(`it redirected to another origin (${new URL(target).origin}), which was not followed`)
+      // Before: fetch followed it with every header but Authorization.
+      expect(seen).toEqual([])
+    } finally {
+      elsewhere.closeAllConnections()
+      await new Promise<void>((resolve) => elsewhere.close(() => resolve()))
+    }
+  })
+
+  test('more than MAX_REDIRECTS in a row fail', async () => {
+    await using upstream = await serveFixtureOverHttp({ protocol: 'streamable-http', redirect: { status: 308, from: { '/mcp': '/loop', '/loop': '/mcp' } } })
+    const error = await addThroughPtc({ name: 'web', url: upstream.url }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    expect((error as Error).message).toContain('it redirected more than 5 times')
   })
 })

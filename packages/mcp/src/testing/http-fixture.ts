@@ -17,9 +17,14 @@ export interface HttpFixture extends AsyncDisposable {
  * Serve the fixture server over real HTTP on 127.0.0.1 (a free port): `streamable-http` (stateless, a fresh
  * server per request) or the legacy `sse` transport (`GET /sse`, `POST /messages`, which answers a POST to
  * `/mcp` with 405 as an old server does). With `requireHeader`, a request without that header value gets 401.
+ * With `redirect`, a request for one of its paths is answered with that status and `Location` (the value).
  */
 export async function serveFixtureOverHttp(
-  options: FixtureServerOptions & { protocol: 'streamable-http' | 'sse'; requireHeader?: readonly [name: string, value: string] },
+  options: FixtureServerOptions & {
+    protocol: 'streamable-http' | 'sse'
+    requireHeader?: readonly [name: string, value: string]
+    redirect?: { readonly status: number; readonly from: Readonly<Record<string, string>> }
+  },
 ): Promise<HttpFixture> {
   let refused = 0
   const legacy = new Map<string, SSEServerTransport>()
@@ -35,6 +40,8 @@ export async function serveFixtureOverHttp(
       return
     }
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname
+    const location = options.redirect?.from[path]
+    if (location !== undefined) return void res.writeHead(options.redirect?.status ?? 307, { location }).end()
     if (options.protocol === 'streamable-http' && path === '/mcp') {
       const transport = new StreamableHTTPServerTransport({})
       const server = createFixtureServer(options)

@@ -74,3 +74,37 @@ describe('UpstreamFetch', () => {
     expect(oversized).toEqual([])
   })
 })
+
+describe('redirects', () => {
+  /** A base fetch that answers each URL from `routes` (a redirect's status and location, or 200) and records what it was sent. */
+  function routed(routes: Record<string, readonly [number, string?]>, sent: { url: string; method: string; body: unknown }[]): (url: string | URL, init?: RequestInit) => Promise<Response> {
+    return (url, init) => {
+      sent.push({ url: String(url), method: init?.method ?? 'GET', body: init?.body })
+      expect(init?.redirect).toBe('manual')
+      const [status, location] = routes[String(url)] ?? [404]
+      return Promise.resolve(new Response(status === 200 ? '{}' : null, { status, headers: location === undefined ? {} : { location } }))
+    }
+  }
+
+  test('a 303, and a 301 or 302 answering a POST, are followed with a GET and no body; a 307 or 308 keeps both', async () => {
+    for (const [status, method] of [[303, 'GET'], [301, 'GET'], [302, 'GET'], [307, 'POST'], [308, 'POST']] as const) {
+      const sent: { url: string; method: string; body: unknown }[] = []
+      const upstream = new UpstreamFetch(1024, () => undefined, routed({ 'http://127.0.0.1/mcp': [status, '/next'], 'http://127.0.0.1/next': [200] }, sent))
+      const response = await upstream.fetch('http://127.0.0.1/mcp', { method: 'POST', body: '{"jsonrpc":"2.0","method":"ping","id":1}' })
+      expect(response.status).toBe(200)
+      expect(sent.map((s) => [s.url, s.method, s.body === undefined])).toEqual([
+        ['http://127.0.0.1/mcp', 'POST', false],
+        ['http://127.0.0.1/next', method, method === 'GET'],
+      ])
+    }
+  })
+
+  test('another origin (another port, another name for the host) is refused before anything is sent there', async () => {
+    for (const location of ['http://127.0.0.1:8080/mcp', 'http://localhost/mcp', 'https://127.0.0.1/mcp']) {
+      const sent: { url: string; method: string; body: unknown }[] = []
+      const upstream = new UpstreamFetch(1024, () => undefined, routed({ 'http://127.0.0.1/mcp': [307, location] }, sent))
+      await expect(upstream.fetch('http://127.0.0.1/mcp', { method: 'POST', body: '{}' })).rejects.toThrow(`it redirected to another origin (${new URL(location).origin})`)
+      expect(sent).toHaveLength(1)
+    }
+  })
+})

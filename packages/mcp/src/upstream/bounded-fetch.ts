@@ -28,6 +28,9 @@ interface Reading {
 /** How long an upstream may keep an answer's event stream open after the client received the answer. */
 export const ANSWERED_GRACE_MS = 1000
 
+/** The most redirects followed for one request (fetch's own limit is 20). */
+export const MAX_REDIRECTS = 5
+
 /**
  * The fetch of the SDK's HTTP transports for one upstream connection (`fetch`), whose answers are bounded, in
  * size and in life:
@@ -38,7 +41,9 @@ export const ANSWERED_GRACE_MS = 1000
  *   upstream ends it, long after its call has ended: a hung upstream held one connection per ended call for
  *   undici's 300 s body timeout, one that trickled bytes held them for ever;
  * - so is an answer's event stream that the upstream keeps open `ANSWERED_GRACE_MS` after the client received
- *   the answer (`answered`), which the protocol says the server should close.
+ *   the answer (`answered`), which the protocol says the server should close;
+ * - a redirect is followed only within the upstream's origin: fetch would follow one to any origin with every
+ *   header but `Authorization` (an API key given as `X-Api-Key` would go to whoever the upstream names).
  */
 export class UpstreamFetch {
   /** The answers being read to requests this client POSTed, by JSON-RPC id: how to stop reading each. */
@@ -65,7 +70,7 @@ export class UpstreamFetch {
     }
     let response: Response
     try {
-      response = await this.base(url, { ...init, signal })
+      response = await this.#send(new URL(url), { ...init, signal })
     } catch (error) {
       done()
       throw error
@@ -87,6 +92,29 @@ export class UpstreamFetch {
     return answer
   }
 
+  /** `base`, following redirects (at most `MAX_REDIRECTS`) only to `url`'s own origin. @throws naming where it was sent */
+  async #send(url: URL, init: RequestInit): Promise<Response> {
+    let target = url
+    let request = init
+    for (let hop = 0; ; hop++) {
+      const response = await this.base(target, { ...request, redirect: 'manual' })
+      const location = response.headers.get('location')
+      if (!REDIRECTS.has(response.status) || location === null) return response
+      await response.body?.cancel().catch(() => undefined)
+      const next = new URL(location, target)
+      if (next.origin !== url.origin) {
+        throw new Error(`it redirected to another origin (${next.origin}), which was not followed: the request's headers are for ${url.origin} only`)
+      }
+      if (hop === MAX_REDIRECTS) throw new Error(`it redirected more than ${MAX_REDIRECTS} times`)
+      // As fetch does: a 303, and a 301 or 302 answering a POST, are followed with a GET and no body.
+      if (response.status === 303 || ((response.status === 301 || response.status === 302) && request.method === 'POST')) {
+        const { body: _body, ...rest } = request
+        request = { ...rest, method: 'GET' }
+      }
+      target = next
+    }
+  }
+
   /** The client received the answer to `requestId`: its stream, if the upstream has not ended it, ends after the grace. */
   answered(requestId: string | number): void {
     const entry = this.#reading.get(requestId)
@@ -99,6 +127,8 @@ export class UpstreamFetch {
     this.#reading.get(requestId)?.stop.abort(new Error(why))
   }
 }
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308])
 
 /**
  * `body`, read chunk by chunk while each `fits`; `over` runs when one does not (the body then fails and is
