@@ -1,5 +1,7 @@
 import type { Readable, Writable } from 'node:stream'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js'
+import { useLineBuffer } from '../upstream/line-buffer.js'
 import type { PtcMcpServer } from './ptc-mcp-server.js'
 
 /**
@@ -23,7 +25,8 @@ export async function startStdio(
     stdoutFailed ??= error.message
     failed?.()
   })
-  const transport = new StdioServerTransport(stdin, stdout)
+  // The client's messages are framed in linear time, with the SDK's bound (10 MiB).
+  const transport = useLineBuffer(new StdioServerTransport(stdin, stdout), STDIO_DEFAULT_MAX_BUFFER_SIZE)
   const server = await ptc.connect(transport)
   onReady?.()
   await new Promise<void>((resolve) => {

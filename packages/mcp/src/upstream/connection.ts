@@ -10,6 +10,7 @@ import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { checkBound, UpstreamUnavailableError } from '../errors.js'
 import { MAX_MESSAGE_BYTES, MAX_UPSTREAM_MESSAGE_BYTES, UpstreamFetch, type OversizedAnswer } from './bounded-fetch.js'
+import { useLineBuffer } from './line-buffer.js'
 import { forwardStderr } from './stderr.js'
 
 /**
@@ -310,14 +311,17 @@ export class UpstreamConnection {
       }
       return transport
     }
-    const transport = new StdioClientTransport({
-      command: spec.command,
-      args: [...(spec.args ?? [])],
-      ...(spec.env !== undefined && { env: spec.env }),
-      ...(spec.cwd !== undefined && { cwd: spec.cwd }),
-      stderr: 'pipe',
-      maxBufferSize: maxBytes,
-    })
+    const transport = useLineBuffer(
+      new StdioClientTransport({
+        command: spec.command,
+        args: [...(spec.args ?? [])],
+        ...(spec.env !== undefined && { env: spec.env }),
+        ...(spec.cwd !== undefined && { cwd: spec.cwd }),
+        stderr: 'pipe',
+        maxBufferSize: maxBytes,
+      }),
+      maxBytes,
+    )
     // The SDK closes the connection on a line past its bound, and names the bound only to this handler (the
     // client chains its own after it).
     transport.onerror = (error) => {
