@@ -48,7 +48,8 @@ export function spawnServe(args: string[], binary: keyof typeof SERVE_BINARIES =
     send,
     async initialize() {
       send(INITIALIZE)
-      await until(() => stdout.includes('"id":1'), 20_000)
+      // tsx compiling ptc serve and its upstream took over 20 s with two suites on two cores.
+      await until(() => stdout.includes('"id":1'), 60_000)
       send({ jsonrpc: '2.0', method: 'notifications/initialized' })
     },
     exited,

@@ -46,5 +46,5 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('ptc serve (stdio) on %s', (signal
       if (upstream !== undefined && alive(upstream)) process.kill(upstream, 'SIGKILL')
     }
     expect(serve.stderr()).toContain('ready (stdio')
-  }, 60_000)
+  }, 120_000)
 })

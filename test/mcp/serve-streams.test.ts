@@ -76,7 +76,7 @@ describe('an upstream writing to a stderr nobody reads', () => {
     } finally {
       await client.close()
     }
-  })
+  }, 90_000)
 })
 
 describe.each(Object.keys(SERVE_BINARIES) as (keyof typeof SERVE_BINARIES)[])('%s (stdio) whose client closes its stdout or stderr', (binary) => {
@@ -106,7 +106,7 @@ describe.each(Object.keys(SERVE_BINARIES) as (keyof typeof SERVE_BINARIES)[])('%
     const log = await readJsonlSession(sessionFile)
     expect(log.partialTail).toBeUndefined()
     expect(log.events.map((event) => event.type)).toContain('tool/ptc-dispatch')
-  }, 60_000)
+  }, 120_000)
 
   test('stderr closed: it serves on, and an upstream that writes to stderr does not end it', async () => {
     const noisy = noisyFixture(`stderr-${binary.replace(" ", "-")}`, 0, 300_000)
@@ -122,5 +122,5 @@ describe.each(Object.keys(SERVE_BINARIES) as (keyof typeof SERVE_BINARIES)[])('%
     expect(serve.stdout()).toContain('still here')
     serve.child.stdin.end()
     expect(await serve.exited).toEqual({ code: 0, signal: null })
-  }, 60_000)
+  }, 120_000)
 })

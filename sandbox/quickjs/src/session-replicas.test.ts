@@ -89,5 +89,5 @@ describe.skipIf('reason' in redisLookup)('replicas sharing a Redis store', () =>
     const three = await replica(['run', 'redis-session', 'return names'], env)
     expect(three.out?.value).toEqual(['a', 'b'])
     expect(new Set([one.out?.pid, two.out?.pid, three.out?.pid]).size).toBe(3)
-  })
+  }, 90_000) // three processes one after another: 20 s was not enough with two suites on two cores
 })
