@@ -11,11 +11,12 @@ import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import type { CodeRuntime } from '@ptc/sandbox'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
+import { defineTool, ToolsService } from '@ptc/tools'
 import { readJsonlSession } from '@ptc/tools/session'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
-import { createPtcMcpServer, MAX_STDERR_BACKLOG } from '@ptc/mcp'
+import { createPtcMcpServer, MAX_STDERR_BACKLOG, serveCommand } from '@ptc/mcp'
 import { connectInMemory, type CallToolResult } from '@ptc/mcp/testing'
-import { until } from './http-helpers.js'
+import { INITIALIZE, until } from './http-helpers.js'
 import { alive, fixture, root, SERVE_BINARIES, spawnServe, tsNode } from './serve-process.js'
 
 let dir: string
@@ -77,6 +78,61 @@ describe('an upstream writing to a stderr nobody reads', () => {
       await client.close()
     }
   }, 90_000)
+})
+
+describe('ptc serve (stdio) whose client does not read its answers', () => {
+  test('takes no more requests once answers wait, and answers every one once they are read', async () => {
+    const tools = new ToolsService()
+    let ran = 0
+    tools.register(defineTool({ name: 'tick', description: 'Counts runs.', parameters: {}, output: { schema: { type: 'json' } }, execute: async () => ++ran }))
+    // A real ptc serve in this process, over streams: stdout is never read, as a pipe nobody reads.
+    const stdin = new PassThrough()
+    const stdout = new PassThrough()
+    const stop = new AbortController()
+    const served = serveCommand([], { stdin, stdout, stderr: new PassThrough() }, { tools, signal: stop.signal })
+    const lines: string[] = []
+    let rest = ''
+    const read = (chunk: Buffer): void => {
+      const parts = (rest + chunk.toString()).split('\n')
+      rest = parts.pop() ?? ''
+      lines.push(...parts)
+    }
+    try {
+      const send = (message: unknown): void => void stdin.write(`${JSON.stringify(message)}\n`)
+      stdout.on('data', read)
+      send(INITIALIZE)
+      await until(() => lines.length === 1, 30_000)
+      stdout.off('data', read)
+      stdout.pause()
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+      const requests = 45
+      for (let id = 2; id < 2 + requests; id++) {
+        send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'run_code', arguments: { code: 'await tools.tick({}); return "x".repeat(400000)', description: `answer ${id}` } } })
+      }
+      // Until the count has not moved for 1 s (or all ran: the failure before, every answer held, about 36 MB).
+      await until(() => ran > 0, 30_000)
+      let count = -1
+      for (let still = 0; still < 10 && count < requests; ) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        still = ran === count ? still + 1 : 0
+        count = ran
+      }
+      // About 800 KB per answer (its text and its structured value): MAX_STDOUT_BACKLOG (8 MiB) of them, and
+      // up to MAX_REQUESTS_IN_FLIGHT (16) more.
+      expect(count).toBeGreaterThan(0)
+      expect(count).toBeLessThanOrEqual(11 + 16 + 2)
+      stdout.on('data', read)
+      stdout.resume()
+      await until(() => lines.length === requests + 1, 60_000)
+      expect(ran).toBe(requests)
+      const answers = lines.slice(1).map((line) => JSON.parse(line) as { id: number; result: { isError?: boolean; structuredContent?: { result?: string } } })
+      expect(answers.map((a) => a.id).sort((a, b) => a - b)).toEqual(Array.from({ length: requests }, (_, i) => i + 2))
+      expect(answers.every((a) => a.result.isError !== true && a.result.structuredContent?.result?.length === 400_000)).toBe(true)
+    } finally {
+      stop.abort()
+      expect(await served).toBe(0)
+    }
+  }, 120_000)
 })
 
 describe.each(Object.keys(SERVE_BINARIES) as (keyof typeof SERVE_BINARIES)[])('%s (stdio) whose client closes its stdout or stderr', (binary) => {

@@ -3,6 +3,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js'
 import { useLineBuffer } from '../upstream/line-buffer.js'
 import type { PtcMcpServer } from './ptc-mcp-server.js'
+import { stdioFlowControl } from './stdio-flow.js'
 
 /**
  * Serve one MCP client on stdin/stdout; resolves when stdin ends, the connection closes, `stop` resolves, or
@@ -27,6 +28,7 @@ export async function startStdio(
   })
   // The client's messages are framed in linear time, with the SDK's bound (10 MiB).
   const transport = useLineBuffer(new StdioServerTransport(stdin, stdout), STDIO_DEFAULT_MAX_BUFFER_SIZE)
+  const flow = stdioFlowControl(transport, stdin, stdout)
   const server = await ptc.connect(transport)
   onReady?.()
   await new Promise<void>((resolve) => {
@@ -42,6 +44,7 @@ export async function startStdio(
     stdin.once('close', done)
     void stop?.then(done)
   })
+  flow.stop()
   await server.close().catch(() => undefined)
   return stdoutFailed === undefined ? {} : { stdoutFailed }
 }
