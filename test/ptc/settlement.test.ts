@@ -139,8 +139,9 @@ for (const backend of backends) {
     test('a program awaiting a tool that ignores its signal ends at its wall; the call is abandoned as TOOL_TIMEOUT', async () => {
       const session = new MemorySession()
       const h = harness(session)
-      const { result, ms } = await h.runCode('await tools.hang({}); return "unreachable"', { timeoutMs: 800 })
-      expect(ms).toBeLessThan(800 + SLACK_MS)
+      // 800 ms was not always enough for a cold isolated-vm engine to reach the call on a machine loaded 4x.
+      const { result, ms } = await h.runCode('await tools.hang({}); return "unreachable"', { timeoutMs: 3000 })
+      expect(ms).toBeLessThan(3000 + SLACK_MS)
       expect(h.counts.started).toBe(1)
       expect(result.isError && result.error.info?.code).toBe('CODE_RUN_FAILED')
       expect(text(result)).toMatch(/^Error: code run failed \(timeout\)/)

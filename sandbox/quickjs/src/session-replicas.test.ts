@@ -58,7 +58,7 @@ describe('sessions across processes', () => {
     const foreign = await replica(['resume', 'other', file, CONTINUE])
     expect(foreign.code).not.toBe(0)
     expect(foreign.stderr).toMatch(/SnapshotError|belongs to session "k"/)
-  })
+  }, 90_000) // three processes one after another (see below)
 
   test('replicas sharing a filesystem store hand a session over when one is disposed', async () => {
     const one = await replica(['run', 'fs', DECLARE])
@@ -67,7 +67,7 @@ describe('sessions across processes', () => {
     expect(two.out?.pid).not.toBe(one.out?.pid)
     expect(two.out?.value).toEqual([['a', 'b'], true, 42, 84])
     expect(two.out?.session).toMatchObject({ fresh: false, runs: 2 })
-  })
+  }, 90_000)
 })
 
 const redisLookup = ensureRedisServer()
