@@ -81,7 +81,7 @@ describe('an upstream writing to a stderr nobody reads', () => {
 })
 
 describe('ptc serve (stdio) whose client does not read its answers', () => {
-  test('takes no more requests once answers wait, and answers every one once they are read', async () => {
+  test('takes no more requests once answers wait, and answers every one once they are read (but one cancelled meanwhile)', async () => {
     const tools = new ToolsService()
     let ran = 0
     tools.register(defineTool({ name: 'tick', description: 'Counts runs.', parameters: {}, output: { schema: { type: 'json' } }, execute: async () => ++ran }))
@@ -121,12 +121,17 @@ describe('ptc serve (stdio) whose client does not read its answers', () => {
       // up to MAX_REQUESTS_IN_FLIGHT (16) more.
       expect(count).toBeGreaterThan(0)
       expect(count).toBeLessThanOrEqual(11 + 16 + 2)
+      // A waiting request the client cancels is dropped (no answer, never run).
+      const last = requests + 1
+      send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: last, reason: 'no longer needed' } })
       stdout.on('data', read)
       stdout.resume()
-      await until(() => lines.length === requests + 1, 60_000)
-      expect(ran).toBe(requests)
+      await until(() => lines.length === requests, 60_000)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      expect(ran).toBe(requests - 1)
+      expect(lines).toHaveLength(requests)
       const answers = lines.slice(1).map((line) => JSON.parse(line) as { id: number; result: { isError?: boolean; structuredContent?: { result?: string } } })
-      expect(answers.map((a) => a.id).sort((a, b) => a - b)).toEqual(Array.from({ length: requests }, (_, i) => i + 2))
+      expect(answers.map((a) => a.id).sort((a, b) => a - b)).toEqual(Array.from({ length: requests - 1 }, (_, i) => i + 2))
       expect(answers.every((a) => a.result.isError !== true && a.result.structuredContent?.result?.length === 400_000)).toBe(true)
     } finally {
       stop.abort()

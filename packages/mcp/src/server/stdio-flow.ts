@@ -1,6 +1,6 @@
 import type { Readable, Writable } from 'node:stream'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { isJSONRPCNotification, isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 
 /** The most requests of the stdio client being handled at once; later ones wait, unread past the first chunk. */
 export const MAX_REQUESTS_IN_FLIGHT = 16
@@ -17,7 +17,7 @@ type Receive = NonNullable<Transport['onmessage']>
  * server only while fewer than `MAX_REQUESTS_IN_FLIGHT` are unanswered and less than `MAX_STDOUT_BACKLOG` of
  * answers wait to be read; others wait in order and stdin is paused (so the pipe, not this process, holds what
  * the client sends next). Notifications (a cancellation) and the client's answers to the server's own requests
- * (an approval asked by elicitation) are never held. Install before the server connects (it wraps the
+ * (an approval asked by elicitation) are never held; a waiting request that is cancelled is dropped. Install before the server connects (it wraps the
  * `onmessage` the server sets); `stop()` once serving is over.
  */
 export function stdioFlowControl(transport: Transport, stdin: Readable, stdout: Writable): { stop(): void } {
@@ -40,6 +40,11 @@ export function stdioFlowControl(transport: Transport, stdin: Readable, stdout: 
     }
   }
   const receive: Receive = (message, extra) => {
+    // A request cancelled while it waits is dropped: the protocol expects no answer to it.
+    if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+      const cancelled = waiting.findIndex(([m]) => isJSONRPCRequest(m) && m.id === message.params?.['requestId'])
+      if (cancelled !== -1) return void waiting.splice(cancelled, 1)
+    }
     if (!isJSONRPCRequest(message) || (waiting.length === 0 && !full())) return pass(message, extra)
     waiting.push([message, extra])
     if (!paused) {
