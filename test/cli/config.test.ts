@@ -352,7 +352,7 @@ describe('ptc init', () => {
     expect(run.stderr).toMatch(/^ptc: rejected order_stock \(call_[0-9a-f]{8}:ptc:\d\): order 80 x pear \(by ptc\.config\.ts\)$/m)
     const check = await ptc(['check', 'program.ts'], { cwd: app })
     expect(check).toMatchObject({ code: 0, stdout: 'program.ts: no type errors\n' })
-  })
+  }, 90_000) // three CLI processes one after another (a TypeScript config, a type check): over 20 s on a loaded machine
 })
 
 describe('ptc serve with a config', () => {
