@@ -36,7 +36,9 @@ function noisyFixture(name: string, before: number, after: number): { command: s
   const script = join(dir, `${name}.sh`)
   writeFileSync(
     script,
-    `head -c ${before} /dev/zero >&2\n(while [ ! -f "$2" ]; do sleep 0.05; done; head -c ${after} /dev/zero >&2; echo after-the-flood >&2; touch "$2.done") &\nexec "$1" ${tsNode.join(' ')} "$3" --pid-file "$2.pid"\n`,
+    // The waiting loop also ends with the fixture ($$ is its pid after exec): a test that never creates `go`
+    // must not leave it behind.
+    `head -c ${before} /dev/zero >&2\n(while [ ! -f "$2" ]; do kill -0 $$ 2>/dev/null || exit 0; sleep 0.05; done; head -c ${after} /dev/zero >&2; echo after-the-flood >&2; touch "$2.done") &\nexec "$1" ${tsNode.join(' ')} "$3" --pid-file "$2.pid"\n`,
   )
   const args = [script, process.execPath, go, fixture]
   return { command: 'sh', args, commandLine: ['sh', ...args].join(' '), go }
