@@ -54,7 +54,7 @@ export class LogBudget {
   arguments(value: JsonValue): { value: JsonValue; elided?: Elision } {
     if (this.limits === undefined) return { value }
     const text = JSON.stringify(value)
-    if (this.#fits(text.length)) return { value }
+    if (this.#fits(text.length, this.limits)) return { value }
     return { value: head(text), elided: { bytes: Buffer.byteLength(text, 'utf8'), sha256: sha256(text) } }
   }
 
@@ -62,7 +62,7 @@ export class LogBudget {
   content(blocks: readonly ContentBlock[]): { content: ContentBlock[]; elided?: Elision } {
     if (this.limits === undefined) return { content: [...blocks] }
     const text = JSON.stringify(blocks)
-    if (this.#fits(text.length)) return { content: [...blocks] }
+    if (this.#fits(text.length, this.limits)) return { content: [...blocks] }
     let bytes = 0
     let shown = ''
     for (const block of blocks) {
@@ -73,9 +73,10 @@ export class LogBudget {
     return { content: [{ type: 'text', text: head(shown) }], elided: { bytes, sha256: sha256(text) } }
   }
 
-  #fits(chars: number): boolean {
+  /** Only called with limits (without them every value is whole). */
+  #fits(chars: number, limits: LogLimits): boolean {
     if (chars <= ELIDED_HEAD_CHARS) return true
-    if (this.limits === undefined || chars > this.limits.maxValueChars || chars > this.#left) return false
+    if (chars > limits.maxValueChars || chars > this.#left) return false
     this.#left -= chars
     return true
   }

@@ -55,7 +55,6 @@ export class LineBuffer {
   }
 
   clear(): void {
-    this.#start = this.#end = this.#scanned = 0
     this.#empty()
   }
 
