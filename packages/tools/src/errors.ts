@@ -1,3 +1,5 @@
+import { textHead } from './presentation/text.js'
+
 /**
  * Every error of `@ptc/tools`, each with a stable `code`. What crosses an
  * isolate or the session log is `{ name, code, message }`: match on `code`.
@@ -174,21 +176,31 @@ export class ToolBatchExecutionError extends ToolsError {
 }
 
 /**
+ * The longest message `describeThrown` gives, in UTF-16 units; a longer one keeps its head and says how
+ * long it was. A message is no place for data: a tool that threw a 50 MB message had it rendered, logged
+ * and sent whole, a second of the host thread.
+ */
+export const MAX_THROWN_MESSAGE_CHARS = 64 * 1024
+
+/**
  * A readable message for any thrown value, total: `throw "x"`, objects whose
- * coercion throws and revoked proxies all produce a string.
+ * coercion throws and revoked proxies all produce a string. At most
+ * {@link MAX_THROWN_MESSAGE_CHARS} characters (and a note of the cut).
  */
 export function describeThrown(thrown: unknown): string {
+  let message: string
   try {
     if (thrown instanceof Error) {
-      const message = thrown.message
-      return typeof message === 'string' && message !== '' ? message : String(thrown.name || 'Error')
-    }
-    if (typeof thrown === 'string') return thrown
-    if (thrown === undefined) return 'undefined was thrown'
-    return String(thrown)
+      const own = thrown.message
+      message = typeof own === 'string' && own !== '' ? own : String(thrown.name || 'Error')
+    } else if (typeof thrown === 'string') message = thrown
+    else if (thrown === undefined) message = 'undefined was thrown'
+    else message = String(thrown)
   } catch {
     return 'a value was thrown that cannot be described'
   }
+  if (message.length <= MAX_THROWN_MESSAGE_CHARS) return message
+  return `${textHead(message, MAX_THROWN_MESSAGE_CHARS)}… (cut from ${message.length} characters)`
 }
 
 /** Stable codes of session sink failures. */

@@ -42,16 +42,24 @@ export function _pointer(segments: readonly string[]): string {
   return path
 }
 
-/** Roots produced by `snapshotJson`/`parseJsonArguments`: fresh, frozen, lossless. */
-const materialized = new WeakSet<object>()
+/**
+ * Roots produced by `snapshotJson`/`parseJsonArguments`/`adoptParsedJson`: fresh, frozen, lossless; with
+ * the characters of JSON text their snapshot counted (undefined where none did: a parsed tree).
+ */
+const materialized = new WeakMap<object, number | undefined>()
 
-/** Records a materialized root (containers only). */
-export function _markMaterialized<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) materialized.add(value)
+/** Records a materialized root (containers only), and the characters of JSON text it was counted at, if it was. */
+export function _markMaterialized<T>(value: T, chars?: number): T {
+  if (typeof value === 'object' && value !== null) materialized.set(value, chars)
   return value
 }
 
 /** Whether `value` is a root this module materialized (so it needs no new snapshot). */
 export function _isMaterialized(value: unknown): boolean {
   return typeof value === 'object' && value !== null && materialized.has(value)
+}
+
+/** The characters of JSON text a materialized root was counted at (a lower bound), if it was. */
+export function _materializedChars(value: object): number | undefined {
+  return materialized.get(value)
 }

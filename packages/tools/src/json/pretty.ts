@@ -3,6 +3,9 @@ import type { JsonValue } from './types.js'
 /** Room pretty-printing may take beyond 4 x the compact text. */
 const PRETTY_SLACK_CHARS = 64 * 1024
 
+/** V8's longest string (2^29 - 24 UTF-16 units): no text is written past it. */
+const MAX_STRING_CHARS = 2 ** 29 - 24
+
 /** Nesting up to which the native writer indents (its recursion is safe far deeper; beyond, the iterative one). */
 const NATIVE_DEPTH = 512
 
@@ -19,9 +22,10 @@ const NATIVE_DEPTH = 512
  */
 export function prettyJson(value: JsonValue): string {
   const compact = compactJson(value)
-  const maxChars = compact.length * 4 + PRETTY_SLACK_CHARS
+  const maxChars = Math.min(compact.length * 4 + PRETTY_SLACK_CHARS, MAX_STRING_CHARS)
   const extra = indentation(value, maxChars - compact.length)
-  if (extra === 'too-long') return compact
+  // Nothing to indent (a scalar, an empty container): the compact text is the indented one.
+  if (extra === 'too-long' || extra === 0) return compact
   if (extra === 'too-deep') return written(value, '  ', maxChars) ?? compact
   return JSON.stringify(value, null, 2)
 }
@@ -67,7 +71,10 @@ function compactJson(value: JsonValue): string {
     return JSON.stringify(value)
   } catch (error) {
     if (!(error instanceof RangeError)) throw error
-    return written(value, '', Number.POSITIVE_INFINITY) ?? 'null'
+    // Too deep for the native writer (a RangeError too when too long: a snapshot never lets one that long through).
+    const text = written(value, '', MAX_STRING_CHARS)
+    if (text === undefined) throw error
+    return text
   }
 }
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import { NotJsonError } from '../errors.js'
-import { adoptParsedJson, snapshotJson, snapshotJsonOrThrow } from './snapshot.js'
+import { _snapshotOnce, adoptParsedJson, MAX_JSON_CHARS, snapshotJson, snapshotJsonOrThrow } from './snapshot.js'
 import type { JsonValue } from './types.js'
 
 function isDeepFrozen(value: unknown): boolean {
@@ -203,5 +203,69 @@ describe('adoptParsedJson', () => {
     expect(Object.keys(adopted)).toEqual(['__proto__', 'a'])
     expect(Object.isFrozen((adopted['a'] as unknown[])[0])).toBe(true)
     expect(adopted).toEqual(snapshotJsonOrThrow(JSON.parse('{"__proto__":{"x":1},"a":[{"b":2}]}')))
+  })
+})
+
+/** An array nesting `[a, a]` `levels` times around one string: small in memory, 2^levels copies as text. */
+function doubling(levels: number, leaf: JsonValue = 'leaf'): JsonValue {
+  let value: JsonValue = [leaf]
+  for (let i = 0; i < levels; i++) value = [value, value]
+  return value
+}
+
+/** JSON values without numbers (whose count is one digit each) and whose strings need no escapes: counted exactly. */
+const plainJson = fc
+  .jsonValue({ maxDepth: 4 })
+  .map((v) => JSON.parse(JSON.stringify(v, (_k, x: unknown) => (typeof x === 'number' ? null : x))) as JsonValue)
+  .filter((v) => !JSON.stringify(v).includes('\\'))
+
+describe('the length of a value\'s JSON text', () => {
+  test('a value is refused only past the bound: exactly at its JSON text when it has no numbers or escapes', () => {
+    fc.assert(
+      fc.property(plainJson, (value) => {
+        const chars = JSON.stringify(value).length
+        expect(_snapshotOnce(value, chars)).toEqual({ ok: true, value })
+        expect(_snapshotOnce(value, chars - 1)).toMatchObject({ ok: false, tooLong: chars })
+      }),
+    )
+  })
+
+  test('never refuses a value whose JSON text fits (numbers and escapes only make the text longer than counted)', () => {
+    fc.assert(
+      fc.property(losslessJson, (value) => {
+        expect(_snapshotOnce(value, JSON.stringify(value).length).ok).toBe(true)
+      }),
+    )
+  })
+
+  test('a shared node counts as often as it is reached: a graph of 41 nodes whose text would be 2^40 copies is refused at once', () => {
+    expect(_snapshotOnce(doubling(10), JSON.stringify(doubling(10)).length)).toMatchObject({ ok: true })
+    const refused = _snapshotOnce(doubling(40), 1_000_000)
+    expect(refused).toMatchObject({ ok: false, message: expect.stringMatching(/^its JSON text is at least \d+ characters, more than the 1000000 this accepts$/) })
+    expect(refused.ok === false && 'tooLong' in refused && refused.tooLong).toBeGreaterThan(1_000_000)
+    // Without a bound of its own, a snapshot stops at MAX_JSON_CHARS.
+    expect(snapshotJson(doubling(40))).toMatchObject({ ok: false, message: expect.stringContaining(`more than the ${MAX_JSON_CHARS} this accepts`) })
+  })
+
+  test('a string is measured before anything is copied; a materialized value by the count it was made with', () => {
+    expect(_snapshotOnce('x'.repeat(10), 12)).toEqual({ ok: true, value: 'x'.repeat(10) })
+    expect(_snapshotOnce('x'.repeat(11), 12)).toMatchObject({ ok: false, path: '', tooLong: 13 })
+    const made = snapshotJsonOrThrow(doubling(8))
+    const chars = JSON.stringify(made).length
+    expect(_snapshotOnce(made, chars)).toMatchObject({ ok: true, value: made })
+    expect(_snapshotOnce(made, chars - 1)).toMatchObject({ ok: false, tooLong: chars })
+    expect(_snapshotOnce({ inner: made }, chars)).toMatchObject({ ok: false, path: '/inner' })
+  })
+
+  test('a parsed tree (never counted) is measured where it is shared, and against a caller bound', () => {
+    const text = JSON.stringify({ rows: Array.from({ length: 100 }, (_, i) => ({ id: `row-${i}` })) })
+    const parsed = () => adoptParsedJson(JSON.parse(text) as JsonValue)
+    // Shared 2^30 times inside a new value: counted each time, refused long before the text.
+    expect(_snapshotOnce(doubling(30, parsed()), 10_000_000)).toMatchObject({ ok: false, tooLong: expect.any(Number) })
+    expect(_snapshotOnce([parsed(), parsed()], 2 * text.length + 3)).toMatchObject({ ok: true })
+    expect(_snapshotOnce([parsed(), parsed()], 2 * text.length + 2)).toMatchObject({ ok: false, tooLong: 2 * text.length + 3 })
+    // Returned as it is: measured against a caller's bound, passed as it is under MAX_JSON_CHARS.
+    expect(_snapshotOnce(parsed(), text.length)).toMatchObject({ ok: true })
+    expect(_snapshotOnce(parsed(), text.length - 1)).toMatchObject({ ok: false, tooLong: text.length })
   })
 })

@@ -1,15 +1,30 @@
 import { describeThrown, NotJsonError } from '../errors.js'
-import { _frozenArray, _frozenObject, _isMaterialized, _markMaterialized, _pointer } from './build.js'
+import { _frozenArray, _frozenObject, _isMaterialized, _markMaterialized, _materializedChars, _pointer } from './build.js'
 import type { JsonValue } from './types.js'
 
 /** Result of {@link snapshotJson}: a fresh deep-frozen copy, or the first non-JSON path. */
 export type SnapshotJsonResult = { ok: true; value: JsonValue } | { ok: false; path: string; message: string }
+
+/**
+ * The most characters of JSON text a value may expand to (its `JSON.stringify` length, each object reached
+ * twice counted twice): 256 Mi. A value past it is refused by every snapshot. An object graph that shares
+ * its nodes (a DAG) is small in memory and can be exponentially large as text: a tool that returned an
+ * array nesting `[a, a]` 26 times made the pipeline write 2^26 copies and ended the host process out of
+ * memory. A longer text than this could not be written anyway (V8's longest string is 2^29 - 24 units).
+ */
+export const MAX_JSON_CHARS = 2 ** 28
+
+/** {@link _snapshotOnce}'s result: a refusal for length names the lower bound it passed. */
+export type SnapshotOnceResult = SnapshotJsonResult | { ok: false; path: string; message: string; tooLong: number }
+type Refusal = Exclude<SnapshotOnceResult, { ok: true }>
 
 /** A rejection found while reading one value; `at` is relative to the value. */
 class Reject {
   constructor(
     readonly message: string,
     readonly at: readonly string[] = [],
+    /** A refusal for length: the characters of JSON text counted when the bound was passed. */
+    readonly tooLong?: number,
   ) {}
 }
 
@@ -22,6 +37,8 @@ interface Frame {
   readonly keys: string[] | undefined
   readonly items: unknown[]
   index: number
+  /** Its own characters of JSON text: brackets, commas, keys. */
+  readonly chars: number
 }
 
 /** Classifies a non-container value; `CONTAINER` for objects and arrays. */
@@ -108,7 +125,7 @@ function openArray(source: unknown[]): Frame | Reject {
     for (const key of keys) if (!isArrayIndex(key, length)) return new Reject('a named property on an array is not JSON', [key])
   }
   if (enumerableSymbol(source) !== undefined) return new Reject('an array with an enumerable symbol-keyed property is not JSON')
-  return { source, keys: undefined, items, index: 0 }
+  return { source, keys: undefined, items, index: 0, chars: 2 + Math.max(0, length - 1) }
 }
 
 /** Opens a plain object: own enumerable string keys, each value read exactly once. */
@@ -120,14 +137,18 @@ function openObject(source: object): Frame | Reject {
   if (symbol !== undefined) return new Reject(`an enumerable symbol-keyed property (${String(symbol)}) is not JSON`)
   const items: unknown[] = new Array<unknown>(keys.length)
   const record = source as Record<string, unknown>
+  // Braces, commas, and each key with its quotes and colon.
+  let chars = 2 + Math.max(0, keys.length - 1)
   for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string
+    chars += key.length + 3
     try {
-      items[i] = record[keys[i] as string]
+      items[i] = record[key]
     } catch (thrown) {
-      return new Reject(`the property could not be read: ${describeThrown(thrown)}`, [keys[i] as string])
+      return new Reject(`the property could not be read: ${describeThrown(thrown)}`, [key])
     }
   }
-  return { source, keys, items, index: 0 }
+  return { source, keys, items, index: 0, chars }
 }
 
 /** Opens a container; every trap or getter that throws becomes a rejection. */
@@ -139,19 +160,92 @@ function open(source: object): Frame | Reject {
   }
 }
 
-function fail(stack: readonly Frame[], reject: Reject): SnapshotJsonResult {
+function fail(stack: readonly Frame[], reject: Reject): Refusal {
   const segments: string[] = []
   for (const frame of stack) segments.push(frame.keys === undefined ? String(frame.index) : (frame.keys[frame.index] as string))
   segments.push(...reject.at)
-  return { ok: false, path: _pointer(segments), message: reject.message }
+  const path = _pointer(segments)
+  return reject.tooLong === undefined ? { ok: false, path, message: reject.message } : { ok: false, path, message: reject.message, tooLong: reject.tooLong }
 }
+
+/** The characters of JSON text a scalar takes at least: a string's units and quotes, a number's one digit. */
+function scalarChars(value: JsonValue): number {
+  switch (typeof value) {
+    case 'string':
+      return value.length + 2
+    case 'boolean':
+      return value ? 4 : 5
+    case 'number':
+      return 1
+    default:
+      return 4
+  }
+}
+
+const tooLong = (chars: number, maxChars: number): Reject =>
+  new Reject(`its JSON text is at least ${chars} characters, more than the ${maxChars} this accepts`, [], chars)
 
 const IN_PROGRESS: unique symbol = Symbol('in progress')
 
-function run(root: object): SnapshotJsonResult {
+/**
+ * The characters of JSON text a frozen copy takes (as `run` counts them), each container measured once
+ * (`sizes`, by copy). Only a shared container (a DAG) needs it, so a tree pays nothing for it.
+ */
+function measured(root: object, sizes: Map<object, number>): number {
+  interface Measure {
+    readonly node: object
+    readonly children: readonly JsonValue[]
+    index: number
+    total: number
+  }
+  const open = (node: object): Measure => {
+    if (Array.isArray(node)) return { node, children: node as JsonValue[], index: 0, total: 2 + Math.max(0, node.length - 1) }
+    const record = node as Record<string, JsonValue>
+    const keys = Object.keys(record)
+    let total = 2 + Math.max(0, keys.length - 1)
+    const children: JsonValue[] = []
+    for (const key of keys) {
+      total += key.length + 3
+      children.push(record[key] as JsonValue)
+    }
+    return { node, children, index: 0, total }
+  }
+  const known = sizes.get(root)
+  if (known !== undefined) return known
+  const stack: Measure[] = [open(root)]
+  while (true) {
+    const top = stack[stack.length - 1] as Measure
+    if (top.index < top.children.length) {
+      const child = top.children[top.index++] as JsonValue
+      if (typeof child !== 'object' || child === null) top.total += scalarChars(child)
+      else {
+        const size = sizes.get(child)
+        if (size === undefined) stack.push(open(child))
+        else top.total += size
+      }
+      continue
+    }
+    stack.pop()
+    sizes.set(top.node, top.total)
+    const parent = stack[stack.length - 1]
+    if (parent === undefined) return top.total
+    parent.total += top.total
+  }
+}
+
+/**
+ * Copies `root`, counting the characters of its JSON text as it goes (a lower bound: a number counts one
+ * digit, escapes none), a container reached again counted again (its copy measured once); refused as
+ * soon as the count passes `maxChars`, so a graph that shares its nodes is refused after at most
+ * `maxChars` worth of references, however large its text would be.
+ */
+function run(root: object, maxChars: number): Refusal | { ok: true; value: JsonValue; chars: number } {
   const stack: Frame[] = []
   /** Containers seen so far: their copy (DAG sharing) or IN_PROGRESS (cycle detection). Made on the second container. */
   let seen: Map<object, JsonValue | typeof IN_PROGRESS> | undefined
+  /** The measured sizes of shared copies (`measured`), made on the first reference to one. */
+  let sizes: Map<object, number> | undefined
+  let chars = 0
   let next: unknown = root
   while (true) {
     let value: JsonValue | undefined
@@ -162,11 +256,19 @@ function run(root: object): SnapshotJsonResult {
       if (memo === IN_PROGRESS || (seen === undefined && stack.length > 0 && stack[0]?.source === source)) {
         return fail(stack, new Reject('a cyclic reference is not JSON'))
       }
-      if (memo !== undefined) value = memo
-      else if (_isMaterialized(source)) value = source as JsonValue
-      else {
+      if (memo !== undefined) {
+        value = memo
+        chars += measured(memo as object, (sizes ??= new Map()))
+      } else if (_isMaterialized(source)) {
+        // A parsed tree was never counted: measured once here, so a graph sharing it counts it every time.
+        value = source as JsonValue
+        chars += _materializedChars(source) ?? measured(source, (sizes ??= new Map()))
+      } else {
         const frame = open(source)
         if (frame instanceof Reject) return fail(stack, frame)
+        // Checked before the frame is pushed: the path names this container, not its first child.
+        chars += frame.chars
+        if (chars > maxChars) return fail(stack, tooLong(chars, maxChars))
         if (stack.length > 0) {
           if (seen === undefined) seen = new Map([[(stack[0] as Frame).source, IN_PROGRESS]])
           seen.set(source, IN_PROGRESS)
@@ -177,11 +279,13 @@ function run(root: object): SnapshotJsonResult {
       return fail(stack, kind)
     } else {
       value = kind
+      chars += scalarChars(kind)
     }
+    if (value !== undefined && chars > maxChars) return fail(stack, tooLong(chars, maxChars))
     // Deliver finished values upward until some frame has a child left to read.
     while (true) {
       const top = stack[stack.length - 1]
-      if (top === undefined) return { ok: true, value: value as JsonValue }
+      if (top === undefined) return { ok: true, value: value as JsonValue, chars }
       if (value !== undefined) {
         top.items[top.index++] = value
         value = undefined
@@ -211,27 +315,39 @@ function run(root: object): SnapshotJsonResult {
  * frozen copy is shared. Iterative: depth is bounded only by memory.
  */
 export function snapshotJson(value: unknown): SnapshotJsonResult {
-  return snapshot(value, true)
+  return snapshot(value, true, MAX_JSON_CHARS)
 }
 
 /**
  * {@link snapshotJson} for a value that will not be snapshotted again (a
  * result's content, value or meta): the copy is not recorded as materialized,
- * which keeps the per-call cost of the pipeline down.
+ * which keeps the per-call cost of the pipeline down. A value whose JSON text
+ * would be longer than `maxChars` (at most {@link MAX_JSON_CHARS}) is refused
+ * with `tooLong` as soon as the copy has counted that much, before the rest is read.
  */
-export function _snapshotOnce(value: unknown): SnapshotJsonResult {
-  return snapshot(value, false)
+export function _snapshotOnce(value: unknown, maxChars = MAX_JSON_CHARS): SnapshotOnceResult {
+  return snapshot(value, false, Math.min(maxChars, MAX_JSON_CHARS))
 }
 
-function snapshot(value: unknown, record: boolean): SnapshotJsonResult {
+function snapshot(value: unknown, record: boolean, maxChars: number): SnapshotOnceResult {
   const kind = scalar(value)
   if (kind instanceof Reject) return { ok: false, path: '', message: kind.message }
-  if (kind !== CONTAINER) return { ok: true, value: kind }
-  if (_isMaterialized(value)) return { ok: true, value: value as JsonValue }
+  if (kind !== CONTAINER) {
+    const chars = scalarChars(kind)
+    return chars > maxChars ? fail([], tooLong(chars, maxChars)) : { ok: true, value: kind }
+  }
+  if (_isMaterialized(value)) {
+    // A parsed tree (never counted) is as long as the text it came from: measured only against a caller's
+    // bound (a tool returning its own arguments), not on every snapshot of a call's arguments.
+    const counted = _materializedChars(value as object)
+    const chars = counted ?? (maxChars < MAX_JSON_CHARS ? measured(value as object, new Map()) : 0)
+    return chars > maxChars ? fail([], tooLong(chars, maxChars)) : { ok: true, value: value as JsonValue }
+  }
   try {
-    const result = run(value as object)
-    if (record && result.ok) _markMaterialized(result.value)
-    return result
+    const result = run(value as object, maxChars)
+    if (!result.ok) return result
+    if (record) _markMaterialized(result.value, result.chars)
+    return { ok: true, value: result.value }
   } catch (thrown) {
     return { ok: false, path: '', message: `the value could not be read: ${describeThrown(thrown)}` }
   }

@@ -44,6 +44,8 @@ function hostileThrows(): [label: string, make: () => unknown, message: RegExp][
       /^Error: .*cannot be described$/,
     ],
     ['a revoked Proxy', () => revocable.proxy, /^Error: .*cannot be described$/],
+    // A message is no place for data: its head is kept, with the length it had.
+    ['an Error with a 1 MB message', () => new Error('m'.repeat(1_000_000)), /^Error: [^m]*m{65536}… \(cut from 1000000 characters\)$/],
   ]
 }
 
@@ -436,5 +438,59 @@ describe('invalid output', () => {
     const result = await runOne(tools, 't')
     expect(result.isError).toBe(true)
     expect(textOf(result)).toMatch(/^Error: .*content/)
+  })
+})
+
+describe('values too long to take', () => {
+  /** An array nesting `[a, a]` `levels` times: 2^levels copies of its leaf as text, levels + 1 arrays in memory. */
+  const doubling = (levels: number): unknown => {
+    let value: unknown = ['leaf']
+    for (let i = 0; i < levels; i++) value = [value, value]
+    return value
+  }
+
+  /** A tool whose body returns `make()`, or hands it to a wrapper or post-execute listener; counts its renders. */
+  function harness(where: 'body' | 'wrapper' | 'post-execute', make: () => unknown): { tools: ToolsService; renders: () => number } {
+    let renders = 0
+    const tools = new ToolsService()
+    const render = (_args: unknown, value: unknown): [{ type: 'text'; text: string }] => {
+      renders++
+      return [{ type: 'text', text: JSON.stringify(value).slice(0, 100) }]
+    }
+    tools.register(tool('t', { output: { schema: {}, render }, execute: () => Promise.resolve(where === 'body' ? make() : 'small') }))
+    if (where === 'wrapper') tools.on('tools/execute', async () => ({ isError: false, value: make() as never, content: [] }))
+    if (where === 'post-execute') tools.on('tools/post-execute', () => ({ kind: 'accept', value: make() as never }))
+    return { tools, renders: () => renders }
+  }
+
+  for (const where of ['body', 'wrapper', 'post-execute'] as const) {
+    test(`a ${where} value whose text would be 2^40 copies fails INVALID_TOOL_OUTPUT before it is rendered; the host lives`, async () => {
+      const h = harness(where, () => doubling(40))
+      const result = await runOne(h.tools, 't')
+      expect(codeOf(result)).toBe('INVALID_TOOL_OUTPUT')
+      expect(textOf(result)).toMatch(/too long to take: its JSON text is at least \d+ characters, more than the 268435456 this accepts$/)
+      // The long value is never rendered (a post-execute listener replaced a body's value that was).
+      expect(h.renders()).toBe(where === 'post-execute' ? 1 : 0)
+    })
+  }
+
+  test('a caller bound (maxValueChars) refuses a value at one character past it, and takes one that fits', async () => {
+    const tools = new ToolsService()
+    tools.register(tool('t', { execute: (args) => Promise.resolve('x'.repeat((args as { n: number }).n)) }))
+    const bounded: ToolExecutor = {
+      describe: () => ({ schemas: [], knownNames: [] }),
+      execute: (input, services) =>
+        Promise.all(
+          input.calls.map(async (c) => ({
+            callId: c.id,
+            result: await services.dispatch({ callId: c.id, name: c.name, arguments: JSON.parse(c.arguments) as never, signal: input.signal }, { maxValueChars: 12 }),
+          })),
+        ).then((results) => ({ results, additionalContexts: [], concluded: false })),
+    }
+    tools.setExecutor(bounded)
+    expect(await runOne(tools, 't', { n: 10 })).toMatchObject({ isError: false, value: 'x'.repeat(10) })
+    const refused = await runOne(tools, 't', { n: 11 })
+    expect(codeOf(refused)).toBe('INVALID_TOOL_OUTPUT')
+    expect(textOf(refused)).toBe('Error: tool t returned a value too long to take: its JSON text is at least 13 characters, more than the 12 this accepts')
   })
 })

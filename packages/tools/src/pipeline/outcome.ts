@@ -1,6 +1,6 @@
 import { formatViolations } from '../errors.js'
 import type { JsonValue } from '../json/types.js'
-import { _snapshotOnce } from '../json/snapshot.js'
+import { _snapshotOnce, type SnapshotOnceResult } from '../json/snapshot.js'
 import type { Registration } from '../registry/registration.js'
 import type { PostToolDecision } from '../types/decisions.js'
 import type { ToolExecution, ToolExecutionResult } from '../types/tool.js'
@@ -9,10 +9,16 @@ import { contentProblem, contentText, failureResult, thrownResult } from './resu
 const MAX_VIOLATIONS_SHOWN = 20
 
 /** Snapshot, validate and render a body's return value. */
-export function produceValue(reg: Registration, exec: ToolExecution, raw: unknown, concludesTurn: boolean): ToolExecutionResult {
-  const snap = _snapshotOnce(raw)
-  if (!snap.ok) return failureResult('INVALID_TOOL_OUTPUT', `tool ${exec.name} returned a value that is not lossless JSON: ${snap.message}`)
+export function produceValue(reg: Registration, exec: ToolExecution, raw: unknown, concludesTurn: boolean, maxValueChars?: number): ToolExecutionResult {
+  const snap = _snapshotOnce(raw, maxValueChars)
+  if (!snap.ok) return refused(snap, `tool ${exec.name} returned a value`)
   return renderValue(reg, exec, snap.value, concludesTurn)
+}
+
+/** The `INVALID_TOOL_OUTPUT` failure for a value its snapshot refused: not lossless JSON, or too long. */
+function refused(snap: Exclude<SnapshotOnceResult, { ok: true }>, what: string): ToolExecutionResult {
+  if ('tooLong' in snap) return failureResult('INVALID_TOOL_OUTPUT', `${what} too long to take: ${snap.message}`)
+  return failureResult('INVALID_TOOL_OUTPUT', `${what} that is not lossless JSON: ${snap.message}`)
 }
 
 /** Validate a (frozen, lossless) value against the output schema, then render it and its presentation meta. */
@@ -52,7 +58,7 @@ export function renderValue(reg: Registration, exec: ToolExecution, value: JsonV
  * A result a `tools/execute` wrapper returned instead of (or after) the body's:
  * checked for shape, and a success's value is revalidated and re-rendered.
  */
-export function normalizeWrapped(reg: Registration, exec: ToolExecution, wrapped: unknown): ToolExecutionResult {
+export function normalizeWrapped(reg: Registration, exec: ToolExecution, wrapped: unknown, maxValueChars?: number): ToolExecutionResult {
   if (typeof wrapped !== 'object' || wrapped === null) return failureResult('TOOL_ERROR', 'a tools/execute wrapper returned something that is not a result')
   const w = wrapped as Partial<Record<keyof ToolExecutionResult, unknown>>
   if (w.isError === true) {
@@ -63,13 +69,13 @@ export function normalizeWrapped(reg: Registration, exec: ToolExecution, wrapped
     return wrapped as ToolExecutionResult
   }
   if (w.isError !== false) return failureResult('TOOL_ERROR', 'a tools/execute wrapper returned a result without a boolean `isError`')
-  const snap = _snapshotOnce(w.value)
-  if (!snap.ok) return failureResult('INVALID_TOOL_OUTPUT', `a tools/execute wrapper returned a value that is not lossless JSON: ${snap.message}`)
+  const snap = _snapshotOnce(w.value, maxValueChars)
+  if (!snap.ok) return refused(snap, 'a tools/execute wrapper returned a value')
   return renderValue(reg, exec, snap.value, w.concludesTurn === true)
 }
 
 /** Apply a post-execute decision: accept, replace content or value (never both), or block. */
-export function applyPostDecision(reg: Registration, exec: ToolExecution, result: ToolExecutionResult, decision: PostToolDecision): ToolExecutionResult {
+export function applyPostDecision(reg: Registration, exec: ToolExecution, result: ToolExecutionResult, decision: PostToolDecision, maxValueChars?: number): ToolExecutionResult {
   if (typeof decision !== 'object' || decision === null) {
     return failureResult('TOOL_ERROR', 'a tools/post-execute listener returned something that is not a decision')
   }
@@ -92,8 +98,8 @@ export function applyPostDecision(reg: Registration, exec: ToolExecution, result
     return failureResult('TOOL_ERROR', 'a tools/post-execute decision may replace content or value, never both')
   }
   if (replacesValue) {
-    const snap = _snapshotOnce(decision.value)
-    if (!snap.ok) return failureResult('INVALID_TOOL_OUTPUT', `a tools/post-execute listener replaced the value with one that is not lossless JSON: ${snap.message}`)
+    const snap = _snapshotOnce(decision.value, maxValueChars)
+    if (!snap.ok) return refused(snap, 'a tools/post-execute listener replaced the value with one')
     return withContexts(renderValue(reg, exec, snap.value, !result.isError && result.concludesTurn === true))
   }
   if (replacesContent) return withContexts({ ...result, content: decision.content } as ToolExecutionResult)

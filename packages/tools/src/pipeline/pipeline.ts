@@ -45,6 +45,8 @@ interface DispatchHooks {
   readonly deferrable: boolean
   /** The approval decided later, for a call whose approval was deferred. */
   readonly decision: ApprovalDecision | undefined
+  /** `ToolDispatchOptions.maxValueChars`. */
+  readonly maxValueChars: number | undefined
 }
 
 /**
@@ -68,6 +70,8 @@ interface CallState {
   bodyResult?: ToolExecutionResult
   /** The executor's notification (a throw from it is caught) that the body's signal aborted. */
   readonly onBodyAborted: ((reason: unknown) => void) | undefined
+  /** The longest JSON text a value of this call may have (`ToolDispatchOptions.maxValueChars`). */
+  readonly maxValueChars: number | undefined
 }
 
 /**
@@ -90,7 +94,8 @@ export class Pipeline {
     const approved = options?.approved === true && input.parent === undefined
     const deferrable = options?.deferrable === true
     const decision = options?.decision === 'allowed-once' || options?.decision === 'rejected' ? options.decision : undefined
-    if (notify === undefined) return this.#dispatch(input, route, options?.argumentsError, { onPolicySettled: undefined, onBodyAborted, approved, deferrable, decision })
+    const maxValueChars = options?.maxValueChars
+    if (notify === undefined) return this.#dispatch(input, route, options?.argumentsError, { onPolicySettled: undefined, onBodyAborted, approved, deferrable, decision, maxValueChars })
     let notified = false
     const onPolicySettled = (): void => {
       if (notified) return
@@ -102,7 +107,7 @@ export class Pipeline {
       }
     }
     try {
-      return await this.#dispatch(input, route, options?.argumentsError, { onPolicySettled, onBodyAborted, approved, deferrable, decision })
+      return await this.#dispatch(input, route, options?.argumentsError, { onPolicySettled, onBodyAborted, approved, deferrable, decision, maxValueChars })
     } finally {
       onPolicySettled()
     }
@@ -181,7 +186,7 @@ export class Pipeline {
    */
   async #run(call: CallRegistration, exec: ToolExecution, isTransport: boolean, hooks: DispatchHooks): Promise<ToolExecutionResult> {
     const { reg } = call
-    const state: CallState = { contexts: [], concluded: false, settled: false, bodyInvoked: false, onBodyAborted: hooks.onBodyAborted }
+    const state: CallState = { contexts: [], concluded: false, settled: false, bodyInvoked: false, onBodyAborted: hooks.onBodyAborted, maxValueChars: hooks.maxValueChars }
     const admitted = this.#admit(exec, hooks)
     const denied = admitted instanceof Promise ? await admitted : admitted
     hooks.onPolicySettled?.()
@@ -198,12 +203,12 @@ export class Pipeline {
         const dispatchExec = dispatchView(exec)
         wrapped = await runWaterfall(wrappers, [dispatchExec] as const, () => this.#body(reg, exec, dispatchExec, state, isTransport))
       }
-      result = wrapped === state.bodyResult ? wrapped : normalizeWrapped(reg, exec, wrapped)
+      result = wrapped === state.bodyResult ? wrapped : normalizeWrapped(reg, exec, wrapped, state.maxValueChars)
     } catch (error) {
       result = thrownResult(error, 'a tools/execute wrapper failed: ')
     }
     result = project(call, exec, withContexts(result, state))
-    if (this.listeners.postExecute.for(exec.agent).length > 0) result = await this.#post(reg, exec, result)
+    if (this.listeners.postExecute.for(exec.agent).length > 0) result = await this.#post(reg, exec, result, state.maxValueChars)
     if (!result.isError && exec.signal.aborted) result = aborted(state.bodyInvoked)
     return result
   }
@@ -308,10 +313,10 @@ export class Pipeline {
       unwatch()
       fused.release()
     }
-    return (state.bodyResult = produceValue(reg, exec, raw, state.concluded))
+    return (state.bodyResult = produceValue(reg, exec, raw, state.concluded, state.maxValueChars))
   }
 
-  async #post(reg: Registration, exec: ToolExecution, result: ToolExecutionResult): Promise<ToolExecutionResult> {
+  async #post(reg: Registration, exec: ToolExecution, result: ToolExecutionResult, maxValueChars?: number): Promise<ToolExecutionResult> {
     const listeners = this.listeners.postExecute.for(exec.agent)
     if (listeners.length === 0) return result
     let decision: PostToolDecision
@@ -321,7 +326,7 @@ export class Pipeline {
       return thrownResult(error, 'a tools/post-execute listener failed: ')
     }
     try {
-      return applyPostDecision(reg, exec, result, decision)
+      return applyPostDecision(reg, exec, result, decision, maxValueChars)
     } catch (error) {
       return thrownResult(error, 'a tools/post-execute decision could not be read: ')
     }

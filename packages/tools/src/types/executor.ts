@@ -142,6 +142,13 @@ export interface ToolDispatchOptions {
    * it instead of asking the approval service. `deny`, `cancel` and guards still apply.
    */
   readonly decision?: ApprovalDecision
+  /**
+   * The longest JSON text the body's value (or a wrapper's or post-execute listener's replacement) may
+   * have, in characters: a longer one fails the call as `INVALID_TOOL_OUTPUT` as soon as its copy has
+   * counted that much, before it is validated, rendered or logged (a `run_code` program's sub-calls get
+   * the run's `limits.maxResultChars`). Every call is bounded by `MAX_JSON_CHARS` (256 Mi) anyway.
+   */
+  readonly maxValueChars?: number
 }
 
 /**
