@@ -10,6 +10,7 @@ export const LIMIT_OPTIONS = {
   memory: { type: 'string' },
   'max-output': { type: 'string' },
   'max-sub-calls': { type: 'string' },
+  'max-result-chars': { type: 'string' },
 } as const
 
 export type LimitFlagValues = { readonly [K in keyof typeof LIMIT_OPTIONS]?: string | undefined }
@@ -28,6 +29,8 @@ export const LIMITS_USAGE = `  --cpu MS                guest CPU time; waiting o
                           ${Math.round(d.maxOutputBytes / 4000)}k tokens of its context; past it the run fails with output-limit)
   --max-sub-calls N       tool calls per run (default ${d.maxSubCalls}: each reaches a real service; at most
                           ${d.maxPendingSubCalls} wait for a slot at once)
+  --max-result-chars N    the longest JSON text of one tool result the program receives (default ${d.maxResultChars}:
+                          each character costs the host work; a longer result rejects its call)
   --max-parallel N        concurrency-safe sub-calls that may overlap (default ${CLI_DEFAULT_MAX_PARALLEL})`
 
 /** Node's timers hold at most 2^31 - 1 ms (a longer one fires at once). */
@@ -42,11 +45,13 @@ export function limitFlags(values: LimitFlagValues): Partial<CodeRunLimits> {
   const memoryMb = positiveInt('memory', values.memory, 'megabytes', 2 ** 20)
   const maxOutputBytes = positiveInt('max-output', values['max-output'], 'bytes')
   const maxSubCalls = positiveInt('max-sub-calls', values['max-sub-calls'], 'calls')
+  const maxResultChars = positiveInt('max-result-chars', values['max-result-chars'], 'characters')
   return {
     ...(cpuMs !== undefined && { cpuMs }),
     ...(wallMs !== undefined && { wallMs }),
     ...(memoryMb !== undefined && { memoryBytes: memoryMb * 1024 * 1024 }),
     ...(maxOutputBytes !== undefined && { maxOutputBytes }),
     ...(maxSubCalls !== undefined && { maxSubCalls }),
+    ...(maxResultChars !== undefined && { maxResultChars }),
   }
 }

@@ -33,6 +33,8 @@ export const CLI_DEFAULT_LIMITS: Readonly<CodeRunLimits> = Object.freeze({
   maxPendingSubCalls: DEFAULT_LIMITS.maxPendingSubCalls,
   // As the sandbox: the program text, 1 MiB.
   maxProgramBytes: DEFAULT_LIMITS.maxProgramBytes,
+  // As the sandbox: one tool result of 16 Mi characters, about a second of the host thread at most.
+  maxResultChars: DEFAULT_LIMITS.maxResultChars,
 })
 
 /** The limits a run uses: the CLI's defaults, then a config file's limits, then the flags (later ones win; an absent or `undefined` limit keeps the one before). */

@@ -52,6 +52,7 @@ win over a config's limits):
   --max-output BYTES  logs + value returned to the client (default ${limits.maxOutputBytes})
   --max-sub-calls N   tool calls per program (default ${limits.maxSubCalls}; at most ${limits.maxPendingSubCalls} wait at once,
                       ${MAX_PARALLEL_SUB_CALLS} concurrency-safe ones overlap)
+  --max-result-chars N  the longest JSON text of one tool result a program receives (default ${limits.maxResultChars})
   Approval: a call that a policy sends for approval is asked of the MCP client that made it, through
   elicitation, when the client supports it (a config's approval wins); otherwise it is denied.
 
@@ -116,7 +117,7 @@ export interface ServeArgs {
   maxUpstreamTools?: number
   /** `--max-upstream-message-bytes`. */
   maxUpstreamMessageBytes?: number
-  /** `--cpu`, `--memory`, `--max-output`, `--max-sub-calls` (and `--timeout` as `wallMs`): they win over the defaults. */
+  /** `--cpu`, `--memory`, `--max-output`, `--max-sub-calls`, `--max-result-chars` (and `--timeout` as `wallMs`): they win over the defaults. */
   limits: Partial<CodeRunLimits>
 }
 
@@ -157,6 +158,7 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
         memory: { type: 'string' },
         'max-output': { type: 'string' },
         'max-sub-calls': { type: 'string' },
+        'max-result-chars': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }))
@@ -183,6 +185,7 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
     ...(values.memory !== undefined && { memoryBytes: positiveInt('--memory', values.memory, false, 2 ** 20) * 1024 * 1024 }),
     ...(values['max-output'] !== undefined && { maxOutputBytes: positiveInt('--max-output', values['max-output'], false) }),
     ...(values['max-sub-calls'] !== undefined && { maxSubCalls: positiveInt('--max-sub-calls', values['max-sub-calls'], false) }),
+    ...(values['max-result-chars'] !== undefined && { maxResultChars: positiveInt('--max-result-chars', values['max-result-chars'], false) }),
   }
   if (values.session !== undefined) args.session = values.session
   if (values.http === undefined) {

@@ -247,9 +247,10 @@ export class DurableRuns {
     const log = new DispatchLog(services, ctx, input.agent?.session, config.logLimits)
     log.resumed(suspended.key, decisions)
     const numbering = { count: identity.subCalls }
-    const scheduler = new SubCallScheduler(services, ctx, buildBindings(services, ctx), config.maxParallelSubCalls, log, config.drainGraceMs, numbering, {
-      deferrable: true,
-      decisions: [...decisions],
+    const scheduler = new SubCallScheduler(services, ctx, buildBindings(services, ctx), config.maxParallelSubCalls, log, config.drainGraceMs, {
+      numbering,
+      // No early bound on values: the run's limits are sealed in its state; the sandbox applies its maxResultChars.
+      durable: { deferrable: true, decisions: [...decisions] },
     })
     const next = this.begin(ctx, numbering)
     let run: CodeRunResult | undefined

@@ -85,7 +85,7 @@ export function withHostedPrograms(executor: ToolExecutor = createNativeExecutor
       program.logged = true
       log.program(caller, input.log)
     }
-    const scheduler = new SubCallScheduler(services, exec, buildBindings(services, input), maxParallel, log, graceMs, program.numbering)
+    const scheduler = new SubCallScheduler(services, exec, buildBindings(services, input), maxParallel, log, graceMs, { numbering: program.numbering })
     // An abort stops the program's calls as a run's end does: queued ones never start, in-flight ones get the grace.
     const stopWaiting = whenAborted(input.signal, () => void scheduler.close(false, 'the batch was aborted'))
     try {

@@ -63,6 +63,16 @@ export interface SubCallNumbering {
   count: number
 }
 
+/** How one program's scheduler numbers, parks and bounds its calls. */
+export interface SchedulerOptions {
+  /** Default: a fresh count from 0. */
+  readonly numbering?: SubCallNumbering
+  /** Default: not durable. */
+  readonly durable?: DurableCalls
+  /** The longest JSON text of a call's value (`ToolDispatchOptions.maxValueChars`: a run's `maxResultChars`). */
+  readonly maxValueChars?: number
+}
+
 /** A durable program's scheduler (see `createPtcExecutor({ durable })`). */
 export interface DurableCalls {
   /** A deferred approval parks the call (`parkCall`): the program suspends once it waits only on such calls. */
@@ -101,6 +111,9 @@ export class SubCallScheduler {
   #closed = false
   #closing: Promise<void> | undefined
   #idle: (() => void) | undefined
+  private readonly numbering: SubCallNumbering
+  private readonly durable: DurableCalls
+  private readonly maxValueChars: number | undefined
 
   constructor(
     private readonly services: ToolExecutorServices,
@@ -109,9 +122,11 @@ export class SubCallScheduler {
     private readonly maxParallel: number,
     private readonly log: DispatchLog,
     private readonly drainGraceMs: number,
-    private readonly numbering: SubCallNumbering = { count: 0 },
-    private readonly durable: DurableCalls = { deferrable: false },
+    options: SchedulerOptions = {},
   ) {
+    this.numbering = options.numbering ?? { count: 0 }
+    this.durable = options.durable ?? { deferrable: false }
+    this.maxValueChars = options.maxValueChars
     // Every in-flight sub-call's body and wrappers may listen on the run signal: that is expected, not a leak.
     setMaxListeners(0, this.#run.signal)
     const outer = ctx.signal
@@ -256,6 +271,7 @@ export class SubCallScheduler {
           },
           onBodyAborted: (reason) => this.#bodyAborted(call, reason),
           ...(this.durable.deferrable && { deferrable: true }),
+          ...(this.maxValueChars !== undefined && { maxValueChars: this.maxValueChars }),
           ...(call.decision !== undefined && { decision: call.decision }),
         },
       )

@@ -74,7 +74,11 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
       // A program in a sandbox session does not suspend (its session's state would have to go with it).
       const numbering = { count: 0 }
       const durable = session === undefined ? config.durable?.begin(ctx, numbering) : undefined
-      const scheduler = new SubCallScheduler(services, ctx, bindings, config.maxParallelSubCalls, log, config.drainGraceMs, numbering, { deferrable: durable !== undefined })
+      const scheduler = new SubCallScheduler(services, ctx, bindings, config.maxParallelSubCalls, log, config.drainGraceMs, {
+        numbering,
+        durable: { deferrable: durable !== undefined },
+        maxValueChars: config.limits.maxResultChars ?? config.runtime.limits.maxResultChars,
+      })
       // A program that may go on in the background has a signal of its own: the call's aborts it only
       // while the call waits for it.
       const stream = longRuns === undefined ? undefined : new LogStream()

@@ -29,7 +29,7 @@ export type ReplyFlush = 'microtask' | 'immediate'
 /** What `HostCalls` needs from its run. */
 export interface HostCallsOptions {
   /** The run's resolved limits: the sub-call caps, and `memoryBytes` bounds a result's length. */
-  readonly limits: Pick<CodeRunLimits, 'maxSubCalls' | 'maxPendingSubCalls' | 'memoryBytes'>
+  readonly limits: Pick<CodeRunLimits, 'maxSubCalls' | 'maxPendingSubCalls' | 'memoryBytes' | 'maxResultChars'>
   readonly flush: ReplyFlush
   /** Delivers a batch of `count` results (`SettleEntry[]` as JSON text) into the guest. */
   deliver(batchJson: string, count: number): void
@@ -63,8 +63,8 @@ export interface ParkedHostCall {
  * `memoryBytes` (the text of the calls the host holds, until each settles: a guest could otherwise make
  * the host hold its memory's worth once per pending call); the first past any of them stops the run.
  * An admitted call goes through `settleHostCall` (a fresh parse handed to `request.call`, the outcome
- * as a settle entry; results deeper than `MAX_RESULT_DEPTH` or longer than `memoryBytes` characters
- * reject it) with one run-wide signal, aborted by `close()`; the entries of the calls that finish
+ * as a settle entry; results deeper than `MAX_RESULT_DEPTH` or longer than `maxResultChars` or
+ * `memoryBytes` characters reject it) with one run-wide signal, aborted by `close()`; the entries of the calls that finish
  * before the next flush are delivered together, in batches (`[entry,…]` JSON text and its count) of at
  * most a quarter of `memoryBytes` of text (see `MAX_BATCH_CHARS`).
  * After `close()`, calls are ignored and late results dropped. Once the run's own signal has aborted,
@@ -97,7 +97,12 @@ export class HostCalls {
   constructor(request: CodeRunRequest, options: HostCallsOptions) {
     this.#request = request
     this.#options = options
-    this.#bounds = { maxDepth: MAX_RESULT_DEPTH, maxChars: Math.min(options.limits.memoryBytes, MAX_BATCH_CHARS) }
+    const { memoryBytes, maxResultChars } = options.limits
+    const memoryChars = Math.min(memoryBytes, MAX_BATCH_CHARS)
+    this.#bounds =
+      maxResultChars < memoryChars
+        ? { maxDepth: MAX_RESULT_DEPTH, maxChars: maxResultChars, beyond: `the ${maxResultChars} a sub-call may return (the maxResultChars limit)` }
+        : { maxDepth: MAX_RESULT_DEPTH, maxChars: memoryChars }
     this.#batchChars = Math.min(Math.floor(options.limits.memoryBytes / 4), MAX_BATCH_CHARS)
     this.started = options.started ?? 0
   }

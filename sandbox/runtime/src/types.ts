@@ -46,6 +46,13 @@ export interface CodeRunLimits {
    * queueing). A longer program ends at once with a `limit` failure.
    */
   maxProgramBytes: number
+  /**
+   * The longest JSON text of one sub-call's result the program receives, in UTF-16 units (characters):
+   * a longer result rejects that call (the program gets a `ToolCallError`), before the host renders,
+   * logs or sends it. Each character of a result costs the host thread work (checks, log, copy: about
+   * 60 ns); this bounds that work per call. Default 16 Mi. A result never exceeds `memoryBytes` either.
+   */
+  maxResultChars: number
 }
 
 /** One program run. */
