@@ -6,5 +6,6 @@ export { RUN_CODE_DESCRIPTION, RUN_CODE_LONG_PARAMETERS, RUN_CODE_PARAMETERS, pa
 export type { LongRunOptions } from './long-runs.js'
 export { DEFAULT_LOG_LIMITS, ELIDED_HEAD_CHARS, type Elision, type LogLimits } from './log-limits.js'
 export { renderRunText } from './render.js'
+export { MAX_ABANDONED_BODIES } from './scheduler.js'
 /** Lives in `@ptc/tools` (the default `render` of `defineTool` uses it); re-exported for existing imports. */
 export { prettyJson } from '@ptc/tools'
