@@ -68,7 +68,8 @@ export class LogBudget {
     for (const block of blocks) {
       if (block.type === 'text') bytes += Buffer.byteLength(block.text, 'utf8')
       else bytes += block.data.length
-      if (shown.length < ELIDED_HEAD_CHARS) shown += `${shown === '' ? '' : '\n'}${block.type === 'text' ? block.text : `[${block.mimeType} image]`}`
+      // Each block's own head first: a whole 20 MB text joined here would be copied to take 256 characters.
+      if (shown.length < ELIDED_HEAD_CHARS) shown += `${shown === '' ? '' : '\n'}${block.type === 'text' ? textHead(block.text, ELIDED_HEAD_CHARS) : `[${block.mimeType} image]`}`
     }
     return { content: [{ type: 'text', text: head(shown) }], elided: { bytes, sha256: sha256(text) } }
   }
