@@ -26,8 +26,33 @@ export async function connectStdioClient(
   const { elicit, ...spawn } = options
   const transport = new StdioClientTransport({ command, args, stderr: 'pipe', ...spawn })
   const client = elicitingClient(elicit)
+  reportEarlyClose(client, transport, `${command} ${args.join(' ')}`)
   await client.connect(transport)
   return { client, transport }
+}
+
+/** The most of a server's stderr kept to report an early close. */
+const STDERR_KEPT_CHARS = 64 * 1024
+
+/**
+ * A server that closes the connection before the client asked (it exited) is reported on the test's stderr
+ * with what it wrote to its own, which nothing else reads: a test then fails with "Connection closed" and
+ * this says why.
+ */
+function reportEarlyClose(client: Client, transport: StdioClientTransport, what: string): void {
+  let stderr = ''
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    if (stderr.length < STDERR_KEPT_CHARS) stderr += chunk.toString('utf8')
+  })
+  let closing = false
+  const close = client.close.bind(client)
+  client.close = async () => {
+    closing = true
+    await close()
+  }
+  client.onclose = () => {
+    if (!closing) process.stderr.write(`connectStdioClient: ${what} closed the connection on its own; its stderr:\n${stderr === '' ? '(nothing)' : stderr}\n`)
+  }
 }
 
 /** The SDK client connected to an HTTP endpoint, sending `Authorization: Bearer <token>` when a token is given. */
