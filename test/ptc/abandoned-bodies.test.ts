@@ -6,11 +6,10 @@
  */
 import type { CodeRuntime } from '@ptc/sandbox'
 import { createPtcExecutor, MAX_ABANDONED_BODIES } from '@ptc/ptc'
-import { text } from '@ptc/ptc/testing'
 import { defineTool, MemorySession, ToolsService, type Agent, type JsonValue } from '@ptc/tools'
 import { installTimeoutPolicy } from '@ptc/tools/timeout'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { backends, warmUp } from './backends.js'
+import { backends, runProgram, warmUp } from './backends.js'
 
 /** The calls the program makes: more than the cap, in rounds under the pending-call cap (256). */
 const CALLS = 300
@@ -48,16 +47,7 @@ for (const backend of backends) {
       tools.setExecutor(createPtcExecutor({ runtime, drainGraceMs: 5, limits: { wallMs: 60_000 } }))
       const session = new MemorySession()
       const agent: Agent = { id: 'agent', session }
-      const run = async (code: string): Promise<JsonValue | undefined> => {
-        const batch = await tools.execute({
-          calls: [{ type: 'tool_call', id: `run-${started}`, name: 'run_code', arguments: JSON.stringify({ code, description: 'stuck bodies' }) }],
-          signal: new AbortController().signal,
-          agent,
-        })
-        const result = batch.results[0]?.result
-        if (result === undefined || result.isError) throw new Error(`run_code failed: ${result === undefined ? 'no result' : text(result)}`)
-        return (result.value as { result?: JsonValue }).result
-      }
+      const run = (code: string): Promise<JsonValue | undefined> => runProgram(tools, agent, code, 'stuck bodies')
 
       const outcomes = (await run(`
         const codes: Record<string, number> = {}

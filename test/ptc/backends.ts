@@ -1,4 +1,6 @@
 import type { CodeRuntime } from '@ptc/sandbox'
+import { text } from '@ptc/ptc/testing'
+import type { Agent, JsonValue, ToolsService } from '@ptc/tools'
 import { createIsolatedVmRuntime, isolatedVmAvailability } from '@ptc/sandbox-isolated-vm'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 
@@ -30,4 +32,18 @@ export const backends: readonly Backend[] = [
 export async function warmUp(runtime: CodeRuntime): Promise<void> {
   const warm = { code: 'return 1', bindings: [], call: () => Promise.reject(new Error('no tools')) }
   await Promise.all([runtime.run(warm), runtime.run(warm)])
+}
+
+/** Runs `code` as the agent's one `run_code` call through `tools`: the program's value; throws when the run failed. */
+export async function runProgram(tools: ToolsService, agent: Agent, code: string, description = 'test'): Promise<JsonValue | undefined> {
+  const batch = await tools.execute({
+    calls: [{ type: 'tool_call', id: 'run1', name: 'run_code', arguments: JSON.stringify({ code, description }) }],
+    signal: new AbortController().signal,
+    agent,
+    log: { turn: 1, step: 1 },
+  })
+  const result = batch.results[0]?.result
+  if (result === undefined) throw new Error('the batch returned no result')
+  if (result.isError) throw new Error(`run_code failed: ${text(result)}`)
+  return (result.value as { result?: JsonValue }).result
 }

@@ -5,11 +5,11 @@
  */
 import type { CodeRuntime } from '@ptc/sandbox'
 import { createPtcExecutor } from '@ptc/ptc'
-import { sleep, text } from '@ptc/ptc/testing'
+import { sleep } from '@ptc/ptc/testing'
 import { defineTool, MemorySession, ToolDeniedError, ToolsService, type Agent, type JsonValue, type SessionEvent } from '@ptc/tools'
 import { installTimeoutPolicy } from '@ptc/tools/timeout'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { backends, warmUp } from './backends.js'
+import { backends, runProgram, warmUp } from './backends.js'
 
 /** The deadline of `slow_report`. */
 const TIMEOUT_MS = 50
@@ -95,18 +95,7 @@ function harness(runtime: CodeRuntime): Harness {
   return {
     tools,
     session,
-    async run(code) {
-      const batch = await tools.execute({
-        calls: [{ type: 'tool_call', id: 'run1', name: 'run_code', arguments: JSON.stringify({ code, description: 'errors' }) }],
-        signal: new AbortController().signal,
-        agent,
-        log: { turn: 1, step: 1 },
-      })
-      const result = batch.results[0]?.result
-      if (result === undefined) throw new Error('the batch returned no result')
-      if (result.isError) throw new Error(`run_code failed: ${text(result)}`)
-      return (result.value as { result?: JsonValue }).result
-    },
+    run: (code) => runProgram(tools, agent, code, 'errors'),
   }
 }
 

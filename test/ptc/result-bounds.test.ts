@@ -8,10 +8,9 @@
  */
 import type { CodeRuntime } from '@ptc/sandbox'
 import { createPtcExecutor } from '@ptc/ptc'
-import { text } from '@ptc/ptc/testing'
 import { defineTool, MemorySession, ToolsService, type Agent, type JsonValue, type SessionEvent } from '@ptc/tools'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { backends, warmUp } from './backends.js'
+import { backends, runProgram, warmUp } from './backends.js'
 
 /** The bound the bounded harness runs with. */
 const MAX = 1000
@@ -76,18 +75,7 @@ function harness(runtime: CodeRuntime, maxResultChars: number | undefined): Harn
   return {
     events: () => session.events,
     renders: () => renders,
-    async run(code) {
-      const batch = await tools.execute({
-        calls: [{ type: 'tool_call', id: 'run1', name: 'run_code', arguments: JSON.stringify({ code, description: 'bounds' }) }],
-        signal: new AbortController().signal,
-        agent,
-        log: { turn: 1, step: 1 },
-      })
-      const result = batch.results[0]?.result
-      if (result === undefined) throw new Error('the batch returned no result')
-      if (result.isError) throw new Error(`run_code failed: ${text(result)}`)
-      return (result.value as { result?: JsonValue }).result
-    },
+    run: (code) => runProgram(tools, agent, code, 'bounds'),
   }
 }
 
