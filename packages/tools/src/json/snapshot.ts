@@ -312,7 +312,9 @@ function run(root: object, maxChars: number): Refusal | { ok: true; value: JsonV
  * is an ordinary key. An own enumerable symbol-keyed property is rejected
  * (non-enumerable properties are ignored, as `JSON.stringify` does). Cycles are
  * rejected; an object reached twice without a cycle (a DAG) is read once and its
- * frozen copy is shared. Iterative: depth is bounded only by memory.
+ * frozen copy is shared. Iterative: depth is bounded only by memory. A value whose
+ * JSON text would be longer than {@link MAX_JSON_CHARS} (a shared object counted
+ * once per reference) is refused.
  */
 export function snapshotJson(value: unknown): SnapshotJsonResult {
   return snapshot(value, true, MAX_JSON_CHARS)
