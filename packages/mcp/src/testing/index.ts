@@ -1,4 +1,5 @@
 /** Test support: an upstream fixture server and MCP client helpers (the SDK's real client). */
+import { Readable } from 'node:stream'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -31,19 +32,16 @@ export async function connectStdioClient(
   return { client, transport }
 }
 
-/** The most of a server's stderr kept to report an early close. */
-const STDERR_KEPT_CHARS = 64 * 1024
+/** The most of a server's stderr shown when it closes early. */
+const STDERR_SHOWN_CHARS = 64 * 1024
 
 /**
  * A server that closes the connection before the client asked (it exited) is reported on the test's stderr
- * with what it wrote to its own, which nothing else reads: a test then fails with "Connection closed" and
- * this says why.
+ * with what it wrote to its own, which nothing else may read: a test then fails with "Connection closed" and
+ * this says why. Its stderr is read only then, from what the pipe holds: a test that reads it itself
+ * (attaching a listener after connecting) must still get all of it.
  */
 function reportEarlyClose(client: Client, transport: StdioClientTransport, what: string): void {
-  let stderr = ''
-  transport.stderr?.on('data', (chunk: Buffer) => {
-    if (stderr.length < STDERR_KEPT_CHARS) stderr += chunk.toString('utf8')
-  })
   let closing = false
   const close = client.close.bind(client)
   client.close = async () => {
@@ -51,7 +49,14 @@ function reportEarlyClose(client: Client, transport: StdioClientTransport, what:
     await close()
   }
   client.onclose = () => {
-    if (!closing) process.stderr.write(`connectStdioClient: ${what} closed the connection on its own; its stderr:\n${stderr === '' ? '(nothing)' : stderr}\n`)
+    if (closing) return
+    const stream = transport.stderr
+    let text = '(read by the test)'
+    if (stream instanceof Readable && stream.readableFlowing !== true) {
+      const held: unknown = stream.read()
+      text = held === null ? '(nothing)' : String(held).slice(0, STDERR_SHOWN_CHARS)
+    }
+    process.stderr.write(`connectStdioClient: ${what} closed the connection on its own; its stderr:\n${text}\n`)
   }
 }
 
