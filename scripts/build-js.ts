@@ -13,11 +13,12 @@
  * external), so one package's build never makes another stale.
  *
  * Declarations: `pnpm build` (tsup with `clean` and `dts`) always rebuilds a
- * whole `dist/` with its `.d.ts` files. A JavaScript-only build runs tsup with
- * `--no-dts --no-clean` (files are rewritten in place, so a `ptc` process
- * started from the previous build keeps working) and then removes every file
- * of `dist/` it did not rewrite: stale chunks and the `.d.ts` files of the
- * previous sources. So a `dist/` holds declarations only when they were built
+ * whole `dist/` with its `.d.ts` files. This build runs tsup (`--no-dts` for
+ * JavaScript only) into a folder of its own and installs the result in `dist/`
+ * file by file, an unchanged file left in place and a changed one renamed over
+ * it, so a `ptc` process started from the previous build, or starting during
+ * this one, reads whole files; then it removes every file of `dist/` it did not
+ * write: stale chunks and the `.d.ts` files of the previous sources. So a `dist/` holds declarations only when they were built
  * from the same sources as its JavaScript, and a `dist/` without them is
  * never complete for packing: `declarations: true` (what `scripts/pack.ts`
  * asks for) or `pnpm build` makes it so.
@@ -26,8 +27,8 @@
  * one lock folder, `node_modules/.cache/ptc-build-js.lock`.
  */
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -168,16 +169,44 @@ export function staleReason(pkg: WorkspacePackage, declarations = false): string
   return undefined
 }
 
-/** Builds one package's JavaScript (and declarations) and removes what that build did not write. */
+/**
+ * Builds one package's JavaScript (and declarations) into a folder of its own, then installs it in
+ * `dist/`: a file whose bytes changed, or a new one, by an atomic rename (chunks before the entries that
+ * import them); an unchanged one only touched; then what the build did not write is removed. tsup writes
+ * files in place, truncating each first: a `ptc` process starting while another test file's build (the
+ * consumer test's declarations build) rewrote an unchanged `dist/` read a half-written chunk and exited 1
+ * with nothing on stdout, once in a few suite runs.
+ */
 function buildPackage(pkg: WorkspacePackage, root: string, declarations: boolean): void {
   const dist = join(pkg.dir, 'dist')
-  const before = filesOf(dist)
-  const flags = declarations ? ['--no-clean', '--silent'] : ['--no-dts', '--no-clean', '--silent']
-  execFileSync(join(root, 'node_modules/.bin/tsup'), flags, { cwd: pkg.dir, stdio: ['ignore', 'ignore', 'pipe'] })
-  for (const [path, mtime] of before) {
-    const now = statSync(path, { throwIfNoEntry: false })
-    if (now !== undefined && now.mtimeMs === mtime) rmSync(path, { force: true })
+  const staging = join(pkg.dir, `dist.building-${process.pid}`)
+  rmSync(staging, { recursive: true, force: true })
+  const flags = declarations ? ['--silent', '--out-dir', staging] : ['--no-dts', '--silent', '--out-dir', staging]
+  try {
+    execFileSync(join(root, 'node_modules/.bin/tsup'), flags, { cwd: pkg.dir, stdio: ['ignore', 'ignore', 'pipe'] })
+    installBuild(staging, dist)
+  } finally {
+    rmSync(staging, { recursive: true, force: true })
   }
+}
+
+/** Moves a staged build into `dist` (see `buildPackage`). */
+function installBuild(staging: string, dist: string): void {
+  const staged = [...filesOf(staging).keys()].map((path) => relative(staging, path))
+  // Chunks first: an entry renamed in may import them at once.
+  staged.sort((a, b) => Number(!basename(a).startsWith('chunk-')) - Number(!basename(b).startsWith('chunk-')))
+  const now = new Date()
+  for (const file of staged) {
+    const from = join(staging, file)
+    const to = join(dist, file)
+    if (existsSync(to) && readFileSync(to).equals(readFileSync(from))) utimesSync(to, now, now)
+    else {
+      mkdirSync(dirname(to), { recursive: true })
+      renameSync(from, to)
+    }
+  }
+  const written = new Set(staged.map((file) => join(dist, file)))
+  for (const path of filesOf(dist).keys()) if (!written.has(path)) rmSync(path, { force: true })
 }
 
 export interface BuildJsOptions {
