@@ -18,7 +18,8 @@
  * file by file, an unchanged file left in place and a changed one renamed over
  * it, so a `ptc` process started from the previous build, or starting during
  * this one, reads whole files; then it removes every file of `dist/` it did not
- * write: stale chunks and the `.d.ts` files of the previous sources. So a `dist/` holds declarations only when they were built
+ * write: stale chunks and the `.d.ts` files of the previous sources. So a
+ * `dist/` holds declarations only when they were built
  * from the same sources as its JavaScript, and a `dist/` without them is
  * never complete for packing: `declarations: true` (what `scripts/pack.ts`
  * asks for) or `pnpm build` makes it so.

@@ -29,6 +29,12 @@ export const MAX_ABANDONED_BODIES = 256
 /** Bodies abandoned and still running, by the definition they run (process-wide: it is the host's memory). */
 const abandonedBodies = new WeakMap<ToolDefinition, number>()
 
+/** A call's body was abandoned (+1) or, abandoned, has ended (-1); a call without a binding is not counted. */
+function countAbandoned(call: SubCall, change: 1 | -1): void {
+  const definition = call.binding?.definition
+  if (definition !== undefined) abandonedBodies.set(definition, (abandonedBodies.get(definition) ?? 0) + change)
+}
+
 /** One tool a program may call: the definition it was bound to and its frozen schema. */
 export interface Binding {
   readonly definition: ToolDefinition
@@ -298,8 +304,7 @@ export class SubCallScheduler {
         clearTimeout(call.graceTimer)
         // An abandoned call's late outcome is logged (after its abandonment), never delivered.
         if (call.abandoned === true) {
-          const definition = call.binding?.definition
-          if (definition !== undefined) abandonedBodies.set(definition, (abandonedBodies.get(definition) ?? 1) - 1)
+          countAbandoned(call, -1)
           if (call.committed === true) this.log.late(call, result, Date.now())
           else call.late = { result, at: Date.now() }
           return
@@ -330,8 +335,7 @@ export class SubCallScheduler {
     call.result = abandonedResult(code, what, this.drainGraceMs)
     call.abandoned = true
     call.settledAt = now
-    const definition = call.binding?.definition
-    if (definition !== undefined) abandonedBodies.set(definition, (abandonedBodies.get(definition) ?? 0) + 1)
+    countAbandoned(call, 1)
   }
 
   /** Deliver settled calls to the program and the log, in submission order. */
