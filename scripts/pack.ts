@@ -1,7 +1,7 @@
 /**
  * Packs every workspace package as it would be published: `.d.ts` files built
  * beside the JavaScript (`build-js.ts` with declarations, only what is stale),
- * then `pnpm pack` in each package folder, which writes the versions of
+ * then one recursive `pnpm pack` of them all, which writes the versions of
  * `workspace:*` dependencies and applies `publishConfig` (the exports without
  * the repository's `@ptc/source` condition).
  *
@@ -42,12 +42,14 @@ export function packAll(options: PackOptions): PackedPackage[] {
     rmSync(options.out, { recursive: true, force: true })
     mkdirSync(options.out, { recursive: true })
     const [command, ...prefix] = pnpmCommand(root)
+    // One pnpm for every package (`-r pack`): nine `pnpm pack` processes took 7 s, this takes 1.
+    const filters = names.flatMap((name) => ['--filter', name])
+    execFileSync(command as string, [...prefix, '-r', ...filters, 'pack', '--pack-destination', options.out], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
     const packed: PackedPackage[] = []
     for (const pkg of buildOrder(names, root)) {
       const manifest = JSON.parse(readFileSync(join(pkg.dir, 'package.json'), 'utf8')) as { version: string }
-      execFileSync(command as string, [...prefix, 'pack', '--pack-destination', options.out], { cwd: pkg.dir, stdio: ['ignore', 'ignore', 'pipe'] })
       const tarball = join(options.out, `${pkg.name.replace(/^@/, '').replace('/', '-')}-${manifest.version}.tgz`)
-      if (!existsSync(tarball)) throw new Error(`pnpm pack in ${relative(root, pkg.dir)} wrote no ${tarball}`)
+      if (!existsSync(tarball)) throw new Error(`pnpm pack wrote no ${tarball} for ${relative(root, pkg.dir)}`)
       packed.push({ name: pkg.name, version: manifest.version, tarball })
       log(`pack: ${relative(root, pkg.dir)} -> ${relative(process.cwd(), tarball)}`)
     }
