@@ -125,7 +125,8 @@ export type ToWorker =
 
 /** Messages worker -> host. */
 export type FromWorker =
-  | { t: 'ready' }
+  /** `usedPages`: what the worker's boot found (`usedPages` of image.ts), for the workers spawned after it. */
+  | { t: 'ready'; usedPages?: number }
   | { t: 'flush'; runId: number; calls: SubCallRequest[]; logs: string[] }
   | { t: 'done'; runId: number; outcome: EngineRunOutcome }
 

@@ -7,7 +7,7 @@ import { measureMemory } from 'node:vm'
 import { parentPort, workerData } from 'node:worker_threads'
 import { LogJournal } from './journal.js'
 import { ReplyMailbox, type MailboxMemory } from './mailbox.js'
-import { offerSpare } from './image.js'
+import { adoptUsedPages, offerSpare, usedPages } from './image.js'
 import { ModuleCache } from './module-cache.js'
 import { adoptCompiled, type QuickJSVariantName, type WasmModule } from './module.js'
 import { sourceOf, type FromWorker, type HostStop, type RunInput, type ToWorker } from './protocol.js'
@@ -24,6 +24,8 @@ export interface EngineWorkerData {
   warmBytes: number
   /** The engine's WebAssembly module as the host compiled it (see `compile`); absent, the worker compiles its own. */
   wasmModule?: WasmModule
+  /** The used page count an earlier worker's boot found (`adoptUsedPages`); absent, this worker's first boot searches. */
+  usedPages?: number
 }
 
 const port = parentPort
@@ -33,6 +35,7 @@ const control = new Int32Array(data.control)
 const mailbox = new ReplyMailbox(data.mailbox, control)
 const journal = new LogJournal(data.journal)
 if (data.wasmModule !== undefined) adoptCompiled(data.variant, data.wasmModule)
+if (data.usedPages !== undefined) adoptUsedPages(data.variant, data.usedPages)
 const cache = new ModuleCache(data.variant, 1)
 // Load the module now, so the first run does not pay for it.
 const warm = Promise.resolve(cache.acquire(data.warmBytes)).then(
@@ -42,7 +45,8 @@ const warm = Promise.resolve(cache.acquire(data.warmBytes)).then(
 /** Cancels the warm-up program (see `warmUp`), which runs once the worker had no run for a while. */
 let cancelWarmUp: (() => void) | undefined
 void warm.then(() => {
-  post({ t: 'ready' })
+  const pages = usedPages(data.variant)
+  post(pages === undefined ? { t: 'ready' } : { t: 'ready', usedPages: pages })
   // Run there, the warm-up ends before any message is handled.
   cancelWarmUp = warmUpWhenIdle(cache, data.warmBytes)
 })

@@ -169,6 +169,35 @@ test("workers spawned once the host compiled the engine's WebAssembly module tak
   }
 }, 30_000)
 
+test('the workers after the first take the used page count its boot found, and their runs start from a clean engine', async () => {
+  const spawned: EngineWorkerData[] = []
+  const spawn = (data: EngineWorkerData): Worker => {
+    spawned.push(data)
+    return spawnEngineWorker(data)
+  }
+  const pool = new WorkerPool({ size: 3, variant: 'quickjs', warmBytes: WARM_BYTES, spawn })
+  const runtime = new QuickJSCodeRuntime({}, pool)
+  // Each run leaves a global, a large heap and a pending job behind, and reports what it found.
+  const code = `const found = [typeof globalThis.left, typeof globalThis.big]
+globalThis.left = 1
+globalThis.big = Array.from({ length: 20000 }, (_, i) => ({ i, s: 'x' + i }))
+Promise.resolve().then(() => { globalThis.late = 1 })
+await tools.echo({})
+return found.concat(typeof globalThis.late === 'number' ? [] : ['no late job'])`
+  try {
+    expect((await runtime.run(request(code))).value).toEqual(['undefined', 'undefined'])
+    while (spawned.length < 3) await sleep(10)
+    expect(spawned[0]?.usedPages, 'the first worker searches').toBeUndefined()
+    expect(pool.usedPages).toBeGreaterThan(0)
+    for (const later of spawned.slice(1)) expect(later.usedPages).toBe(pool.usedPages)
+    // Enough runs at once that every worker runs several, each after another's.
+    const results = await Promise.all(Array.from({ length: 12 }, () => runtime.run(request(code))))
+    for (const result of results) expect(result.value, JSON.stringify(result.error)).toEqual(['undefined', 'undefined'])
+  } finally {
+    await runtime.dispose()
+  }
+}, 30_000)
+
 test('a prewarmed runtime that is never used lets the process exit: its idle workers are unreferenced', () => {
   // A child process creates a worker runtime and never runs anything; it must exit on its own.
   const script = "import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'\ncreateQuickJSRuntime({ poolSize: 2 })\nsetTimeout(() => console.log('created'), 300)\n"

@@ -74,6 +74,8 @@ export class WorkerPool implements Engines {
   #firstBooted = false
   /** The engine's WebAssembly module compiled on this thread, which every worker takes (undefined while compiling, or if that failed). */
   wasmModule: WasmModule | undefined
+  /** The used page count of a booted engine, from the first worker that booted: the workers after it need not search it. */
+  usedPages: number | undefined
   #compiling: Promise<void> | undefined
 
   constructor(options: WorkerPoolOptions) {
@@ -265,9 +267,17 @@ class WorkerSlot {
     const journal = LogJournal.memory(this.#pool.journalBytes)
     let worker: Worker
     try {
-      const wasmModule = this.#pool.wasmModule
-      const data: EngineWorkerData = { control: control.buffer, mailbox, journal, variant: this.#variant, warmBytes: this.#warmBytes }
-      worker = this.#spawnWorker(wasmModule === undefined ? data : { ...data, wasmModule })
+      const { wasmModule, usedPages } = this.#pool
+      const data: EngineWorkerData = {
+        control: control.buffer,
+        mailbox,
+        journal,
+        variant: this.#variant,
+        warmBytes: this.#warmBytes,
+        ...(wasmModule !== undefined && { wasmModule }),
+        ...(usedPages !== undefined && { usedPages }),
+      }
+      worker = this.#spawnWorker(data)
     } catch (error) {
       this.#worker = undefined
       this.#died(`the engine worker could not start: ${error instanceof Error ? error.message : String(error)}`)
@@ -362,6 +372,7 @@ class WorkerSlot {
   #onMessage(m: FromWorker): void {
     if (m.t === 'ready') {
       if (this.#state !== 'booting') return
+      this.#pool.usedPages ??= m.usedPages
       this.#state = 'idle'
       this.#pool.startQueued()
       // The other workers boot now, unless this one took a run: then when that run ends (or another waits).
