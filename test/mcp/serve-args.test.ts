@@ -29,8 +29,8 @@ describe('ptc serve arguments', () => {
 
   test('limit flags become the limits of every run; --timeout is the wall-clock limit', () => {
     expect(parseServeArgs(['--upstream', 'x']).limits).toEqual({})
-    const flags = ['--timeout', '500', '--cpu', '100', '--memory', '64', '--max-output', '2048', '--max-sub-calls', '3', '--max-result-chars', '1000']
-    expect(parseServeArgs(['--upstream', 'x', ...flags]).limits).toEqual({ wallMs: 500, cpuMs: 100, memoryBytes: 64 * 1024 * 1024, maxOutputBytes: 2048, maxSubCalls: 3, maxResultChars: 1000 })
+    const flags = ['--timeout', '500', '--cpu', '100', '--memory', '64', '--max-output', '2048', '--max-sub-calls', '3', '--max-result-chars', '1000', '--max-argument-chars', '2000']
+    expect(parseServeArgs(['--upstream', 'x', ...flags]).limits).toEqual({ wallMs: 500, cpuMs: 100, memoryBytes: 64 * 1024 * 1024, maxOutputBytes: 2048, maxSubCalls: 3, maxResultChars: 1000, maxArgumentChars: 2000 })
     expect(() => parseServeArgs(['--upstream', 'x', '--max-output', '0'])).toThrow(/--max-output must be a positive integer/)
     expect(() => parseServeArgs(['--upstream', 'x', '--cpu', String(2 ** 31)])).toThrow(/--cpu must be at most 2147483647/)
     expect(parseServeArgs(['--upstream', 'x', '--max-upstream-tools', '50'])).toMatchObject({ maxUpstreamTools: 50, limits: {} })

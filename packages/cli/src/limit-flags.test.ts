@@ -42,13 +42,14 @@ describe('mergeLimits', () => {
 describe('limitFlags', () => {
   test('each flag becomes its limit; absent flags are absent', () => {
     expect(limitFlags({})).toEqual({})
-    expect(limitFlags({ cpu: '100', wall: '200', memory: '64', 'max-output': '4096', 'max-sub-calls': '5', 'max-result-chars': '1000' })).toEqual({
+    expect(limitFlags({ cpu: '100', wall: '200', memory: '64', 'max-output': '4096', 'max-sub-calls': '5', 'max-result-chars': '1000', 'max-argument-chars': '2000' })).toEqual({
       cpuMs: 100,
       wallMs: 200,
       memoryBytes: 64 * 1024 * 1024,
       maxOutputBytes: 4096,
       maxSubCalls: 5,
       maxResultChars: 1000,
+      maxArgumentChars: 2000,
     })
   })
 
@@ -62,6 +63,7 @@ describe('limitFlags', () => {
     expect(() => limitFlags({ 'max-output': '32k' })).toThrow(new CliError('USAGE', '--max-output must be a positive whole number of bytes, not "32k"'))
     expect(() => limitFlags({ 'max-sub-calls': '0' })).toThrow(/--max-sub-calls must be a positive whole number of calls/)
     expect(() => limitFlags({ 'max-result-chars': '16M' })).toThrow(/--max-result-chars must be a positive whole number of characters, not "16M"/)
+    expect(() => limitFlags({ 'max-argument-chars': '-1' })).toThrow(/--max-argument-chars must be a positive whole number of characters, not "-1"/)
     expect(() => limitFlags({ wall: String(2 ** 31) })).toThrow(/--wall must be at most 2147483647 milliseconds/)
   })
 })

@@ -11,6 +11,7 @@ export const LIMIT_OPTIONS = {
   'max-output': { type: 'string' },
   'max-sub-calls': { type: 'string' },
   'max-result-chars': { type: 'string' },
+  'max-argument-chars': { type: 'string' },
 } as const
 
 export type LimitFlagValues = { readonly [K in keyof typeof LIMIT_OPTIONS]?: string | undefined }
@@ -31,6 +32,8 @@ export const LIMITS_USAGE = `  --cpu MS                guest CPU time; waiting o
                           ${d.maxPendingSubCalls} wait for a slot at once)
   --max-result-chars N    the longest JSON text of one tool result the program receives (default ${d.maxResultChars}:
                           each character costs the host work; a longer result rejects its call)
+  --max-argument-chars N  the longest JSON text of one tool call's arguments the host takes (default
+                          ${d.maxArgumentChars}: as a result's; longer arguments reject their call)
   --max-parallel N        concurrency-safe sub-calls that may overlap (default ${CLI_DEFAULT_MAX_PARALLEL})`
 
 /** Node's timers hold at most 2^31 - 1 ms (a longer one fires at once). */
@@ -46,6 +49,7 @@ export function limitFlags(values: LimitFlagValues): Partial<CodeRunLimits> {
   const maxOutputBytes = positiveInt('max-output', values['max-output'], 'bytes')
   const maxSubCalls = positiveInt('max-sub-calls', values['max-sub-calls'], 'calls')
   const maxResultChars = positiveInt('max-result-chars', values['max-result-chars'], 'characters')
+  const maxArgumentChars = positiveInt('max-argument-chars', values['max-argument-chars'], 'characters')
   return {
     ...(cpuMs !== undefined && { cpuMs }),
     ...(wallMs !== undefined && { wallMs }),
@@ -53,5 +57,6 @@ export function limitFlags(values: LimitFlagValues): Partial<CodeRunLimits> {
     ...(maxOutputBytes !== undefined && { maxOutputBytes }),
     ...(maxSubCalls !== undefined && { maxSubCalls }),
     ...(maxResultChars !== undefined && { maxResultChars }),
+    ...(maxArgumentChars !== undefined && { maxArgumentChars }),
   }
 }

@@ -35,6 +35,8 @@ export const CLI_DEFAULT_LIMITS: Readonly<CodeRunLimits> = Object.freeze({
   maxProgramBytes: DEFAULT_LIMITS.maxProgramBytes,
   // As the sandbox: one tool result of 16 Mi characters, about a second of the host thread at most.
   maxResultChars: DEFAULT_LIMITS.maxResultChars,
+  // As the sandbox: one call's arguments of 16 Mi characters, as much host work as a result's.
+  maxArgumentChars: DEFAULT_LIMITS.maxArgumentChars,
 })
 
 /** The limits a run uses: the CLI's defaults, then a config file's limits, then the flags (later ones win; an absent or `undefined` limit keeps the one before). */

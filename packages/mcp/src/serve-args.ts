@@ -53,6 +53,7 @@ win over a config's limits):
   --max-sub-calls N   tool calls per program (default ${limits.maxSubCalls}; at most ${limits.maxPendingSubCalls} wait at once,
                       ${MAX_PARALLEL_SUB_CALLS} concurrency-safe ones overlap)
   --max-result-chars N  the longest JSON text of one tool result a program receives (default ${limits.maxResultChars})
+  --max-argument-chars N  the longest JSON text of one tool call's arguments from a program (default ${limits.maxArgumentChars})
   Approval: a call that a policy sends for approval is asked of the MCP client that made it, through
   elicitation, when the client supports it (a config's approval wins); otherwise it is denied.
 
@@ -117,7 +118,7 @@ export interface ServeArgs {
   maxUpstreamTools?: number
   /** `--max-upstream-message-bytes`. */
   maxUpstreamMessageBytes?: number
-  /** `--cpu`, `--memory`, `--max-output`, `--max-sub-calls`, `--max-result-chars` (and `--timeout` as `wallMs`): they win over the defaults. */
+  /** `--cpu`, `--memory`, `--max-output`, `--max-sub-calls`, `--max-result-chars`, `--max-argument-chars` (and `--timeout` as `wallMs`): they win over the defaults. */
   limits: Partial<CodeRunLimits>
 }
 
@@ -159,6 +160,7 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
         'max-output': { type: 'string' },
         'max-sub-calls': { type: 'string' },
         'max-result-chars': { type: 'string' },
+        'max-argument-chars': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }))
@@ -186,6 +188,7 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
     ...(values['max-output'] !== undefined && { maxOutputBytes: positiveInt('--max-output', values['max-output'], false) }),
     ...(values['max-sub-calls'] !== undefined && { maxSubCalls: positiveInt('--max-sub-calls', values['max-sub-calls'], false) }),
     ...(values['max-result-chars'] !== undefined && { maxResultChars: positiveInt('--max-result-chars', values['max-result-chars'], false) }),
+    ...(values['max-argument-chars'] !== undefined && { maxArgumentChars: positiveInt('--max-argument-chars', values['max-argument-chars'], false) }),
   }
   if (values.session !== undefined) args.session = values.session
   if (values.http === undefined) {

@@ -1,4 +1,4 @@
-import { settleHostCall, type ResultBounds } from './settle.js'
+import { rejectEntry, settleHostCall, type ResultBounds } from './settle.js'
 import type { CodeRunLimits, CodeRunRequest, JsonValue } from './types.js'
 
 /**
@@ -29,7 +29,7 @@ export type ReplyFlush = 'microtask' | 'immediate'
 /** What `HostCalls` needs from its run. */
 export interface HostCallsOptions {
   /** The run's resolved limits: the sub-call caps, and `memoryBytes` bounds a result's length. */
-  readonly limits: Pick<CodeRunLimits, 'maxSubCalls' | 'maxPendingSubCalls' | 'memoryBytes' | 'maxResultChars'>
+  readonly limits: Pick<CodeRunLimits, 'maxSubCalls' | 'maxPendingSubCalls' | 'memoryBytes' | 'maxResultChars' | 'maxArgumentChars'>
   readonly flush: ReplyFlush
   /** Delivers a batch of `count` results (`SettleEntry[]` as JSON text) into the guest. */
   deliver(batchJson: string, count: number): void
@@ -62,6 +62,7 @@ export interface ParkedHostCall {
  * `maxPendingSubCalls` (started and not yet delivered back), and its argument text against
  * `memoryBytes` (the text of the calls the host holds, until each settles: a guest could otherwise make
  * the host hold its memory's worth once per pending call); the first past any of them stops the run.
+ * A call whose argument text is longer than `maxArgumentChars` is rejected unparsed (`INVALID_ARGS`).
  * An admitted call goes through `settleHostCall` (a fresh parse handed to `request.call`, the outcome
  * as a settle entry; results deeper than `MAX_RESULT_DEPTH` or longer than `maxResultChars` or
  * `memoryBytes` characters reject it) with one run-wide signal, aborted by `close()`; the entries of the calls that finish
@@ -126,6 +127,11 @@ export class HostCalls {
     const { limits } = this.#options
     if (this.started >= limits.maxSubCalls) return this.#options.stop('limit-calls')
     if (this.#undelivered >= limits.maxPendingSubCalls) return this.#options.stop('limit-pending')
+    if (argsJson.length > limits.maxArgumentChars) {
+      this.started++
+      this.#undelivered++
+      return this.#queue(rejectEntry(id, tooLongArguments(argsJson.length, limits.maxArgumentChars)))
+    }
     if (this.#argChars + argsJson.length > limits.memoryBytes) return this.#options.stop('limit-args')
     this.started++
     this.#undelivered++
@@ -183,4 +189,10 @@ export class HostCalls {
     }
     this.#checkQuiet()
   }
+}
+
+/** The refusal of arguments longer than `maxArgumentChars`: what the program's `ToolCallError` says. */
+function tooLongArguments(chars: number, max: number): Error {
+  const error = new Error(`the arguments are ${chars} characters of JSON, more than the ${max} a sub-call may pass (the maxArgumentChars limit)`)
+  return Object.assign(error, { code: 'INVALID_ARGS' })
 }

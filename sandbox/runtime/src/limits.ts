@@ -11,6 +11,7 @@ export const DEFAULT_LIMITS: Readonly<CodeRunLimits> = Object.freeze({
   maxPendingSubCalls: 256,
   maxProgramBytes: 1024 * 1024,
   maxResultChars: 16 * 1024 * 1024,
+  maxArgumentChars: 16 * 1024 * 1024,
 })
 
 const LIMIT_NAMES = Object.keys(DEFAULT_LIMITS) as (keyof CodeRunLimits)[]

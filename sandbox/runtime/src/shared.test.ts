@@ -13,7 +13,7 @@ describe('limits', () => {
   test('defaults live in one place and per-run limits override them', () => {
     expect(DEFAULT_LIMITS).toEqual({
       cpuMs: 30_000, wallMs: 120_000, memoryBytes: 256 * 1024 * 1024, maxOutputBytes: 1024 * 1024, maxSubCalls: 10_000, maxPendingSubCalls: 256,
-      maxProgramBytes: 1024 * 1024, maxResultChars: 16 * 1024 * 1024,
+      maxProgramBytes: 1024 * 1024, maxResultChars: 16 * 1024 * 1024, maxArgumentChars: 16 * 1024 * 1024,
     })
     expect(resolveLimits({ cpuMs: 5 }, { ...DEFAULT_LIMITS, wallMs: 9 })).toMatchObject({ cpuMs: 5, wallMs: 9 })
     expect(() => resolveLimits({ cpuMs: Number.NaN })).toThrow(SandboxUsageError)

@@ -53,6 +53,14 @@ export interface CodeRunLimits {
    * 60 ns); this bounds that work per call. Default 16 Mi. A result never exceeds `memoryBytes` either.
    */
   maxResultChars: number
+  /**
+   * The longest JSON text of one sub-call's arguments the host takes, in UTF-16 units (characters): a
+   * longer one rejects that call in the program (a `ToolCallError`, code `INVALID_ARGS`) before the host
+   * parses, checks or logs it; the tool is not called. The same host-thread work per character as a
+   * result's. Default 16 Mi. (The argument text of all calls the host holds at once is bounded by
+   * `memoryBytes`: past that the run stops, `limit`.)
+   */
+  maxArgumentChars: number
 }
 
 /** One program run. */
