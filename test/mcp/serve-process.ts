@@ -1,5 +1,6 @@
 /** `ptc serve` (from source) as a real child process over stdio, for the tests of how the process itself behaves. */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { INITIALIZE, until } from './http-helpers.js'
@@ -66,5 +67,38 @@ export function alive(pid: number): boolean {
     return true
   } catch {
     return false
+  }
+}
+
+/**
+ * The process id a fixture wrote to `file`, once the file holds one (a positive integer above 1), waiting up
+ * to `ms`. A file exists before its text is written, and `Number('')` is 0: `process.kill(0, 'SIGKILL')` kills
+ * every process of this process group, the test runner and the shell that started it included.
+ */
+export async function readPid(file: string, ms = 20_000): Promise<number> {
+  let pid = 0
+  await until(() => {
+    let text = ''
+    try {
+      text = readFileSync(file, 'utf8').trim()
+    } catch {
+      // not there yet
+    }
+    pid = /^\d+$/.test(text) ? Number(text) : 0
+    return pid > 1
+  }, ms)
+  return pid
+}
+
+/**
+ * SIGKILLs process `pid` if it is still the fixture server (its command line names it): once the fixture
+ * ended, its pid may have gone to any other process.
+ */
+export function killFixture(pid: number): void {
+  if (pid <= 1) return
+  try {
+    if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(fixture)) process.kill(pid, 'SIGKILL')
+  } catch {
+    // gone already
   }
 }

@@ -4,13 +4,13 @@
  * SIGTERM and SIGINT killed it outright and left its upstream processes running.
  */
 import { existsSync } from 'node:fs'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { readJsonlSession } from '@ptc/tools/session'
 import { afterEach, describe, expect, test } from 'vitest'
 import { until } from './http-helpers.js'
-import { alive, fixture, spawnServe, tsNode } from './serve-process.js'
+import { alive, fixture, killFixture, readPid, spawnServe, tsNode } from './serve-process.js'
 
 let dir: string | undefined
 afterEach(async () => {
@@ -28,7 +28,7 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('ptc serve (stdio) on %s', (signal
       await serve.initialize()
       serve.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run_code', arguments: { code: 'return await tools["slow.sleep"]({ ms: 60000 })', description: 'waits' } } })
       await until(() => existsSync(`${pidFile}.sleeping`), 20_000)
-      const upstream = Number(await readFile(pidFile, 'utf8'))
+      const upstream = await readPid(pidFile)
       expect(alive(upstream)).toBe(true)
 
       serve.child.kill(signal)
@@ -42,8 +42,7 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('ptc serve (stdio) on %s', (signal
       expect(types).toContain('tool/ptc-dispatch')
     } finally {
       serve.kill()
-      const upstream = existsSync(pidFile) ? Number(await readFile(pidFile, 'utf8')) : undefined
-      if (upstream !== undefined && alive(upstream)) process.kill(upstream, 'SIGKILL')
+      if (existsSync(pidFile)) killFixture(await readPid(pidFile, 1000).catch(() => 0))
     }
     expect(serve.stderr()).toContain('ready (stdio')
   }, 120_000)

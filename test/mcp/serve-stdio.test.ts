@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { connectStdioClient, type CallToolResult, type Client } from '@ptc/mcp/testing'
 import { until } from './http-helpers.js'
+import { readPid } from './serve-process.js'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const requireFromMcp = createRequire(join(root, 'packages/mcp/package.json'))
@@ -88,7 +89,7 @@ describe('ptc serve over stdio', () => {
       const second = await tools["slow.echo"]({ text: "back" })
       return { first, second }`)
     await until(() => existsSync(sleeping), 10_000)
-    process.kill(Number(await readFile(sleeping, 'utf8')), 'SIGKILL')
+    process.kill(await readPid(sleeping), 'SIGKILL')
     const result = await run
     const value = JSON.parse(text(result)) as { first: string; second: string }
     expect(value.first).toMatch(/^failed: .*(closed|Connection)/i)

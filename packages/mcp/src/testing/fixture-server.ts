@@ -5,7 +5,7 @@
  * so a test can kill it mid-call:
  *   node --conditions=@ptc/source --import tsx packages/mcp/src/testing/fixture-server.ts --pid-file /tmp/x.pid
  */
-import { writeFileSync } from 'node:fs'
+import { renameSync, writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
@@ -105,7 +105,12 @@ export function createFixtureServer(options: FixtureServerOptions = {}): Server 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const at = process.argv.indexOf('--pid-file')
   const pidFile = at >= 0 ? process.argv[at + 1] : undefined
-  if (pidFile !== undefined) writeFileSync(pidFile, String(process.pid))
-  const server = createFixtureServer(pidFile === undefined ? {} : { onSleep: () => writeFileSync(`${pidFile}.sleeping`, String(process.pid)) })
+  // Written whole or not at all (a temporary file renamed): a test that sees the file reads a pid, never ''.
+  const writePid = (file: string): void => {
+    writeFileSync(`${file}.${process.pid}.tmp`, String(process.pid))
+    renameSync(`${file}.${process.pid}.tmp`, file)
+  }
+  if (pidFile !== undefined) writePid(pidFile)
+  const server = createFixtureServer(pidFile === undefined ? {} : { onSleep: () => writePid(`${pidFile}.sleeping`) })
   await server.connect(new StdioServerTransport())
 }
