@@ -5,7 +5,7 @@
  * an upstream wrote to its own stderr.
  */
 import { existsSync, writeFileSync } from 'node:fs'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
@@ -17,7 +17,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { createPtcMcpServer, MAX_STDERR_BACKLOG, serveCommand } from '@ptc/mcp'
 import { connectInMemory, type CallToolResult } from '@ptc/mcp/testing'
 import { INITIALIZE, until } from './http-helpers.js'
-import { alive, fixture, root, SERVE_BINARIES, spawnServe, tsNode } from './serve-process.js'
+import { alive, fixture, readPid, root, SERVE_BINARIES, spawnServe, tsNode } from './serve-process.js'
 
 let dir: string
 beforeAll(async () => {
@@ -93,6 +93,9 @@ describe('ptc serve (stdio) whose client does not read its answers', () => {
     const stop = new AbortController()
     const served = serveCommand([], { stdin, stdout, stderr: new PassThrough() }, { tools, signal: stop.signal })
     const lines: string[] = []
+    const warnings: string[] = []
+    const onWarning = (warning: Error): void => void warnings.push(`${warning.name}: ${warning.message}`)
+    process.on('warning', onWarning)
     let rest = ''
     const read = (chunk: Buffer): void => {
       const parts = (rest + chunk.toString()).split('\n')
@@ -135,7 +138,10 @@ describe('ptc serve (stdio) whose client does not read its answers', () => {
       const answers = lines.slice(1).map((line) => JSON.parse(line) as { id: number; result: { isError?: boolean; structuredContent?: { result?: string } } })
       expect(answers.map((a) => a.id).sort((a, b) => a - b)).toEqual(Array.from({ length: requests - 1 }, (_, i) => i + 2))
       expect(answers.every((a) => a.result.isError !== true && a.result.structuredContent?.result?.length === 400_000)).toBe(true)
+      // Many answers waited on stdout's 'drain' at once: no listener-leak warning.
+      expect(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning'))).toEqual([])
     } finally {
+      process.off('warning', onWarning)
       stop.abort()
       expect(await served).toBe(0)
     }
@@ -149,10 +155,7 @@ describe.each(Object.keys(SERVE_BINARIES) as (keyof typeof SERVE_BINARIES)[])('%
     serve = undefined
   })
 
-  async function upstreamPid(pidFile: string): Promise<number> {
-    await until(() => existsSync(pidFile), 20_000)
-    return Number(await readFile(pidFile, 'utf8'))
-  }
+  const upstreamPid = (pidFile: string): Promise<number> => readPid(pidFile)
 
   test('stdout closed: it stops as when stdin ends (upstream stopped, log whole, exit 0) at the first answer it cannot write', async () => {
     const sessionFile = join(dir, `stdout-${binary.replace(" ", "-")}.jsonl`)

@@ -65,10 +65,16 @@ export function stdioFlowControl(transport: Transport, stdin: Readable, stdout: 
     return sent
   }
   stdout.on('drain', release)
+  // Each message the SDK writes while stdout is full waits on a 'drain' listener of its own: up to
+  // MAX_REQUESTS_IN_FLIGHT answers and the progress notifications of their runs, by design. Past 10 listeners Node
+  // printed a MaxListenersExceededWarning ("possible EventEmitter memory leak") to a client that reads slowly.
+  const maxListeners = stdout.getMaxListeners()
+  stdout.setMaxListeners(0)
   return {
     stop() {
       stopped = true
       stdout.off('drain', release)
+      stdout.setMaxListeners(maxListeners)
       waiting.length = 0
     },
   }
