@@ -155,7 +155,8 @@ for (const backend of backends) {
       measured(`${backend.label} safe`, { runCode: ms, stuckStartToNextCall: quickStart - stuckStart })
       expect(quickStart - stuckStart).toBeGreaterThanOrEqual(TIMEOUT_MS + GRACE_MS - 2)
       expect(quickStart - stuckStart).toBeLessThan(TIMEOUT_MS + GRACE_MS + SLACK_MS)
-      expect(ms).toBeLessThan(TIMEOUT_MS + GRACE_MS + SLACK_MS)
+      // The whole run includes starting it (a loaded isolated-vm run took 2.7 s): it ended on its own, not at its wall.
+      expect(ms).toBeLessThan(WALL_MS)
       expect(h.pending).toHaveLength(1)
 
       const events = h.session.events
