@@ -157,14 +157,12 @@ describe.each(Object.keys(SERVE_BINARIES) as (keyof typeof SERVE_BINARIES)[])('%
     serve = undefined
   })
 
-  const upstreamPid = (pidFile: string): Promise<number> => readPid(pidFile)
-
   test('stdout closed: it stops as when stdin ends (upstream stopped, log whole, exit 0) at the first answer it cannot write', async () => {
     const sessionFile = join(dir, `stdout-${binary.replace(" ", "-")}.jsonl`)
     const noisy = noisyFixture(`stdout-${binary.replace(" ", "-")}`, 0, 0)
     serve = spawnServe(['--upstream', `up=${noisy.commandLine}`, '--session', sessionFile], binary)
     await serve.initialize()
-    const upstream = await upstreamPid(`${noisy.go}.pid`)
+    const upstream = await readPid(`${noisy.go}.pid`)
     serve.child.stdout.destroy()
     serve.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run_code', arguments: { code: 'return await tools["up.echo"]({ text: "unheard" })', description: 'echo' } } })
     // Before: killed by the EPIPE (exit 1), the upstream left running.
