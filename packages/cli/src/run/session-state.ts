@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { chmod, mkdir, open, readFile, stat } from 'node:fs/promises'
+import { chmod, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { QuickJSSessionOptions } from '@ptc/sandbox-quickjs'
 import { MAX_SESSION_KEY } from '@ptc/sandbox/backend'
@@ -31,19 +31,20 @@ export async function sessionStateOptions(key: string, directory: string, cwd: s
 
 async function secretIn(dir: string): Promise<Buffer> {
   const path = join(dir, SECRET_FILE)
+  // Made once, whole, never overwritten: written to a file of this process's own, then linked into place
+  // (a link fails if the name exists). Another process starting at the same moment reads either no secret
+  // or the whole one, never a file still being written; a process killed midway leaves no secret behind.
+  const draft = join(dir, `${SECRET_FILE}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`)
   try {
-    // Made once, never overwritten: exclusive create.
-    const handle = await open(path, 'wx', 0o600)
     const secret = randomBytes(32)
-    try {
-      await handle.writeFile(secret.toString('hex'))
-    } finally {
-      await handle.close()
-    }
-    await chmod(path, 0o600)
+    await writeFile(draft, secret.toString('hex'), { flag: 'wx', mode: 0o600 })
+    await chmod(draft, 0o600)
+    await link(draft, path)
     return secret
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  } finally {
+    await rm(draft, { force: true })
   }
   const info = await stat(path)
   if ((info.mode & 0o077) !== 0) throw new CliError('SESSION', `the session secret ${path} can be read by others (mode ${(info.mode & 0o777).toString(8)}): chmod 600 it`)
