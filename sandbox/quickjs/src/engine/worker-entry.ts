@@ -88,8 +88,8 @@ async function begin(runId: number, input: RunInput & { wallRemainingMs: number 
     flush: (calls, logs) => post({ t: 'flush', runId, calls, logs }),
     logged: (text) => journal.append(text),
     done: (outcome) => {
-      if (!cache.release(loaded, outcome.broken)) garbage = true
-      else if (outcome.session !== undefined && loaded.resident === outcome.session.id) outcome.resident = outcome.session.id
+      if (cache.release(loaded, outcome.broken)) garbage = true
+      if (outcome.session !== undefined && loaded.resident === outcome.session.id && cache.keeps(loaded)) outcome.resident = outcome.session.id
       if (current === run) current = undefined
       // The session's (or the suspended run's) memory moves to the host (this thread keeps no copy).
       const memory = outcome.session ?? outcome.suspended?.memory
