@@ -68,6 +68,10 @@ async function main(): Promise<void> {
     const warm = await medianOf(REPEAT * 5, () => timeRun(rt, 'return 1'))
     row(`${isolation}: warm trivial run`, `${warm.toFixed(3)} ms (${(warm / rawRun).toFixed(2)}x raw)`)
     results.push({ group: isolation, case: 'warm trivial run', median: warm, unit: 'ms', better: 'lower', baseline: { case: 'raw library trivial run', median: rawRun } })
+    // A harness's own memory limit (here 64 MiB), other than the runtime's default the engines were warmed for.
+    const own = await medianOf(REPEAT * 5, () => timeRun(rt, 'return 1', { limits: { memoryBytes: 64 * 1024 * 1024 } }))
+    row(`${isolation}: warm trivial run, memoryBytes 64 MiB per run`, `${own.toFixed(3)} ms (${(own / warm).toFixed(2)}x the default limit's)`)
+    results.push({ group: isolation, case: 'warm trivial run, memoryBytes 64 MiB per run', median: own, unit: 'ms', better: 'lower', baseline: { case: 'warm trivial run', median: warm } })
     const ts = await medianOf(REPEAT * 5, () => timeRun(rt, 'const x: number = 1\nreturn x', { language: 'typescript' }))
     row(`${isolation}: warm trivial run, TypeScript`, `${ts.toFixed(3)} ms`)
     const seq = await subCallUs(rt, false)
