@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { Worker } from 'node:worker_threads'
+import { Worker, type TransferListItem } from 'node:worker_threads'
 import { expect, test } from 'vitest'
 import type { CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
 import type { EngineWorkerData } from '../engine/worker-entry.js'
@@ -208,4 +208,36 @@ test('a prewarmed runtime that is never used lets the process exit: its idle wor
     timeout: 20_000,
   })
   expect([child.status, child.signal, child.stdout.trim()]).toEqual([0, null, 'created'])
+}, 30_000)
+
+test("a run goes to a free worker whose idle engine has its memory limit: runs of two limits do not boot an engine each", async () => {
+  const workers: { limits: number[]; ready: Promise<void> }[] = []
+  const spawn = (data: EngineWorkerData): Worker => {
+    const worker = spawnEngineWorker(data)
+    const seen = { limits: [] as number[], ready: new Promise<void>((resolve) => worker.on('message', (m: { t?: string }) => m.t === 'ready' && resolve())) }
+    const post = worker.postMessage.bind(worker)
+    worker.postMessage = (message: { t?: string; input?: { limits: { memoryBytes: number } } }, transfer?: readonly TransferListItem[]) => {
+      if (message.t === 'run' && message.input !== undefined) seen.limits.push(message.input.limits.memoryBytes)
+      post(message, transfer)
+    }
+    workers.push(seen)
+    return worker
+  }
+  const pool = new WorkerPool({ size: 2, variant: 'quickjs', warmBytes: WARM_BYTES, spawn })
+  const runtime = new QuickJSCodeRuntime({}, pool)
+  const own = 64 * 1024 * 1024
+  try {
+    while (workers.length < 2) await sleep(10)
+    await Promise.all(workers.map((w) => w.ready))
+    // Both workers warmed an engine for the default limit. The first run with its own limit takes one of them;
+    // from then on each limit has its worker, one run at a time.
+    for (let i = 0; i < 8; i++) {
+      const limits = i % 2 === 0 ? { memoryBytes: own } : {}
+      expect((await runtime.run(request('return (await tools.echo({ i: 1 })).i', { limits }))).value).toBe(1)
+    }
+    const byWorker = workers.map((w) => [...new Set(w.limits)].sort((a, b) => a - b)).sort((a, b) => (a[0] ?? 0) - (b[0] ?? 0))
+    expect(byWorker).toEqual([[own], [WARM_BYTES]])
+  } finally {
+    await runtime.dispose()
+  }
 }, 30_000)

@@ -139,9 +139,14 @@ export class WorkerPool implements Engines {
       // The first run boots the whole pool (if creating the runtime did not): a spare worker that is already
       // up is what lets the run after a terminated worker start at once instead of waiting for the replacement.
       this.warm()
-      // A session's next run goes to the worker that holds its memory, when that one is free.
+      // A session's next run goes to the worker that holds its memory, when that one is free; a run, to one whose
+      // idle engine has its memory limit (a worker keeps one engine: another limit boots a fresh one, ~35 ms).
       const id = job.input.session?.id
-      const slot = (id === undefined ? undefined : this.#slots.find((s) => s.idle && s.holds(id, job.input.limits.memoryBytes))) ?? this.#slots.find((s) => s.idle)
+      const bytes = job.input.limits.memoryBytes
+      const slot =
+        (id === undefined ? undefined : this.#slots.find((s) => s.idle && s.holds(id, bytes))) ??
+        this.#slots.find((s) => s.idle && s.engineBytes === bytes) ??
+        this.#slots.find((s) => s.idle)
       // Jobs wait for a free worker (one that boots, or one whose run ends); the first to wait for a busy
       // worker has the others boot.
       if (slot === undefined) {
@@ -229,6 +234,8 @@ class WorkerSlot {
   #resident: { id: string; memoryBytes: number } | undefined
   /** The memory limit of the run in progress. */
   #runBytes = 0
+  /** The memory limit the worker's idle engine was made for (`ModuleCache.release` keeps the last run's), when known. */
+  #engineBytes: number | undefined
   spawned = 0
 
   constructor(pool: WorkerPool, variant: QuickJSVariantName, warmBytes: number, spawn: (data: EngineWorkerData) => Worker) {
@@ -237,6 +244,10 @@ class WorkerSlot {
     this.#warmBytes = warmBytes
     this.#spawnWorker = spawn
     this.#spawn()
+  }
+
+  get engineBytes(): number | undefined {
+    return this.#engineBytes
   }
 
   /** Whether the worker's engine holds session memory `id` for runs limited to `memoryBytes` (`EngineRunOutcome.resident`). */
@@ -373,6 +384,7 @@ class WorkerSlot {
     if (m.t === 'ready') {
       if (this.#state !== 'booting') return
       this.#pool.usedPages ??= m.usedPages
+      this.#engineBytes = this.#warmBytes
       this.#state = 'idle'
       this.#pool.startQueued()
       // The other workers boot now, unless this one took a run: then when that run ends (or another waits).
@@ -389,6 +401,7 @@ class WorkerSlot {
     this.#failures = 0
     this.#host = undefined
     this.#resident = m.outcome.resident === undefined ? undefined : { id: m.outcome.resident, memoryBytes: this.#runBytes }
+    this.#engineBytes = m.outcome.broken ? undefined : this.#runBytes
     if (m.outcome.session !== undefined) this.#pool.received(m.outcome.session)
     this.#state = 'idle'
     this.#worker?.unref()
