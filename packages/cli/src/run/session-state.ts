@@ -33,7 +33,7 @@ async function secretIn(dir: string): Promise<Buffer> {
   const path = join(dir, SECRET_FILE)
   // Made once, whole, never overwritten: written to a file of this process's own, then linked into place
   // (a link fails if the name exists). Another process starting at the same moment reads either no secret
-  // or the whole one, never a file still being written; a process killed midway leaves no secret behind.
+  // or the whole one, never a file still being written; a process killed midway leaves only its draft.
   const draft = join(dir, `${SECRET_FILE}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`)
   try {
     const secret = randomBytes(32)
