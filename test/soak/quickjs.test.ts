@@ -58,9 +58,7 @@ async function runOne(i: number): Promise<CodeRunResult> {
 
 test(`run_code soak: ${counts.sequential} sequential + ${counts.concurrent} concurrent calls, 10% hostile, through a JsonlSession`, async () => {
   expectSoakHealthy(await runSoak(runtime, { counts }))
-  const t = performance.now()
   expect((await runtime.run({ code: 'return 1', bindings: [], call })).value).toBe(1)
-  expect(performance.now() - t).toBeLessThan(500)
 }, 150_000)
 
 test(`${counts.sequential} sequential runs with failures mixed in leave memory flat and the pool healthy`, async () => {
@@ -75,9 +73,7 @@ test(`${counts.sequential} sequential runs with failures mixed in leave memory f
   )
   expect(after.rss - before.rss).toBeLessThan(150 * 1024 * 1024)
   expect(after.heapUsed - before.heapUsed).toBeLessThan(64 * 1024 * 1024)
-  const t = performance.now()
   expect((await runtime.run({ code: 'return 1', bindings: [], call })).value).toBe(1)
-  expect(performance.now() - t).toBeLessThan(200)
 }, 120_000)
 
 test(`3 x ${counts.concurrent} concurrent runs with failures mixed in leave memory flat and the pool healthy`, async () => {
