@@ -2,7 +2,8 @@ import { Buffer } from 'node:buffer'
 import { createHash, randomBytes, randomFillSync } from 'node:crypto'
 import type { EitherFFI, QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core'
 import { GUEST_PRELUDE } from '@ptc/sandbox/backend'
-import { loadModule, type LoadedModule, type QuickJSVariantName } from './module.js'
+import { BOOT_FACTS } from './boot-facts.js'
+import { loadModule, wasmDigest, type LoadedModule, type QuickJSVariantName } from './module.js'
 
 /** What the image's host functions and interrupt handler call: the engine run on it. */
 export interface ImageHooks {
@@ -595,7 +596,8 @@ interface MemoryRun {
  * The used page count of the last boot per variant: boots are deterministic, so it is checked, not searched.
  * Searching reads every page of a fresh memory from the top down, and reading a page no one wrote costs a
  * page fault: the copy took 53-124 ms of each of four workers booting at once on this machine, 17-32 ms with
- * the count. An engine worker takes the count its pool learned from its first worker (`adoptUsedPages`).
+ * the count. An engine worker takes the count its pool learned from its first worker (`adoptUsedPages`), and the
+ * first boot of a process the count this package ships for its WebAssembly file (`BOOT_FACTS`).
  */
 const usedHint = new Map<string, number>()
 
@@ -607,6 +609,27 @@ export function usedPages(variant: QuickJSVariantName): number | undefined {
 /** Takes `pages` (another thread's `usedPages`) as the hint of `variant`'s boots, unless this thread has one. */
 export function adoptUsedPages(variant: QuickJSVariantName, pages: number): void {
   if (!usedHint.has(variant) && Number.isSafeInteger(pages) && pages > 0) usedHint.set(variant, pages)
+}
+
+/**
+ * The used page count of a boot of `variant` as this package ships it (`BOOT_FACTS`), when the WebAssembly file
+ * this thread compiled is the one it was found with: the first boot of a process checks it instead of searching.
+ */
+function shippedUsedPages(variant: QuickJSVariantName): number | undefined {
+  const facts = BOOT_FACTS[variant]
+  return wasmDigest(variant) === facts.wasmSha256 ? facts.usedPages : undefined
+}
+
+/**
+ * The used page count of a booted memory, found by reading it: the pages up to the last one that is not all
+ * zeros. What `copyUsedMemory` searches for, and what `BOOT_FACTS` records (`scripts/boot-facts.ts`).
+ */
+export function searchUsedPages(buffer: ArrayBuffer): number {
+  const view = Buffer.from(buffer)
+  let used = Math.floor(buffer.byteLength / PAGE_BYTES)
+  while (used >= BLOCK_PAGES && view.compare(ZEROS, 0, BLOCK_PAGES * PAGE_BYTES, (used - BLOCK_PAGES) * PAGE_BYTES, used * PAGE_BYTES) === 0) used -= BLOCK_PAGES
+  while (used > 0 && view.compare(ZEROS, 0, PAGE_BYTES, (used - 1) * PAGE_BYTES, used * PAGE_BYTES) === 0) used--
+  return used
 }
 
 /**
@@ -622,14 +645,22 @@ function copyUsedMemory(loaded: LoadedModule): MemoryRun[] {
   const zero = (from: number, to: number): boolean =>
     view.compare(ZEROS, 0, (to - from) * PAGE_BYTES, from * PAGE_BYTES, to * PAGE_BYTES) === 0
   const marginPages = MARGIN_BYTES / PAGE_BYTES
-  let used = usedHint.get(loaded.variant) ?? 0
-  const hintHolds = used > 0 && used + marginPages <= total && !zero(used - 1, used) && zero(used, used + marginPages)
-  if (!hintHolds) {
-    used = total
-    while (used >= BLOCK_PAGES && zero(used - BLOCK_PAGES, used)) used -= BLOCK_PAGES
-    while (used > 0 && zero(used - 1, used)) used--
+  const hint = usedHint.get(loaded.variant) ?? shippedUsedPages(loaded.variant) ?? 0
+  const hintHolds = hint > 0 && hint + marginPages <= total && !zero(hint - 1, hint) && zero(hint, hint + marginPages)
+  const runs = hintHolds ? runsBelow(buffer, hint, zero) : undefined
+  // Below the heap lies the C stack's zone, untouched but for its top: a count that ends below it (data
+  // followed by the zone's zeros passes the check above) is wrong, and is searched past.
+  if (runs === undefined || !runs.some((run) => run.bytes === undefined && run.end - run.start >= STACK_ZONE_BYTES)) {
+    const used = searchUsedPages(buffer)
     usedHint.set(loaded.variant, used)
+    return runsBelow(buffer, used, zero)
   }
+  usedHint.set(loaded.variant, hint)
+  return runs
+}
+
+/** The runs of pages with data and of zero pages below page `used`, then a zero margin above it. */
+function runsBelow(buffer: ArrayBuffer, used: number, zero: (from: number, to: number) => boolean): MemoryRun[] {
   const runs: MemoryRun[] = []
   let start = 0
   let runZero = true

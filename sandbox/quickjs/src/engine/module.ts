@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule } from 'quickjs-emscripten-core'
@@ -40,6 +41,8 @@ const Wasm = (
 ).WebAssembly
 
 const compiled = new Map<QuickJSVariantName, Promise<WasmModule>>()
+/** The SHA-256 (hex) of the WebAssembly file each variant was compiled from on this thread (`wasmDigest`). */
+const digests = new Map<QuickJSVariantName, string>()
 
 /**
  * The WebAssembly module of `variant`, compiled once per thread, or the one this thread adopted
@@ -49,10 +52,21 @@ const compiled = new Map<QuickJSVariantName, Promise<WasmModule>>()
 export function compile(variant: QuickJSVariantName): Promise<WasmModule> {
   let p = compiled.get(variant)
   if (p === undefined) {
-    p = readFile(wasmPath(variant)).then((bytes) => Wasm.compile(bytes))
+    p = readFile(wasmPath(variant)).then((bytes) => {
+      digests.set(variant, createHash('sha256').update(bytes).digest('hex'))
+      return Wasm.compile(bytes)
+    })
     compiled.set(variant, p)
   }
   return p
+}
+
+/**
+ * The SHA-256 (hex) of the WebAssembly file this thread compiled `variant` from (about 0.3 ms for its 0.5 MB);
+ * undefined before that, or when the thread adopted another thread's module (`adoptCompiled`).
+ */
+export function wasmDigest(variant: QuickJSVariantName): string | undefined {
+  return digests.get(variant)
 }
 
 /** Where the WebAssembly file of `variant` is (its npm package's `wasm` export). */
