@@ -183,6 +183,36 @@ describe.skipIf(!availability.available)(
       expect(info(next).note).toMatch(/ended as abort/)
     })
 
+    test('an engine process that waits for a core past the grace after an answer is not killed for it', async () => {
+      const own = make()
+      const s = fresh('starved')
+      expect(await value(s, 'globalThis.kept = 41; return 1', {}, own)).toBe(1)
+      const [pid] = own.processIds
+      if (pid === undefined) throw new Error('no engine process')
+      // The program answers with a call in flight and 40 ms of jobs left; when the answer ends the call (its signal
+      // aborts) the engine process has yet to confirm the run ended. It is stopped then, as a process a loaded
+      // machine does not schedule, for six of its 100 ms graces: it used no CPU, so it is waited for, not killed.
+      let stopped = false
+      const stopOnAbort: CodeRunRequest['call'] = (_name, _args, signal) =>
+        new Promise<JsonValue>(() => {
+          signal?.addEventListener('abort', () => {
+            process.kill(pid, 'SIGSTOP')
+            stopped = true
+            setTimeout(() => process.kill(pid, 'SIGCONT'), 600)
+          })
+        })
+      const code = 'tools.hold({}).catch(() => 0)\nPromise.resolve().then(() => 0).then(() => 0).then(() => { const t = Date.now(); while (Date.now() - t < 40) {} })\nreturn 2'
+      const answered = await run(s, code, { call: stopOnAbort }, own)
+      expect(stopped).toBe(true)
+      expect(answered.value).toBe(2)
+      // The engine's own wait for the program's jobs (wall time, in the stopped process) ran out: it let the session
+      // go itself, and the process lives on.
+      expect(info(answered).note ?? '', JSON.stringify(answered.session)).not.toMatch(/killed/)
+      expect(own.processIds).toEqual([pid])
+      expect(await value(s, 'return typeof kept', {}, own)).toBe(info(answered).kept ? 'number' : 'undefined')
+      expect(own.processIds).toEqual([pid])
+    })
+
     test('jobs a program leaves behind run on; one still busy past the end loses the session, and the runtime is fine', async () => {
       const s = fresh('leftover')
       const first = await run(s, 'Promise.resolve().then(() => 0).then(() => { globalThis.late = 1 }); return typeof globalThis.late')

@@ -1,4 +1,5 @@
 import { fork } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import type { ChildProcess } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -8,6 +9,32 @@ import type { Lane, RunHost } from './run-host.js'
 
 /** The last bytes of a child's stderr kept for crash messages (V8's out-of-memory dump lands here). */
 const STDERR_TAIL_BYTES = 4096
+
+/**
+ * How long past a run's answer a child that is not running may take to confirm it ended (see `release`): on a
+ * loaded machine a child can wait for a core longer than the grace, and killing it then lost the sessions it kept.
+ */
+const MAX_STARVED_MS = 5000
+
+/**
+ * The CPU time a process has used, in ms (user + system, all its threads), from `/proc/<pid>/stat`;
+ * undefined where there is no such file (not Linux) or it cannot be read.
+ */
+export function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+    // Fields after the command name (which may hold spaces), from the 3rd: utime and stime are the 14th and 15th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    const ticks = Number(fields[11]) + Number(fields[12])
+    return Number.isFinite(ticks) ? ticks * MS_PER_TICK : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Linux reports process times in clock ticks of 1/100 s (USER_HZ) on every architecture Node supports. */
+const MS_PER_TICK = 10
 
 /** What a pool learns from one of its children. */
 export interface ChildOwner {
@@ -167,10 +194,24 @@ export class EngineChild implements Lane {
       this.send(run, { t: 'stop', run: run.id })
       this.#stopping.add(run.id)
     }
-    this.#ending.set(run.id, {
-      timer: setTimeout(() => this.kill(`a run in it did not stop within ${this.#graceMs} ms of its answer`), this.#graceMs).unref(),
-      run,
-    })
+    this.#ending.set(run.id, { timer: this.#graceTimer(run.id, processCpuMs(this.#proc.pid), performance.now()), run })
+  }
+
+  /**
+   * Kills the child when run `id` has not ended `graceMs` after its answer, unless the child used less than a
+   * quarter of that in CPU meanwhile: then it did not run (a machine whose cores are taken), and it gets
+   * another grace, up to `MAX_STARVED_MS` after the answer. A run that goes on computing past its answer is
+   * killed at its grace as before; one in a child that waits for a core, once the child got to run.
+   */
+  #graceTimer(id: number, cpuMs: number | undefined, answeredAt: number): ReturnType<typeof setTimeout> {
+    return setTimeout(() => {
+      const ending = this.#ending.get(id)
+      if (ending === undefined || this.#exited) return
+      const now = processCpuMs(this.#proc.pid)
+      const starved = cpuMs !== undefined && now !== undefined && now - cpuMs < this.#graceMs / 4 && performance.now() - answeredAt < MAX_STARVED_MS
+      if (starved) ending.timer = this.#graceTimer(id, now, answeredAt)
+      else this.kill(`a run in it did not stop within ${this.#graceMs} ms of its answer`)
+    }, this.#graceMs).unref()
   }
 
   /**
