@@ -60,7 +60,9 @@ export interface IsolatedVmRuntimeOptions {
   maxQueuedProgramBytes?: number
   /**
    * How long a child process may take, after a run's answer, to confirm that nothing of the run
-   * still runs before it is killed (`'process'` containment). Default 100 ms.
+   * still runs before it is killed (`'process'` containment). Default 100 ms. On Linux a child that
+   * used less than a quarter of that in CPU meanwhile (it waited for a core) gets another grace, up to
+   * 5 s after the answer, instead of being killed with the sessions it keeps.
    */
   stopGraceMs?: number
   /**
