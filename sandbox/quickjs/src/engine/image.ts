@@ -625,11 +625,8 @@ function shippedUsedPages(variant: QuickJSVariantName): number | undefined {
  * zeros. What `copyUsedMemory` searches for, and what `BOOT_FACTS` records (`scripts/boot-facts.ts`).
  */
 export function searchUsedPages(buffer: ArrayBuffer): number {
-  const view = Buffer.from(buffer)
-  let used = Math.floor(buffer.byteLength / PAGE_BYTES)
-  while (used >= BLOCK_PAGES && view.compare(ZEROS, 0, BLOCK_PAGES * PAGE_BYTES, (used - BLOCK_PAGES) * PAGE_BYTES, used * PAGE_BYTES) === 0) used -= BLOCK_PAGES
-  while (used > 0 && view.compare(ZEROS, 0, PAGE_BYTES, (used - 1) * PAGE_BYTES, used * PAGE_BYTES) === 0) used--
-  return used
+  // A memory's size is whole WebAssembly pages (64 KiB), so its used top is whole 4 KiB pages too.
+  return topOfUsed(Buffer.from(buffer)) / PAGE_BYTES
 }
 
 /**
