@@ -1,21 +1,8 @@
-import { readFileSync } from 'node:fs'
+import { processCpuMs } from './host/child.js'
 
 /** Test helpers (not exported by the package). */
 
-/** CPU time (user + system, ms) of a process from /proc, or undefined when it is gone (or a zombie). */
-export function processCpuMs(pid: number): number | undefined {
-  let stat: string
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  } catch {
-    return undefined
-  }
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  if (fields[0] === 'Z' || fields[0] === 'X') return undefined
-  // utime and stime are fields 14 and 15 of stat (11 and 12 after the state), in clock ticks (100/s).
-  return (Number(fields[11]) + Number(fields[12])) * 10
-}
-
+/** Whether process `pid` still runs (not gone, not a zombie). */
 export function isAlive(pid: number): boolean {
   return processCpuMs(pid) !== undefined
 }

@@ -18,19 +18,21 @@ const MAX_STARVED_MS = 5000
 
 /**
  * The CPU time a process has used, in ms (user + system, all its threads), from `/proc/<pid>/stat`;
- * undefined where there is no such file (not Linux) or it cannot be read.
+ * undefined where there is no such file (not Linux), it cannot be read, or the process is gone (a zombie).
  */
 export function processCpuMs(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined
+  let stat: string
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
-    // Fields after the command name (which may hold spaces), from the 3rd: utime and stime are the 14th and 15th.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    const ticks = Number(fields[11]) + Number(fields[12])
-    return Number.isFinite(ticks) ? ticks * MS_PER_TICK : undefined
+    stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
   } catch {
     return undefined
   }
+  // Fields after the command name (which may hold spaces), from the 3rd (the state): utime and stime are the 14th and 15th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  if (fields[0] === 'Z' || fields[0] === 'X') return undefined
+  const ticks = Number(fields[11]) + Number(fields[12])
+  return Number.isFinite(ticks) ? ticks * MS_PER_TICK : undefined
 }
 
 /** Linux reports process times in clock ticks of 1/100 s (USER_HZ) on every architecture Node supports. */
