@@ -30,7 +30,8 @@
  * dependencies first.
  *
  * Concurrent builds (test files in parallel, a demo during a test run) share
- * one lock folder, `node_modules/.cache/ptc-build-js.lock`.
+ * one lock folder, `node_modules/.cache/ptc-build-js.lock`, taken for one
+ * package's build at a time (a current package is not waited for).
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
@@ -300,43 +301,49 @@ export function withBuildLock<T>(root: string, fn: (lock: string) => T): T {
   }
 }
 
-/** Builds what is stale, dependencies first (JavaScript only: running `ptc` needs no declarations) under the build lock. */
+/**
+ * Builds what is stale, dependencies first (JavaScript only: running `ptc` needs no declarations). A package
+ * found current is not waited for; one that is stale is built under the build lock, held for that package
+ * only and its staleness checked again once held: a test that needs the CLI's JavaScript does not wait
+ * for the consumer test's declarations of every package (a minute on 2 cores), once the JavaScript is there.
+ */
 export function buildJs(options: BuildJsOptions = {}): BuildJsReport {
   const root = options.root ?? ROOT
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`))
   const optional = new Set(options.optional ?? [])
+  const declarations = options.declarations === true
   const order = buildOrder(options.packages ?? ['@ptc/cli'], root)
   const last = order.at(-1)
   const built: string[] = []
   const failed: string[] = []
-  withBuildLock(root, (lock) => {
-    for (const pkg of order) {
-      const folder = relative(root, pkg.dir)
-      if (!existsSync(join(pkg.dir, 'tsup.config.ts'))) continue
-      const reason = staleReason(pkg, options.declarations === true)
-      if (reason === undefined) continue
+  for (const pkg of order) {
+    const folder = relative(root, pkg.dir)
+    if (!existsSync(join(pkg.dir, 'tsup.config.ts')) || staleReason(pkg, declarations) === undefined) continue
+    withBuildLock(root, (lock) => {
+      const reason = staleReason(pkg, declarations)
+      if (reason === undefined) return // built by another process while this one waited
       utimesSync(lock, new Date(), new Date())
       const started = performance.now()
       try {
-        buildPackage(pkg, root, options.declarations === true)
+        buildPackage(pkg, root, declarations)
       } catch (error) {
         const detail = String((error as { stderr?: unknown }).stderr ?? (error as Error).message).trim().split('\n')[0]
         if (optional.has(pkg.name)) {
           log(`build-js: ${folder} does not build (${detail}); skipped`)
           failed.push(folder)
-          continue
+          return
         }
         if (options.keepPreviousOnFailure === true && pkg !== last && existsSync(join(pkg.dir, 'dist/index.js'))) {
           log(`build-js: ${folder} does not build now; using its previous dist/ (${detail})`)
           failed.push(folder)
-          continue
+          return
         }
         throw error
       }
       built.push(folder)
       log(`build-js: ${folder} (${reason}): built in ${((performance.now() - started) / 1000).toFixed(1)} s`)
-    }
-  })
+    })
+  }
   return { built, failed }
 }
 

@@ -35,8 +35,12 @@ export function packAll(options: PackOptions): PackedPackage[] {
   const root = options.root ?? ROOT
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`))
   const names = workspacePackageNames(root)
-  // Under the build lock throughout: a concurrent JavaScript-only build (a test, a demo) would remove
-  // the declarations between this build and the packing.
+  // The JavaScript of every package first, then the declarations, each package under the build lock while it
+  // builds: a concurrent JavaScript-only build (a test, a demo) finds the JavaScript current and does not wait
+  // for the declarations. The lock is then held from a last check to the packing: a JavaScript-only build of a
+  // package whose sources changed meanwhile removes its declarations, which are then built again.
+  buildJs({ packages: names, root, log })
+  buildJs({ packages: names, declarations: true, root, log })
   return withBuildLock(root, () => {
     buildJs({ packages: names, declarations: true, root, log })
     rmSync(options.out, { recursive: true, force: true })
