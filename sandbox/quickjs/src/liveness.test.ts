@@ -4,6 +4,7 @@ import { afterAll, describe, expect, test } from 'vitest'
 import type { CodeRunRequest, CodeRunResult } from '@ptc/sandbox'
 import { WorkerPool } from './host/pool.js'
 import { QuickJSCodeRuntime } from './runtime.js'
+import { createQuickJSRuntime } from './index.js'
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 /** Generous bound past a wall ceiling for an answer (the measured figures are in the change's report). */
@@ -95,5 +96,47 @@ describe('the watchdog on a worker pool', () => {
     } finally {
       await fresh.dispose()
     }
+  }, 30_000)
+})
+
+describe('an inline run whose program calls tools in a loop', () => {
+  // On the calling thread, a delivered result pumps the guest, whose next call comes back through the host
+  // in promise jobs alone: without a turn of the event loop now and then, nothing else on the thread ran
+  // until the run ended (no timer, its own wall ceiling's included; no other run; no I/O).
+  const runtime = createQuickJSRuntime({ isolation: 'inline', maxConcurrentRuns: 2 })
+  afterAll(() => runtime.dispose())
+  const LOOP = 'for (;;) await tools.echo({})'
+  const loopLimits = { wallMs: 1500, cpuMs: 60_000, maxSubCalls: 1e9 }
+
+  test('leaves the event loop its turns: a timer set before the run fires during it, and the wall ends it', async () => {
+    expect((await runtime.run(request('return 0'))).value).toBe(0)
+    let firedDuringRun = false
+    let ended = false
+    const timer = setTimeout(() => (firedDuringRun = !ended), 0)
+    const result = await runtime.run(request(LOOP, { limits: loopLimits }))
+    ended = true
+    clearTimeout(timer)
+    expect(result.error?.kind).toBe('timeout')
+    expect(result.error?.message).toMatch(/wall-clock limit of 1500 ms/)
+    expect(result.stats.subCalls).toBeGreaterThan(0)
+    expect(firedDuringRun).toBe(true)
+  }, 30_000)
+
+  test('another run on the same thread is served while it loops, and the abort that run then sends stops the loop', async () => {
+    const controller = new AbortController()
+    const order: string[] = []
+    const looping = runtime.run(request(LOOP, { limits: loopLimits, signal: controller.signal })).then((r) => {
+      order.push('loop')
+      return r
+    })
+    const other = runtime.run(request('return await tools.echo({ n: 2 })', { call: async (_name, args) => args })).then((r) => {
+      order.push('other')
+      controller.abort()
+      return r
+    })
+    const [loop, done] = await Promise.all([looping, other])
+    expect(done.value).toEqual({ n: 2 })
+    expect(loop.error?.kind).toBe('abort')
+    expect(order).toEqual(['other', 'loop'])
   }, 30_000)
 })

@@ -23,8 +23,19 @@ export const MAX_BATCH_CHARS = 2 ** 28
  * When the settle entries of the calls that finished are delivered, together: `microtask` (at the
  * end of the current job, the QuickJS backend: it pumps the engine right after), or `immediate`
  * (after the event loop's I/O phase, isolated-vm: one message to the engine per loop turn).
+ * A `microtask` flush gives way to the event loop (delivers in a `setImmediate`) once its run has gone
+ * `YIELD_AFTER_MS` without a delivery from one (see `HostCalls`).
  */
 export type ReplyFlush = 'microtask' | 'immediate'
+
+/**
+ * How long a run's `microtask` deliveries may follow one another before one waits for the event loop's
+ * next turn. On the inline QuickJS engine a delivery pumps the guest, whose next call goes through the
+ * host and back in promise jobs alone: a program calling tools in a loop held the thread for its whole
+ * run, so that no timer fired (its wall ceiling among them: a 10 s wall ended after 73 s) and no other
+ * run, request or I/O was served. A turn every 5 ms costs one `setImmediate` per ~150 inline sub-calls.
+ */
+export const YIELD_AFTER_MS = 5
 
 /** What `HostCalls` needs from its run. */
 export interface HostCallsOptions {
@@ -90,6 +101,8 @@ export class HostCalls {
   /** The characters of argument text of the calls the host holds: waiting on `request.call`, or parked. */
   #argChars = 0
   #closed = false
+  /** When this run last delivered from an event-loop turn of its own (or began): see `YIELD_AFTER_MS`. */
+  #turnAt = performance.now()
   /** Calls started. */
   started: number
   /** Calls parked, in the order they parked (a durable run's). */
@@ -167,8 +180,13 @@ export class HostCalls {
     this.#replies.push(entry)
     if (this.#flushQueued) return
     this.#flushQueued = true
-    if (this.#options.flush === 'microtask') queueMicrotask(this.#deliverBatch)
-    else setImmediate(this.#deliverBatch)
+    if (this.#options.flush === 'microtask' && performance.now() - this.#turnAt < YIELD_AFTER_MS) queueMicrotask(this.#deliverBatch)
+    else setImmediate(this.#deliverInTurn)
+  }
+
+  readonly #deliverInTurn = (): void => {
+    this.#turnAt = performance.now()
+    this.#deliverBatch()
   }
 
   readonly #deliverBatch = (): void => {
