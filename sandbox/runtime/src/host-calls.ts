@@ -73,7 +73,8 @@ export interface ParkedHostCall {
  * `maxPendingSubCalls` (started and not yet delivered back), and its argument text against
  * `memoryBytes` (the text of the calls the host holds, until each settles: a guest could otherwise make
  * the host hold its memory's worth once per pending call); the first past any of them stops the run.
- * A call whose argument text is longer than `maxArgumentChars` is rejected unparsed (`INVALID_ARGS`).
+ * A call whose argument text is longer than `maxArgumentChars` is rejected unparsed (`INVALID_ARGS`); an
+ * engine on another thread or in another process sends only that text's length for such a call (see `start`).
  * An admitted call goes through `settleHostCall` (a fresh parse handed to `request.call`, the outcome
  * as a settle entry; results deeper than `MAX_RESULT_DEPTH` or longer than `maxResultChars` or
  * `memoryBytes` characters reject it) with one run-wide signal, aborted by `close()`; the entries of the calls that finish
@@ -132,18 +133,21 @@ export class HostCalls {
 
   /**
    * One call the guest made: past a cap the run is stopped and the call never starts; otherwise
-   * `request.call` runs now and its entry is delivered with the next batch.
+   * `request.call` runs now and its entry is delivered with the next batch. `argsJson` is the guest's
+   * argument text, or, from an engine that checked it against `maxArgumentChars` itself, the number of
+   * characters of a text it held back as too long (`heldBackArguments`): a program repeating a 100 MB
+   * argument its calls may not pass made the host thread receive and copy each one only to refuse it.
    */
-  start(id: number, name: string, argsJson: string): void {
+  start(id: number, name: string, argsJson: string | number): void {
     if (this.#closed) return
     if (this.#request.signal?.aborted === true) return this.#options.stop('abort')
     const { limits } = this.#options
     if (this.started >= limits.maxSubCalls) return this.#options.stop('limit-calls')
     if (this.#undelivered >= limits.maxPendingSubCalls) return this.#options.stop('limit-pending')
-    if (argsJson.length > limits.maxArgumentChars) {
+    if (typeof argsJson === 'number' || argsJson.length > limits.maxArgumentChars) {
       this.started++
       this.#undelivered++
-      return this.#queue(rejectEntry(id, tooLongArguments(argsJson.length, limits.maxArgumentChars)))
+      return this.#queue(rejectEntry(id, tooLongArguments(typeof argsJson === 'number' ? argsJson : argsJson.length, limits.maxArgumentChars)))
     }
     if (this.#argChars + argsJson.length > limits.memoryBytes) return this.#options.stop('limit-args')
     this.started++
@@ -207,6 +211,14 @@ export class HostCalls {
     }
     this.#checkQuiet()
   }
+}
+
+/**
+ * What an engine sends for a call's argument text instead of the text (see `HostCalls.start`): the text
+ * when it is within `maxArgumentChars`, else its length, which the host refuses as the text itself.
+ */
+export function heldBackArguments(argsJson: string, maxArgumentChars: number): string | number {
+  return argsJson.length > maxArgumentChars ? argsJson.length : argsJson
 }
 
 /** The refusal of arguments longer than `maxArgumentChars`: what the program's `ToolCallError` says. */

@@ -28,6 +28,8 @@ export interface StartInput {
   memoryBytes: number
   maxOutputBytes: number
   maxSubCalls: number
+  /** An argument text longer than this is not sent to the host: its length is (see `HostCalls.start`). */
+  maxArgumentChars: number
   cpuMs: number
   /** A session run: its isolate is kept in the engine after a clean end (see `SessionStart`). */
   session?: SessionStart
@@ -73,6 +75,7 @@ export type EngineFailure =
 export type FromEngine =
   /** The engine (child process) loaded isolated-vm and takes runs. */
   | { t: 'ready' }
+  /** `args`: the guest's argument text, or its length when over `maxArgumentChars`. */
   | { t: 'call'; run: number; id: unknown; name: unknown; args: unknown }
   | { t: 'log'; run: number; level: unknown; text: unknown }
   | { t: 'finish'; run: number; kind: unknown; payload: unknown; cpuMs: number }

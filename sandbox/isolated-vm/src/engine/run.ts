@@ -177,7 +177,9 @@ export class EngineRun implements SlotHandler {
   onCall(id: unknown, name: unknown, argsJson: unknown): void {
     if (this.#done) return
     this.#calls++
-    this.#send({ t: 'call', run: this.id, id, name, args: argsJson })
+    // A text the host would refuse (`maxArgumentChars`) does not cross to it: its length does.
+    const args = typeof argsJson === 'string' && argsJson.length > this.#input.maxArgumentChars ? argsJson.length : argsJson
+    this.#send({ t: 'call', run: this.id, id, name, args })
   }
 
   onLog(level: unknown, text: unknown): void {

@@ -1,4 +1,5 @@
-import { DEFAULT_LIMITS, type CodeRunRequest } from '@ptc/sandbox'
+import { DEFAULT_LIMITS, type CodeRunLimits, type CodeRunRequest } from '@ptc/sandbox'
+import type { FromEngine } from '../engine/protocol.js'
 import { GUEST_PRELUDE, PROGRAM_FILENAME, acceptRun } from '@ptc/sandbox/backend'
 import { describe, expect, test } from 'vitest'
 import { isolatedVmAvailability } from '../index.js'
@@ -18,8 +19,13 @@ const realPool = (processes: number): ProcessPool =>
   })
 
 /** An admitted run of `code` (JavaScript), not placed yet; `call` answers its sub-calls (none by default). */
-async function admittedRun(code: string, call: CodeRunRequest['call'] = async () => null, bindings: string[] = []): Promise<RunHost> {
-  const request = { code, bindings, call, language: 'javascript' as const, limits: { wallMs: 20_000 } }
+async function admittedRun(
+  code: string,
+  call: CodeRunRequest['call'] = async () => null,
+  bindings: string[] = [],
+  limits: Partial<CodeRunLimits> = {},
+): Promise<RunHost> {
+  const request = { code, bindings, call, language: 'javascript' as const, limits: { wallMs: 20_000, ...limits } }
   const admitted = await acceptRun(request, DEFAULT_LIMITS)
   if (!admitted.ok) throw new Error('not admitted')
   return new RunHost(request, admitted)
@@ -51,6 +57,33 @@ describe.skipIf(!availability.available)('the engine process pool', () => {
       const before = pool.spawned
       await sleep(1000)
       expect(pool.spawned - before).toBeLessThanOrEqual(2)
+    } finally {
+      await pool.dispose()
+    }
+  }, 30_000)
+
+  test('an argument text past maxArgumentChars stays in the engine process: the host gets its length and refuses the call', async () => {
+    const pool = realPool(1)
+    try {
+      const called: unknown[] = []
+      const code = `const out = []
+        for (const n of [92, 93]) {
+          try { out.push(await tools.echo({ s: 'x'.repeat(n) })) } catch (e) { out.push([e.code, e.message]) }
+        }
+        return out`
+      const run = await admittedRun(code, async (_name, args) => (called.push(args), 'ok'), ['echo'], { maxArgumentChars: 100 })
+      const received: FromEngine[] = []
+      const receive = run.receive.bind(run)
+      run.receive = (message) => {
+        received.push(message)
+        receive(message)
+      }
+      pool.place(run)
+      const result = await run.result
+      expect(result.value).toEqual(['ok', ['INVALID_ARGS', 'the arguments are 101 characters of JSON, more than the 100 a sub-call may pass (the maxArgumentChars limit)']])
+      expect(called).toEqual([{ s: 'x'.repeat(92) }])
+      // {"s":"…"} is 8 characters around the string: the text of 100 crossed, the one of 101 did not.
+      expect(received.flatMap((m) => (m.t === 'call' ? [m.args] : []))).toEqual([`{"s":"${'x'.repeat(92)}"}`, 101])
     } finally {
       await pool.dispose()
     }

@@ -103,6 +103,7 @@ export class RunHost {
       memoryBytes: limits.memoryBytes,
       maxOutputBytes: limits.maxOutputBytes,
       maxSubCalls: limits.maxSubCalls,
+      maxArgumentChars: limits.maxArgumentChars,
       cpuMs: limits.cpuMs,
     }
     this.#ledger = new OutputLedger(limits.maxOutputBytes)
@@ -203,11 +204,12 @@ export class RunHost {
     switch (message.t) {
       case 'call': {
         const { id, name, args } = message
-        if (typeof id !== 'number' || typeof name !== 'string' || typeof args !== 'string') {
+        // `args`: the guest's text, or the length of one the engine held back as too long.
+        if (typeof id !== 'number' || typeof name !== 'string' || (typeof args !== 'string' && !(Number.isSafeInteger(args) && (args as number) >= 0))) {
           this.#finish({ kind: 'crash', message: 'the guest sent a malformed sub-call' }, undefined, true)
           return
         }
-        this.#calls.start(id, name, args)
+        this.#calls.start(id, name, args as string | number)
         return
       }
       case 'log': {

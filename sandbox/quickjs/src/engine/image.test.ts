@@ -2,6 +2,7 @@ import { describe, expect, test } from 'vitest'
 import type { CodeRunLimits } from '@ptc/sandbox'
 import { LIMITS, runOn } from './fixtures/run-on.js'
 import { EngineImage } from './image.js'
+import type { SubCallRequest } from './protocol.js'
 import { loadModule, type QuickJSVariantName } from './module.js'
 
 describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('EngineImage (%s)', (variant) => {
@@ -35,6 +36,19 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('EngineImage (%
     // JS_FreeRuntime asserts that every object was freed: a corrupted or leaking state aborts here.
     expect(() => image.dispose()).not.toThrow()
   }, 60_000)
+
+  test('an argument text past maxArgumentChars does not leave the engine: the host gets its length', async () => {
+    const image = EngineImage.boot(await loadModule(variant, LIMITS.memoryBytes))
+    const calls: SubCallRequest[] = []
+    const outcome = runOn(image, 'await tools.echo({ s: "x".repeat(92) }); await tools.echo({ s: "x".repeat(93) }); return 1', { limits: { maxArgumentChars: 100 }, calls })
+    expect(outcome.error).toBeUndefined()
+    // {"s":"…"} is 8 characters around the string: 100 exactly, then 101.
+    expect(calls.map(([, name, args]) => [name, args])).toEqual([
+      ['echo', `{"s":"${'x'.repeat(92)}"}`],
+      ['echo', 101],
+    ])
+    image.dispose()
+  })
 
   test('each run is reseeded: Math.random differs between runs that start from the same memory', async () => {
     const image = EngineImage.boot(await loadModule(variant, LIMITS.memoryBytes))

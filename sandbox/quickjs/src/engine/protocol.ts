@@ -57,8 +57,11 @@ export interface EngineRunInput extends Omit<RunInput, 'source'> {
   wallRemainingMs: number
 }
 
-/** `[id, name, argsJson]`: a sub-call the guest started. */
-export type SubCallRequest = [id: number, name: string, argsJson: string]
+/**
+ * `[id, name, argsJson]`: a sub-call the guest started; `argsJson` is the length of an argument text
+ * past `maxArgumentChars`, which the engine keeps back (see `heldBackArguments`).
+ */
+export type SubCallRequest = [id: number, name: string, argsJson: string | number]
 
 /** An engine failure, or a guest error the host formats with the program's positions. */
 export type EngineRunError = CodeRunError | { kind: 'syntax' | 'exception'; info: GuestErrorInfo }

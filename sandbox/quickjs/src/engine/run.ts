@@ -1,5 +1,5 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core'
-import { FinishKind, OutputLedger, PROGRAM_FILENAME, parseQueuedCalls, stopError } from '@ptc/sandbox/backend'
+import { FinishKind, OutputLedger, PROGRAM_FILENAME, heldBackArguments, parseQueuedCalls, stopError } from '@ptc/sandbox/backend'
 import type { CodeRunError } from '@ptc/sandbox'
 import type { GuestErrorInfo, QueueCaps } from '@ptc/sandbox/backend'
 import type { EngineImage, ImageHooks, SessionMemory } from './image.js'
@@ -278,7 +278,8 @@ export class EngineRun {
     if (this.#stop !== undefined || this.#finished) return
     this.#subCalls++
     this.#outstanding++
-    this.#calls.push([id, name, argsJson])
+    // A text the host would refuse does not cross to it: its length does.
+    this.#calls.push([id, name, heldBackArguments(argsJson, this.#input.limits.maxArgumentChars)])
   }
 
   /**
