@@ -164,6 +164,26 @@ const CASES: readonly Case[] = [
     },
   },
   {
+    name: 'tool loop `for (;;) await tools.echo({})`',
+    wallMs: () => 500,
+    async measure(_b, rt) {
+      // A 1 ms interval on the host: the longest gap between its firings is how long the run held the thread.
+      let last = performance.now()
+      let longest = 0
+      const timer = setInterval(() => {
+        const now = performance.now()
+        longest = Math.max(longest, now - last)
+        last = now
+      }, 1)
+      const t0 = performance.now()
+      const r = await rt.run({ code: 'for (;;) await tools.echo({})', bindings: ['echo'], call: echo, limits: { cpuMs: 60_000, wallMs: 500, maxSubCalls: 1e9 } })
+      const graceMs = performance.now() - t0 - 500
+      clearInterval(timer)
+      longest = Math.max(longest, performance.now() - last)
+      return { graceMs, note: r.error?.kind === 'timeout' ? `timers waited up to ${Math.round(longest)} ms` : `ended as ${r.error?.kind ?? 'a value'}` }
+    },
+  },
+  {
     name: 'queued behind a hostile run (maxConcurrentRuns 1)',
     wallMs: () => 500,
     async measure(b) {
