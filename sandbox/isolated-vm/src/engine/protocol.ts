@@ -78,8 +78,12 @@ export type FromEngine =
   /** `args`: the guest's argument text, or its length when over `maxArgumentChars`. */
   | { t: 'call'; run: number; id: unknown; name: unknown; args: unknown }
   | { t: 'log'; run: number; level: unknown; text: unknown }
-  | { t: 'finish'; run: number; kind: unknown; payload: unknown; cpuMs: number }
-  | { t: 'fail'; run: number; reason: EngineFailure; detail: string; cpuMs: number }
+  /**
+   * `processCpuMs`, from an engine process: the CPU time the whole process had used when it answered (user +
+   * system, ms), from which the host measures what it uses in its grace after the answer (`EngineChild`).
+   */
+  | { t: 'finish'; run: number; kind: unknown; payload: unknown; cpuMs: number; processCpuMs?: number }
+  | { t: 'fail'; run: number; reason: EngineFailure; detail: string; cpuMs: number; processCpuMs?: number }
   /**
    * No guest task runs and every sub-call the guest made has its result delivered (else the guest
    * may still be woken by one); `settled` counts the `settle` batches applied so far.

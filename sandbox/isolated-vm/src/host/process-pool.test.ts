@@ -4,6 +4,7 @@ import { GUEST_PRELUDE, PROGRAM_FILENAME, acceptRun } from '@ptc/sandbox/backend
 import { describe, expect, test } from 'vitest'
 import { isolatedVmAvailability } from '../index.js'
 import { sleep } from '../test-helpers.js'
+import { processCpuMs } from './child.js'
 import { ProcessPool } from './process-pool.js'
 import { RunHost } from './run-host.js'
 
@@ -84,6 +85,22 @@ describe.skipIf(!availability.available)('the engine process pool', () => {
       expect(called).toEqual([{ s: 'x'.repeat(92) }])
       // {"s":"…"} is 8 characters around the string: the text of 100 crossed, the one of 101 did not.
       expect(received.flatMap((m) => (m.t === 'call' ? [m.args] : []))).toEqual([`{"s":"${'x'.repeat(92)}"}`, 101])
+    } finally {
+      await pool.dispose()
+    }
+  }, 30_000)
+
+  test("a run's answer carries its engine process's CPU time, which the grace after it is measured from", async () => {
+    const pool = realPool(1)
+    try {
+      const run = await admittedRun('let s = 0; for (let i = 0; i < 1e6; i++) s += i; return s')
+      pool.place(run)
+      expect((await run.result).value).toBe(499999500000)
+      const pid = pool.pids[0] as number
+      // The whole process's (its startup and the loop), not the run's: read from /proc it is the same figure,
+      // in ticks of 10 ms, a little later.
+      expect(run.engineCpuMs).toBeGreaterThan((await run.result).stats.cpuMs)
+      expect(run.engineCpuMs).toBeLessThanOrEqual((processCpuMs(pid) as number) + 10)
     } finally {
       await pool.dispose()
     }

@@ -59,6 +59,8 @@ export class RunHost {
   readonly id = nextRunId++
   readonly result: Promise<CodeRunResult>
   readonly input: StartInput
+  /** The CPU time (ms) the engine process had used when it answered this run, when it said (`processCpuMs`). */
+  engineCpuMs: number | undefined
   readonly #limits: CodeRunLimits
   readonly #program: PreparedProgram
   readonly #startedAt: number
@@ -198,6 +200,10 @@ export class RunHost {
     this.engineGone(message)
   }
 
+  #noteEngineCpu(processCpuMs: unknown): void {
+    if (typeof processCpuMs === 'number' && Number.isFinite(processCpuMs) && processCpuMs >= 0) this.engineCpuMs = processCpuMs
+  }
+
   /** One message from the engine (untrusted content). */
   receive(message: FromEngine): void {
     if (this.#ended) return
@@ -224,10 +230,12 @@ export class RunHost {
       }
       case 'finish':
         this.#cpuMs = message.cpuMs
+        this.#noteEngineCpu(message.processCpuMs)
         this.#completed(message.kind, message.payload)
         return
       case 'fail':
         this.#cpuMs = message.cpuMs
+        this.#noteEngineCpu(message.processCpuMs)
         this.#failed(message.reason, message.detail)
         return
       case 'cpu':
