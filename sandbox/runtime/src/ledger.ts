@@ -74,13 +74,14 @@ export class OutputLedger {
  * A run's failure as the model reads it: its message at most `maxBytes` UTF-8 bytes (the run's
  * `maxOutputBytes`), else its longest prefix that fits with a note of the cut. Messages made from what the
  * guest chose can be as long as its memory allows: a thrown `'x'.repeat(2e7)`, a tool's error the program
- * rethrows, an `invalid-output` path naming the program's own keys.
+ * rethrows, an `invalid-output` path naming the program's own keys. `cutChars`: characters the guest already
+ * cut from the end of the message (`GuestErrorInfo.cutChars`), which the note counts.
  */
-export function withinOutputBudget(error: CodeRunError, maxBytes: number): CodeRunError {
+export function withinOutputBudget(error: CodeRunError, maxBytes: number, cutChars = 0): CodeRunError {
   const { message } = error
   // A UTF-16 unit takes at most 3 UTF-8 bytes.
-  if (message.length * 3 <= maxBytes || utf8ByteLength(message) <= maxBytes) return error
-  const note = ` … (cut to ${maxBytes} bytes, the run's maxOutputBytes, from ${message.length} characters)`
+  if (cutChars === 0 && (message.length * 3 <= maxBytes || utf8ByteLength(message) <= maxBytes)) return error
+  const note = ` … (cut to ${maxBytes} bytes, the run's maxOutputBytes, from ${message.length + cutChars} characters)`
   const room = maxBytes - utf8ByteLength(note)
   return { ...error, message: room <= 0 ? utf8Prefix(message, maxBytes) : utf8Prefix(message, room) + note }
 }

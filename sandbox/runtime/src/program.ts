@@ -111,9 +111,20 @@ export interface GuestErrorInfo {
   name?: string
   message: string
   stack?: string
+  /**
+   * The characters the guest cut from the end of `message` (a message past twice the run's `maxOutputBytes`,
+   * of which no more could be shown): they never left the guest.
+   */
+  cutChars?: number
 }
 
 const POSITION = /ptc-program\.js:(\d+):(\d+)/
+
+/** `info.cutChars` when it is a count (the info comes from the guest), else 0. */
+export function cutCharsOf(info: GuestErrorInfo): number {
+  const { cutChars } = info
+  return typeof cutChars === 'number' && Number.isSafeInteger(cutChars) && cutChars > 0 ? cutChars : 0
+}
 
 /** The first program position in a text (a stack), mapped to the model's code. */
 export function findProgramPosition(

@@ -93,6 +93,10 @@ describe('withinOutputBudget', () => {
     expect(cut.message).toMatch(/^Error: é+ … \(cut to 200 bytes, the run's maxOutputBytes, from 100007 characters\)$/)
     expect(bytes(cut.message)).toBeLessThanOrEqual(200)
     expect(bytes(cut.message)).toBeGreaterThan(197)
+    // Characters the guest already cut are counted, and the note is there even when what is left would fit.
+    expect(withinOutputBudget({ kind: 'exception', message: `Error: ${'x'.repeat(93)}` }, 100, 5).message).toMatch(
+      /^Error: x+ … \(cut to 100 bytes, the run's maxOutputBytes, from 105 characters\)$/,
+    )
     // A surrogate pair is never split; a budget smaller than the note gets the bare prefix.
     expect(withinOutputBudget({ kind: 'exception', message: '😀'.repeat(50) }, 10).message).toBe('😀😀')
   })

@@ -37,7 +37,10 @@ export function memoryLimitMib(memoryBytes: number): number {
  * the host gets to dispose it: a call past `maxSubCalls + 1` is dropped (the host stops the run at
  * call `maxSubCalls + 1`); a log is dropped once the entries already sent cost more than
  * `maxOutputBytes` by a lower bound of what the host's ledger charges (UTF-16 length, never more
- * than the UTF-8 bytes, plus the 1-byte separator of every entry). So an entry is only ever dropped
+ * than the UTF-8 bytes, plus the 1-byte separator of every entry). A log entry, or a value, longer than
+ * the room that bound leaves cannot fit: only its length leaves the isolate, and the host fails the run as
+ * the text would have (a 50 M-character value cost the host thread 0.7 s to receive, only to refuse it).
+ * So an entry is only ever dropped
  * here after the ledger has overflowed on an entry that did reach the host: never silently.
  *
  * Forwarded calls and logs are ignored-result callbacks (the guest does not wait for them), so a
@@ -58,10 +61,15 @@ function setup(bindingsJson, maxOutputBytes, maxSubCalls) {
   var calls = maxSubCalls + 1, room = maxOutputBytes, sent = 0;
   var host = {
     call: function (id, name, argsJson) { if (calls > 0) { calls--; hostCall(id, name, argsJson); if (++sent % ${BARRIER_EVERY} === 0) hostBarrier(); } },
-    log: function (level, text) { if (room >= 0) { room -= text.length + 1; hostLog(level, text); if (++sent % ${BARRIER_EVERY} === 0) hostBarrier(); } },
-    finish: hostFinish,
+    log: function (level, text) {
+      if (room < 0) return;
+      /* Longer than the room left, it cannot fit (a unit is a byte at least): only its length leaves. */
+      if (text.length > room) { room = -1; hostLog(level, text.length); return; }
+      room -= text.length + 1; hostLog(level, text); if (++sent % ${BARRIER_EVERY} === 0) hostBarrier();
+    },
+    finish: function (kind, payload) { hostFinish(kind, kind === 1 && room >= 0 && payload.length > room ? payload.length : payload); },
   };
-  var api = prelude(host, bindingsJson);
+  var api = prelude(host, bindingsJson, null, maxOutputBytes);
   settle = api.settle;
   return api.start;
 }

@@ -90,6 +90,34 @@ describe.skipIf(!availability.available)('the engine process pool', () => {
     }
   }, 30_000)
 
+  test('a log entry or a value longer than the output budget, and a thrown message past twice it, stay in the engine process', async () => {
+    const pool = realPool(1)
+    try {
+      const received: FromEngine[] = []
+      const results = []
+      for (const code of ['console.log("x".repeat(100000))', 'return "x".repeat(100000)', 'throw new Error("x".repeat(100000))']) {
+        const run = await admittedRun(code, undefined, [], { maxOutputBytes: 1000 })
+        const receive = run.receive.bind(run)
+        run.receive = (message) => {
+          received.push(message)
+          receive(message)
+        }
+        pool.place(run)
+        results.push((await run.result).error)
+      }
+      expect(results.map((e) => e?.kind)).toEqual(['output-limit', 'output-limit', 'exception'])
+      // `Error: ` and the position, ` (line 1, column 7)`, around the 100 000 characters.
+      expect(results[2]?.message).toMatch(/from 100026 characters\)$/)
+      // The log entry and the value as their lengths (JSON text: 2 quotes); the error's text with its message cut to 3 024.
+      expect(received.flatMap((m) => (m.t === 'log' ? [m.text] : []))).toEqual([100000])
+      const finishes = received.flatMap((m) => (m.t === 'finish' ? [m.payload] : []))
+      expect(finishes[0]).toBe(100002)
+      expect(typeof finishes[1] === 'string' && finishes[1].length < 20_000 && (JSON.parse(finishes[1]) as { cutChars: number }).cutChars).toBe(100000 - 3024)
+    } finally {
+      await pool.dispose()
+    }
+  }, 30_000)
+
   test("a run's answer carries its engine process's CPU time, which the grace after it is measured from", async () => {
     const pool = realPool(1)
     try {

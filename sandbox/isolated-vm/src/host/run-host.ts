@@ -1,4 +1,4 @@
-import { FinishKind, GUEST_LOG_LEVELS, HostCalls, OutputLedger, formatGuestError, parseProgramValue, stopError, whenAborted, withinOutputBudget } from '@ptc/sandbox/backend'
+import { FinishKind, GUEST_LOG_LEVELS, HostCalls, OutputLedger, cutCharsOf, formatGuestError, parseProgramValue, stopError, whenAborted, withinOutputBudget } from '@ptc/sandbox/backend'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
 import type { AdmittedRun, GuestErrorInfo, PreparedProgram, StopReason } from '@ptc/sandbox/backend'
 import { FINISH_ERROR } from '../engine/protocol.js'
@@ -220,6 +220,8 @@ export class RunHost {
       }
       case 'log': {
         const { level, text } = message
+        // An entry the guest knew could not fit, as its length: the ledger overflows on it.
+        if (Number.isSafeInteger(text)) return this.stop('output')
         if (typeof text !== 'string' || !GUEST_LOG_LEVELS.includes(level as (typeof GUEST_LOG_LEVELS)[number])) return
         const before = this.#ledger.logs.length
         const fits = this.#ledger.log(text)
@@ -263,7 +265,8 @@ export class RunHost {
         this.#finish(undefined)
         return
       case FinishKind.Value:
-        if (!this.#ledger.value(text)) this.#finish({ kind: 'output-limit', message: this.#ledger.describeOverflow('value') })
+        // A length instead of the text: the guest knew it could not fit (see `setupSource`).
+        if (Number.isSafeInteger(payload) || !this.#ledger.value(text)) this.#finish({ kind: 'output-limit', message: this.#ledger.describeOverflow('value') })
         else {
           const parsed = parseProgramValue(text)
           if ('error' in parsed) this.#finish(parsed.error)
@@ -277,7 +280,7 @@ export class RunHost {
         const info = parseInfo(text)
         if (info.name === 'RangeError' && isMemoryRangeError(info.message, this.#limits.memoryBytes)) {
           this.#finish(stopError('memory', this.#limits, this.#ledger))
-        } else this.#finish({ kind: 'exception', message: formatGuestError(info, this.#program) })
+        } else this.#finish({ kind: 'exception', message: formatGuestError(info, this.#program) }, undefined, false, cutCharsOf(info))
         return
       }
       default:
@@ -302,7 +305,8 @@ export class RunHost {
   }
 
   /** `stop`: the engine has not ended the run itself and must be told to. */
-  #finish(error: CodeRunError | undefined, value?: JsonValue, stop = false): void {
+  /** `cutChars`: what the guest cut from the end of the error's message (`GuestErrorInfo.cutChars`). */
+  #finish(error: CodeRunError | undefined, value?: JsonValue, stop = false, cutChars = 0): void {
     if (this.#ended) return
     this.#ended = true
     this.#errorKind = error?.kind
@@ -324,7 +328,7 @@ export class RunHost {
         subCalls: this.#calls.started,
       },
     }
-    if (error !== undefined) result.error = withinOutputBudget(error, this.#limits.maxOutputBytes)
+    if (error !== undefined) result.error = withinOutputBudget(error, this.#limits.maxOutputBytes, cutChars)
     else if (value !== undefined) result.value = value
     this.#resolve(result)
   }

@@ -50,6 +50,17 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('EngineImage (%
     image.dispose()
   })
 
+  test('a thrown message past twice maxOutputBytes leaves the engine cut, with the count of what went', async () => {
+    const image = EngineImage.boot(await loadModule(variant, LIMITS.memoryBytes))
+    // 2 x 1000 + 1024 characters are kept.
+    const outcome = runOn(image, 'throw new Error("x".repeat(100000))', { limits: { maxOutputBytes: 1000 } })
+    const info = outcome.error !== undefined && 'info' in outcome.error ? outcome.error.info : undefined
+    expect(info?.message).toBe('x'.repeat(3024))
+    expect(info?.cutChars).toBe(100000 - 3024)
+    expect(runOn(image, 'throw new Error("x".repeat(3024))', { limits: { maxOutputBytes: 1000 } }).error).toMatchObject({ info: { message: 'x'.repeat(3024) } })
+    image.dispose()
+  })
+
   test('each run is reseeded: Math.random differs between runs that start from the same memory', async () => {
     const image = EngineImage.boot(await loadModule(variant, LIMITS.memoryBytes))
     const draws = new Set(Array.from({ length: 5 }, () => runOn(image, 'return Math.random()').valueJson))

@@ -35,7 +35,7 @@ export class EngineImage {
   readonly loaded: LoadedModule
   readonly runtime: QuickJSRuntime
   readonly context: QuickJSContext
-  /** The prelude's per-run function, `(host, bindingsJson, queueJson) => { start, settle, takeCalls }` (the prelude itself ran at boot). */
+  /** The prelude's per-run function, `(host, bindingsJson, queueJson, maxOutputBytes) => { start, settle, takeCalls }` (the prelude itself ran at boot). */
   readonly prelude: QuickJSHandle
   /** The `host` object the prelude receives (`call`, `log`, `finish`). */
   readonly host: QuickJSHandle

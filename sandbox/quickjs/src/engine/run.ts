@@ -198,8 +198,9 @@ export class EngineRun {
     const names = ctx.newString(JSON.stringify(bindings))
     const caps: QueueCaps = { maxSubCalls: limits.maxSubCalls, maxPendingSubCalls: limits.maxPendingSubCalls }
     const queue = ctx.newString(JSON.stringify(caps))
-    this.#owned.push(names, queue)
-    const api = ctx.unwrapResult(this.#enter(() => ctx.callFunction(image.prelude, ctx.undefined, image.host, names, queue)))
+    const maxOutput = ctx.newNumber(limits.maxOutputBytes)
+    this.#owned.push(names, queue, maxOutput)
+    const api = ctx.unwrapResult(this.#enter(() => ctx.callFunction(image.prelude, ctx.undefined, image.host, names, queue, maxOutput)))
     this.#start = ctx.getProp(api, 'start')
     this.#settle = ctx.getProp(api, 'settle')
     this.#takeCalls = ctx.getProp(api, 'takeCalls')
@@ -431,6 +432,12 @@ export class EngineRun {
     // anonymous description lets `#outOfMemory` call it the memory limit when the heap could not grow.
     if (name === undefined && message === undefined) return { message: UNFORMATTABLE }
     const info: GuestErrorInfo = { name: name ?? 'Error', message: message ?? '' }
+    // As the prelude's `describe` does: no more of a message than the host could show leaves this thread.
+    const maxChars = 2 * this.#input.limits.maxOutputBytes + 1024
+    if (info.message.length > maxChars) {
+      info.cutChars = info.message.length - maxChars
+      info.message = info.message.slice(0, maxChars)
+    }
     const stack = read('stack')
     if (stack !== undefined) info.stack = stack
     return info

@@ -1,4 +1,4 @@
-import { HostCalls, formatGuestError, parseProgramValue, stopError, whenAborted, withinOutputBudget } from '@ptc/sandbox/backend'
+import { HostCalls, cutCharsOf, formatGuestError, parseProgramValue, stopError, whenAborted, withinOutputBudget } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult } from '@ptc/sandbox'
 import type { ParkedHostCall, PreparedProgram } from '@ptc/sandbox/backend'
 import type { EngineRunOutcome, EngineSuspension, HostStop, SubCallRequest } from '../engine/protocol.js'
@@ -163,14 +163,16 @@ export class RunHost {
       },
     }
     const error = outcome.error
+    let cutChars = 0
     if (error !== undefined) {
+      if ('info' in error) cutChars = cutCharsOf(error.info)
       result.error = 'info' in error ? { kind: error.kind, message: formatGuestError(error.info, this.#clock.program) } : error
     } else if (outcome.valueJson !== undefined) {
       const parsed = parseProgramValue(outcome.valueJson)
       if ('error' in parsed) result.error = parsed.error
       else result.value = parsed.value
     }
-    if (result.error !== undefined) result.error = withinOutputBudget(result.error, this.#clock.limits.maxOutputBytes)
+    if (result.error !== undefined) result.error = withinOutputBudget(result.error, this.#clock.limits.maxOutputBytes, cutChars)
     this.#resolve(result)
   }
 }

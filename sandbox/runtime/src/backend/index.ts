@@ -39,6 +39,7 @@ export {
   prepareProgram,
   programFromStripped,
   findProgramPosition,
+  cutCharsOf,
   formatGuestError,
 } from '../program.js'
 export type { PreparedProgram, GuestErrorInfo } from '../program.js'

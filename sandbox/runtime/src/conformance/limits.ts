@@ -33,6 +33,16 @@ export function limitTests(s: SuiteContext): void {
     expect('value' in over).toBe(false)
   })
 
+  s.it('a log entry or a value far past the budget fails the run as one just past it does', async () => {
+    const limits = { maxOutputBytes: 1000 }
+    const log = await s.run('console.log("first")\nconsole.log("x".repeat(5e6))\nreturn 1', { limits })
+    expect(log.error).toEqual({ kind: 'output-limit', message: 'output exceeded 1000 bytes (the log entry did not fit; 6 bytes used)' })
+    expect(log.logs).toEqual(['first'])
+    const value = await s.run('console.log("first")\nreturn "x".repeat(5e6)', { limits })
+    expect(value.error).toEqual({ kind: 'output-limit', message: 'output exceeded 1000 bytes (the return value did not fit; 6 bytes used)' })
+    expect(value.logs).toEqual(['first'])
+  })
+
   s.it('the completion value draws from the same budget', async () => {
     // console.log("😀") is 4 bytes + 1 separator; the value "é€" is 7 bytes of JSON text ("é€" with quotes).
     const code = 'console.log("😀")\nreturn "é€"'

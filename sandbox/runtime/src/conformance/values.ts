@@ -138,6 +138,9 @@ export function valueTests(s: SuiteContext): void {
       expect(r.error?.message, code).toMatch(/ … \(cut to 2000 bytes, the run's maxOutputBytes, from \d+ characters\)$/)
       expect(Buffer.byteLength(r.error?.message ?? '', 'utf8'), code).toBeLessThanOrEqual(2000)
     }
+    // The guest keeps only the head of a message this long (GuestErrorInfo.cutChars): the note counts it whole
+    // (`Uncaught "` and the closing quote around the thrown string).
+    expect((await s.run('throw "y".repeat(5e6)', { limits })).error?.message).toMatch(/from 5000011 characters\)$/)
   })
 
   s.it('logs keep their order, one entry per console call', async () => {

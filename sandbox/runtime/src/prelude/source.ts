@@ -273,16 +273,26 @@ defineProperty(G, 'ToolCallError', { value: ToolCallError, writable: false, enum
 defineProperty(G, 'console', { value: consoleObj, writable: false, enumerable: false, configurable: false });
 
 /* ---- lifecycle ---- */
-function describe(e) {
-  /* Built by hand: QuickJS's JSON.stringify of objects uses internal arrays an index setter sees. */
+/* The tail of a stack kept beside its head when the stack is cut: V8's stack repeats the message before its frames. */
+var STACK_TAIL_UNITS = 8192;
+function describe(e, maxChars) {
+  /* Built by hand: QuickJS's JSON.stringify of objects uses internal arrays an index setter sees. A message
+     longer than maxChars keeps its head, and "cutChars" says how much went: the host shows no more of it. */
   try {
+    var message, name, stack, more = '';
     if (e !== null && (typeof e === 'object' || typeof e === 'function') && isError(e)) {
-      var name = e.name, message = e.message, stack = e.stack;
-      return '{"name":' + stringify(typeof name === 'string' ? name : 'Error') +
-        ',"message":' + stringify(typeof message === 'string' ? message : '') +
-        (typeof stack === 'string' ? ',"stack":' + stringify(stack) : '') + '}';
+      name = e.name; message = e.message; stack = e.stack;
+      if (typeof message !== 'string') message = '';
+      if (typeof stack === 'string' && stack.length > maxChars + STACK_TAIL_UNITS) {
+        stack = sliceU(stack, 0, maxChars) + '\\n' + sliceU(stack, stack.length - STACK_TAIL_UNITS);
+      }
+      more = ',"name":' + stringify(typeof name === 'string' ? name : 'Error') + (typeof stack === 'string' ? ',"stack":' + stringify(stack) : '');
+    } else message = fmt(e, 0, false);
+    if (message.length > maxChars) {
+      more += ',"cutChars":' + (message.length - maxChars);
+      message = sliceU(message, 0, maxChars);
     }
-    return '{"message":' + stringify(fmt(e, 0, false)) + '}';
+    return '{"message":' + stringify(message) + more + '}';
   } catch (_) { return UNFORMATTABLE; }
 }
 /* QuickJS's out-of-memory error, recognised without allocating (describing it may need memory there is none of). */
@@ -291,7 +301,7 @@ function isOutOfMemory(e) {
 }
 
 /* ---- one run ---- */
-return function (host, bindingsJson, queueJson) {
+return function (host, bindingsJson, queueJson, maxOutputBytes) {
   /* A resumed run (its memory restored): the api of the run in progress and its program's promise. */
   if (bindingsJson === null) {
     if (cur === null || cur.closed || curApi === null) return null;
@@ -303,6 +313,9 @@ return function (host, bindingsJson, queueJson) {
   if (cur !== null) cur.closed = true;
   var r = create(null);
   r.hostCall = host.call; r.hostLog = host.log; r.hostFinish = host.finish; r.hostLimit = host.limit;
+  /* A thrown message past this can never be shown (the host cuts a failure to maxOutputBytes UTF-8 bytes, at
+     least one a unit; twice, as mapping positions shortens it): it is cut here, before it leaves the guest. */
+  r.maxErrorChars = typeof maxOutputBytes === 'number' ? 2 * maxOutputBytes + 1024 : 1 / 0;
   r.closed = false; r.nextId = 0; r.pending = create(null); r.queue = null; r.open = 0; r.maxCalls = 0; r.maxOpen = 0;
   curApi = null; curProgram = undefined;
   if (typeof r.hostCall !== 'function') {
@@ -333,7 +346,7 @@ return function (host, bindingsJson, queueJson) {
     if (r.closed) return;
     r.closed = true;
     var d;
-    try { d = isOutOfMemory(e) ? OOM_TEXT : describe(e); } catch (_) { d = UNFORMATTABLE; }
+    try { d = isOutOfMemory(e) ? OOM_TEXT : describe(e, r.maxErrorChars); } catch (_) { d = UNFORMATTABLE; }
     r.hostFinish(3, d);
   }
   /* Runs the program with \`this\` the global object (as a script's top level) and returns its promise:
