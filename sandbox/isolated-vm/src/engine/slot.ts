@@ -67,7 +67,7 @@ function setup(bindingsJson, maxOutputBytes, maxSubCalls) {
       if (text.length > room) { room = -1; hostLog(level, text.length); return; }
       room -= text.length + 1; hostLog(level, text); if (++sent % ${BARRIER_EVERY} === 0) hostBarrier();
     },
-    finish: function (kind, payload) { hostFinish(kind, kind === 1 && room >= 0 && payload.length > room ? payload.length : payload); },
+    finish: function (kind, payload) { hostFinish(kind, kind === 1 && payload.length > room ? payload.length : payload); },
   };
   var api = prelude(host, bindingsJson, null, maxOutputBytes);
   settle = api.settle;
