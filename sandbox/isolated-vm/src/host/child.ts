@@ -196,7 +196,8 @@ export class EngineChild implements Lane {
       this.send(run, { t: 'stop', run: run.id })
       this.#stopping.add(run.id)
     }
-    // The CPU the process had used at the answer: as it said in the answer, else (the host stopped the run) from /proc.
+    // The CPU the process had used at the answer: as it said in the answer, else (the host stopped the run) from /proc
+    // (which reads up to 20 ms lower: user and system time each cut to ticks; the first grace may then be renewed once).
     this.#ending.set(run.id, { timer: this.#graceTimer(run.id, run.engineCpuMs ?? processCpuMs(this.#proc.pid), performance.now()), run })
   }
 

@@ -125,10 +125,11 @@ describe.skipIf(!availability.available)('the engine process pool', () => {
       pool.place(run)
       expect((await run.result).value).toBe(499999500000)
       const pid = pool.pids[0] as number
-      // The whole process's (its startup and the loop), not the run's: read from /proc it is the same figure,
-      // in ticks of 10 ms, a little later.
+      // The whole process's (its startup and the loop), not the run's: read from /proc, a little later, it is the
+      // same figure less what /proc's rounding drops (user and system time each cut to ticks of 10 ms: a clean
+      // run measured 832.7 against 820).
       expect(run.engineCpuMs).toBeGreaterThan((await run.result).stats.cpuMs)
-      expect(run.engineCpuMs).toBeLessThanOrEqual((processCpuMs(pid) as number) + 10)
+      expect(run.engineCpuMs).toBeLessThanOrEqual((processCpuMs(pid) as number) + 20)
     } finally {
       await pool.dispose()
     }
