@@ -32,6 +32,15 @@ async function admittedRun(
   return new RunHost(request, admitted)
 }
 
+/** Every message the engine sends `run` is also pushed to `into`. */
+function recordReceived(run: RunHost, into: FromEngine[]): void {
+  const receive = run.receive.bind(run)
+  run.receive = (message) => {
+    into.push(message)
+    receive(message)
+  }
+}
+
 describe.skipIf(!availability.available)('the engine process pool', () => {
   test('children that fail to start are respawned with a growing delay, and runs still settle at their deadlines', async () => {
     const pool = new ProcessPool({
@@ -74,11 +83,7 @@ describe.skipIf(!availability.available)('the engine process pool', () => {
         return out`
       const run = await admittedRun(code, async (_name, args) => (called.push(args), 'ok'), ['echo'], { maxArgumentChars: 100 })
       const received: FromEngine[] = []
-      const receive = run.receive.bind(run)
-      run.receive = (message) => {
-        received.push(message)
-        receive(message)
-      }
+      recordReceived(run, received)
       pool.place(run)
       const result = await run.result
       expect(result.value).toEqual(['ok', ['INVALID_ARGS', 'the arguments are 101 characters of JSON, more than the 100 a sub-call may pass (the maxArgumentChars limit)']])
@@ -97,11 +102,7 @@ describe.skipIf(!availability.available)('the engine process pool', () => {
       const results = []
       for (const code of ['console.log("x".repeat(100000))', 'return "x".repeat(100000)', 'throw new Error("x".repeat(100000))']) {
         const run = await admittedRun(code, undefined, [], { maxOutputBytes: 1000 })
-        const receive = run.receive.bind(run)
-        run.receive = (message) => {
-          received.push(message)
-          receive(message)
-        }
+        recordReceived(run, received)
         pool.place(run)
         results.push((await run.result).error)
       }
