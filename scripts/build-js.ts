@@ -5,6 +5,7 @@
  * `pnpm demo` and by test/cli.
  *
  *   node --import tsx scripts/build-js.ts [@ptc/cli …]
+ *   node --import tsx scripts/build-js.ts --declarations [@ptc/tools …]   (default: every package)
  *
  * A package is rebuilt only when it is stale: one of its `exports` targets is
  * missing, or a `.js` file in its `dist/` is older than its newest source
@@ -12,22 +13,16 @@
  * Each package bundles only its own sources (tsup keeps dependencies
  * external), so one package's build never makes another stale.
  *
- * Declarations: `pnpm build` (tsup with `clean` and `dts`) always rebuilds a
- * whole `dist/` with its `.d.ts` files. This build runs tsup (`--no-dts` for
- * JavaScript only) into a folder of its own and installs the result in `dist/`
- * file by file, an unchanged file left in place and a changed one renamed over
- * it, so a `ptc` process started from the previous build, or starting during
- * this one, reads whole files; then it removes every file of `dist/` it did not
- * write: stale chunks and the `.d.ts` files of the previous sources. So a
- * `dist/` holds declarations only when they were built
- * from the same sources as its JavaScript, and a `dist/` without them is
- * never complete for packing: `declarations: true` (what `scripts/pack.ts`
- * asks for) or `pnpm build` makes it so.
- * A package's declarations are built against the declarations its workspace
- * dependencies built (each tsup config clears the `@ptc/source` condition for
- * `dts`), not against their sources again: the same files, in 48 s instead of
- * 60 for the nine packages. Both this build and `pnpm build` build
- * dependencies first.
+ * This build runs tsup into a folder of its own and installs the result in
+ * `dist/` file by file, an unchanged file left in place and a changed one
+ * renamed over it, so a `ptc` process started from the previous build, or
+ * starting during this one, reads whole files; then it removes every file of
+ * `dist/` it did not write: stale chunks and the `.d.ts` files of the previous
+ * sources. So a `dist/` holds declarations only when they were built from the
+ * same sources as its JavaScript, and a `dist/` without them is never complete
+ * for packing: `declarations: true` (what `scripts/pack.ts` asks for) or
+ * `pnpm build` makes it so, with one TypeScript program for every package
+ * (`build-dts.ts`). Dependencies are built first.
  *
  * Concurrent builds (test files in parallel, a demo during a test run) share
  * one lock folder, `node_modules/.cache/ptc-build-js.lock`, taken for one
@@ -37,6 +32,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { emitDeclarations, installDeclarations } from './build-dts.js'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -44,7 +40,7 @@ export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const WORKSPACE_GLOBS = ['packages', 'sandbox']
 const WORKSPACE_DIRS = ['bindings']
 
-interface WorkspacePackage {
+export interface WorkspacePackage {
   readonly name: string
   /** Absolute folder. */
   readonly dir: string
@@ -177,20 +173,19 @@ export function staleReason(pkg: WorkspacePackage, declarations = false): string
 }
 
 /**
- * Builds one package's JavaScript (and declarations) into a folder of its own, then installs it in
+ * Builds one package's JavaScript into a folder of its own, then installs it in
  * `dist/`: a file whose bytes changed, or a new one, by an atomic rename (chunks before the entries that
  * import them); an unchanged one only touched; then what the build did not write is removed. tsup writes
  * files in place, truncating each first: a `ptc` process starting while another test file's build (the
  * consumer test's declarations build) rewrote an unchanged `dist/` read a half-written chunk and exited 1
  * with nothing on stdout, once in a few suite runs.
  */
-function buildPackage(pkg: WorkspacePackage, root: string, declarations: boolean): void {
+function buildPackage(pkg: WorkspacePackage, root: string): void {
   const dist = join(pkg.dir, 'dist')
   const staging = join(pkg.dir, `dist.building-${process.pid}`)
   rmSync(staging, { recursive: true, force: true })
-  const flags = declarations ? ['--silent', '--out-dir', staging] : ['--no-dts', '--silent', '--out-dir', staging]
   try {
-    execFileSync(join(root, 'node_modules/.bin/tsup'), flags, { cwd: pkg.dir, stdio: ['ignore', 'ignore', 'pipe'] })
+    execFileSync(join(root, 'node_modules/.bin/tsup'), ['--silent', '--out-dir', staging], { cwd: pkg.dir, stdio: ['ignore', 'ignore', 'pipe'] })
     installBuild(staging, dist)
   } finally {
     rmSync(staging, { recursive: true, force: true })
@@ -302,30 +297,29 @@ export function withBuildLock<T>(root: string, fn: (lock: string) => T): T {
 }
 
 /**
- * Builds what is stale, dependencies first (JavaScript only: running `ptc` needs no declarations). A package
- * found current is not waited for; one that is stale is built under the build lock, held for that package
- * only and its staleness checked again once held: a test that needs the CLI's JavaScript does not wait
- * for the consumer test's declarations of every package (a minute on 2 cores), once the JavaScript is there.
+ * Builds what is stale, dependencies first (JavaScript; with `declarations` then the `.d.ts` files, see
+ * `buildDeclarations`). A package found current is not waited for; one that is stale is built under the
+ * build lock, held for that package only and its staleness checked again once held: a test that needs the
+ * CLI's JavaScript does not wait for the consumer test's declarations, once the JavaScript is there.
  */
 export function buildJs(options: BuildJsOptions = {}): BuildJsReport {
   const root = options.root ?? ROOT
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`))
   const optional = new Set(options.optional ?? [])
-  const declarations = options.declarations === true
-  const order = buildOrder(options.packages ?? ['@ptc/cli'], root)
+  const order = buildOrder(options.packages ?? ['@ptc/cli'], root).filter((pkg) => existsSync(join(pkg.dir, 'tsup.config.ts')))
   const last = order.at(-1)
   const built: string[] = []
   const failed: string[] = []
   for (const pkg of order) {
     const folder = relative(root, pkg.dir)
-    if (!existsSync(join(pkg.dir, 'tsup.config.ts')) || staleReason(pkg, declarations) === undefined) continue
+    if (staleReason(pkg) === undefined) continue
     withBuildLock(root, (lock) => {
-      const reason = staleReason(pkg, declarations)
+      const reason = staleReason(pkg)
       if (reason === undefined) return // built by another process while this one waited
       utimesSync(lock, new Date(), new Date())
       const started = performance.now()
       try {
-        buildPackage(pkg, root, declarations)
+        buildPackage(pkg, root)
       } catch (error) {
         const detail = String((error as { stderr?: unknown }).stderr ?? (error as Error).message).trim().split('\n')[0]
         if (optional.has(pkg.name)) {
@@ -344,13 +338,48 @@ export function buildJs(options: BuildJsOptions = {}): BuildJsReport {
       log(`build-js: ${folder} (${reason}): built in ${((performance.now() - started) / 1000).toFixed(1)} s`)
     })
   }
+  if (options.declarations === true) {
+    const skipped = new Set(failed)
+    buildDeclarations(order.filter((pkg) => !skipped.has(relative(root, pkg.dir))), root, log)
+  }
   return { built, failed }
 }
 
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const names = process.argv.slice(2)
+/**
+ * The `.d.ts` files of those of `packages` whose declarations are stale: one TypeScript program emits
+ * every package's and each stale package's are bundled (`emitDeclarations`, no lock held: it writes to a
+ * folder of its own), then each package receives its own under the build lock, after its JavaScript is checked again (a JavaScript
+ * build removes the declarations, so one that ran meanwhile is redone first). A source changed while
+ * the program ran leaves the package stale: `scripts/pack.ts` checks once more under the lock.
+ */
+export function buildDeclarations(packages: readonly WorkspacePackage[], root: string = ROOT, log: (line: string) => void = (line) => void process.stderr.write(`${line}\n`)): void {
+  const stale = packages.filter((pkg) => existsSync(join(pkg.dir, 'tsup.config.ts')) && staleReason(pkg, true) !== undefined)
+  if (stale.length === 0) return
+  const started = performance.now()
+  const emitted = emitDeclarations(stale, root)
+  log(`build-dts: declarations emitted and bundled in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   try {
-    buildJs(names.length === 0 ? {} : { packages: names })
+    for (const pkg of stale) {
+      withBuildLock(root, (lock) => {
+        utimesSync(lock, new Date(), new Date())
+        if (staleReason(pkg) !== undefined) buildPackage(pkg, root)
+        const reason = staleReason(pkg, true)
+        if (reason === undefined) return
+        const count = installDeclarations(pkg, emitted, root)
+        log(`build-dts: ${relative(root, pkg.dir)} (${reason}): ${count} files`)
+      })
+    }
+  } finally {
+    rmSync(emitted.folder, { recursive: true, force: true })
+  }
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const args = process.argv.slice(2)
+  const declarations = args.includes('--declarations')
+  const names = args.filter((arg) => arg !== '--declarations')
+  try {
+    buildJs({ packages: names.length > 0 ? names : declarations ? workspacePackageNames() : ['@ptc/cli'], declarations })
   } catch (error) {
     const stderr = (error as { stderr?: unknown }).stderr
     process.stderr.write(`build-js: ${stderr === undefined ? String(error) : String(stderr)}\n`)

@@ -5,8 +5,6 @@ export default defineConfig({
   // is imported with `with { type: 'json' }`, so esbuild inlines it: the built package needs no data file.
   entry: { index: 'src/index.ts', bin: 'src/bin.ts' },
   format: ['esm'],
-  // The workspace packages it imports are read from their built .d.ts, not their sources (scripts/build-js.ts).
-  dts: { entry: { index: 'src/index.ts' }, compilerOptions: { customConditions: [] } },
   clean: true,
   sourcemap: true,
   target: 'node20',

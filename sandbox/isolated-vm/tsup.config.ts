@@ -5,8 +5,6 @@ export default defineConfig({
   // beside `dist/index.js`.
   entry: { index: 'src/index.ts', 'child-entry': 'src/engine/child-entry.ts' },
   format: ['esm'],
-  // The workspace packages it imports are read from their built .d.ts, not their sources (scripts/build-js.ts).
-  dts: { entry: { index: 'src/index.ts' }, compilerOptions: { customConditions: [] } },
   clean: true,
   sourcemap: true,
   target: 'node20',
