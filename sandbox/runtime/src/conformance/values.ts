@@ -49,6 +49,22 @@ export function valueTests(s: SuiteContext): void {
     expect((await s.run('return { a: [1, () => 1] }')).error).toEqual({ kind: 'invalid-output', message: 'the return value.a[1] is a function' })
   })
 
+  s.it('an invalid-output path names a long key by its head and a deep path by its ends, not whole', async () => {
+    // A key of five million characters (the program's choice) was the message, and crossed to the host to be cut.
+    const long = await s.run(`return { ok: 1, ['k'.repeat(5e6) + 'z']: () => 1 }`)
+    expect(long.error).toEqual({ kind: 'invalid-output', message: `the return value.${'k'.repeat(64)}\u2026(5000001 characters) is a function` })
+    // A key cut inside a surrogate pair keeps the pair whole or drops it, never half of it.
+    const pair = await s.run(`return { ['k'.repeat(63) + '\\u{1F600}' + 'x'.repeat(100)]: undefined }`)
+    expect(pair.error).toEqual({ kind: 'invalid-output', message: `the return value.${'k'.repeat(63)}\u2026(165 characters) is undefined` })
+    // 40 levels: the first and last 16 shown, the 8 between counted.
+    const deep = await s.run(`let v = { bad: 1n }; for (let i = 39; i >= 1; i--) v = { ['level' + i]: v }; return v`)
+    const levels = (from: number, to: number): string => Array.from({ length: to - from + 1 }, (_, i) => `.level${from + i}`).join('')
+    expect(deep.error).toEqual({ kind: 'invalid-output', message: `the return value${levels(1, 16)}\u2026(8 levels)\u2026${levels(25, 39)}.bad is a bigint` })
+    // The same words for a sub-call's arguments, which the program can catch.
+    const args = await s.run(`try { await tools.echo({ ['a'.repeat(1e6)]: 1n }) } catch (e) { return [e.code, e.message.length < 300, e.message.includes('(1000000 characters) is a bigint')] }`, { bindings: ['echo'] })
+    expect(args.value).toEqual(['INVALID_ARGS', true, true])
+  })
+
   s.it(`a value nested deeper than MAX_VALUE_DEPTH (${MAX_VALUE_DEPTH}) is invalid-output; one at the bound comes back`, async () => {
     const nest = (depth: number): string => `let v = []; for (let i = 1; i < ${depth}; i++) v = { a: [v] }; return v`
     const deep = await s.run(nest(100_000))
@@ -130,10 +146,11 @@ export function valueTests(s: SuiteContext): void {
       ['throw new Error("x".repeat(5e6))', 'Error: xxx'],
       ['throw "y".repeat(5e6)', 'Uncaught "yyy'],
       ['await tools.fail({})', 'ToolCallError: ttt'],
-      ['return { ["k".repeat(5e6)]: () => 1 }', 'the return value.kkk'],
+      // The path is shown shortened (32 levels, 64 characters of a key), still longer than this budget.
+      ['let v = () => 1; for (let i = 0; i < 40; i++) v = { ["k".repeat(100) + i]: v }; return v', 'the return value.kkk'],
     ] as const) {
       const r = await s.run(code, { limits, call: fail })
-      expect(r.error?.kind, code).toBe(code.startsWith('return') ? 'invalid-output' : 'exception')
+      expect(r.error?.kind, code).toBe(code.includes('return') ? 'invalid-output' : 'exception')
       expect(r.error?.message.startsWith(head), code).toBe(true)
       expect(r.error?.message, code).toMatch(/ … \(cut to 2000 bytes, the run's maxOutputBytes, from \d+ characters\)$/)
       expect(Buffer.byteLength(r.error?.message ?? '', 'utf8'), code).toBeLessThanOrEqual(2000)

@@ -70,11 +70,26 @@ function wellFormed(s) {
 }
 
 /* ---- lossless JSON snapshot (iterative) ---- */
+/* A failure names where the value failed by its path of keys, which the program chose: a key is shown by its
+   first KEY_SHOWN units, a path deeper than PATH_SHOWN levels by its first and last PATH_SHOWN / 2 (else a
+   5-million-character key, or a thousand long ones, made a message as long, which left the guest only to be cut). */
+var KEY_SHOWN = 64, PATH_SHOWN = 32;
+function shownKey(k) {
+  if (k.length <= KEY_SHOWN) return k;
+  var end = KEY_SHOWN, c = charCodeAtU(k, end - 1);
+  if (c >= 0xd800 && c <= 0xdbff) end--;
+  return sliceU(k, 0, end) + '\\u2026(' + k.length + ' characters)';
+}
 function where(root, stack, sp) {
   var s = root;
   for (var i = 0; i < sp; i++) {
+    if (sp > PATH_SHOWN && i === PATH_SHOWN / 2) {
+      s += '\\u2026(' + (sp - PATH_SHOWN) + ' levels)\\u2026';
+      i = sp - PATH_SHOWN / 2 - 1;
+      continue;
+    }
     var f = stack[i], k = f.i - 1;
-    s += f.keys === null ? '[' + k + ']' : '.' + f.keys[k];
+    s += f.keys === null ? '[' + k + ']' : '.' + shownKey(f.keys[k]);
   }
   return s;
 }
