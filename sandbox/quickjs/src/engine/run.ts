@@ -1,5 +1,5 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core'
-import { FinishKind, OutputLedger, PROGRAM_FILENAME, heldBackArguments, parseQueuedCalls, stopError } from '@ptc/sandbox/backend'
+import { FinishKind, OutputLedger, PROGRAM_FILENAME, heldBackArguments, maxErrorChars, parseQueuedCalls, stopError } from '@ptc/sandbox/backend'
 import type { CodeRunError } from '@ptc/sandbox'
 import type { GuestErrorInfo, QueueCaps } from '@ptc/sandbox/backend'
 import type { EngineImage, ImageHooks, SessionMemory } from './image.js'
@@ -433,7 +433,7 @@ export class EngineRun {
     if (name === undefined && message === undefined) return { message: UNFORMATTABLE }
     const info: GuestErrorInfo = { name: name ?? 'Error', message: message ?? '' }
     // As the prelude's `describe` does: no more of a message than the host could show leaves this thread.
-    const maxChars = 2 * this.#input.limits.maxOutputBytes + 1024
+    const maxChars = maxErrorChars(this.#input.limits.maxOutputBytes)
     if (info.message.length > maxChars) {
       info.cutChars = info.message.length - maxChars
       info.message = info.message.slice(0, maxChars)

@@ -44,5 +44,5 @@ export {
 } from '../program.js'
 export type { PreparedProgram, GuestErrorInfo } from '../program.js'
 export { GUEST_PRELUDE } from '../prelude/source.js'
-export { FinishKind, GUEST_GLOBALS, GUEST_LOG_LEVELS, MAX_VALUE_DEPTH, parseQueuedCalls } from '../prelude/protocol.js'
+export { FinishKind, GUEST_GLOBALS, GUEST_LOG_LEVELS, MAX_VALUE_DEPTH, maxErrorChars, parseQueuedCalls } from '../prelude/protocol.js'
 export type { GuestHostFunctions, QueueCaps, SettleEntry } from '../prelude/protocol.js'

@@ -40,6 +40,18 @@ export interface GuestHostFunctions {
  */
 export const MAX_VALUE_DEPTH = 1024
 
+/**
+ * The longest thrown message that leaves the guest, in UTF-16 units, for a run's `maxOutputBytes`: the host
+ * cuts a failure to that many UTF-8 bytes (at least one a unit), and twice that, as mapping positions
+ * shortens a message; the rest is counted (`GuestErrorInfo.cutChars`), not sent. The prelude's formula is
+ * this one's text, with these two numbers.
+ */
+export const ERROR_CHARS_PER_OUTPUT_BYTE = 2
+export const ERROR_CHARS_SLACK = 1024
+export function maxErrorChars(maxOutputBytes: number): number {
+  return ERROR_CHARS_PER_OUTPUT_BYTE * maxOutputBytes + ERROR_CHARS_SLACK
+}
+
 /** The caps queue mode applies in the guest (the run's limits of the same names). */
 export interface QueueCaps {
   maxSubCalls: number

@@ -1,4 +1,4 @@
-import { GUEST_GLOBALS, GUEST_LOG_LEVELS, MAX_VALUE_DEPTH } from './protocol.js'
+import { ERROR_CHARS_PER_OUTPUT_BYTE, ERROR_CHARS_SLACK, GUEST_GLOBALS, GUEST_LOG_LEVELS, MAX_VALUE_DEPTH } from './protocol.js'
 import { UNKNOWN_TOOL_SOURCE } from './unknown-tool.js'
 
 /**
@@ -330,7 +330,7 @@ return function (host, bindingsJson, queueJson, maxOutputBytes) {
   r.hostCall = host.call; r.hostLog = host.log; r.hostFinish = host.finish; r.hostLimit = host.limit;
   /* A thrown message past this can never be shown (the host cuts a failure to maxOutputBytes UTF-8 bytes, at
      least one a unit; twice, as mapping positions shortens it): it is cut here, before it leaves the guest. */
-  r.maxErrorChars = typeof maxOutputBytes === 'number' ? 2 * maxOutputBytes + 1024 : 1 / 0;
+  r.maxErrorChars = typeof maxOutputBytes === 'number' ? ${ERROR_CHARS_PER_OUTPUT_BYTE} * maxOutputBytes + ${ERROR_CHARS_SLACK} : 1 / 0;
   r.closed = false; r.nextId = 0; r.pending = create(null); r.queue = null; r.open = 0; r.maxCalls = 0; r.maxOpen = 0;
   curApi = null; curProgram = undefined;
   if (typeof r.hostCall !== 'function') {
