@@ -121,14 +121,19 @@ export function installDeclarations(pkg: DeclaredPackage, emitted: EmittedDeclar
 }
 
 function declarationFiles(dir: string): string[] {
-  const out: string[] = []
+  return [...filesOf(dir).keys()].filter((path) => path.endsWith('.d.ts'))
+}
+
+/** Every file under `dir` with its modification time. */
+export function filesOf(dir: string): Map<string, number> {
+  const out = new Map<string, number>()
   const stack = [dir]
   while (stack.length > 0) {
     const path = stack.pop() as string
     const info = statSync(path, { throwIfNoEntry: false })
     if (info === undefined) continue
     if (info.isDirectory()) for (const entry of readdirSync(path)) stack.push(join(path, entry))
-    else if (path.endsWith('.d.ts')) out.push(path)
+    else out.set(path, info.mtimeMs)
   }
   return out
 }

@@ -32,7 +32,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { emitDeclarations, installDeclarations } from './build-dts.js'
+import { emitDeclarations, filesOf, installDeclarations } from './build-dts.js'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -141,19 +141,6 @@ function newestSource(dir: string): number {
   return newest
 }
 
-/** Every file under `dir` with its modification time. */
-function filesOf(dir: string): Map<string, number> {
-  const out = new Map<string, number>()
-  const stack = [dir]
-  while (stack.length > 0) {
-    const path = stack.pop() as string
-    const info = statSync(path, { throwIfNoEntry: false })
-    if (info === undefined) continue
-    if (info.isDirectory()) for (const entry of readdirSync(path)) stack.push(join(path, entry))
-    else out.set(path, info.mtimeMs)
-  }
-  return out
-}
 
 /**
  * Why `pkg` needs a build, or undefined when its `dist/` is current: its JavaScript, and with
