@@ -141,7 +141,6 @@ function newestSource(dir: string): number {
   return newest
 }
 
-
 /**
  * Why `pkg` needs a build, or undefined when its `dist/` is current: its JavaScript, and with
  * `declarations` its `.d.ts` files too.
@@ -333,11 +332,11 @@ export function buildJs(options: BuildJsOptions = {}): BuildJsReport {
 }
 
 /**
- * The `.d.ts` files of those of `packages` whose declarations are stale: one TypeScript program emits
- * every package's and each stale package's are bundled (`emitDeclarations`, no lock held: it writes to a
- * folder of its own), then each package receives its own under the build lock, after its JavaScript is checked again (a JavaScript
- * build removes the declarations, so one that ran meanwhile is redone first). A source changed while
- * the program ran leaves the package stale: `scripts/pack.ts` checks once more under the lock.
+ * The `.d.ts` files of those of `packages` whose declarations are stale: one TypeScript program emits every
+ * package's, and the stale packages' are bundled (`emitDeclarations`, no lock held: it writes to a folder of
+ * its own); then each package receives its own under the build lock, once its JavaScript is checked again
+ * (a JavaScript build removes the declarations, so one that ran meanwhile is redone first). A source changed
+ * while the program ran leaves the package stale: `scripts/pack.ts` checks once more under the lock.
  */
 export function buildDeclarations(packages: readonly WorkspacePackage[], root: string = ROOT, log: (line: string) => void = (line) => void process.stderr.write(`${line}\n`)): void {
   const stale = packages.filter((pkg) => existsSync(join(pkg.dir, 'tsup.config.ts')) && staleReason(pkg, true) !== undefined)
