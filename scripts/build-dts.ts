@@ -40,8 +40,7 @@ export interface EmittedDeclarations {
 
 /** What the bundling step (this file run as a script) is asked. */
 interface BundleRequest {
-  /** The TypeScript program's output, laid out as the repository. */
-  readonly emitted: string
+  /** Per package: its emitted sources (where its entries are), the folder its bundle goes to, its entries. */
   readonly packages: readonly { readonly source: string; readonly out: string; readonly entries: Readonly<Record<string, string>> }[]
 }
 
@@ -57,8 +56,7 @@ export function emitDeclarations(packages: readonly DeclaredPackage[], root: str
   try {
     run(join(root, 'node_modules/.bin/tsc'), ['-p', join(root, 'tsconfig.dts.json'), '--outDir', program], root, 'tsc -p tsconfig.dts.json')
     const request: BundleRequest = {
-      emitted: program,
-      packages: packages.map((pkg) => ({ source: join(program, relative(root, pkg.dir), 'src'), out: join(folder, relative(root, pkg.dir)), entries: entriesOf(pkg, join(program, relative(root, pkg.dir), 'src')) })),
+      packages: packages.map((pkg) => ({ source: join(program, relative(root, pkg.dir), 'src'), out: join(folder, relative(root, pkg.dir)), entries: entriesOf(pkg, join(program, relative(root, pkg.dir), 'src'), root) })),
     }
     const file = join(folder, 'request.json')
     writeFileSync(file, JSON.stringify(request))
@@ -84,12 +82,12 @@ function run(command: string, args: readonly string[], cwd: string, what: string
  * each: `src/<name>.d.ts`, or `src/<name>/index.d.ts` for an entry named apart from its source
  * (`shapes: 'src/shapes/index.ts'`).
  */
-function entriesOf(pkg: DeclaredPackage, source: string): Record<string, string> {
+function entriesOf(pkg: DeclaredPackage, source: string, root: string): Record<string, string> {
   const entries: Record<string, string> = {}
   for (const target of pkg.typeTargets) {
     const name = posix.normalize(target).replace(/^dist\//, '').replace(/\.d\.ts$/, '')
     const file = [join(source, `${name}.d.ts`), join(source, name, 'index.d.ts')].find((path) => existsSync(path))
-    if (file === undefined) throw new Error(`no declarations were emitted for ${relative(ROOT, join(pkg.dir, target))} (from src/${name}.ts or src/${name}/index.ts)`)
+    if (file === undefined) throw new Error(`no declarations were emitted for ${relative(root, join(pkg.dir, target))} (from src/${name}.ts or src/${name}/index.ts)`)
     entries[name] = file
   }
   return entries
