@@ -254,7 +254,7 @@ export class SubCallScheduler {
       if (head === undefined) return
       // An exclusive call only starts alone and runs alone, and a call joins others only once they were all
       // classified safe: only a call in flight alone can be exclusive (a scan of every call in flight made a
-      // Promise.all of n calls under a cap of n cost n²/2 classifications).
+      // Promise.all of n calls under a cap of n cost n²/2 checks).
       if (this.#inFlight.length === 1 && exclusive(this.#inFlight[0] as SubCall)) return
       if (head.binding !== undefined && this.services.executable(head.name, this.ctx.agent, this.ctx.toolSet) !== head.binding.definition) {
         this.#queue.shift()
