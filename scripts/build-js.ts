@@ -40,7 +40,7 @@ export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const WORKSPACE_GLOBS = ['packages', 'sandbox']
 const WORKSPACE_DIRS = ['bindings']
 
-export interface WorkspacePackage {
+interface WorkspacePackage {
   readonly name: string
   /** Absolute folder. */
   readonly dir: string
@@ -338,8 +338,8 @@ export function buildJs(options: BuildJsOptions = {}): BuildJsReport {
  * (a JavaScript build removes the declarations, so one that ran meanwhile is redone first). A source changed
  * while the program ran leaves the package stale: `scripts/pack.ts` checks once more under the lock.
  */
-export function buildDeclarations(packages: readonly WorkspacePackage[], root: string = ROOT, log: (line: string) => void = (line) => void process.stderr.write(`${line}\n`)): void {
-  const stale = packages.filter((pkg) => existsSync(join(pkg.dir, 'tsup.config.ts')) && staleReason(pkg, true) !== undefined)
+function buildDeclarations(packages: readonly WorkspacePackage[], root: string, log: (line: string) => void): void {
+  const stale = packages.filter((pkg) => staleReason(pkg, true) !== undefined)
   if (stale.length === 0) return
   const started = performance.now()
   const emitted = emitDeclarations(stale, root)
