@@ -141,16 +141,57 @@ describe('cancellation', () => {
     expect(codeOf(result)).toBe('ABORTED')
   })
 
-  test('the body receives the caller signal itself when no wrapper replaced it', async () => {
+  test("with no wrapper replacing it, the body receives the batch's signal, which aborts with the caller's reason", async () => {
     const tools = new ToolsService()
+    const started = deferred()
+    let policies: AbortSignal | undefined
     let seen: AbortSignal | undefined
+    tools.on('tools/pre-execute', (exec, next) => {
+      policies = exec.signal
+      return next()
+    })
     instrumented(tools, async (ctx) => {
       seen = ctx.signal
-      return null
+      started.resolve()
+      await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }))
+      return ctx.signal.reason as string
     })
     const controller = new AbortController()
-    await runOne(tools, 't', {}, { signal: controller.signal })
-    expect(seen).toBe(controller.signal)
+    const pending = runOne(tools, 't', {}, { signal: controller.signal })
+    await started.promise
+    expect(seen).toBe(policies)
+    expect(seen).not.toBe(controller.signal)
+    controller.abort('the reason')
+    expect(seen?.reason).toBe('the reason')
+    expect(codeOf(await pending)).toBe('ABORTED')
+  })
+
+  test('one signal shared by many concurrent direct calls whose bodies listen: no listener-leak warning, none left on it, an abort stops them all', async () => {
+    const tools = new ToolsService()
+    const warnings: Error[] = []
+    const onWarning = (warning: Error): void => void warnings.push(warning)
+    process.on('warning', onWarning)
+    try {
+      let listening = 0
+      const allListening = deferred()
+      instrumented(tools, async (ctx) => {
+        const stopped = new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }))
+        if (++listening === 30) allListening.resolve()
+        await stopped
+        return null
+      })
+      const controller = new AbortController()
+      const pending = Promise.all(Array.from({ length: 30 }, () => runOne(tools, 't', {}, { signal: controller.signal })))
+      await allListening.promise
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1)
+      controller.abort()
+      expect((await pending).map(codeOf)).toEqual(Array.from({ length: 30 }, () => 'ABORTED'))
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(warnings.map((w) => w.name)).toEqual([])
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
+    } finally {
+      process.off('warning', onWarning)
+    }
   })
 })
 
@@ -235,12 +276,16 @@ describe('tools/execute signal replacement', () => {
     expect(aborted).toBe(true)
   })
 
-  test('after the call, later stages see the caller signal and no fused listener is left behind', async () => {
+  test('after the call, later stages see the signal the call started with and no fused listener is left behind', async () => {
     const tools = new ToolsService()
     instrumented(tools)
     const { controller, seenAfter } = replacingWrapper(tools)
     const caller = new AbortController()
     const signals: AbortSignal[] = []
+    tools.on('tools/pre-execute', (exec, next) => {
+      signals.push(exec.signal)
+      return next()
+    })
     tools.on('tools/post-execute', (exec, _r, next) => {
       signals.push(exec.signal)
       return next()
@@ -251,8 +296,9 @@ describe('tools/execute signal replacement', () => {
     const before = getEventListeners(caller.signal, 'abort').length
     const result = await runOne(tools, 't', {}, { signal: caller.signal })
     expect(result.isError).toBe(false)
-    expect(signals).toEqual([caller.signal, caller.signal])
-    expect(seenAfter).toEqual([caller.signal])
+    const [batch] = signals
+    expect(signals).toEqual([batch, batch, batch])
+    expect(seenAfter).toEqual([batch])
     expect(getEventListeners(caller.signal, 'abort')).toHaveLength(before)
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
   })

@@ -1,3 +1,5 @@
+import { setMaxListeners } from 'node:events'
+
 /** A signal that aborts when either input aborts, and the release of its listeners. */
 export interface FusedSignal {
   readonly signal: AbortSignal
@@ -26,6 +28,22 @@ export function fuseSignals(caller: AbortSignal, replacement: AbortSignal): Fuse
       stopReplacement()
     },
   }
+}
+
+/**
+ * The signal of one batch: it aborts, with the caller's reason, when the caller's signal does, until
+ * released. However many batches share the caller's signal (a harness may pass its session's to every
+ * call), that signal carries one listener of ours; the batch's own carries what its calls add (their
+ * wrappers, gates and bodies, a `fetch` or a timer each), which is not a leak and is not warned about.
+ */
+export function batchSignal(caller: AbortSignal): FusedSignal {
+  const controller = new AbortController()
+  setMaxListeners(0, controller.signal)
+  if (caller.aborted) {
+    controller.abort(caller.reason)
+    return { signal: controller.signal, release: noop }
+  }
+  return { signal: controller.signal, release: whenAborted(caller, () => controller.abort(caller.reason)) }
 }
 
 /** Per signal: the functions waiting for it to abort, and the one listener of ours that runs them. */

@@ -5,6 +5,7 @@ import { runWaterfall } from '../events/waterfall.js'
 import { createNativeExecutor } from '../executor/native.js'
 import { Guards } from '../pipeline/guards.js'
 import { Pipeline } from '../pipeline/pipeline.js'
+import { batchSignal } from '../pipeline/signal.js'
 import { contentProblem } from '../pipeline/results.js'
 import type { ContentBlock, ToolSchema } from '../types/content.js'
 import type { PreToolDecision, ToolGuard } from '../types/decisions.js'
@@ -236,10 +237,16 @@ export class ToolsView {
   async execute(input: ToolBatchInput): Promise<ToolBatchResult> {
     checkBatchInput(input)
     // A scoped view runs calls on behalf of its scope when the batch names no agent.
-    const batch = input.agent === undefined && this.scope !== undefined ? { ...input, agent: this.scope } : input
-    const executor = this.#core.executors.select(batch.agent)
+    const agent = input.agent ?? this.scope
+    const executor = this.#core.executors.select(agent)
     if (executor === null) throw new NoExecutorError()
-    return executor.execute(batch, this.#core.services(executor))
+    // The calls listen on a signal of the batch's own, which follows the caller's: see batchSignal.
+    const signal = batchSignal(input.signal)
+    try {
+      return await executor.execute({ ...input, signal: signal.signal, ...(agent !== undefined && { agent }) }, this.#core.services(executor))
+    } finally {
+      signal.release()
+    }
   }
 
   /**
@@ -256,11 +263,16 @@ export class ToolsView {
   async resume(input: ToolResumeInput): Promise<ToolBatchResult> {
     if (typeof input !== 'object' || input === null || typeof input.token !== 'string') throw new TypeError('resume() needs { token, decision, signal }')
     if (!(input.signal instanceof AbortSignal)) throw new TypeError('resume() needs a caller-owned AbortSignal')
-    const resumed = input.agent === undefined && this.scope !== undefined ? { ...input, agent: this.scope } : input
-    const executor = this.#core.executors.select(resumed.agent)
+    const agent = input.agent ?? this.scope
+    const executor = this.#core.executors.select(agent)
     if (executor === null) throw new NoExecutorError()
     if (executor.resume === undefined) throw new TypeError('the executor selected for this agent cannot resume programs (createPtcExecutor({ durable }) can)')
-    return executor.resume(resumed, this.#core.services(executor))
+    const signal = batchSignal(input.signal)
+    try {
+      return await executor.resume({ ...input, signal: signal.signal, ...(agent !== undefined && { agent }) }, this.#core.services(executor))
+    } finally {
+      signal.release()
+    }
   }
 
   /**

@@ -115,12 +115,17 @@ describe('installTimeoutPolicy', () => {
     expect(vi.getTimerCount()).toBe(0)
   })
 
-  test('tools without a budget are untouched: no timer, the caller signal itself, the same result', async () => {
+  test('tools without a budget are untouched: no timer, the signal the policies saw, the same result', async () => {
     vi.useFakeTimers()
     const tools = new ToolsService()
     installTimeoutPolicy(tools)
     let timersDuringBody = -1
     let seen: AbortSignal | undefined
+    let policies: AbortSignal | undefined
+    tools.on('tools/pre-execute', (exec, next) => {
+      policies = exec.signal
+      return next()
+    })
     tools.register(
       tool('plain', {
         execute: (_args, ctx) => {
@@ -133,7 +138,8 @@ describe('installTimeoutPolicy', () => {
     const controller = new AbortController()
     const result = await runOne(tools, 'plain', {}, { signal: controller.signal })
     expect(timersDuringBody).toBe(0)
-    expect(seen).toBe(controller.signal)
+    expect(policies).toBeInstanceOf(AbortSignal)
+    expect(seen).toBe(policies)
     expect(result).toEqual({ isError: false, value: 'ok', content: [{ type: 'text', text: '"ok"' }] })
   })
 

@@ -23,6 +23,11 @@ export interface ToolModelInput {
 /** Raw model calls, with optional agent ownership and step logging. */
 export interface ToolBatchInput {
   readonly calls: readonly ToolCallBlock[]
+  /**
+   * Required caller-owned cancellation. Through `ToolsService.execute` the executor and every call of the
+   * batch (policies, wrappers, bodies) get a signal of the batch's own that aborts with this one's reason,
+   * so one signal may be shared by any number of concurrent batches without a listener-leak warning.
+   */
   readonly signal: AbortSignal
   /** Positive integer overriding the executor's cap for this batch (root calls only). */
   readonly maxParallelToolCalls?: number
