@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events'
 import { ToolsError } from '@ptc/tools'
-import { abandonedResult, abandonReason, adoptParsedJson, failureResult, isConcurrencySafeCall, whenAborted, type ParsedToolCall } from '@ptc/tools/executor'
+import { abandonedRefusal, abandonedResult, abandonReason, adoptParsedJson, countAbandoned, failureResult, isConcurrencySafeCall, whenAborted, type ParsedToolCall } from '@ptc/tools/executor'
 import { parkCall } from '@ptc/sandbox/session'
 import type {
   ApprovalDecision,
@@ -17,22 +17,9 @@ import type {
 } from '@ptc/tools'
 import type { DispatchLog } from './dispatch-log.js'
 
-/**
- * The most bodies of one tool (one definition, in this process) that programs' schedulers abandoned and
- * that have not ended: past it, a program's call of that tool fails at once (`TOOL_ERROR`) until some end.
- * A body that ignores its abort signal cannot be stopped; each one a program leaves behind holds its
- * arguments and closures (about 3 KB measured), and a program that made 10 000 such calls a run grew the
- * host by 30 MB a run, without end.
- */
-export const MAX_ABANDONED_BODIES = 256
-
-/** Bodies abandoned and still running, by the definition they run (process-wide: it is the host's memory). */
-const abandonedBodies = new WeakMap<ToolDefinition, number>()
-
 /** A call's body was abandoned (+1) or, abandoned, has ended (-1); a call without a binding is not counted. */
-function countAbandoned(call: SubCall, change: 1 | -1): void {
-  const definition = call.binding?.definition
-  if (definition !== undefined) abandonedBodies.set(definition, (abandonedBodies.get(definition) ?? 0) + change)
+function countCall(call: SubCall, change: 1 | -1): void {
+  if (call.binding !== undefined) countAbandoned(call.binding.definition, change)
 }
 
 /** One tool a program may call: the definition it was bound to and its frozen schema. */
@@ -261,11 +248,10 @@ export class SubCallScheduler {
         head.deliver(failureResult('UNKNOWN_TOOL', `unknown tool: ${head.name} (it was removed, replaced or restricted after the program started)`), false)
         continue
       }
-      const stuck = head.binding === undefined ? 0 : (abandonedBodies.get(head.binding.definition) ?? 0)
-      if (stuck >= MAX_ABANDONED_BODIES) {
+      const refusal = abandonedRefusal(head.binding?.definition, head.name)
+      if (refusal !== undefined) {
         this.#queue.shift()
-        const what = `${stuck} earlier calls of ${head.name} were abandoned and are still running (its body does not stop when told to)`
-        head.deliver(failureResult('TOOL_ERROR', `${what}; no call of it starts until some of them end`), false)
+        head.deliver(refusal, false)
         continue
       }
       // A call that starts alone needs no classification yet; it is classified when another call wants to overlap it.
@@ -307,7 +293,7 @@ export class SubCallScheduler {
         clearTimeout(call.graceTimer)
         // An abandoned call's late outcome is logged (after its abandonment), never delivered.
         if (call.abandoned === true) {
-          countAbandoned(call, -1)
+          countCall(call, -1)
           if (call.committed === true) this.log.late(call, result, Date.now())
           else call.late = { result, at: Date.now() }
           return
@@ -338,7 +324,7 @@ export class SubCallScheduler {
     call.result = abandonedResult(code, what, this.drainGraceMs)
     call.abandoned = true
     call.settledAt = now
-    countAbandoned(call, 1)
+    countCall(call, 1)
   }
 
   /** Deliver settled calls to the program and the log, in submission order. */

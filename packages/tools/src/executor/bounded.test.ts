@@ -5,6 +5,7 @@ import { ToolsService } from '../registry/service.js'
 import { MemorySession } from '../session/memory.js'
 import { installTimeoutPolicy } from '../timeout/index.js'
 import type { SessionEvent } from '../types/scope.js'
+import { MAX_ABANDONED_BODIES } from './abandoned.js'
 import { createNativeExecutor } from './native.js'
 
 /** A service with `stubborn`: a body that ignores its signal and settles only when released. */
@@ -129,6 +130,38 @@ describe('bounded drain of model-direct calls', () => {
     )
     await runBatch(tools, Array.from({ length: 10 }, (_, i) => call('probe', {}, `p${i}`)), { signal: controller.signal })
     expect(Math.max(...counts)).toBe(1)
+  })
+
+  test(`past ${MAX_ABANDONED_BODIES} abandoned bodies of a tool still running, its direct calls fail at once; once they end, it is called again`, async () => {
+    const h = stubborn({ timeoutMs: 1, drainGraceMs: 1 })
+    installTimeoutPolicy(h.tools)
+    let started = 0
+    h.tools.on('tools/execute', (exec, next) => {
+      if (exec.name === 'stubborn') started++
+      return next()
+    })
+    const calls = Array.from({ length: MAX_ABANDONED_BODIES + 40 }, (_, i) => call('stubborn', {}, `s${i}`))
+    // One call a batch, as a model retrying would: each is abandoned before the next starts.
+    const codes: (string | undefined)[] = []
+    let refusal = ''
+    for (const one of calls) {
+      const result = (await runBatch(h.tools, [one], { agent: h.owner, log: { turn: 1, step: 1 } })).results[0]?.result
+      if (result === undefined) throw new Error('no result')
+      codes.push(codeOf(result))
+      if (result.isError && codeOf(result) === 'TOOL_ERROR') refusal = result.error.message
+    }
+    expect(started).toBe(MAX_ABANDONED_BODIES)
+    expect(codes).toEqual([...Array.from({ length: MAX_ABANDONED_BODIES }, () => 'TOOL_TIMEOUT'), ...Array.from({ length: 40 }, () => 'TOOL_ERROR')])
+    expect(refusal).toBe(`${MAX_ABANDONED_BODIES} earlier calls of stubborn were abandoned and are still running (its body does not stop when told to); no call of it starts until some of them end`)
+    // The refusals went through the pipeline: the session log and the tools/result observers saw every call.
+    expect(ofType(h.session.events, 'tool/result')).toHaveLength(calls.length)
+    expect(h.results.filter((code) => code === 'TOOL_ERROR')).toHaveLength(40)
+
+    h.release.resolve({ ok: true })
+    await eventually(() => ofType(h.session.events, 'tool/result-late').length === MAX_ABANDONED_BODIES)
+    const again = (await runBatch(h.tools, [call('stubborn', {}, 'after')], { agent: h.owner })).results[0]?.result
+    expect(again?.isError).toBe(false)
+    expect(started).toBe(MAX_ABANDONED_BODIES + 1)
   })
 
   test('drainGraceMs must be a finite number >= 0', () => {

@@ -6,6 +6,8 @@
  *   (freeze it in place instead of copying it). It checks nothing: anything else goes through
  *   `snapshotJson` from the root entry.
  * - `abandonReason` / `abandonedResult`: the wording and result of a call abandoned after the drain grace.
+ * - `countAbandoned` / `abandonedRefusal` / `MAX_ABANDONED_BODIES`: abandoned bodies still running, per tool
+ *   and process-wide, and the refusal of a call of a tool that has too many.
  * - `failureResult`: the `isError` result of a failure with its stable code.
  * - `parseToolCall`: a raw model call's arguments parsed losslessly, or why they could not be (`INVALID_ARGS`).
  * - `whenAborted`: wait for a caller's signal with one listener per signal, however many calls share it.
@@ -13,6 +15,7 @@
  */
 export { adoptParsedJson } from '../json/snapshot.js'
 export { abandonedResult, abandonReason } from './bounded.js'
+export { abandonedRefusal, countAbandoned, MAX_ABANDONED_BODIES } from './abandoned.js'
 export { isConcurrencySafeCall } from './classify.js'
 export { failureResult } from '../pipeline/results.js'
 export { parseToolCall, type ParsedToolCall } from './arguments.js'

@@ -6,6 +6,7 @@ import type { ToolExecutionResult } from '../types/tool.js'
 import type { ToolBatchInput, ToolBatchResult, ToolCallResult, ToolDispatchOptions, ToolExecutor, ToolExecutorServices, ToolModelInput } from '../types/executor.js'
 import type { Session } from '../types/scope.js'
 import { RUN_CODE } from '../registry/registration.js'
+import { countAbandoned } from './abandoned.js'
 import { BoundedDispatch, checkDrainGrace, type BoundedOutcome } from './bounded.js'
 import { SessionLog } from './session-log.js'
 import { parseToolCall, type ParsedToolCall } from './arguments.js'
@@ -20,7 +21,9 @@ export interface NativeExecutorOptions {
    * `isError` `TOOL_TIMEOUT` (a timeout) or `ABORTED`, its `tool/result` event
    * says `abandoned: true`, and its body's eventual outcome is logged as
    * `tool/result-late`. The `run_code` transport bounds its own drain and is
-   * never abandoned here.
+   * never abandoned here. At most `MAX_ABANDONED_BODIES` (256) abandoned bodies
+   * of one tool may still be running in the process: past it, calls of that
+   * tool fail at once (`TOOL_ERROR`) until some end.
    */
   drainGraceMs?: number
 }
@@ -96,6 +99,9 @@ async function runBatch(input: ToolBatchInput, services: ToolExecutorServices, c
           ...(approved.has(call.id) && { approved: true }),
         },
       )
+    // The definition the call will run, to count its body if it is abandoned (the pipeline refuses a call of
+    // a tool with MAX_ABANDONED_BODIES of them still running).
+    const definition = call.name === RUN_CODE || prepared.argumentsError !== undefined ? undefined : services.executable(call.name, agent, toolSet)
     // Called only once the dispatch settled, always after `tracked` is assigned.
     const done = (outcome: BoundedOutcome): void => {
       results[index] = outcome
@@ -111,8 +117,16 @@ async function runBatch(input: ToolBatchInput, services: ToolExecutorServices, c
       const wait = new BoundedDispatch(
         dispatch,
         graceMs,
-        (outcome) => (bounded.delete(wait), done(outcome), resolve()),
-        (late) => log?.late(call, late),
+        (outcome) => {
+          if (outcome.abandoned && definition !== undefined) countAbandoned(definition, 1)
+          bounded.delete(wait)
+          done(outcome)
+          resolve()
+        },
+        (late) => {
+          if (definition !== undefined) countAbandoned(definition, -1)
+          log?.late(call, late)
+        },
       )
       bounded.add(wait)
       if (signal.aborted) wait.stop(signal.reason)

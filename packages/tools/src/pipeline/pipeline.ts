@@ -18,6 +18,7 @@ import type { Guards } from './guards.js'
 import { applyPostDecision, normalizeWrapped, produceValue } from './outcome.js'
 import { failureResult, materialize, thrownResult } from './results.js'
 import { fuseSignals, whenAborted } from './signal.js'
+import { abandonedRefusal } from '../executor/abandoned.js'
 
 /** The event lists the pipeline reads. */
 export interface PipelineListeners {
@@ -143,6 +144,8 @@ export class Pipeline {
     }
     if (argumentsError !== undefined) return this.#finish(exec, call, failureResult('INVALID_ARGS', argumentsError))
     if (exec.signal.aborted) return this.#finish(exec, call, aborted(false))
+    const stuck = abandonedRefusal(found.registered, exec.name)
+    if (stuck !== undefined) return this.#finish(exec, call, stuck)
 
     let result: ToolExecutionResult
     try {
