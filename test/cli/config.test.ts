@@ -303,6 +303,8 @@ describe('ptc init', () => {
       type: 'module',
       scripts: { start: 'ptc run program.ts' },
       dependencies: { '@ptc/cli': `^${cli.version}`, '@ptc/tools': `^${tools.version}`, tsx: cli.dependencies['tsx'], typescript: cli.dependencies['typescript'] },
+      // npm 12 builds the optional native backend only for an allowed dependency.
+      allowScripts: { 'isolated-vm': true },
     })
     expect(readFileSync(join(root, 'my-agent/ptc.config.ts'), 'utf8')).toContain("import { defineConfig } from '@ptc/cli'")
   })

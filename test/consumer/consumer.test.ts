@@ -341,5 +341,10 @@ describe('a project outside the repository, as the README says', () => {
     const result = await ptc(['run', 'program.ts', '--sandbox', 'isolated-vm'])
     expect(result.code, result.stderr).toBe(2)
     expect(result.stderr).toMatch(/^ptc: the isolated-vm sandbox cannot start: /m)
+    // npm ran with --ignore-scripts, as npm 12 does for a dependency the project did not allow: the package is
+    // there, its native part is not, and the message says how to allow and build it.
+    expect(result.stderr).toContain('the optional dependency "isolated-vm" is installed but its native part was never built')
+    expect(result.stderr).toContain('`npm install-scripts approve isolated-vm`')
+    expect(result.stderr).toContain('`npm rebuild isolated-vm`')
   }, 60_000)
 })

@@ -5,12 +5,34 @@ import { SandboxBackendUnavailableError } from './errors.js'
 /** The isolated-vm module namespace (internal: public types never mention isolated-vm). */
 export type IvmModule = typeof IsolatedVM
 
+/** What lets a package manager run isolated-vm's install script (which builds its native part). */
+const ALLOW_BUILD =
+  'npm 12+ and pnpm 10+ run a dependency\'s install script only when the project allows it: ' +
+  '`npm install-scripts approve isolated-vm` (it writes `"allowScripts": { "isolated-vm": true }` into package.json), or pnpm\'s ' +
+  '`onlyBuiltDependencies` (`pnpm approve-builds`)'
+
+const BUILD_NEEDS =
+  'It has no prebuilt binary for every platform and then builds from source: python3, make and g++ must be ' +
+  'installed (node-gyp needs the Node headers; `npm_config_nodedir=/usr` if they live in /usr/include/node)'
+
+const QUICKJS_INSTEAD = 'Or use the default QuickJS backend (`createQuickJSRuntime` from @ptc/sandbox-quickjs).'
+
 const INSTALL_HINT =
-  'Install it with `pnpm add isolated-vm@5` (5.x supports Node 18-20; 6.x needs Node 22). It has no prebuilt ' +
-  'binary for every platform and then builds from source: python3, make and g++ must be installed (node-gyp ' +
-  'needs the Node headers; `npm_config_nodedir=/usr` if they live in /usr/include/node), and pnpm 10+ must be ' +
-  'allowed to run its build script (`onlyBuiltDependencies`). Or use the default QuickJS backend ' +
-  '(`createQuickJSRuntime` from @ptc/sandbox-quickjs).'
+  `Install it with \`npm install isolated-vm@5\` or \`pnpm add isolated-vm@5\` (5.x supports Node 18-20; 6.x needs ` +
+  `Node 22). ${BUILD_NEEDS}, and ${ALLOW_BUILD}. ${QUICKJS_INSTEAD}`
+
+const BUILD_HINT =
+  `Its install script did not run, or its build failed. ${ALLOW_BUILD}; then \`npm rebuild isolated-vm\` (or ` +
+  `\`pnpm rebuild isolated-vm\`) builds it. ${BUILD_NEEDS}. ${QUICKJS_INSTEAD}`
+
+/**
+ * Whether a failed `require('isolated-vm')` found the package but not its native part (`out/isolated_vm.node`,
+ * which its install script builds): the package's own `require('./out/isolated_vm')` failed.
+ */
+function nativePartMissing(error: unknown): boolean {
+  if (!(error instanceof Error) || (error as Error & { code?: unknown }).code !== 'MODULE_NOT_FOUND') return false
+  return /Cannot find module '[^']*out[\\/]isolated_vm(\.node)?'/.test(error.message)
+}
 
 const SNAPSHOT_HINT =
   'isolated-vm needs Node to run without its startup snapshot on Node 20+: start node with ' +
@@ -54,6 +76,13 @@ export function loadIsolatedVm(options: LoadOptions = {}): IvmModule {
     mod = (options.loader ?? defaultLoader)()
   } catch (error) {
     const detail = error instanceof Error ? error.message.split('\n')[0] : String(error)
+    if (nativePartMissing(error)) {
+      throw new SandboxBackendUnavailableError(
+        'missing-module',
+        `the isolated-vm sandbox is not available: the optional dependency "isolated-vm" is installed but its native part was never built (${detail}). ${BUILD_HINT}`,
+        { cause: error },
+      )
+    }
     throw new SandboxBackendUnavailableError(
       'missing-module',
       `the isolated-vm sandbox is not available: the optional dependency "isolated-vm" could not be loaded (${detail}). ${INSTALL_HINT}`,

@@ -9,6 +9,9 @@ export function starterFiles(name: string, versions: StarterVersions): ReadonlyM
     type: 'module',
     scripts: { start: 'ptc run program.ts', check: 'ptc check program.ts', sdk: 'ptc sdk', typecheck: 'tsc -p .' },
     dependencies: { '@ptc/cli': versions.cli, '@ptc/tools': versions.tools, tsx: versions.tsx, typescript: versions.typescript },
+    // isolated-vm (the optional native backend, `--sandbox isolated-vm`) builds in its install script, which npm
+    // 12 runs only for a dependency the project allows (npm 11 runs it and warns that it is not yet allowed).
+    allowScripts: { 'isolated-vm': true },
   }
   const tsconfig = {
     compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true },
@@ -45,6 +48,10 @@ and every call goes through the config's policies and approval service.
     npx ptc run program.ts      # run it (npm start)
     npx ptc check program.ts    # type-check it against the tools' declarations
     npx ptc sdk                 # what a model is told about the tools
+
+\`npx ptc run --sandbox isolated-vm\` runs programs in the native backend, when its optional dependency
+isolated-vm could be built at install (python3, make and g++; \`allowScripts\` in \`package.json\` lets npm
+run its build); otherwise the command says what is missing.
 
 \`ptc run --approve yes|no\` answers approvals instead of the config; \`--session run.jsonl\` logs
 every call, \`npx ptc log run.jsonl\` shows it. \`tsconfig.json\` covers the config only: a program is the
