@@ -38,3 +38,39 @@ describe('long runs keep a bounded number of programs', () => {
     expect((await call({ wait: 'run-2' })).value).toEqual({ logs: [], result: 'b done' })
   })
 })
+
+describe('a backend that breaks its contract under a long run', () => {
+  test('a run that rejects after it went to the background is no unhandled rejection: its wait answers the failure', async () => {
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      const broken = deferred()
+      // A third-party CodeRuntime whose run() rejects (the seam's contract says it resolves once it started).
+      const runtime = new (class extends FakeRuntime {
+        override async run(): Promise<never> {
+          await broken.promise
+          throw new Error('the backend broke')
+        }
+      })()
+      const tools = new ToolsService()
+      tools.setExecutor(createPtcExecutor({ runtime, longRuns: { returnAfterMs: 20 } }))
+      const agent: Agent = { id: 'agent', session: new MemorySession() }
+      let n = 0
+      const call = async (args: object): Promise<ToolExecutionResult> => {
+        const out = await tools.execute({ calls: [{ type: 'tool_call', id: `c${++n}`, name: 'run_code', arguments: JSON.stringify({ description: 'd', ...args }) }], signal: new AbortController().signal, agent })
+        return (out.results[0] as { result: ToolExecutionResult }).result
+      }
+      expect((await call({ code: 'anything' })).value).toEqual({ logs: [], running: 'run-1' })
+      broken.end('now')
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      const failed = await call({ wait: 'run-1' })
+      expect(failed.isError).toBe(true)
+      expect(text(failed)).toContain('the backend broke')
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+  })
+})

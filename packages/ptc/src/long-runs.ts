@@ -81,12 +81,15 @@ export class LongRuns {
     const handle = `run-${++this.#next}`
     const run: BackgroundRun = { owner: ownerOf(ctx), stream, done, ended: false, waiting: false, expiry: undefined }
     this.#runs.set(handle, run)
-    void done.finally(() => {
+    const end = (): void => {
       run.ended = true
       // An ended program nobody waits for is dropped after keepMs.
       run.expiry = setTimeout(() => this.#runs.delete(handle), this.#keepMs)
       run.expiry.unref()
-    })
+    }
+    // Both ways: a runtime that rejects once it started (against its contract) must not leave an unhandled
+    // rejection behind, which would end the host process; the run's `wait` reports the failure.
+    done.then(end, end)
     return handle
   }
 
