@@ -21,7 +21,9 @@ export interface PtcExecutorOptions {
   maxParallelToolCalls?: number
   /**
    * Limits of every run, over the runtime's own (`runtime.limits`); a program's `timeoutMs` replaces
-   * `wallMs`, up to this ceiling (the runtime's `wallMs` when this sets none).
+   * `wallMs`, up to this ceiling (the runtime's `wallMs` when this sets none). A runtime that has not
+   * answered 5 s (or the wall again, when longer) after a run's wall ended is a fault: `run_code` gives
+   * the run up as a `timeout` that says so, and never waits longer.
    */
   limits?: Partial<CodeRunLimits>
   /**

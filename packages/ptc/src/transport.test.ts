@@ -1,7 +1,7 @@
 import { ToolsService, type ObjectJsonSchema, type ToolDefinition, type ToolExecution } from '@ptc/tools'
 import { describe, expect, test } from 'vitest'
 import { createPtcExecutor } from './executor.js'
-import { runCodeContent } from './transport.js'
+import { RUNTIME_ANSWER_GRACE_MS, runCodeContent } from './transport.js'
 import { FakeRuntime } from './testing/fake-runtime.js'
 import { text } from './testing/fixtures.js'
 
@@ -84,4 +84,30 @@ describe('the text of a program awaiting approval', () => {
     expect(content.text).toMatch(/^a log\n\(the program is waiting for approval of tools\.remove\(\{"path":"\/tmp\/x"\}\) \(removes a file\), tools\.upload\(\{"blob":"b+… \(5000011 characters\)\); it continues/)
     expect(content.text.length).toBeLessThan(1300)
   })
+})
+
+describe('a runtime that never answers', () => {
+  test(`run_code gives the run up ${RUNTIME_ANSWER_GRACE_MS} ms after its wall, as a timeout that says so; a long run's program is aborted`, async () => {
+    let signal: AbortSignal | undefined
+    // A third-party CodeRuntime that ignores its wall limit and its signal: its run() never settles.
+    const runtime = new (class extends FakeRuntime {
+      override run(request: Parameters<FakeRuntime['run']>[0]): Promise<never> {
+        signal = request.signal
+        return new Promise<never>(() => undefined)
+      }
+    })({ wallMs: 100 })
+    const tools = new ToolsService()
+    tools.setExecutor(createPtcExecutor({ runtime, longRuns: { returnAfterMs: 60_000 } }))
+    const started = Date.now()
+    const batch = await tools.execute({ calls: [{ type: 'tool_call', id: 'c1', name: 'run_code', arguments: JSON.stringify({ code: 'hang', description: 'd' }) }], signal: new AbortController().signal })
+    const result = batch.results[0]?.result
+    expect(result?.isError).toBe(true)
+    expect(result !== undefined && text(result)).toContain(
+      `the run did not end within its wall limit of 100 ms: the fake sandbox runtime had not answered ${RUNTIME_ANSWER_GRACE_MS} ms after it, and the run was given up`,
+    )
+    expect(result?.isError === true && result.error.info?.code).toBe('CODE_RUN_FAILED')
+    // Not sooner than the wall and the grace (a behaviour, not a speed: the runtime was given all of it).
+    expect(Date.now() - started).toBeGreaterThanOrEqual(100 + RUNTIME_ANSWER_GRACE_MS - 20)
+    expect(signal?.aborted).toBe(true)
+  }, 30_000)
 })
