@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import { createFileSessionStore, type SessionStore } from '@ptc/sandbox/session'
-import { createPtcExecutor, ResumeError, type PtcExecutorOptions } from '@ptc/ptc'
+import { createPtcExecutor, ResumeError, RUNTIME_ANSWER_GRACE_MS, type PtcExecutorOptions } from '@ptc/ptc'
 import { ptcHarness, text, type PtcHarness } from '@ptc/ptc/testing'
 import type { CodeRuntime } from '@ptc/sandbox'
 import type { ToolExecutionResult } from '@ptc/tools'
@@ -228,3 +228,28 @@ test('durable approval needs a runtime that suspends runs', () => {
   const runtime = { name: 'fake', limits: createQuickJSRuntime({ prewarm: false }).limits, run: async () => ({ logs: [], stats: { cpuMs: 0, wallMs: 0, queueMs: 0, subCalls: 0 } }), dispose: async () => {} } as unknown as CodeRuntime
   expect(() => createPtcExecutor({ runtime, durable: { store: store() } })).toThrow(/needs a runtime that suspends runs \(QuickJS\); the fake runtime does not/)
 })
+
+test('a runtime whose resumeRun never answers: the resume is given up after the wall ceiling and a grace, as a timeout', async () => {
+  const real = createQuickJSRuntime({ isolation: 'inline' })
+  try {
+    // The real runtime suspends the program; its resumption then hangs (a backend fault).
+    const runtime = {
+      name: real.name,
+      limits: { ...real.limits, wallMs: 200 },
+      run: (request: Parameters<CodeRuntime['run']>[0]) => real.run(request),
+      openRun: (token: string, bytes: Uint8Array) => real.openRun?.(token, bytes),
+      resumeRun: () => new Promise<never>(() => undefined),
+      dispose: () => real.dispose(),
+    } as unknown as CodeRuntime
+    const h = harness(runtime, { durable: { store: store() } })
+    const first = await h.runCode(`return await tools.write({ key: 'k' })`)
+    const result = (await resume(h, awaiting(first).token, 'allowed-once')).results[0]?.result
+    expect(result?.isError).toBe(true)
+    expect(text(result as ToolExecutionResult)).toContain(
+      `the run did not end by its wall limit (at most 200 ms): the quickjs sandbox runtime had not answered ${RUNTIME_ANSWER_GRACE_MS} ms after that, and the run was given up`,
+    )
+    expect(h.trace).toEqual([])
+  } finally {
+    await real.dispose()
+  }
+}, 30_000)

@@ -12,6 +12,7 @@ import { STORE_WAIT_MS, waitForStore, type DurableRun, type ResumeRunRequest, ty
 import type { ApprovalDecision, DisplayReason, ToolBatchResult, ToolExecutionResult, ToolExecutionToken, ToolExecutorServices, ToolResumeInput, ToolRunContext, UserMessage } from '@ptc/tools'
 import { failureResult } from '@ptc/tools/executor'
 import { RUN_CODE } from '@ptc/tools'
+import { answered } from './answered.js'
 import { buildBindings } from './bindings.js'
 import { DispatchLog } from './dispatch-log.js'
 import type { LogLimits } from './log-limits.js'
@@ -55,6 +56,8 @@ interface RunIdentity {
 /** The transport's side of one run: its scheduler, log and limits. */
 export interface DurableRunConfig {
   readonly runtime: CodeRuntime
+  /** The longest wall a run may have (a resumed run's own is sealed in its state): bounds the wait for `resumeRun`. */
+  readonly maxWallMs: number
   readonly maxParallelSubCalls: number
   readonly drainGraceMs: number
   readonly logLimits: LogLimits | undefined
@@ -256,7 +259,7 @@ export class DurableRuns {
     let run: CodeRunResult | undefined
     try {
       const request: ResumeRunRequest = { call: (name, args) => scheduler.submit(name, args), signal: input.signal, durable: next }
-      run = await (config.runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(suspended, request)
+      run = await answered((config.runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(suspended, request), config.maxWallMs, config.runtime.name)
     } finally {
       await scheduler.close(run?.error?.kind === 'timeout')
     }

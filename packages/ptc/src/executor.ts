@@ -22,8 +22,9 @@ export interface PtcExecutorOptions {
   /**
    * Limits of every run, over the runtime's own (`runtime.limits`); a program's `timeoutMs` replaces
    * `wallMs`, up to this ceiling (the runtime's `wallMs` when this sets none). A runtime that has not
-   * answered 5 s (or the wall again, when longer) after a run's wall ended is a fault: `run_code` gives
-   * the run up as a `timeout` that says so, and never waits longer.
+   * answered `RUNTIME_ANSWER_GRACE_MS` (5 s, or the wall again when longer) after a run's wall ended is a
+   * fault: `run_code` (and `tools.resume`, after this ceiling) gives the run up as a `timeout` that says so,
+   * and never waits longer.
    */
   limits?: Partial<CodeRunLimits>
   /**
@@ -151,7 +152,7 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
     },
     execute: (input, services) => native.execute(input, services),
     ...(durable !== undefined && {
-      resume: (input: ToolResumeInput, services: ToolExecutorServices) => durable.resume(input, services, { runtime, maxParallelSubCalls, drainGraceMs, logLimits }, runCodeContent),
+      resume: (input: ToolResumeInput, services: ToolExecutorServices) => durable.resume(input, services, { runtime, maxWallMs: maxTimeoutMs, maxParallelSubCalls, drainGraceMs, logLimits }, runCodeContent),
     }),
   } satisfies ToolExecutor)
   // Calls a provider-hosted program made are sub-dispatches of that program, as a run_code program's are.

@@ -1,7 +1,8 @@
 import { ToolsService, type ObjectJsonSchema, type ToolDefinition, type ToolExecution } from '@ptc/tools'
 import { describe, expect, test } from 'vitest'
 import { createPtcExecutor } from './executor.js'
-import { RUNTIME_ANSWER_GRACE_MS, runCodeContent } from './transport.js'
+import { RUNTIME_ANSWER_GRACE_MS } from './answered.js'
+import { runCodeContent } from './transport.js'
 import { FakeRuntime } from './testing/fake-runtime.js'
 import { text } from './testing/fixtures.js'
 
@@ -103,7 +104,7 @@ describe('a runtime that never answers', () => {
     const result = batch.results[0]?.result
     expect(result?.isError).toBe(true)
     expect(result !== undefined && text(result)).toContain(
-      `the run did not end within its wall limit of 100 ms: the fake sandbox runtime had not answered ${RUNTIME_ANSWER_GRACE_MS} ms after it, and the run was given up`,
+      `the run did not end by its wall limit (at most 100 ms): the fake sandbox runtime had not answered ${RUNTIME_ANSWER_GRACE_MS} ms after that, and the run was given up`,
     )
     expect(result?.isError === true && result.error.info?.code).toBe('CODE_RUN_FAILED')
     // Not sooner than the wall and the grace (a behaviour, not a speed: the runtime was given all of it).

@@ -2,8 +2,9 @@
  * The `run_code` tool: a program's arguments checked, its bindings frozen, the run on the sandbox
  * runtime with each guest call submitted to the run's sub-call scheduler, and the outcome rendered.
  */
-import { MAX_TIMER_MS, type CodeRunLimits, type CodeRunResult, type CodeRuntime } from '@ptc/sandbox'
+import type { CodeRunLimits, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import { RUN_CODE, textHead, type JsonSchemaNode, type JsonValue, type ToolDefinition, type ToolExecutorServices, type ToolRunContext } from '@ptc/tools'
+import { answered } from './answered.js'
 import { buildBindings } from './bindings.js'
 import { DispatchLog } from './dispatch-log.js'
 import { renderRunText } from './render.js'
@@ -123,41 +124,6 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
       }
     },
   } satisfies ToolDefinition)
-}
-
-/**
- * How long past a run's wall limit `run_code` waits for the runtime's answer before it gives the run up: this
- * much, or the wall again when that is longer. ptc's backends answer by the wall (the conformance suite holds
- * them to it: a run waiting for an engine counts its wait, a guest that ignores the limit is killed); a
- * runtime that does not (a fault of a third-party backend, or of one of ours) must not hold `run_code`, and
- * the agent's turn with it, forever.
- */
-export const RUNTIME_ANSWER_GRACE_MS = 5_000
-
-/**
- * The runtime's result, or, when it has not come `wallMs` and the grace after the run started, a `timeout`
- * failure that says the runtime did not answer (`giveUp` is told; the run's late result is dropped). The timer
- * keeps the process alive as the run would: a pending `run_code` always ends.
- */
-async function answered(running: Promise<CodeRunResult>, wallMs: number, runtime: string, giveUp: (why: Error) => void): Promise<CodeRunResult> {
-  const graceMs = Math.max(RUNTIME_ANSWER_GRACE_MS, wallMs)
-  const started = Date.now()
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<CodeRunResult>((resolve) => {
-    timer = setTimeout(
-      () => {
-        const message = `the run did not end within its wall limit of ${wallMs} ms: the ${runtime} sandbox runtime had not answered ${graceMs} ms after it, and the run was given up`
-        giveUp(new Error(message))
-        resolve({ logs: [], error: { kind: 'timeout', message }, stats: { cpuMs: 0, wallMs: Date.now() - started, queueMs: 0, subCalls: 0 } })
-      },
-      Math.min(MAX_TIMER_MS, wallMs + graceMs),
-    )
-  })
-  try {
-    return await Promise.race([running, late])
-  } finally {
-    clearTimeout(timer)
-  }
 }
 
 /** The content of a `run_code` value: its logs and result, or the part of a program still running or awaiting approval. */
