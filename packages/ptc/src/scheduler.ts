@@ -274,7 +274,9 @@ export class SubCallScheduler {
   }
 
   #pump(): void {
-    while (!this.#closed && !this.#policyBusy) {
+    // Once the run is told to stop (its caller aborted, or it ended), no queued call starts: `close` refuses
+    // them, however the microtasks of the run's end and of a call settling meanwhile are ordered.
+    while (!this.#closed && !this.#policyBusy && !this.#run.signal.aborted) {
       const head = this.#queue.first
       if (head === undefined) return
       // An exclusive call only starts alone and runs alone, and a call joins others only once they were all
