@@ -3,6 +3,7 @@
  * runtime longer than a run's wall and a grace after it.
  */
 import { MAX_TIMER_MS, type CodeRunResult } from '@ptc/sandbox'
+import { within } from './long-runs.js'
 
 /**
  * How long past a run's wall limit `run_code` waits for the runtime's answer before it gives the run up: this
@@ -21,20 +22,9 @@ export const RUNTIME_ANSWER_GRACE_MS = 5_000
 export async function answered(running: Promise<CodeRunResult>, wallMs: number, runtime: string, giveUp: (why: Error) => void = () => undefined): Promise<CodeRunResult> {
   const graceMs = Math.max(RUNTIME_ANSWER_GRACE_MS, wallMs)
   const started = Date.now()
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<CodeRunResult>((resolve) => {
-    timer = setTimeout(
-      () => {
-        const message = `the run did not end by its wall limit (at most ${wallMs} ms): the ${runtime} sandbox runtime had not answered ${graceMs} ms after that, and the run was given up`
-        giveUp(new Error(message))
-        resolve({ logs: [], error: { kind: 'timeout', message }, stats: { cpuMs: 0, wallMs: Date.now() - started, queueMs: 0, subCalls: 0 } })
-      },
-      Math.min(MAX_TIMER_MS, wallMs + graceMs),
-    )
-  })
-  try {
-    return await Promise.race([running, late])
-  } finally {
-    clearTimeout(timer)
-  }
+  const result = await within(running, Math.min(MAX_TIMER_MS, wallMs + graceMs))
+  if (result !== undefined) return result
+  const message = `the run did not end by its wall limit (at most ${wallMs} ms): the ${runtime} sandbox runtime had not answered ${graceMs} ms after that, and the run was given up`
+  giveUp(new Error(message))
+  return { logs: [], error: { kind: 'timeout', message }, stats: { cpuMs: 0, wallMs: Date.now() - started, queueMs: 0, subCalls: 0 } }
 }
