@@ -99,9 +99,6 @@ async function runBatch(input: ToolBatchInput, services: ToolExecutorServices, c
           ...(approved.has(call.id) && { approved: true }),
         },
       )
-    // The definition the call will run, to count its body if it is abandoned (the pipeline refuses a call of
-    // a tool with MAX_ABANDONED_BODIES of them still running).
-    const definition = call.name === RUN_CODE || prepared.argumentsError !== undefined ? undefined : services.executable(call.name, agent, toolSet)
     // Called only once the dispatch settled, always after `tracked` is assigned.
     const done = (outcome: BoundedOutcome): void => {
       results[index] = outcome
@@ -114,11 +111,17 @@ async function runBatch(input: ToolBatchInput, services: ToolExecutorServices, c
         void dispatch({}).then((result) => (done({ result, abandoned: false }), resolve()))
         return
       }
+      // The definition whose abandoned body is counted until it ends (the pipeline refuses a call of a tool with
+      // MAX_ABANDONED_BODIES of them still running); looked up only for a call that is abandoned.
+      let definition: ToolDefinition | undefined
       const wait = new BoundedDispatch(
         dispatch,
         graceMs,
         (outcome) => {
-          if (outcome.abandoned && definition !== undefined) countAbandoned(definition, 1)
+          if (outcome.abandoned) {
+            definition = services.executable(call.name, agent, toolSet)
+            if (definition !== undefined) countAbandoned(definition, 1)
+          }
           bounded.delete(wait)
           done(outcome)
           resolve()
