@@ -240,13 +240,7 @@ export class ToolsView {
     const agent = input.agent ?? this.scope
     const executor = this.#core.executors.select(agent)
     if (executor === null) throw new NoExecutorError()
-    // The calls listen on a signal of the batch's own, which follows the caller's: see batchSignal.
-    const signal = batchSignal(input.signal)
-    try {
-      return await executor.execute({ ...input, signal: signal.signal, ...(agent !== undefined && { agent }) }, this.#core.services(executor))
-    } finally {
-      signal.release()
-    }
+    return onBatchSignal(input, agent, (batch) => executor.execute(batch, this.#core.services(executor)))
   }
 
   /**
@@ -267,12 +261,8 @@ export class ToolsView {
     const executor = this.#core.executors.select(agent)
     if (executor === null) throw new NoExecutorError()
     if (executor.resume === undefined) throw new TypeError('the executor selected for this agent cannot resume programs (createPtcExecutor({ durable }) can)')
-    const signal = batchSignal(input.signal)
-    try {
-      return await executor.resume({ ...input, signal: signal.signal, ...(agent !== undefined && { agent }) }, this.#core.services(executor))
-    } finally {
-      signal.release()
-    }
+    const resume = executor.resume.bind(executor)
+    return onBatchSignal(input, agent, (batch) => resume(batch, this.#core.services(executor)))
   }
 
   /**
@@ -342,5 +332,22 @@ function checkBatchInput(input: ToolBatchInput): void {
   if (input.log !== undefined && input.agent === undefined) throw new TypeError('log requires an agent')
   if (input.approved !== undefined && (!Array.isArray(input.approved) || !input.approved.every((id) => typeof id === 'string'))) {
     throw new TypeError('approved must be an array of call ids (strings)')
+  }
+}
+
+/**
+ * Runs `run` on `input` with `agent` and a signal of the batch's own, which follows the caller's (see
+ * `batchSignal`): the calls listen on that one, and the caller's carries one listener of ours until the end.
+ */
+async function onBatchSignal<T extends { readonly signal: AbortSignal; readonly agent?: Agent }>(
+  input: T,
+  agent: Agent | undefined,
+  run: (batch: T) => Promise<ToolBatchResult>,
+): Promise<ToolBatchResult> {
+  const signal = batchSignal(input.signal)
+  try {
+    return await run({ ...input, signal: signal.signal, ...(agent !== undefined && { agent }) })
+  } finally {
+    signal.release()
   }
 }
