@@ -11,6 +11,18 @@ function deferred(): { promise: Promise<string>; end(value: string): void } {
   return { promise, end }
 }
 
+describe('long-run options', () => {
+  test('a duration a timer cannot wait for is refused with its name and the longest one allowed', () => {
+    const runtime = new FakeRuntime()
+    expect(() => createPtcExecutor({ runtime, longRuns: { returnAfterMs: 2 ** 31 } })).toThrow(
+      'longRuns.returnAfterMs must be at most 2147483647 ms (a timer\'s longest delay), not 2147483648',
+    )
+    expect(() => createPtcExecutor({ runtime, longRuns: { returnAfterMs: 1000, keepMs: 30 * 86_400_000 } })).toThrow(/^longRuns\.keepMs must be at most 2147483647 ms/)
+    expect(() => createPtcExecutor({ runtime, longRuns: { returnAfterMs: 0 } })).toThrow('longRuns.returnAfterMs must be a positive number of milliseconds')
+    expect(() => createPtcExecutor({ runtime, longRuns: { returnAfterMs: 2 ** 31 - 1, keepMs: 2 ** 31 - 1 } })).not.toThrow()
+  })
+})
+
 describe('long runs keep a bounded number of programs', () => {
   test('an ended program nobody fetched goes when another program is taken to the background past maxBackgroundRuns', async () => {
     const runtime = new FakeRuntime()

@@ -4,7 +4,7 @@
  * `{ wait: handle }` returns what came since, and the outcome once the program ended. The limits are
  * those of the one run (its wall, CPU, output and sub-call budgets cover every part).
  */
-import type { CodeRunResult } from '@ptc/sandbox'
+import { MAX_TIMER_MS, type CodeRunResult } from '@ptc/sandbox'
 import { ToolArgsError, type JsonValue, type ToolRunContext } from '@ptc/tools'
 import { CodeRunFailedError } from './errors.js'
 
@@ -43,6 +43,15 @@ interface BackgroundRun {
   expiry: ReturnType<typeof setTimeout> | undefined
 }
 
+/**
+ * Checks a duration option a timer waits for: Node fires a timer longer than `MAX_TIMER_MS` (about 24.8 days)
+ * at once, which would return every call at once (`returnAfterMs`) or drop every ended run (`keepMs`).
+ */
+function timerMs(name: string, ms: number): void {
+  if (!(ms > 0) || !Number.isFinite(ms)) throw new TypeError(`longRuns.${name} must be a positive number of milliseconds`)
+  if (ms > MAX_TIMER_MS) throw new TypeError(`longRuns.${name} must be at most ${MAX_TIMER_MS} ms (a timer's longest delay), not ${ms}`)
+}
+
 /** What a part returns while the program goes on: its value gets `running`, the handle. */
 export type RunPart = { logs: string[]; running: string } | { logs: string[]; result?: JsonValue; session?: string }
 
@@ -55,9 +64,9 @@ export class LongRuns {
 
   constructor(options: LongRunOptions) {
     const { returnAfterMs, maxBackgroundRuns = 16, keepMs = 10 * 60_000 } = options
-    if (!(returnAfterMs > 0) || !Number.isFinite(returnAfterMs)) throw new TypeError('longRuns.returnAfterMs must be a positive number of milliseconds')
+    timerMs('returnAfterMs', returnAfterMs)
     if (!Number.isInteger(maxBackgroundRuns) || maxBackgroundRuns < 1) throw new TypeError('longRuns.maxBackgroundRuns must be a positive integer')
-    if (!(keepMs > 0) || !Number.isFinite(keepMs)) throw new TypeError('longRuns.keepMs must be a positive number of milliseconds')
+    timerMs('keepMs', keepMs)
     this.returnAfterMs = returnAfterMs
     this.#max = maxBackgroundRuns
     this.#keepMs = keepMs
