@@ -294,6 +294,8 @@ describe('connections', () => {
   test('the timeouts and the connection cap are checked', async () => {
     await expect(listenHttp(served.ptc, { port: 0, maxConnections: 0 })).rejects.toThrow('maxConnections must be a positive integer, not 0')
     await expect(listenHttp(served.ptc, { port: 0, headersTimeoutMs: 2 ** 31 })).rejects.toThrow(/headersTimeoutMs must be a positive integer of at most 2147483647/)
+    // An idle timer longer than Node's longest delay would fire at once and close every session at its first pause.
+    await expect(listenHttp(served.ptc, { port: 0, sessionIdleMs: 2 ** 31 })).rejects.toThrow('sessionIdleMs must be a positive integer of at most 2147483647, not 2147483648')
     await expect(listenHttp(served.ptc, { port: 0, headersTimeoutMs: 5000, requestReadTimeoutMs: 1000 })).rejects.toThrow(
       'headersTimeoutMs (5000) must not exceed requestReadTimeoutMs (1000): the headers are part of the request',
     )

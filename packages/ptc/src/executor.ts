@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type { CodeRunLimits, CodeRuntime } from '@ptc/sandbox'
 import { SESSION_GUIDANCE } from '@ptc/sandbox/session'
-import { createNativeExecutor, DEFAULT_DRAIN_GRACE_MS, RUN_CODE, type ToolDefinition, type ToolExecutor, type ToolModelInput, type ToolPromptSection, type ToolExecutorServices, type ToolResumeInput, type ToolRunContext, type ToolSchema } from '@ptc/tools'
+import { createNativeExecutor, RUN_CODE, type ToolDefinition, type ToolExecutor, type ToolModelInput, type ToolPromptSection, type ToolExecutorServices, type ToolResumeInput, type ToolRunContext, type ToolSchema } from '@ptc/tools'
+import { checkDrainGrace } from '@ptc/tools/executor'
 import { declarationsOf } from './bindings.js'
 import { LongRuns, type LongRunOptions } from './long-runs.js'
 import { RUN_CODE_DESCRIPTION, RUN_CODE_LONG_PARAMETERS, RUN_CODE_PARAMETERS } from './run-code-args.js'
@@ -112,8 +113,7 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
   // A program's timeoutMs may shorten its wall, never lengthen it past what the harness configured:
   // the executor's limits, else the runtime's own.
   const maxTimeoutMs = limits.wallMs ?? options.runtime.limits.wallMs
-  const drainGraceMs = options.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS
-  if (typeof drainGraceMs !== 'number' || !Number.isFinite(drainGraceMs) || drainGraceMs < 0) throw new TypeError('drainGraceMs must be a finite number of milliseconds >= 0')
+  const drainGraceMs = checkDrainGrace(options.drainGraceMs)
   const logLimits = resolveLogLimits(options.logLimits)
   const sessionKey = sessionKeyOf(options.sessions, runtime)
   const longRuns = options.longRuns === undefined ? undefined : new LongRuns(options.longRuns)

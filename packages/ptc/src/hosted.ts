@@ -6,7 +6,6 @@
  */
 import {
   createNativeExecutor,
-  DEFAULT_DRAIN_GRACE_MS,
   type HostedCaller,
   type JsonValue,
   type ToolBatchInput,
@@ -19,7 +18,7 @@ import {
   type ToolRunContext,
   type UserMessage,
 } from '@ptc/tools'
-import { failureResult, parseToolCall, whenAborted } from '@ptc/tools/executor'
+import { checkDrainGrace, failureResult, parseToolCall, whenAborted } from '@ptc/tools/executor'
 import { buildBindings } from './bindings.js'
 import { DispatchLog } from './dispatch-log.js'
 import { resolveLogLimits, type LogLimits } from './log-limits.js'
@@ -70,8 +69,7 @@ export function withHostedPrograms(executor: ToolExecutor = createNativeExecutor
   if (typeof executor !== 'object' || executor === null || typeof executor.execute !== 'function') throw new TypeError('withHostedPrograms needs a ToolExecutor')
   const maxParallel = options.maxParallelSubCalls ?? 10
   if (!Number.isInteger(maxParallel) || maxParallel < 1) throw new TypeError('maxParallelSubCalls must be a positive integer')
-  const graceMs = options.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS
-  if (typeof graceMs !== 'number' || !Number.isFinite(graceMs) || graceMs < 0) throw new TypeError('drainGraceMs must be a finite number of milliseconds >= 0')
+  const graceMs = checkDrainGrace(options.drainGraceMs)
   const maxPrograms = options.maxPrograms ?? 10_000
   if (!Number.isInteger(maxPrograms) || maxPrograms < 1) throw new TypeError('maxPrograms must be a positive integer')
   const programs = new ProgramTable(maxPrograms)

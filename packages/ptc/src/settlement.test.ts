@@ -3,10 +3,11 @@
  * backends: test/ptc/settlement.test.ts). These pin down ordering and
  * bookkeeping; they prove nothing about a backend.
  */
-import { defineTool, type SessionEvent, type ToolExecutionResult } from '@ptc/tools'
+import { createNativeExecutor, defineTool, type SessionEvent, type ToolExecutionResult } from '@ptc/tools'
 import { installTimeoutPolicy } from '@ptc/tools/timeout'
 import { describe, expect, test } from 'vitest'
 import { createPtcExecutor } from './executor.js'
+import { withHostedPrograms } from './hosted.js'
 import { FakeFailure, FakeRuntime } from './testing/fake-runtime.js'
 import { ptcHarness, sleep, text, type PtcHarness, type PtcHarnessOptions } from './testing/fixtures.js'
 
@@ -109,10 +110,16 @@ describe('bounded drain at run end (fake runtime)', () => {
     h.release()
   })
 
-  test('drainGraceMs must be a finite number >= 0', () => {
+  test('drainGraceMs must be a finite number from 0 to the longest timer delay', () => {
     for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, '5' as unknown as number]) {
       expect(() => createPtcExecutor({ runtime: new FakeRuntime(), drainGraceMs: bad })).toThrow(/drainGraceMs/)
+      expect(() => withHostedPrograms(createNativeExecutor(), { drainGraceMs: bad })).toThrow(/drainGraceMs/)
     }
+    // A longer grace would fire at once: every stopped call abandoned without waiting.
+    const tooLong = "drainGraceMs must be at most 2147483647 ms (a timer's longest delay), not 2147483648"
+    expect(() => createPtcExecutor({ runtime: new FakeRuntime(), drainGraceMs: 2 ** 31 })).toThrow(tooLong)
+    expect(() => withHostedPrograms(createNativeExecutor(), { drainGraceMs: 2 ** 31 })).toThrow(tooLong)
+    expect(() => createPtcExecutor({ runtime: new FakeRuntime(), drainGraceMs: 2 ** 31 - 1 })).not.toThrow()
   })
 })
 

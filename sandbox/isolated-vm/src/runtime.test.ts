@@ -24,6 +24,8 @@ describe.skipIf(!availability.available)(
     test('the runtime is named isolated-vm and rejects a bad pool size', () => {
       expect(rt.name).toBe('isolated-vm')
       expect(() => createIsolatedVmRuntime({ warmIsolates: -1 })).toThrow(SandboxUsageError)
+      // A grace a timer cannot wait for would fire at once: every child killed at every answer.
+      expect(() => createIsolatedVmRuntime({ stopGraceMs: 2 ** 31 })).toThrow(new SandboxUsageError('stopGraceMs must be at most 2147483647, not 2147483648'))
     })
 
     test('WebAssembly, SharedArrayBuffer and Atomics are gone and cannot be recovered', async () => {

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os'
-import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
+import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, MAX_TIMER_MS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
 import { DEFAULT_MAX_QUEUED_PROGRAM_BYTES, GUEST_PRELUDE, PROGRAM_FILENAME, checkSessionKey, RunGate, acceptRun, preloadTypeScriptStripper, resolveSessionLimits } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import type { SessionLimits } from '@ptc/sandbox/session'
@@ -108,9 +108,10 @@ export interface IsolatedVmRuntime extends CodeRuntime {
   readonly processIds: readonly number[]
 }
 
-function positiveInteger(value: number | undefined, fallback: number, name: string, min = 1): number {
+function positiveInteger(value: number | undefined, fallback: number, name: string, min = 1, max = Number.MAX_SAFE_INTEGER): number {
   const v = value ?? fallback
   if (!Number.isInteger(v) || v < min) throw new SandboxUsageError(`${name} must be an integer of at least ${min}`)
+  if (v > max) throw new SandboxUsageError(`${name} must be at most ${max}, not ${v}`)
   return v
 }
 
@@ -138,7 +139,8 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
     const warm = positiveInteger(options.warmIsolates, inline ? 2 : 1, 'warmIsolates', 0)
     const processes = positiveInteger(options.processes, Math.max(2, availableParallelism()), 'processes')
     const perProcess = positiveInteger(options.runsPerProcess, 1, 'runsPerProcess')
-    const graceMs = positiveInteger(options.stopGraceMs, 100, 'stopGraceMs')
+    // A timer longer than MAX_TIMER_MS fires at once: a child killed at every answer, not given longer.
+    const graceMs = positiveInteger(options.stopGraceMs, 100, 'stopGraceMs', 1, MAX_TIMER_MS)
     const concurrent = positiveInteger(options.maxConcurrentRuns, inline ? 8 : processes * perProcess, 'maxConcurrentRuns')
     const queued = positiveInteger(options.maxQueuedRuns, DEFAULT_MAX_QUEUED_RUNS, 'maxQueuedRuns', 0)
     const queuedBytes = positiveInteger(options.maxQueuedProgramBytes, DEFAULT_MAX_QUEUED_PROGRAM_BYTES, 'maxQueuedProgramBytes')

@@ -170,6 +170,8 @@ describe('maxConcurrentRuns and maxQueuedRuns', () => {
       [{ isolation: 'inline', maxQueuedProgramBytes: 0 }, 'maxQueuedProgramBytes must be a positive integer'],
       [{ isolation: 'inline', watchdogGraceMs: -1 }, 'watchdogGraceMs must be a non-negative number'],
       [{ isolation: 'inline', watchdogGraceMs: Number.POSITIVE_INFINITY }, 'watchdogGraceMs must be a non-negative number'],
+      // A longer grace would fire at once: a stopped engine terminated without any grace.
+      [{ isolation: 'inline', watchdogGraceMs: 2 ** 31 }, "watchdogGraceMs must be at most 2147483647 ms (a timer's longest delay), not 2147483648"],
     ]
     for (const [options, message] of cases) {
       let thrown: unknown

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os'
-import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
+import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, MAX_TIMER_MS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
 import { DEFAULT_MAX_QUEUED_PROGRAM_BYTES, RunGate, checkSessionKey, SessionTable, acceptRun, preloadTypeScriptStripper, resolveSessionLimits, stopError, type SessionSpill, type SessionTurn } from '@ptc/sandbox/backend'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import type { ParkedHostCall } from '@ptc/sandbox/backend'
@@ -185,6 +185,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     if (!Number.isInteger(poolSize) || poolSize < 1) throw new SandboxUsageError('poolSize must be a positive integer')
     const grace = options.watchdogGraceMs ?? DEFAULT_WATCHDOG_GRACE_MS
     if (!(grace >= 0) || !Number.isFinite(grace)) throw new SandboxUsageError('watchdogGraceMs must be a non-negative number')
+    if (grace > MAX_TIMER_MS) throw new SandboxUsageError(`watchdogGraceMs must be at most ${MAX_TIMER_MS} ms (a timer's longest delay), not ${grace}`)
     const concurrent = options.maxConcurrentRuns ?? (engines instanceof WorkerPool ? engines.size : inline ? 2 * cores : poolSize)
     this.#gate = new RunGate(concurrent, options.maxQueuedRuns ?? DEFAULT_MAX_QUEUED_RUNS, options.maxQueuedProgramBytes ?? DEFAULT_MAX_QUEUED_PROGRAM_BYTES)
     this.#grace = grace

@@ -169,5 +169,7 @@ describe('bounded drain of model-direct calls', () => {
       expect(() => createNativeExecutor({ drainGraceMs: bad })).toThrow(/drainGraceMs/)
     }
     expect(() => createNativeExecutor({ drainGraceMs: 0 })).not.toThrow()
+    expect(() => createNativeExecutor({ drainGraceMs: 2 ** 31 })).toThrow("drainGraceMs must be at most 2147483647 ms (a timer's longest delay), not 2147483648")
+    expect(() => createNativeExecutor({ drainGraceMs: 2 ** 31 - 1 })).not.toThrow()
   })
 })

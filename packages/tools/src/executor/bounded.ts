@@ -3,6 +3,9 @@ import { failureResult, materialize } from '../pipeline/results.js'
 import type { ToolExecutionResult } from '../types/tool.js'
 import type { ToolDispatchOptions } from '../types/executor.js'
 
+/** The longest delay a platform timer accepts (a longer one fires at once). */
+export const MAX_TIMER_MS = 2 ** 31 - 1
+
 /** How long an executor waits, by default, for a call told to stop before abandoning it. */
 export const DEFAULT_DRAIN_GRACE_MS = 100
 
@@ -85,9 +88,13 @@ function timeoutOf(reason: unknown): { readonly timeoutMs?: number } | undefined
   }
 }
 
-/** A drain grace as given to an executor: a finite number of milliseconds >= 0. */
+/**
+ * A drain grace as given to an executor (undefined: the default): a number of milliseconds from 0 to
+ * `MAX_TIMER_MS`; a longer one would abandon every call at once, not wait longer.
+ */
 export function checkDrainGrace(graceMs: number | undefined): number {
   const grace = graceMs ?? DEFAULT_DRAIN_GRACE_MS
   if (typeof grace !== 'number' || !Number.isFinite(grace) || grace < 0) throw new TypeError('drainGraceMs must be a finite number of milliseconds >= 0')
+  if (grace > MAX_TIMER_MS) throw new TypeError(`drainGraceMs must be at most ${MAX_TIMER_MS} ms (a timer's longest delay), not ${grace}`)
   return grace
 }

@@ -5,7 +5,8 @@
  * - `adoptParsedJson`: take ownership of a value fresh from `JSON.parse` that nothing else references
  *   (freeze it in place instead of copying it). It checks nothing: anything else goes through
  *   `snapshotJson` from the root entry.
- * - `abandonReason` / `abandonedResult`: the wording and result of a call abandoned after the drain grace.
+ * - `abandonReason` / `abandonedResult`: the wording and result of a call abandoned after the drain grace;
+ *   `checkDrainGrace`: an executor's `drainGraceMs` option checked (or the default).
  * - `countAbandoned` / `abandonedRefusal` / `MAX_ABANDONED_BODIES`: abandoned bodies still running, per tool
  *   and process-wide, and the refusal of a call of a tool that has too many.
  * - `failureResult`: the `isError` result of a failure with its stable code.
@@ -14,7 +15,7 @@
  * - `isConcurrencySafeCall`: the one rule that decides whether a call may overlap others.
  */
 export { adoptParsedJson } from '../json/snapshot.js'
-export { abandonedResult, abandonReason } from './bounded.js'
+export { abandonedResult, abandonReason, checkDrainGrace } from './bounded.js'
 export { abandonedRefusal, countAbandoned, MAX_ABANDONED_BODIES } from './abandoned.js'
 export { isConcurrencySafeCall } from './classify.js'
 export { failureResult } from '../pipeline/results.js'

@@ -1,11 +1,10 @@
 import { ToolTimeoutError } from '../errors.js'
+import { MAX_TIMER_MS } from '../executor/bounded.js'
 import { failureResult } from '../pipeline/results.js'
 import { whenAborted } from '../pipeline/signal.js'
 import type { ToolsView } from '../registry/service.js'
 import type { ToolDispatchExecution, ToolExecutionResult } from '../types/tool.js'
 
-/** The longest delay a platform timer accepts. */
-const MAX_TIMER_MS = 2 ** 31 - 1
 
 /**
  * The timeout policy: a `tools/execute` wrapper that arms a deadline from the

@@ -96,7 +96,7 @@ export function resolveHttpOptions(options: HttpServeOptions): ResolvedHttpOptio
     allowOrigins,
     allowHosts,
     maxBodyBytes: checkBound('maxBodyBytes', options.maxBodyBytes ?? HTTP_DEFAULTS.maxBodyBytes),
-    sessionIdleMs: checkBound('sessionIdleMs', options.sessionIdleMs ?? HTTP_DEFAULTS.sessionIdleMs),
+    sessionIdleMs: checkBound('sessionIdleMs', options.sessionIdleMs ?? HTTP_DEFAULTS.sessionIdleMs, MAX_TIMER_MS),
     maxSessions: checkBound('maxSessions', options.maxSessions ?? HTTP_DEFAULTS.maxSessions),
     maxConnections: checkBound('maxConnections', options.maxConnections ?? HTTP_DEFAULTS.maxConnections),
     headersTimeoutMs,
