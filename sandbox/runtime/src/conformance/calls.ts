@@ -200,6 +200,53 @@ export function callTests(s: SuiteContext): void {
     expect(r.value).toBe(1)
   })
 
+  s.it('arguments of every shape arrive as the JSON text of what the program passed; each property is read once', async () => {
+    const got: JsonValue[] = []
+    const r = await s.run(
+      `const wide = {}
+      for (let i = 0; i < 300; i++) wide['key' + i + (i % 7 === 0 ? '"\\\\' : '')] = i
+      const cases = [
+        {}, [], { n: 1 }, [1, 'two', true, null, -1.5e-7, 1e21],
+        { 'a"b': 1, '\\u2028': 'x', ['__proto__']: 2 },
+        { ['k'.repeat(100)]: 1 },
+        { s: 'y'.repeat(5000), t: 1 },
+        { a: 1, b: [2, { c: 3 }], d: 'e' },
+        Array.from({ length: 64 }, (_, i) => i),
+        Array.from({ length: 65 }, (_, i) => i),
+        wide,
+      ]
+      const texts = []
+      for (const c of cases) { texts.push(JSON.stringify(c)); await tools.echo(c) }
+      let reads = 0
+      await tools.echo({ get a() { reads++; return 1 }, b: { c: 2 }, get d() { reads++; return 'x' } })
+      const errors = []
+      const bad = [[1, , 3], { a: 1, b: NaN }, { a: [1, 2, { c: -0 }] }, [...Array(70).fill(1), undefined], { s: 'y'.repeat(2000), u: undefined }]
+      const cyclic = { a: 1 }
+      cyclic.self = cyclic
+      bad.push(cyclic)
+      for (const b of bad) {
+        try { await tools.echo(b); errors.push('sent') } catch (e) { errors.push(e.code + ': ' + e.message) }
+      }
+      return { texts, reads, errors }`,
+      { call: async (name, args) => (got.push(args), echo(name, args)) },
+    )
+    expect(r.error).toBeUndefined()
+    const { texts, reads, errors } = r.value as { texts: string[]; reads: number; errors: string[] }
+    expect(got.slice(0, texts.length).map((v) => JSON.stringify(v))).toEqual(texts)
+    expect(got[texts.length]).toEqual({ a: 1, b: { c: 2 }, d: 'x' })
+    expect(reads).toBe(2)
+    expect(got).toHaveLength(texts.length + 1)
+    const invalid = (what: string): string => `INVALID_ARGS: arguments are not lossless JSON: arguments${what}`
+    expect(errors).toEqual([
+      invalid('[1] is a hole in a sparse array'),
+      invalid('.b is not a finite number'),
+      invalid('.a[2].c is -0'),
+      invalid('[70] is undefined'),
+      invalid('.u is undefined'),
+      invalid('.self is a cycle'),
+    ])
+  })
+
   s.it('patched intrinsics cannot corrupt the bridge', async () => {
     const got: JsonValue[] = []
     const r = await s.run(

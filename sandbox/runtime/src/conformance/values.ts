@@ -49,6 +49,18 @@ export function valueTests(s: SuiteContext): void {
     expect((await s.run('return { a: [1, () => 1] }')).error).toEqual({ kind: 'invalid-output', message: 'the return value.a[1] is a function' })
   })
 
+  s.it('a return value is its JSON text whether it is one small container of scalars or not', async () => {
+    const shapes = ['{ n: 1, s: "x", t: true, z: null }', '[1.5, -2, "three"]', '{ s: "y".repeat(3000), n: 2 }', '{ a: 1, b: [2, { c: 3 }] }', 'Array.from({ length: 65 }, (_, i) => i)']
+    for (const shape of shapes) {
+      const r = await s.run(`const v = ${shape}; return [JSON.stringify(v), v]`)
+      const [text, value] = r.value as [string, JsonValue]
+      expect(JSON.stringify(value), shape).toBe(text)
+    }
+    expect((await s.run('return { a: 1, b: NaN }')).error).toEqual({ kind: 'invalid-output', message: 'the return value.b is not a finite number' })
+    expect((await s.run('return [1, 2, , 4]')).error).toEqual({ kind: 'invalid-output', message: 'the return value[2] is a hole in a sparse array' })
+    expect((await s.run('return { s: "y".repeat(2000), f() {} }')).error).toEqual({ kind: 'invalid-output', message: 'the return value.f is a function' })
+  })
+
   s.it('an invalid-output path names a long key by its head and a deep path by its ends, not whole', async () => {
     // A key of five million characters (the program's choice) was the message, and crossed to the host to be cut.
     const long = await s.run(`return { ok: 1, ['k'.repeat(5e6) + 'z']: () => 1 }`)

@@ -110,9 +110,54 @@ function scalarText(v, root, stack, sp) {
 var SHALLOW = 32;
 /* The deepest nesting a value may leave with (MAX_VALUE_DEPTH): host code walks values recursively. */
 var MAX_DEPTH = ${MAX_VALUE_DEPTH};
+/* A value's JSON text, or a TypeError naming where it breaks JSON. Each property is read once, in order. */
 function snapshot(value, root) {
   if (value === null || typeof value !== 'object') return scalarText(value, root, null, 0);
-  var seen = null, stack = nullArray(), sp = 0, out = nullArray(), n = 0, v = value, j;
+  var arr = isArray(value), proto = getPrototypeOf(value);
+  if (arr ? proto !== ArrayProto : proto !== ObjectProto && proto !== null) return walk(root, '', null, value);
+  var ks = arr ? null : keys(value), len = arr ? value.length : ks.length;
+  if (len > FLAT_MAX) return walk(root, '', null, value);
+  /* Most arguments, and many values, are one small container of scalars: written here in one string. The
+     first value that is not such a scalar (a container, a long string, or what JSON cannot hold, which
+     walk names) hands over to walk, with the text so far and the container's place in it. */
+  var s = arr ? '[' : '{', i, x, t;
+  for (i = 0; i < len; i++) {
+    if (i > 0) s += ',';
+    if (arr) {
+      if (!hasOwnU(value, i)) fail(root + '[' + i + '] is a hole in a sparse array');
+      x = value[i];
+    } else {
+      s += keyText(ks[i]);
+      x = value[ks[i]];
+    }
+    t = typeof x;
+    if (t === 'string' && x.length <= FLAT_STRING_MAX) s += stringify(x);
+    else if (t === 'boolean') s += x ? 'true' : 'false';
+    else if (t === 'number' && numberIsFinite(x) && (x !== 0 || 1 / x > 0)) s += '' + x;
+    else if (x === null) s += 'null';
+    else return walk(root, s, { src: value, keys: ks, len: len, i: i + 1 }, x);
+  }
+  return s + (arr ? ']' : '}');
+}
+/* Elements of the container snapshot writes in one string, at most: a longer one, or a string value over
+   FLAT_STRING_MAX, goes to walk, which joins its pieces once (QuickJS copies a string it appends to). */
+var FLAT_MAX = 64, FLAT_STRING_MAX = 1024;
+/* A key's JSON text and colon, kept for up to KEY_TEXTS short keys (a program uses few). */
+var KEY_TEXTS = 256, keyTexts = create(null), keyTextCount = 0;
+function keyText(k) {
+  var q = keyTexts[k];
+  if (q === undefined) {
+    q = stringify(k) + ':';
+    if (keyTextCount < KEY_TEXTS && k.length <= KEY_SHOWN) { keyTexts[k] = q; keyTextCount++; }
+  }
+  return q;
+}
+/* The general walk, iterative: text is what is written so far, top the open container it belongs to (or
+   null), v the next value to write. */
+function walk(root, text, top, v) {
+  var seen = null, stack = nullArray(), sp = 0, out = nullArray(), n = 0, j;
+  out[n++] = text;
+  if (top !== null) stack[sp++] = top;
   for (;;) {
     if (v === null || typeof v !== 'object') out[n++] = scalarText(v, root, stack, sp);
     else {
