@@ -9,6 +9,8 @@ import { loadModule, wasmDigest, type LoadedModule, type QuickJSVariantName } fr
 export interface ImageHooks {
   log(text: string): void
   limit(which: number): void
+  /** Calls the guest handed over while it runs (`QueueCaps.handOverEvery`), as `takeCalls()` returns them. */
+  queued(callsText: string): void
   finish(kind: number, payload: string): void
   shouldInterrupt(): boolean
 }
@@ -37,7 +39,7 @@ export class EngineImage {
   readonly context: QuickJSContext
   /** The prelude's per-run function, `(host, bindingsJson, queueJson, maxOutputBytes) => { start, settle, takeCalls }` (the prelude itself ran at boot). */
   readonly prelude: QuickJSHandle
-  /** The `host` object the prelude receives (`call`, `log`, `finish`). */
+  /** The `host` object the prelude receives (`limit`, `queued`, `log`, `finish`; no `call`: queue mode). */
   readonly host: QuickJSHandle
   hooks: ImageHooks | undefined
   /**
@@ -123,6 +125,7 @@ export class EngineImage {
     for (const [name, fn] of [
       // No `call`: the prelude runs in queue mode and the engine run takes the queued calls after each pump.
       ['limit', ctx.newFunction('limit', (which) => hooks()?.limit(ctx.getNumber(which)))],
+      ['queued', ctx.newFunction('queued', (text) => hooks()?.queued(ctx.getString(text)))],
       ['log', ctx.newFunction('log', (_level, text) => hooks()?.log(ctx.getString(text)))],
       ['finish', ctx.newFunction('finish', (kind, payload) => hooks()?.finish(ctx.getNumber(kind), ctx.getString(payload)))],
     ] as const) {

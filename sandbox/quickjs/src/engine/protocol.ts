@@ -88,6 +88,11 @@ export interface EngineRunOutcome {
 /** Where an engine run reports. `flush` runs after each pump that produced calls or logs. */
 export interface EngineRunSink {
   flush(calls: SubCallRequest[], logs: string[]): void
+  /**
+   * `flush` may run while the guest runs (from inside the engine): the sink only sends (its host is on another
+   * thread), so the guest hands its calls over every `HAND_OVER_EVERY` and the host starts them while a burst goes on.
+   */
+  takesCallsMidRun?: boolean
   /** A log entry the ledger accepted, as it is accepted (before it is flushed). */
   logged?(text: string): void
   done(outcome: EngineRunOutcome): void

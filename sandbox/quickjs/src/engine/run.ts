@@ -16,6 +16,12 @@ const MAX_STACK_BYTES = 256 * 1024
 const NATIVE_STACK_OVERFLOW = /Maximum call stack size exceeded/
 /** What the prelude reports for a thrown value it could not describe (see `GUEST_PRELUDE`). */
 const UNFORMATTABLE = '[unformattable thrown value]'
+/**
+ * Calls the guest hands over while it runs, for a sink on another thread (`EngineRunSink.takesCallsMidRun`):
+ * a `Promise.all` of thousands of calls reaches the host in slices while the guest still makes them, instead
+ * of once they are all made.
+ */
+const HAND_OVER_EVERY = 32
 
 /**
  * One run on a QuickJS engine image (see `EngineImage`): the prelude called with the run's
@@ -158,6 +164,7 @@ export class EngineRun {
     const image = this.#image
     const hooks: ImageHooks = {
       limit: (which) => this.#onLimit(which),
+      queued: (text) => this.#onQueued(text),
       log: (text) => this.#onLog(text),
       finish: (kind, payload) => this.#onFinish(kind, payload),
       shouldInterrupt: () => this.#shouldInterrupt(),
@@ -196,7 +203,7 @@ export class EngineRun {
     rt.setMaxStackSize(MAX_STACK_BYTES)
     // The run's long-lived handles (bindings, api, start, settle, program) are not disposed: `reset()` frees them.
     const names = ctx.newString(JSON.stringify(bindings))
-    const caps: QueueCaps = { maxSubCalls: limits.maxSubCalls, maxPendingSubCalls: limits.maxPendingSubCalls }
+    const caps: QueueCaps = { maxSubCalls: limits.maxSubCalls, maxPendingSubCalls: limits.maxPendingSubCalls, handOverEvery: this.#sink.takesCallsMidRun === true ? HAND_OVER_EVERY : 0 }
     const queue = ctx.newString(JSON.stringify(caps))
     const maxOutput = ctx.newNumber(limits.maxOutputBytes)
     this.#owned.push(names, queue, maxOutput)
@@ -299,8 +306,34 @@ export class EngineRun {
     if (takeCalls === undefined || this.#stop !== undefined || this.#finished) return
     const text = this.#enter(() => this.#image.callForString(takeCalls))
     if (typeof text !== 'string') return this.#noteEngineError(text)
+    this.#onCalls(text)
+  }
+
+  /** The calls in a `takeCalls()` text. */
+  #onCalls(text: string): void {
     const names = this.#input.bindings
     for (const [id, index, argsJson] of parseQueuedCalls(text)) this.#onCall(id, names[index] ?? '', argsJson)
+  }
+
+  /**
+   * The guest handed over `HAND_OVER_EVERY` calls while it runs (only for a sink that takes calls mid-run): they
+   * leave now, with the log entries before them, so the host starts them while the guest goes on.
+   */
+  #onQueued(text: string): void {
+    if (this.#stop !== undefined || this.#finished || this.#sink.takesCallsMidRun !== true) return
+    this.#onCalls(text)
+    this.#flush()
+  }
+
+  /** Sends the calls taken and the log entries accepted since the last flush, if there are any. */
+  #flush(): void {
+    const logs = this.#ledger.logs
+    if (this.#calls.length === 0 && logs.length === this.#logsSent) return
+    const calls = this.#calls
+    this.#calls = []
+    const fresh = logs.slice(this.#logsSent)
+    this.#logsSent = logs.length
+    this.#sink.flush(calls, fresh)
   }
 
   #onLog(text: string): void {
@@ -371,16 +404,9 @@ export class EngineRun {
       this.#suspending = true
       return this.#finish()
     }
-    const logs = this.#ledger.logs
-    if (this.#calls.length > 0 || logs.length > this.#logsSent) {
-      const calls = this.#calls
-      this.#calls = []
-      const fresh = logs.slice(this.#logsSent)
-      this.#logsSent = logs.length
-      this.#sink.flush(calls, fresh)
-      if (this.#done) return
-      if (this.#stop !== undefined) return this.#finish()
-    }
+    this.#flush()
+    if (this.#done) return
+    if (this.#stop !== undefined) return this.#finish()
     if (this.#outstanding === 0 && !image.hasPendingJob()) {
       const lost = this.#unreportedOutcome()
       if (lost === undefined) this.#stop = stopError('stuck', this.#input.limits)

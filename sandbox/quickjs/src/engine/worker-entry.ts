@@ -86,6 +86,8 @@ async function begin(runId: number, input: RunInput & { wallRemainingMs: number 
   const loaded = image
   const engine = new EngineRun(loaded, { ...input, source: sourceOf(input), wallRemainingMs: Math.max(0, deadline - performance.now()) }, {
     flush: (calls, logs) => post({ t: 'flush', runId, calls, logs }),
+    // Posting never re-enters the engine: the guest may hand calls over while it runs.
+    takesCallsMidRun: true,
     logged: (text) => journal.append(text),
     done: (outcome) => {
       if (cache.release(loaded, outcome.broken)) garbage = true

@@ -28,6 +28,11 @@ export interface GuestHostFunctions {
   finish(kind: FinishKind, payload: string): void
   /** Queue mode: a sub-call went past a cap — `1`: `maxSubCalls`, `2`: `maxPendingSubCalls`. */
   limit?(which: 1 | 2): void
+  /**
+   * Queue mode with `QueueCaps.handOverEvery`: that many calls were queued while the guest runs on; here they
+   * are, as `takeCalls()` would have returned them (and they are no longer queued).
+   */
+  queued?(callsText: string): void
 }
 
 /**
@@ -56,6 +61,12 @@ export function maxErrorChars(maxOutputBytes: number): number {
 export interface QueueCaps {
   maxSubCalls: number
   maxPendingSubCalls: number
+  /**
+   * With `host.queued`: the guest hands its queued calls over as soon as this many wait, without waiting for
+   * the backend's `takeCalls()` (a host on another thread starts them while a burst of calls goes on).
+   * Absent or 0: only `takeCalls()` takes them.
+   */
+  handOverEvery?: number
 }
 
 /**

@@ -301,6 +301,11 @@ function callTool(name, args) {
   if (id > r.maxCalls) r.hostLimit(1); else if (r.open >= r.maxOpen) r.hostLimit(2);
   r.open++;
   r.queue[r.queue.length] = id + ',' + index + ',' + json;
+  if (r.queue.length >= r.handOverEvery) {
+    var q = r.queue;
+    r.queue = nullArray();
+    r.hostQueued(joinU(q, '\\u0001'));
+  }
   return p;
 }
 function makeTool(name) {
@@ -377,10 +382,12 @@ return function (host, bindingsJson, queueJson, maxOutputBytes) {
      least one a unit; twice, as mapping positions shortens it): it is cut here, before it leaves the guest. */
   r.maxErrorChars = typeof maxOutputBytes === 'number' ? ${ERROR_CHARS_PER_OUTPUT_BYTE} * maxOutputBytes + ${ERROR_CHARS_SLACK} : 1 / 0;
   r.closed = false; r.nextId = 0; r.pending = create(null); r.queue = null; r.open = 0; r.maxCalls = 0; r.maxOpen = 0;
+  r.hostQueued = host.queued; r.handOverEvery = 1 / 0;
   curApi = null; curProgram = undefined;
   if (typeof r.hostCall !== 'function') {
     var caps = parse(queueJson);
     r.maxCalls = caps.maxSubCalls; r.maxOpen = caps.maxPendingSubCalls; r.queue = nullArray();
+    if (typeof r.hostQueued === 'function' && caps.handOverEvery > 0) r.handOverEvery = caps.handOverEvery;
   }
   /* The frozen null-prototype bindings, behind the proxy of \`toolsHandler\`: a misspelled name rejects with UNKNOWN_TOOL. */
   var bound = create(null), index = create(null), bindings = parse(bindingsJson);
