@@ -283,6 +283,9 @@ var cur = null;
    a cycle, freed only by QuickJS's cycle collector (a session's memory grew by a run record per program). */
 var curApi = null, curProgram;
 function rejected(err) { return new P(function (_, reject) { reject(err); }); }
+/* The one executor of every sub-call's promise (no closure made per call): its resolving functions, taken at once. */
+var nextResolve = null, nextReject = null;
+function takeResolvers(resolve, reject) { nextResolve = resolve; nextReject = reject; }
 /* Queue mode (the host gave no call function): calls wait in \`r.queue\` until the host takes them after
    running jobs, and the sub-call caps the host would apply on each call are applied here, so a
    synchronous flood of calls stops at once. */
@@ -294,8 +297,8 @@ function callTool(name, args) {
   var json;
   try { json = snapshot(args, 'arguments'); }
   catch (e) { return rejected(new ToolCallError(name, 'arguments are not lossless JSON: ' + msgOf(e), 'INVALID_ARGS')); }
-  var id = ++r.nextId, entry = { resolve: null, reject: null, name: name };
-  var p = new P(function (resolve, reject) { entry.resolve = resolve; entry.reject = reject; });
+  var id = ++r.nextId, p = new P(takeResolvers), entry = { resolve: nextResolve, reject: nextReject, name: name };
+  nextResolve = nextReject = null;
   r.pending[id] = entry;
   if (r.queue === null) { r.hostCall(id, name, json); return p; }
   if (id > r.maxCalls) r.hostLimit(1); else if (r.open >= r.maxOpen) r.hostLimit(2);
