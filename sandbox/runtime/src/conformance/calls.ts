@@ -219,6 +219,16 @@ export function callTests(s: SuiteContext): void {
       for (const c of cases) { texts.push(JSON.stringify(c)); await tools.echo(c) }
       let reads = 0
       await tools.echo({ get a() { reads++; return 1 }, b: { c: 2 }, get d() { reads++; return 'x' } })
+      // A proxy's traps run once each, whichever way the value goes.
+      const traps = { getPrototypeOf: 0, ownKeys: 0 }
+      const counted = (target) => new Proxy(target, {
+        getPrototypeOf(t) { traps.getPrototypeOf++; return Reflect.getPrototypeOf(t) },
+        ownKeys(t) { traps.ownKeys++; return Reflect.ownKeys(t) },
+      })
+      await tools.echo(counted({ p: 1 }))
+      await tools.echo(counted(Object.fromEntries(Array.from({ length: 70 }, (_, i) => ['k' + i, i]))))
+      try { await tools.echo(counted(Object.create({ inherited: 1 }))) } catch {}
+      reads += traps.getPrototypeOf * 100 + traps.ownKeys * 10000
       const errors = []
       const bad = [[1, , 3], { a: 1, b: NaN }, { a: [1, 2, { c: -0 }] }, [...Array(70).fill(1), undefined], { s: 'y'.repeat(2000), u: undefined }]
       const cyclic = { a: 1 }
@@ -234,8 +244,9 @@ export function callTests(s: SuiteContext): void {
     const { texts, reads, errors } = r.value as { texts: string[]; reads: number; errors: string[] }
     expect(got.slice(0, texts.length).map((v) => JSON.stringify(v))).toEqual(texts)
     expect(got[texts.length]).toEqual({ a: 1, b: { c: 2 }, d: 'x' })
-    expect(reads).toBe(2)
-    expect(got).toHaveLength(texts.length + 1)
+    // Two getters, three prototypes and two key lists (the third proxy is refused at its prototype).
+    expect(reads).toBe(2 + 3 * 100 + 2 * 10000)
+    expect(got).toHaveLength(texts.length + 3)
     const invalid = (what: string): string => `INVALID_ARGS: arguments are not lossless JSON: arguments${what}`
     expect(errors).toEqual([
       invalid('[1] is a hole in a sparse array'),

@@ -114,12 +114,13 @@ var MAX_DEPTH = ${MAX_VALUE_DEPTH};
 function snapshot(value, root) {
   if (value === null || typeof value !== 'object') return scalarText(value, root, null, 0);
   var arr = isArray(value), proto = getPrototypeOf(value);
-  if (arr ? proto !== ArrayProto : proto !== ObjectProto && proto !== null) return walk(root, '', null, value);
+  /* As walk words it for a root (each check made once: a proxy's traps run once). */
+  if (arr ? proto !== ArrayProto : proto !== ObjectProto && proto !== null) fail(root + (arr ? ' is not a plain array' : ' is not a plain object'));
   var ks = arr ? null : keys(value), len = arr ? value.length : ks.length;
-  if (len > FLAT_MAX) return walk(root, '', null, value);
   /* Most arguments, and many values, are one small container of scalars: written here in one string. The
      first value that is not such a scalar (a container, a long string, or what JSON cannot hold, which
-     walk names) hands over to walk, with the text so far and the container's place in it. */
+     walk names), or the first of a longer container, hands over to walk, with the text so far and the
+     container's place in it. */
   var s = arr ? '[' : '{', i, x, t;
   for (i = 0; i < len; i++) {
     if (i > 0) s += ',';
@@ -131,6 +132,7 @@ function snapshot(value, root) {
       x = value[ks[i]];
     }
     t = typeof x;
+    if (len > FLAT_MAX) return walk(root, s, { src: value, keys: ks, len: len, i: i + 1 }, x);
     if (t === 'string' && x.length <= FLAT_STRING_MAX) s += stringify(x);
     else if (t === 'boolean') s += x ? 'true' : 'false';
     else if (t === 'number' && numberIsFinite(x) && (x !== 0 || 1 / x > 0)) s += '' + x;
@@ -152,12 +154,12 @@ function keyText(k) {
   }
   return q;
 }
-/* The general walk, iterative: text is what is written so far, top the open container it belongs to (or
-   null), v the next value to write. */
+/* The general walk, iterative: text is what is written so far, top the root container it belongs to (opened
+   by snapshot, with the index of its next value), v the next value to write. */
 function walk(root, text, top, v) {
   var seen = null, stack = nullArray(), sp = 0, out = nullArray(), n = 0, j;
   out[n++] = text;
-  if (top !== null) stack[sp++] = top;
+  stack[sp++] = top;
   for (;;) {
     if (v === null || typeof v !== 'object') out[n++] = scalarText(v, root, stack, sp);
     else {
