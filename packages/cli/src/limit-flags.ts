@@ -1,4 +1,4 @@
-import type { CodeRunLimits } from '@ptc/sandbox'
+import { MAX_TIMER_MS, type CodeRunLimits } from '@ptc/sandbox'
 import { positiveInt } from './args.js'
 import { CLI_DEFAULT_LIMITS, CLI_DEFAULT_MAX_PARALLEL } from './runtime.js'
 
@@ -36,14 +36,11 @@ export const LIMITS_USAGE = `  --cpu MS                guest CPU time; waiting o
                           ${d.maxArgumentChars}: as a result's; longer arguments reject their call)
   --max-parallel N        concurrency-safe sub-calls that may overlap (default ${CLI_DEFAULT_MAX_PARALLEL})`
 
-/** Node's timers hold at most 2^31 - 1 ms (a longer one fires at once). */
-const MAX_MS = 2 ** 31 - 1
-
 /** The limits the flags ask for (a usage error for a malformed one); absent flags are absent. */
 export function limitFlags(values: LimitFlagValues): Partial<CodeRunLimits> {
-  const timeoutMs = positiveInt('timeout', values.timeout, 'milliseconds', MAX_MS)
-  const cpuMs = positiveInt('cpu', values.cpu, 'milliseconds', MAX_MS) ?? timeoutMs
-  const wallMs = positiveInt('wall', values.wall, 'milliseconds', MAX_MS) ?? timeoutMs
+  const timeoutMs = positiveInt('timeout', values.timeout, 'milliseconds', MAX_TIMER_MS)
+  const cpuMs = positiveInt('cpu', values.cpu, 'milliseconds', MAX_TIMER_MS) ?? timeoutMs
+  const wallMs = positiveInt('wall', values.wall, 'milliseconds', MAX_TIMER_MS) ?? timeoutMs
   // 2^20 MiB keeps the byte count a safe integer.
   const memoryMb = positiveInt('memory', values.memory, 'megabytes', 2 ** 20)
   const maxOutputBytes = positiveInt('max-output', values['max-output'], 'bytes')
