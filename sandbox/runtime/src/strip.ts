@@ -28,12 +28,13 @@ const SUCRASE_OPTIONS = { transforms: ['typescript' as const], disableESTransfor
 let loaded: typeof import('sucrase') | undefined
 
 /**
- * sucrase, required on first use: loading it blocks the thread for 35-50 ms here, which a thread that
- * never strips (an engine worker imports this package for the rest of it) should not pay, nor a
- * process that only imports ptc. `preloadTypeScriptStripper` loads it ahead of the first program.
+ * sucrase, required on first use: loading it blocks the thread (12-16 ms here built, 45-55 from its package),
+ * which a thread that never strips (an engine worker imports this package for the rest of it) should not pay,
+ * nor a process that only imports ptc. `preloadTypeScriptStripper` loads it ahead of the first program. Built,
+ * it is `stripper.cjs` beside this chunk (sucrase bundled into one file: tsup.config.ts); from sources, the package.
  */
 function sucrase(): typeof import('sucrase') {
-  return (loaded ??= createRequire(import.meta.url)('sucrase') as typeof import('sucrase'))
+  return (loaded ??= createRequire(import.meta.url)(import.meta.url.endsWith('.ts') ? 'sucrase' : './stripper.cjs') as typeof import('sucrase'))
 }
 
 /**
