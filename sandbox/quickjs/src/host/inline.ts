@@ -24,10 +24,18 @@ export class InlineEngines implements Engines {
     this.#cache = new ModuleCache(variant)
   }
 
-  warm(): void {
-    if (this.#warming !== undefined) return
+  /**
+   * Warms a module (see `Engines.warm`); resolves once it is booted, or failed to (a run then meets the failure
+   * again and reports it), so that what else this thread should do ahead of the first run (the TypeScript
+   * stripper) does not hold the boot up.
+   */
+  warm(): Promise<void> {
+    if (this.#warming !== undefined) return this.#warming
     const image = this.#cache.acquire(this.warmBytes)
-    if (!(image instanceof Promise)) return void this.#cache.release(image, false)
+    if (!(image instanceof Promise)) {
+      this.#cache.release(image, false)
+      return Promise.resolve()
+    }
     this.#warming = image.then(
       (loaded) => {
         this.#cache.release(loaded, false)
@@ -35,6 +43,7 @@ export class InlineEngines implements Engines {
       },
       () => undefined, // a run meets the failure again and reports it
     )
+    return this.#warming
   }
 
   execute(host: RunHost, input: RunInput): void {
