@@ -9,14 +9,15 @@ import { hostTool } from '../programs.js'
 import type { Driver, RuntimeSpec } from './driver.js'
 
 const LIMITS = { maxPendingSubCalls: 10_000 }
-type Backend = 'quickjs-worker' | 'quickjs-inline' | 'isolated-vm'
+type Backend = 'quickjs-worker' | 'quickjs-inline' | 'isolated-vm' | 'isolated-vm-none'
 
 async function createRuntime(backend: Backend): Promise<CodeRuntime> {
-  if (backend === 'isolated-vm') {
+  if (backend === 'isolated-vm' || backend === 'isolated-vm-none') {
     const { createIsolatedVmRuntime, isolatedVmAvailability } = await import('@ptc/sandbox-isolated-vm')
     const availability = isolatedVmAvailability()
     if (!availability.available) throw new Error(`isolated-vm is not available: ${availability.reason}`)
-    return createIsolatedVmRuntime()
+    // 'none': isolates in this process, as the isolated-vm peers run theirs (no child process to contain them).
+    return createIsolatedVmRuntime(backend === 'isolated-vm-none' ? { containment: 'none' } : {})
   }
   const { createQuickJSRuntime } = await import('@ptc/sandbox-quickjs')
   return backend === 'quickjs-worker' ? createQuickJSRuntime({ poolSize: 1 }) : createQuickJSRuntime({ isolation: 'inline' })
@@ -72,17 +73,17 @@ function spec(backend: Backend, path: 'whole' | 'bridge', label: string): Runtim
     id: `ptc-${backend}${path === 'bridge' ? '-bridge' : ''}`,
     label: `ptc ${label}, ${path === 'whole' ? 'whole path' : 'bare bridge'}`,
     kind: 'ptc',
-    backend: backend === 'isolated-vm' ? 'isolated-vm' : 'quickjs',
+    backend: backend.startsWith('isolated-vm') ? 'isolated-vm' : 'quickjs',
     tool: 'tools.tool',
     packages: [],
     method:
       path === 'whole'
         ? 'ToolsService + createPtcExecutor, one run_code call per program (arguments parsed, policies, scheduler, output validated and rendered); ' +
-          "at most 10 sub-calls in parallel (the executor's default), maxPendingSubCalls 10 000. Runtimes as in bench/ptc/ptc.ts: createQuickJSRuntime({ poolSize: 1 }), ({ isolation: 'inline' }), createIsolatedVmRuntime()"
+          "at most 10 sub-calls in parallel (the executor's default), maxPendingSubCalls 10 000. Runtimes as in bench/ptc/ptc.ts: createQuickJSRuntime({ poolSize: 1 }), ({ isolation: 'inline' }), createIsolatedVmRuntime() and createIsolatedVmRuntime({ containment: 'none' }) (isolates in the host process, as the isolated-vm peers run theirs; for trusted code only)"
         : 'runtime.run with a `call` that answers with the host tool (no ToolsService), maxPendingSubCalls 10 000',
     load: async () => {
       // The modules are loaded here so that "import" counts them; the driver is made in "cold".
-      await import(backend === 'isolated-vm' ? '@ptc/sandbox-isolated-vm' : '@ptc/sandbox-quickjs')
+      await import(backend.startsWith('isolated-vm') ? '@ptc/sandbox-isolated-vm' : '@ptc/sandbox-quickjs')
       if (path === 'whole') await Promise.all([import('@ptc/ptc'), import('@ptc/tools')])
       return async () => {
         const runtime = await createRuntime(backend)
@@ -99,4 +100,6 @@ export const ptcRuntimes: readonly RuntimeSpec[] = [
   spec('quickjs-inline', 'bridge', 'QuickJS inline'),
   spec('isolated-vm', 'whole', 'isolated-vm'),
   spec('isolated-vm', 'bridge', 'isolated-vm'),
+  spec('isolated-vm-none', 'whole', "isolated-vm in process (containment 'none')"),
+  spec('isolated-vm-none', 'bridge', "isolated-vm in process (containment 'none')"),
 ]
