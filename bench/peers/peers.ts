@@ -11,7 +11,7 @@
  * is built, else (or with `--source`) from source. `--runtime` (repeatable): only these runtime ids.
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { peersTable } from '../../packages/cli/src/bench/peers-table.js'
@@ -63,9 +63,42 @@ function built(pkg: string): boolean {
 /** ptc runs built, as users get it, when every package it needs is built and current; else from source. */
 const source = process.argv.includes('--source') || !PTC_PACKAGES.every(built)
 
+/** Where the measuring processes' script goes as plain JavaScript (beside this file: the peers resolve from here). */
+const CHILD_BUNDLE = join(PEERS_DIR, '.peers-child.mjs')
+let childBundle: Promise<void> | undefined
+
+/**
+ * How a measuring process starts. ptc built: this script bundled into plain JavaScript (its own files; every package
+ * stays an import), run by plain Node, as a user's process runs ptc. Under `--import tsx`, every module a runtime
+ * imports after it is created (QuickJS's engine files, the TypeScript stripper) goes through tsx's loader hooks, which
+ * added 30-40 ms to ptc's cold first run (inline: 48-56 ms plain, 80-90 with the hooks) and nothing to the peers'
+ * (theirs import nothing then). From source, tsx is what runs it.
+ */
+async function childCommand(): Promise<string[]> {
+  if (source) return ['--no-node-snapshot', '--conditions=@ptc/source', '--import', 'tsx', fileURLToPath(import.meta.url)]
+  childBundle ??= (async () => {
+    const { build } = await import('tsup')
+    await build({
+      config: false,
+      entry: { '.peers-child': fileURLToPath(import.meta.url) },
+      outDir: PEERS_DIR,
+      format: ['esm'],
+      outExtension: () => ({ js: '.mjs' }),
+      platform: 'node',
+      target: 'node20',
+      external: [/^@ptc\//],
+      skipNodeModulesBundle: true,
+      clean: false,
+      silent: true,
+    })
+  })()
+  await childBundle
+  return ['--no-node-snapshot', CHILD_BUNDLE]
+}
+
 /** Runs one process of `spec`; one that is still alive 10 s after its line is killed (a peer's handle left open). */
-function measureInChild(spec: RuntimeSpec): Promise<ChildOutcome> {
-  const args = ['--no-node-snapshot', ...(source ? ['--conditions=@ptc/source'] : []), '--import', 'tsx', fileURLToPath(import.meta.url), '--child', spec.id, ...(quickRequested ? ['--quick'] : [])]
+async function measureInChild(spec: RuntimeSpec): Promise<ChildOutcome> {
+  const args = [...(await childCommand()), '--child', spec.id, ...(quickRequested ? ['--quick'] : [])]
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
@@ -100,14 +133,18 @@ async function main(): Promise<void> {
   const selected = RUNTIMES.filter((s) => (only.length === 0 || only.includes(s.id)) && (s.kind !== 'ptc' || backends.length === 0 || (s.backend !== undefined && backends.includes(s.backend))))
   const samples = new Map<RuntimeSpec, ProcessFigures[]>(selected.map((s) => [s, []]))
   const errors = new Map<RuntimeSpec, string>()
-  for (let round = 1; round <= rounds; round++) {
-    for (const spec of selected) {
-      if (errors.has(spec)) continue // failed once: reported, not retried
-      process.stderr.write(`round ${round}/${rounds}: ${spec.id} …\n`)
-      const outcome = await measureInChild(spec)
-      if ('error' in outcome) errors.set(spec, outcome.error)
-      else samples.get(spec)?.push(outcome.figures)
+  try {
+    for (let round = 1; round <= rounds; round++) {
+      for (const spec of selected) {
+        if (errors.has(spec)) continue // failed once: reported, not retried
+        process.stderr.write(`round ${round}/${rounds}: ${spec.id} …\n`)
+        const outcome = await measureInChild(spec)
+        if ('error' in outcome) errors.set(spec, outcome.error)
+        else samples.get(spec)?.push(outcome.figures)
+      }
     }
+  } finally {
+    rmSync(CHILD_BUNDLE, { force: true })
   }
 
   const labels = new Map(selected.map((s) => [s, rowLabel(s)]))
@@ -130,7 +167,7 @@ async function main(): Promise<void> {
     `Method: each runtime in processes of its own, interleaved (every runtime once per round), ${rounds} rounds; each cell is the median across processes, (Nx) its spread max/min. ` +
       `Per process: the first run (a trivial program) timed from creating the runtime (cold; "import" is loading its modules before that), then 3 warm-up and ${plan.trivialRuns} timed trivial runs (median), ` +
       `then ${plan.calls} calls sequentially (\`for … await tool({ i })\`) and under one Promise.all, each ${plan.warmups} warm-up and ${plan.repetitions} timed runs (median). Host tool: \`async ({ i }) => { await null; return { ok: true, i } }\`.`,
-    `ptc ran ${source ? 'from source (tsx, --conditions=@ptc/source; its dist/ missing, older than src/ or --source)' : 'built (dist/, newer than src/)'}; peers from bench/peers/node_modules.`,
+    `ptc ran ${source ? 'from source (tsx, --conditions=@ptc/source; its dist/ missing, older than src/ or --source)' : 'built (dist/, newer than src/), each process plain Node running this script bundled into JavaScript'}; peers from bench/peers/node_modules.`,
     ...[...byMethod.entries()].map(([method, groups]) => `${groups.join('; ')}: ${method}.`),
   ]
   if ([...errors.values()].some((e) => /Cannot find (package|module)/.test(e))) notes.push('A peer is not installed: `ptc bench --peers` installs them (or `npm ci --prefix bench/peers`).')
