@@ -217,6 +217,15 @@ describe('a project outside the repository, as the README says', () => {
     expect([child.status, child.signal, child.stdout.trim(), child.stderr]).toEqual([0, null, '21', ''])
   }, 90_000)
 
+  test('the TypeScript stripper ships inside @ptc/sandbox (sucrase bundled, with the licenses of what it holds), not as a dependency', () => {
+    const dist = join(project, 'node_modules', '@ptc', 'sandbox', 'dist')
+    expect(existsSync(join(dist, 'stripper.cjs'))).toBe(true)
+    const licenses = readFileSync(join(dist, 'stripper.cjs.LICENSES.txt'), 'utf8')
+    expect(licenses).toMatch(/^sucrase@\d\S* \(MIT\)$/m)
+    expect(licenses).toMatch(/^ts-interface-checker@\d\S* \(Apache-2\.0\)$/m)
+    expect(existsSync(join(project, 'node_modules', 'sucrase'))).toBe(false)
+  })
+
   test('long programs are prepared on a worker thread from the installed packages (TypeScript, a session program)', async () => {
     // Past INLINE_STRIP_UNITS a program is stripped, and a session program parsed, by the `prepare-worker.js`
     // the sandbox package ships beside its chunks: a packing or bundling mistake shows here only.
