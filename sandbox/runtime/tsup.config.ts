@@ -8,10 +8,11 @@ import { build, defineConfig } from 'tsup'
  * waits for it). CommonJS so that `stripTypeScript` stays synchronous. The licenses of the packages it holds (read
  * from esbuild's list of its inputs) ship beside it.
  */
-async function bundleStripper(): Promise<void> {
+async function bundleStripper(outDir: string): Promise<void> {
   await build({
     config: false,
     entry: { stripper: 'src/stripper-bundle.ts' },
+    outDir,
     format: ['cjs'],
     outExtension: () => ({ js: '.cjs' }),
     noExternal: [/.*/],
@@ -21,8 +22,9 @@ async function bundleStripper(): Promise<void> {
     silent: true,
     metafile: true,
   })
-  const meta = JSON.parse(await readFile('dist/metafile-cjs.json', 'utf8')) as { inputs: Record<string, unknown> }
-  await rm('dist/metafile-cjs.json')
+  const metafile = join(outDir, 'metafile-cjs.json')
+  const meta = JSON.parse(await readFile(metafile, 'utf8')) as { inputs: Record<string, unknown> }
+  await rm(metafile)
   const dirs = new Set<string>()
   for (const input of Object.keys(meta.inputs)) {
     const at = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input)
@@ -35,15 +37,17 @@ async function bundleStripper(): Promise<void> {
     if (file === undefined) throw new Error(`tsup.config.ts: ${manifest.name} has no license file to ship with dist/stripper.cjs`)
     notices.push(`${manifest.name}@${manifest.version} (${manifest.license})\n\n${(await readFile(join(dir, file), 'utf8')).trim()}\n`)
   }
-  await writeFile('dist/stripper.cjs.LICENSES.txt', `dist/stripper.cjs bundles these packages:\n\n${notices.join('\n---\n\n')}`)
+  await writeFile(join(outDir, 'stripper.cjs.LICENSES.txt'), `stripper.cjs bundles these packages:\n\n${notices.join('\n---\n\n')}`)
 }
 
-export default defineConfig({
+// A function of the command line's options: the stripper goes where the rest goes (`scripts/build-js.ts` builds
+// into a staging folder with `--out-dir`, then keeps only what was written there).
+export default defineConfig((cli) => ({
   entry: { index: 'src/index.ts', 'backend/index': 'src/backend/index.ts', 'conformance/index': 'src/conformance/index.ts', 'session/index': 'src/session/index.ts', 'prepare-worker': 'src/prepare-worker.ts' },
   format: ['esm'],
   clean: true,
   sourcemap: true,
   target: 'node20',
   external: ['vitest'],
-  onSuccess: bundleStripper,
-})
+  onSuccess: () => bundleStripper(cli.outDir ?? 'dist'),
+}))
