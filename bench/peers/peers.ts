@@ -63,8 +63,9 @@ function built(pkg: string): boolean {
 /** ptc runs built, as users get it, when every package it needs is built and current; else from source. */
 const source = process.argv.includes('--source') || !PTC_PACKAGES.every(built)
 
-/** Where the measuring processes' script goes as plain JavaScript (beside this file: the peers resolve from here). */
-const CHILD_BUNDLE = join(PEERS_DIR, '.peers-child.mjs')
+/** Where the measuring processes' script goes as plain JavaScript (beside this file: the peers resolve from here; one per run). */
+const CHILD_NAME = `.peers-child-${process.pid}`
+const CHILD_BUNDLE = join(PEERS_DIR, `${CHILD_NAME}.mjs`)
 let childBundle: Promise<void> | undefined
 
 /**
@@ -80,7 +81,7 @@ async function childCommand(): Promise<string[]> {
     const { build } = await import('tsup')
     await build({
       config: false,
-      entry: { '.peers-child': fileURLToPath(import.meta.url) },
+      entry: { [CHILD_NAME]: fileURLToPath(import.meta.url) },
       outDir: PEERS_DIR,
       format: ['esm'],
       outExtension: () => ({ js: '.mjs' }),
