@@ -195,14 +195,8 @@ export class QuickJSCodeRuntime implements CodeRuntime {
         ? new InlineEngines(variant, this.#defaults.memoryBytes)
         : new WorkerPool({ size: poolSize, variant, warmBytes: this.#defaults.memoryBytes, journalBytes: this.#defaults.maxOutputBytes }))
     if (options.prewarm !== false) {
-      const engines = this.#engines
-      // Inline, loading the stripper would hold up the engine's boot on this thread (a JavaScript first run does not
-      // need it; a TypeScript one loads it when it strips, while the module compiles): it loads once the engine is up.
-      if (engines instanceof InlineEngines) void engines.warm().then(preloadTypeScriptStripper)
-      else {
-        engines.warm()
-        preloadTypeScriptStripper()
-      }
+      this.#engines.warm()
+      preloadTypeScriptStripper()
     }
   }
 

@@ -24,18 +24,10 @@ export class InlineEngines implements Engines {
     this.#cache = new ModuleCache(variant)
   }
 
-  /**
-   * Warms a module (see `Engines.warm`); resolves once it is booted, or failed to (a run then meets the failure
-   * again and reports it), so that what else this thread should do ahead of the first run (the TypeScript
-   * stripper) does not hold the boot up.
-   */
-  warm(): Promise<void> {
-    if (this.#warming !== undefined) return this.#warming
+  warm(): void {
+    if (this.#warming !== undefined) return
     const image = this.#cache.acquire(this.warmBytes)
-    if (!(image instanceof Promise)) {
-      this.#cache.release(image, false)
-      return Promise.resolve()
-    }
+    if (!(image instanceof Promise)) return void this.#cache.release(image, false)
     this.#warming = image.then(
       (loaded) => {
         this.#cache.release(loaded, false)
@@ -43,7 +35,6 @@ export class InlineEngines implements Engines {
       },
       () => undefined, // a run meets the failure again and reports it
     )
-    return this.#warming
   }
 
   execute(host: RunHost, input: RunInput): void {
