@@ -1,5 +1,5 @@
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { build, defineConfig } from 'tsup'
 
 /**
@@ -38,7 +38,31 @@ async function bundleStripper(outDir: string): Promise<void> {
     notices.push(`${manifest.name}@${manifest.version} (${manifest.license})\n\n${(await readFile(join(dir, file), 'utf8')).trim()}\n`)
   }
   await writeFile(join(outDir, 'stripper.cjs.LICENSES.txt'), `stripper.cjs bundles these packages:\n\n${notices.join('\n---\n\n')}`)
+  await checkSiblings(outDir)
 }
+
+/**
+ * `strip.ts` finds `stripper.cjs` and `prepare-worker.js` beside the file it was bundled into: a build where that
+ * file landed in a subfolder of `outDir` (tsup inlines a module used by one entry into that entry) would fail only
+ * when a program is stripped. This fails the build instead.
+ */
+async function checkSiblings(outDir: string): Promise<void> {
+  let found = 0
+  for (const entry of await readdir(outDir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.js')) continue
+    const file = join(entry.parentPath, entry.name)
+    const text = await readFile(file, 'utf8')
+    if (!SIBLINGS.test(text)) continue
+    if (resolve(entry.parentPath) !== resolve(outDir)) {
+      throw new Error(`tsup.config.ts: ${file} loads ./stripper.cjs or ./prepare-worker.js, which are in ${outDir}, not beside it`)
+    }
+    if (STRIPPER.test(text)) found++
+  }
+  if (found === 0) throw new Error('tsup.config.ts: no built file loads ./stripper.cjs: has strip.ts changed how it finds it?')
+}
+
+const SIBLINGS = /["']\.\/(?:stripper\.cjs|prepare-worker\.js)["']/
+const STRIPPER = /["']\.\/stripper\.cjs["']/
 
 // A function of the command line's options: the stripper goes where the rest goes (`scripts/build-js.ts` builds
 // into a staging folder with `--out-dir`, then keeps only what was written there).
