@@ -92,8 +92,9 @@ const columns = roots.flatMap((root, i) => [false, true].map((prewarm) => ({ roo
 console.log(`| backend | first run asked | ${columns.map((c) => c.title).join(' | ')} |`)
 console.log(`|---|---|${columns.map(() => '---|').join('')}`)
 for (const backend of backends) {
-  const rows: [number, Case['language']][] = [[0, 'typescript'], [1000, 'typescript'], ...(backend === 'isolated-vm' ? [] : [[0, 'javascript'] as [number, Case['language']]])]
-  for (const [askAfterMs, language] of rows) {
+  // One row per (askAfterMs, language) the cases of this backend have, in the order they were made.
+  const rows = new Map(cases.filter((c) => c.backend === backend).map((c) => [`${c.askAfterMs}|${c.language}`, c] as const))
+  for (const { askAfterMs, language } of rows.values()) {
     const cells = columns.map((col) => cell(samples.get(key(col.root, { backend, prewarm: col.prewarm, askAfterMs, language }))))
     const asked = `${askAfterMs === 0 ? 'at creation' : `${askAfterMs} ms after creation`}${language === 'javascript' ? ', JavaScript' : ''}`
     console.log(`| ${backend === 'isolated-vm' ? 'isolated-vm (2 processes)' : `QuickJS ${backend}`} | ${asked} | ${cells.join(' | ')} |`)

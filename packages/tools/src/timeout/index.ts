@@ -5,7 +5,6 @@ import { whenAborted } from '../pipeline/signal.js'
 import type { ToolsView } from '../registry/service.js'
 import type { ToolDispatchExecution, ToolExecutionResult } from '../types/tool.js'
 
-
 /**
  * The timeout policy: a `tools/execute` wrapper that arms a deadline from the
  * executing definition's `timeoutMs`. The body sees a signal that aborts at
