@@ -88,10 +88,11 @@ export interface PreparedOffThread {
 const prepareSlots = { free: Math.max(1, availableParallelism()), waiting: [] as (() => void)[] }
 
 /**
- * Prepares a long program off the calling thread: a worker thread per program (at most one per core at
- * once; later programs wait their turn) strips it and, for `job.session`, makes its session source.
- * Resolves `undefined` when `signal` aborts first: the worker is terminated, so a stopped run leaves no
- * work behind. A worker that fails reports as a stripping failure.
+ * Prepares a long program off the calling thread: a prepare worker (at most one per core at once; later
+ * programs wait their turn; a worker waits `PREPARE_IDLE_MS` for the next program before it ends) strips it
+ * and, for `job.session`, makes its session source. Resolves `undefined` when `signal` aborts first: that
+ * worker is terminated, so a stopped run leaves no work behind. A worker that fails reports as a stripping
+ * failure.
  */
 export async function prepareOffThread(job: PrepareJob, signal: AbortSignal): Promise<PreparedOffThread | undefined> {
   if (prepareSlots.free === 0) {
@@ -127,13 +128,79 @@ export async function stripTypeScriptOffThread(code: string, signal: AbortSignal
 }
 
 /**
- * The prepare worker: built, `prepare-worker.js` beside this bundle's chunk (tsup's `prepare-worker` entry);
- * from sources (this module's URL ends in `.ts`), `prepare-worker.ts` through tsx.
+ * How long a prepare worker waits for the next program before it ends. A burst of long programs pays one
+ * thread start (about 40 ms here, with the stripper's load) instead of one each, and a worker never ends
+ * right after it answered: Node 20 once aborted a whole process (`NodePlatform::ForIsolate`) when a prepare
+ * worker was terminated as soon as it had posted, while V8 still compiled for its isolate on a background
+ * thread. Idle workers are unref'd: they never keep a process alive.
  */
-function startPrepareWorker(job: PrepareJob): Worker {
+export const PREPARE_IDLE_MS = 10_000
+
+interface IdleWorker {
+  readonly worker: Worker
+  readonly timer: NodeJS.Timeout
+}
+
+/** Prepare workers waiting for a program, the one that answered last at the end. */
+const idleWorkers: IdleWorker[] = []
+let workersStarted = 0
+
+/** How many prepare workers this process started, and how many wait now (for tests). */
+export function prepareWorkerCounts(): { started: number; idle: number } {
+  return { started: workersStarted, idle: idleWorkers.length }
+}
+
+/**
+ * The prepare worker: built, `prepare-worker.js` beside this bundle's chunk (tsup's `prepare-worker` entry);
+ * from sources (this module's URL ends in `.ts`), `prepare-worker.ts` through tsx. It answers each job posted
+ * to it with one `PreparedOffThread`.
+ */
+function startPrepareWorker(): Worker {
   const here = import.meta.url
-  if (!here.endsWith('.ts')) return startWorker(new URL('./prepare-worker.js', here), { workerData: job })
-  return spawnSourceWorker(new URL('./prepare-worker.ts', here), job)
+  const worker = here.endsWith('.ts') ? spawnSourceWorker(new URL('./prepare-worker.ts', here), undefined) : startWorker(new URL('./prepare-worker.js', here), {})
+  workersStarted++
+  // A worker that fails or ends while it waits leaves the idle list (a job's own listeners report the
+  // failure of a worker at work); without an 'error' listener, its error would throw in this process.
+  const gone = (): void => unpark(worker)
+  worker.on('error', gone)
+  worker.once('exit', gone)
+  return worker
+}
+
+/** An idle worker (the one that answered last), or a new one. */
+function takeWorker(): Worker {
+  const idle = idleWorkers.pop()
+  if (idle === undefined) return startPrepareWorker()
+  clearTimeout(idle.timer)
+  idle.worker.ref()
+  return idle.worker
+}
+
+function park(worker: Worker): void {
+  worker.unref()
+  const timer = setTimeout(() => {
+    unpark(worker)
+    void worker.terminate()
+  }, PREPARE_IDLE_MS)
+  timer.unref()
+  idleWorkers.push({ worker, timer })
+}
+
+function unpark(worker: Worker): void {
+  const i = idleWorkers.findIndex((idle) => idle.worker === worker)
+  if (i === -1) return
+  clearTimeout(idleWorkers[i]?.timer)
+  idleWorkers.splice(i, 1)
+}
+
+/** Whether a prepare worker's answer has the shape of a `PreparedOffThread`. */
+function isPrepared(message: unknown): message is PreparedOffThread {
+  if (typeof message !== 'object' || message === null) return false
+  const { stripped, source } = message as { stripped?: unknown; source?: unknown }
+  if (source !== undefined && typeof source !== 'string') return false
+  if (typeof stripped !== 'object' || stripped === null) return false
+  const s = stripped as Record<string, unknown>
+  return s.ok === true ? typeof s.code === 'string' : s.ok === false && typeof s.message === 'string' && typeof s.line === 'number' && typeof s.column === 'number'
 }
 
 function prepareInWorker(job: PrepareJob, signal: AbortSignal): Promise<PreparedOffThread | undefined> {
@@ -143,24 +210,34 @@ function prepareInWorker(job: PrepareJob, signal: AbortSignal): Promise<Prepared
   })
   let worker: Worker
   try {
-    worker = startPrepareWorker(job)
+    worker = takeWorker()
   } catch (error) {
     return Promise.resolve(failed(`its worker did not start (${error instanceof Error ? error.message : String(error)})`))
   }
   return new Promise((resolve) => {
-    let settled = false
-    const done = (result: PreparedOffThread | undefined): void => {
-      if (settled) return
-      settled = true
+    // `keep`: the worker answered and waits for the next program; else it is terminated (an aborted job
+    // leaves no work behind; a worker that failed or answered nonsense is not trusted with another).
+    const done = (result: PreparedOffThread | undefined, keep: boolean): void => {
       signal.removeEventListener('abort', onAbort)
-      void worker.terminate()
+      worker.off('message', onMessage)
+      worker.off('error', onError)
+      worker.off('exit', onExit)
+      if (keep) park(worker)
+      else void worker.terminate()
       resolve(result)
     }
-    const onAbort = (): void => done(undefined)
+    const onAbort = (): void => done(undefined, false)
+    const onMessage = (message: unknown): void => {
+      if (isPrepared(message)) done(message, true)
+      else done(failed('its worker answered something else'), false)
+    }
+    const onError = (error: Error): void => done(failed(error.message), false)
+    const onExit = (): void => done(failed('its worker exited'), false)
     signal.addEventListener('abort', onAbort, { once: true })
-    worker.once('message', (m: PreparedOffThread) => done(m))
-    worker.once('error', (e: Error) => done(failed(e.message)))
-    worker.once('exit', () => done(failed('its worker exited')))
+    worker.on('message', onMessage)
+    worker.on('error', onError)
+    worker.on('exit', onExit)
+    worker.postMessage(job)
   })
 }
 
