@@ -65,7 +65,7 @@ export function packAll(options: PackOptions): PackedPackage[] {
  * The pnpm of this workspace: the one running us (`pnpm pack:all`, `pnpm test`), else the version
  * `packageManager` pins, through npx.
  */
-function pnpmCommand(root: string): string[] {
+export function pnpmCommand(root: string): string[] {
   const running = process.env['npm_execpath']
   if (running !== undefined && /pnpm\.c?js$/.test(running)) return [process.execPath, running]
   const pinned = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { packageManager: string }).packageManager

@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { packAll, type PackedPackage } from '../../scripts/pack.js'
+import { packAll, pnpmCommand, type PackedPackage } from '../../scripts/pack.js'
 import { ROOT } from '../../scripts/build-js.js'
 import { extractBlocks } from '../docs/blocks.js'
 import { lintTarball } from './lint.js'
@@ -355,5 +355,60 @@ describe('a project outside the repository, as the README says', () => {
     expect(result.stderr).toContain('the optional dependency "isolated-vm" is installed but its native part was never built')
     expect(result.stderr).toContain('`npm install-scripts approve isolated-vm`')
     expect(result.stderr).toContain('`npm rebuild isolated-vm`')
+  }, 60_000)
+})
+
+describe('a project that installs the tarballs with pnpm', () => {
+  // pnpm's layout lets a package resolve only its own dependencies (npm hoists them all to the top): a file
+  // that finds a module relative to where it was bundled, or a package that uses another's dependency,
+  // works in the project above and fails here.
+  const strict = join(work, 'strict')
+
+  beforeAll(async () => {
+    mkdirSync(strict)
+    // Each @ptc package from its tarball, also where another @ptc package depends on it (`overrides`).
+    const tarballs = Object.fromEntries(packed.map((p) => [p.name, `file:${p.tarball}`]))
+    writeFileSync(join(strict, 'package.json'), JSON.stringify({ name: 'strict', private: true, type: 'module', dependencies: tarballs, pnpm: { overrides: tarballs } }, null, 2))
+    const [command, ...prefix] = pnpmCommand(ROOT)
+    const install = await run(command as string, [...prefix, 'install', '--ignore-scripts', '--prefer-offline', '--reporter=append-only'], strict)
+    expectOk(install, 'pnpm install')
+    // The layout this block is about: the sandbox's own dependencies are not visible from the project.
+    expect(existsSync(join(strict, 'node_modules', 'acorn'))).toBe(false)
+    expect(existsSync(join(strict, 'node_modules', 'quickjs-emscripten-core'))).toBe(false)
+  }, 600_000)
+
+  test('QuickJS in worker threads and inline: a sub-call, a long TypeScript program, a session of short and long programs', async () => {
+    const lines = [
+      "import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'",
+      'const out = {}',
+      "for (const isolation of ['worker', 'inline']) {",
+      '  const runtime = createQuickJSRuntime({ isolation, poolSize: 1 })',
+      '  const call = async (_name, args) => ({ doubled: args.n * 2 })',
+      '  const run = (code, session) => runtime.run({ code, bindings: ["dbl"], call, ...(session && { session }) })',
+      "  const pad = '// ' + 'x'.repeat(20000) + '\\n'",
+      '  const results = [',
+      "    await run('const x: number = 20\\nreturn (await tools.dbl({ n: x })).doubled + 2'),",
+      "    await run(pad + 'const y: number = 42\\nreturn y'),",
+      "    await run('const kept: number = 40', 's'),",
+      "    await run(pad + 'var more: number = 2', 's'),",
+      "    await run('return kept + more', 's'),",
+      '  ]',
+      '  out[isolation] = results.map((r) => r.error ?? r.value ?? null)',
+      '  await runtime.dispose()',
+      '}',
+      'console.log(JSON.stringify(out))',
+    ]
+    writeFileSync(join(strict, 'quickjs.mjs'), `${lines.join('\n')}\n`)
+    const result = await run(process.execPath, ['quickjs.mjs'], strict)
+    expectOk(result, 'node quickjs.mjs')
+    const expected = [42, 42, null, null, 42]
+    expect(JSON.parse(result.stdout)).toEqual({ worker: expected, inline: expected })
+  }, 120_000)
+
+  test('the installed ptc command runs a program', async () => {
+    writeFileSync(join(strict, 'six.ts'), 'const six: number = 6\nreturn six * 7\n')
+    const result = await run(join(strict, 'node_modules', '.bin', 'ptc'), ['run', 'six.ts'], strict)
+    expectOk(result, 'ptc run six.ts')
+    expect(result.stdout.trim()).toBe('42')
   }, 60_000)
 })
