@@ -67,17 +67,18 @@ describe('prepare workers (programs longer than INLINE_STRIP_UNITS)', () => {
 
   test(`an idle worker ends after ${PREPARE_IDLE_MS} ms without a program`, async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    // The worker that prepares this program waits on the fake clock (workers idle before wait on the real one).
     await prepared(0)
     const idle = prepareWorkerCounts().idle
     expect(idle).toBeGreaterThanOrEqual(1)
     vi.advanceTimersByTime(PREPARE_IDLE_MS - 1)
     expect(prepareWorkerCounts().idle).toBe(idle)
     vi.advanceTimersByTime(1)
-    expect(prepareWorkerCounts().idle).toBe(0)
+    expect(prepareWorkerCounts().idle).toBe(idle - 1)
     vi.useRealTimers()
     const started = prepareWorkerCounts().started
     expect(await prepared(1)).toMatch(/^const a = 1\n/)
-    expect(prepareWorkerCounts().started).toBe(started + 1)
+    expect(prepareWorkerCounts().started).toBe(started + (idle === 1 ? 1 : 0))
   })
 
   test('a waiting worker does not keep its process alive', () => {
