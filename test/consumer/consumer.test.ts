@@ -369,6 +369,8 @@ describe('a project that installs the tarballs with pnpm', () => {
     // Each @ptc package from its tarball, also where another @ptc package depends on it (`overrides`).
     const tarballs = Object.fromEntries(packed.map((p) => [p.name, `file:${p.tarball}`]))
     writeFileSync(join(strict, 'package.json'), JSON.stringify({ name: 'strict', private: true, type: 'module', dependencies: tarballs, pnpm: { overrides: tarballs } }, null, 2))
+    // pnpm's default layout, whatever a user-level .npmrc says.
+    writeFileSync(join(strict, '.npmrc'), 'node-linker=isolated\nshamefully-hoist=false\npublic-hoist-pattern=\n')
     const [command, ...prefix] = pnpmCommand(ROOT)
     const install = await run(command as string, [...prefix, 'install', '--ignore-scripts', '--prefer-offline', '--reporter=append-only'], strict)
     expectOk(install, 'pnpm install')
