@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -24,9 +24,9 @@ interface Replica {
   stderr: string
 }
 
-function replica(args: string[], env: Record<string, string> = {}): Promise<Replica> {
+function replica(args: string[], env: Record<string, string> = {}, script = REPLICA): Promise<Replica> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--conditions=@ptc/source', '--import', 'tsx', REPLICA, ...args], {
+    const child = spawn(process.execPath, ['--conditions=@ptc/source', '--import', 'tsx', script, ...args], {
       env: { ...process.env, NODE_OPTIONS: '', PTC_SECRET: secret, PTC_STORE_DIR: join(dir, 'store'), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
@@ -59,6 +59,21 @@ describe('sessions across processes', () => {
     expect(foreign.code).not.toBe(0)
     expect(foreign.stderr).toMatch(/SnapshotError|belongs to session "k"/)
   }, 90_000) // three processes one after another (see below)
+
+  test('a session moves between processes started from other paths, and between inline and worker isolation', async () => {
+    // The same fixture under a longer path (a symlink: the process's argv[1] differs, its imports do not). The
+    // engine's memory once held the host script's path, so such a process refused the session as another build.
+    const longer = join(dir, `replica-started-from-another-path-${'x'.repeat(40)}.ts`)
+    symlinkSync(REPLICA, longer)
+    for (const [from, to] of [['inline', 'worker'], ['worker', 'inline'], ['inline', 'inline']] as const) {
+      const file = join(dir, `moved-${from}-${to}.session`)
+      const first = await replica(['suspend-and-die', 'm', DECLARE, file], { PTC_ISOLATION: from })
+      expect(first.signal, first.stderr).toBe('SIGKILL')
+      const second = await replica(['resume', 'm', file, CONTINUE], { PTC_ISOLATION: to }, longer)
+      expect(second.code, `${from} -> ${to}: ${second.stderr}`).toBe(0)
+      expect(second.out?.value, `${from} -> ${to}`).toEqual([['a', 'b'], true, 42, 84])
+    }
+  }, 120_000)
 
   test('replicas sharing a filesystem store hand a session over when one is disposed', async () => {
     const one = await replica(['run', 'fs', DECLARE])

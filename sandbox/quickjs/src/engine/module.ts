@@ -91,6 +91,15 @@ export interface LoadedModule {
 }
 
 /**
+ * The program name the engine's C library is given (emscripten's `thisProgram`), the same in every thread and
+ * process. emscripten's default is the host's `process.argv[1]`, which it copies into the module's memory with the
+ * environment when the module starts: the boot's allocations then shifted with the length of the host script's
+ * path (the main thread's script, or the worker's entry file), so a session suspended by one process was refused
+ * by another started from another path, or by the other isolation, as "made by another engine build".
+ */
+const PROGRAM_NAME = 'ptc-quickjs'
+
+/**
  * A fresh module from the precompiled WebAssembly module (compiled once per thread and variant)
  * with a `WebAssembly.Memory` whose maximum is `guestBytes + ENGINE_OVERHEAD_BYTES`: the hard cap
  * (QuickJS's own `setMemoryLimit` alone does not bound the total).
@@ -112,6 +121,8 @@ export async function loadModule(variant: QuickJSVariantName, guestBytes: number
     }
   }
   const base = variant === 'quickjs' ? bellard : ng
-  const module = await newQuickJSWASMModuleFromVariant(newVariant(base, { wasmModule: wasmModule as never, wasmMemory: memory as never }))
+  const module = await newQuickJSWASMModuleFromVariant(
+    newVariant(base, { wasmModule: wasmModule as never, wasmMemory: memory as never, emscriptenModule: { thisProgram: PROGRAM_NAME } as never }),
+  )
   return { module, memory, capBytes, variant, growth }
 }
