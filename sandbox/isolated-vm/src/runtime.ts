@@ -23,7 +23,8 @@ export interface IsolatedVmRuntimeOptions {
    * - `'none'`: in this process. A sequential sub-call is several times cheaper, but it is unsafe
    *   against hostile code: a long built-in keeps a core busy after its `timeout` answer (up to
    *   minutes, and `process.exit()` can then crash or hang) and V8 running out of memory in an
-   *   isolate is a `crash` that leaves an isolate thread parked for good. For trusted code only.
+   *   isolate is a `crash` that leaves an isolate thread parked for good. Its programs' `Date`s see this
+   *   process's time zone (V8 has one per process; child processes run in UTC). For trusted code only.
    */
   containment?: 'process' | 'none'
   /**

@@ -106,7 +106,9 @@ export class EngineChild implements Lane {
     const { entry, execArgv } = command
     this.#proc = fork(entry, [JSON.stringify(config)], {
       execArgv,
-      env: {},
+      // Nothing of the host's environment; the zone the guest's Dates see is UTC, not the machine's
+      // (/etc/localtime), as on QuickJS.
+      env: { TZ: 'UTC' },
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       serialization: 'json',
     })

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module'
 import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule } from 'quickjs-emscripten-core'
 import bellard from '@jitl/quickjs-wasmfile-release-sync'
 import ng from '@jitl/quickjs-ng-wasmfile-release-sync'
+import { utcTimeImports } from './utc-clock.js'
 
 /** Which QuickJS: bellard's (default) or quickjs-ng. */
 export type QuickJSVariantName = 'quickjs' | 'quickjs-ng'
@@ -36,6 +37,7 @@ const Wasm = (
     WebAssembly: {
       Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory
       compile(bytes: Uint8Array): Promise<WasmModule>
+      Instance: new (module: WasmModule, imports: object) => { readonly exports: object }
     }
   }
 ).WebAssembly
@@ -121,8 +123,17 @@ export async function loadModule(variant: QuickJSVariantName, guestBytes: number
     }
   }
   const base = variant === 'quickjs' ? bellard : ng
+  // The module is instantiated here rather than by quickjs-emscripten's `wasmModule` option: its imports get a UTC
+  // calendar first (`utcTimeImports`), and an instantiation that fails throws (the option's asynchronous one left
+  // the load waiting forever).
+  const instantiateWasm = (imports: Record<string, Record<string, unknown>>, onSuccess: (instance: object, module: WasmModule) => void): object => {
+    utcTimeImports(imports, memory)
+    const instance = new Wasm.Instance(wasmModule, imports)
+    onSuccess(instance, wasmModule)
+    return instance.exports
+  }
   const module = await newQuickJSWASMModuleFromVariant(
-    newVariant(base, { wasmModule: wasmModule as never, wasmMemory: memory as never, emscriptenModule: { thisProgram: PROGRAM_NAME } as never }),
+    newVariant(base, { wasmMemory: memory as never, emscriptenModule: { thisProgram: PROGRAM_NAME, instantiateWasm } as never }),
   )
   return { module, memory, capBytes, variant, growth }
 }

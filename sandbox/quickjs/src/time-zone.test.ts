@@ -1,0 +1,54 @@
+/**
+ * The guest's calendar is UTC whatever the host's time zone (`engine/utc-clock.ts`): QuickJS's local time came
+ * from the host's `Date`, so a program saw the host's zone. Real child processes started with a `TZ` each.
+ */
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, test } from 'vitest'
+import { utcTimeImports } from './engine/utc-clock.js'
+
+const FIXTURE = fileURLToPath(new URL('./fixtures/time-zone.ts', import.meta.url))
+
+const UTC_CALENDAR = {
+  offset: 0,
+  summerOffset: 0,
+  text: 'Thu Jan 01 1970 00:00:00 GMT+0000',
+  localIsUtc: true,
+  hours: 23,
+  date: 1,
+  parsed: true,
+  leapDay: 4,
+}
+
+describe('the time zone a program sees', () => {
+  test.each(['Asia/Kolkata', 'America/New_York', 'Pacific/Chatham'])('is UTC on a host in %s, on every variant and isolation', (zone) => {
+    const child = spawnSync(process.execPath, ['--conditions=@ptc/source', '--import', 'tsx', FIXTURE], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, NODE_OPTIONS: '', TZ: zone },
+    })
+    expect(child.status, child.stderr).toBe(0)
+    const out = JSON.parse(child.stdout.trim().split('\n').at(-1) ?? 'null') as { hostOffset: number; seen: Record<string, unknown> }
+    // The host itself is not in UTC: what the programs saw did not come from it.
+    expect(out.hostOffset).not.toBe(0)
+    expect(out.seen).toEqual({
+      'quickjs inline': UTC_CALENDAR,
+      'quickjs worker': UTC_CALENDAR,
+      'quickjs-ng inline': UTC_CALENDAR,
+      'quickjs-ng worker': UTC_CALENDAR,
+    })
+  }, 60_000)
+
+  test('an engine glue whose time-zone imports are not found is refused, not run with the host zone', () => {
+    const memory = { buffer: new ArrayBuffer(65_536), grow: () => 0 }
+    expect(() => utcTimeImports({ a: { x: () => 0 } }, memory)).toThrow(/were not found/)
+    const twoLocaltimes = {
+      a: {
+        x: function (d: Date) { return [d.getSeconds(), d.getTimezoneOffset()] },
+        y: function (d: Date) { return [d.getSeconds(), d.getTimezoneOffset()] },
+        z: function (d: Date) { return String(d.getTimezoneOffset()).padStart(2) },
+      },
+    }
+    expect(() => utcTimeImports(twoLocaltimes, memory)).toThrow(/were not found/)
+  })
+})
