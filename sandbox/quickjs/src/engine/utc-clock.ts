@@ -10,16 +10,18 @@
  * fills the fields from `getSeconds`, `tzset` formats names with `padStart`): a glue where they are not exactly
  * one each is refused, and the engine does not load, rather than run with the host's zone.
  */
-import type { WasmMemory } from './module.js'
-
 type Imports = Record<string, Record<string, unknown>>
+/** The module's memory (the part of `WasmMemory` used here). */
+interface Memory {
+  readonly buffer: ArrayBuffer
+}
 
 /** `struct tm`'s int fields, in order (musl): sec, min, hour, mday, mon, year, wday, yday, isdst, gmtoff. */
 const TM_FIELDS = 10
 const DAY_MS = 86_400_000
 
 /** Replaces the glue's `localtime` and `tzset` imports in `imports` with UTC ones writing into `memory`. */
-export function utcTimeImports(imports: Imports, memory: WasmMemory): void {
+export function utcTimeImports(imports: Imports, memory: Memory): void {
   const found = { localtime: [] as [Record<string, unknown>, string][], tzset: [] as [Record<string, unknown>, string][] }
   for (const namespace of Object.values(imports)) {
     for (const [name, value] of Object.entries(namespace)) {
@@ -46,7 +48,7 @@ export function utcTimeImports(imports: Imports, memory: WasmMemory): void {
 }
 
 /** `localtime(time)` in UTC: the `struct tm` at `tm` (the glue's bounds: past 2^53 seconds, an invalid date). */
-function utcFields(memory: WasmMemory, time: number | bigint, tm: number): void {
+function utcFields(memory: Memory, time: number | bigint, tm: number): void {
   const seconds = typeof time === 'bigint' ? (time < -(2n ** 53n) || time > 2n ** 53n ? Number.NaN : Number(time)) : time
   const date = new Date(seconds * 1000)
   const year = date.getUTCFullYear()
