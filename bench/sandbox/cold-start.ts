@@ -15,14 +15,9 @@
  * `--compare DIR`: the same cases also run in another built checkout of this repository (DIR), interleaved
  * process by process with this one, and reported beside it.
  */
-import { spawnSync } from 'node:child_process'
-import { resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { isolatedVmAvailability } from '@ptc/sandbox-isolated-vm'
-import { argValues } from '../json.js'
-import { machine, median } from '../util.js'
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+import { machine } from '../util.js'
+import { compared, freshProcessJson, msCell, processes, roots } from './fresh-process.js'
 
 type Backend = 'worker' | 'inline' | 'isolated-vm'
 
@@ -54,19 +49,10 @@ await runtime.dispose()
 function measure(root: string, c: Case): number {
   // isolated-vm needs Node without its startup snapshot (its own process; QuickJS's run as users start Node).
   const flags = c.backend === 'isolated-vm' ? ['--no-node-snapshot'] : []
-  const child = spawnSync(process.execPath, [...flags, '--input-type=module', '-e', CHILD, '--', c.backend, String(c.prewarm), String(c.askAfterMs), c.language], {
-    cwd: root,
-    encoding: 'utf8',
-    env: { ...process.env, NODE_OPTIONS: '' },
-    timeout: 60_000,
-  })
-  if (child.status !== 0) throw new Error(`child failed in ${root}: ${child.stderr}`)
-  return (JSON.parse(child.stdout.trim().split('\n').at(-1) as string) as { fromAsk: number }).fromAsk
+  const args = [c.backend, String(c.prewarm), String(c.askAfterMs), c.language]
+  return (freshProcessJson(root, CHILD, { flags, args, timeoutMs: 60_000 }) as { fromAsk: number }).fromAsk
 }
 
-const processes = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 5)
-const compare = argValues('compare')[0]
-const roots = compare === undefined ? [ROOT] : [ROOT, resolve(compare)]
 const backends: Backend[] = isolatedVmAvailability().available ? ['worker', 'inline', 'isolated-vm'] : ['worker', 'inline']
 const cases: Case[] = []
 for (const backend of backends) {
@@ -85,9 +71,8 @@ for (let i = 0; i < processes; i++) {
   }
 }
 
-console.log(`First run, ${processes} fresh processes per case, interleaved; ${machine()}${compare === undefined ? '' : `; "before": ${roots[1]}`}`)
-const cell = (values: readonly number[] | undefined): string =>
-  values === undefined ? '–' : `${median(values).toFixed(1)} ms (${Math.min(...values).toFixed(1)}-${Math.max(...values).toFixed(1)})`
+console.log(`First run, ${processes} fresh processes per case, interleaved; ${machine()}${compared === undefined ? '' : `; "before": ${compared}`}`)
+const cell = (values: readonly number[] | undefined): string => (values === undefined ? '–' : msCell(values))
 const columns = roots.flatMap((root, i) => [false, true].map((prewarm) => ({ root, prewarm, title: `${i === 0 ? '' : 'before: '}prewarm: ${prewarm}${prewarm ? ' (default)' : ''}` })))
 console.log(`| backend | first run asked | ${columns.map((c) => c.title).join(' | ')} |`)
 console.log(`|---|---|${columns.map(() => '---|').join('')}`)

@@ -10,13 +10,9 @@
  * `--compare DIR`: the same processes also run in another built checkout of this repository (DIR),
  * interleaved process by process with this one, and reported beside it.
  */
-import { spawnSync } from 'node:child_process'
-import { resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { argValues } from '../json.js'
-import { machine, median } from '../util.js'
+import { machine } from '../util.js'
+import { compared, freshProcessJson, msCell, processes, ROOT, roots } from './fresh-process.js'
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const SERIES = 10
 
 const CHILD = `
@@ -45,23 +41,15 @@ interface Sample {
   readonly short: number
 }
 
-function measure(root: string): Sample {
-  const child = spawnSync(process.execPath, ['--input-type=module', '-e', CHILD], { cwd: root, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' }, timeout: 120_000 })
-  if (child.status !== 0) throw new Error(`child failed in ${root}: ${child.stderr}`)
-  return JSON.parse(child.stdout.trim().split('\n').at(-1) as string) as Sample
-}
+const measure = (root: string): Sample => freshProcessJson(root, CHILD, { timeoutMs: 120_000 }) as Sample
 
-const processes = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 5)
-const compare = argValues('compare')[0]
-const roots = compare === undefined ? [ROOT] : [ROOT, resolve(compare)]
 const samples = new Map<string, Sample[]>(roots.map((root) => [root, []]))
 for (let i = 0; i < processes; i++) for (const root of roots) samples.get(root)?.push(measure(root))
 
-console.log(`Long programs (64 KiB of TypeScript, QuickJS inline), ${processes} fresh processes, interleaved; ${machine()}${compare === undefined ? '' : `; "before": ${roots[1]}`}`)
-const cell = (values: readonly number[]): string => `${median(values).toFixed(1)} ms (${Math.min(...values).toFixed(1)}-${Math.max(...values).toFixed(1)})`
+console.log(`Long programs (64 KiB of TypeScript, QuickJS inline), ${processes} fresh processes, interleaved; ${machine()}${compared === undefined ? '' : `; "before": ${compared}`}`)
 console.log('| checkout | first long run | later long runs (median of each process) | short run, warm |')
 console.log('|---|---|---|---|')
 for (const root of roots) {
   const s = samples.get(root) ?? []
-  console.log(`| ${root === ROOT ? 'this' : 'before'} | ${cell(s.map((x) => x.first))} | ${cell(s.map((x) => x.rest))} | ${cell(s.map((x) => x.short))} |`)
+  console.log(`| ${root === ROOT ? 'this' : 'before'} | ${msCell(s.map((x) => x.first))} | ${msCell(s.map((x) => x.rest))} | ${msCell(s.map((x) => x.short))} |`)
 }
