@@ -2,12 +2,9 @@
  * The guest's calendar is UTC whatever the host's time zone (`engine/utc-clock.ts`): QuickJS's local time came
  * from the host's `Date`, so a program saw the host's zone. Real child processes started with a `TZ` each.
  */
-import { spawnSync } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
 import { utcTimeImports } from './engine/utc-clock.js'
-
-const FIXTURE = fileURLToPath(new URL('./fixtures/time-zone.ts', import.meta.url))
+import { fixtureJson } from './fixtures/child-json.js'
 
 const UTC_CALENDAR = {
   offset: 0,
@@ -22,13 +19,7 @@ const UTC_CALENDAR = {
 
 describe('the time zone a program sees', () => {
   test.each(['Asia/Kolkata', 'America/New_York', 'Pacific/Chatham'])('is UTC on a host in %s, on every variant and isolation', (zone) => {
-    const child = spawnSync(process.execPath, ['--conditions=@ptc/source', '--import', 'tsx', FIXTURE], {
-      encoding: 'utf8',
-      timeout: 60_000,
-      env: { ...process.env, NODE_OPTIONS: '', TZ: zone },
-    })
-    expect(child.status, child.stderr).toBe(0)
-    const out = JSON.parse(child.stdout.trim().split('\n').at(-1) ?? 'null') as { hostOffset: number; seen: Record<string, unknown> }
+    const out = fixtureJson('time-zone.ts', 'all', { TZ: zone }) as { hostOffset: number; seen: Record<string, unknown> }
     // The host itself is not in UTC: what the programs saw did not come from it.
     expect(out.hostOffset).not.toBe(0)
     expect(out.seen).toEqual({
