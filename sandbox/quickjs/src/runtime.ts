@@ -381,12 +381,14 @@ export class QuickJSCodeRuntime implements CodeRuntime {
    * Makes `snapshot` (from `suspendSession`, here or in another process of the same build with the
    * same secret) session `key` again, replacing an idle session of that key. Throws `SnapshotError`
    * (`@ptc/sandbox/session`) for bytes that are tampered with, truncated, of another build or
-   * another session, and changes nothing then.
+   * another session, and changes nothing then. At `maxSessions` with as many saves to the store in
+   * progress, waits for one of them (at most `sessions.storeWaitMs`), then throws `SessionStoreError`
+   * (`unavailable`).
    */
   async resumeSession(key: string, snapshot: Uint8Array): Promise<void> {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
     const { memory, runs } = await this.#open(checkSessionKey(key), snapshot)
-    this.#sessions.attach(key, memory, sizeOf(memory), runs)
+    await this.#sessions.attach(key, memory, sizeOf(memory), runs)
   }
 
   async #seal(key: string, saved: SavedSession): Promise<Uint8Array> {

@@ -7,7 +7,12 @@ import type { CodeRunSessionInfo } from './types.js'
 export interface SessionLimits {
   /** A session unused this long is dropped. */
   idleTtlMs: number
-  /** Live sessions at most; a new one beyond it drops the least recently used idle one. */
+  /**
+   * Live sessions at most; a new one beyond it drops the least recently used idle one. With a spill (a
+   * store), also the most saves to it in progress at once: past that, a new session waits for one of them
+   * to end (within its run's wall) and idle sessions stay live, so a slow store cannot make the host hold
+   * the state of every session it let go of.
+   */
   maxSessions: number
   /** The most state one session may keep; a run that leaves more does not keep it. */
   maxSessionBytes: number
@@ -95,6 +100,8 @@ export class SessionTable<S> {
   readonly #spill: SessionSpill<S> | undefined
   /** Saves to the spill in progress, by key: a take of that key waits for its save before it loads. */
   readonly #saving = new Map<string, Promise<void>>()
+  /** Every save in progress (a key may have two: saved, resumed and let go of again): at most `maxSessions` but at `close()`. */
+  readonly #inFlight = new Set<Promise<void>>()
   #sweeper: ReturnType<typeof setInterval> | undefined
 
   /**
@@ -117,23 +124,33 @@ export class SessionTable<S> {
    * that may take (the session is then not taken, and its saved state stays where it is).
    */
   async take(key: string, now = Date.now(), wait?: SessionWait): Promise<SessionTurn<S>> {
-    this.sweep(now)
-    let entry = this.#sessions.get(key)
-    if (entry?.busy === true) return { ok: false, message: `session "${key}" is running another program; a session runs one program at a time` }
-    if (entry !== undefined) {
-      entry.busy = true
-      entry.lastUsed = now
-      // Most recently used last (the eviction order).
-      this.#sessions.delete(key)
-      this.#sessions.set(key, entry)
-      return { ok: true, entry, fresh: entry.state === undefined }
-    }
-    if (this.#sessions.size >= this.limits.maxSessions) {
+    const since = performance.now()
+    for (;;) {
+      this.sweep(now)
+      const live = this.#sessions.get(key)
+      if (live?.busy === true) return { ok: false, message: `session "${key}" is running another program; a session runs one program at a time` }
+      if (live !== undefined) {
+        live.busy = true
+        live.lastUsed = now
+        // Most recently used last (the eviction order).
+        this.#sessions.delete(key)
+        this.#sessions.set(key, live)
+        return { ok: true, entry: live, fresh: live.state === undefined }
+      }
+      if (this.#sessions.size < this.limits.maxSessions) break
       const idle = [...this.#sessions.values()].find((e) => !e.busy)
       if (idle === undefined) return { ok: false, message: `all ${this.limits.maxSessions} sessions are running programs (maxSessions)` }
+      if (this.#savesFull(idle)) {
+        // Letting the idle one go now would hold one more state until the store takes it: wait for room.
+        const room = await waitForStore(Promise.race(this.#inFlight), wait ?? {})
+        if (!room.ok) return { ok: false, reason: room.reason, message: `${this.#behind()} after ${Math.round(performance.now() - since)} ms: session "${key}" could not start` }
+        now = Date.now()
+        continue
+      }
       this.#letGo(idle, `it was the least recently used of ${this.limits.maxSessions} sessions (maxSessions) when a new one started`)
+      break
     }
-    entry = { key, state: undefined, bytes: 0, runs: 0, busy: true, ended: false, lastUsed: now }
+    const entry: SessionEntry<S> = { key, state: undefined, bytes: 0, runs: 0, busy: true, ended: false, lastUsed: now }
     this.#sessions.set(key, entry)
     this.#startSweeping()
     const gone = this.#gone.get(key)
@@ -141,12 +158,12 @@ export class SessionTable<S> {
     let note = gone === undefined ? undefined : `the session's earlier state was dropped: ${gone}`
     const spill = this.#spill
     if (spill !== undefined) {
-      const since = performance.now()
+      const loading = performance.now()
       try {
         const loaded = await waitForStore(this.#afterSave(key, () => spill.load(key)), wait ?? {})
         if (!loaded.ok) {
           if (this.#sessions.get(key) === entry) this.#forget(entry, undefined)
-          return { ok: false, reason: loaded.reason, message: `the session store had not answered for session "${key}" after ${Math.round(performance.now() - since)} ms` }
+          return { ok: false, reason: loaded.reason, message: `the session store had not answered for session "${key}" after ${Math.round(performance.now() - loading)} ms` }
         }
         const saved = loaded.value
         if (saved !== undefined && !entry.ended) {
@@ -172,18 +189,35 @@ export class SessionTable<S> {
     return entry.state === undefined ? undefined : { state: entry.state, bytes: entry.bytes, runs: entry.runs }
   }
 
-  /** Puts a resumed session in the table, replacing an idle live one of that key. Throws while that one runs. */
-  attach(key: string, state: S, bytes: number, runs: number, now = Date.now()): void {
-    const live = this.#sessions.get(key)
-    if (live?.busy === true) throw new SandboxUsageError(`session "${key}" is running a program: resume into it once the program has ended`)
-    if (live !== undefined) this.#forget(live, undefined)
-    if (this.#sessions.size >= this.limits.maxSessions) {
-      const idle = [...this.#sessions.values()].find((e) => !e.busy)
+  /**
+   * Puts a resumed session in the table, replacing an idle live one of that key. Throws while that one runs,
+   * and `SessionStoreError` (`unavailable`) when room for it needs a save and the store has not taken one of
+   * the `maxSessions` in progress within the spill's `storeWaitMs`; the table is then unchanged.
+   */
+  async attach(key: string, state: S, bytes: number, runs: number): Promise<void> {
+    const since = performance.now()
+    for (;;) {
+      const live = this.#sessions.get(key)
+      if (live?.busy === true) throw new SandboxUsageError(`session "${key}" is running a program: resume into it once the program has ended`)
+      const others = this.#sessions.size - (live === undefined ? 0 : 1)
+      if (others < this.limits.maxSessions) {
+        if (live !== undefined) this.#forget(live, undefined)
+        break
+      }
+      const idle = [...this.#sessions.values()].find((e) => !e.busy && e !== live)
       if (idle === undefined) throw new SandboxUsageError(`all ${this.limits.maxSessions} sessions are running programs (maxSessions)`)
+      if (this.#savesFull(idle)) {
+        const waitMs = this.#spill?.storeWaitMs ?? STORE_WAIT_MS
+        const room = await waitForStore(Promise.race(this.#inFlight), { deadline: since + waitMs })
+        if (!room.ok) throw new SessionStoreError('unavailable', `${this.#behind()} after ${waitMs} ms: session "${key}" was not resumed`)
+        continue
+      }
+      if (live !== undefined) this.#forget(live, undefined)
       this.#letGo(idle, `it was the least recently used of ${this.limits.maxSessions} sessions (maxSessions) when another was resumed`)
+      break
     }
     this.#gone.delete(key)
-    this.#sessions.set(key, { key, state, bytes, runs, busy: false, ended: false, lastUsed: now })
+    this.#sessions.set(key, { key, state, bytes, runs, busy: false, ended: false, lastUsed: Date.now() })
     this.#startSweeping()
   }
 
@@ -242,14 +276,15 @@ export class SessionTable<S> {
       if (entry.busy) continue
       const idle = now - entry.lastUsed
       if (idle >= this.limits.idleTtlMs) this.#forget(entry, `it was idle for ${this.limits.idleTtlMs} ms (idleTtlMs)`)
-      else if (this.#spill !== undefined && idle >= this.#spill.suspendAfterMs) this.#letGo(entry, 'it was idle')
+      // At the cap of saves in progress it stays live (and counts as live) until the store catches up.
+      else if (this.#spill !== undefined && idle >= this.#spill.suspendAfterMs && !this.#savesFull(entry)) this.#letGo(entry, 'it was idle')
     }
     if (this.#sessions.size === 0) this.#stopSweeping()
   }
 
   /** Saves in progress (a caller that must not lose them, e.g. at shutdown, waits for these). */
   async settled(): Promise<void> {
-    await Promise.all([...this.#saving.values()])
+    await Promise.all([...this.#inFlight])
   }
 
   /** `operation` on the spill once the save of `key` in progress, if any, has ended. */
@@ -270,13 +305,25 @@ export class SessionTable<S> {
       () => this.#drop(state),
       (error: unknown) => {
         this.#drop(state)
-        this.#gone.set(key, `${why}, and saving it failed: ${error instanceof Error ? error.message : String(error)}`)
+        this.#remember(key, `${why}, and saving it failed: ${error instanceof Error ? error.message : String(error)}`)
       },
     )
     const done = saving.finally(() => {
       if (this.#saving.get(key) === done) this.#saving.delete(key)
+      this.#inFlight.delete(done)
     })
     this.#saving.set(key, done)
+    this.#inFlight.add(done)
+  }
+
+  /** Letting `entry` go would start a save, and `maxSessions` saves are in progress already. */
+  #savesFull(entry: SessionEntry<S>): boolean {
+    return this.#spill !== undefined && entry.state !== undefined && this.#inFlight.size >= this.limits.maxSessions
+  }
+
+  /** Why a session waits for room: the saves in progress. */
+  #behind(): string {
+    return `the session store was still saving ${this.#inFlight.size} sessions (at most maxSessions = ${this.limits.maxSessions} saves wait at once)`
   }
 
   /**
@@ -300,11 +347,14 @@ export class SessionTable<S> {
     this.#sessions.delete(entry.key)
     if (entry.state !== undefined) this.#drop(entry.state)
     entry.state = undefined
-    if (why !== undefined) {
-      this.#gone.set(entry.key, why)
-      // Bounded: only the most recent reasons are remembered.
-      if (this.#gone.size > 4 * this.limits.maxSessions) this.#gone.delete(this.#gone.keys().next().value as string)
-    }
+    if (why !== undefined) this.#remember(entry.key, why)
+  }
+
+  /** Why `key`'s state is gone, for its next run. Bounded: only the most recent reasons are remembered. */
+  #remember(key: string, why: string): void {
+    this.#gone.delete(key)
+    this.#gone.set(key, why)
+    if (this.#gone.size > 4 * this.limits.maxSessions) this.#gone.delete(this.#gone.keys().next().value as string)
   }
 
   #startSweeping(): void {
