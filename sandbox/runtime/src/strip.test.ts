@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, test, vi } from 'vitest'
-import { INLINE_STRIP_UNITS, PREPARE_IDLE_MS, prepareOffThread, prepareWorkerCounts, type PrepareJob } from './strip.js'
+import { INLINE_STRIP_UNITS, PREPARE_IDLE_MS, _idlePrepareWorkers, prepareOffThread, prepareWorkerCounts, type PrepareJob } from './strip.js'
 
 /** A TypeScript program past `INLINE_STRIP_UNITS`, different for each `n`. */
 const long = (n: number): string => `const a: number = ${n}\n// ${'x'.repeat(INLINE_STRIP_UNITS)}\nreturn a as number`
@@ -50,6 +50,18 @@ describe('prepare workers (programs longer than INLINE_STRIP_UNITS)', () => {
     const started = prepareWorkerCounts().started
     expect(await prepared(2)).toMatch(/^const a = 2\n/)
     expect(prepareWorkerCounts().started).toBe(started)
+  })
+
+  test('an idle worker that died before its exit was seen does not fail the program it is given: a new worker prepares it', async () => {
+    await prepared(0)
+    const idle = _idlePrepareWorkers()
+    expect(idle.length).toBeGreaterThanOrEqual(1)
+    const before = prepareWorkerCounts().started
+    // Every idle worker is ending, and none has told the host yet: the next program takes one of them.
+    for (const worker of idle) void worker.terminate()
+    expect(prepareWorkerCounts().idle).toBe(idle.length)
+    expect(await prepared(3)).toMatch(/^const a = 3\n/)
+    expect(prepareWorkerCounts().started).toBe(before + 1)
   })
 
   test('an aborted program ends the worker that prepared it; the next program gets another', async () => {

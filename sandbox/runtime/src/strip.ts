@@ -167,13 +167,18 @@ function startPrepareWorker(): Worker {
   return worker
 }
 
-/** An idle worker (the one that answered last), or a new one. */
-function takeWorker(): Worker {
-  const idle = idleWorkers.pop()
-  if (idle === undefined) return startPrepareWorker()
+/** An idle worker (the one that answered last; `reused`), or a new one (always, when `fresh`). */
+function takeWorker(fresh: boolean): { worker: Worker; reused: boolean } {
+  const idle = fresh ? undefined : idleWorkers.pop()
+  if (idle === undefined) return { worker: startPrepareWorker(), reused: false }
   clearTimeout(idle.timer)
   idle.worker.ref()
-  return idle.worker
+  return { worker: idle.worker, reused: true }
+}
+
+/** The prepare workers waiting for a program now (for tests). */
+export function _idlePrepareWorkers(): readonly Worker[] {
+  return idleWorkers.map((idle) => idle.worker)
 }
 
 function park(worker: Worker): void {
@@ -203,27 +208,35 @@ function isPrepared(message: unknown): message is PreparedOffThread {
   return s.ok === true ? typeof s.code === 'string' : s.ok === false && typeof s.message === 'string' && typeof s.line === 'number' && typeof s.column === 'number'
 }
 
-function prepareInWorker(job: PrepareJob, signal: AbortSignal): Promise<PreparedOffThread | undefined> {
+/**
+ * `job` on a prepare worker. An idle worker that fails or exits before it answers may have died while it
+ * waited (its `exit` not yet delivered when it was taken): the job then goes once to a new worker (`fresh`).
+ */
+function prepareInWorker(job: PrepareJob, signal: AbortSignal, fresh = false): Promise<PreparedOffThread | undefined> {
   if (signal.aborted) return Promise.resolve(undefined)
   const failed = (why: string): PreparedOffThread => ({
     stripped: stripFailure(`${job.typescript ? 'TypeScript stripping' : 'Preparing the session program'} failed: ${why}`, undefined),
   })
-  let worker: Worker
+  let taken: { worker: Worker; reused: boolean }
   try {
-    worker = takeWorker()
+    taken = takeWorker(fresh)
   } catch (error) {
     return Promise.resolve(failed(`its worker did not start (${error instanceof Error ? error.message : String(error)})`))
   }
+  const { worker, reused } = taken
   return new Promise((resolve) => {
     // `keep`: the worker answered and waits for the next program; else it is terminated (an aborted job
     // leaves no work behind; a worker that failed or answered nonsense is not trusted with another).
-    const done = (result: PreparedOffThread | undefined, keep: boolean): void => {
+    const release = (keep: boolean): void => {
       signal.removeEventListener('abort', onAbort)
       worker.off('message', onMessage)
       worker.off('error', onError)
       worker.off('exit', onExit)
       if (keep) park(worker)
       else void worker.terminate()
+    }
+    const done = (result: PreparedOffThread | undefined, keep: boolean): void => {
+      release(keep)
       resolve(result)
     }
     const onAbort = (): void => done(undefined, false)
@@ -231,8 +244,13 @@ function prepareInWorker(job: PrepareJob, signal: AbortSignal): Promise<Prepared
       if (isPrepared(message)) done(message, true)
       else done(failed('its worker answered something else'), false)
     }
-    const onError = (error: Error): void => done(failed(error.message), false)
-    const onExit = (): void => done(failed('its worker exited'), false)
+    const lost = (why: string): void => {
+      if (!reused) return done(failed(why), false)
+      release(false)
+      resolve(prepareInWorker(job, signal, true))
+    }
+    const onError = (error: Error): void => lost(error.message)
+    const onExit = (): void => lost('its worker exited')
     signal.addEventListener('abort', onAbort, { once: true })
     worker.on('message', onMessage)
     worker.on('error', onError)
