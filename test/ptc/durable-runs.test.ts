@@ -3,6 +3,7 @@
  * waiting at once, a program that waits twice, and every way a deferral cannot wait (no durable store,
  * a sandbox session, a model-direct call) or a resume is refused.
  */
+import { createHash } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -98,6 +99,26 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     expect(suspend?.awaiting?.[0]?.displayReason).toEqual(displayReason)
     const resumed = (await resume(h, awaiting(first).token, 'allowed-once')).results[0]?.result as { value?: unknown }
     expect(value(resumed).result).toBe('k')
+  })
+
+  test("the log's suspension keeps the waiting calls' arguments within the log limits; awaiting keeps them whole", async () => {
+    const h = harness(runtime, { durable: { store: store() }, logLimits: { maxValueChars: 1_000 } })
+    const first = await h.runCode(`const long = 'v'.repeat(5000); await Promise.all([tools.write({ key: 'a' }), tools.write({ key: 'b', value: long })]); return 1`)
+    const long = 'v'.repeat(5000)
+    expect(awaiting(first).calls.map((c) => c.arguments)).toEqual([{ key: 'a' }, { key: 'b', value: long }])
+    const suspend = h.session.events.find((e) => e.type === 'tool/ptc-suspend') as { awaiting?: { name: string; arguments: unknown; elided?: unknown }[] } | undefined
+    const whole = JSON.stringify({ key: 'b', value: long })
+    expect(suspend?.awaiting).toEqual([
+      { name: 'write', arguments: { key: 'a' }, reason: 'writes a', subCallId: expect.any(String) },
+      {
+        name: 'write',
+        arguments: `${whole.slice(0, 256)}…`,
+        reason: 'writes b',
+        subCallId: expect.any(String),
+        elided: { arguments: { bytes: whole.length, sha256: createHash('sha256').update(whole).digest('hex') } },
+      },
+    ])
+    expect(value((await resume(h, awaiting(first).token, 'allowed-once')).results[0]?.result as { value?: unknown }).result).toBe(1)
   })
 
   test('a program that waits twice suspends twice, each time under a new token', async () => {

@@ -1,6 +1,15 @@
 import { SessionQueue, type ContentBlock, type JsonValue, type PtcDispatchLog, type Session, type SessionEvent, type ToolExecution, type ToolExecutionResult, type ToolExecutorServices } from '@ptc/tools'
 import { LogBudget, type LogLimits } from './log-limits.js'
 
+/** A call a suspended program waits on, as `DispatchLog.suspended` records it. */
+export interface AwaitedCall {
+  readonly name: string
+  readonly arguments: JsonValue
+  readonly subCallId?: string
+  readonly reason?: string
+  readonly displayReason?: JsonValue
+}
+
 /** One sub-call's identity, as the log records it. */
 export interface SubCallIdentity {
   readonly subCallId: string
@@ -101,10 +110,16 @@ export class DispatchLog {
 
   /**
    * The program suspended awaiting approval: `tool/ptc-suspend {rootCallId, parentCallId, token, awaiting}`
-   * (`awaiting`: the calls it waits on, `{subCallId?, name, arguments, reason?}`).
+   * (`awaiting`: the calls it waits on, `{subCallId?, name, arguments, reason?, displayReason?}`, their
+   * arguments fitted to the run's `limits` like a dispatch's, with `elided: { arguments }` past them).
    */
-  suspended(token: string, awaiting: readonly JsonValue[]): void {
-    this.#queue?.append({ type: 'tool/ptc-suspend', time: Date.now(), rootCallId: this.exec.rootCallId, parentCallId: this.exec.callId, token, awaiting: [...awaiting] })
+  suspended(token: string, awaiting: readonly AwaitedCall[]): void {
+    if (this.#queue === undefined) return
+    const calls = awaiting.map((call): JsonValue => {
+      const { value, elided } = this.#budget.arguments(call.arguments)
+      return { ...call, arguments: value, ...(elided !== undefined && { elided: { arguments: elided } }) } as unknown as JsonValue
+    })
+    this.#queue.append({ type: 'tool/ptc-suspend', time: Date.now(), rootCallId: this.exec.rootCallId, parentCallId: this.exec.callId, token, awaiting: calls })
   }
 
   /** A suspended program goes on: `tool/ptc-resume {rootCallId, parentCallId, token, decisions}`. */
