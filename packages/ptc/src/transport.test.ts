@@ -85,6 +85,21 @@ describe('the text of a program awaiting approval', () => {
     expect(content.text).toMatch(/^a log\n\(the program is waiting for approval of tools\.remove\(\{"path":"\/tmp\/x"\}\) \(removes a file\), tools\.upload\(\{"blob":"b+… \(5000011 characters\)\); it continues/)
     expect(content.text.length).toBeLessThan(1300)
   })
+
+  test('names the calls up to 16 Ki characters in all, then how many more there are', () => {
+    const calls = Array.from({ length: 256 }, (_, i) => ({ tool: 'upload', arguments: { n: i, blob: 'b'.repeat(2_000) }, reason: 'sends a file' }))
+    const [content] = runCodeContent({ logs: [], awaiting: { token: 't', calls } })
+    // Each call takes about 1 070 characters (1 024 of its arguments): fifteen stay under 16 Ki, the sixteenth passes it.
+    const args = JSON.stringify(calls[0]?.arguments)
+    const one = `tools.upload(${args.slice(0, 1024)}… (${args.length} characters)) (sends a file)`
+    expect(content.text.startsWith(`(the program is waiting for approval of ${one}, `)).toBe(true)
+    expect(15 * one.length).toBeLessThan(16 * 1024)
+    expect(16 * one.length).toBeGreaterThanOrEqual(16 * 1024)
+    expect(content.text.match(/tools\.upload\(/g)).toHaveLength(16)
+    expect(content.text).toContain('{"n":15,')
+    expect(content.text).toMatch(/, and 240 more calls; it continues where it waited/)
+    expect(content.text.length).toBeLessThan(16 * 1024 + 1_500)
+  })
 })
 
 describe('a runtime that never answers', () => {

@@ -145,13 +145,27 @@ export function runCodeContent(value: JsonValue): [{ type: 'text'; text: string 
  */
 const AWAITED_ARGUMENTS_CHARS = 1024
 
+/**
+ * The most characters of awaited calls the model reads in all: a program may wait on up to
+ * `maxPendingSubCalls` of them at once (256 by default), which would be a quarter of a million characters.
+ */
+const AWAITED_CALLS_CHARS = 16 * 1024
+
 /** The line that ends the part of a program that suspended awaiting approval. */
 function awaitingText(awaiting: AwaitingApproval): string {
-  const calls = awaiting.calls.map((c) => {
+  const calls: string[] = []
+  let chars = 0
+  for (const c of awaiting.calls) {
+    if (chars >= AWAITED_CALLS_CHARS) {
+      calls.push(`and ${awaiting.calls.length - calls.length} more calls`)
+      break
+    }
     const args = JSON.stringify(c.arguments)
     const shown = args.length <= AWAITED_ARGUMENTS_CHARS ? args : `${textHead(args, AWAITED_ARGUMENTS_CHARS)}… (${args.length} characters)`
-    return `tools.${c.tool}(${shown})${c.reason === undefined ? '' : ` (${c.reason})`}`
-  })
+    const call = `tools.${c.tool}(${shown})${c.reason === undefined ? '' : ` (${c.reason})`}`
+    calls.push(call)
+    chars += call.length
+  }
   return `(the program is waiting for approval of ${calls.join(', ')}; it continues where it waited once the user has decided — nothing to do until then)`
 }
 
