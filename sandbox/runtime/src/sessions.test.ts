@@ -80,7 +80,7 @@ describe('SessionTable with a spill that is behind', () => {
     expect(turn).toEqual({
       ok: false,
       reason: 'wall',
-      message: expect.stringMatching(/^the session store was still saving 1 sessions \(at most maxSessions = 1 saves wait at once\) after \d+ ms: session "c" could not start$/),
+      message: expect.stringMatching(/^the session store was still saving 1 session \(at most maxSessions = 1 saves wait at once\) after \d+ ms: session "c" could not start$/),
     })
     const aborted = new AbortController()
     const waiting = table.take('c', Date.now(), { deadline: performance.now() + 60_000, signal: aborted.signal })
@@ -119,7 +119,7 @@ describe('SessionTable with a spill that is behind', () => {
     const resumed: State = { name: 'r', dropped: false }
     const error: unknown = await table.attach('r', resumed, 1, 3).catch((thrown: unknown) => thrown)
     expect(error).toBeInstanceOf(SessionStoreError)
-    expect(error).toMatchObject({ code: 'unavailable', message: expect.stringMatching(/still saving 1 sessions .* after 30 ms: session "r" was not resumed$/) })
+    expect(error).toMatchObject({ code: 'unavailable', message: expect.stringMatching(/still saving 1 session .* after 30 ms: session "r" was not resumed$/) })
     expect(table.size).toBe(1)
     const b = await table.take('b', Date.now(), { deadline: performance.now() + 60_000 })
     expect(b.ok && b.entry.state?.name).toBe('b')

@@ -323,7 +323,8 @@ export class SessionTable<S> {
 
   /** Why a session waits for room: the saves in progress. */
   #behind(): string {
-    return `the session store was still saving ${this.#inFlight.size} sessions (at most maxSessions = ${this.limits.maxSessions} saves wait at once)`
+    const n = this.#inFlight.size
+    return `the session store was still saving ${n} session${n === 1 ? '' : 's'} (at most maxSessions = ${this.limits.maxSessions} saves wait at once)`
   }
 
   /**
