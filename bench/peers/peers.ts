@@ -70,13 +70,15 @@ let childBundle: Promise<void> | undefined
 
 /**
  * How a measuring process starts. ptc built: this script bundled into plain JavaScript (its own files; every package
- * stays an import), run by plain Node, as a user's process runs ptc. Under `--import tsx`, every module a runtime
+ * stays an import), run by plain Node, as a user's process runs ptc, with only the flags its runtime needs
+ * (`RuntimeSpec.nodeFlags`: `--no-node-snapshot` for isolated-vm, which slows a process's and its workers' start). Under `--import tsx`, every module a runtime
  * imports after it is created (QuickJS's engine files, the TypeScript stripper) goes through tsx's loader hooks, which
  * added 30-40 ms to ptc's cold first run (inline: 48-56 ms plain, 80-90 with the hooks) and nothing to the peers'
  * (theirs import nothing then). From source, tsx is what runs it.
  */
-async function childCommand(): Promise<string[]> {
-  if (source) return ['--no-node-snapshot', '--conditions=@ptc/source', '--import', 'tsx', fileURLToPath(import.meta.url)]
+async function childCommand(spec: RuntimeSpec): Promise<string[]> {
+  const flags = spec.nodeFlags ?? []
+  if (source) return [...flags, '--conditions=@ptc/source', '--import', 'tsx', fileURLToPath(import.meta.url)]
   childBundle ??= (async () => {
     const { build } = await import('tsup')
     await build({
@@ -94,12 +96,12 @@ async function childCommand(): Promise<string[]> {
     })
   })()
   await childBundle
-  return ['--no-node-snapshot', CHILD_BUNDLE]
+  return [...flags, CHILD_BUNDLE]
 }
 
 /** Runs one process of `spec`; one that is still alive 10 s after its line is killed (a peer's handle left open). */
 async function measureInChild(spec: RuntimeSpec): Promise<ChildOutcome> {
-  const args = [...(await childCommand()), '--child', spec.id, ...(quickRequested ? ['--quick'] : [])]
+  const args = [...(await childCommand(spec)), '--child', spec.id, ...(quickRequested ? ['--quick'] : [])]
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
@@ -168,7 +170,8 @@ async function main(): Promise<void> {
     `Method: each runtime in processes of its own, interleaved (every runtime once per round), ${rounds} rounds; each cell is the median across processes, (Nx) its spread max/min. ` +
       `Per process: the first run (a trivial program) timed from creating the runtime (cold; "import" is loading its modules before that), then 3 warm-up and ${plan.trivialRuns} timed trivial runs (median), ` +
       `then ${plan.calls} calls sequentially (\`for … await tool({ i })\`) and under one Promise.all, each ${plan.warmups} warm-up and ${plan.repetitions} timed runs (median). Host tool: \`async ({ i }) => { await null; return { ok: true, i } }\`.`,
-    `ptc ran ${source ? 'from source (tsx, --conditions=@ptc/source; its dist/ missing, older than src/ or --source)' : 'built (dist/, newer than src/), each process plain Node running this script bundled into JavaScript'}; peers from bench/peers/node_modules.`,
+    `ptc ran ${source ? 'from source (tsx, --conditions=@ptc/source; its dist/ missing, older than src/ or --source)' : 'built (dist/, newer than src/), each process plain Node running this script bundled into JavaScript'}; peers from bench/peers/node_modules. ` +
+      'A process runs with the Node flags its runtime needs and no others: --no-node-snapshot (which slows the start of a process and of its worker threads) for the runtimes on isolated-vm only.',
     ...[...byMethod.entries()].map(([method, groups]) => `${groups.join('; ')}: ${method}.`),
   ]
   if ([...errors.values()].some((e) => /Cannot find (package|module)/.test(e))) notes.push('A peer is not installed: `ptc bench --peers` installs them (or `npm ci --prefix bench/peers`).')

@@ -33,6 +33,7 @@ export const atpServer: RuntimeSpec = {
   kind: 'peer',
   tool: 'api.bench.tool',
   packages: ['@mondaydotcomorg/atp-server', 'isolated-vm'],
+  nodeFlags: ['--no-node-snapshot'],
   method:
     'createServer({ logger: "none" }) + a custom API group, start() without listening, server.executor.execute(code) in process (a new isolated-vm isolate per run). ' +
     'The tool is a server-side handler: ATP stops (pauses) a program at every call of a client-side tool and replays it from the start to resume, which this does not measure',

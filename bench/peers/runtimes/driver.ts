@@ -14,6 +14,11 @@ export interface RuntimeSpec {
   readonly backend?: 'quickjs' | 'isolated-vm'
   /** The guest expression that is the tool. */
   readonly tool: string
+  /**
+   * The Node flags its users must run with: isolated-vm on Node 20 needs `--no-node-snapshot`, which makes a
+   * process and its worker threads start slower. A measuring process gets only its runtime's own flags.
+   */
+  readonly nodeFlags?: readonly string[]
   /** The packages whose versions label the row (peers: as installed in bench/peers/node_modules). */
   readonly packages: readonly string[]
   /** How it is driven, and what to keep in mind reading its figures. */

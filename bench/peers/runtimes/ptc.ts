@@ -74,6 +74,7 @@ function spec(backend: Backend, path: 'whole' | 'bridge', label: string): Runtim
     label: `ptc ${label}, ${path === 'whole' ? 'whole path' : 'bare bridge'}`,
     kind: 'ptc',
     backend: backend.startsWith('isolated-vm') ? 'isolated-vm' : 'quickjs',
+    ...(backend.startsWith('isolated-vm') && { nodeFlags: ['--no-node-snapshot'] }),
     tool: 'tools.tool',
     packages: [],
     method:

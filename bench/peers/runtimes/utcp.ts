@@ -36,6 +36,7 @@ export const utcpCodeMode: RuntimeSpec = {
   kind: 'peer',
   tool: 'bench.tool',
   packages: ['@utcp/code-mode', 'isolated-vm'],
+  nodeFlags: ['--no-node-snapshot'],
   method:
     'CodeModeUtcpClient.callToolChain(code, 60 000 ms), the tool a direct-call UTCP manual; a tool call blocks the isolate (applySyncPromise), so Promise.all runs the calls one by one. ' +
     'It declares isolated-vm ^6 (Node >= 22): on Node 20 it runs with isolated-vm 5.0.4 substituted (npm overrides). ' +
