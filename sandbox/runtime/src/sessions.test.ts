@@ -132,6 +132,19 @@ describe('SessionTable with a spill that is behind', () => {
     expect(r.ok && r.entry.state).toBe(resumed)
   })
 
+  test("a store's failure is quoted in the session's note up to 300 characters", async () => {
+    const { spill, pending } = slowSpill()
+    const table = tableOf(1, spill)
+    await runIn(table, 'a')
+    await runIn(table, 'b')
+    pending.shift()?.fail(new Error(`refused: ${'x'.repeat(10_000)}`))
+    await tick()
+    const turn = await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
+    const note = turn.ok ? (turn.note ?? '') : ''
+    expect(note).toContain(`and saving it failed: refused: ${'x'.repeat(300 - 'refused: '.length)}… (10009 characters)`)
+    expect(note.length).toBeLessThan(600)
+  })
+
   test("a save that fails tells that session's next run; the reasons kept are bounded", async () => {
     const { spill, pending } = slowSpill()
     const table = tableOf(1, spill)

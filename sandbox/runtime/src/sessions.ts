@@ -1,7 +1,20 @@
 import { SandboxUsageError } from './errors.js'
 import { SessionStoreError } from './session/errors.js'
 import { STORE_WAIT_MS, waitForStore } from './session/store.js'
+import { messageOf } from './settle.js'
 import type { CodeRunSessionInfo } from './types.js'
+
+/**
+ * The most characters of a store's error message a session note quotes: the note reaches the model's text,
+ * and a store (a client library, a network filesystem) may put anything in its messages.
+ */
+const NOTE_ERROR_CHARS = 300
+
+/** A store's failure as a session note quotes it: its message, cut to `NOTE_ERROR_CHARS`. */
+function brief(error: unknown): string {
+  const message = messageOf(error)
+  return message.length <= NOTE_ERROR_CHARS ? message : `${message.slice(0, NOTE_ERROR_CHARS)}… (${message.length} characters)`
+}
 
 /** How a runtime bounds its sandbox sessions. Defaults: `DEFAULT_SESSION_LIMITS`. */
 export interface SessionLimits {
@@ -173,7 +186,7 @@ export class SessionTable<S> {
           return { ok: true, entry, fresh: false }
         }
       } catch (error) {
-        note = `the session's saved state could not be resumed (${error instanceof Error ? error.message : String(error)}); it starts fresh`
+        note = `the session's saved state could not be resumed (${brief(error)}); it starts fresh`
       }
     }
     return note === undefined ? { ok: true, entry, fresh: true } : { ok: true, entry, fresh: true, note }
@@ -305,7 +318,7 @@ export class SessionTable<S> {
       () => this.#drop(state),
       (error: unknown) => {
         this.#drop(state)
-        this.#remember(key, `${why}, and saving it failed: ${error instanceof Error ? error.message : String(error)}`)
+        this.#remember(key, `${why}, and saving it failed: ${brief(error)}`)
       },
     )
     const done = saving.finally(() => {
