@@ -197,6 +197,11 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     expect(result.isError).toBe(true)
     expect(text(result)).toMatch(/could not be stored \(disk full\); it is lost/)
     expect(text(result)).toContain('so far')
+    // A store's message reaches the model's text only up to 300 characters.
+    const verbose: SessionStore = { ...failing, set: async () => Promise.reject(new Error(`disk full: ${'x'.repeat(100_000)}`)) }
+    const long = await harness(runtime, { durable: { store: verbose } }).runCode(`return await tools.write({ key: 'k' })`)
+    expect(text(long)).toMatch(/could not be stored \(disk full: x{289}…\); it is lost/)
+    expect(text(long).length).toBeLessThan(1_000)
   })
 
   test('a store that stops answering: the call ends saying the state could not be stored; a resume is refused and the state is there for the next', async () => {

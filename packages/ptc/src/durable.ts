@@ -11,7 +11,7 @@ import type { CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import { STORE_WAIT_MS, waitForStore, type DurableRun, type ResumeRunRequest, type SessionStore, type SuspendedRun } from '@ptc/sandbox/session'
 import type { ApprovalDecision, DisplayReason, ToolBatchResult, ToolExecutionResult, ToolExecutionToken, ToolExecutorServices, ToolResumeInput, ToolRunContext, UserMessage } from '@ptc/tools'
 import { failureResult } from '@ptc/tools/executor'
-import { RUN_CODE } from '@ptc/tools'
+import { RUN_CODE, textHead } from '@ptc/tools'
 import { answered } from './answered.js'
 import { buildBindings } from './bindings.js'
 import { DispatchLog } from './dispatch-log.js'
@@ -158,7 +158,8 @@ export class DurableRuns {
     if (run.suspended === undefined) return undefined
     const awaiting = this.#awaiting.get(run)
     if (awaiting === undefined || awaiting instanceof Error) {
-      const why = awaiting === undefined ? 'it was not stored' : awaiting.message
+      // The store's message reaches the model: a store may put anything in it.
+      const why = awaiting === undefined ? 'it was not stored' : awaiting.message.length <= 300 ? awaiting.message : `${textHead(awaiting.message, 300)}…`
       throw new CodeRunFailedError('abort', `the program suspended awaiting approval, but its state could not be stored (${why}); it is lost`, logs)
     }
     return { logs, awaiting: awaiting as unknown as JsonValue }

@@ -13,7 +13,10 @@ const NOTE_ERROR_CHARS = 300
 /** A store's failure as a session note quotes it: its message, cut to `NOTE_ERROR_CHARS`. */
 function brief(error: unknown): string {
   const message = messageOf(error)
-  return message.length <= NOTE_ERROR_CHARS ? message : `${message.slice(0, NOTE_ERROR_CHARS)}… (${message.length} characters)`
+  if (message.length <= NOTE_ERROR_CHARS) return message
+  // Not half a surrogate pair; and a copy, not a slice: the note is kept (for the session's next run), the whole message must not be.
+  const head = message.slice(0, NOTE_ERROR_CHARS).replace(/[\uD800-\uDBFF]$/, '')
+  return `${head.split('').join('')}… (${message.length} characters)`
 }
 
 /** How a runtime bounds its sandbox sessions. Defaults: `DEFAULT_SESSION_LIMITS`. */
