@@ -27,10 +27,16 @@ describe('ptc serve arguments', () => {
     expect(await serveCommand(['--upstream', 'x', '--mode', 'nope'], { stdin: new PassThrough(), stdout: new PassThrough(), stderr })).toBe(2)
   })
 
-  test('limit flags become the limits of every run; --timeout is the wall-clock limit', () => {
+  test('limit flags become the limits of every run; --timeout is CPU and wall at once, as in ptc run', () => {
     expect(parseServeArgs(['--upstream', 'x']).limits).toEqual({})
     const flags = ['--timeout', '500', '--cpu', '100', '--memory', '64', '--max-output', '2048', '--max-sub-calls', '3', '--max-result-chars', '1000', '--max-argument-chars', '2000']
     expect(parseServeArgs(['--upstream', 'x', ...flags]).limits).toEqual({ wallMs: 500, cpuMs: 100, memoryBytes: 64 * 1024 * 1024, maxOutputBytes: 2048, maxSubCalls: 3, maxResultChars: 1000, maxArgumentChars: 2000 })
+    // As in ptc run: --timeout is the program's CPU and wall at once (and times the upstream requests); --cpu and --wall win over it.
+    expect(parseServeArgs(['--upstream', 'x', '--timeout', '500'])).toMatchObject({ timeoutMs: 500, limits: { wallMs: 500, cpuMs: 500 } })
+    expect(parseServeArgs(['--upstream', 'x', '--wall', '700']).limits).toEqual({ wallMs: 700 })
+    expect(parseServeArgs(['--upstream', 'x', '--timeout', '500', '--wall', '700'])).toMatchObject({ timeoutMs: 500, limits: { wallMs: 700, cpuMs: 500 } })
+    expect(parseServeArgs(['--upstream', 'x', '--wall', '700']).timeoutMs).toBeUndefined()
+    expect(() => parseServeArgs(['--upstream', 'x', '--wall', '0'])).toThrow(/--wall must be a positive integer/)
     expect(() => parseServeArgs(['--upstream', 'x', '--max-output', '0'])).toThrow(/--max-output must be a positive integer/)
     expect(() => parseServeArgs(['--upstream', 'x', '--cpu', String(2 ** 31)])).toThrow(/--cpu must be at most 2147483647/)
     expect(parseServeArgs(['--upstream', 'x', '--max-upstream-tools', '50'])).toMatchObject({ maxUpstreamTools: 50, limits: {} })

@@ -45,8 +45,9 @@ next to the local tools of a ptc.config.ts (by their names).
 
 Limits of each program (what it prints goes to the model: the defaults are sized for its context; the flags
 win over a config's limits):
-  --timeout MS        wall-clock limit of each program (default ${limits.wallMs} ms) and of each upstream request
-                      (default: the MCP SDK's 60000 ms)
+  --timeout MS        --cpu and --wall of each program at once (each of those wins over it), and the limit of
+                      each upstream request (default: the MCP SDK's 60000 ms)
+  --wall MS           wall-clock limit of each program (default ${limits.wallMs} ms)
   --cpu MS            guest CPU time; waiting on tools is not charged (default ${limits.cpuMs} ms)
   --memory MB         sandbox memory in MiB (default ${limits.memoryBytes / 1024 / 1024})
   --max-output BYTES  logs + value returned to the client (default ${limits.maxOutputBytes})
@@ -118,7 +119,7 @@ export interface ServeArgs {
   maxUpstreamTools?: number
   /** `--max-upstream-message-bytes`. */
   maxUpstreamMessageBytes?: number
-  /** `--cpu`, `--memory`, `--max-output`, `--max-sub-calls`, `--max-result-chars`, `--max-argument-chars` (and `--timeout` as `wallMs`): they win over the defaults. */
+  /** `--cpu`, `--memory`, `--max-output`, `--max-sub-calls`, `--max-result-chars`, `--max-argument-chars` (and `--wall` and `--cpu`, else `--timeout`, as `wallMs` and `cpuMs`): they win over the defaults. */
   limits: Partial<CodeRunLimits>
 }
 
@@ -155,6 +156,7 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
         'max-upstream-tools': { type: 'string' },
         'max-upstream-message-bytes': { type: 'string' },
         timeout: { type: 'string' },
+        wall: { type: 'string' },
         cpu: { type: 'string' },
         memory: { type: 'string' },
         'max-output': { type: 'string' },
@@ -180,9 +182,12 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
     args.maxUpstreamMessageBytes = positiveInt('--max-upstream-message-bytes', values['max-upstream-message-bytes'], false, MAX_MESSAGE_BYTES)
   }
   if (values.timeout !== undefined) args.timeoutMs = positiveInt('--timeout', values.timeout, false, MAX_TIMER_MS)
+  // As in `ptc run`: --timeout is the program's CPU and wall at once, each of --cpu and --wall wins over it.
+  const wallMs = values.wall === undefined ? args.timeoutMs : positiveInt('--wall', values.wall, false, MAX_TIMER_MS)
+  const cpuMs = values.cpu === undefined ? args.timeoutMs : positiveInt('--cpu', values.cpu, false, MAX_TIMER_MS)
   args.limits = {
-    ...(args.timeoutMs !== undefined && { wallMs: args.timeoutMs }),
-    ...(values.cpu !== undefined && { cpuMs: positiveInt('--cpu', values.cpu, false, MAX_TIMER_MS) }),
+    ...(wallMs !== undefined && { wallMs }),
+    ...(cpuMs !== undefined && { cpuMs }),
     // 2^20 MiB keeps the byte count a safe integer.
     ...(values.memory !== undefined && { memoryBytes: positiveInt('--memory', values.memory, false, 2 ** 20) * 1024 * 1024 }),
     ...(values['max-output'] !== undefined && { maxOutputBytes: positiveInt('--max-output', values['max-output'], false) }),
