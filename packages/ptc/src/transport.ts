@@ -157,7 +157,8 @@ function awaitingText(awaiting: AwaitingApproval): string {
   let chars = 0
   for (const c of awaiting.calls) {
     if (chars >= AWAITED_CALLS_CHARS) {
-      calls.push(`and ${awaiting.calls.length - calls.length} more calls`)
+      const more = awaiting.calls.length - calls.length
+      calls.push(`and ${more} more call${more === 1 ? '' : 's'}`)
       break
     }
     const args = JSON.stringify(c.arguments)
