@@ -147,9 +147,13 @@ export class DispatchLog {
     })
   }
 
-  /** Every queued event written (a failed append never fails the run: logging is best effort here). */
-  async drain(): Promise<void> {
-    await this.#queue?.drain()
+  /**
+   * Every queued event written; the first failure, if any (a write that failed, or a session that did not
+   * confirm in time). A failed write never fails the run: the batch that returns the call's outcome does
+   * (`reportLogFailure` of `@ptc/tools/executor`).
+   */
+  async drain(): Promise<{ readonly error: unknown } | undefined> {
+    return this.#queue?.drain()
   }
 
   #ids(call: SubCallIdentity): { rootCallId: string; parentCallId: string; subCallId: string; name: string; callId?: string } {

@@ -11,7 +11,7 @@ import type { CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import { STORE_WAIT_MS, waitForStore, type DurableRun, type ResumeRunRequest, type SessionStore, type SuspendedRun } from '@ptc/sandbox/session'
 import type { ApprovalDecision, DisplayReason, ToolBatchResult, ToolExecutionResult, ToolExecutionToken, ToolExecutorServices, ToolResumeInput, ToolRunContext, UserMessage } from '@ptc/tools'
 import { failureResult } from '@ptc/tools/executor'
-import { RUN_CODE, textHead } from '@ptc/tools'
+import { describeThrown, RUN_CODE, textHead, ToolBatchExecutionError } from '@ptc/tools'
 import { answered } from './answered.js'
 import { buildBindings } from './bindings.js'
 import { DispatchLog } from './dispatch-log.js'
@@ -285,11 +285,12 @@ export class DurableRuns {
       },
       result,
     )
-    if (input.log !== undefined) {
-      log.resumedResult(result, input.log)
-      await log.drain()
-    }
-    return { results: [{ callId: identity.callId, result }], additionalContexts: contexts, concluded: concluded && !result.isError }
+    if (input.log !== undefined) log.resumedResult(result, input.log)
+    const results = [{ callId: identity.callId, result }]
+    // As a batch whose session log failed: the results come with the error.
+    const logFailure = await log.drain()
+    if (logFailure !== undefined) throw new ToolBatchExecutionError(`the session log failed: ${describeThrown(logFailure.error)}`, results, { cause: logFailure.error })
+    return { results, additionalContexts: contexts, concluded: concluded && !result.isError }
   }
 }
 

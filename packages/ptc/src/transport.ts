@@ -4,6 +4,7 @@
  */
 import type { CodeRunLimits, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import { RUN_CODE, textHead, type JsonSchemaNode, type JsonValue, type ToolDefinition, type ToolExecutorServices, type ToolRunContext } from '@ptc/tools'
+import { reportLogFailure } from '@ptc/tools/executor'
 import { answered } from './answered.js'
 import { buildBindings } from './bindings.js'
 import { DispatchLog } from './dispatch-log.js'
@@ -63,7 +64,12 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
     execute: async (args: unknown, ctx: ToolRunContext): Promise<JsonValue> => {
       const longRuns = config.longRuns
       const parsed = longRuns === undefined ? parseRunCodeArgs(args, config.maxTimeoutMs) : parseRunCodeArgs(args, config.maxTimeoutMs, { wait: true })
-      const outcome = (run: CodeRunResult, logs: string[] | undefined): JsonValue => config.durable?.awaitingOf(run, logs) ?? ended(run, logs)
+      const outcome = (run: CodeRunResult, logs: string[] | undefined): JsonValue => {
+        // The call that returns the outcome (this one, or a long run's last wait) is the one whose batch fails.
+        const logFailure = logFailures.get(run)
+        if (logFailure !== undefined && ctx.agent?.session !== undefined) reportLogFailure(ctx.agent.session, ctx.callId, logFailure.error)
+        return config.durable?.awaitingOf(run, logs) ?? ended(run, logs)
+      }
       if ('wait' in parsed) return (longRuns as LongRuns).wait(parsed.wait, ctx, (run, logs) => outcome(run, logs))
       const { code, timeoutMs } = parsed
       const session = config.sessionKey?.(ctx)
@@ -110,6 +116,8 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
         } finally {
           await scheduler.close(run?.error?.kind === 'timeout')
           if (run !== undefined && durable !== undefined) await config.durable?.suspended(run, durable.key, log)
+          const logFailure = await log.drain()
+          if (run !== undefined && logFailure !== undefined) logFailures.set(run, logFailure)
         }
       })()
       if (longRuns === undefined || stream === undefined) return outcome(await done, undefined)
@@ -125,6 +133,9 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
     },
   } satisfies ToolDefinition)
 }
+
+/** Runs some of whose sub-dispatch events could not be written to the session: the first failure. */
+const logFailures = new WeakMap<CodeRunResult, { readonly error: unknown }>()
 
 /** The content of a `run_code` value: its logs and result, or the part of a program still running or awaiting approval. */
 export function runCodeContent(value: JsonValue): [{ type: 'text'; text: string }] {

@@ -13,6 +13,8 @@
  * - `parseToolCall`: a raw model call's arguments parsed losslessly, or why they could not be (`INVALID_ARGS`).
  * - `whenAborted`: wait for a caller's signal with one listener per signal, however many calls share it.
  * - `isConcurrencySafeCall`: the one rule that decides whether a call may overlap others.
+ * - `reportLogFailure` / `takeLogFailure`: a call's events that an executor wrote to the agent's session
+ *   itself and could not write, reported for the batch that returns that call (which then fails).
  */
 export { adoptParsedJson } from '../json/snapshot.js'
 export { abandonedResult, abandonReason, checkDrainGrace } from './bounded.js'
@@ -21,3 +23,4 @@ export { isConcurrencySafeCall } from './classify.js'
 export { failureResult } from '../pipeline/results.js'
 export { parseToolCall, type ParsedToolCall } from './arguments.js'
 export { whenAborted } from '../pipeline/signal.js'
+export { reportLogFailure, takeLogFailure } from './log-failures.js'

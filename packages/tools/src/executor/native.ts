@@ -8,6 +8,7 @@ import type { Session } from '../types/scope.js'
 import { RUN_CODE } from '../registry/registration.js'
 import { countAbandoned } from './abandoned.js'
 import { BoundedDispatch, checkDrainGrace, type BoundedOutcome } from './bounded.js'
+import { takeLogFailure } from './log-failures.js'
 import { SessionLog } from './session-log.js'
 import { parseToolCall, type ParsedToolCall } from './arguments.js'
 
@@ -166,11 +167,16 @@ async function runBatch(input: ToolBatchInput, services: ToolExecutorServices, c
   for (const { result } of ordered) if (result.additionalContexts !== undefined) additionalContexts.push(...result.additionalContexts)
   const concluded = ordered.some(({ result }) => !result.isError && result.concludesTurn === true)
   const batch: ToolBatchResult = { results: ordered, additionalContexts, concluded }
-  if (log !== undefined) {
-    const failure = await log.drain()
-    if (failure !== undefined) {
-      throw new ToolBatchExecutionError(`the session log failed: ${describeThrown(failure.error)}`, ordered, { cause: failure.error })
+  let failure = log === undefined ? undefined : await log.drain()
+  // Events another executor wrote for these calls (a run_code program's sub-dispatches), logged or not by this batch.
+  if (agent?.session !== undefined) {
+    for (const call of calls) {
+      const reported = takeLogFailure(agent.session, call.id)
+      failure ??= reported
     }
+  }
+  if (failure !== undefined) {
+    throw new ToolBatchExecutionError(`the session log failed: ${describeThrown(failure.error)}`, ordered, { cause: failure.error })
   }
   return batch
 }
