@@ -220,6 +220,11 @@ describe('ptc MCP server (in process)', () => {
     const empty = await start((cursor) => ({ tools: [], nextCursor: `${cursor ?? ''}x` }), { maxUpstreamTools: 20 })
     expect(empty.warnings).toContain("upstream h's tool list had not ended after 20 pages: only the 0 tools on them are served")
     await empty.ptc.close()
+    // A server keeps its last 1 000 warnings (each still goes to onWarning): a long-lived one's add up.
+    const noisy = await start(() => ({ tools: Array.from({ length: 1200 }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object', 'x-note': i } })) }), { maxUpstreamTools: 1500 })
+    expect(noisy.warnings.length).toBeGreaterThanOrEqual(1200)
+    expect(noisy.ptc.warnings).toEqual(noisy.warnings.slice(-1000))
+    await noisy.ptc.close()
     // A cursor given twice ends the reading; what came before it is served.
     const loop = await start((cursor) => ({ tools: [tool(`at_${cursor ?? 'start'}`)], nextCursor: 'again' }))
     expect(loop.warnings).toContain('upstream h gave the same tool list cursor twice: only the 2 tools listed before it are served')

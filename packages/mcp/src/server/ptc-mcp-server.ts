@@ -65,11 +65,14 @@ export interface PtcMcpServerOptions {
 }
 
 /** ptc's code mode as an MCP server: one instance, any number of client connections. */
+/** How many of its latest warnings a server keeps in `warnings` (each is also given to `onWarning`, or stderr). */
+const MAX_KEPT_WARNINGS = 1000
+
 export interface PtcMcpServer extends AsyncDisposable {
   readonly tools: ToolsService
   readonly agent: Agent
   readonly upstreams: readonly UpstreamConnection[]
-  /** Every warning so far, in order. */
+  /** The warnings so far, in order: the last 1 000 (a long-lived server's reconnections add up). */
   readonly warnings: readonly string[]
   /** A new MCP protocol server bound to this instance (one per client connection). */
   createServer(): Server
@@ -95,6 +98,7 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
   const warnings: string[] = []
   const warn = (message: string): void => {
     warnings.push(message)
+    if (warnings.length > MAX_KEPT_WARNINGS) warnings.splice(0, warnings.length - MAX_KEPT_WARNINGS)
     if (options.onWarning !== undefined) options.onWarning(message)
     else process.stderr.write(`ptc serve: ${message}\n`)
   }
