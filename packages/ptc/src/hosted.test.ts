@@ -1,4 +1,4 @@
-import { createNativeExecutor, defineTool, MemorySession, ToolsService, type Agent, type ApprovalRequest, type SessionEvent, type ToolCallBlock, type ToolExecution } from '@ptc/tools'
+import { createNativeExecutor, defineTool, MemorySession, ToolBatchExecutionError, ToolsService, type Agent, type ApprovalRequest, type SessionEvent, type ToolCallBlock, type ToolExecution } from '@ptc/tools'
 import { describe, expect, test } from 'vitest'
 import { withHostedPrograms } from './hosted.js'
 import { FakeRuntime } from './testing/fake-runtime.js'
@@ -32,6 +32,23 @@ function nativeHarness(options: Parameters<typeof withHostedPrograms>[1] = {}, a
 }
 
 describe('calls made by a provider-hosted program', () => {
+  test("events of a program's calls that the session did not take fail the batch, the results attached", async () => {
+    const tools = new ToolsService()
+    for (const tool of fixtureTools()) tools.register(tool)
+    tools.setExecutor(withHostedPrograms(createNativeExecutor()))
+    const refusing = {
+      append(event: SessionEvent): void {
+        if (event.type === 'tool/ptc-dispatch') throw new Error('row too large')
+      },
+    }
+    const thrown = await tools
+      .execute({ calls: [hosted('toolu_a', 'lookup', { key: 'abc' })], signal: new AbortController().signal, agent: { id: 'agent', session: refusing } })
+      .catch((e: unknown) => e)
+    expect(thrown).toBeInstanceOf(ToolBatchExecutionError)
+    expect((thrown as ToolBatchExecutionError).message).toBe('the session log failed: row too large')
+    expect((thrown as ToolBatchExecutionError).results).toMatchObject([{ callId: 'toolu_a', result: { isError: false, value: { key: 'abc', value: 3 } } }])
+  })
+
   test('in code mode they are sub-dispatches of their program, logged under it; a direct call stays direct', async () => {
     const h = ptcHarness(new FakeRuntime())
     const seen: ToolExecution[] = []

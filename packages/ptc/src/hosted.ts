@@ -6,6 +6,8 @@
  */
 import {
   createNativeExecutor,
+  describeThrown,
+  ToolBatchExecutionError,
   type HostedCaller,
   type JsonValue,
   type ToolBatchInput,
@@ -75,7 +77,13 @@ export function withHostedPrograms(executor: ToolExecutor = createNativeExecutor
   const programs = new ProgramTable(maxPrograms)
   const logLimits = resolveLogLimits(options.logLimits)
 
-  const runProgram = async (caller: HostedCaller, calls: readonly ToolCallBlock[], input: ToolBatchInput, services: ToolExecutorServices): Promise<ToolCallResult[]> => {
+  /** The program's calls' results, and the first event of them the session did not take. */
+  const runProgram = async (
+    caller: HostedCaller,
+    calls: readonly ToolCallBlock[],
+    input: ToolBatchInput,
+    services: ToolExecutorServices,
+  ): Promise<{ results: ToolCallResult[]; logFailure: { readonly error: unknown } | undefined }> => {
     const program = programs.get(caller.id, input.agent?.id)
     const exec = programExecution(caller, program.token, input)
     const log = new DispatchLog(services, exec, input.agent?.session, logLimits)
@@ -86,13 +94,15 @@ export function withHostedPrograms(executor: ToolExecutor = createNativeExecutor
     const scheduler = new SubCallScheduler(services, exec, buildBindings(services, input), maxParallel, log, graceMs, { numbering: program.numbering })
     // An abort stops the program's calls as a run's end does: queued ones never start, in-flight ones get the grace.
     const stopWaiting = whenAborted(input.signal, () => void scheduler.close(false, 'the batch was aborted'))
+    let results: ToolCallResult[]
     try {
-      const results = await Promise.all(calls.map((call) => scheduler.dispatch(parseToolCall(call))))
-      return calls.map((call, i) => ({ callId: call.id, result: results[i] as ToolCallResult['result'] }))
+      const settled = await Promise.all(calls.map((call) => scheduler.dispatch(parseToolCall(call))))
+      results = calls.map((call, i) => ({ callId: call.id, result: settled[i] as ToolCallResult['result'] }))
     } finally {
       stopWaiting()
       await scheduler.close()
     }
+    return { results, logFailure: await log.drain() }
   }
 
   const execute = async (input: ToolBatchInput, services: ToolExecutorServices): Promise<ToolBatchResult> => {
@@ -101,6 +111,7 @@ export function withHostedPrograms(executor: ToolExecutor = createNativeExecutor
     const results: ToolCallResult[] = []
     const additionalContexts: UserMessage[] = []
     let concluded = false
+    let logFailure: { readonly error: unknown } | undefined
     for (const run of runs) {
       if (run.caller === 'malformed') {
         results.push(...run.calls.map((call) => ({ callId: typeof call?.id === 'string' ? call.id : '', result: malformedCaller(call) })))
@@ -110,7 +121,9 @@ export function withHostedPrograms(executor: ToolExecutor = createNativeExecutor
         additionalContexts.push(...batch.additionalContexts)
         concluded ||= batch.concluded
       } else {
-        const settled = await runProgram(run.caller, run.calls, input, services)
+        const program = await runProgram(run.caller, run.calls, input, services)
+        logFailure ??= program.logFailure
+        const settled = program.results
         results.push(...settled)
         for (const { result } of settled) {
           if (result.additionalContexts !== undefined) additionalContexts.push(...result.additionalContexts)
@@ -118,6 +131,8 @@ export function withHostedPrograms(executor: ToolExecutor = createNativeExecutor
         }
       }
     }
+    // As the native executor does when its log fails: the results come with the error.
+    if (logFailure !== undefined) throw new ToolBatchExecutionError(`the session log failed: ${describeThrown(logFailure.error)}`, results, { cause: logFailure.error })
     return { results, additionalContexts, concluded }
   }
 
