@@ -108,11 +108,12 @@ export class DurableRuns {
   /**
    * A run ended: when it suspended, its state goes to the store and the log records the suspension
    * (`awaitingOf` then gives the value `run_code` returns). Never throws: a store failure is kept for
-   * `awaitingOf`, which the result reports.
+   * `awaitingOf`, which the result reports. Resolves the log's drain once it recorded the suspension (the
+   * first event the session did not take, if any); undefined when the run did not suspend.
    */
-  async suspended(run: CodeRunResult, key: string, log: DispatchLog): Promise<void> {
+  async suspended(run: CodeRunResult, key: string, log: DispatchLog): Promise<{ readonly error: unknown } | undefined> {
     const suspended = run.suspended
-    if (suspended === undefined) return
+    if (suspended === undefined) return undefined
     const calls = suspended.parked.map((call) => {
       const detail = call.detail as { subCallId?: string; reason?: string; displayReason?: DisplayReason } | undefined
       const displayReason = detail?.displayReason
@@ -129,7 +130,7 @@ export class DurableRuns {
       if (!stored.ok) throw new Error(`the store did not answer within ${this.#storeWaitMs} ms`)
     } catch (error) {
       this.#awaiting.set(run, error instanceof Error ? error : new Error(String(error)))
-      return
+      return undefined
     }
     // States nobody resumed expire; a store that does not drop them itself is swept now and then (best effort).
     if (this.#store.sweep !== undefined && Date.now() - this.#sweptAt >= SWEEP_EVERY_MS) {
@@ -146,11 +147,12 @@ export class DurableRuns {
         ...(subCallId !== undefined && { subCallId }),
       })),
     )
-    await log.drain()
+    const logFailure = await log.drain()
     this.#awaiting.set(run, {
       token: key,
       calls: calls.map(({ tool, arguments: args, reason, displayReason }) => ({ tool, arguments: args, ...(reason !== undefined && { reason }), ...(displayReason !== undefined && { displayReason }) })),
     })
+    return logFailure
   }
 
   /** The value of a suspended run (`suspended` stored it), or the failure that lost it. */
@@ -258,13 +260,14 @@ export class DurableRuns {
     })
     const next = this.begin(ctx, numbering)
     let run: CodeRunResult | undefined
+    let logFailure: { readonly error: unknown } | undefined
     try {
       const request: ResumeRunRequest = { call: (name, args) => scheduler.submit(name, args), signal: input.signal, durable: next }
       run = await answered((config.runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(suspended, request), config.maxWallMs, config.runtime.name)
     } finally {
-      await scheduler.close(run?.error?.kind === 'timeout')
+      logFailure = await scheduler.close(run?.error?.kind === 'timeout')
     }
-    await this.suspended(run, next.key, log)
+    logFailure = (await this.suspended(run, next.key, log)) ?? logFailure
     let result: ToolExecutionResult
     try {
       const value = run.suspended !== undefined ? this.awaitingOf(run) : ended(run)
@@ -285,10 +288,12 @@ export class DurableRuns {
       },
       result,
     )
-    if (input.log !== undefined) log.resumedResult(result, input.log)
+    if (input.log !== undefined) {
+      log.resumedResult(result, input.log)
+      logFailure = (await log.drain()) ?? logFailure
+    }
     const results = [{ callId: identity.callId, result }]
     // As a batch whose session log failed: the results come with the error.
-    const logFailure = await log.drain()
     if (logFailure !== undefined) throw new ToolBatchExecutionError(`the session log failed: ${describeThrown(logFailure.error)}`, results, { cause: logFailure.error })
     return { results, additionalContexts: contexts, concluded: concluded && !result.isError }
   }

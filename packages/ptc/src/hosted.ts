@@ -95,14 +95,15 @@ export function withHostedPrograms(executor: ToolExecutor = createNativeExecutor
     // An abort stops the program's calls as a run's end does: queued ones never start, in-flight ones get the grace.
     const stopWaiting = whenAborted(input.signal, () => void scheduler.close(false, 'the batch was aborted'))
     let results: ToolCallResult[]
+    let logFailure: { readonly error: unknown } | undefined
     try {
       const settled = await Promise.all(calls.map((call) => scheduler.dispatch(parseToolCall(call))))
       results = calls.map((call, i) => ({ callId: call.id, result: settled[i] as ToolCallResult['result'] }))
     } finally {
       stopWaiting()
-      await scheduler.close()
+      logFailure = await scheduler.close()
     }
-    return { results, logFailure: await log.drain() }
+    return { results, logFailure }
   }
 
   const execute = async (input: ToolBatchInput, services: ToolExecutorServices): Promise<ToolBatchResult> => {

@@ -152,7 +152,7 @@ export class SubCallScheduler {
   readonly #run = new AbortController()
   #policyBusy = false
   #closed = false
-  #closing: Promise<void> | undefined
+  #closing: Promise<{ readonly error: unknown } | undefined> | undefined
   #idle: (() => void) | undefined
   private readonly numbering: SubCallNumbering
   private readonly durable: DurableCalls
@@ -243,14 +243,14 @@ export class SubCallScheduler {
    * marked `abandoned: true` — while the pipeline keeps awaiting its body; the
    * body's eventual outcome is logged as `tool/ptc-dispatch-late`.
    * `ending` words why, in the messages of the calls it stops. Closing again
-   * waits for the first close.
+   * waits for the first close. Resolves the first event the session did not take, if any (the log's drain).
    */
-  close(timedOut = false, ending = 'the program ended'): Promise<void> {
+  close(timedOut = false, ending = 'the program ended'): Promise<{ readonly error: unknown } | undefined> {
     this.#closing ??= this.#close(timedOut, ending)
     return this.#closing
   }
 
-  async #close(timedOut: boolean, ending: string): Promise<void> {
+  async #close(timedOut: boolean, ending: string): Promise<{ readonly error: unknown } | undefined> {
     this.#closed = true
     this.#run.abort(new Error(ending))
     for (const call of this.#queue.takeAll()) call.deliver(failureResult('ABORTED', `${ending} before this call started`), false)
@@ -262,7 +262,7 @@ export class SubCallScheduler {
       })
       clearTimeout(timer)
     }
-    await this.log.drain()
+    return this.log.drain()
   }
 
   /** The drain grace is over: every started call that has not settled is abandoned, then all commit in order. */

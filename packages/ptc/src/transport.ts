@@ -114,9 +114,8 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
           run = await answered(running, wallMs, config.runtime.name, (why) => controller?.abort(why))
           return run
         } finally {
-          await scheduler.close(run?.error?.kind === 'timeout')
-          if (run !== undefined && durable !== undefined) await config.durable?.suspended(run, durable.key, log)
-          const logFailure = await log.drain()
+          let logFailure = await scheduler.close(run?.error?.kind === 'timeout')
+          if (run !== undefined && durable !== undefined) logFailure = (await config.durable?.suspended(run, durable.key, log)) ?? logFailure
           if (run !== undefined && logFailure !== undefined) logFailures.set(run, logFailure)
         }
       })()
