@@ -160,6 +160,23 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     expect(value(done.results[0]?.result as { value?: unknown }).result).toEqual({ written: 'k' })
   })
 
+  test('a refused resume puts the state back until it would have expired, not for a new TTL', async () => {
+    const inner = store()
+    const ttls: number[] = []
+    const recording: SessionStore = { ...inner, get: inner.get.bind(inner), delete: inner.delete.bind(inner), set: (key, bytes, options) => (ttls.push(options?.ttlMs ?? -1), inner.set(key, bytes, options)) }
+    if (inner.take !== undefined) recording.take = inner.take.bind(inner)
+    const h = harness(runtime, { durable: { store: recording, ttlMs: 60_000 } })
+    const { token } = awaiting(await h.runCode(`return await tools.write({ key: 'k' })`))
+    expect(ttls).toEqual([60_000])
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    await expect(h.tools.resume({ token, decision: 'allowed-once', agent: { id: 'someone-else' }, signal: new AbortController().signal })).rejects.toMatchObject({ code: 'WRONG_AGENT' })
+    // Put back (the file store takes on resume) with what was left of the first TTL.
+    expect(ttls).toHaveLength(2)
+    expect(ttls[1]).toBeGreaterThan(0)
+    expect(ttls[1]).toBeLessThanOrEqual(60_000 - 25)
+    expect(value((await resume(h, token, 'allowed-once')).results[0]?.result as { value?: unknown }).result).toEqual({ written: 'k' })
+  })
+
   test('a long run that suspends in the background: its next part is the wait for approval', async () => {
     const h = harness(runtime, { durable: { store: store() }, longRuns: { returnAfterMs: 20 } })
     let part = await h.runCode(`await tools.lookup({ key: 'slow', delayMs: 200 }); console.log('looked'); return await tools.write({ key: 'w' })`)

@@ -51,6 +51,11 @@ interface RunIdentity {
   agent: string | null
   /** The `run_code` call's arguments (absent in states suspended before they were kept: `{}`), for the listeners of its resumed result. */
   arguments?: JsonValue
+  /**
+   * When the stored state expires (ms since the epoch; absent in states stored before it was kept): a refused
+   * resume puts the state back until then, not for a new TTL.
+   */
+  expiresAt?: number
 }
 
 /** The transport's side of one run: its scheduler, log and limits. */
@@ -101,7 +106,8 @@ export class DurableRuns {
     const agent = ctx.agent?.id ?? null
     return {
       key: `ptc-run-${randomUUID()}`,
-      data: () => ({ callId: ctx.callId, rootCallId: ctx.rootCallId, subCalls: numbering.count, agent, arguments: ctx.arguments }) satisfies RunIdentity,
+      // Sealed as the run suspends, just before the store is given the state for ttlMs.
+      data: () => ({ callId: ctx.callId, rootCallId: ctx.rootCallId, subCalls: numbering.count, agent, arguments: ctx.arguments, expiresAt: Date.now() + this.#ttlMs }) satisfies RunIdentity,
     }
   }
 
@@ -189,8 +195,10 @@ export class DurableRuns {
       }
       const bytes = read.value
       if (bytes === undefined) throw new ResumeError('UNKNOWN_TOKEN', `no suspended program has token ${JSON.stringify(token)}: unknown, expired or already resumed`)
-      const refuse = async (error: ResumeError): Promise<never> => {
-        if (taking) await this.#bounded(store.set(token, bytes, { ttlMs: this.#ttlMs }))
+      // A taken state goes back, until it would have expired (a state that says when); an expired one does not.
+      const refuse = async (error: ResumeError, expiresAt?: unknown): Promise<never> => {
+        const ttlMs = typeof expiresAt === 'number' && Number.isFinite(expiresAt) ? expiresAt - Date.now() : this.#ttlMs
+        if (taking && ttlMs > 0) await this.#bounded(store.set(token, bytes, { ttlMs }))
         throw error
       }
       let run: SuspendedRun
@@ -199,19 +207,20 @@ export class DurableRuns {
       } catch (error) {
         return await refuse(new ResumeError('STATE_REFUSED', `the state of token ${token} was refused (it stays stored): ${error instanceof Error ? error.message : String(error)}`, { cause: error }))
       }
+      const identity = run.data as Partial<RunIdentity> | undefined
+      const expiresAt = identity?.expiresAt
       let decisions: ApprovalDecision[]
       try {
         decisions = decisionsFor(input.decision, run.parked.length)
       } catch (error) {
-        return await refuse(error as ResumeError)
+        return await refuse(error as ResumeError, expiresAt)
       }
-      const identity = run.data as Partial<RunIdentity> | undefined
       if (typeof identity?.callId !== 'string' || typeof identity.rootCallId !== 'string' || !Number.isSafeInteger(identity.subCalls)) {
-        return await refuse(new ResumeError('STATE_REFUSED', `the state of token ${token} does not name the run_code call it belongs to`))
+        return await refuse(new ResumeError('STATE_REFUSED', `the state of token ${token} does not name the run_code call it belongs to`), expiresAt)
       }
       const agent = input.agent?.id ?? null
       if (agent !== (identity.agent ?? null)) {
-        return await refuse(new ResumeError('WRONG_AGENT', `the program of token ${token} ran for ${identity.agent === null || identity.agent === undefined ? 'no agent' : `agent ${JSON.stringify(identity.agent)}`}; only it may resume it, not ${agent === null ? 'a call without an agent' : `agent ${JSON.stringify(agent)}`}`))
+        return await refuse(new ResumeError('WRONG_AGENT', `the program of token ${token} ran for ${identity.agent === null || identity.agent === undefined ? 'no agent' : `agent ${JSON.stringify(identity.agent)}`}; only it may resume it, not ${agent === null ? 'a call without an agent' : `agent ${JSON.stringify(agent)}`}`), expiresAt)
       }
       // Taken: another resume of this token finds nothing. Unconfirmed, the program does not go on (it
       // could then run twice).
