@@ -71,10 +71,10 @@ let childBundle: Promise<void> | undefined
 /**
  * How a measuring process starts. ptc built: this script bundled into plain JavaScript (its own files; every package
  * stays an import), run by plain Node, as a user's process runs ptc, with only the flags its runtime needs
- * (`RuntimeSpec.nodeFlags`: `--no-node-snapshot` for isolated-vm, which slows a process's and its workers' start). Under `--import tsx`, every module a runtime
- * imports after it is created (QuickJS's engine files, the TypeScript stripper) goes through tsx's loader hooks, which
- * added 30-40 ms to ptc's cold first run (inline: 48-56 ms plain, 80-90 with the hooks) and nothing to the peers'
- * (theirs import nothing then). From source, tsx is what runs it.
+ * (`RuntimeSpec.nodeFlags`: `--no-node-snapshot` for isolated-vm, which slows a process's and its workers' start).
+ * Under `--import tsx`, every module a runtime imports after it is created (QuickJS's engine files, the TypeScript
+ * stripper) goes through tsx's loader hooks, which added 30-40 ms to ptc's cold first run (inline: 48-56 ms plain,
+ * 80-90 with the hooks) and nothing to the peers' (theirs import nothing then). From source, tsx is what runs it.
  */
 async function childCommand(spec: RuntimeSpec): Promise<string[]> {
   const flags = spec.nodeFlags ?? []
