@@ -1,4 +1,5 @@
 import { SessionQueue, type ContentBlock, type JsonValue, type PtcDispatchLog, type Session, type SessionEvent, type ToolExecution, type ToolExecutionResult, type ToolExecutorServices } from '@ptc/tools'
+import type { LogFailure } from '@ptc/tools/executor'
 import { LogBudget, type LogLimits } from './log-limits.js'
 
 /** A call a suspended program waits on, as `DispatchLog.suspended` records it. */
@@ -152,7 +153,7 @@ export class DispatchLog {
    * confirm in time). A failed write never fails the run: the batch that returns the call's outcome does
    * (`reportLogFailure` of `@ptc/tools/executor`).
    */
-  async drain(): Promise<{ readonly error: unknown } | undefined> {
+  async drain(): Promise<LogFailure | undefined> {
     return this.#queue?.drain()
   }
 

@@ -10,8 +10,8 @@ import { randomUUID } from 'node:crypto'
 import type { CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import { STORE_WAIT_MS, waitForStore, type DurableRun, type ResumeRunRequest, type SessionStore, type SuspendedRun } from '@ptc/sandbox/session'
 import type { ApprovalDecision, DisplayReason, ToolBatchResult, ToolExecutionResult, ToolExecutionToken, ToolExecutorServices, ToolResumeInput, ToolRunContext, UserMessage } from '@ptc/tools'
-import { failureResult } from '@ptc/tools/executor'
-import { describeThrown, RUN_CODE, textHead, ToolBatchExecutionError } from '@ptc/tools'
+import { failureResult, sessionLogFailed, type LogFailure } from '@ptc/tools/executor'
+import { RUN_CODE, textHead } from '@ptc/tools'
 import { answered } from './answered.js'
 import { buildBindings } from './bindings.js'
 import { DispatchLog } from './dispatch-log.js'
@@ -117,7 +117,7 @@ export class DurableRuns {
    * `awaitingOf`, which the result reports. Resolves the log's drain once it recorded the suspension (the
    * first event the session did not take, if any); undefined when the run did not suspend.
    */
-  async suspended(run: CodeRunResult, key: string, log: DispatchLog): Promise<{ readonly error: unknown } | undefined> {
+  async suspended(run: CodeRunResult, key: string, log: DispatchLog): Promise<LogFailure | undefined> {
     const suspended = run.suspended
     if (suspended === undefined) return undefined
     const calls = suspended.parked.map((call) => {
@@ -269,7 +269,7 @@ export class DurableRuns {
     })
     const next = this.begin(ctx, numbering)
     let run: CodeRunResult | undefined
-    let logFailure: { readonly error: unknown } | undefined
+    let logFailure: LogFailure | undefined
     try {
       const request: ResumeRunRequest = { call: (name, args) => scheduler.submit(name, args), signal: input.signal, durable: next }
       run = await answered((config.runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(suspended, request), config.maxWallMs, config.runtime.name)
@@ -303,7 +303,7 @@ export class DurableRuns {
     }
     const results = [{ callId: identity.callId, result }]
     // As a batch whose session log failed: the results come with the error.
-    if (logFailure !== undefined) throw new ToolBatchExecutionError(`the session log failed: ${describeThrown(logFailure.error)}`, results, { cause: logFailure.error })
+    if (logFailure !== undefined) throw sessionLogFailed(logFailure, results)
     return { results, additionalContexts: contexts, concluded: concluded && !result.isError }
   }
 }

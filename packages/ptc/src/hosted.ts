@@ -6,8 +6,6 @@
  */
 import {
   createNativeExecutor,
-  describeThrown,
-  ToolBatchExecutionError,
   type HostedCaller,
   type JsonValue,
   type ToolBatchInput,
@@ -20,7 +18,7 @@ import {
   type ToolRunContext,
   type UserMessage,
 } from '@ptc/tools'
-import { checkDrainGrace, failureResult, parseToolCall, whenAborted } from '@ptc/tools/executor'
+import { checkDrainGrace, failureResult, parseToolCall, sessionLogFailed, whenAborted, type LogFailure } from '@ptc/tools/executor'
 import { buildBindings } from './bindings.js'
 import { DispatchLog } from './dispatch-log.js'
 import { resolveLogLimits, type LogLimits } from './log-limits.js'
@@ -83,7 +81,7 @@ export function withHostedPrograms(executor: ToolExecutor = createNativeExecutor
     calls: readonly ToolCallBlock[],
     input: ToolBatchInput,
     services: ToolExecutorServices,
-  ): Promise<{ results: ToolCallResult[]; logFailure: { readonly error: unknown } | undefined }> => {
+  ): Promise<{ results: ToolCallResult[]; logFailure: LogFailure | undefined }> => {
     const program = programs.get(caller.id, input.agent?.id)
     const exec = programExecution(caller, program.token, input)
     const log = new DispatchLog(services, exec, input.agent?.session, logLimits)
@@ -95,7 +93,7 @@ export function withHostedPrograms(executor: ToolExecutor = createNativeExecutor
     // An abort stops the program's calls as a run's end does: queued ones never start, in-flight ones get the grace.
     const stopWaiting = whenAborted(input.signal, () => void scheduler.close(false, 'the batch was aborted'))
     let results: ToolCallResult[]
-    let logFailure: { readonly error: unknown } | undefined
+    let logFailure: LogFailure | undefined
     try {
       const settled = await Promise.all(calls.map((call) => scheduler.dispatch(parseToolCall(call))))
       results = calls.map((call, i) => ({ callId: call.id, result: settled[i] as ToolCallResult['result'] }))
@@ -112,7 +110,7 @@ export function withHostedPrograms(executor: ToolExecutor = createNativeExecutor
     const results: ToolCallResult[] = []
     const additionalContexts: UserMessage[] = []
     let concluded = false
-    let logFailure: { readonly error: unknown } | undefined
+    let logFailure: LogFailure | undefined
     for (const run of runs) {
       if (run.caller === 'malformed') {
         results.push(...run.calls.map((call) => ({ callId: typeof call?.id === 'string' ? call.id : '', result: malformedCaller(call) })))
@@ -133,7 +131,7 @@ export function withHostedPrograms(executor: ToolExecutor = createNativeExecutor
       }
     }
     // As the native executor does when its log fails: the results come with the error.
-    if (logFailure !== undefined) throw new ToolBatchExecutionError(`the session log failed: ${describeThrown(logFailure.error)}`, results, { cause: logFailure.error })
+    if (logFailure !== undefined) throw sessionLogFailed(logFailure, results)
     return { results, additionalContexts, concluded }
   }
 

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events'
 import { ToolsError } from '@ptc/tools'
-import { abandonedRefusal, abandonedResult, abandonReason, adoptParsedJson, countAbandoned, failureResult, isConcurrencySafeCall, whenAborted, type ParsedToolCall } from '@ptc/tools/executor'
+import { abandonedRefusal, abandonedResult, abandonReason, adoptParsedJson, countAbandoned, failureResult, isConcurrencySafeCall, whenAborted, type LogFailure, type ParsedToolCall } from '@ptc/tools/executor'
 import { parkCall } from '@ptc/sandbox/session'
 import type {
   ApprovalDecision,
@@ -152,7 +152,7 @@ export class SubCallScheduler {
   readonly #run = new AbortController()
   #policyBusy = false
   #closed = false
-  #closing: Promise<{ readonly error: unknown } | undefined> | undefined
+  #closing: Promise<LogFailure | undefined> | undefined
   #idle: (() => void) | undefined
   private readonly numbering: SubCallNumbering
   private readonly durable: DurableCalls
@@ -245,12 +245,12 @@ export class SubCallScheduler {
    * `ending` words why, in the messages of the calls it stops. Closing again
    * waits for the first close. Resolves the first event the session did not take, if any (the log's drain).
    */
-  close(timedOut = false, ending = 'the program ended'): Promise<{ readonly error: unknown } | undefined> {
+  close(timedOut = false, ending = 'the program ended'): Promise<LogFailure | undefined> {
     this.#closing ??= this.#close(timedOut, ending)
     return this.#closing
   }
 
-  async #close(timedOut: boolean, ending: string): Promise<{ readonly error: unknown } | undefined> {
+  async #close(timedOut: boolean, ending: string): Promise<LogFailure | undefined> {
     this.#closed = true
     this.#run.abort(new Error(ending))
     for (const call of this.#queue.takeAll()) call.deliver(failureResult('ABORTED', `${ending} before this call started`), false)

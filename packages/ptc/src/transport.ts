@@ -4,7 +4,7 @@
  */
 import type { CodeRunLimits, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import { RUN_CODE, textHead, type JsonSchemaNode, type JsonValue, type ToolDefinition, type ToolExecutorServices, type ToolRunContext } from '@ptc/tools'
-import { reportLogFailure } from '@ptc/tools/executor'
+import { reportLogFailure, type LogFailure } from '@ptc/tools/executor'
 import { answered } from './answered.js'
 import { buildBindings } from './bindings.js'
 import { DispatchLog } from './dispatch-log.js'
@@ -134,7 +134,7 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
 }
 
 /** Runs some of whose sub-dispatch events could not be written to the session: the first failure. */
-const logFailures = new WeakMap<CodeRunResult, { readonly error: unknown }>()
+const logFailures = new WeakMap<CodeRunResult, LogFailure>()
 
 /** The content of a `run_code` value: its logs and result, or the part of a program still running or awaiting approval. */
 export function runCodeContent(value: JsonValue): [{ type: 'text'; text: string }] {

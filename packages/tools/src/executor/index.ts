@@ -14,7 +14,8 @@
  * - `whenAborted`: wait for a caller's signal with one listener per signal, however many calls share it.
  * - `isConcurrencySafeCall`: the one rule that decides whether a call may overlap others.
  * - `reportLogFailure` / `takeLogFailure`: a call's events that an executor wrote to the agent's session
- *   itself and could not write, reported for the batch that returns that call (which then fails).
+ *   itself and could not write, reported for the batch that returns that call (which then fails with
+ *   `sessionLogFailed`, as a batch whose own log failed does).
  */
 export { adoptParsedJson } from '../json/snapshot.js'
 export { abandonedResult, abandonReason, checkDrainGrace } from './bounded.js'
@@ -23,4 +24,4 @@ export { isConcurrencySafeCall } from './classify.js'
 export { failureResult } from '../pipeline/results.js'
 export { parseToolCall, type ParsedToolCall } from './arguments.js'
 export { whenAborted } from '../pipeline/signal.js'
-export { reportLogFailure, takeLogFailure } from './log-failures.js'
+export { reportLogFailure, sessionLogFailed, takeLogFailure, type LogFailure } from './log-failures.js'

@@ -1,4 +1,10 @@
+import { describeThrown, ToolBatchExecutionError } from '../errors.js'
 import type { Session } from '../types/scope.js'
+
+/** The first event a session did not take (a failed write, or no confirmation in time). */
+export interface LogFailure {
+  readonly error: unknown
+}
 
 /**
  * Failures to write a call's events that happened outside the batch's own log: an executor that writes a
@@ -21,10 +27,15 @@ export function reportLogFailure(session: Session, callId: string, error: unknow
 }
 
 /** The failure reported for call `callId` of `session`, if any; taken (a second take finds none). */
-export function takeLogFailure(session: Session, callId: string): { readonly error: unknown } | undefined {
+export function takeLogFailure(session: Session, callId: string): LogFailure | undefined {
   const calls = reported.get(session)
   if (calls === undefined || !calls.has(callId)) return undefined
   const error = calls.get(callId)
   calls.delete(callId)
   return { error }
+}
+
+/** What a batch whose session log failed throws: its results come with the error. */
+export function sessionLogFailed(failure: LogFailure, results: readonly unknown[]): ToolBatchExecutionError {
+  return new ToolBatchExecutionError(`the session log failed: ${describeThrown(failure.error)}`, results, { cause: failure.error })
 }

@@ -1,4 +1,3 @@
-import { describeThrown, ToolBatchExecutionError } from '../errors.js'
 import { whenAborted } from '../pipeline/signal.js'
 import type { ToolSchema, UserMessage } from '../types/content.js'
 import type { ToolDefinition } from '../types/tool.js'
@@ -8,7 +7,7 @@ import type { Session } from '../types/scope.js'
 import { RUN_CODE } from '../registry/registration.js'
 import { countAbandoned } from './abandoned.js'
 import { BoundedDispatch, checkDrainGrace, type BoundedOutcome } from './bounded.js'
-import { takeLogFailure } from './log-failures.js'
+import { sessionLogFailed, takeLogFailure } from './log-failures.js'
 import { SessionLog } from './session-log.js'
 import { parseToolCall, type ParsedToolCall } from './arguments.js'
 
@@ -176,7 +175,7 @@ async function runBatch(input: ToolBatchInput, services: ToolExecutorServices, c
     }
   }
   if (failure !== undefined) {
-    throw new ToolBatchExecutionError(`the session log failed: ${describeThrown(failure.error)}`, ordered, { cause: failure.error })
+    throw sessionLogFailed(failure, ordered)
   }
   return batch
 }
