@@ -2,7 +2,7 @@
 export type SnapshotErrorCode = 'not-a-snapshot' | 'truncated' | 'tampered' | 'unsupported-version' | 'foreign-build' | 'foreign-session'
 
 /** Why a session store refused a key or an entry, or did not answer in time (`unavailable`). */
-export type SessionStoreErrorCode = 'invalid-key' | 'corrupt-entry' | 'unavailable'
+export type SessionStoreErrorCode = 'invalid-key' | 'corrupt-entry' | 'unavailable' | 'claimed'
 
 const snapshotBrand = Symbol.for('@ptc/sandbox.snapshot-error')
 const storeBrand = Symbol.for('@ptc/sandbox.session-store-error')
@@ -21,8 +21,9 @@ export class SnapshotError extends Error {
 }
 
 /**
- * A session store refused a key (`invalid-key`), found an entry it cannot read (`corrupt-entry`), or did not
- * answer within the time ptc waits for it (`unavailable`).
+ * A session store refused a key (`invalid-key`), found an entry it cannot read (`corrupt-entry`), did not
+ * answer within the time ptc waits for it (`unavailable`), or another process sharing it holds the session
+ * (`claimed`).
  */
 export class SessionStoreError extends Error {
   readonly code: SessionStoreErrorCode

@@ -6,13 +6,25 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, test } from 'vitest'
 import { SandboxUsageError } from '../errors.js'
 import { SessionStoreError } from './errors.js'
-import { _entryPath, createFileSessionStore } from './file-store.js'
+import { _claimPath, _entryPath, createFileSessionStore } from './file-store.js'
+import { claimCases } from './fixtures/claims.js'
 import { MAX_SESSION_KEY_BYTES } from './store.js'
 
 const root = mkdtempSync(join(tmpdir(), 'ptc-file-store-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 let folders = 0
 const freshDirectory = (): string => join(root, `store-${++folders}`, 'sessions')
+
+/** Runs an ES module `script` in a node process of its own; its stdout. */
+function runChild(script: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_OPTIONS: '' } })
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    child.on('error', reject)
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`child exited ${code}`))))
+  })
+}
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {
@@ -200,5 +212,51 @@ describe('file store', () => {
     }
     await store.set('x'.repeat(MAX_SESSION_KEY_BYTES), Buffer.from('longest key'))
     expect(() => createFileSessionStore({ directory: '' })).toThrow(SandboxUsageError)
+  })
+})
+
+describe('file store claims', () => {
+  const directory = freshDirectory()
+  let clock = Date.now()
+  claimCases(
+    () => createFileSessionStore({ directory, now: () => clock }),
+    async () => {
+      clock += 10 * 60_000
+    },
+    60_000,
+  )
+
+  test('claims from several processes at once: exactly one holds the key', async () => {
+    const dir = freshDirectory()
+    const store = fileURLToPath(new URL('./file-store.ts', import.meta.url))
+    const claimers = Array.from({ length: 6 }, (_, i) =>
+      runChild(
+        `const { createFileSessionStore } = await import(${JSON.stringify(store)})
+const s = createFileSessionStore({ directory: ${JSON.stringify(dir)} })
+const results = []
+for (let round = 0; round < 20; round++) results.push((await s.claim('k' + round, 'p${i}', 60000)) === undefined)
+console.log(JSON.stringify(results))`,
+      ),
+    )
+    const won = (await Promise.all(claimers)).map((out) => JSON.parse(out) as boolean[])
+    for (let round = 0; round < 20; round++) expect(won.filter((w) => w[round]).length, `round ${round}`).toBe(1)
+    expect(readdirSync(dir).filter((name) => name.startsWith('.'))).toEqual([])
+  }, 60_000)
+
+  test('a claim file has mode 0600; sweep removes expired claims and stale claim temporaries; a file that is not a claim never blocks', async () => {
+    const directory = freshDirectory()
+    let clock = Date.now()
+    const store = createFileSessionStore({ directory, now: () => clock })
+    expect(await store.claim?.('short', 'holder-a', 1000)).toBeUndefined()
+    expect(await store.claim?.('long', 'holder-a', 10 ** 9)).toBeUndefined()
+    expect(statSync(_claimPath(directory, 'short')).mode & 0o777).toBe(0o600)
+    writeFileSync(join(directory, '.0123456789abcdef.stale'), 'left by a crash')
+    writeFileSync(_claimPath(directory, 'garbage'), 'not a claim')
+    expect(await store.claim?.('garbage', 'holder-b', 1000)).toBeUndefined()
+    expect(await store.sweep?.()).toBe(0)
+    clock += 11 * 60_000
+    expect(await store.sweep?.()).toBe(3) // two expired claims, the stale temporary
+    expect(readdirSync(directory)).toEqual([_claimPath(directory, 'long').slice(directory.length + 1)])
+    expect((await store.claim?.('long', 'holder-b', 1000))?.holder).toBe('holder-a')
   })
 })

@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { chmod, mkdir, open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises'
+import { chmod, link, mkdir, open, readdir, rename, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { SandboxUsageError } from '../errors.js'
 import { SessionStoreError } from './errors.js'
-import { checkBytes, checkKey, ttlOf, type SessionStore } from './store.js'
+import { checkBytes, checkHolder, checkKey, claimTtl, ttlOf, type SessionClaim, type SessionStore } from './store.js'
 
 /** Options of `createFileSessionStore`. */
 export interface FileSessionStoreOptions {
@@ -17,9 +17,14 @@ const MAGIC = Buffer.from('PTSF', 'latin1')
 const VERSION = 1
 /* A file: magic "PTSF", version byte, 3 zero bytes, expiry (epoch ms, 0 = none) and payload length as u64 BE, payload. */
 const HEADER_BYTES = 24
-/** The names of entries (`_entryPath`) and of a `set`'s temporary files. */
+/** The names of entries (`_entryPath`), of claims (`_claimPath`) and of temporary files. */
 const ENTRY_NAME = /^[0-9a-f]{64}\.session$/
-const TEMP_NAME = /^\.[0-9a-f]{16}\.(?:tmp|taken)$/
+const CLAIM_NAME = /^[0-9a-f]{64}\.claim$/
+const TEMP_NAME = /^\.[0-9a-f]{16}\.(?:tmp|taken|claim|stale)$/
+/* A claim file: "PTSC " then JSON { holder, expiresAt } (epoch ms). */
+const CLAIM_MAGIC = 'PTSC '
+/** Tries of `claim` whose claim file changed under it (another process claimed or released at that moment). */
+const CLAIM_TRIES = 8
 /** A temporary file older than this is a crashed `set`'s. */
 const STALE_TEMP_MS = 10 * 60_000
 
@@ -107,6 +112,46 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
       return entry.payload
     },
 
+    async claim(key, holder, ttlMs): Promise<SessionClaim | undefined> {
+      checkKey(key)
+      checkHolder(holder)
+      const ttl = claimTtl(ttlMs)
+      await ready()
+      const file = _claimPath(directory, key)
+      for (let attempt = 0; attempt < CLAIM_TRIES; attempt++) {
+        const body = `${CLAIM_MAGIC}${JSON.stringify({ holder, expiresAt: now() + ttl })}`
+        // Written aside, then linked in place: a link fails when the name exists, and nobody reads a half-written claim.
+        const temp = join(directory, `.${randomBytes(8).toString('hex')}.claim`)
+        await writeFile(temp, body, { mode: 0o600, flag: 'wx' })
+        try {
+          await link(temp, file)
+          return undefined
+        } catch (error) {
+          if ((error as { code?: unknown }).code !== 'EEXIST') throw error
+        } finally {
+          await unlink(temp).catch(() => {})
+        }
+        const current = await readClaim(file)
+        if (current === undefined) continue // released meanwhile
+        if (current.holder === holder) {
+          await replaceFile(directory, file, body) // a renewal: only the holder writes over its claim
+          return undefined
+        }
+        const left = current.expiresAt - now()
+        if (left > 0) return { holder: current.holder, expiresInMs: left }
+        await removeClaim(directory, file, current.ino) // expired: whoever moves it aside first removes it
+      }
+      throw new SessionStoreError('unavailable', `the claim of session ${JSON.stringify(key)} changed ${CLAIM_TRIES} times while it was being claimed: too many processes claim it at once`)
+    },
+
+    async release(key, holder) {
+      checkKey(key)
+      checkHolder(holder)
+      const file = _claimPath(directory, key)
+      const current = await readClaim(file)
+      if (current?.holder === holder) await removeClaim(directory, file, current.ino)
+    },
+
     async sweep() {
       let names: string[]
       try {
@@ -123,6 +168,12 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
           const entry = await readEntry(file, name, true).catch(() => undefined)
           if (entry !== undefined && entry.expiresAt !== 0 && now() >= entry.expiresAt) {
             await removeIfUnchanged(file, entry.ino)
+            removed++
+          }
+        } else if (CLAIM_NAME.test(name)) {
+          const claim = await readClaim(file).catch(() => undefined)
+          if (claim !== undefined && now() >= claim.expiresAt) {
+            await removeClaim(directory, file, claim.ino)
             removed++
           }
         } else if (TEMP_NAME.test(name)) {
@@ -159,6 +210,70 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
 /** The file of `key` in `directory`. Internal; tests use it to reach the file of a key. */
 export function _entryPath(directory: string, key: string): string {
   return join(directory, `${createHash('sha256').update(key, 'utf8').digest('hex')}.session`)
+}
+
+/** The claim file of `key` in `directory`. Internal; tests use it. */
+export function _claimPath(directory: string, key: string): string {
+  return join(directory, `${createHash('sha256').update(key, 'utf8').digest('hex')}.claim`)
+}
+
+/**
+ * The claim in `file`, `undefined` when there is none. A file that is not a claim (nothing of this store
+ * writes one) counts as an expired claim: it never blocks a session.
+ */
+async function readClaim(file: string): Promise<{ holder: string; expiresAt: number; ino: number } | undefined> {
+  let handle: FileHandle
+  try {
+    handle = await open(file, 'r')
+  } catch (error) {
+    if (isMissing(error)) return undefined
+    throw error
+  }
+  try {
+    const { ino, size } = await handle.stat()
+    const text = size > 4096 ? '' : await handle.readFile('utf8')
+    try {
+      const parsed = text.startsWith(CLAIM_MAGIC) ? (JSON.parse(text.slice(CLAIM_MAGIC.length)) as { holder?: unknown; expiresAt?: unknown }) : undefined
+      if (typeof parsed?.holder === 'string' && typeof parsed.expiresAt === 'number') return { holder: parsed.holder, expiresAt: parsed.expiresAt, ino }
+    } catch {
+      // not JSON: below
+    }
+    return { holder: '', expiresAt: 0, ino }
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
+ * Removes the claim file `file` if it is still the one read (inode `ino`): it is moved aside first (a rename
+ * is atomic, so of two removers one moves it), and put back when it turns out to be a newer one.
+ */
+async function removeClaim(directory: string, file: string, ino: number): Promise<void> {
+  const aside = join(directory, `.${randomBytes(8).toString('hex')}.stale`)
+  try {
+    await rename(file, aside)
+  } catch (error) {
+    if (isMissing(error)) return
+    throw error
+  }
+  try {
+    // Renewed or claimed anew between the read and the rename: back in place, unless yet another claim took it.
+    if ((await stat(aside)).ino !== ino) await link(aside, file).catch(() => {})
+  } finally {
+    await unlink(aside).catch(() => {})
+  }
+}
+
+/** Writes `body` over `file` through a temporary file and a rename. */
+async function replaceFile(directory: string, file: string, body: string): Promise<void> {
+  const temp = join(directory, `.${randomBytes(8).toString('hex')}.claim`)
+  try {
+    await writeFile(temp, body, { mode: 0o600, flag: 'wx' })
+    await rename(temp, file)
+  } catch (error) {
+    await unlink(temp).catch(() => {})
+    throw error
+  }
 }
 
 interface Entry {

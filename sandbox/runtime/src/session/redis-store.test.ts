@@ -6,7 +6,8 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { ensureRedisServer, startRedis, type RedisServer } from '../../../../scripts/ensure-redis.js'
 import { SessionStoreError } from './errors.js'
-import { DEFAULT_REDIS_PREFIX, createRedisSessionStore, type RedisSessionClient } from './redis-store.js'
+import { claimCases } from './fixtures/claims.js'
+import { DEFAULT_REDIS_CLAIM_PREFIX, DEFAULT_REDIS_PREFIX, createRedisSessionStore, type RedisSessionClient } from './redis-store.js'
 import { openSnapshot, sealSnapshot } from './snapshot.js'
 
 // Found (or installed) while the file is collected, so that a machine without it skips the suite, saying why.
@@ -137,6 +138,37 @@ describe.skipIf('reason' in lookup)('redis store, against a real redis-server on
     expect(payload.from).toBe('child')
     expect(payload.pid).toBe(Number(printed))
     expect(payload.pid).not.toBe(process.pid)
+  })
+
+  describe('claims', () => {
+    // Redis expires the claims itself: a TTL long enough for 16 claims at once on a loaded machine, then a wait past it.
+    const ttl = 1500
+    claimCases(() => createRedisSessionStore({ client: redis }), () => new Promise((resolve) => setTimeout(resolve, ttl + 100)), ttl)
+
+    test('a claim is a key of its own under claimPrefix + prefix, with its PX expiry; overlapping prefixes are refused; no EVAL, no claims', async () => {
+      const store = createRedisSessionStore({ client: redis, prefix: 'app-c:' })
+      expect(await store.claim?.('k', 'holder-a', 60_000)).toBeUndefined()
+      expect(await redis.get(`${DEFAULT_REDIS_CLAIM_PREFIX}app-c:k`)).toBe('holder-a')
+      expect(await redis.pttl(`${DEFAULT_REDIS_CLAIM_PREFIX}app-c:k`)).toBeGreaterThan(50_000)
+      expect(await createRedisSessionStore({ client: redis, prefix: 'app-d:' }).claim?.('k', 'holder-b', 1000)).toBeUndefined()
+      for (const [prefix, claimPrefix] of [['ptc:', undefined], ['', undefined], ['a:', 'a:claims:'], ['a:claims:', 'a:']] as const) {
+        expect(() => createRedisSessionStore({ client: redis, prefix, ...(claimPrefix !== undefined && { claimPrefix }) })).toThrow(/overlap/)
+      }
+      const { eval: _eval, ...plain } = { getBuffer: redis.getBuffer.bind(redis), set: redis.set.bind(redis), del: redis.del.bind(redis), eval: redis.eval.bind(redis) }
+      const without = createRedisSessionStore({ client: plain as RedisSessionClient })
+      expect(without.claim).toBeUndefined()
+      expect(without.release).toBeUndefined()
+    })
+
+    test("a separate process's claim is refused here until it releases it", async () => {
+      const printed = await inChild(`
+        console.log(String(await store.claim('across', 'child-holder', 60000)))`)
+      expect(printed).toBe('undefined')
+      const store = createRedisSessionStore({ client: redis })
+      expect((await store.claim?.('across', 'parent-holder', 1000))?.holder).toBe('child-holder')
+      await inChild(`await store.release('across', 'child-holder')`)
+      expect(await store.claim?.('across', 'parent-holder', 1000)).toBeUndefined()
+    })
   })
 
   test('a snapshot written here is read and opened by a separate process', async () => {

@@ -1,5 +1,5 @@
 import { SandboxUsageError } from '../errors.js'
-import { checkBytes, checkKey, ttlOf, type SessionStore } from './store.js'
+import { checkBytes, checkHolder, checkKey, claimTtl, ttlOf, type SessionClaim, type SessionStore } from './store.js'
 
 /**
  * The part of a Redis client the Redis store uses. An `ioredis` `Redis` (or `Cluster`) instance has it;
@@ -16,6 +16,8 @@ export interface RedisSessionClient {
   del(key: string): Promise<number>
   /** GETDEL (Redis 6.2+), the value as a Buffer; `null` when missing. Optional: with it, the store can `take`. */
   getdelBuffer?(key: string): Promise<Buffer | null>
+  /** EVAL of a Lua script. Optional: with it, the store can `claim` and `release` sessions. */
+  eval?(script: string, keys: number, ...args: (string | number)[]): Promise<unknown>
 }
 
 /** Options of `createRedisSessionStore`. */
@@ -24,10 +26,25 @@ export interface RedisSessionStoreOptions {
   client: RedisSessionClient
   /** Put before every key (default `ptc:session:`). */
   prefix?: string
+  /**
+   * Put before `prefix` and the key of a session's claim (default `ptc:session-claim:`); neither prefix
+   * may start with the other, so that no session key names a claim.
+   */
+  claimPrefix?: string
 }
 
 /** The key prefix of the Redis store when none is given. */
 export const DEFAULT_REDIS_PREFIX = 'ptc:session:'
+/** The claim key prefix of the Redis store when none is given. */
+export const DEFAULT_REDIS_CLAIM_PREFIX = 'ptc:session-claim:'
+
+/** Sets the claim when it is free or the holder's; else returns the claim's holder and its TTL. */
+const CLAIM_SCRIPT = `local v = redis.call('GET', KEYS[1])
+if v == false or v == ARGV[1] then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return false end
+return {v, redis.call('PTTL', KEYS[1])}`
+/** Deletes the claim when it is the holder's. */
+const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`
 
 /** A `SessionStore` in Redis: the value of `prefix + key` is the bytes, and `ttlMs` is Redis's own expiry (`PX`). */
 export function createRedisSessionStore(options: RedisSessionStoreOptions): SessionStore {
@@ -37,6 +54,12 @@ export function createRedisSessionStore(options: RedisSessionStoreOptions): Sess
   }
   const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX
   if (typeof prefix !== 'string') throw new SandboxUsageError('createRedisSessionStore: prefix must be a string')
+  const claimPrefix = options.claimPrefix ?? DEFAULT_REDIS_CLAIM_PREFIX
+  if (typeof claimPrefix !== 'string' || claimPrefix === '') throw new SandboxUsageError('createRedisSessionStore: claimPrefix must be a non-empty string')
+  if (claimPrefix.startsWith(prefix) || prefix.startsWith(claimPrefix)) {
+    throw new SandboxUsageError(`createRedisSessionStore: prefix ${JSON.stringify(prefix)} and claimPrefix ${JSON.stringify(claimPrefix)} overlap (one starts with the other), so a session key could name a claim: give them distinct prefixes`)
+  }
+  const evaluate = typeof client.eval === 'function' ? client.eval.bind(client) : undefined
   return {
     async get(key) {
       checkKey(key)
@@ -58,6 +81,22 @@ export function createRedisSessionStore(options: RedisSessionStoreOptions): Sess
       take: async (key: string) => {
         checkKey(key)
         return (await (client.getdelBuffer as NonNullable<RedisSessionClient['getdelBuffer']>)(prefix + key)) ?? undefined
+      },
+    }),
+    ...(evaluate !== undefined && {
+      claim: async (key: string, holder: string, ttlMs: number): Promise<SessionClaim | undefined> => {
+        checkKey(key)
+        checkHolder(holder)
+        const reply = await evaluate(CLAIM_SCRIPT, 1, claimPrefix + prefix + key, holder, claimTtl(ttlMs))
+        if (reply === null || reply === undefined) return undefined
+        const [other, pttl] = Array.isArray(reply) ? reply : []
+        if (other === undefined || pttl === undefined) throw new Error(`Redis answered the claim of session ${JSON.stringify(key)} with ${typeof reply}, not a holder and a TTL`)
+        return { holder: String(other), expiresInMs: Math.max(0, Number(pttl)) }
+      },
+      release: async (key: string, holder: string): Promise<void> => {
+        checkKey(key)
+        checkHolder(holder)
+        await evaluate(RELEASE_SCRIPT, 1, claimPrefix + prefix + key, holder)
       },
     }),
   }

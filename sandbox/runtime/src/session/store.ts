@@ -17,12 +17,29 @@ export interface SessionStore {
    */
   take?(key: string): Promise<Uint8Array | undefined>
   /**
+   * Claims `key` for `holder` (an id of one process) for `ttlMs`, or renews `holder`'s claim: of several
+   * processes sharing the store, one at a time holds a session live, and the others refuse its programs
+   * instead of running them on the state the store had. Resolves `undefined` when `holder` holds the claim
+   * now, else the claim that stands in the way. Claims live beside the entries: `set`, `get` and `delete` do
+   * not touch them. A store without claims leaves routing to the host (each session's programs to one process).
+   */
+  claim?(key: string, holder: string, ttlMs: number): Promise<SessionClaim | undefined>
+  /** Ends `holder`'s claim of `key`; another holder's claim is left as it is. */
+  release?(key: string, holder: string): Promise<void>
+  /**
    * Removes what has expired (and what a crashed `set` left behind), for a store whose entries do not
    * expire on their own (the file store; Redis expires its keys itself). Resolves how many it removed.
    */
   sweep?(): Promise<number>
   /** Releases what the store holds open, if anything. */
   close?(): Promise<void>
+}
+
+/** A claim of another holder that stands in the way (`SessionStore.claim`). */
+export interface SessionClaim {
+  readonly holder: string
+  /** Milliseconds until it expires unless its holder renews it. */
+  readonly expiresInMs: number
 }
 
 /** Options of `SessionStore.set`. */
@@ -49,6 +66,23 @@ export function ttlOf(options: SessionStoreSetOptions | undefined): number | und
   if (ttl === undefined) return undefined
   if (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl <= 0) throw new SandboxUsageError(`ttlMs must be a positive finite number of milliseconds, not ${describe(ttl)}`)
   return Math.ceil(ttl)
+}
+
+/** The longest claim holder id a store accepts. */
+export const MAX_HOLDER_CHARS = 128
+
+/** Throws `SandboxUsageError` unless `holder` is a claim holder id: 1 to 128 characters of `A-Z a-z 0-9 . _ : -`. */
+export function checkHolder(holder: unknown): asserts holder is string {
+  if (typeof holder !== 'string' || !/^[\w.:-]{1,128}$/.test(holder)) {
+    throw new SandboxUsageError(`a claim holder is 1 to ${MAX_HOLDER_CHARS} characters of letters, digits, ".", "_", ":" and "-", not ${describe(holder)}`)
+  }
+}
+
+/** The TTL of a claim as whole milliseconds; throws `SandboxUsageError` for a missing or bad one. */
+export function claimTtl(ttlMs: unknown): number {
+  const ttl = ttlOf({ ttlMs: ttlMs as number })
+  if (ttl === undefined) throw new SandboxUsageError('a claim needs ttlMs: a positive finite number of milliseconds')
+  return ttl
 }
 
 /** Throws `SandboxUsageError` unless `bytes` is a Uint8Array. */
