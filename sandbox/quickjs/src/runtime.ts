@@ -1,10 +1,10 @@
 import { availableParallelism } from 'node:os'
 import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, MAX_TIMER_MS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
-import { DEFAULT_MAX_QUEUED_PROGRAM_BYTES, RunGate, checkSessionKey, SessionTable, acceptRun, preloadTypeScriptStripper, resolveSessionLimits, stopError, type SessionSpill, type SessionTurn } from '@ptc/sandbox/backend'
+import { DEFAULT_MAX_QUEUED_PROGRAM_BYTES, RunGate, checkSessionKey, SessionTable, acceptRun, messageOf, preloadTypeScriptStripper, resolveSessionLimits, stopError, type SessionSpill, type SessionTurn } from '@ptc/sandbox/backend'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import type { ParkedHostCall } from '@ptc/sandbox/backend'
 import { randomBytes } from 'node:crypto'
-import { openSnapshotAsync, sealSnapshotAsync, SnapshotError, STORE_WAIT_MS, type DurableRun, type ParkedCall, type ResumeRunRequest, type SessionLimits, type SessionStore, type SnapshotKey, type SuspendedRun, type SuspendedRunState } from '@ptc/sandbox/session'
+import { openSnapshotAsync, sealSnapshotAsync, SessionStoreError, SnapshotError, STORE_WAIT_MS, type DurableRun, type ParkedCall, type ResumeRunRequest, type SessionLimits, type SessionStore, type SnapshotKey, type SuspendedRun, type SuspendedRunState } from '@ptc/sandbox/session'
 import type { SessionMemory } from './engine/image.js'
 import { decodeRun, decodeSession, encodeRun, encodeSession, sessionBuild, type SavedRun, type SavedSession } from './host/session-snapshot.js'
 import type { QuickJSVariantName } from './engine/module.js'
@@ -153,6 +153,9 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     this.#secret = options.secret ?? secret ?? randomBytes(32)
     this.#variant = options.variant ?? 'quickjs'
     let sweptAt = 0
+    const holder = `quickjs-${randomBytes(12).toString('hex')}`
+    const claim = store?.claim?.bind(store)
+    const release = store?.release?.bind(store)
     const spill: SessionSpill<SessionMemory> | undefined =
       store === undefined
         ? undefined
@@ -168,12 +171,21 @@ export class QuickJSCodeRuntime implements CodeRuntime {
               }
             },
             load: async (key) => {
-              const bytes = await store.get(key)
+              let bytes: Uint8Array | undefined
+              try {
+                bytes = await store.get(key)
+              } catch (error) {
+                // What the store holds may be fine: the run is refused rather than started fresh (and saved over it later).
+                if (error instanceof SessionStoreError && error.code !== 'unavailable') throw error
+                throw new SessionStoreError('unavailable', `the session store failed to read session "${key}": ${messageOf(error)}`, { cause: error })
+              }
               if (bytes === undefined) return undefined
               const { memory, runs } = await this.#open(key, bytes)
               return { state: memory, bytes: sizeOf(memory), runs }
             },
             remove: (key) => store.delete(key),
+            // One process at a time holds a session live; the others refuse its programs until it is back in the store.
+            ...(claim !== undefined && release !== undefined && { claim: (key, ttlMs) => claim(key, holder, ttlMs), release: (key) => release(key, holder) }),
           }
     // A state let go of (replaced by its run's next capture, expired, evicted, saved) gives its buffer back to the engines.
     this.#sessions = new SessionTable(limits, (memory) => this.#engines.recycle?.(memory), spill)
@@ -374,7 +386,10 @@ export class QuickJSCodeRuntime implements CodeRuntime {
    */
   async suspendSession(key: string): Promise<Uint8Array | undefined> {
     const saved = this.#sessions.detach(checkSessionKey(key))
-    return saved === undefined ? undefined : this.#seal(key, { memory: saved.state, runs: saved.runs })
+    const sealed = saved === undefined ? undefined : await this.#seal(key, { memory: saved.state, runs: saved.runs })
+    // Its claim on the store has ended by the time the bytes are handed over: another process may resume them.
+    await this.#sessions.quiet(key)
+    return sealed
   }
 
   /**

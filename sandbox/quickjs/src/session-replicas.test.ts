@@ -42,6 +42,49 @@ function replica(args: string[], env: Record<string, string> = {}, script = REPL
   })
 }
 
+/** A `hold` replica: its first result once printed, and `end()` ends its standard input (it disposes and exits). */
+function holding(key: string, code: string, env: Record<string, string> = {}): { first: Promise<Replica['out']>; end: () => Promise<number | null> } {
+  const child = spawn(process.execPath, ['--conditions=@ptc/source', '--import', 'tsx', REPLICA, 'hold', key, code], {
+    env: { ...process.env, NODE_OPTIONS: '', PTC_SECRET: secret, PTC_STORE_DIR: join(dir, 'store'), ...env },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  })
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve))
+  const first = new Promise<Replica['out']>((resolve, reject) => {
+    let stdout = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+      const line = stdout.split('\n').find((l) => l.startsWith('{'))
+      if (line !== undefined) resolve(JSON.parse(line) as Replica['out'])
+    })
+    void exited.then((code) => reject(new Error(`the holding replica exited (${code}) before it printed a result`)))
+  })
+  return {
+    first,
+    end: () => {
+      child.stdin.end()
+      return exited
+    },
+  }
+}
+
+/** While one replica holds a session live, another's program in it is refused (nothing runs on a stale copy); once the first lets it go, the next continues its state. */
+async function handOverWhileHeld(key: string, env: Record<string, string> = {}): Promise<void> {
+  const one = holding(key, DECLARE, env)
+  try {
+    expect((await one.first)?.value).toBe(1)
+    const two = await replica(['run', key, CONTINUE], env)
+    expect(two.code, two.stderr).toBe(0)
+    expect(two.out?.error?.kind).toBe('limit')
+    expect(two.out?.error?.message).toMatch(new RegExp(`^session "${key}" is held by another process sharing the session store .*this program did not run`))
+    expect(two.out?.value).toBeUndefined()
+  } finally {
+    expect(await one.end()).toBe(0)
+  }
+  const three = await replica(['run', key, CONTINUE], env)
+  expect(three.out?.value).toEqual([['a', 'b'], true, 42, 84])
+  expect(three.out?.session).toMatchObject({ fresh: false, runs: 2 })
+}
+
 const DECLARE = 'const names = ["a"]; function add(n) { names.push(n); return names.length } class Box { constructor(v) { this.v = v } }; globalThis.box = new Box(await tools.double({ n: 21 })); return names.length'
 const CONTINUE = 'add("b"); return [names, box instanceof Box, box.v, await tools.double({ n: box.v })]'
 
@@ -83,6 +126,10 @@ describe('sessions across processes', () => {
     expect(two.out?.value).toEqual([['a', 'b'], true, 42, 84])
     expect(two.out?.session).toMatchObject({ fresh: false, runs: 2 })
   }, 90_000)
+
+  test('a session live in one replica is refused in another sharing the filesystem store, then continues once the first lets it go', async () => {
+    await handOverWhileHeld('fs-held')
+  }, 90_000)
 })
 
 const redisLookup = ensureRedisServer()
@@ -105,4 +152,8 @@ describe.skipIf('reason' in redisLookup)('replicas sharing a Redis store', () =>
     expect(three.out?.value).toEqual(['a', 'b'])
     expect(new Set([one.out?.pid, two.out?.pid, three.out?.pid]).size).toBe(3)
   }, 90_000) // three processes one after another: 20 s was not enough with two suites on two cores
+
+  test('a session live in one replica is refused in another sharing Redis, then continues once the first lets it go', async () => {
+    await handOverWhileHeld('redis-held', { PTC_REDIS_PORT: String(server?.port), PTC_REDIS_PASSWORD: server?.password ?? '' })
+  }, 90_000)
 })

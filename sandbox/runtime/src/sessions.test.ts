@@ -164,3 +164,158 @@ describe('SessionTable with a spill that is behind', () => {
     expect(old.ok && old.note).toBeUndefined()
   })
 })
+
+/**
+ * Two processes' tables over one store with claims (the host side of the seam): `claims` is the store's
+ * claim of each key (holder and expiry, epoch ms), `saved` its saved states. Saves are immediate.
+ */
+function sharedStore() {
+  const claims = new Map<string, { holder: string; until: number }>()
+  const saved = new Map<string, State>()
+  const log: string[] = []
+  const spillFor = (holder: string, options: { failClaims?: () => boolean; suspendAfterMs?: number; claimMs?: number } = {}): SessionSpill<State> => ({
+    suspendAfterMs: options.suspendAfterMs ?? 1_000,
+    storeWaitMs: 1_000,
+    ...(options.claimMs !== undefined && { claimMs: options.claimMs }),
+    save: async (key, state) => {
+      log.push(`${holder} save ${key}`)
+      saved.set(key, { name: state.name, dropped: false })
+    },
+    load: async (key) => {
+      log.push(`${holder} load ${key}`)
+      const state = saved.get(key)
+      return state === undefined ? undefined : { state: { ...state }, bytes: 1, runs: 1 }
+    },
+    remove: async (key) => saved.delete(key),
+    claim: async (key, ttlMs) => {
+      if (options.failClaims?.() === true) throw new Error('connection reset')
+      const now = Date.now()
+      const current = claims.get(key)
+      if (current !== undefined && current.holder !== holder && current.until > now) return { holder: current.holder, expiresInMs: current.until - now }
+      log.push(`${holder} claim ${key}`)
+      claims.set(key, { holder, until: now + ttlMs })
+      return undefined
+    },
+    release: async (key) => {
+      if (claims.get(key)?.holder !== holder) return
+      log.push(`${holder} release ${key}`)
+      claims.delete(key)
+    },
+  })
+  return { claims, saved, log, spillFor }
+}
+
+const later = () => ({ deadline: performance.now() + 60_000 })
+
+describe('SessionTable with a store that has claims', () => {
+  test('a session live in one table is refused in another, with why; once the first saves it (and releases its claim), the second resumes its state', async () => {
+    const { claims, log, spillFor } = sharedStore()
+    const one = tableOf(4, spillFor('one'))
+    const two = tableOf(4, spillFor('two'))
+    await runIn(one, 'k')
+    expect(claims.get('k')?.holder).toBe('one')
+    const refused = await two.take('k', Date.now(), later())
+    expect(refused).toEqual({
+      ok: false,
+      message: expect.stringMatching(/^session "k" is held by another process sharing the session store \(its claim runs out in \d+ s unless renewed; a process lets a session go to the store once it has been idle for suspendAfterMs = 1000 ms\): this program did not run, and the session's state is unchanged/),
+    })
+    expect(two.size).toBe(0)
+    // The refusal loaded nothing, and the first table's session is untouched.
+    expect(log).toEqual(['one claim k', 'one load k'])
+    const again = await one.take('k', Date.now(), later())
+    expect(again.ok && again.entry.state?.name).toBe('k')
+    if (again.ok) one.give(again.entry, { state: { name: 'k2', dropped: false }, bytes: 1 }, false)
+    one.sweep(Date.now() + 2_000)
+    await one.settled()
+    expect(log.slice(-2)).toEqual(['one save k', 'one release k'])
+    const moved = await two.take('k', Date.now(), later())
+    expect(moved.ok && moved.entry.state?.name).toBe('k2')
+    expect(claims.get('k')?.holder).toBe('two')
+  })
+
+  test('endSession, expiry and dispose end the claims; the claim of a running session is renewed before it runs out', async () => {
+    const { claims, spillFor } = sharedStore()
+    // A claim lasts 200 ms past its run: the table's own sweeps (every 50 ms) renew it.
+    const table = tableOf(4, spillFor('one', { suspendAfterMs: 1_000, claimMs: 200 }))
+    await runIn(table, 'ended')
+    await table.end('ended')
+    await table.settled()
+    expect(claims.has('ended')).toBe(false)
+    const running = await table.take('long', Date.now(), { deadline: performance.now() + 10 })
+    expect(running.ok).toBe(true)
+    const first = claims.get('long')?.until as number
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    await table.settled()
+    expect(claims.get('long')?.holder).toBe('one')
+    expect(claims.get('long')?.until).toBeGreaterThan(first)
+    if (running.ok) table.give(running.entry, { state: { name: 'long', dropped: false }, bytes: 1 }, true)
+    await runIn(table, 'idle')
+    await table.close()
+    expect([...claims.keys()]).toEqual([])
+  })
+
+  test("a table whose claim another process took drops its state without saving it, and refuses the session's next run", async () => {
+    const { claims, saved, log, spillFor } = sharedStore()
+    const one = tableOf(4, spillFor('one'))
+    const turn = await one.take('k', Date.now(), later())
+    if (!turn.ok) throw new Error('not taken')
+    // Its claim ran out (a process paused past it), and another process took the session.
+    claims.set('k', { holder: 'two', until: Date.now() + 60_000 })
+    saved.set('k', { name: 'two-state', dropped: false })
+    one.sweep(Date.now() + 10 ** 9)
+    await one.settled()
+    one.give(turn.entry, { state: { name: 'one-state', dropped: false }, bytes: 1 }, true)
+    const next = await one.take('k', Date.now(), later())
+    expect(next).toMatchObject({ ok: false, message: expect.stringMatching(/^session "k" is held by another process .*this process's claim on it had lapsed: this program did not run, and the state this process held was dropped$/) })
+    one.sweep(Date.now() + 10 ** 9)
+    await one.settled()
+    expect(saved.get('k')?.name).toBe('two-state')
+    expect(log.filter((line) => line.includes('save'))).toEqual([])
+    expect(claims.get('k')?.holder).toBe('two')
+  })
+
+  test('a store that fails to claim refuses the run and leaves the saved state as it was; resuming into a session another process holds throws claimed', async () => {
+    const { saved, spillFor } = sharedStore()
+    saved.set('k', { name: 'kept', dropped: false })
+    let failing = true
+    const one = tableOf(4, spillFor('one', { failClaims: () => failing }))
+    const refused = await one.take('k', Date.now(), later())
+    expect(refused).toEqual({ ok: false, message: 'the session store failed to claim session "k" for this process (connection reset); the program did not run, and the session\'s saved state is as it was' })
+    failing = false
+    const turn = await one.take('k', Date.now(), later())
+    expect(turn.ok && turn.entry.state?.name).toBe('kept')
+    const two = tableOf(4, spillFor('two'))
+    const error: unknown = await two.attach('k', { name: 'resumed', dropped: false }, 1, 1).catch((thrown: unknown) => thrown)
+    expect(error).toBeInstanceOf(SessionStoreError)
+    expect(error).toMatchObject({ code: 'claimed', message: expect.stringMatching(/^session "k" is held by another process .*: it was not resumed here$/) })
+    expect(two.size).toBe(0)
+  })
+})
+
+test("a store that cannot be read refuses the run (the saved state is not started over and later saved over); a saved state that cannot be resumed starts fresh", async () => {
+  const { spill, saved, pending } = slowSpill()
+  saved.set('k', { name: 'saved', dropped: false })
+  let failure: Error | undefined = new SessionStoreError('unavailable', 'the session store failed to read session "k": ECONNRESET')
+  const load = spill.load
+  const table = tableOf(4, {
+    ...spill,
+    load: async (key) => {
+      if (failure !== undefined) throw failure
+      return load(key)
+    },
+  })
+  expect(await table.take('k', Date.now(), later())).toEqual({
+    ok: false,
+    message: 'the session store failed to read session "k": ECONNRESET; the program did not run, and the session\'s saved state is as it was',
+  })
+  expect(table.size).toBe(0)
+  failure = undefined
+  const turn = await table.take('k', Date.now(), later())
+  expect(turn.ok && turn.entry.state?.name).toBe('saved')
+  if (turn.ok) table.give(turn.entry, { reason: 'no change' }, false)
+  await table.end('k')
+  saved.set('k', { name: 'saved', dropped: false })
+  failure = new Error('its HMAC does not match')
+  expect(await table.take('k', Date.now(), later())).toMatchObject({ ok: true, fresh: true, note: expect.stringContaining('could not be resumed (its HMAC does not match); it starts fresh') })
+  expect(pending).toEqual([])
+})

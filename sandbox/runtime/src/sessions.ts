@@ -1,6 +1,6 @@
 import { SandboxUsageError } from './errors.js'
 import { SessionStoreError } from './session/errors.js'
-import { STORE_WAIT_MS, waitForStore } from './session/store.js'
+import { STORE_WAIT_MS, waitForStore, type SessionClaim } from './session/store.js'
 import { messageOf } from './settle.js'
 import type { CodeRunSessionInfo } from './types.js'
 
@@ -56,6 +56,9 @@ export function resolveSessionLimits(limits: Partial<SessionLimits> | undefined)
   return out
 }
 
+/** How long a session's claim lasts past its run, by default (`SessionSpill.claimMs`). */
+export const CLAIM_MS = 30_000
+
 /** One session of a `SessionTable`: its state between runs. */
 export interface SessionEntry<S> {
   readonly key: string
@@ -68,6 +71,12 @@ export interface SessionEntry<S> {
   /** `endSession` came during a run: that run's state is not kept. */
   ended: boolean
   lastUsed: number
+  /** Until when (epoch ms) this process's claim on the session in the spill's store holds; 0 for none. */
+  claimedUntil: number
+  /** Why the claim was lost to another process (a renewal found it held): the session's next run is refused and it is dropped. */
+  claimLost?: string
+  /** A renewal of the claim in progress. */
+  renewing?: Promise<string | undefined> | undefined
 }
 
 /**
@@ -77,10 +86,28 @@ export interface SessionEntry<S> {
  */
 export interface SessionSpill<S> {
   save(key: string, state: S, runs: number): Promise<void>
-  /** The saved session, or undefined when there is none; throws when one exists but cannot be resumed. */
+  /**
+   * The saved session, or undefined when there is none; throws when one exists but cannot be resumed (the
+   * session then starts fresh, with a note), or `SessionStoreError` `unavailable` when the store could not be
+   * read (the run is refused: starting fresh would later save over the state the store still has).
+   */
   load(key: string): Promise<{ state: S; bytes: number; runs: number } | undefined>
   /** Removes the saved session; whether there was one. */
   remove(key: string): Promise<boolean>
+  /**
+   * Claims `key` for this process for `ttlMs` or renews its claim: `undefined` when this process holds it,
+   * else the claim of another process sharing the store (which holds the session live). Without it, nothing
+   * keeps two processes from running one session at once (each on its own copy).
+   */
+  claim?(key: string, ttlMs: number): Promise<SessionClaim | undefined>
+  /** Ends this process's claim on `key`, if it holds one. */
+  release?(key: string): Promise<void>
+  /**
+   * How long a claim lasts past the run that takes it (default `CLAIM_MS`): the table renews its claims on
+   * sessions it holds (running or idle) when half of this is left, so a process that dies without letting
+   * its sessions go blocks them for about this long.
+   */
+  readonly claimMs?: number
   /** A live session idle this long is saved and leaves memory. */
   readonly suspendAfterMs: number
   /** How long `close` and `end` wait for the saves in progress or a removal. Default `STORE_WAIT_MS`. */
@@ -114,7 +141,10 @@ export class SessionTable<S> {
   readonly #gone = new Map<string, string>()
   readonly #drop: (state: S) => void
   readonly #spill: SessionSpill<S> | undefined
-  /** Saves to the spill in progress, by key: a take of that key waits for its save before it loads. */
+  /**
+   * The last operation on the spill's store of each key (a save and its release, a claim, a load, a
+   * removal): the next one of that key starts once it has ended, so a release never lands after a new claim.
+   */
   readonly #saving = new Map<string, Promise<void>>()
   /** Every save in progress (a key may have two: saved, resumed and let go of again): at most `maxSessions` but at `close()`. */
   readonly #inFlight = new Set<Promise<void>>()
@@ -146,6 +176,20 @@ export class SessionTable<S> {
       const live = this.#sessions.get(key)
       if (live?.busy === true) return { ok: false, message: `session "${key}" is running another program; a session runs one program at a time` }
       if (live !== undefined) {
+        if (live.claimLost !== undefined || !this.#claimCovers(live, wait)) {
+          // Its claim is lost, or would run out before this run could end: renewed first (or the session is dropped).
+          const refused = live.claimLost ?? (await this.#renew(live, wait))
+          if (refused !== undefined) {
+            // Held by another process now: this one's copy goes. (A store that failed keeps it, for a later try.)
+            if (live.claimLost !== undefined && this.#sessions.get(key) === live && !live.busy) this.#forget(live, undefined, false)
+            return { ok: false, message: refused }
+          }
+          if (this.#sessions.get(key) !== live || live.busy) {
+            // Let go of or taken while it was renewed: looked at again.
+            now = Date.now()
+            continue
+          }
+        }
         live.busy = true
         live.lastUsed = now
         // Most recently used last (the eviction order).
@@ -166,17 +210,35 @@ export class SessionTable<S> {
       this.#letGo(idle, `it was the least recently used of ${this.limits.maxSessions} sessions (maxSessions) when a new one started`)
       break
     }
-    const entry: SessionEntry<S> = { key, state: undefined, bytes: 0, runs: 0, busy: true, ended: false, lastUsed: now }
+    const entry: SessionEntry<S> = { key, state: undefined, bytes: 0, runs: 0, busy: true, ended: false, lastUsed: now, claimedUntil: 0 }
     this.#sessions.set(key, entry)
     this.#startSweeping()
+    const spill = this.#spill
+    if (spill?.claim !== undefined) {
+      const claiming = performance.now()
+      let refused: string | undefined
+      try {
+        const claimed = await waitForStore(this.#serial(key, () => this.#claim(entry, wait)), wait ?? {})
+        if (!claimed.ok) {
+          if (this.#sessions.get(key) === entry) this.#forget(entry, undefined)
+          return { ok: false, reason: claimed.reason, message: `the session store had not answered the claim of session "${key}" after ${Math.round(performance.now() - claiming)} ms` }
+        }
+        if (claimed.value !== undefined) refused = this.#heldElsewhere(key, claimed.value, 'this program did not run, and the session\'s state is unchanged: send a session\'s programs to one process at a time, or retry later')
+      } catch (error) {
+        refused = `the session store failed to claim session "${key}" for this process (${brief(error)}); the program did not run, and the session's saved state is as it was`
+      }
+      if (refused !== undefined) {
+        if (this.#sessions.get(key) === entry) this.#forget(entry, undefined)
+        return { ok: false, message: refused }
+      }
+    }
     const gone = this.#gone.get(key)
     this.#gone.delete(key)
     let note = gone === undefined ? undefined : `the session's earlier state was dropped: ${gone}`
-    const spill = this.#spill
     if (spill !== undefined) {
       const loading = performance.now()
       try {
-        const loaded = await waitForStore(this.#afterSave(key, () => spill.load(key)), wait ?? {})
+        const loaded = await waitForStore(this.#serial(key, () => spill.load(key)), wait ?? {})
         if (!loaded.ok) {
           if (this.#sessions.get(key) === entry) this.#forget(entry, undefined)
           return { ok: false, reason: loaded.reason, message: `the session store had not answered for session "${key}" after ${Math.round(performance.now() - loading)} ms` }
@@ -189,6 +251,11 @@ export class SessionTable<S> {
           return { ok: true, entry, fresh: false }
         }
       } catch (error) {
+        if (error instanceof SessionStoreError && error.code === 'unavailable') {
+          if (this.#sessions.get(key) === entry) this.#forget(entry, undefined)
+          if (gone !== undefined) this.#remember(key, gone)
+          return { ok: false, message: `${brief(error)}; the program did not run, and the session's saved state is as it was` }
+        }
         note = `the session's saved state could not be resumed (${brief(error)}); it starts fresh`
       }
     }
@@ -200,6 +267,8 @@ export class SessionTable<S> {
     const entry = this.#sessions.get(key)
     if (entry === undefined) return undefined
     if (entry.busy) throw new SandboxUsageError(`session "${key}" is running a program: suspend it once the program has ended`)
+    // Whoever holds the bytes may resume it anywhere.
+    this.#release(entry)
     this.#sessions.delete(key)
     if (this.#sessions.size === 0) this.#stopSweeping()
     return entry.state === undefined ? undefined : { state: entry.state, bytes: entry.bytes, runs: entry.runs }
@@ -212,6 +281,34 @@ export class SessionTable<S> {
    */
   async attach(key: string, state: S, bytes: number, runs: number): Promise<void> {
     const since = performance.now()
+    const entry: SessionEntry<S> = { key, state, bytes, runs, busy: false, ended: false, lastUsed: Date.now(), claimedUntil: 0 }
+    const spill = this.#spill
+    if (spill?.claim !== undefined) {
+      const live = this.#sessions.get(key)
+      if (live?.busy === true) throw new SandboxUsageError(`session "${key}" is running a program: resume into it once the program has ended`)
+      const waitMs = spill.storeWaitMs ?? STORE_WAIT_MS
+      const claimed = await waitForStore(this.#serial(key, () => this.#claim(entry, undefined)), { deadline: since + waitMs })
+      if (!claimed.ok) throw new SessionStoreError('unavailable', `the session store did not answer the claim of session "${key}" within ${waitMs} ms: it was not resumed`)
+      if (claimed.value !== undefined) throw new SessionStoreError('claimed', this.#heldElsewhere(key, claimed.value, 'it was not resumed here'))
+      // The claim (this process's, renewed) is the resumed session's now.
+      if (live !== undefined) live.claimedUntil = 0
+    }
+    try {
+      await this.#makeRoomFor(key, since)
+    } catch (error) {
+      // The live session of that key stays: the claim is its own again.
+      const live = this.#sessions.get(key)
+      if (live !== undefined && live.claimedUntil === 0 && entry.claimedUntil > 0) live.claimedUntil = entry.claimedUntil
+      else this.#release(entry)
+      throw error
+    }
+    this.#gone.delete(key)
+    this.#sessions.set(key, entry)
+    this.#startSweeping()
+  }
+
+  /** Room in the table for `key` (an idle live session of that key goes; see `attach`). */
+  async #makeRoomFor(key: string, since: number): Promise<void> {
     for (;;) {
       const live = this.#sessions.get(key)
       if (live?.busy === true) throw new SandboxUsageError(`session "${key}" is running a program: resume into it once the program has ended`)
@@ -232,9 +329,6 @@ export class SessionTable<S> {
       this.#letGo(idle, `it was the least recently used of ${this.limits.maxSessions} sessions (maxSessions) when another was resumed`)
       break
     }
-    this.#gone.delete(key)
-    this.#sessions.set(key, { key, state, bytes, runs, busy: false, ended: false, lastUsed: Date.now() })
-    this.#startSweeping()
   }
 
   /**
@@ -274,12 +368,20 @@ export class SessionTable<S> {
   async end(key: string): Promise<boolean> {
     const entry = this.#sessions.get(key)
     this.#gone.delete(key)
+    if (entry !== undefined) entry.claimedUntil = 0 // released below, with the saved state
     if (entry?.busy === true) entry.ended = true
     else if (entry !== undefined) this.#forget(entry, undefined)
     let saved = false
     const spill = this.#spill
     if (spill !== undefined) {
-      const removed = await waitForStore(this.#afterSave(key, () => spill.remove(key)), { deadline: performance.now() + (spill.storeWaitMs ?? STORE_WAIT_MS) })
+      const removed = await waitForStore(
+        this.#serial(key, async () => {
+          const had = await spill.remove(key)
+          await spill.release?.(key).catch(() => undefined)
+          return had
+        }),
+        { deadline: performance.now() + (spill.storeWaitMs ?? STORE_WAIT_MS) },
+      )
       if (!removed.ok) throw new SessionStoreError('unavailable', `the session store did not answer within ${spill.storeWaitMs ?? STORE_WAIT_MS} ms: session "${key}" may still be saved there`)
       saved = removed.value
     }
@@ -289,6 +391,8 @@ export class SessionTable<S> {
   /** Drops idle sessions unused for `idleTtlMs`; with a spill, saves those idle for `suspendAfterMs`. */
   sweep(now = Date.now()): void {
     for (const entry of this.#sessions.values()) {
+      // A claim that would run out before the next sweeps is renewed, for a running session too.
+      if (entry.claimedUntil > 0 && entry.claimedUntil - now < this.#claimMs / 2 && entry.claimLost === undefined) void this.#renew(entry, undefined)
       if (entry.busy) continue
       const idle = now - entry.lastUsed
       if (idle >= this.limits.idleTtlMs) this.#forget(entry, `it was idle for ${this.limits.idleTtlMs} ms (idleTtlMs)`)
@@ -298,37 +402,126 @@ export class SessionTable<S> {
     if (this.#sessions.size === 0) this.#stopSweeping()
   }
 
-  /** Saves in progress (a caller that must not lose them, e.g. at shutdown, waits for these). */
-  async settled(): Promise<void> {
-    await Promise.all([...this.#inFlight])
+  /** `key`'s store operations in progress (the release of `detach`), given up on after the spill's `storeWaitMs`. */
+  async quiet(key: string): Promise<void> {
+    const last = this.#saving.get(key)
+    if (last !== undefined) await waitForStore(last, { deadline: performance.now() + (this.#spill?.storeWaitMs ?? STORE_WAIT_MS) })
   }
 
-  /** `operation` on the spill once the save of `key` in progress, if any, has ended. */
-  async #afterSave<T>(key: string, operation: () => Promise<T>): Promise<T> {
-    await this.#saving.get(key)
-    return operation()
+  /** Saves in progress (a caller that must not lose them, e.g. at shutdown, waits for these). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.#inFlight, ...this.#saving.values()])
+  }
+
+  /** `operation` on the spill's store once the last one of `key` has ended (`#saving`). */
+  #serial<T>(key: string, operation: () => Promise<T>): Promise<T> {
+    const before = this.#saving.get(key)
+    const result = before === undefined ? operation() : before.then(operation)
+    const done: Promise<void> = result.then(
+      () => undefined,
+      () => undefined,
+    )
+    this.#saving.set(key, done)
+    void done.then(() => {
+      if (this.#saving.get(key) === done) this.#saving.delete(key)
+    })
+    return result
+  }
+
+  /** How long a claim lasts past what a run needs (renewed by the sweeps, at most a quarter of it apart). */
+  get #claimMs(): number {
+    return this.#spill?.claimMs ?? CLAIM_MS
+  }
+
+  /** The run's time left (0 without a deadline). */
+  #runMs(wait: SessionWait | undefined): number {
+    return wait === undefined ? 0 : Math.max(0, wait.deadline - performance.now())
+  }
+
+  /** `entry`'s claim (if the store has claims) lasts through a run of `wait` and half a claim beyond. */
+  #claimCovers(entry: SessionEntry<S>, wait: SessionWait | undefined): boolean {
+    return this.#spill?.claim === undefined || entry.claimedUntil - Date.now() >= this.#runMs(wait) + this.#claimMs / 2
+  }
+
+  /** Claims `entry`'s key for the run of `wait` and a claim's time beyond: `undefined` when held, else why not. */
+  async #claim(entry: SessionEntry<S>, wait: SessionWait | undefined): Promise<SessionClaim | undefined> {
+    const claim = this.#spill?.claim
+    if (claim === undefined) return undefined
+    const at = Date.now()
+    const ttl = Math.ceil(this.#runMs(wait) + this.#claimMs)
+    const refused = await claim(entry.key, ttl)
+    if (refused === undefined) entry.claimedUntil = at + ttl
+    return refused
+  }
+
+  /**
+   * Renews `entry`'s claim: `undefined` when renewed or when the store failed but the claim still holds
+   * (tried again later), else why the session cannot run here (another process holds it now: `claimLost`).
+   */
+  async #renew(entry: SessionEntry<S>, wait: SessionWait | undefined): Promise<string | undefined> {
+    if (entry.renewing !== undefined) return entry.renewing
+    const renewing = this.#serial(entry.key, async () => {
+      if (this.#sessions.get(entry.key) !== entry || entry.claimedUntil === 0) return undefined // let go of, ended, replaced meanwhile
+      try {
+        const other = await this.#claim(entry, wait)
+        if (other !== undefined) entry.claimLost = this.#heldElsewhere(entry.key, other, "this process's claim on it had lapsed: this program did not run, and the state this process held was dropped")
+        return entry.claimLost
+      } catch (error) {
+        return entry.claimedUntil > Date.now() + this.#runMs(wait) ? undefined : `the session store failed to renew this process's claim on session "${entry.key}" (${brief(error)}); the program did not run`
+      }
+    })
+    entry.renewing = renewing
+    try {
+      return await renewing
+    } finally {
+      entry.renewing = undefined
+    }
+  }
+
+  /** Why `key` cannot run here: `other` holds it. */
+  #heldElsewhere(key: string, other: SessionClaim, then: string): string {
+    const after = this.#spill === undefined ? '' : `; a process lets a session go to the store once it has been idle for suspendAfterMs = ${this.#spill.suspendAfterMs} ms`
+    return `session "${key}" is held by another process sharing the session store (its claim runs out in ${Math.ceil(other.expiresInMs / 1000)} s unless renewed${after}): ${then}`
+  }
+
+  /** Ends `entry`'s claim, after the key's store operations in progress. */
+  #release(entry: SessionEntry<S>): void {
+    const release = this.#spill?.release
+    if (release === undefined || entry.claimedUntil === 0) return
+    entry.claimedUntil = 0
+    void this.#serial(entry.key, () => release(entry.key)).catch(() => undefined)
   }
 
   /** An idle session leaves memory: saved to the spill when there is one, else dropped. */
   #letGo(entry: SessionEntry<S>, why: string): void {
     const spill = this.#spill
     const state = entry.state
+    // Another process holds it now: what this one held must not go over that process's saves.
+    if (entry.claimLost !== undefined) return this.#forget(entry, undefined, false)
     if (spill === undefined || state === undefined) return this.#forget(entry, why)
     this.#sessions.delete(entry.key)
     entry.state = undefined
     const key = entry.key
-    const saving = spill.save(key, state, entry.runs).then(
-      () => this.#drop(state),
-      (error: unknown) => {
-        this.#drop(state)
+    const claimedUntil = entry.claimedUntil
+    const claimed = claimedUntil > 0
+    entry.claimedUntil = 0
+    const saveMs = spill.storeWaitMs ?? STORE_WAIT_MS
+    // Saved, then the claim ended (another process may take the session once the store has it). The sweeps no
+    // longer renew it: it is made to last through the save first.
+    const done = this.#serial(key, async () => {
+      try {
+        if (claimed && spill.claim !== undefined && claimedUntil - Date.now() < saveMs + this.#claimMs / 2) {
+          const other = await spill.claim(key, saveMs + this.#claimMs)
+          if (other !== undefined) throw new Error(this.#heldElsewhere(key, other, "this process's claim on it had lapsed, and its state was not saved"))
+        }
+        await spill.save(key, state, entry.runs)
+      } catch (error) {
         this.#remember(key, `${why}, and saving it failed: ${brief(error)}`)
-      },
-    )
-    const done = saving.finally(() => {
-      if (this.#saving.get(key) === done) this.#saving.delete(key)
-      this.#inFlight.delete(done)
-    })
-    this.#saving.set(key, done)
+      } finally {
+        this.#drop(state)
+      }
+      if (claimed) await spill.release?.(key).catch(() => undefined)
+    }).finally(() => this.#inFlight.delete(done))
     this.#inFlight.add(done)
   }
 
@@ -348,7 +541,10 @@ export class SessionTable<S> {
    * `storeWaitMs`: a save the store has not confirmed by then is given up), and drops the rest.
    */
   async close(): Promise<void> {
-    for (const entry of [...this.#sessions.values()]) if (!entry.busy) this.#letGo(entry, 'the runtime was disposed')
+    for (const entry of [...this.#sessions.values()]) {
+      if (!entry.busy) this.#letGo(entry, 'the runtime was disposed')
+      else this.#release(entry)
+    }
     await waitForStore(this.settled(), { deadline: performance.now() + (this.#spill?.storeWaitMs ?? STORE_WAIT_MS) })
     this.clear()
   }
@@ -360,7 +556,9 @@ export class SessionTable<S> {
     this.#stopSweeping()
   }
 
-  #forget(entry: SessionEntry<S>, why: string | undefined): void {
+  /** Drops `entry` (and, unless `release` is false, ends its claim). */
+  #forget(entry: SessionEntry<S>, why: string | undefined, release = true): void {
+    if (release) this.#release(entry)
     this.#sessions.delete(entry.key)
     if (entry.state !== undefined) this.#drop(entry.state)
     entry.state = undefined
@@ -376,7 +574,7 @@ export class SessionTable<S> {
 
   #startSweeping(): void {
     if (this.#sweeper !== undefined) return
-    const every = Math.min(this.limits.idleTtlMs, this.#spill?.suspendAfterMs ?? Infinity) / 2
+    const every = Math.min(this.limits.idleTtlMs, this.#spill?.suspendAfterMs ?? Infinity, this.#spill?.claim === undefined ? Infinity : this.#claimMs / 2) / 2
     this.#sweeper = setInterval(() => this.sweep(), Math.max(50, Math.min(60_000, every)))
     this.#sweeper.unref()
   }
