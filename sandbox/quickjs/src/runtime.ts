@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, MAX_TIMER_MS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
-import { DEFAULT_MAX_QUEUED_PROGRAM_BYTES, RunGate, checkSessionKey, SessionTable, acceptRun, messageOf, preloadTypeScriptStripper, resolveSessionLimits, stopError, type SessionSpill, type SessionTurn } from '@ptc/sandbox/backend'
+import { DEFAULT_MAX_QUEUED_PROGRAM_BYTES, RunGate, checkSessionKey, claimHolder, claimHolderGone, SessionTable, acceptRun, messageOf, preloadTypeScriptStripper, resolveSessionLimits, stopError, type SessionSpill, type SessionTurn } from '@ptc/sandbox/backend'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import type { ParkedHostCall } from '@ptc/sandbox/backend'
 import { randomBytes } from 'node:crypto'
@@ -153,7 +153,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     this.#secret = options.secret ?? secret ?? randomBytes(32)
     this.#variant = options.variant ?? 'quickjs'
     let sweptAt = 0
-    const holder = `quickjs-${randomBytes(12).toString('hex')}`
+    const holder = claimHolder('quickjs')
     const claim = store?.claim?.bind(store)
     const release = store?.release?.bind(store)
     const spill: SessionSpill<SessionMemory> | undefined =
@@ -185,7 +185,15 @@ export class QuickJSCodeRuntime implements CodeRuntime {
             },
             remove: (key) => store.delete(key),
             // One process at a time holds a session live; the others refuse its programs until it is back in the store.
-            ...(claim !== undefined && release !== undefined && { claim: (key, ttlMs) => claim(key, holder, ttlMs), release: (key) => release(key, holder) }),
+            ...(claim !== undefined &&
+              release !== undefined && {
+                claim: async (key, ttlMs) => {
+                  const other = await claim(key, holder, ttlMs)
+                  // Held by a process of this machine that died (killed, crashed): taken over now, not once its claim runs out.
+                  return other !== undefined && claimHolderGone(other.holder) ? claim(key, holder, ttlMs, { replaces: other.holder }) : other
+                },
+                release: (key) => release(key, holder),
+              }),
           }
     // A state let go of (replaced by its run's next capture, expired, evicted, saved) gives its buffer back to the engines.
     this.#sessions = new SessionTable(limits, (memory) => this.#engines.recycle?.(memory), spill)

@@ -43,7 +43,7 @@ function replica(args: string[], env: Record<string, string> = {}, script = REPL
 }
 
 /** A `hold` replica: its first result once printed, and `end()` ends its standard input (it disposes and exits). */
-function holding(key: string, code: string, env: Record<string, string> = {}): { first: Promise<Replica['out']>; end: () => Promise<number | null> } {
+function holding(key: string, code: string, env: Record<string, string> = {}): { first: Promise<Replica['out']>; end: () => Promise<number | null>; kill: () => Promise<unknown> } {
   const child = spawn(process.execPath, ['--conditions=@ptc/source', '--import', 'tsx', REPLICA, 'hold', key, code], {
     env: { ...process.env, NODE_OPTIONS: '', PTC_SECRET: secret, PTC_STORE_DIR: join(dir, 'store'), ...env },
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -64,7 +64,26 @@ function holding(key: string, code: string, env: Record<string, string> = {}): {
       child.stdin.end()
       return exited
     },
+    kill: () => {
+      child.kill('SIGKILL')
+      return exited
+    },
   }
+}
+
+/**
+ * A replica killed while it holds a session (its claim not ended, its state not saved): the next replica on
+ * this machine takes the session over at once, from the state the store had, instead of waiting out the claim.
+ */
+async function takeOverFromKilled(key: string, env: Record<string, string> = {}): Promise<void> {
+  const first = await replica(['run', key, DECLARE], env)
+  expect(first.out?.value).toBe(1)
+  const holder = holding(key, CONTINUE, env)
+  expect((await holder.first)?.value).toEqual([['a', 'b'], true, 42, 84])
+  await holder.kill()
+  const next = await replica(['run', key, 'return names'], env)
+  expect(next.out?.error).toBeUndefined()
+  expect(next.out?.value).toEqual(['a'])
 }
 
 /** While one replica holds a session live, another's program in it is refused (nothing runs on a stale copy); once the first lets it go, the next continues its state. */
@@ -130,6 +149,10 @@ describe('sessions across processes', () => {
   test('a session live in one replica is refused in another sharing the filesystem store, then continues once the first lets it go', async () => {
     await handOverWhileHeld('fs-held')
   }, 90_000)
+
+  test('a replica killed while holding a session: another on this machine takes it over at once (filesystem store)', async () => {
+    await takeOverFromKilled('fs-killed')
+  }, 90_000)
 })
 
 const redisLookup = ensureRedisServer()
@@ -155,5 +178,9 @@ describe.skipIf('reason' in redisLookup)('replicas sharing a Redis store', () =>
 
   test('a session live in one replica is refused in another sharing Redis, then continues once the first lets it go', async () => {
     await handOverWhileHeld('redis-held', { PTC_REDIS_PORT: String(server?.port), PTC_REDIS_PASSWORD: server?.password ?? '' })
+  }, 90_000)
+
+  test('a replica killed while holding a session: another on this machine takes it over at once (Redis)', async () => {
+    await takeOverFromKilled('redis-killed', { PTC_REDIS_PORT: String(server?.port), PTC_REDIS_PASSWORD: server?.password ?? '' })
   }, 90_000)
 })

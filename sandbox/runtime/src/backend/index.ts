@@ -11,7 +11,8 @@
  *   `settleHostCall` (parse, `request.call`, the settle entry), `fulfilEntry`, `rejectEntry`;
  * - output: `OutputLedger`, `utf8ByteLength`, `LOG_SEPARATOR_BYTES`;
  * - the failure of a stopped run, one wording per limit: `stopError`;
- * - sandbox sessions' bookkeeping (one run at a time, idle TTL, cap, byte budget): `SessionTable`;
+ * - sandbox sessions' bookkeeping (one run at a time, idle TTL, cap, byte budget): `SessionTable`; the ids
+ *   of claim holders, which tell a dead holder on this machine: `claimHolder`, `claimHolderGone`;
  * - waiting for a run's signal with one listener per signal however many runs share it: `whenAborted`;
  * - starting a worker thread that does not inherit `--input-type`: `startWorker` (from sources: `spawnSourceWorker`).
  */
@@ -29,6 +30,7 @@ export { heldBackArguments, HostCalls, MAX_RESULT_DEPTH, type HostCallsOptions, 
 export type { ResultBounds } from '../settle.js'
 export { acceptRun, checkSessionKey, MAX_SESSION_KEY, type AcceptedRun, type AcceptOptions, type AdmittedRun } from '../request.js'
 export { SessionTable, resolveSessionLimits, type SessionEntry, type SessionSpill, type SessionTurn, type SessionWait } from '../sessions.js'
+export { claimHolder, claimHolderGone } from '../session/holder.js'
 export { INLINE_STRIP_UNITS, preloadTypeScriptStripper, stripTypeScript, stripTypeScriptOffThread, mapStrippedColumn } from '../strip.js'
 export type { StripResult } from '../strip.js'
 export {

@@ -112,10 +112,12 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
       return entry.payload
     },
 
-    async claim(key, holder, ttlMs): Promise<SessionClaim | undefined> {
+    async claim(key, holder, ttlMs, claimOptions): Promise<SessionClaim | undefined> {
       checkKey(key)
       checkHolder(holder)
       const ttl = claimTtl(ttlMs)
+      const replaces = claimOptions?.replaces
+      if (replaces !== undefined) checkHolder(replaces)
       await ready()
       const file = _claimPath(directory, key)
       for (let attempt = 0; attempt < CLAIM_TRIES; attempt++) {
@@ -138,8 +140,8 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
           return undefined
         }
         const left = current.expiresAt - now()
-        if (left > 0) return { holder: current.holder, expiresInMs: left }
-        await removeClaim(directory, file, current.ino) // expired: whoever moves it aside first removes it
+        if (left > 0 && current.holder !== replaces) return { holder: current.holder, expiresInMs: left }
+        await removeClaim(directory, file, current.ino) // expired (or its holder gone): whoever moves it aside first removes it
       }
       throw new SessionStoreError('unavailable', `the claim of session ${JSON.stringify(key)} changed ${CLAIM_TRIES} times while it was being claimed: too many processes claim it at once`)
     },

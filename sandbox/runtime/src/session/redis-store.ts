@@ -1,5 +1,5 @@
 import { SandboxUsageError } from '../errors.js'
-import { checkBytes, checkHolder, checkKey, claimTtl, ttlOf, type SessionClaim, type SessionStore } from './store.js'
+import { checkBytes, checkHolder, checkKey, claimTtl, ttlOf, type SessionClaim, type SessionClaimOptions, type SessionStore } from './store.js'
 
 /**
  * The part of a Redis client the Redis store uses. An `ioredis` `Redis` (or `Cluster`) instance has it;
@@ -38,9 +38,9 @@ export const DEFAULT_REDIS_PREFIX = 'ptc:session:'
 /** The claim key prefix of the Redis store when none is given. */
 export const DEFAULT_REDIS_CLAIM_PREFIX = 'ptc:session-claim:'
 
-/** Sets the claim when it is free or the holder's; else returns the claim's holder and its TTL. */
+/** Sets the claim when it is free, the holder's or the replaced one's (ARGV[3]); else returns the claim's holder and its TTL. */
 const CLAIM_SCRIPT = `local v = redis.call('GET', KEYS[1])
-if v == false or v == ARGV[1] then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return false end
+if v == false or v == ARGV[1] or v == ARGV[3] then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return false end
 return {v, redis.call('PTTL', KEYS[1])}`
 /** Deletes the claim when it is the holder's. */
 const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -84,10 +84,13 @@ export function createRedisSessionStore(options: RedisSessionStoreOptions): Sess
       },
     }),
     ...(evaluate !== undefined && {
-      claim: async (key: string, holder: string, ttlMs: number): Promise<SessionClaim | undefined> => {
+      claim: async (key: string, holder: string, ttlMs: number, claimOptions?: SessionClaimOptions): Promise<SessionClaim | undefined> => {
         checkKey(key)
         checkHolder(holder)
-        const reply = await evaluate(CLAIM_SCRIPT, 1, claimPrefix + prefix + key, holder, claimTtl(ttlMs))
+        const replaces = claimOptions?.replaces
+        if (replaces !== undefined) checkHolder(replaces)
+        // A holder id is never empty: "" replaces nothing.
+        const reply = await evaluate(CLAIM_SCRIPT, 1, claimPrefix + prefix + key, holder, claimTtl(ttlMs), replaces ?? '')
         if (reply === null || reply === undefined) return undefined
         const [other, pttl] = Array.isArray(reply) ? reply : []
         if (other === undefined || pttl === undefined) throw new Error(`Redis answered the claim of session ${JSON.stringify(key)} with ${typeof reply}, not a holder and a TTL`)

@@ -22,8 +22,9 @@ export interface SessionStore {
    * instead of running them on the state the store had. Resolves `undefined` when `holder` holds the claim
    * now, else the claim that stands in the way. Claims live beside the entries: `set`, `get` and `delete` do
    * not touch them. A store without claims leaves routing to the host (each session's programs to one process).
+   * `replaces` names a holder known to be gone (its process died): its claim counts as free.
    */
-  claim?(key: string, holder: string, ttlMs: number): Promise<SessionClaim | undefined>
+  claim?(key: string, holder: string, ttlMs: number, options?: SessionClaimOptions): Promise<SessionClaim | undefined>
   /** Ends `holder`'s claim of `key`; another holder's claim is left as it is. */
   release?(key: string, holder: string): Promise<void>
   /**
@@ -40,6 +41,12 @@ export interface SessionClaim {
   readonly holder: string
   /** Milliseconds until it expires unless its holder renews it. */
   readonly expiresInMs: number
+}
+
+/** Options of `SessionStore.claim`. */
+export interface SessionClaimOptions {
+  /** A holder whose claim counts as free: its process is known to be gone. */
+  replaces?: string
 }
 
 /** Options of `SessionStore.set`. */
