@@ -31,3 +31,24 @@ test('a holder id names this process; only a process of this machine that has ex
   expect(claimHolderGone(`quickjs-x-${child.pid}-00`)).toBe(false)
   expect(claimHolderGone('holder-a')).toBe(false)
 })
+
+test('a holder that exited but was never reaped (a zombie: its parent never waits, as in a container without an init) counts as gone', async () => {
+  const mine = claimHolder('quickjs')
+  if (mine.includes('-x-')) return // off Linux: nobody is ever taken for gone
+  // The shell starts a child that exits at once, then becomes `sleep` (same process), which never reaps it.
+  const parent = spawn('sh', ['-c', 'sh -c "exit 0" & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  try {
+    const pid = await new Promise<number>((resolve) => parent.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim()))))
+    const theirs = mine.replace(`-${process.pid}-`, `-${pid}-`)
+    // Exited by now or soon: a zombie until its parent ends.
+    let gone = false
+    for (let i = 0; i < 1000 && !gone; i++) {
+      gone = claimHolderGone(theirs)
+      if (!gone) await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    expect(gone).toBe(true)
+    expect(() => process.kill(pid, 0)).not.toThrow() // it still exists, as a zombie
+  } finally {
+    parent.kill('SIGKILL')
+  }
+})
