@@ -319,3 +319,21 @@ test("a store that cannot be read refuses the run (the saved state is not starte
   expect(await table.take('k', Date.now(), later())).toMatchObject({ ok: true, fresh: true, note: expect.stringContaining('could not be resumed (its HMAC does not match); it starts fresh') })
   expect(pending).toEqual([])
 })
+
+test("a claim's renewal that the store never answers ends the run's wait at its deadline (and at its abort), not never", async () => {
+  const { spillFor } = sharedStore()
+  // Claims of 20 ms past their run: any run of 50 ms needs a renewal first.
+  const spill = spillFor('one', { claimMs: 20 })
+  const claim = spill.claim
+  let stalled = false
+  const table = tableOf(4, { ...spill, claim: (key, ttlMs) => (stalled ? new Promise(() => undefined) : (claim?.(key, ttlMs) ?? Promise.resolve(undefined))) })
+  await runIn(table, 'k', { deadline: performance.now() + 10 })
+  stalled = true
+  // The renewal the next run needs never answers.
+  const turn = await table.take('k', Date.now(), { deadline: performance.now() + 50 })
+  expect(turn).toMatchObject({ ok: false, reason: 'wall', message: expect.stringMatching(/^the session store had not answered the renewal of this process's claim on session "k" after \d+ ms$/) })
+  const aborted = new AbortController()
+  const waiting = table.take('k', Date.now(), { deadline: performance.now() + 60_000, signal: aborted.signal })
+  aborted.abort()
+  expect(await waiting).toMatchObject({ ok: false, reason: 'abort' })
+})

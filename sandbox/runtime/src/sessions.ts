@@ -178,7 +178,13 @@ export class SessionTable<S> {
       if (live !== undefined) {
         if (live.claimLost !== undefined || !this.#claimCovers(live, wait)) {
           // Its claim is lost, or would run out before this run could end: renewed first (or the session is dropped).
-          const refused = live.claimLost ?? (await this.#renew(live, wait))
+          let refused = live.claimLost
+          if (refused === undefined) {
+            const renewing = performance.now()
+            const renewed = await waitForStore(this.#renew(live, wait), wait ?? {})
+            if (!renewed.ok) return { ok: false, reason: renewed.reason, message: `the session store had not answered the renewal of this process's claim on session "${key}" after ${Math.round(performance.now() - renewing)} ms` }
+            refused = renewed.value
+          }
           if (refused !== undefined) {
             // Held by another process now: this one's copy goes. (A store that failed keeps it, for a later try.)
             if (live.claimLost !== undefined && this.#sessions.get(key) === live && !live.busy) this.#forget(live, undefined, false)
