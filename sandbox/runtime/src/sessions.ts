@@ -439,9 +439,13 @@ export class SessionTable<S> {
     return this.#spill?.claimMs ?? CLAIM_MS
   }
 
-  /** The run's time left (0 without a deadline). */
+  /**
+   * The part of a claim that covers the run: its time left (0 without a deadline), at most ten claims' time.
+   * The sweeps renew a running session's claim too; this covers a run that holds the event loop (inline
+   * isolation) past them, without locking a session for hours after a crash when a run's wall is that long.
+   */
   #runMs(wait: SessionWait | undefined): number {
-    return wait === undefined ? 0 : Math.max(0, wait.deadline - performance.now())
+    return wait === undefined ? 0 : Math.min(10 * this.#claimMs, Math.max(0, wait.deadline - performance.now()))
   }
 
   /** `entry`'s claim (if the store has claims) lasts through a run of `wait` and half a claim beyond. */
