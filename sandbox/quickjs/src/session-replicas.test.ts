@@ -104,6 +104,33 @@ async function handOverWhileHeld(key: string, env: Record<string, string> = {}):
   expect(three.out?.session).toMatchObject({ fresh: false, runs: 2 })
 }
 
+/**
+ * Three replicas run programs in two sessions at once, sessions going to the store and between replicas as they
+ * idle: each run appends its tag to its session's `tags`. Every run must see all the runs of its session before
+ * it, in one history: what a run returned is a prefix of what every later run of that session returned, and the
+ * last state holds every run's tag once. Two replicas running one session at once (each on its own copy) would
+ * fork the history and lose the tags of one of them.
+ */
+async function noForks(env: Record<string, string>, prefix: string): Promise<void> {
+  const keys = [`${prefix}-a`, `${prefix}-b`]
+  const replicas = await Promise.all([0, 1, 2].map(() => replica(['hammer', keys.join(','), '24'], { PTC_SUSPEND_AFTER_MS: '30', PTC_ISOLATION: 'inline', ...env })))
+  const runs: { key: string; tag: string; tags: string[] }[] = []
+  for (const r of replicas) {
+    expect(r.code, r.stderr).toBe(0)
+    runs.push(...(r.out as unknown as { runs: typeof runs }).runs)
+  }
+  for (const key of keys) {
+    const last = await replica(['run', key, 'return tags'], env)
+    const final = last.out?.value as string[]
+    const mine = runs.filter((r) => r.key === key)
+    expect(mine).toHaveLength(36)
+    // Every successful run is in the final history, once.
+    expect([...final].sort()).toEqual(mine.map((r) => r.tag).sort())
+    // Each run saw exactly the history up to itself.
+    for (const r of mine) expect(final.slice(0, r.tags.length), r.tag).toEqual(r.tags)
+  }
+}
+
 const DECLARE = 'const names = ["a"]; function add(n) { names.push(n); return names.length } class Box { constructor(v) { this.v = v } }; globalThis.box = new Box(await tools.double({ n: 21 })); return names.length'
 const CONTINUE = 'add("b"); return [names, box instanceof Box, box.v, await tools.double({ n: box.v })]'
 
@@ -153,6 +180,10 @@ describe('sessions across processes', () => {
   test('a replica killed while holding a session: another on this machine takes it over at once (filesystem store)', async () => {
     await takeOverFromKilled('fs-killed')
   }, 90_000)
+
+  test('three replicas running two sessions at once through a filesystem store never fork a session', async () => {
+    await noForks({}, 'fs-hammer')
+  }, 120_000)
 })
 
 const redisLookup = ensureRedisServer()
@@ -179,6 +210,10 @@ describe.skipIf('reason' in redisLookup)('replicas sharing a Redis store', () =>
   test('a session live in one replica is refused in another sharing Redis, then continues once the first lets it go', async () => {
     await handOverWhileHeld('redis-held', { PTC_REDIS_PORT: String(server?.port), PTC_REDIS_PASSWORD: server?.password ?? '' })
   }, 90_000)
+
+  test('three replicas running two sessions at once through Redis never fork a session', async () => {
+    await noForks({ PTC_REDIS_PORT: String(server?.port), PTC_REDIS_PASSWORD: server?.password ?? '' }, 'redis-hammer')
+  }, 120_000)
 
   test('a replica killed while holding a session: another on this machine takes it over at once (Redis)', async () => {
     await takeOverFromKilled('redis-killed', { PTC_REDIS_PORT: String(server?.port), PTC_REDIS_PASSWORD: server?.password ?? '' })
