@@ -1,5 +1,5 @@
 /** Runs the built `ptc` binary as a child process, the way a user starts it. */
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -19,6 +19,8 @@ export interface CliOptions {
   readonly execArgv?: readonly string[]
   /** Kill the child after this long (a hang fails the test instead of the suite); `code` is then `null`. */
   readonly killAfterMs?: number
+  /** Given the child once started (to signal it). */
+  readonly onSpawn?: (child: ChildProcess) => void
 }
 
 /** The test runner's environment without what would change the output: colour is asked for by each test. */
@@ -31,6 +33,7 @@ export function ptc(args: readonly string[], options: CliOptions = {}): Promise<
   return new Promise((resolve, reject) => {
     const env = { ...baseEnv(), ...options.env }
     const child = spawn(process.execPath, [...(options.execArgv ?? []), BIN, ...args], { cwd: options.cwd ?? ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] })
+    options.onSpawn?.(child)
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))

@@ -1,8 +1,9 @@
 /** `ptc run --session-state`: a sandbox session that lives across processes, kept in a folder of sealed snapshots. */
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { buildCli } from './build.js'
+import { ROOT, buildCli } from './build.js'
 import { noStack, ptc, tempDir } from './cli.js'
 
 const files = tempDir({
@@ -57,6 +58,47 @@ describe('ptc run --session-state', () => {
       cleanup()
     }
   })
+
+  test('a second run of a session while one runs is refused and changes nothing; after a kill -9 of the first, the next run continues at once', async () => {
+    const { dir, cleanup } = tempDir()
+    try {
+      writeFileSync(join(dir, 'hold.js'), `globalThis.count = (globalThis.count ?? 0) + 1\nawait tools.gate({ dir: ${JSON.stringify(dir)} })\nreturn count`)
+      writeFileSync(join(dir, 'count.js'), 'globalThis.count = (globalThis.count ?? 0) + 1\nreturn count')
+      const gated = ['run', 'hold.js', '--tools', join(ROOT, 'test/cli/fixtures/tools-gate.mjs'), '--session-state', 'g']
+      // Until the gated run is in its tool (or has ended: then the test fails on what it printed).
+      const entered = async (run: Promise<unknown>): Promise<void> => {
+        let ended = false
+        void run.finally(() => (ended = true))
+        while (!ended && !existsSync(join(dir, 'entered'))) await new Promise((resolve) => setTimeout(resolve, 20))
+        expect(ended, 'the gated run ended before it reached its tool').toBe(false)
+      }
+      expect((await ptc(['run', 'count.js', '--session-state', 'g'], { cwd: dir })).stdout.trim()).toBe('1')
+      const holding = ptc(gated, { cwd: dir, killAfterMs: 60_000 })
+      await entered(holding)
+      const refused = await ptc(['run', 'count.js', '--session-state', 'g'], { cwd: dir })
+      expect(refused.code).toBe(1)
+      expect(refused.stdout).toMatch(/session "g" is held by another process sharing the session store .*: this program did not run/)
+      writeFileSync(join(dir, 'open'), '')
+      const held = await holding
+      expect(held.code, held.stderr).toBe(0)
+      expect(held.stdout.trim()).toBe('2')
+      // The refused run changed nothing.
+      expect((await ptc(['run', 'count.js', '--session-state', 'g'], { cwd: dir })).stdout.trim()).toBe('3')
+      rmSync(join(dir, 'open'))
+      rmSync(join(dir, 'entered'))
+      let child: ChildProcess | undefined
+      const killed = ptc(gated, { cwd: dir, killAfterMs: 60_000, onSpawn: (c) => (child = c) })
+      await entered(killed)
+      child?.kill('SIGKILL')
+      expect((await killed).code).toBeNull()
+      // What the killed run did was never saved; its claim is taken over at once (its process is gone).
+      const next = await ptc(['run', 'count.js', '--session-state', 'g'], { cwd: dir })
+      expect(next.code, next.stdout).toBe(0)
+      expect(next.stdout.trim()).toBe('4')
+    } finally {
+      cleanup()
+    }
+  }, 90_000)
 
   test('misuse exits 2 with one line: isolated-vm, an empty key, --session-dir alone, a secret others can read', async () => {
     const cwd = files.dir
