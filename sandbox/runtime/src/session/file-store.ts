@@ -224,15 +224,7 @@ export function _claimPath(directory: string, key: string): string {
  * writes one) counts as an expired claim: it never blocks a session.
  */
 async function readClaim(file: string): Promise<{ holder: string; expiresAt: number; ino: number } | undefined> {
-  let handle: FileHandle
-  try {
-    handle = await open(file, 'r')
-  } catch (error) {
-    if (isMissing(error)) return undefined
-    throw error
-  }
-  try {
-    const { ino, size } = await handle.stat()
+  return readOpen(file, async (handle, { ino, size }) => {
     const text = size > 4096 ? '' : await handle.readFile('utf8')
     try {
       const parsed = text.startsWith(CLAIM_MAGIC) ? (JSON.parse(text.slice(CLAIM_MAGIC.length)) as { holder?: unknown; expiresAt?: unknown }) : undefined
@@ -241,9 +233,7 @@ async function readClaim(file: string): Promise<{ holder: string; expiresAt: num
       // not JSON: below
     }
     return { holder: '', expiresAt: 0, ino }
-  } finally {
-    await handle.close()
-  }
+  })
 }
 
 /**
@@ -286,15 +276,7 @@ interface Entry {
 
 /** The entry in `file`, `undefined` when there is none; with `headerOnly`, an empty payload. */
 async function readEntry(file: string, key: string, headerOnly: boolean): Promise<Entry | undefined> {
-  let handle: FileHandle
-  try {
-    handle = await open(file, 'r')
-  } catch (error) {
-    if (isMissing(error)) return undefined
-    throw error
-  }
-  try {
-    const { ino, size } = await handle.stat()
+  return readOpen(file, async (handle, { ino, size }) => {
     const data = headerOnly ? Buffer.alloc(Math.min(size, HEADER_BYTES)) : await handle.readFile()
     if (headerOnly) await handle.read(data, 0, data.length, 0)
     const corrupt = (reason: string): SessionStoreError =>
@@ -308,6 +290,20 @@ async function readEntry(file: string, key: string, headerOnly: boolean): Promis
     const length = Number(data.readBigUInt64BE(16))
     if ((headerOnly ? size : data.length) !== HEADER_BYTES + length) throw corrupt(`it declares ${length} bytes of payload but holds ${(headerOnly ? size : data.length) - HEADER_BYTES}`)
     return { expiresAt: Number(data.readBigUInt64BE(8)), payload: headerOnly ? new Uint8Array(0) : data.subarray(HEADER_BYTES), ino }
+  })
+}
+
+/** What `read` makes of `file`, opened for reading (and closed after), with its inode and size; `undefined` when there is no such file. */
+async function readOpen<T>(file: string, read: (handle: FileHandle, info: { ino: number; size: number }) => Promise<T>): Promise<T | undefined> {
+  let handle: FileHandle
+  try {
+    handle = await open(file, 'r')
+  } catch (error) {
+    if (isMissing(error)) return undefined
+    throw error
+  }
+  try {
+    return await read(handle, await handle.stat())
   } finally {
     await handle.close()
   }
