@@ -105,6 +105,13 @@ export interface QuickJSSessionOptions extends Partial<SessionLimits> {
    * `unavailable`). A run waits for its session's state at most until its own wall deadline. Default 10 000 ms.
    */
   storeWaitMs?: number
+  /**
+   * With a store that has claims (the file and Redis stores): how long this process's claim on a session it
+   * holds lasts unless renewed (it is renewed while the session is held, every quarter of this at most): after a
+   * crash, a process on another machine waits about this long (plus what was left of the run) before it takes
+   * the session. Default 30 000 ms (`CLAIM_MS`).
+   */
+  claimMs?: number
 }
 
 /** How often, at most, a session store without expiry of its own is swept (`SessionStore.sweep`). */
@@ -136,7 +143,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
 
   constructor(options: QuickJSRuntimeOptions, engines?: Engines) {
     this.#defaults = Object.freeze(resolveLimits(options.limits, DEFAULT_LIMITS))
-    const { store, secret, suspendAfterMs, storeWaitMs, ...sessionLimits } = options.sessions ?? {}
+    const { store, secret, suspendAfterMs, storeWaitMs, claimMs, ...sessionLimits } = options.sessions ?? {}
     const limits = Object.freeze(resolveSessionLimits(sessionLimits))
     if (store !== undefined && secret === undefined && options.secret === undefined) {
       throw new SandboxUsageError('sessions.store needs sessions.secret: the key that authenticates suspended sessions, the same in every process that resumes them')
@@ -146,6 +153,9 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     }
     if (storeWaitMs !== undefined && !(storeWaitMs > 0 && Number.isFinite(storeWaitMs))) {
       throw new SandboxUsageError('sessions.storeWaitMs must be a positive finite number')
+    }
+    if (claimMs !== undefined && !(claimMs >= 100 && claimMs <= MAX_TIMER_MS)) {
+      throw new SandboxUsageError(`sessions.claimMs must be a number of milliseconds from 100 to ${MAX_TIMER_MS}`)
     }
     if (secret !== undefined && options.secret !== undefined && !sameKey(secret, options.secret)) {
       throw new SandboxUsageError('secret and sessions.secret differ: give the key once (secret)')
@@ -162,6 +172,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
         : {
             suspendAfterMs: suspendAfterMs ?? 60_000,
             storeWaitMs: storeWaitMs ?? STORE_WAIT_MS,
+            ...(claimMs !== undefined && { claimMs }),
             save: async (key, memory, runs) => {
               await store.set(key, await this.#seal(key, { memory, runs }), { ttlMs: limits.idleTtlMs })
               // Sessions nobody came back for expire; a store that does not drop them itself is swept now and then.
