@@ -109,7 +109,7 @@ export interface QuickJSSessionOptions extends Partial<SessionLimits> {
    * With a store that has claims (the file and Redis stores): how long this process's claim on a session it
    * holds lasts unless renewed (it is renewed while the session is held, every quarter of this at most): after a
    * crash, a process on another machine waits about this long (plus what was left of the run) before it takes
-   * the session. Default 30 000 ms (`CLAIM_MS`).
+   * the session. From 1 000 ms; default 30 000 ms (`CLAIM_MS`).
    */
   claimMs?: number
 }
@@ -154,8 +154,8 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     if (storeWaitMs !== undefined && !(storeWaitMs > 0 && Number.isFinite(storeWaitMs))) {
       throw new SandboxUsageError('sessions.storeWaitMs must be a positive finite number')
     }
-    if (claimMs !== undefined && !(claimMs >= 100 && claimMs <= MAX_TIMER_MS)) {
-      throw new SandboxUsageError(`sessions.claimMs must be a number of milliseconds from 100 to ${MAX_TIMER_MS}`)
+    if (claimMs !== undefined && !(claimMs >= 1000 && claimMs <= MAX_TIMER_MS)) {
+      throw new SandboxUsageError(`sessions.claimMs must be a number of milliseconds from 1000 to ${MAX_TIMER_MS}`)
     }
     if (secret !== undefined && options.secret !== undefined && !sameKey(secret, options.secret)) {
       throw new SandboxUsageError('secret and sessions.secret differ: give the key once (secret)')
