@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -243,6 +243,20 @@ console.log(JSON.stringify(results))`,
     expect(readdirSync(dir).filter((name) => name.startsWith('.'))).toEqual([])
   }, 60_000)
 
+  test('takeovers of an expired claim, 16 at once, 100 times over: one winner each time (a claim is never removed after another process made it)', async () => {
+    const dir = freshDirectory()
+    let clock = Date.now()
+    const store = () => createFileSessionStore({ directory: dir, now: () => clock })
+    const winners: number[] = []
+    for (let round = 0; round < 100; round++) {
+      expect(await store().claim?.(`k${round}`, 'first', 60_000)).toBeUndefined()
+      clock += 10 * 60_000
+      const results = await Promise.all(Array.from({ length: 16 }, (_, i) => store().claim?.(`k${round}`, `holder-${i}`, 60_000)))
+      winners.push(results.filter((r) => r === undefined).length)
+    }
+    expect(winners.filter((n) => n !== 1)).toEqual([])
+  })
+
   test('a claim file has mode 0600; sweep removes expired claims and stale claim temporaries; a file that is not a claim never blocks', async () => {
     const directory = freshDirectory()
     let clock = Date.now()
@@ -250,12 +264,16 @@ console.log(JSON.stringify(results))`,
     expect(await store.claim?.('short', 'holder-a', 1000)).toBeUndefined()
     expect(await store.claim?.('long', 'holder-a', 10 ** 9)).toBeUndefined()
     expect(statSync(_claimPath(directory, 'short')).mode & 0o777).toBe(0o600)
-    writeFileSync(join(directory, '.0123456789abcdef.stale'), 'left by a crash')
+    writeFileSync(join(directory, '.0123456789abcdef.claim'), 'left by a crash')
     writeFileSync(_claimPath(directory, 'garbage'), 'not a claim')
     expect(await store.claim?.('garbage', 'holder-b', 1000)).toBeUndefined()
     expect(await store.sweep?.()).toBe(0)
+    // A claim's lock left by a process that died holding it, 11 minutes ago (locks are aged by the real clock).
+    const lock = `${_claimPath(directory, 'crashed')}.lock`
+    mkdirSync(lock)
+    utimesSync(lock, new Date(Date.now() - 11 * 60_000), new Date(Date.now() - 11 * 60_000))
     clock += 11 * 60_000
-    expect(await store.sweep?.()).toBe(3) // two expired claims, the stale temporary
+    expect(await store.sweep?.()).toBe(4) // two expired claims, the stale temporary, the stale lock
     expect(readdirSync(directory)).toEqual([_claimPath(directory, 'long').slice(directory.length + 1)])
     expect((await store.claim?.('long', 'holder-b', 1000))?.holder).toBe('holder-a')
   })

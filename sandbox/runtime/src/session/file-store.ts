@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { chmod, link, mkdir, open, readdir, rename, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises'
+import { chmod, link, mkdir, open, readdir, rename, rmdir, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { SandboxUsageError } from '../errors.js'
 import { SessionStoreError } from './errors.js'
@@ -20,11 +20,16 @@ const HEADER_BYTES = 24
 /** The names of entries (`_entryPath`), of claims (`_claimPath`) and of temporary files. */
 const ENTRY_NAME = /^[0-9a-f]{64}\.session$/
 const CLAIM_NAME = /^[0-9a-f]{64}\.claim$/
-const TEMP_NAME = /^\.[0-9a-f]{16}\.(?:tmp|taken|claim|stale)$/
+const LOCK_NAME = /^[0-9a-f]{64}\.claim\.lock$/
+const TEMP_NAME = /^\.[0-9a-f]{16}\.(?:tmp|taken|claim)$/
 /* A claim file: "PTSC " then JSON { holder, expiresAt } (epoch ms). */
 const CLAIM_MAGIC = 'PTSC '
 /** Tries of `claim` whose claim file changed under it (another process claimed or released at that moment). */
 const CLAIM_TRIES = 8
+/** A claim's lock older than this was left by a process that died holding it (a holder keeps it for milliseconds). */
+const LOCK_STALE_MS = 10_000
+/** How long `claim` and `release` wait for a claim's lock before they fail as `unavailable`. */
+const LOCK_WAIT_MS = 5_000
 /** A temporary file older than this is a crashed `set`'s. */
 const STALE_TEMP_MS = 10 * 60_000
 
@@ -133,15 +138,21 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
         } finally {
           await unlink(temp).catch(() => {})
         }
-        const current = await readClaim(file)
-        if (current === undefined) continue // released meanwhile
-        if (current.holder === holder) {
-          await replaceFile(directory, file, body) // a renewal: only the holder writes over its claim
-          return undefined
-        }
-        const left = current.expiresAt - now()
-        if (left > 0 && current.holder !== replaces) return { holder: current.holder, expiresInMs: left }
-        await removeClaim(directory, file, current.ino) // expired (or its holder gone): whoever moves it aside first removes it
+        // Held: renewed, refused or taken over under the claim's lock, so that no two processes change it at once.
+        const outcome = await underClaimLock(file, async (): Promise<SessionClaim | 'held' | 'free'> => {
+          const current = await readClaim(file)
+          if (current === undefined) return 'free' // released meanwhile
+          if (current.holder === holder) {
+            await replaceFile(directory, file, body) // a renewal
+            return 'held'
+          }
+          const left = current.expiresAt - now()
+          if (left > 0 && current.holder !== replaces) return { holder: current.holder, expiresInMs: left }
+          await unlinkIfThere(file) // expired (or its holder gone): free for whoever links a claim first
+          return 'free'
+        })
+        if (outcome === 'held') return undefined
+        if (outcome !== 'free') return outcome
       }
       throw new SessionStoreError('unavailable', `the claim of session ${JSON.stringify(key)} changed ${CLAIM_TRIES} times while it was being claimed: too many processes claim it at once`)
     },
@@ -150,8 +161,10 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
       checkKey(key)
       checkHolder(holder)
       const file = _claimPath(directory, key)
-      const current = await readClaim(file)
-      if (current?.holder === holder) await removeClaim(directory, file, current.ino)
+      if ((await readClaim(file))?.holder !== holder) return
+      await underClaimLock(file, async () => {
+        if ((await readClaim(file))?.holder === holder) await unlinkIfThere(file)
+      })
     },
 
     async sweep() {
@@ -175,9 +188,18 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
         } else if (CLAIM_NAME.test(name)) {
           const claim = await readClaim(file).catch(() => undefined)
           if (claim !== undefined && now() >= claim.expiresAt) {
-            await removeClaim(directory, file, claim.ino)
-            removed++
+            const gone = await underClaimLock(file, async () => {
+              const current = await readClaim(file)
+              if (current === undefined || now() < current.expiresAt) return false
+              await unlinkIfThere(file)
+              return true
+            }).catch(() => false)
+            if (gone) removed++
           }
+        } else if (LOCK_NAME.test(name)) {
+          // A lock left by a process that crashed while it held it.
+          const info = await stat(file).catch(() => undefined)
+          if (info !== undefined && Date.now() - info.mtimeMs > STALE_TEMP_MS && (await rmdir(file).then(() => true, () => false))) removed++
         } else if (TEMP_NAME.test(name)) {
           // A temporary file of a set() (or a take()) that crashed before it was done (one in progress is younger).
           const info = await stat(file).catch(() => undefined)
@@ -223,36 +245,55 @@ export function _claimPath(directory: string, key: string): string {
  * The claim in `file`, `undefined` when there is none. A file that is not a claim (nothing of this store
  * writes one) counts as an expired claim: it never blocks a session.
  */
-async function readClaim(file: string): Promise<{ holder: string; expiresAt: number; ino: number } | undefined> {
-  return readOpen(file, async (handle, { ino, size }) => {
+async function readClaim(file: string): Promise<{ holder: string; expiresAt: number } | undefined> {
+  return readOpen(file, async (handle, { size }) => {
     const text = size > 4096 ? '' : await handle.readFile('utf8')
     try {
       const parsed = text.startsWith(CLAIM_MAGIC) ? (JSON.parse(text.slice(CLAIM_MAGIC.length)) as { holder?: unknown; expiresAt?: unknown }) : undefined
-      if (typeof parsed?.holder === 'string' && typeof parsed.expiresAt === 'number') return { holder: parsed.holder, expiresAt: parsed.expiresAt, ino }
+      if (typeof parsed?.holder === 'string' && typeof parsed.expiresAt === 'number') return { holder: parsed.holder, expiresAt: parsed.expiresAt }
     } catch {
       // not JSON: below
     }
-    return { holder: '', expiresAt: 0, ino }
+    return { holder: '', expiresAt: 0 }
   })
 }
 
 /**
- * Removes the claim file `file` if it is still the one read (inode `ino`): it is moved aside first (a rename
- * is atomic, so of two removers one moves it), and put back when it turns out to be a newer one.
+ * `body`'s result, run while this process holds the lock of the claim in `file`: a directory beside it (a
+ * mkdir is atomic: one process makes it). Renewals, releases and takeovers of a claim happen under it, so that
+ * none removes a claim another has just made; a fresh claim needs no lock (its link fails when one exists).
+ * A lock older than `LOCK_STALE_MS` was left by a process that died in it and is removed.
  */
-async function removeClaim(directory: string, file: string, ino: number): Promise<void> {
-  const aside = join(directory, `.${randomBytes(8).toString('hex')}.stale`)
-  try {
-    await rename(file, aside)
-  } catch (error) {
-    if (isMissing(error)) return
-    throw error
+async function underClaimLock<T>(file: string, body: () => Promise<T>): Promise<T> {
+  const lock = `${file}.lock`
+  const since = Date.now()
+  for (;;) {
+    try {
+      await mkdir(lock, { mode: 0o700 })
+      break
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'EEXIST') throw error
+    }
+    const info = await stat(lock).catch(() => undefined)
+    if (info !== undefined && Date.now() - info.mtimeMs > LOCK_STALE_MS) {
+      await rmdir(lock).catch(() => {})
+      continue
+    }
+    if (Date.now() - since > LOCK_WAIT_MS) throw new SessionStoreError('unavailable', `the claim file ${file} stayed locked by another process for ${LOCK_WAIT_MS} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 1 + Math.random() * 5))
   }
   try {
-    // Renewed or claimed anew between the read and the rename: back in place, unless yet another claim took it.
-    if ((await stat(aside)).ino !== ino) await link(aside, file).catch(() => {})
+    return await body()
   } finally {
-    await unlink(aside).catch(() => {})
+    await rmdir(lock).catch(() => {})
+  }
+}
+
+async function unlinkIfThere(file: string): Promise<void> {
+  try {
+    await unlink(file)
+  } catch (error) {
+    if (!isMissing(error)) throw error
   }
 }
 

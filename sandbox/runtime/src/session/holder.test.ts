@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { expect, test } from 'vitest'
 import { claimHolder, claimHolderGone } from './holder.js'
 import { checkHolder } from './store.js'
@@ -35,19 +36,18 @@ test('a holder id names this process; only a process of this machine that has ex
 test('a holder that exited but was never reaped (a zombie: its parent never waits, as in a container without an init) counts as gone', async () => {
   const mine = claimHolder('quickjs')
   if (mine.includes('-x-')) return // off Linux: nobody is ever taken for gone
-  // The shell starts a child that exits at once, then becomes `sleep` (same process), which never reaps it.
-  const parent = spawn('sh', ['-c', 'sh -c "exit 0" & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  // The shell starts a child, then becomes `sleep` (the same process), which never reaps it.
+  const parent = spawn('sh', ['-c', 'sleep 120 & echo $!; exec sleep 120'], { stdio: ['ignore', 'pipe', 'inherit'] })
   try {
     const pid = await new Promise<number>((resolve) => parent.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim()))))
+    // Once the shell is `sleep`, nothing will reap the child: it is killed, and stays a zombie.
+    while (!readFileSync(`/proc/${parent.pid}/cmdline`, 'latin1').startsWith('sleep')) await new Promise((resolve) => setTimeout(resolve, 10))
     const theirs = mine.replace(`-${process.pid}-`, `-${pid}-`)
-    // Exited by now or soon: a zombie until its parent ends.
-    let gone = false
-    for (let i = 0; i < 1000 && !gone; i++) {
-      gone = claimHolderGone(theirs)
-      if (!gone) await new Promise((resolve) => setTimeout(resolve, 10))
-    }
-    expect(gone).toBe(true)
+    expect(claimHolderGone(theirs)).toBe(false)
+    process.kill(pid, 'SIGKILL')
+    while (!/^[ZX]/.test(readFileSync(`/proc/${pid}/stat`, 'latin1').replace(/^.*\) /s, ''))) await new Promise((resolve) => setTimeout(resolve, 10))
     expect(() => process.kill(pid, 0)).not.toThrow() // it still exists, as a zombie
+    expect(claimHolderGone(theirs)).toBe(true)
   } finally {
     parent.kill('SIGKILL')
   }
