@@ -274,6 +274,26 @@ describe('SessionTable with a store that has claims', () => {
     expect(claims.get('k')?.holder).toBe('two')
   })
 
+  test('endSession of a session another process holds throws claimed and drops nothing; once it is let go of, it ends everywhere', async () => {
+    const { claims, saved, spillFor } = sharedStore()
+    const one = tableOf(4, spillFor('one'))
+    const two = tableOf(4, spillFor('two'))
+    await runIn(one, 'k')
+    const error: unknown = await two.end('k').catch((thrown: unknown) => thrown)
+    expect(error).toBeInstanceOf(SessionStoreError)
+    expect(error).toMatchObject({ code: 'claimed', message: expect.stringMatching(/^session "k" is held by another process .*: it was not ended$/) })
+    const still = await one.take('k', Date.now(), later())
+    expect(still.ok && still.entry.state?.name).toBe('k')
+    if (still.ok) one.give(still.entry, { state: { name: 'k', dropped: false }, bytes: 1 }, false)
+    one.sweep(Date.now() + 2_000)
+    await one.settled()
+    expect(saved.has('k')).toBe(true)
+    expect(await two.end('k')).toBe(true)
+    await two.settled()
+    expect(saved.has('k')).toBe(false)
+    expect(claims.has('k')).toBe(false)
+  })
+
   test('a store that fails to claim refuses the run and leaves the saved state as it was; resuming into a session another process holds throws claimed', async () => {
     const { saved, spillFor } = sharedStore()
     saved.set('k', { name: 'kept', dropped: false })

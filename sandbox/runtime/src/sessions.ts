@@ -369,16 +369,25 @@ export class SessionTable<S> {
 
   /**
    * Drops `key`'s session, live or saved; a run in progress finishes and its state is not kept.
-   * Whether it existed (live, or saved in the spill).
+   * Whether it existed (live, or saved in the spill). Throws `SessionStoreError` `claimed` when another
+   * process sharing the store holds it (nothing is dropped), `unavailable` when the store does not answer.
    */
   async end(key: string): Promise<boolean> {
+    const spill = this.#spill
+    const waitMs = spill?.storeWaitMs ?? STORE_WAIT_MS
+    if (spill?.claim !== undefined) {
+      // Held live by another process, it is not ended here: that process's next save would bring it back.
+      const claim = spill.claim.bind(spill)
+      const claimed = await waitForStore(this.#serial(key, () => claim(key, this.#claimMs)), { deadline: performance.now() + waitMs })
+      if (!claimed.ok) throw new SessionStoreError('unavailable', `the session store did not answer the claim of session "${key}" within ${waitMs} ms: it was not ended`)
+      if (claimed.value !== undefined) throw new SessionStoreError('claimed', this.#heldElsewhere(key, claimed.value, 'it was not ended'))
+    }
     const entry = this.#sessions.get(key)
     this.#gone.delete(key)
     if (entry !== undefined) entry.claimedUntil = 0 // released below, with the saved state
     if (entry?.busy === true) entry.ended = true
     else if (entry !== undefined) this.#forget(entry, undefined)
     let saved = false
-    const spill = this.#spill
     if (spill !== undefined) {
       const removed = await waitForStore(
         this.#serial(key, async () => {
@@ -386,9 +395,9 @@ export class SessionTable<S> {
           await spill.release?.(key).catch(() => undefined)
           return had
         }),
-        { deadline: performance.now() + (spill.storeWaitMs ?? STORE_WAIT_MS) },
+        { deadline: performance.now() + waitMs },
       )
-      if (!removed.ok) throw new SessionStoreError('unavailable', `the session store did not answer within ${spill.storeWaitMs ?? STORE_WAIT_MS} ms: session "${key}" may still be saved there`)
+      if (!removed.ok) throw new SessionStoreError('unavailable', `the session store did not answer within ${waitMs} ms: session "${key}" may still be saved there`)
       saved = removed.value
     }
     return entry !== undefined || saved

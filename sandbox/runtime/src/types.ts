@@ -168,6 +168,8 @@ export interface CodeRuntime {
   /**
    * Drops a sandbox session's state (present on runtimes that keep sessions: `CodeRunRequest.session`).
    * Resolves whether the session existed; a run of it in progress finishes, and its state is not kept.
+   * With a session store shared by several processes, throws `SessionStoreError` `claimed` while another
+   * process holds the session (nothing is dropped).
    */
   endSession?(key: string): Promise<boolean>
   /**
