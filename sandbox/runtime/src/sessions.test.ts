@@ -357,3 +357,25 @@ test("a claim's renewal that the store never answers ends the run's wait at its 
   aborted.abort()
   expect(await waiting).toMatchObject({ ok: false, reason: 'abort' })
 })
+
+test('a claim the store answers only after the run gave up on it is released then, not kept from the other processes until it runs out', async () => {
+  const { claims, spillFor } = sharedStore()
+  const spill = spillFor('one')
+  const claim = spill.claim
+  let answer: (() => void) | undefined
+  const table = tableOf(4, {
+    ...spill,
+    // The store makes the claim, and answers late.
+    claim: (key, ttlMs) =>
+      new Promise((resolve) => {
+        answer = () => void claim?.(key, ttlMs).then(resolve)
+      }),
+  })
+  const turn = await table.take('k', Date.now(), { deadline: performance.now() + 20 })
+  expect(turn).toMatchObject({ ok: false, reason: 'wall' })
+  answer?.()
+  await table.settled()
+  expect(claims.has('k')).toBe(false)
+  const other = tableOf(4, spillFor('two'))
+  expect((await runIn(other, 'k')).ok).toBe(true)
+})

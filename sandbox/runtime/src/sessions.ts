@@ -223,18 +223,22 @@ export class SessionTable<S> {
     if (spill?.claim !== undefined) {
       const claiming = performance.now()
       let refused: string | undefined
+      let failed = false
       try {
         const claimed = await waitForStore(this.#serial(key, () => this.#claim(entry, wait)), wait ?? {})
         if (!claimed.ok) {
           if (this.#sessions.get(key) === entry) this.#forget(entry, undefined)
+          this.#releaseLate(key)
           return { ok: false, reason: claimed.reason, message: `the session store had not answered the claim of session "${key}" after ${Math.round(performance.now() - claiming)} ms` }
         }
         if (claimed.value !== undefined) refused = this.#heldElsewhere(key, claimed.value, 'this program did not run, and the session\'s state is unchanged: send a session\'s programs to one process at a time, or retry later')
       } catch (error) {
+        failed = true
         refused = `the session store failed to claim session "${key}" for this process (${brief(error)}); the program did not run, and the session's saved state is as it was`
       }
       if (refused !== undefined) {
         if (this.#sessions.get(key) === entry) this.#forget(entry, undefined)
+        if (failed) this.#releaseLate(key)
         return { ok: false, message: refused }
       }
     }
@@ -294,7 +298,10 @@ export class SessionTable<S> {
       if (live?.busy === true) throw new SandboxUsageError(`session "${key}" is running a program: resume into it once the program has ended`)
       const waitMs = spill.storeWaitMs ?? STORE_WAIT_MS
       const claimed = await waitForStore(this.#serial(key, () => this.#claim(entry, undefined)), { deadline: since + waitMs })
-      if (!claimed.ok) throw new SessionStoreError('unavailable', `the session store did not answer the claim of session "${key}" within ${waitMs} ms: it was not resumed`)
+      if (!claimed.ok) {
+        this.#releaseLate(key)
+        throw new SessionStoreError('unavailable', `the session store did not answer the claim of session "${key}" within ${waitMs} ms: it was not resumed`)
+      }
       if (claimed.value !== undefined) throw new SessionStoreError('claimed', this.#heldElsewhere(key, claimed.value, 'it was not resumed here'))
       // The claim (this process's, renewed) is the resumed session's now.
       if (live !== undefined) live.claimedUntil = 0
@@ -501,6 +508,17 @@ export class SessionTable<S> {
   #heldElsewhere(key: string, other: SessionClaim, then: string): string {
     const after = this.#spill === undefined ? '' : `; a process lets a session go to the store once it has been idle for suspendAfterMs = ${this.#spill.suspendAfterMs} ms`
     return `session "${key}" is held by another process sharing the session store (its claim runs out in ${Math.ceil(other.expiresInMs / 1000)} s unless renewed${after}): ${then}`
+  }
+
+  /**
+   * Ends this process's claim on `key` once the key's store operations in progress have ended: after a claim
+   * given up on (the store answered too late, or failed), which may yet have been made, so that it does not keep
+   * the session from the other processes until it runs out.
+   */
+  #releaseLate(key: string): void {
+    const release = this.#spill?.release
+    if (release === undefined || this.#sessions.has(key)) return
+    void this.#serial(key, () => (this.#sessions.has(key) ? Promise.resolve() : release(key))).catch(() => undefined)
   }
 
   /** Ends `entry`'s claim, after the key's store operations in progress. */
