@@ -77,6 +77,30 @@ describe('ptc MCP server (in process)', () => {
     await ptc.close()
   })
 
+  test("a session log that fails to take a program's sub-call events: the client still gets the answer, the operator a warning", async () => {
+    // A session that refuses the sub-calls' events (as a store with a row size limit might) and keeps the rest.
+    const agent: Agent = {
+      id: 'mcp-log-fails',
+      session: {
+        append(event) {
+          if (event.type.startsWith('tool/ptc-dispatch')) throw new Error('row too large')
+        },
+      },
+    }
+    const warnings: string[] = []
+    const ptc = await createPtcMcpServer({ upstreams: [{ name: 'fx', transport: inMemoryFixture() }], runtime, agent, onWarning: (m) => warnings.push(m) })
+    const client = await connectInMemory(ptc)
+    try {
+      const result = await runCode(client, 'const b = await tools["fx.add"]({ a: 2, b: 3 }); return b.sum')
+      expect(result.isError).toBeFalsy()
+      expect(text(result)).toBe('5')
+      expect(warnings.some((w) => /^the session log failed: .*row too large.*: call mcp-1 \(run_code\) was answered, and its events are missing from the session log$/.test(w))).toBe(true)
+    } finally {
+      await client.close()
+      await ptc.close()
+    }
+  })
+
   test('run_code declares its output schema and answers with structuredContent that the SDK client validates', async () => {
     const { ptc, client } = await setup()
     const [runCodeTool] = (await client.listTools()).tools

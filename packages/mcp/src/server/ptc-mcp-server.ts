@@ -3,7 +3,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import { createPtcExecutor } from '@ptc/ptc'
 import type { CodeRunLimits, CodeRuntime } from '@ptc/sandbox'
-import { RUN_CODE, ToolsService, type Agent, type JsonValue, type ToolRunContext } from '@ptc/tools'
+import { RUN_CODE, ToolBatchExecutionError, ToolsService, type Agent, type JsonValue, type ToolBatchResult, type ToolCallResult, type ToolRunContext } from '@ptc/tools'
 import { toMcpContent } from '../upstream/content.js'
 import { checkBound, McpServeUsageError, UpstreamUnavailableError } from '../errors.js'
 import { MAX_MESSAGE_BYTES } from '../upstream/bounded-fetch.js'
@@ -181,7 +181,7 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
               const message = `${exec.name} ${result.isError ? 'failed' : 'done'} (${exec.callId})`
               extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } }).catch(() => undefined)
             })
-      let batch
+      let batch: ToolBatchResult
       approval.callers.set(callId, server)
       try {
         batch = await tools.execute({
@@ -190,6 +190,13 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
           agent: sessionAgent,
           log: { turn: n, step: 1 },
         })
+      } catch (error) {
+        // The call ran and only the session log failed (its events are missing from it): the client gets what the
+        // call answered, and the operator the warning, rather than the client an error for work that was done.
+        const answered = error instanceof ToolBatchExecutionError ? (error.results as readonly (ToolCallResult | undefined)[]).find((r) => r?.callId === callId) : undefined
+        if (answered === undefined) throw error
+        warn(`${(error as Error).message}: call ${callId} (${request.params.name}) was answered, and its events are missing from the session log`)
+        batch = { results: [answered], additionalContexts: [...(answered.result.additionalContexts ?? [])], concluded: false }
       } finally {
         approval.callers.delete(callId)
         stopProgress?.()
