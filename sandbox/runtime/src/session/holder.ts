@@ -28,8 +28,8 @@ export function claimHolder(name: string): string {
 /**
  * Whether `holder` (a `claimHolder` id) names a process of this machine and PID namespace that no longer
  * exists, or is a zombie (exited, not reaped). `false` whenever that is not certain: another machine, a
- * foreign id, a live process (or one of another user: `EPERM`), this very process. A reused process id makes a dead holder look alive (its
- * claim then runs out as usual).
+ * foreign id, a live process (or one of another user: `EPERM`), this very process. A reused process id makes
+ * a dead holder look alive (its claim then runs out as usual).
  */
 export function claimHolderGone(holder: string): boolean {
   const match = HOLDER.exec(holder)
@@ -41,7 +41,7 @@ export function claimHolderGone(holder: string): boolean {
   } catch (error) {
     return (error as { code?: unknown }).code === 'ESRCH'
   }
-  // It exists: alive, unless it is a zombie (exited, not yet reaped by its parent, which a container without an init may never do).
+  // It exists: alive, unless it is a zombie (exited, not yet reaped by its parent: a container without an init may never).
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
     return /^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2))
