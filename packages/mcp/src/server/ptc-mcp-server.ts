@@ -64,10 +64,10 @@ export interface PtcMcpServerOptions {
   readonly upstreamStderr?: NodeJS.WritableStream
 }
 
-/** ptc's code mode as an MCP server: one instance, any number of client connections. */
 /** How many of its latest warnings a server keeps in `warnings` (each is also given to `onWarning`, or stderr). */
 const MAX_KEPT_WARNINGS = 1000
 
+/** ptc's code mode as an MCP server: one instance, any number of client connections. */
 export interface PtcMcpServer extends AsyncDisposable {
   readonly tools: ToolsService
   readonly agent: Agent
