@@ -25,8 +25,8 @@ interface HostOut {
   error?: { name: string; code: string; message: string }
 }
 
-/** One harness process over the shared store of `dir`. */
-function host(dir: string, args: string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: HostOut | undefined; stderr: string }> {
+/** One harness process over the shared store of `dir` (and, with `sessions`, its session store). */
+function host(dir: string, args: string[], sessions = false): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: HostOut | undefined; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--conditions=@ptc/source', '--import', 'tsx', HOST, ...args], {
       env: {
@@ -36,6 +36,7 @@ function host(dir: string, args: string[]): Promise<{ code: number | null; signa
         PTC_STORE_DIR: join(dir, 'store'),
         PTC_LOG: join(dir, 'session.jsonl'),
         PTC_REMOVED: join(dir, 'removed.txt'),
+        ...(sessions && { PTC_SESSIONS_DIR: join(dir, 'sessions') }),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
@@ -114,6 +115,29 @@ describe('durable approval across a restart of the harness', () => {
     expect(at(/call-1:ptc:4 read/)).toBeGreaterThan(at(/call-1:ptc:3 remove/))
     // The call's line shows the resumed program's outcome: its result, not the suspension.
     expect(lines[at(/^run_code call-1/)]).toMatch(/ok .*"before": 40/)
+  }, 120_000)
+
+  test('in a sandbox session: the session waits for the killed harness\'s program, a new process resumes it and the session goes on from its end', async () => {
+    const dir = mkdtempSync(join(root, 'case-'))
+    const text = (out: HostOut | undefined): string => out?.result?.content[0]?.text ?? JSON.stringify(out)
+    const made = await host(dir, ['run', 'let notes = ["a"]; return notes.length'], true)
+    expect(made.out?.result?.value?.result, made.stderr).toBe(1)
+    const first = await host(dir, ['start', 'notes.push("b"); const r = await tools.remove({ path: "/tmp/x" }); notes.push(r.removed); return notes'], true)
+    expect(first.signal, first.stderr).toBe('SIGKILL')
+    const token = first.out?.result?.value?.awaiting?.token as string
+    expect(token).toMatch(/^ptc-run-/)
+    expect(text(first.out)).toContain('[sandbox session: the program suspended: the session waits for its resume')
+    // Another process does not run the session meanwhile: it is held for the resume, not merely claimed by a dead process.
+    const held = await host(dir, ['run', 'return notes'], true)
+    expect(held.out?.result?.isError).toBe(true)
+    expect(text(held.out)).toMatch(/session "conversation-1" waits for the resume of a program of it that suspended \(durable approval\)/)
+    const resumed = await host(dir, ['resume', token, 'allowed-once'], true)
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(resumed.out?.result?.value?.result).toEqual(['a', 'b', '/tmp/x'])
+    expect(removedIn(dir)).toEqual(['/tmp/x'])
+    // The session's state is the resumed program's, in the next process too.
+    const after = await host(dir, ['run', 'notes.push("c"); return notes'], true)
+    expect(after.out?.result?.value?.result).toEqual(['a', 'b', '/tmp/x', 'c'])
   }, 120_000)
 
   test('a tampered state is refused and stays stored; the untouched one resumes', async () => {

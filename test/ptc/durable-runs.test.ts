@@ -1,7 +1,7 @@
 /**
  * Durable approval in one process, on QuickJS (both isolations): what suspends and when, several calls
- * waiting at once, a program that waits twice, and every way a deferral cannot wait (no durable store,
- * a sandbox session, a model-direct call) or a resume is refused.
+ * waiting at once, a program that waits twice, a program in a sandbox session, and every way a deferral
+ * cannot wait (no durable store, a model-direct call) or a resume is refused.
  */
 import { createHash } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -135,10 +135,32 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     expect(new Set(ids).size).toBe(ids.length)
   })
 
-  test('without durable, in a sandbox session, or as a model-direct call, a deferral denies the call', async () => {
+  test('in a sandbox session, a deferral suspends the program with the session: the session waits for the resume, which leaves it its state', async () => {
+    const h = harness(runtime, { durable: { store: store() }, sessions: true })
+    expect(text(await h.runCode('let count = 1; return count'))).toBe('1')
+    const first = await h.runCode("count += 1; globalThis.w = await tools.write({ key: 'a' }); return count")
+    expect(first.isError).toBe(false)
+    expect(value(first).session).toMatch(/^the program suspended: the session waits for its resume/)
+    expect(text(first)).toContain('[sandbox session: the program suspended')
+    // The session runs nothing else until then, and says why.
+    const held = await h.runCode('return count')
+    expect(held.isError).toBe(true)
+    expect(text(held)).toMatch(/waits for the resume of a program of it that suspended \(durable approval\)/)
+    const done = (await resume(h, awaiting(first).token, 'allowed-once')).results[0]?.result as ToolExecutionResult
+    expect(done.isError).toBe(false)
+    expect(value(done).result).toBe(2)
+    expect(JSON.parse(text(await h.runCode('return [count, w]')))).toEqual([2, { written: 'a' }])
+    // Rejected: the program catches DENIED, and the session keeps what it did after.
+    const second = await h.runCode("try { await tools.write({ key: 'b' }) } catch (e) { globalThis.why = e.code } return count")
+    await resume(h, awaiting(second).token, 'rejected')
+    expect(text(await h.runCode('return why'))).toBe('DENIED')
+    expect(h.trace).toEqual(['start write a', 'end write a'])
+  })
+
+  test('without durable, or as a model-direct call, a deferral denies the call', async () => {
     const plain = harness(runtime)
     expect(text(await plain.runCode(`try { await tools.write({ key: 'x' }) } catch (e) { return e.code + ': ' + e.message }`))).toMatch(/^DENIED: approval was deferred \(writes x\), but this call cannot wait/)
-    const session = harness(runtime, { durable: { store: store() }, sessions: true })
+    const session = harness(runtime, { sessions: true })
     expect(text(await session.runCode(`try { await tools.write({ key: 'y' }) } catch (e) { return e.code }`))).toBe('DENIED')
     const direct = harness(runtime, { durable: { store: store() }, mode: 'both' })
     const out = await direct.batch([{ type: 'tool_call', id: 'd1', name: 'write', arguments: '{"key":"z"}' }])

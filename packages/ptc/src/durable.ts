@@ -108,6 +108,8 @@ export class DurableRuns {
       key: `ptc-run-${randomUUID()}`,
       // Sealed as the run suspends, just before the store is given the state for ttlMs.
       data: () => ({ callId: ctx.callId, rootCallId: ctx.rootCallId, subCalls: numbering.count, agent, arguments: ctx.arguments, expiresAt: Date.now() + this.#ttlMs }) satisfies RunIdentity,
+      // A program in a sandbox session holds it as long as its state may be resumed.
+      holdMs: this.#ttlMs,
     }
   }
 
@@ -170,7 +172,9 @@ export class DurableRuns {
       const why = awaiting === undefined ? 'it was not stored' : awaiting.message.length <= 300 ? awaiting.message : `${textHead(awaiting.message, 300)}…`
       throw new CodeRunFailedError('abort', `the program suspended awaiting approval, but its state could not be stored (${why}); it is lost`, logs)
     }
-    return { logs, awaiting: awaiting as unknown as JsonValue }
+    // A program in a sandbox session: the model learns that the session waits for it.
+    const notice = run.session?.note
+    return { logs, awaiting: awaiting as unknown as JsonValue, ...(notice !== undefined && { session: notice }) }
   }
 
   /** `ToolsService.resume`: see the module's comment. */

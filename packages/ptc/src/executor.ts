@@ -67,8 +67,10 @@ export interface PtcExecutorOptions {
    * same `secret` in every process that resumes it), its state goes to `store` under a token, and
    * `run_code` returns `{ logs, awaiting: { token, calls } }`. `tools.resume({ token, decision, agent,
    * signal })` continues it, here or in another process. Needs a runtime that suspends runs (QuickJS). A
-   * program in a sandbox session does not suspend (its deferred calls are denied). Default: off, a
-   * deferred approval denies the call.
+   * program in a sandbox session suspends with its session's state and holds the session until it is
+   * resumed (for `ttlMs`): meanwhile the session runs no other program and cannot be ended; the resumed
+   * program leaves the session its state as any session program does; past `ttlMs` unresumed, the session
+   * goes on from its state before that program. Default: off, a deferred approval denies the call.
    */
   durable?: DurableOptions
   /**

@@ -78,9 +78,9 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
       }
       const bindings = buildBindings(services, ctx)
       const log = new DispatchLog(services, ctx, ctx.agent?.session, config.logLimits)
-      // A program in a sandbox session does not suspend (its session's state would have to go with it).
+      // A program in a sandbox session suspends with its session's state, and holds the session for its resume.
       const numbering = { count: 0 }
-      const durable = session === undefined ? config.durable?.begin(ctx, numbering) : undefined
+      const durable = config.durable?.begin(ctx, numbering)
       const scheduler = new SubCallScheduler(services, ctx, bindings, config.maxParallelSubCalls, log, config.drainGraceMs, {
         numbering,
         durable: { deferrable: durable !== undefined },

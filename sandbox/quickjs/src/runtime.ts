@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, MAX_TIMER_MS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
-import { DEFAULT_MAX_QUEUED_PROGRAM_BYTES, RunGate, checkSessionKey, claimHolder, claimHolderGone, SessionTable, acceptRun, messageOf, preloadTypeScriptStripper, resolveSessionLimits, stopError, type SessionSpill, type SessionTurn } from '@ptc/sandbox/backend'
+import { DEFAULT_HOLD_MS, DEFAULT_MAX_QUEUED_PROGRAM_BYTES, RunGate, parkedHolder, checkSessionKey, claimHolder, claimHolderGone, SessionTable, acceptRun, messageOf, preloadTypeScriptStripper, resolveSessionLimits, stopError, type SessionSpill, type SessionTurn } from '@ptc/sandbox/backend'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import type { ParkedHostCall } from '@ptc/sandbox/backend'
 import { randomBytes } from 'node:crypto'
@@ -198,12 +198,13 @@ export class QuickJSCodeRuntime implements CodeRuntime {
             // One process at a time holds a session live; the others refuse its programs until it is back in the store.
             ...(claim !== undefined &&
               release !== undefined && {
-                claim: async (key, ttlMs) => {
-                  const other = await claim(key, holder, ttlMs)
+                claim: async (key, ttlMs, replaces) => {
+                  const other = await claim(key, holder, ttlMs, replaces === undefined ? {} : { replaces })
                   // Held by a process of this machine that died (killed, crashed): taken over now, not once its claim runs out.
                   return other !== undefined && claimHolderGone(other.holder) ? claim(key, holder, ttlMs, { replaces: other.holder }) : other
                 },
                 release: (key) => release(key, holder),
+                hand: (key, to, ttlMs) => claim(key, to, ttlMs, { replaces: holder }),
               }),
           }
     // A state let go of (replaced by its run's next capture, expired, evicted, saved) gives its buffer back to the engines.
@@ -234,7 +235,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
   async run(request: CodeRunRequest): Promise<CodeRunResult> {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
     // Checked before the run takes a place in the gate: a refused request must not keep one.
-    const durable = request !== null && typeof request === 'object' && request.durable !== undefined ? checkDurable(request.durable, request.session) : undefined
+    const durable = request !== null && typeof request === 'object' && request.durable !== undefined ? checkDurable(request.durable) : undefined
     const accepted = await acceptRun(request, this.#defaults, this.#gate, { sessionSourceOnEngine: this.#engines instanceof WorkerPool })
     if (!accepted.ok) return accepted.result
     const { bindings, limits, program } = accepted
@@ -270,22 +271,16 @@ export class QuickJSCodeRuntime implements CodeRuntime {
       }
       const result = await host.result
       if (durable !== undefined && host.suspended !== undefined) {
-        result.suspended = await this.#suspended(durable, host, { code: request.code, language: request.language ?? 'typescript', bindings, limits, logs: result.logs })
+        const session = turn?.ok === true ? { key: turn.entry.key, runs: turn.entry.runs } : undefined
+        result.suspended = await this.#suspended(durable, host, { code: request.code, language: request.language ?? 'typescript', bindings, limits, logs: result.logs, ...(session !== undefined && { session }) })
       }
-      if (turn?.ok === true) {
+      if (turn?.ok === true && result.suspended !== undefined && durable !== undefined) {
+        // The session's state goes on with the suspended run: held for its resume.
         given = true
-        const left = host.session
-        const maxSessionBytes = this.#sessions.limits.maxSessionBytes
-        result.session = this.#sessions.give(
-          turn.entry,
-          left !== undefined
-            ? { state: left, bytes: sizeOf(left) }
-            : host.sessionOver !== undefined
-              ? { reason: `the run left ${host.sessionOver} bytes of state, over the session's budget of ${maxSessionBytes} (maxSessionBytes); the session keeps its state from before the run` }
-              : { reason: `the run ended (${result.error?.kind ?? 'ok'}) without its engine's state; the session keeps its state from before the run` },
-          turn.fresh,
-          turn.note,
-        )
+        result.session = await this.#sessions.park(turn.entry, parkedHolder(durable.key), durable.holdMs ?? DEFAULT_HOLD_MS, turn.fresh)
+      } else if (turn?.ok === true) {
+        given = true
+        result.session = this.#sessions.give(turn.entry, this.#left(host, result), turn.fresh, turn.note)
       }
       return result
     } finally {
@@ -296,11 +291,21 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     }
   }
 
+  /** What a session run leaves its session: the memory its engine captured, or why none. */
+  #left(host: RunHost, result: CodeRunResult): { state: SessionMemory; bytes: number } | { reason: string } {
+    const left = host.session
+    if (left !== undefined) return { state: left, bytes: sizeOf(left) }
+    if (host.sessionOver !== undefined) {
+      return { reason: `the run left ${host.sessionOver} bytes of state, over the session's budget of ${this.#sessions.limits.maxSessionBytes} (maxSessionBytes); the session keeps its state from before the run` }
+    }
+    return { reason: `the run ended (${result.error?.kind ?? 'ok'}) without its engine's state; the session keeps its state from before the run` }
+  }
+
   /** The sealed state and parked calls of a run that suspended (`host.suspended`). */
   async #suspended(
     durable: DurableRun,
     host: RunHost,
-    run: Pick<SavedRun, 'code' | 'language' | 'bindings' | 'limits' | 'logs'>,
+    run: Pick<SavedRun, 'code' | 'language' | 'bindings' | 'limits' | 'logs' | 'session'>,
   ): Promise<SuspendedRunState> {
     const s = host.suspended as NonNullable<RunHost['suspended']>
     const saved: SavedRun = {
@@ -352,7 +357,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     if (saved === undefined) throw new SandboxUsageError('resumeRun takes a run from this runtime\'s openRun, once')
     if (request === null || typeof request !== 'object' || typeof request.call !== 'function') throw new SandboxUsageError('resumeRun needs { call }')
     const data = saved.data
-    const durable = checkDurable(request.durable ?? { key: run.key, ...(data !== undefined && { data: () => data }) }, undefined)
+    const durable = checkDurable(request.durable ?? { key: run.key, ...(data !== undefined && { data: () => data }) })
     this.#opened.delete(run)
     // Admitted as any run (the gate), with what was left of its wall; the limits stay the run's.
     const { call, signal, onLog } = request
@@ -368,9 +373,26 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     }
     const accepted = await acceptRun(again, this.#defaults, this.#gate)
     if (!accepted.ok) return accepted.result
+    // A session run: its session, held for this resume (here, or in the store for whichever process resumes it).
+    const session = saved.session
+    let turn: SessionTurn<SessionMemory> | undefined
+    let wentOn: string | undefined
+    if (session !== undefined) {
+      turn = await this.#sessions.take(session.key, Date.now(), { deadline: accepted.deadline, signal }, parkedHolder(run.key))
+      if (!turn.ok && turn.reason !== undefined) {
+        accepted.release()
+        const wallMs = performance.now() - accepted.startedAt
+        const error: CodeRunError = turn.reason === 'abort' ? stopError('abort', saved.limits) : { kind: 'timeout', message: `the run's wall-clock limit was reached before it went on (${turn.message})` }
+        return { logs: [], error, stats: { cpuMs: saved.cpuMs, wallMs, queueMs: wallMs, subCalls: saved.subCalls } }
+      }
+      // The session went on without this run (its hold ended): the run goes on, its state is not the session's.
+      if (!turn.ok) wentOn = turn.message
+      else if (turn.entry.state === undefined && turn.entry.runs === 0) turn.entry.runs = session.runs
+    }
     const clock = { ...accepted, limits: saved.limits }
     const host = new RunHost(again, clock, this.#grace, saved.subCalls - saved.parked.length)
     if (this.#disposed || signal?.aborted === true) host.stop('abort')
+    let given = false
     try {
       if (!host.ended) {
         this.#live.add(host)
@@ -381,16 +403,27 @@ export class QuickJSCodeRuntime implements CodeRuntime {
           subCalls: saved.subCalls - saved.parked.length,
           outputBytes: saved.outputBytes,
         }
-        this.#engines.execute(host, { source: '', bindings: saved.bindings, limits: saved.limits, durable: { maxBytes: this.#sessions.limits.maxSessionBytes }, resume })
+        const maxBytes = this.#sessions.limits.maxSessionBytes
+        this.#engines.execute(host, { source: '', bindings: saved.bindings, limits: saved.limits, durable: { maxBytes }, ...(turn?.ok === true && { session: { maxBytes } }), resume })
       }
       const result = await host.result
       if (host.suspended !== undefined) {
-        result.suspended = await this.#suspended(durable, host, { code: saved.code, language: saved.language, bindings: saved.bindings, limits: saved.limits, logs: [...saved.logs, ...result.logs] })
+        const held = turn?.ok === true ? { key: turn.entry.key, runs: turn.entry.runs } : undefined
+        result.suspended = await this.#suspended(durable, host, { code: saved.code, language: saved.language, bindings: saved.bindings, limits: saved.limits, logs: [...saved.logs, ...result.logs], ...(held !== undefined && { session: held }) })
+      }
+      if (turn?.ok === true) {
+        given = true
+        result.session = result.suspended !== undefined
+          ? await this.#sessions.park(turn.entry, parkedHolder(durable.key), durable.holdMs ?? DEFAULT_HOLD_MS, false)
+          : this.#sessions.give(turn.entry, this.#left(host, result), false)
+      } else if (session !== undefined) {
+        result.session = { key: session.key, fresh: false, kept: false, bytes: 0, runs: session.runs + 1, note: wentOn ?? 'the session was not taken' }
       }
       return result
     } finally {
       this.#live.delete(host)
       accepted.release()
+      if (turn?.ok === true && !given) this.#sessions.give(turn.entry, { reason: 'the resumed run failed on the host; the session keeps its state from before the run' }, false)
     }
   }
 
@@ -462,13 +495,13 @@ function runIdentity(key: string): string {
   return `run\u0000${key}`
 }
 
-function checkDurable(durable: unknown, session: string | undefined): DurableRun {
-  if (typeof durable !== 'object' || durable === null) throw new SandboxUsageError('durable must be { key, data? }')
-  const { key, data } = durable as { key?: unknown; data?: unknown }
+function checkDurable(durable: unknown): DurableRun {
+  if (typeof durable !== 'object' || durable === null) throw new SandboxUsageError('durable must be { key, data?, holdMs? }')
+  const { key, data, holdMs } = durable as { key?: unknown; data?: unknown; holdMs?: unknown }
   checkSessionKey(key)
   if (data !== undefined && typeof data !== 'function') throw new SandboxUsageError('durable.data must be a function returning the JSON value to seal with the state')
-  if (session !== undefined) throw new SandboxUsageError('a run cannot be both durable and in a session: give durable or session')
-  return { key: key as string, ...(data !== undefined && { data: data as () => JsonValue }) }
+  if (holdMs !== undefined && !(typeof holdMs === 'number' && holdMs > 0 && Number.isFinite(holdMs))) throw new SandboxUsageError('durable.holdMs must be a positive finite number of milliseconds')
+  return { key: key as string, ...(data !== undefined && { data: data as () => JsonValue }), ...(holdMs !== undefined && { holdMs: holdMs as number }) }
 }
 
 function parkedCall(call: ParkedHostCall): ParkedCall {

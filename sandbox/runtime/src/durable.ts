@@ -48,4 +48,11 @@ export interface DurableRun {
   key: string
   /** The host's own data to seal with the state, read as the run suspends (a lossless JSON value). */
   data?(): JsonValue
+  /**
+   * A session run (`CodeRunRequest.session`) that suspends holds its session this long (ms) for its resume:
+   * meanwhile the session runs no other program (in any process sharing its claims' store) and cannot be
+   * ended; once it passes unresumed, the session goes on from its state before the run. Default: 7 days.
+   * A resume takes the session back and its end leaves the session its state, as a session run's.
+   */
+  holdMs?: number
 }

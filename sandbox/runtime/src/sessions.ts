@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { SandboxUsageError } from './errors.js'
 import { SessionStoreError } from './session/errors.js'
 import { STORE_WAIT_MS, waitForStore, type SessionClaim } from './session/store.js'
@@ -17,6 +18,36 @@ function brief(error: unknown): string {
   // Not half a surrogate pair; and a copy, not a slice: the note is kept (for the session's next run), the whole message must not be.
   const head = message.slice(0, NOTE_ERROR_CHARS).replace(/[\uD800-\uDBFF]$/, '')
   return `${head.split('').join('')}… (${message.length} characters)`
+}
+
+/** How long a session run that suspended holds its session for its resume, by default (`DurableRun.holdMs`): 7 days. */
+export const DEFAULT_HOLD_MS = 7 * 24 * 3_600_000
+
+/** Claim holders that hold a session for the resume of a program of it that suspended (`parkedHolder`). */
+const PARKED_HOLDER_PREFIX = 'parked:'
+
+/**
+ * The claim holder that holds a session for the resume of its run that suspended under durable key `key`
+ * (`SessionTable.park`): the same in every process, so that the process that resumes the run takes it over.
+ */
+export function parkedHolder(key: string): string {
+  return PARKED_HOLDER_PREFIX + createHash('sha256').update(key).digest('hex').slice(0, 40)
+}
+
+/** `claim` holds a session for the resume of a program of it that suspended (`parkedHolder`). */
+function parked(claim: SessionClaim): boolean {
+  return claim.holder.startsWith(PARKED_HOLDER_PREFIX)
+}
+
+/** Why a session whose program suspended runs no other program now (`SessionTable.park`). */
+function parkedMessage(key: string, leftMs: number): string {
+  return `session "${key}" waits for the resume of a program of it that suspended (durable approval): it runs no other program until then, or until that program's hold on it ends in ${Math.max(1, Math.ceil(leftMs / 1000))} s (the session then goes on from its state before that program)`
+}
+
+/** Why a resumed run's state does not become its session's: the session went on without it. */
+function wentOn(key: string, other?: SessionClaim): string {
+  const held = other === undefined ? '' : `; another process sharing the session store holds it now (its claim runs out in ${Math.ceil(other.expiresInMs / 1000)} s)`
+  return `session "${key}" went on without this program (its hold on the session for this resume had ended${held}): the program went on, and the state it leaves is not the session's`
 }
 
 /** How a runtime bounds its sandbox sessions. Defaults: `DEFAULT_SESSION_LIMITS`. */
@@ -77,6 +108,13 @@ export interface SessionEntry<S> {
   claimLost?: string
   /** A renewal of the claim in progress. */
   renewing?: Promise<string | undefined> | undefined
+  /**
+   * A run of the session suspended (durable approval) and holds it (the entry stays busy) for its resume by
+   * `holder` until `until` (epoch ms); then the session goes on from `state`, its state before that run.
+   */
+  parked?: { holder: string; until: number } | undefined
+  /** What the session's next run is told (its state went back to before a suspended run that was not resumed). */
+  note?: string | undefined
 }
 
 /**
@@ -99,9 +137,14 @@ export interface SessionSpill<S> {
    * else the claim of another process sharing the store (which holds the session live). Without it, nothing
    * keeps two processes from running one session at once (each on its own copy).
    */
-  claim?(key: string, ttlMs: number): Promise<SessionClaim | undefined>
+  claim?(key: string, ttlMs: number, replaces?: string): Promise<SessionClaim | undefined>
   /** Ends this process's claim on `key`, if it holds one. */
   release?(key: string): Promise<void>
+  /**
+   * Gives this process's claim on `key` (or the free key) to `holder` for `ttlMs`: a session whose run suspended
+   * (`SessionTable.park`) stays held for that run's resume, which claims it with `replaces: holder`.
+   */
+  hand?(key: string, holder: string, ttlMs: number): Promise<SessionClaim | undefined>
   /**
    * How long a claim lasts past the run that takes it (default `CLAIM_MS`): the table renews its claims on
    * sessions it holds (running or idle) when half of this is left, so a process that dies without letting
@@ -167,13 +210,23 @@ export class SessionTable<S> {
   /**
    * Takes `key`'s session for a run, creating it when new (or refuses: busy, or every session busy at the
    * cap). A session that is not live is resumed from the spill when it is there; `wait` bounds how long
-   * that may take (the session is then not taken, and its saved state stays where it is).
+   * that may take (the session is then not taken, and its saved state stays where it is). `resumes`: the
+   * turn is for the resume of a run that suspended in this session (`park`, its `holder`): it takes the
+   * session that run holds, here or from another process (claimed from `holder`), and loads nothing (the
+   * run's state holds the session's); refused when the session went on without it (its hold ended).
    */
-  async take(key: string, now = Date.now(), wait?: SessionWait): Promise<SessionTurn<S>> {
+  async take(key: string, now = Date.now(), wait?: SessionWait, resumes?: string): Promise<SessionTurn<S>> {
     const since = performance.now()
     for (;;) {
       this.sweep(now)
       const live = this.#sessions.get(key)
+      if (live?.parked !== undefined) {
+        if (live.parked.holder !== resumes) return { ok: false, message: `${parkedMessage(key, live.parked.until - now)}: this program did not run` }
+        live.parked = undefined
+        live.lastUsed = now
+        return { ok: true, entry: live, fresh: false }
+      }
+      if (resumes !== undefined && live !== undefined) return { ok: false, message: wentOn(key) }
       if (live?.busy === true) return { ok: false, message: `session "${key}" is running another program; a session runs one program at a time` }
       if (live !== undefined) {
         if (live.claimLost !== undefined || !this.#claimCovers(live, wait)) {
@@ -201,7 +254,9 @@ export class SessionTable<S> {
         // Most recently used last (the eviction order).
         this.#sessions.delete(key)
         this.#sessions.set(key, live)
-        return { ok: true, entry: live, fresh: live.state === undefined }
+        const note = live.note
+        live.note = undefined
+        return note === undefined ? { ok: true, entry: live, fresh: live.state === undefined } : { ok: true, entry: live, fresh: live.state === undefined, note }
       }
       if (this.#sessions.size < this.limits.maxSessions) break
       const idle = [...this.#sessions.values()].find((e) => !e.busy)
@@ -225,13 +280,20 @@ export class SessionTable<S> {
       let refused: string | undefined
       let failed = false
       try {
-        const claimed = await waitForStore(this.#serial(key, () => this.#claim(entry, wait)), wait ?? {})
+        const claimed = await waitForStore(this.#serial(key, () => this.#claim(entry, wait, resumes)), wait ?? {})
         if (!claimed.ok) {
           if (this.#sessions.get(key) === entry) this.#forget(entry, undefined)
           this.#releaseLate(key)
           return { ok: false, reason: claimed.reason, message: `the session store had not answered the claim of session "${key}" after ${Math.round(performance.now() - claiming)} ms` }
         }
-        if (claimed.value !== undefined) refused = this.#heldElsewhere(key, claimed.value, 'this program did not run, and the session\'s state is unchanged: send a session\'s programs to one process at a time, or retry later')
+        if (claimed.value !== undefined) {
+          refused =
+            resumes !== undefined
+              ? wentOn(key, claimed.value)
+              : parked(claimed.value)
+                ? this.#heldElsewhere(key, claimed.value, 'this program did not run')
+                : this.#heldElsewhere(key, claimed.value, 'this program did not run, and the session\'s state is unchanged: send a session\'s programs to one process at a time, or retry later')
+        }
       } catch (error) {
         failed = true
         refused = `the session store failed to claim session "${key}" for this process (${brief(error)}); the program did not run, and the session's saved state is as it was`
@@ -242,6 +304,8 @@ export class SessionTable<S> {
         return { ok: false, message: refused }
       }
     }
+    // The resumed run's state holds the session's: nothing to load.
+    if (resumes !== undefined) return { ok: true, entry, fresh: false }
     const gone = this.#gone.get(key)
     this.#gone.delete(key)
     let note = gone === undefined ? undefined : `the session's earlier state was dropped: ${gone}`
@@ -276,6 +340,7 @@ export class SessionTable<S> {
   detach(key: string): { state: S; bytes: number; runs: number } | undefined {
     const entry = this.#sessions.get(key)
     if (entry === undefined) return undefined
+    if (entry.parked !== undefined) throw new SandboxUsageError(`${parkedMessage(key, entry.parked.until - Date.now())}: it cannot be suspended now`)
     if (entry.busy) throw new SandboxUsageError(`session "${key}" is running a program: suspend it once the program has ended`)
     // Whoever holds the bytes may resume it anywhere.
     this.#release(entry)
@@ -375,6 +440,65 @@ export class SessionTable<S> {
   }
 
   /**
+   * Gives the session back after its run suspended (durable approval): the session is held for that run's
+   * resume (`take` with `resumes: holder`) for `holdMs`, and keeps its state from before the run, which it goes
+   * on from if the hold ends first. With a spill that claims, that state goes to the store and the claim to
+   * `holder` (so the resume may happen in another process, and no process runs the session meanwhile),
+   * awaited (at most the spill's `storeWaitMs`) so that whoever gets the run's state finds the session held; else
+   * the entry stays here, busy.
+   */
+  async park(entry: SessionEntry<S>, holder: string, holdMs: number, fresh: boolean): Promise<CodeRunSessionInfo> {
+    const until = Date.now() + holdMs
+    const info: CodeRunSessionInfo = {
+      key: entry.key,
+      fresh,
+      kept: false,
+      bytes: entry.bytes,
+      runs: entry.runs,
+      note: 'the program suspended: the session waits for its resume, and runs no other program until then (its state is the program\'s, which the resume goes on with)',
+    }
+    if (entry.ended) {
+      // Ended during the run: nothing is held; a resume finds the session gone (and starts it from the run's state).
+      this.#forget(entry, undefined)
+      return { ...info, bytes: 0, note: 'the session was ended during the run' }
+    }
+    const spill = this.#spill
+    if (spill?.hand === undefined || spill.claim === undefined || entry.claimedUntil === 0) {
+      entry.parked = { holder, until }
+      return info
+    }
+    this.#sessions.delete(entry.key)
+    if (this.#sessions.size === 0) this.#stopSweeping()
+    const { key, state, runs } = entry
+    const hand = spill.hand.bind(spill)
+    entry.state = undefined
+    entry.claimedUntil = 0
+    const saveMs = spill.storeWaitMs ?? STORE_WAIT_MS
+    // Saved (the state before the run, which the session goes on from if the hold ends), then held for the resume.
+    const handing = this.#serial(key, async () => {
+      try {
+        if (state !== undefined) {
+          const other = await spill.claim?.(key, saveMs + this.#claimMs)
+          if (other !== undefined) throw new Error(this.#heldElsewhere(key, other, "this process's claim on it had lapsed, and its state was not saved"))
+          await spill.save(key, state, runs)
+        }
+      } catch (error) {
+        this.#remember(key, `its state before a program that suspended could not be saved: ${brief(error)}`)
+      } finally {
+        if (state !== undefined) this.#drop(state)
+      }
+      // Refused (another holder), or failed: the hold is not in the store.
+      return (await hand(key, holder, holdMs).catch(() => 'failed')) === undefined
+    })
+    const done = handing.then(() => undefined).finally(() => this.#inFlight.delete(done))
+    this.#inFlight.add(done)
+    const handed = await waitForStore(handing, { deadline: performance.now() + saveMs })
+    if (handed.ok && handed.value) return info
+    // Not held in the store: another process may run the session meanwhile, and this run's resume would not keep its state then.
+    return { ...info, note: `${info.note}; but the session store did not confirm the hold${handed.ok ? '' : ` within ${saveMs} ms`}: another process may run the session meanwhile` }
+  }
+
+  /**
    * Drops `key`'s session, live or saved; a run in progress finishes and its state is not kept.
    * Whether it existed (live, or saved in the spill). Throws `SessionStoreError` `claimed` when another
    * process sharing the store holds it (nothing is dropped), `unavailable` when the store does not answer.
@@ -390,6 +514,7 @@ export class SessionTable<S> {
       if (claimed.value !== undefined) throw new SessionStoreError('claimed', this.#heldElsewhere(key, claimed.value, 'it was not ended'))
     }
     const entry = this.#sessions.get(key)
+    if (entry?.parked !== undefined) throw new SessionStoreError('claimed', `${parkedMessage(key, entry.parked.until - Date.now())}: it was not ended`)
     this.#gone.delete(key)
     if (entry !== undefined) entry.claimedUntil = 0 // released below, with the saved state
     if (entry?.busy === true) entry.ended = true
@@ -413,6 +538,13 @@ export class SessionTable<S> {
   /** Drops idle sessions unused for `idleTtlMs`; with a spill, saves those idle for `suspendAfterMs`. */
   sweep(now = Date.now()): void {
     for (const entry of this.#sessions.values()) {
+      if (entry.parked !== undefined && now >= entry.parked.until) {
+        // Its suspended program was not resumed in time: the session goes on from its state before that program.
+        entry.parked = undefined
+        entry.busy = false
+        entry.lastUsed = now
+        entry.note = 'a program of this session suspended (durable approval) and was not resumed within its hold: the session went on from its state before that program'
+      }
       // A claim that would run out before the next sweeps is renewed, for a running session too.
       if (entry.claimedUntil > 0 && entry.claimedUntil - now < this.#claimMs / 2 && entry.claimLost === undefined) void this.#renew(entry, undefined)
       if (entry.busy) continue
@@ -470,12 +602,12 @@ export class SessionTable<S> {
   }
 
   /** Claims `entry`'s key for the run of `wait` and a claim's time beyond: `undefined` when held, else why not. */
-  async #claim(entry: SessionEntry<S>, wait: SessionWait | undefined): Promise<SessionClaim | undefined> {
+  async #claim(entry: SessionEntry<S>, wait: SessionWait | undefined, replaces?: string): Promise<SessionClaim | undefined> {
     const claim = this.#spill?.claim
     if (claim === undefined) return undefined
     const at = Date.now()
     const ttl = Math.ceil(this.#runMs(wait) + this.#claimMs)
-    const refused = await claim(entry.key, ttl)
+    const refused = await claim(entry.key, ttl, replaces)
     if (refused === undefined) entry.claimedUntil = at + ttl
     return refused
   }
@@ -506,6 +638,7 @@ export class SessionTable<S> {
 
   /** Why `key` cannot run here: `other` holds it. */
   #heldElsewhere(key: string, other: SessionClaim, then: string): string {
+    if (parked(other)) return `${parkedMessage(key, other.expiresInMs)}: ${then}`
     const after = this.#spill === undefined ? '' : `; a process lets a session go to the store once it has been idle for suspendAfterMs = ${this.#spill.suspendAfterMs} ms`
     return `session "${key}" is held by another process sharing the session store (its claim runs out in ${Math.ceil(other.expiresInMs / 1000)} s unless renewed${after}): ${then}`
   }
@@ -579,7 +712,8 @@ export class SessionTable<S> {
    */
   async close(): Promise<void> {
     for (const entry of [...this.#sessions.values()]) {
-      if (!entry.busy) this.#letGo(entry, 'the runtime was disposed')
+      // A session held for a suspended run's resume goes with its state from before that run.
+      if (!entry.busy || entry.parked !== undefined) this.#letGo(entry, 'the runtime was disposed')
       else this.#release(entry)
     }
     await waitForStore(this.settled(), { deadline: performance.now() + (this.#spill?.storeWaitMs ?? STORE_WAIT_MS) })

@@ -103,7 +103,8 @@ export interface CodeRunRequest {
    * or error but `suspended`, the sealed state, bound to `key`, that `openRun` and `resumeRun` continue
    * (here, or in another process of the same build with the same secret). `data()` is called as the run
    * suspends; what it returns is sealed with the state and handed back by `openRun`. Without `durable`,
-   * a parked call is an ordinary rejection.
+   * a parked call is an ordinary rejection. With `session`, the suspension holds the session (its state
+   * and this run's go with the suspended run) until the run is resumed or `durable.holdMs` passes.
    */
   durable?: DurableRun
 }

@@ -389,10 +389,11 @@ export class EngineImage {
     // The last capture that views `#own`: when the run started on it (still resident), this one
     // supersedes it and it loses its view (a host that still read it would find no data, not another
     // state's); when the memory was reset since (another run, a restore), it may still be the state a
-    // session keeps, and gets its own copy before the buffer is reused.
+    // session keeps, and gets its own copy before the buffer is reused. So does it when this capture is a
+    // suspension's (not lent): the session keeps its state from before the run while the run waits.
     const lent = this.#lent
     this.#lent = undefined
-    if (lent !== undefined) lent.data = lent.id === this.resident ? new Uint8Array(0) : new Uint8Array(lent.data)
+    if (lent !== undefined) lent.data = lent.id === this.resident && lend ? new Uint8Array(0) : new Uint8Array(lent.data)
     const keep = lend && this.keepsCaptures && size <= KEPT_CAPTURE_BYTES
     if (keep && this.#own === undefined) this.#own = new Uint8Array(KEPT_CAPTURE_BYTES)
     // Every byte is written below: a new buffer is not zeroed first.

@@ -19,12 +19,15 @@ export interface RunInput {
    */
   session?: { id?: string; memory?: SessionMemory; maxBytes?: number }
   /**
-   * A durable run (`CodeRunRequest.durable`): it starts on memory with nothing above the booted state,
-   * so that the host's `suspend` can capture exactly this run's memory, unless that is more than
-   * `maxBytes` (then the run cannot suspend and ends as `limit`).
+   * A durable run (`CodeRunRequest.durable`): it starts on memory with nothing above the booted state
+   * (a session run: on the session's), so that the host's `suspend` can capture exactly this run's
+   * memory, unless that is more than `maxBytes` (then the run cannot suspend and ends as `limit`).
    */
   durable?: { maxBytes: number }
-  /** A suspended run going on (`source` is then unused): its memory and counters as it suspended. */
+  /**
+   * A suspended run going on (`source` is then unused): its memory and counters as it suspended. With
+   * `session` (a session run that suspended), its outcome carries the memory it leaves, as a session run's.
+   */
   resume?: EngineResume
 }
 

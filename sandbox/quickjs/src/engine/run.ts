@@ -65,7 +65,7 @@ export class EngineRun {
    * that must not capture, or it would hand the session memory that is not its own.
    */
   #onSessionMemory = false
-  /** The memory is this durable run's alone (see `RunInput.durable`): a suspension may capture it. */
+  /** The memory is this durable run's alone, or its session's (see `RunInput.durable`): a suspension may capture it. */
   #onRunMemory = false
   /** The host asked for a suspension once the guest waits only on this many (parked) calls. */
   #suspendWanted: number | undefined
@@ -172,7 +172,7 @@ export class EngineRun {
     image.hooks = hooks
     if (this.#input.resume !== undefined) return this.#bootResumed(this.#input.resume)
     const session = this.#input.session
-    if (this.#input.durable !== undefined) {
+    if (this.#input.durable !== undefined && session === undefined) {
       // Nothing above the booted state: a suspension captures this run's memory and no other's.
       const refused = image.restore(undefined)
       if (refused !== undefined) {
@@ -191,8 +191,10 @@ export class EngineRun {
         return
       }
     }
-    // From here the memory is the session's: only now may the run's end capture it as the session's.
+    // From here the memory is the session's: only now may the run's end capture it as the session's (and
+    // a durable session run's suspension, the session's state with the run's).
     this.#onSessionMemory = session !== undefined
+    if (session !== undefined && this.#input.durable !== undefined) this.#onRunMemory = true
     const rt = image.runtime
     const ctx = image.context
     this.#rt = rt
@@ -239,6 +241,8 @@ export class EngineRun {
       return
     }
     this.#onRunMemory = true
+    // A session run's memory: its end captures it as the session's.
+    this.#onSessionMemory = this.#input.session !== undefined
     const rt = image.runtime
     const ctx = image.context
     this.#rt = rt

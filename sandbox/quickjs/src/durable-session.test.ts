@@ -1,0 +1,186 @@
+/**
+ * Durable runs in sandbox sessions (real QuickJS engines, both isolations; a real file store with claims): a
+ * session run that suspends holds its session for its resume, which gives the session the state the run
+ * leaves; the session runs no other program and cannot be ended meanwhile, and goes on from its state
+ * before the run once the hold ends unresumed. Across runtimes sharing a store, the hold is a claim that
+ * the resuming runtime takes over.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, test } from 'vitest'
+import type { CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
+import { SessionStoreError, createFileSessionStore, parkCall, type DurableRun, type SessionStore } from '@ptc/sandbox/session'
+import { createQuickJSRuntime } from './index.js'
+
+const secret = 'durable-session-secret-0123456789'
+const dir = mkdtempSync(join(tmpdir(), 'ptc-durable-session-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+/** A session run whose `ask` calls park (durable under `key`) and whose `read` calls answer `{ n }`. */
+function request(code: string, durable?: DurableRun, session = 's'): CodeRunRequest {
+  return {
+    code,
+    session,
+    language: 'javascript',
+    bindings: ['read', 'ask'],
+    call: async (name, args): Promise<JsonValue> => {
+      if (name === 'ask') throw parkCall({ asked: args })
+      return { n: (args as { n: number }).n }
+    },
+    ...(durable !== undefined && { durable }),
+  }
+}
+
+async function resume(rt: CodeRuntime, first: CodeRunResult, key: string, answer: () => Promise<JsonValue>): Promise<CodeRunResult> {
+  const state = first.suspended?.state
+  if (state === undefined) throw new Error(`the run did not suspend: ${JSON.stringify(first.error ?? first.value)}`)
+  const opened = await (rt.openRun as NonNullable<CodeRuntime['openRun']>)(key, state)
+  return (rt.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(opened, { call: answer })
+}
+
+/** Runs `code` in the session until it is taken (the hold ended), at most 10 s. */
+async function runOnceFree(rt: CodeRuntime, code: string, session = 's'): Promise<CodeRunResult> {
+  const until = Date.now() + 10_000
+  for (;;) {
+    const result = await rt.run(request(code, undefined, session))
+    if (result.error?.kind !== 'limit' || Date.now() > until) return result
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+describe.each(['worker', 'inline'] as const)('durable runs in a session (%s)', (isolation) => {
+  const runtime = createQuickJSRuntime({ isolation, poolSize: 2, secret, sessions: {} })
+  afterAll(() => runtime.dispose())
+
+  test('a suspended session run holds its session; its resume goes on with the session\'s state and leaves the session its own', async () => {
+    expect((await runtime.run(request('let a = 1; globalThis.tag = "x"; return a', undefined, 'keep'))).value).toBe(1)
+    const first = await runtime.run(request('a += 1; const r = await tools.read({ n: 5 }); globalThis.got = await tools.ask({ a }); return [a, r.n, got]', { key: 'k1' }, 'keep'))
+    expect(first.error).toBeUndefined()
+    expect(first.suspended?.parked).toEqual([{ name: 'ask', args: { a: 2 }, detail: { asked: { a: 2 } } }])
+    expect(first.session).toMatchObject({ key: 'keep', kept: false, runs: 1 })
+    expect(first.session?.note).toMatch(/suspended: the session waits for its resume/)
+    // Held: no other program of the session runs, and it cannot be ended.
+    const refused = await runtime.run(request('return a', undefined, 'keep'))
+    expect(refused.error?.kind).toBe('limit')
+    expect(refused.error?.message).toMatch(/^session "keep" waits for the resume of a program of it that suspended \(durable approval\)/)
+    await expect(runtime.endSession?.('keep')).rejects.toMatchObject({ code: 'claimed' })
+    // Other sessions run meanwhile.
+    expect((await runtime.run(request('let a = 100; return a', undefined, 'other'))).value).toBe(100)
+    const done = await resume(runtime, first, 'k1', async () => 'granted')
+    expect(done.error).toBeUndefined()
+    expect(done.value).toEqual([2, 5, 'granted'])
+    expect(done.session).toMatchObject({ key: 'keep', kept: true, fresh: false, runs: 2 })
+    // The session's state is the resumed run's: its declarations, its globals and those from before.
+    expect((await runtime.run(request('return [a, tag, got]', undefined, 'keep'))).value).toEqual([2, 'x', 'granted'])
+    expect(await runtime.endSession?.('keep')).toBe(true)
+  })
+
+  test('a rejection on resume reaches the program, and the session keeps what the program did after it', async () => {
+    const first = await runtime.run(request('let tried = 0; try { tried++; await tools.ask({}) } catch (e) { globalThis.why = e.code } return tried', { key: 'k2' }, 'deny'))
+    const done = await resume(runtime, first, 'k2', async () => {
+      throw Object.assign(new Error('the user rejected this call'), { code: 'DENIED' })
+    })
+    expect(done.value).toBe(1)
+    expect(done.session?.kept).toBe(true)
+    expect((await runtime.run(request('return [tried, why]', undefined, 'deny'))).value).toEqual([1, 'DENIED'])
+  })
+
+  test('a run that parks again after its resume holds the session again, under its new key', async () => {
+    const first = await runtime.run(request('let steps = ["a"]; steps.push(await tools.ask({ i: 1 })); steps.push(await tools.ask({ i: 2 })); return steps', { key: 'k3' }, 'twice'))
+    const opened = await (runtime.openRun as NonNullable<CodeRuntime['openRun']>)('k3', first.suspended?.state as Uint8Array)
+    const second = await (runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(opened, {
+      call: async (_name, args) => {
+        if ((args as { i: number }).i === 1) return 'one'
+        throw parkCall()
+      },
+      durable: { key: 'k3b' },
+    })
+    expect(second.suspended?.parked).toMatchObject([{ name: 'ask', args: { i: 2 } }])
+    expect(second.session?.kept).toBe(false)
+    expect((await runtime.run(request('return steps', undefined, 'twice'))).error?.message).toMatch(/waits for the resume/)
+    const done = await resume(runtime, second, 'k3b', async () => 'two')
+    expect(done.value).toEqual(['a', 'one', 'two'])
+    expect((await runtime.run(request('return steps.length', undefined, 'twice'))).value).toBe(3)
+  })
+
+  test('unresumed past its hold, the session goes on from its state before the run; a late resume runs without it', async () => {
+    expect((await runtime.run(request('let v = "before"; return v', undefined, 'late'))).value).toBe('before')
+    const first = await runtime.run(request('v = "during"; return await tools.ask({})', { key: 'k4', holdMs: 200 }, 'late'))
+    expect(first.suspended).toBeDefined()
+    const next = await runOnceFree(runtime, 'return v', 'late')
+    expect(next.value).toBe('before')
+    expect(next.session?.note).toMatch(/was not resumed within its hold: the session went on from its state before that program/)
+    const done = await resume(runtime, first, 'k4', async () => 'late answer')
+    expect(done.value).toBe('late answer')
+    expect(done.session).toMatchObject({ key: 'late', kept: false })
+    expect(done.session?.note).toMatch(/^session "late" went on without this program/)
+    expect((await runtime.run(request('return v', undefined, 'late'))).value).toBe('before')
+  })
+
+  test('a session ended during the run that suspends is not held', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const slow = { ...request('let z = await tools.read({ n: 1 }); return await tools.ask({})', { key: 'k5' }, 'ended') }
+    const pending = runtime.run({ ...slow, call: async (name, args) => {
+      if (name === 'ask') throw parkCall()
+      await gate
+      return args
+    } })
+    // The run holds the session: ended while it runs, its state is not kept and nothing holds the session after.
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(await runtime.endSession?.('ended')).toBe(true)
+    release()
+    const first = await pending
+    expect(first.suspended).toBeDefined()
+    expect(first.session?.note).toBe('the session was ended during the run')
+    expect((await runtime.run(request('return typeof z', undefined, 'ended'))).value).toBe('undefined')
+  })
+})
+
+describe('durable session runs across runtimes sharing a file store with claims', () => {
+  function runtimeOver(store: SessionStore) {
+    return createQuickJSRuntime({ isolation: 'inline', secret, sessions: { store, secret } })
+  }
+
+  test('the hold is a claim in the store: no runtime runs the session until one resumes the run, which then holds it', async () => {
+    const store = createFileSessionStore({ directory: join(dir, 'hold') })
+    const one = runtimeOver(store)
+    await using two = runtimeOver(store)
+    expect((await one.run(request('let list = [1]; return list.length'))).value).toBe(1)
+    const first = await one.run(request('list.push(2); list.push(await tools.ask({})); return list', { key: 'x1' }))
+    expect(first.suspended).toBeDefined()
+    // Neither runtime runs it now, whichever tries.
+    for (const rt of [one, two]) {
+      const refused = await rt.run(request('return list'))
+      expect(refused.error?.kind).toBe('limit')
+      expect(refused.error?.message).toMatch(/^session "s" waits for the resume of a program of it that suspended/)
+    }
+    const error: unknown = await two.endSession?.('s').catch((thrown: unknown) => thrown)
+    expect(error).toBeInstanceOf(SessionStoreError)
+    expect(error).toMatchObject({ code: 'claimed' })
+    // The first runtime goes away; the second resumes the run and holds the session after it.
+    await one.dispose()
+    const done = await resume(two, first, 'x1', async () => 3)
+    expect(done.value).toEqual([1, 2, 3])
+    expect(done.session).toMatchObject({ kept: true, runs: 2 })
+    expect((await two.run(request('list.push(4); return list'))).value).toEqual([1, 2, 3, 4])
+  }, 30_000)
+
+  test('a hold that ends unresumed frees the session, which goes on from the state saved before the run', async () => {
+    const store = createFileSessionStore({ directory: join(dir, 'expire') })
+    await using one = runtimeOver(store)
+    await using two = runtimeOver(store)
+    expect((await one.run(request('let w = "saved"; return w'))).value).toBe('saved')
+    const first = await one.run(request('w = "lost"; return await tools.ask({})', { key: 'x2', holdMs: 300 }))
+    expect(first.suspended).toBeDefined()
+    const next = await runOnceFree(two, 'return w')
+    expect(next.value).toBe('saved')
+    // The late resume runs (its decision is honoured) but does not go over the session the other runtime holds.
+    const done = await resume(one, first, 'x2', async () => 'late')
+    expect(done.value).toBe('late')
+    expect(done.session?.kept).toBe(false)
+    expect(done.session?.note).toMatch(/another process sharing the session store holds it now/)
+    expect((await two.run(request('return w'))).value).toBe('saved')
+  }, 30_000)
+})
