@@ -120,15 +120,18 @@ describe.each(['worker', 'inline'] as const)('durable runs in a session (%s)', (
 
   test('a session ended during the run that suspends is not held', async () => {
     let release!: () => void
+    let called!: () => void
     const gate = new Promise<void>((resolve) => (release = resolve))
+    const calling = new Promise<void>((resolve) => (called = resolve))
     const slow = { ...request('let z = await tools.read({ n: 1 }); return await tools.ask({})', { key: 'k5' }, 'ended') }
     const pending = runtime.run({ ...slow, call: async (name, args) => {
       if (name === 'ask') throw parkCall()
+      called()
       await gate
       return args
     } })
     // The run holds the session: ended while it runs, its state is not kept and nothing holds the session after.
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    await calling
     expect(await runtime.endSession?.('ended')).toBe(true)
     release()
     const first = await pending
@@ -165,6 +168,49 @@ describe('durable session runs across runtimes sharing a file store with claims'
     expect(done.value).toEqual([1, 2, 3])
     expect(done.session).toMatchObject({ kept: true, runs: 2 })
     expect((await two.run(request('list.push(4); return list'))).value).toEqual([1, 2, 3, 4])
+  }, 30_000)
+
+  test('a resume finds its session even when every other session is running (maxSessions)', async () => {
+    const store = createFileSessionStore({ directory: join(dir, 'full') })
+    await using rt = createQuickJSRuntime({ isolation: 'inline', secret, sessions: { store, secret, maxSessions: 1 } })
+    const first = await rt.run(request('let kept = "mine"; return await tools.ask({})', { key: 'x3' }, 'parked'))
+    expect(first.suspended).toBeDefined()
+    // The only place is taken by a session whose program waits on a call while the resume comes.
+    let release!: () => void
+    let called!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const calling = new Promise<void>((resolve) => (called = resolve))
+    const busy = rt.run({ ...request('return await tools.read({ n: 1 })', undefined, 'busy'), call: async () => (called(), await gate, { n: 1 }) })
+    await calling
+    expect((await rt.run(request('return 1', undefined, 'third'))).error?.message).toMatch(/all 1 sessions are running programs/)
+    const done = await resume(rt, first, 'x3', async () => 'answered')
+    release()
+    expect((await busy).value).toEqual({ n: 1 })
+    expect(done.value).toBe('answered')
+    expect(done.session?.kept).toBe(true)
+    expect((await rt.run(request('return kept', undefined, 'parked'))).value).toBe('mine')
+  }, 30_000)
+
+  test('a store that fails to take the hold: the suspended program\'s result says another process may run the session meanwhile', async () => {
+    const inner = createFileSessionStore({ directory: join(dir, 'no-hold') })
+    const failing: SessionStore = {
+      get: (key) => inner.get(key),
+      set: (key, bytes, options) => inner.set(key, bytes, options),
+      delete: (key) => inner.delete(key),
+      claim: async (key, holder, ttlMs, options) => {
+        if (holder.startsWith('parked:')) throw new Error('EIO: the disk went away')
+        return (inner.claim as NonNullable<SessionStore['claim']>)(key, holder, ttlMs, options)
+      },
+      release: (key, holder) => (inner.release as NonNullable<SessionStore['release']>)(key, holder),
+    }
+    await using rt = runtimeOver(failing)
+    const first = await rt.run(request('let q = 1; return await tools.ask({})', { key: 'x4' }))
+    expect(first.suspended).toBeDefined()
+    expect(first.session?.note).toMatch(/the session waits for its resume.*; but the session store did not confirm the hold: another process may run the session meanwhile$/)
+    // The resume still goes on, and keeps its state (nobody took the session meanwhile).
+    const done = await resume(rt, first, 'x4', async () => 'ok')
+    expect(done.value).toBe('ok')
+    expect(done.session?.kept).toBe(true)
   }, 30_000)
 
   test('a hold that ends unresumed frees the session, which goes on from the state saved before the run', async () => {

@@ -260,6 +260,8 @@ export class SessionTable<S> {
       }
       if (this.#sessions.size < this.limits.maxSessions) break
       const idle = [...this.#sessions.values()].find((e) => !e.busy)
+      // A resumed program's session was admitted when the program started: it goes over the cap rather than lose its state.
+      if (idle === undefined && resumes !== undefined) break
       if (idle === undefined) return { ok: false, message: `all ${this.limits.maxSessions} sessions are running programs (maxSessions)` }
       if (this.#savesFull(idle)) {
         // Letting the idle one go now would hold one more state until the store takes it: wait for room.
