@@ -226,6 +226,25 @@ describe('file store claims', () => {
     60_000,
   )
 
+  test('a renewal that waits for the claim\'s lock lasts its TTL from when it is made, not from when it began', async () => {
+    const dir = freshDirectory()
+    let now = 1_000_000
+    const store = createFileSessionStore({ directory: dir, now: () => now })
+    expect(await store.claim?.('k', 'a', 1_000)).toBeUndefined()
+    // Another process is inside the claim's lock (a release, a takeover): the renewal waits for it.
+    const lock = `${_claimPath(dir, 'k')}.lock`
+    mkdirSync(lock)
+    let renewed = false
+    const renewal = store.claim?.('k', 'a', 1_000).then((outcome) => ((renewed = true), outcome))
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    expect(renewed).toBe(false)
+    now += 600
+    rmSync(lock, { recursive: true })
+    expect(await renewal).toBeUndefined()
+    // Held for 1 000 ms after the renewal was made (the clock then), not after it was asked for.
+    expect(await store.claim?.('k', 'b', 1_000)).toEqual({ holder: 'a', expiresInMs: 1_000 })
+  })
+
   test('claims from several processes at once: exactly one holds the key', async () => {
     const dir = freshDirectory()
     const store = fileURLToPath(new URL('./file-store.ts', import.meta.url))

@@ -125,8 +125,9 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
       if (replaces !== undefined) checkHolder(replaces)
       await ready()
       const file = _claimPath(directory, key)
+      const bodyNow = (): string => `${CLAIM_MAGIC}${JSON.stringify({ holder, expiresAt: now() + ttl })}`
       for (let attempt = 0; attempt < CLAIM_TRIES; attempt++) {
-        const body = `${CLAIM_MAGIC}${JSON.stringify({ holder, expiresAt: now() + ttl })}`
+        const body = bodyNow()
         // Written aside, then linked in place: a link fails when the name exists, and nobody reads a half-written claim.
         const temp = join(directory, `.${randomBytes(8).toString('hex')}.claim`)
         await writeFile(temp, body, { mode: 0o600, flag: 'wx' })
@@ -143,7 +144,8 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
           const current = await readClaim(file)
           if (current === undefined) return 'free' // released meanwhile
           if (current.holder === holder) {
-            await replaceFile(directory, file, body) // a renewal
+            // A renewal, for ttl from now: the wait for the lock (up to LOCK_WAIT_MS) does not shorten it.
+            await replaceFile(directory, file, bodyNow())
             return 'held'
           }
           const left = current.expiresAt - now()
