@@ -234,6 +234,7 @@ describe('file store claims', () => {
     // Another process is inside the claim's lock (a release, a takeover): the renewal waits for it.
     const lock = `${_claimPath(dir, 'k')}.lock`
     mkdirSync(lock)
+    writeFileSync(join(lock, '0123456789abcdef'), '')
     let renewed = false
     const renewal = store.claim?.('k', 'a', 1_000).then((outcome) => ((renewed = true), outcome))
     await new Promise((resolve) => setTimeout(resolve, 30))
@@ -243,6 +244,33 @@ describe('file store claims', () => {
     expect(await renewal).toBeUndefined()
     // Held for 1 000 ms after the renewal was made (the clock then), not after it was asked for.
     expect(await store.claim?.('k', 'b', 1_000)).toEqual({ holder: 'a', expiresInMs: 1_000 })
+  })
+
+  test('a claim lock left by a process that died in it is taken over once stale; the sweep removes stale locks and half-made ones', async () => {
+    const dir = freshDirectory()
+    const store = createFileSessionStore({ directory: dir })
+    expect(await store.claim?.('k', 'a', 60_000)).toBeUndefined()
+    const lock = `${_claimPath(dir, 'k')}.lock`
+    mkdirSync(lock)
+    const token = join(lock, 'fedcba9876543210')
+    writeFileSync(token, '')
+    const old = new Date(Date.now() - 11_000)
+    utimesSync(token, old, old)
+    // The dead process's lock goes, and the release happens under a lock of this process's own.
+    await store.release?.('k', 'a')
+    expect(await store.claim?.('k', 'b', 60_000)).toBeUndefined()
+    expect(readdirSync(dir).filter((n) => n.endsWith('.lock'))).toEqual([])
+    // The sweep: a lock older than ten minutes, and a lock made aside by a process that died before renaming it.
+    mkdirSync(lock)
+    writeFileSync(token, '')
+    const staging = join(dir, '.0011223344556677.lock')
+    mkdirSync(staging)
+    writeFileSync(join(staging, '0011223344556677'), '')
+    const ancient = new Date(Date.now() - 11 * 60_000)
+    for (const path of [lock, staging]) utimesSync(path, ancient, ancient)
+    expect(await store.sweep?.()).toBe(2)
+    expect(readdirSync(dir).filter((n) => n.endsWith('.lock'))).toEqual([])
+    expect(await store.claim?.('k', 'c', 60_000)).toEqual({ holder: 'b', expiresInMs: expect.any(Number) as number })
   })
 
   test('claims from several processes at once: exactly one holds the key', async () => {

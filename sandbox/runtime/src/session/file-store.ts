@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { chmod, link, mkdir, open, readdir, rename, rmdir, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { SandboxUsageError } from '../errors.js'
 import { SessionStoreError } from './errors.js'
 import { checkBytes, checkHolder, checkKey, claimTtl, ttlOf, type SessionClaim, type SessionStore } from './store.js'
@@ -22,6 +22,8 @@ const ENTRY_NAME = /^[0-9a-f]{64}\.session$/
 const CLAIM_NAME = /^[0-9a-f]{64}\.claim$/
 const LOCK_NAME = /^[0-9a-f]{64}\.claim\.lock$/
 const TEMP_NAME = /^\.[0-9a-f]{16}\.(?:tmp|taken|claim)$/
+/** A claim's lock being made (`underClaimLock`): a directory, renamed in place once it holds its token file. */
+const TEMP_LOCK_NAME = /^\.[0-9a-f]{16}\.lock$/
 /* A claim file: "PTSC " then JSON { holder, expiresAt } (epoch ms). */
 const CLAIM_MAGIC = 'PTSC '
 /** Tries of `claim` whose claim file changed under it (another process claimed or released at that moment). */
@@ -198,10 +200,10 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
             }).catch(() => false)
             if (gone) removed++
           }
-        } else if (LOCK_NAME.test(name)) {
-          // A lock left by a process that crashed while it held it.
+        } else if (LOCK_NAME.test(name) || TEMP_LOCK_NAME.test(name)) {
+          // A lock left by a process that crashed while it held it, or while it made it.
           const info = await stat(file).catch(() => undefined)
-          if (info !== undefined && Date.now() - info.mtimeMs > STALE_TEMP_MS && (await rmdir(file).then(() => true, () => false))) removed++
+          if (info !== undefined && Date.now() - info.mtimeMs > STALE_TEMP_MS && (await removeLockDirectory(file))) removed++
         } else if (TEMP_NAME.test(name)) {
           // A temporary file of a set() (or a take()) that crashed before it was done (one in progress is younger).
           const info = await stat(file).catch(() => undefined)
@@ -261,34 +263,60 @@ async function readClaim(file: string): Promise<{ holder: string; expiresAt: num
 }
 
 /**
- * `body`'s result, run while this process holds the lock of the claim in `file`: a directory beside it (a
- * mkdir is atomic: one process makes it). Renewals, releases and takeovers of a claim happen under it, so that
- * none removes a claim another has just made; a fresh claim needs no lock (its link fails when one exists).
- * A lock older than `LOCK_STALE_MS` was left by a process that died in it and is removed.
+ * `body`'s result, run while this process holds the lock of the claim in `file`: a directory beside it that
+ * holds one file, named by its holder's random token. Renewals, releases and takeovers of a claim happen under
+ * it, so that none removes a claim another has just made; a fresh claim needs no lock (its link fails when one
+ * exists). The lock is made aside, with its token file, and renamed in place: a rename fails onto a directory
+ * that is not empty (held), and replaces an empty one (its holder was leaving). A lock whose token file is
+ * older than `LOCK_STALE_MS` was left by a process that died in it: it is removed by unlinking that token
+ * (only one process can) and then the directory, which fails when another process has renamed its own lock
+ * in meanwhile. So a stale lock is never removed as a fresh one, however many processes find it stale at once.
  */
 async function underClaimLock<T>(file: string, body: () => Promise<T>): Promise<T> {
   const lock = `${file}.lock`
+  const token = randomBytes(8).toString('hex')
+  const staging = join(dirname(file), `.${token}.lock`)
+  await mkdir(staging, { mode: 0o700 })
+  await writeFile(join(staging, token), '', { mode: 0o600 })
   const since = Date.now()
   for (;;) {
     try {
-      await mkdir(lock, { mode: 0o700 })
+      await rename(staging, lock)
       break
     } catch (error) {
-      if ((error as { code?: unknown }).code !== 'EEXIST') throw error
+      const code = (error as { code?: unknown }).code
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST') {
+        await removeLockDirectory(staging)
+        throw error
+      }
     }
-    const info = await stat(lock).catch(() => undefined)
-    if (info !== undefined && Date.now() - info.mtimeMs > LOCK_STALE_MS) {
-      await rmdir(lock).catch(() => {})
-      continue
+    const [holder] = await readdir(lock).catch(() => [])
+    if (holder !== undefined) {
+      const info = await stat(join(lock, holder)).catch(() => undefined)
+      if (info !== undefined && Date.now() - info.mtimeMs > LOCK_STALE_MS) {
+        if (await unlink(join(lock, holder)).then(() => true, () => false)) await rmdir(lock).catch(() => {})
+        continue
+      }
     }
-    if (Date.now() - since > LOCK_WAIT_MS) throw new SessionStoreError('unavailable', `the claim file ${file} stayed locked by another process for ${LOCK_WAIT_MS} ms`)
+    if (Date.now() - since > LOCK_WAIT_MS) {
+      await removeLockDirectory(staging)
+      throw new SessionStoreError('unavailable', `the claim file ${file} stayed locked by another process for ${LOCK_WAIT_MS} ms`)
+    }
     await new Promise((resolve) => setTimeout(resolve, 1 + Math.random() * 5))
   }
   try {
     return await body()
   } finally {
+    // The token first: from then on another process's lock may replace the empty directory, which then stays.
+    await unlink(join(lock, token)).catch(() => {})
     await rmdir(lock).catch(() => {})
   }
+}
+
+/** Removes a claim lock's directory and the token files in it (a stale lock, or one never renamed in place). */
+async function removeLockDirectory(dir: string): Promise<boolean> {
+  for (const name of await readdir(dir).catch(() => [])) await unlink(join(dir, name)).catch(() => {})
+  return rmdir(dir).then(() => true, () => false)
 }
 
 async function unlinkIfThere(file: string): Promise<void> {
