@@ -76,6 +76,15 @@ describe.each(['worker', 'inline'] as const)('durable runs in a session (%s)', (
     expect(await runtime.endSession?.('keep')).toBe(true)
   })
 
+  test('sessions held for a resume count as live: at the cap, a new session is told so', async () => {
+    await using small = createQuickJSRuntime({ isolation, poolSize: 1, secret, sessions: { maxSessions: 1 } })
+    const first = await small.run(request('let h = 1; return await tools.ask({})', { key: 'cap' }, 'held'))
+    expect(first.suspended).toBeDefined()
+    expect((await small.run(request('return 2', undefined, 'new'))).error?.message).toBe('all 1 sessions are running programs (1 of them wait for the resume of a program that suspended) (maxSessions)')
+    expect((await resume(small, first, 'cap', async () => 'y')).value).toBe('y')
+    expect((await small.run(request('return 2', undefined, 'new'))).value).toBe(2)
+  })
+
   test('a rejection on resume reaches the program, and the session keeps what the program did after it', async () => {
     const first = await runtime.run(request('let tried = 0; try { tried++; await tools.ask({}) } catch (e) { globalThis.why = e.code } return tried', { key: 'k2' }, 'deny'))
     const done = await resume(runtime, first, 'k2', async () => {

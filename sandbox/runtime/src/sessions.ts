@@ -262,7 +262,7 @@ export class SessionTable<S> {
       const idle = [...this.#sessions.values()].find((e) => !e.busy)
       // A resumed program's session was admitted when the program started: it goes over the cap rather than lose its state.
       if (idle === undefined && resumes !== undefined) break
-      if (idle === undefined) return { ok: false, message: `all ${this.limits.maxSessions} sessions are running programs (maxSessions)` }
+      if (idle === undefined) return { ok: false, message: this.#allBusy() }
       if (this.#savesFull(idle)) {
         // Letting the idle one go now would hold one more state until the store takes it: wait for room.
         const room = await waitForStore(Promise.race(this.#inFlight), wait ?? {})
@@ -398,7 +398,7 @@ export class SessionTable<S> {
         break
       }
       const idle = [...this.#sessions.values()].find((e) => !e.busy && e !== live)
-      if (idle === undefined) throw new SandboxUsageError(`all ${this.limits.maxSessions} sessions are running programs (maxSessions)`)
+      if (idle === undefined) throw new SandboxUsageError(this.#allBusy())
       if (this.#savesFull(idle)) {
         const waitMs = this.#spill?.storeWaitMs ?? STORE_WAIT_MS
         const room = await waitForStore(Promise.race(this.#inFlight), { deadline: since + waitMs })
@@ -700,6 +700,13 @@ export class SessionTable<S> {
   /** Letting `entry` go would start a save, and `maxSessions` saves are in progress already. */
   #savesFull(entry: SessionEntry<S>): boolean {
     return this.#spill !== undefined && entry.state !== undefined && this.#inFlight.size >= this.limits.maxSessions
+  }
+
+  /** Why no session can start: every one of `maxSessions` runs a program, or waits for a suspended one's resume. */
+  #allBusy(): string {
+    const parked = [...this.#sessions.values()].filter((e) => e.parked !== undefined).length
+    const waiting = parked === 0 ? '' : ` (${parked} of them wait for the resume of a program that suspended)`
+    return `all ${this.limits.maxSessions} sessions are running programs${waiting} (maxSessions)`
   }
 
   /** Why a session waits for room: the saves in progress. */
