@@ -9,13 +9,15 @@
  * 2. Suspend (capture is already done: seal = encode + brotli + HMAC) and resume (open + decode) of an
  *    idle session holding N MiB of JSON-like program data, and the first run after the resume (which
  *    restores the memory), inline isolation; sizes: the engine memory's changed bytes and the sealed bytes.
- * 3. (Run first, on a fresh process.) 1 000 idle sessions with a little state each, suspended to a filesystem store: host RSS at the
- *    start, with all live, and after they left memory (GC forced).
+ * 3. 1 000 idle sessions with a little state each, suspended to a filesystem store: host RSS at the start, with
+ *    all live, and after they left memory (GC forced), each time in a fresh process (`--idle-only`), interleaved:
+ *    with glibc's default malloc arenas and with `MALLOC_ARENA_MAX` 2 and 1.
  * 4. Durable runs (durable approval's sandbox part), per isolation: a warm trivial run made durable
  *    against a plain one, interleaved; then a program holding N MiB that parks a call: the run until
  *    it suspended (capture + seal), and open + resume to its end, against the same program whose call
  *    answers at once.
  */
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -118,7 +120,17 @@ async function suspendResume(): Promise<string[]> {
   return lines
 }
 
-async function idleSessions(): Promise<string[]> {
+/** What `idleSessions` measured in one process. */
+interface IdleFigures {
+  count: number
+  start: number
+  live: number
+  after: number
+  /** JavaScript heap + buffers at the start, live, after (MiB). */
+  js: [number, number, number]
+}
+
+async function idleSessions(): Promise<IdleFigures> {
   const count = quick ? 300 : 1000
   const directory = mkdtempSync(join(tmpdir(), 'ptc-bench-sessions-'))
   const store = createFileSessionStore({ directory })
@@ -129,9 +141,9 @@ async function idleSessions(): Promise<string[]> {
     gc()
     // RSS, and the memory of JavaScript objects and buffers (what the sessions' states are).
     const rss = (): number => process.memoryUsage().rss / MiB
-    const js = (): string => {
+    const js = (): number => {
       const m = process.memoryUsage()
-      return `${((m.heapUsed + m.arrayBuffers) / MiB).toFixed(0)} MiB`
+      return (m.heapUsed + m.arrayBuffers) / MiB
     }
     const start = rss()
     const startJs = js()
@@ -153,15 +165,51 @@ async function idleSessions(): Promise<string[]> {
     const afterJs = js()
     const back = await runtime.run(req('return notes.length', 's0'))
     if (back.value !== 200) throw new Error('a suspended session did not come back')
-    return [
-      `| sessions | RSS at start | all live | all suspended to the store | after / start | JS heap + buffers: start, live, after |`,
-      '|---|---|---|---|---|---|',
-      `| ${count} | ${start.toFixed(0)} MiB | ${live.toFixed(0)} MiB | ${after.toFixed(0)} MiB | ${((after / start) * 100).toFixed(0)}% | ${startJs}, ${liveJs}, ${afterJs} |`,
-    ]
+    return { count, start, live, after, js: [startJs, liveJs, afterJs] }
   } finally {
     await runtime.dispose()
     rmSync(directory, { recursive: true, force: true })
   }
+}
+
+/**
+ * `idleSessions` in fresh processes (its RSS at the start is the baseline only while the process has allocated
+ * nothing else), `ROUNDS` each way, interleaved: glibc's default arenas (one per thread that allocates: V8's and
+ * libuv's threads keep what they once held) and `MALLOC_ARENA_MAX` 2 and 1.
+ */
+function idleSessionsInFreshProcesses(): string[] {
+  const variants = [
+    { name: 'default', env: {} },
+    { name: '`MALLOC_ARENA_MAX=2`', env: { MALLOC_ARENA_MAX: '2' } },
+    { name: '`MALLOC_ARENA_MAX=1`', env: { MALLOC_ARENA_MAX: '1' } },
+  ]
+  const figures = variants.map((): IdleFigures[] => [])
+  for (let round = 0; round < ROUNDS; round++) {
+    variants.forEach((variant, i) => {
+      const child = spawnSync(process.execPath, [...process.execArgv, process.argv[1] as string, '--idle-only', ...(quick ? ['--quick'] : [])], {
+        env: { ...process.env, ...variant.env },
+        encoding: 'utf8',
+        maxBuffer: 1 << 20,
+      })
+      const line = child.stdout.trim().split('\n').at(-1) ?? ''
+      if (child.status !== 0 || !line.startsWith('{')) throw new Error(`the idle-sessions process failed (${String(child.status)}): ${child.stderr}`)
+      figures[i]?.push(JSON.parse(line) as IdleFigures)
+    })
+  }
+  const lines = [
+    '| malloc arenas | sessions | RSS at start | all live | all in the store | after / start (spread) | JS heap + buffers: start, live, after |',
+    '|---|---|---|---|---|---|---|',
+  ]
+  variants.forEach((variant, i) => {
+    const runs = figures[i] ?? []
+    const mib = (pick: (f: IdleFigures) => number): string => `${median(runs.map(pick)).toFixed(0)} MiB`
+    const ratios = runs.map((f) => (f.after / f.start) * 100)
+    const jsAt = (at: 0 | 1 | 2): string => median(runs.map((f) => f.js[at])).toFixed(0)
+    lines.push(
+      `| ${variant.name} | ${runs[0]?.count ?? 0} | ${mib((f) => f.start)} | ${mib((f) => f.live)} | ${mib((f) => f.after)} | ${median(ratios).toFixed(0)}% (${Math.min(...ratios).toFixed(0)}-${Math.max(...ratios).toFixed(0)}%) | ${jsAt(0)}, ${jsAt(1)}, ${jsAt(2)} MiB |`,
+    )
+  })
+  return lines
 }
 
 async function durableRuns(): Promise<string[]> {
@@ -221,14 +269,17 @@ async function durableRuns(): Promise<string[]> {
   return [...lines, ...parked]
 }
 
+if (process.argv.includes('--idle-only')) {
+  console.log(JSON.stringify(await idleSessions()))
+  process.exit(0)
+}
 console.log(`# sandbox sessions (QuickJS), ${machine()}${quick ? ', --quick' : ''}\n`)
-// First, while the process has allocated nothing else: its RSS at the start is the baseline.
-const idle = await idleSessions()
+const idle = idleSessionsInFreshProcesses()
 console.log(`## warm runs (${RUNS} runs per figure, medians of ${ROUNDS} interleaved rounds)\n`)
 for (const line of await warmRuns()) console.log(line)
 console.log(`\n## suspend and resume (inline, medians of ${ROUNDS})\n`)
 for (const line of await suspendResume()) console.log(line)
-console.log('\n## idle sessions to the filesystem store\n')
+console.log(`\n## idle sessions to the filesystem store (fresh processes, medians of ${ROUNDS} interleaved)\n`)
 for (const line of idle) console.log(line)
 console.log(`\n## durable runs (medians of ${ROUNDS} interleaved rounds)\n`)
 for (const line of await durableRuns()) console.log(line)
