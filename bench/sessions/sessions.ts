@@ -15,7 +15,7 @@
  * 4. Durable runs (durable approval's sandbox part), per isolation: a warm trivial run made durable
  *    against a plain one, interleaved; then a program holding N MiB that parks a call: the run until
  *    it suspended (capture + seal), and open + resume to its end, against the same program whose call
- *    answers at once.
+ *    answers at once; and the same in a session that holds the data (the suspension takes the session's state).
  */
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -263,6 +263,36 @@ async function durableRuns(): Promise<string[]> {
         if (end.error !== undefined) throw new Error(end.error.message)
       }
       parked.push(`| ${isolation} | ${mib} MiB | ${median(answered).toFixed(1)} (${spread(answered)}) | ${median(suspend).toFixed(1)} (${spread(suspend)}) | ${(sealed / MiB).toFixed(2)} MiB | ${median(resume).toFixed(1)} (${spread(resume)}) |`)
+    }
+    // In a sandbox session that holds the data already: the suspension takes the session's state with it, and
+    // the resume gives the session the state the program leaves.
+    for (const mib of quick ? [1] : [1, 10]) {
+      const session = `held-${mib}`
+      const built = await runtime.run(req(dataProgram(mib), session))
+      if (built.error !== undefined) throw new Error(built.error.message)
+      const code = 'const yes = await tools.ask({}); return data.length + (yes ? 1 : 0)'
+      const answered: number[] = []
+      const suspend: number[] = []
+      const resume: number[] = []
+      let sealed = 0
+      for (let round = 0; round < ROUNDS; round++) {
+        let t = performance.now()
+        const direct = await runtime.run({ ...req(code, session), bindings: ['ask'], call: async () => true })
+        answered.push(performance.now() - t)
+        if (direct.error !== undefined) throw new Error(direct.error.message)
+        t = performance.now()
+        const first = await runtime.run({ ...req(code, session), bindings: ['ask'], call: () => Promise.reject(parkCall()), durable: { key: 'bench' } })
+        suspend.push(performance.now() - t)
+        const state = first.suspended?.state
+        if (state === undefined) throw new Error(first.error?.message ?? 'the run did not suspend')
+        sealed = state.byteLength
+        t = performance.now()
+        const opened = await (runtime.openRun as NonNullable<CodeRuntime['openRun']>)('bench', state)
+        const end = await (runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(opened, { call: async () => true })
+        resume.push(performance.now() - t)
+        if (end.error !== undefined || end.session?.kept !== true) throw new Error(end.error?.message ?? 'the resumed run did not leave its session its state')
+      }
+      parked.push(`| ${isolation} | ${mib} MiB, in a session | ${median(answered).toFixed(1)} (${spread(answered)}) | ${median(suspend).toFixed(1)} (${spread(suspend)}) | ${(sealed / MiB).toFixed(2)} MiB | ${median(resume).toFixed(1)} (${spread(resume)}) |`)
     }
     await runtime.dispose()
   }
