@@ -76,6 +76,18 @@ describe.each(['worker', 'inline'] as const)('durable runs in a session (%s)', (
     expect(await runtime.endSession?.('keep')).toBe(true)
   })
 
+  test('a session program that waits on a parked call with more state than a session may keep cannot suspend: the session keeps its state', async () => {
+    await using small = createQuickJSRuntime({ isolation, poolSize: 1, secret, sessions: { maxSessionBytes: 2_000_000 } })
+    expect((await small.run(request('let mark = "before"; return mark', undefined, 'big'))).value).toBe('before')
+    const first = await small.run(request('mark = "during"; globalThis.junk = "x".repeat(4_000_000); return await tools.ask({})', { key: 'big-run' }, 'big'))
+    expect(first.suspended).toBeUndefined()
+    expect(first.error?.kind).toBe('limit')
+    expect(first.error?.message).toMatch(/over the 2000000-byte budget of a suspended run \(maxSessionBytes\): it cannot suspend/)
+    expect(first.session?.kept).toBe(false)
+    // Not held: the session runs on from its state before that program.
+    expect((await small.run(request('return [mark, typeof junk]', undefined, 'big'))).value).toEqual(['before', 'undefined'])
+  })
+
   test('sessions held for a resume count as live: at the cap, a new session is told so', async () => {
     await using small = createQuickJSRuntime({ isolation, poolSize: 1, secret, sessions: { maxSessions: 1 } })
     const first = await small.run(request('let h = 1; return await tools.ask({})', { key: 'cap' }, 'held'))
