@@ -241,6 +241,15 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     const long = await harness(runtime, { durable: { store: verbose } }).runCode(`return await tools.write({ key: 'k' })`)
     expect(text(long)).toMatch(/could not be stored \(disk full: x{289}…\); it is lost/)
     expect(text(long).length).toBeLessThan(1_000)
+    // In a sandbox session: the lost program does not hold the session, which goes on from its state before it.
+    const session = harness(runtime, { durable: { store: failing }, sessions: true })
+    expect(text(await session.runCode('let kept = "before"; return kept'))).toBe('before')
+    const lost = await session.runCode(`kept = 'during'; return await tools.write({ key: 'k' })`)
+    expect(text(lost)).toMatch(/could not be stored \(disk full\); it is lost/)
+    const next = await session.runCode('return kept')
+    expect(next.isError).toBe(false)
+    expect(text(next)).toContain('before')
+    expect(text(next)).toContain('was dropped without being resumed')
   })
 
   test('a store that stops answering: the call ends saying the state could not be stored; a resume is refused and the state is there for the next', async () => {

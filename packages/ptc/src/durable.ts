@@ -73,6 +73,7 @@ const SWEEP_EVERY_MS = 10 * 60_000
 
 export class DurableRuns {
   readonly #store: SessionStore
+  readonly #runtime: CodeRuntime
   readonly #ttlMs: number
   readonly #storeWaitMs: number
   /** The runs suspended by the calls of this process, by result: their awaiting value or why none. */
@@ -94,6 +95,7 @@ export class DurableRuns {
     const storeWaitMs = options.storeWaitMs ?? STORE_WAIT_MS
     if (!(storeWaitMs > 0) || !Number.isFinite(storeWaitMs)) throw new TypeError('durable.storeWaitMs must be a positive number of milliseconds')
     this.#store = options.store
+    this.#runtime = runtime
     this.#ttlMs = ttlMs
     this.#storeWaitMs = storeWaitMs
   }
@@ -138,6 +140,8 @@ export class DurableRuns {
       if (!stored.ok) throw new Error(`the store did not answer within ${this.#storeWaitMs} ms`)
     } catch (error) {
       this.#awaiting.set(run, error instanceof Error ? error : new Error(String(error)))
+      // Nobody can resume it: the sandbox session it held (if any) goes on from its state before the program.
+      await this.#drop(key, suspended.state)
       return undefined
     }
     // States nobody resumed expire; a store that does not drop them itself is swept now and then (best effort).
@@ -233,6 +237,14 @@ export class DurableRuns {
     } finally {
       this.#resuming.delete(token)
     }
+  }
+
+  /** Drops the suspended run in `state` (see `CodeRuntime.dropRun`); best effort, at most `storeWaitMs`. */
+  async #drop(key: string, state: Uint8Array): Promise<void> {
+    const runtime = this.#runtime
+    if (runtime.dropRun === undefined || runtime.openRun === undefined) return
+    const drop = runtime.dropRun.bind(runtime)
+    await this.#bounded(runtime.openRun(key, state).then((opened) => drop(opened))).catch(() => undefined)
   }
 
   /** `operation` of the store, waited for at most `storeWaitMs` (and until `signal`, when given). */

@@ -88,6 +88,41 @@ describe.each(['worker', 'inline'] as const)('durable runs in a session (%s)', (
     expect((await small.run(request('return [mark, typeof junk]', undefined, 'big'))).value).toEqual(['before', 'undefined'])
   })
 
+  test('a dropped run (dropRun) ends its hold: the session goes on from its state before it', async () => {
+    expect((await runtime.run(request('let d = 1; return d', undefined, 'drop'))).value).toBe(1)
+    const first = await runtime.run(request('d = 2; return await tools.ask({})', { key: 'k6' }, 'drop'))
+    const opened = await (runtime.openRun as NonNullable<CodeRuntime['openRun']>)('k6', first.suspended?.state as Uint8Array)
+    await runtime.dropRun?.(opened)
+    await expect(runtime.resumeRun?.(opened, { call: async () => 1 })).rejects.toThrow(/takes a run from this runtime's openRun, once/)
+    const next = await runtime.run(request('return d', undefined, 'drop'))
+    expect(next.value).toBe(1)
+    expect(next.session?.note).toMatch(/was dropped without being resumed/)
+  })
+
+  test('a resume that does not go on (refused at a full gate, aborted) holds the session no more; it goes on from before the run', async () => {
+    await using gated = createQuickJSRuntime({ isolation, poolSize: 1, secret, sessions: {}, maxConcurrentRuns: 1, maxQueuedRuns: 0 })
+    expect((await gated.run(request('let g = "before"; return g', undefined, 'gated'))).value).toBe('before')
+    const first = await gated.run(request('g = "during"; return await tools.ask({})', { key: 'k7' }, 'gated'))
+    // The one place is taken while the resume comes: it is refused, and its state is gone with it.
+    let release!: () => void
+    let called!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const calling = new Promise<void>((resolve) => (called = resolve))
+    const busy = gated.run({ ...request('return await tools.read({ n: 1 })', undefined, 'other'), call: async () => (called(), await gate, { n: 1 }) })
+    await calling
+    const refused = await resume(gated, first, 'k7', async () => 'never')
+    expect(refused.error?.kind).toBe('limit')
+    release()
+    await busy
+    expect((await gated.run(request('return g', undefined, 'gated'))).value).toBe('before')
+    // Aborted before it went on: the same.
+    const second = await gated.run(request('g = "again"; return await tools.ask({})', { key: 'k8' }, 'gated'))
+    const opened = await (gated.openRun as NonNullable<CodeRuntime['openRun']>)('k8', second.suspended?.state as Uint8Array)
+    const aborted = await (gated.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(opened, { call: async () => 'x', signal: AbortSignal.abort() })
+    expect(aborted.error?.kind).toBe('abort')
+    expect((await gated.run(request('return g', undefined, 'gated'))).value).toBe('before')
+  })
+
   test('sessions held for a resume count as live: at the cap, a new session is told so', async () => {
     await using small = createQuickJSRuntime({ isolation, poolSize: 1, secret, sessions: { maxSessions: 1 } })
     const first = await small.run(request('let h = 1; return await tools.ask({})', { key: 'cap' }, 'held'))
@@ -189,6 +224,31 @@ describe('durable session runs across runtimes sharing a file store with claims'
     expect(done.value).toEqual([1, 2, 3])
     expect(done.session).toMatchObject({ kept: true, runs: 2 })
     expect((await two.run(request('list.push(4); return list'))).value).toEqual([1, 2, 3, 4])
+  }, 30_000)
+
+  test('a dropped run ends its hold in the store: another runtime runs the session from its state before the run', async () => {
+    const store = createFileSessionStore({ directory: join(dir, 'drop') })
+    await using one = runtimeOver(store)
+    await using two = runtimeOver(store)
+    expect((await one.run(request('let e = "saved"; return e'))).value).toBe('saved')
+    const first = await one.run(request('e = "lost"; return await tools.ask({})', { key: 'x5' }))
+    expect((await two.run(request('return e'))).error?.message).toMatch(/waits for the resume/)
+    const opened = await (two.openRun as NonNullable<CodeRuntime['openRun']>)('x5', first.suspended?.state as Uint8Array)
+    await two.dropRun?.(opened)
+    expect((await two.run(request('return e'))).value).toBe('saved')
+  }, 30_000)
+
+  test('a resume in another runtime that ends without state leaves the session its state from before the run', async () => {
+    const store = createFileSessionStore({ directory: join(dir, 'bare') })
+    await using one = runtimeOver(store)
+    await using two = runtimeOver(store)
+    expect((await one.run(request('let f = "saved"; return f'))).value).toBe('saved')
+    const first = await one.run(request('f = "lost"; return await tools.ask({})', { key: 'x6' }))
+    const opened = await (two.openRun as NonNullable<CodeRuntime['openRun']>)('x6', first.suspended?.state as Uint8Array)
+    const aborted = await (two.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(opened, { call: async () => 'x', signal: AbortSignal.abort() })
+    expect(aborted.error?.kind).toBe('abort')
+    expect((await two.run(request('return f'))).value).toBe('saved')
+    expect((await one.run(request('return f'))).error?.message).toMatch(/held by another process/)
   }, 30_000)
 
   test('a resume finds its session even when every other session is running (maxSessions)', async () => {

@@ -205,6 +205,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
                 },
                 release: (key) => release(key, holder),
                 hand: (key, to, ttlMs) => claim(key, to, ttlMs, { replaces: holder }),
+                unhand: (key, from) => release(key, from),
               }),
           }
     // A state let go of (replaced by its run's next capture, expired, evicted, saved) gives its buffer back to the engines.
@@ -371,15 +372,23 @@ export class QuickJSCodeRuntime implements CodeRuntime {
       ...(signal !== undefined && { signal }),
       ...(onLog !== undefined && { onLog }),
     }
-    const accepted = await acceptRun(again, this.#defaults, this.#gate)
-    if (!accepted.ok) return accepted.result
-    // A session run: its session, held for this resume (here, or in the store for whichever process resumes it).
     const session = saved.session
+    // A run that ends here without going on (refused, out of time) holds its session no more: it goes on from before it.
+    const unhold = async (): Promise<void> => {
+      if (session !== undefined) await this.#sessions.unpark(session.key, parkedHolder(run.key)).catch(() => undefined)
+    }
+    const accepted = await acceptRun(again, this.#defaults, this.#gate)
+    if (!accepted.ok) {
+      await unhold()
+      return accepted.result
+    }
+    // A session run: its session, held for this resume (here, or in the store for whichever process resumes it).
     let turn: SessionTurn<SessionMemory> | undefined
     let wentOn: string | undefined
     if (session !== undefined) {
       turn = await this.#sessions.take(session.key, Date.now(), { deadline: accepted.deadline, signal }, parkedHolder(run.key))
       if (!turn.ok && turn.reason !== undefined) {
+        await unhold()
         accepted.release()
         const wallMs = performance.now() - accepted.startedAt
         const error: CodeRunError = turn.reason === 'abort' ? stopError('abort', saved.limits) : { kind: 'timeout', message: `the run's wall-clock limit was reached before it went on (${turn.message})` }
@@ -425,6 +434,18 @@ export class QuickJSCodeRuntime implements CodeRuntime {
       accepted.release()
       if (turn?.ok === true && !given) this.#sessions.give(turn.entry, { reason: 'the resumed run failed on the host; the session keeps its state from before the run' }, false)
     }
+  }
+
+  /**
+   * Drops a run `openRun` opened instead of resuming it: the session it held, if it ran in one, goes on from
+   * its state before the run (here, or from the session store for whichever process runs it next).
+   */
+  async dropRun(run: SuspendedRun): Promise<void> {
+    if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
+    const saved = this.#opened.get(run)
+    if (saved === undefined) throw new SandboxUsageError('dropRun takes a run from this runtime\'s openRun, once')
+    this.#opened.delete(run)
+    if (saved.session !== undefined) await this.#sessions.unpark(saved.session.key, parkedHolder(run.key))
   }
 
   async endSession(key: string): Promise<boolean> {

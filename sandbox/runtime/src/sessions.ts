@@ -115,6 +115,11 @@ export interface SessionEntry<S> {
   parked?: { holder: string; until: number } | undefined
   /** What the session's next run is told (its state went back to before a suspended run that was not resumed). */
   note?: string | undefined
+  /**
+   * Taken for a resume without its state (`take` with `resumes`: the resumed run's memory holds it; the state
+   * from before that run is in the spill's store): a resume that leaves no state lets the entry go unsaved.
+   */
+  bare?: boolean | undefined
 }
 
 /**
@@ -145,6 +150,8 @@ export interface SessionSpill<S> {
    * (`SessionTable.park`) stays held for that run's resume, which claims it with `replaces: holder`.
    */
   hand?(key: string, holder: string, ttlMs: number): Promise<SessionClaim | undefined>
+  /** Ends `holder`'s claim on `key` (one `hand` gave), if it holds it. */
+  unhand?(key: string, holder: string): Promise<void>
   /**
    * How long a claim lasts past the run that takes it (default `CLAIM_MS`): the table renews its claims on
    * sessions it holds (running or idle) when half of this is left, so a process that dies without letting
@@ -306,8 +313,11 @@ export class SessionTable<S> {
         return { ok: false, message: refused }
       }
     }
-    // The resumed run's state holds the session's: nothing to load.
-    if (resumes !== undefined) return { ok: true, entry, fresh: false }
+    // The resumed run's state holds the session's: nothing to load (the store keeps its state from before that run).
+    if (resumes !== undefined) {
+      entry.bare = true
+      return { ok: true, entry, fresh: false }
+    }
     const gone = this.#gone.get(key)
     this.#gone.delete(key)
     let note = gone === undefined ? undefined : `the session's earlier state was dropped: ${gone}`
@@ -438,6 +448,9 @@ export class SessionTable<S> {
     }
     const info: CodeRunSessionInfo = { key: entry.key, fresh, kept, bytes: entry.ended ? 0 : entry.bytes, runs: entry.runs, ...(why === undefined ? {} : { note: why }) }
     if (entry.ended) this.#sessions.delete(entry.key)
+    else if (kept) entry.bare = undefined
+    // A resume that left no state: the session's state is the one its store kept from before the resumed run.
+    else if (entry.bare === true && entry.state === undefined) this.#forget(entry, undefined)
     return info
   }
 
@@ -498,6 +511,26 @@ export class SessionTable<S> {
     if (handed.ok && handed.value) return info
     // Not held in the store: another process may run the session meanwhile, and this run's resume would not keep its state then.
     return { ...info, note: `${info.note}; but the session store did not confirm the hold${handed.ok ? '' : ` within ${saveMs} ms`}: another process may run the session meanwhile` }
+  }
+
+  /**
+   * Ends the hold of `holder` (`park`) on `key`: its suspended run will not be resumed, and the session goes on
+   * from its state before that run (live here, or saved in the spill's store, whose claim `holder` had).
+   */
+  async unpark(key: string, holder: string): Promise<void> {
+    const live = this.#sessions.get(key)
+    if (live?.parked?.holder === holder) {
+      live.parked = undefined
+      live.busy = false
+      live.lastUsed = Date.now()
+      live.note = 'a program of this session that suspended was dropped without being resumed: the session went on from its state before that program'
+      return
+    }
+    const unhand = this.#spill?.unhand
+    if (live !== undefined || unhand === undefined) return
+    const waitMs = this.#spill?.storeWaitMs ?? STORE_WAIT_MS
+    const ended = await waitForStore(this.#serial(key, () => unhand(key, holder)), { deadline: performance.now() + waitMs })
+    if (!ended.ok) throw new SessionStoreError('unavailable', `the session store did not answer within ${waitMs} ms: session "${key}" stays held for the dropped run until its hold ends`)
   }
 
   /**

@@ -191,6 +191,12 @@ export interface CodeRuntime {
   openRun?(key: string, state: Uint8Array): Promise<SuspendedRun>
   /** Continues an opened run where it suspended (each opened run once); resolves with its outcome, as `run`. */
   resumeRun?(run: SuspendedRun, request: ResumeRunRequest): Promise<CodeRunResult>
+  /**
+   * Drops an opened run instead of resuming it (its state could not be kept, or its decision will never
+   * come): the sandbox session it held (`CodeRunRequest.session`), here or in the session store, goes on from
+   * its state before the run. Each opened run once, as `resumeRun`.
+   */
+  dropRun?(run: SuspendedRun): Promise<void>
   /** Aborts live runs and waits for them. */
   dispose(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
