@@ -737,8 +737,8 @@ export class SessionTable<S> {
 
   /** Why no session can start: every one of `maxSessions` runs a program, or waits for a suspended one's resume. */
   #allBusy(): string {
-    const parked = [...this.#sessions.values()].filter((e) => e.parked !== undefined).length
-    const waiting = parked === 0 ? '' : ` (${parked} of them wait for the resume of a program that suspended)`
+    const held = [...this.#sessions.values()].filter((e) => e.parked !== undefined).length
+    const waiting = held === 0 ? '' : ` (${held} of them wait for the resume of a program that suspended)`
     return `all ${this.limits.maxSessions} sessions are running programs${waiting} (maxSessions)`
   }
 
