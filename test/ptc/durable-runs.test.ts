@@ -229,6 +229,35 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     expect([...a.trace, ...b.trace].filter((t) => t === 'start write once')).toHaveLength(1)
   })
 
+  test('a runtime disposed under a resume runs nothing and loses nothing: the state goes back for another process', async () => {
+    const shared = store()
+    const secret = 'a secret both runtimes share, 32+ bytes long'
+    const first = createQuickJSRuntime({ isolation, poolSize: 1, secret })
+    // The harness shuts its runtime down while a resume is on its way: after the state was opened, before it went on.
+    const closing: CodeRuntime = {
+      name: first.name,
+      limits: first.limits,
+      run: (request) => first.run(request),
+      openRun: async (key, state) => {
+        const opened = await (first.openRun as NonNullable<CodeRuntime['openRun']>)(key, state)
+        await first.dispose()
+        return opened
+      },
+      resumeRun: (run, request) => (first.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(run, request),
+      dispose: () => first.dispose(),
+      [Symbol.asyncDispose]: () => first.dispose(),
+    }
+    const a = harness(closing, { durable: { store: shared } })
+    const { token } = awaiting(await a.runCode(`return await tools.write({ key: 'later' })`))
+    await expect(resume(a, token, 'allowed-once')).rejects.toMatchObject({ code: 'SANDBOX_DISPOSED' })
+    expect(a.trace).toEqual([])
+    await using second = createQuickJSRuntime({ isolation, poolSize: 1, secret })
+    const b = harness(second, { durable: { store: shared } })
+    const done = (await resume(b, token, 'allowed-once')).results[0]?.result as ToolExecutionResult
+    expect(value(done).result).toEqual({ written: 'later' })
+    expect(b.trace).toEqual(['start write later', 'end write later'])
+  })
+
   test('a store that cannot keep the state fails the call, saying the program is lost', async () => {
     const failing: SessionStore = { get: async () => undefined, set: async () => Promise.reject(new Error('disk full')), delete: async () => false }
     const h = harness(runtime, { durable: { store: failing } })

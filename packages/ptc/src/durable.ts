@@ -7,7 +7,7 @@
  * the parked calls again with the decision, and lets the program go on where it waited.
  */
 import { randomUUID } from 'node:crypto'
-import type { CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
+import { SandboxUsageError, type CodeRunResult, type CodeRuntime, type JsonValue } from '@ptc/sandbox'
 import { STORE_WAIT_MS, waitForStore, type DurableRun, type ResumeRunRequest, type SessionStore, type SuspendedRun } from '@ptc/sandbox/session'
 import type { ApprovalDecision, DisplayReason, ToolBatchResult, ToolExecutionResult, ToolExecutionToken, ToolExecutorServices, ToolResumeInput, ToolRunContext, UserMessage } from '@ptc/tools'
 import { failureResult, sessionLogFailed, type LogFailure } from '@ptc/tools/executor'
@@ -233,7 +233,12 @@ export class DurableRuns {
       // Taken: another resume of this token finds nothing. Unconfirmed, the program does not go on (it
       // could then run twice).
       if (!taking && !(await this.#bounded(store.delete(token))).ok) throw unavailable('to remove the state of')
-      return await this.#run(run, identity as RunIdentity, decisions, input, services, config, content)
+      // A runtime that refuses to resume at all (disposed: a harness shutting down) ran nothing: the state goes back.
+      const putBack = async (): Promise<void> => {
+        const ttlMs = typeof expiresAt === 'number' && Number.isFinite(expiresAt) ? expiresAt - Date.now() : this.#ttlMs
+        if (ttlMs > 0) await this.#bounded(store.set(token, bytes, { ttlMs })).catch(() => undefined)
+      }
+      return await this.#run(run, identity as RunIdentity, decisions, input, services, config, content, putBack)
     } finally {
       this.#resuming.delete(token)
     }
@@ -260,6 +265,7 @@ export class DurableRuns {
     services: ToolExecutorServices,
     config: DurableRunConfig,
     content: (value: JsonValue) => ToolExecutionResult['content'],
+    putBack: () => Promise<void>,
   ): Promise<ToolBatchResult> {
     const contexts: UserMessage[] = []
     let concluded = false
@@ -289,6 +295,10 @@ export class DurableRuns {
     try {
       const request: ResumeRunRequest = { call: (name, args) => scheduler.submit(name, args), signal: input.signal, durable: next }
       run = await answered((config.runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(suspended, request), config.maxWallMs, config.runtime.name)
+    } catch (error) {
+      // resumeRun throws only before the program goes on (misuse, a disposed runtime): its state is not lost.
+      if (error instanceof SandboxUsageError) await putBack()
+      throw error
     } finally {
       logFailure = await scheduler.close(run?.error?.kind === 'timeout')
     }
