@@ -1,5 +1,6 @@
 /**
- * Durable runs in sandbox sessions (real QuickJS engines, both isolations; a real file store with claims): a
+ * Durable runs in sandbox sessions (real QuickJS engines, both isolations; a real file store with claims, and a real
+ * Redis, redis-server on loopback, skipped with the reason when it cannot be had): a
  * session run that suspends holds its session for its resume, which gives the session the state the run
  * leaves; the session runs no other program and cannot be ended meanwhile, and goes on from its state
  * before the run once the hold ends unresumed. Across runtimes sharing a store, the hold is a claim that
@@ -8,9 +9,11 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, test } from 'vitest'
+import { createRequire } from 'node:module'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { ensureRedisServer, startRedis, type RedisServer } from '../../../scripts/ensure-redis.js'
 import type { CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
-import { SessionStoreError, createFileSessionStore, parkCall, type DurableRun, type SessionStore } from '@ptc/sandbox/session'
+import { SessionStoreError, createFileSessionStore, createRedisSessionStore, parkCall, type DurableRun, type SessionStore } from '@ptc/sandbox/session'
 import { createQuickJSRuntime } from './index.js'
 
 const secret = 'durable-session-secret-0123456789'
@@ -197,117 +200,142 @@ describe.each(['worker', 'inline'] as const)('durable runs in a session (%s)', (
   })
 })
 
-describe('durable session runs across runtimes sharing a file store with claims', () => {
-  function runtimeOver(store: SessionStore) {
-    return createQuickJSRuntime({ isolation: 'inline', secret, sessions: { store, secret } })
-  }
+const redisLookup = ensureRedisServer()
+if ('reason' in redisLookup) console.warn(`durable session runs over Redis skipped: ${redisLookup.reason}`)
 
-  test('the hold is a claim in the store: no runtime runs the session until one resumes the run, which then holds it', async () => {
-    const store = createFileSessionStore({ directory: join(dir, 'hold') })
-    const one = runtimeOver(store)
-    await using two = runtimeOver(store)
-    expect((await one.run(request('let list = [1]; return list.length'))).value).toBe(1)
-    const first = await one.run(request('list.push(2); list.push(await tools.ask({})); return list', { key: 'x1' }))
-    expect(first.suspended).toBeDefined()
-    // Neither runtime runs it now, whichever tries.
-    for (const rt of [one, two]) {
-      const refused = await rt.run(request('return list'))
-      expect(refused.error?.kind).toBe('limit')
-      expect(refused.error?.message).toMatch(/^session "s" waits for the resume of a program of it that suspended/)
+describe.each([
+  ['a file store', false],
+  ['Redis', true],
+] as const)('durable session runs across runtimes sharing %s (with claims)', (_name, redis) => {
+  describe.skipIf(redis && 'reason' in redisLookup)('', () => {
+    let server: RedisServer | undefined
+    let client: import('ioredis').Redis | undefined
+    beforeAll(async () => {
+      if (!redis || !('path' in redisLookup)) return
+      server = await startRedis(redisLookup.path)
+      const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis')
+      client = new Redis({ host: '127.0.0.1', port: server.port, password: server.password })
+    }, 30_000)
+    afterAll(async () => {
+      await client?.quit()
+      await server?.stop()
+    })
+    /** A store of its own for one test: a folder, or a key prefix in Redis. */
+    function storeFor(name: string): SessionStore {
+      if (!redis) return createFileSessionStore({ directory: join(dir, name) })
+      return createRedisSessionStore({ client: client as NonNullable<typeof client>, prefix: `ptc-test:${name}:`, claimPrefix: `ptc-test-claim:${name}:` })
     }
-    const error: unknown = await two.endSession?.('s').catch((thrown: unknown) => thrown)
-    expect(error).toBeInstanceOf(SessionStoreError)
-    expect(error).toMatchObject({ code: 'claimed' })
-    // The first runtime goes away; the second resumes the run and holds the session after it.
-    await one.dispose()
-    const done = await resume(two, first, 'x1', async () => 3)
-    expect(done.value).toEqual([1, 2, 3])
-    expect(done.session).toMatchObject({ kept: true, runs: 2 })
-    expect((await two.run(request('list.push(4); return list'))).value).toEqual([1, 2, 3, 4])
-  }, 30_000)
-
-  test('a dropped run ends its hold in the store: another runtime runs the session from its state before the run', async () => {
-    const store = createFileSessionStore({ directory: join(dir, 'drop') })
-    await using one = runtimeOver(store)
-    await using two = runtimeOver(store)
-    expect((await one.run(request('let e = "saved"; return e'))).value).toBe('saved')
-    const first = await one.run(request('e = "lost"; return await tools.ask({})', { key: 'x5' }))
-    expect((await two.run(request('return e'))).error?.message).toMatch(/waits for the resume/)
-    const opened = await (two.openRun as NonNullable<CodeRuntime['openRun']>)('x5', first.suspended?.state as Uint8Array)
-    await two.dropRun?.(opened)
-    expect((await two.run(request('return e'))).value).toBe('saved')
-  }, 30_000)
-
-  test('a resume in another runtime that ends without state leaves the session its state from before the run', async () => {
-    const store = createFileSessionStore({ directory: join(dir, 'bare') })
-    await using one = runtimeOver(store)
-    await using two = runtimeOver(store)
-    expect((await one.run(request('let f = "saved"; return f'))).value).toBe('saved')
-    const first = await one.run(request('f = "lost"; return await tools.ask({})', { key: 'x6' }))
-    const opened = await (two.openRun as NonNullable<CodeRuntime['openRun']>)('x6', first.suspended?.state as Uint8Array)
-    const aborted = await (two.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(opened, { call: async () => 'x', signal: AbortSignal.abort() })
-    expect(aborted.error?.kind).toBe('abort')
-    expect((await two.run(request('return f'))).value).toBe('saved')
-    expect((await one.run(request('return f'))).error?.message).toMatch(/held by another process/)
-  }, 30_000)
-
-  test('a resume finds its session even when every other session is running (maxSessions)', async () => {
-    const store = createFileSessionStore({ directory: join(dir, 'full') })
-    await using rt = createQuickJSRuntime({ isolation: 'inline', secret, sessions: { store, secret, maxSessions: 1 } })
-    const first = await rt.run(request('let kept = "mine"; return await tools.ask({})', { key: 'x3' }, 'parked'))
-    expect(first.suspended).toBeDefined()
-    // The only place is taken by a session whose program waits on a call while the resume comes.
-    let release!: () => void
-    let called!: () => void
-    const gate = new Promise<void>((resolve) => (release = resolve))
-    const calling = new Promise<void>((resolve) => (called = resolve))
-    const busy = rt.run({ ...request('return await tools.read({ n: 1 })', undefined, 'busy'), call: async () => (called(), await gate, { n: 1 }) })
-    await calling
-    expect((await rt.run(request('return 1', undefined, 'third'))).error?.message).toMatch(/all 1 sessions are running programs/)
-    const done = await resume(rt, first, 'x3', async () => 'answered')
-    release()
-    expect((await busy).value).toEqual({ n: 1 })
-    expect(done.value).toBe('answered')
-    expect(done.session?.kept).toBe(true)
-    expect((await rt.run(request('return kept', undefined, 'parked'))).value).toBe('mine')
-  }, 30_000)
-
-  test('a store that fails to take the hold: the suspended program\'s result says another process may run the session meanwhile', async () => {
-    const inner = createFileSessionStore({ directory: join(dir, 'no-hold') })
-    const failing: SessionStore = {
-      get: (key) => inner.get(key),
-      set: (key, bytes, options) => inner.set(key, bytes, options),
-      delete: (key) => inner.delete(key),
-      claim: async (key, holder, ttlMs, options) => {
-        if (holder.startsWith('parked:')) throw new Error('EIO: the disk went away')
-        return (inner.claim as NonNullable<SessionStore['claim']>)(key, holder, ttlMs, options)
-      },
-      release: (key, holder) => (inner.release as NonNullable<SessionStore['release']>)(key, holder),
+    function runtimeOver(store: SessionStore) {
+      return createQuickJSRuntime({ isolation: 'inline', secret, sessions: { store, secret } })
     }
-    await using rt = runtimeOver(failing)
-    const first = await rt.run(request('let q = 1; return await tools.ask({})', { key: 'x4' }))
-    expect(first.suspended).toBeDefined()
-    expect(first.session?.note).toMatch(/the session waits for its resume.*; but the session store did not confirm the hold: another process may run the session meanwhile$/)
-    // The resume still goes on, and keeps its state (nobody took the session meanwhile).
-    const done = await resume(rt, first, 'x4', async () => 'ok')
-    expect(done.value).toBe('ok')
-    expect(done.session?.kept).toBe(true)
-  }, 30_000)
 
-  test('a hold that ends unresumed frees the session, which goes on from the state saved before the run', async () => {
-    const store = createFileSessionStore({ directory: join(dir, 'expire') })
-    await using one = runtimeOver(store)
-    await using two = runtimeOver(store)
-    expect((await one.run(request('let w = "saved"; return w'))).value).toBe('saved')
-    const first = await one.run(request('w = "lost"; return await tools.ask({})', { key: 'x2', holdMs: 300 }))
-    expect(first.suspended).toBeDefined()
-    const next = await runOnceFree(two, 'return w')
-    expect(next.value).toBe('saved')
-    // The late resume runs (its decision is honoured) but does not go over the session the other runtime holds.
-    const done = await resume(one, first, 'x2', async () => 'late')
-    expect(done.value).toBe('late')
-    expect(done.session?.kept).toBe(false)
-    expect(done.session?.note).toMatch(/another process sharing the session store holds it now/)
-    expect((await two.run(request('return w'))).value).toBe('saved')
-  }, 30_000)
+    test('the hold is a claim in the store: no runtime runs the session until one resumes the run, which then holds it', async () => {
+      const store = storeFor('hold')
+      const one = runtimeOver(store)
+      await using two = runtimeOver(store)
+      expect((await one.run(request('let list = [1]; return list.length'))).value).toBe(1)
+      const first = await one.run(request('list.push(2); list.push(await tools.ask({})); return list', { key: 'x1' }))
+      expect(first.suspended).toBeDefined()
+      // Neither runtime runs it now, whichever tries.
+      for (const rt of [one, two]) {
+        const refused = await rt.run(request('return list'))
+        expect(refused.error?.kind).toBe('limit')
+        expect(refused.error?.message).toMatch(/^session "s" waits for the resume of a program of it that suspended/)
+      }
+      const error: unknown = await two.endSession?.('s').catch((thrown: unknown) => thrown)
+      expect(error).toBeInstanceOf(SessionStoreError)
+      expect(error).toMatchObject({ code: 'claimed' })
+      // The first runtime goes away; the second resumes the run and holds the session after it.
+      await one.dispose()
+      const done = await resume(two, first, 'x1', async () => 3)
+      expect(done.value).toEqual([1, 2, 3])
+      expect(done.session).toMatchObject({ kept: true, runs: 2 })
+      expect((await two.run(request('list.push(4); return list'))).value).toEqual([1, 2, 3, 4])
+    }, 30_000)
+
+    test('a dropped run ends its hold in the store: another runtime runs the session from its state before the run', async () => {
+      const store = storeFor('drop')
+      await using one = runtimeOver(store)
+      await using two = runtimeOver(store)
+      expect((await one.run(request('let e = "saved"; return e'))).value).toBe('saved')
+      const first = await one.run(request('e = "lost"; return await tools.ask({})', { key: 'x5' }))
+      expect((await two.run(request('return e'))).error?.message).toMatch(/waits for the resume/)
+      const opened = await (two.openRun as NonNullable<CodeRuntime['openRun']>)('x5', first.suspended?.state as Uint8Array)
+      await two.dropRun?.(opened)
+      expect((await two.run(request('return e'))).value).toBe('saved')
+    }, 30_000)
+
+    test('a resume in another runtime that ends without state leaves the session its state from before the run', async () => {
+      const store = storeFor('bare')
+      await using one = runtimeOver(store)
+      await using two = runtimeOver(store)
+      expect((await one.run(request('let f = "saved"; return f'))).value).toBe('saved')
+      const first = await one.run(request('f = "lost"; return await tools.ask({})', { key: 'x6' }))
+      const opened = await (two.openRun as NonNullable<CodeRuntime['openRun']>)('x6', first.suspended?.state as Uint8Array)
+      const aborted = await (two.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(opened, { call: async () => 'x', signal: AbortSignal.abort() })
+      expect(aborted.error?.kind).toBe('abort')
+      expect((await two.run(request('return f'))).value).toBe('saved')
+      expect((await one.run(request('return f'))).error?.message).toMatch(/held by another process/)
+    }, 30_000)
+
+    test('a resume finds its session even when every other session is running (maxSessions)', async () => {
+      const store = storeFor('full')
+      await using rt = createQuickJSRuntime({ isolation: 'inline', secret, sessions: { store, secret, maxSessions: 1 } })
+      const first = await rt.run(request('let kept = "mine"; return await tools.ask({})', { key: 'x3' }, 'parked'))
+      expect(first.suspended).toBeDefined()
+      // The only place is taken by a session whose program waits on a call while the resume comes.
+      let release!: () => void
+      let called!: () => void
+      const gate = new Promise<void>((resolve) => (release = resolve))
+      const calling = new Promise<void>((resolve) => (called = resolve))
+      const busy = rt.run({ ...request('return await tools.read({ n: 1 })', undefined, 'busy'), call: async () => (called(), await gate, { n: 1 }) })
+      await calling
+      expect((await rt.run(request('return 1', undefined, 'third'))).error?.message).toMatch(/all 1 sessions are running programs/)
+      const done = await resume(rt, first, 'x3', async () => 'answered')
+      release()
+      expect((await busy).value).toEqual({ n: 1 })
+      expect(done.value).toBe('answered')
+      expect(done.session?.kept).toBe(true)
+      expect((await rt.run(request('return kept', undefined, 'parked'))).value).toBe('mine')
+    }, 30_000)
+
+    test('a store that fails to take the hold: the suspended program\'s result says another process may run the session meanwhile', async () => {
+      const inner = storeFor('no-hold')
+      const failing: SessionStore = {
+        get: (key) => inner.get(key),
+        set: (key, bytes, options) => inner.set(key, bytes, options),
+        delete: (key) => inner.delete(key),
+        claim: async (key, holder, ttlMs, options) => {
+          if (holder.startsWith('parked:')) throw new Error('EIO: the disk went away')
+          return (inner.claim as NonNullable<SessionStore['claim']>)(key, holder, ttlMs, options)
+        },
+        release: (key, holder) => (inner.release as NonNullable<SessionStore['release']>)(key, holder),
+      }
+      await using rt = runtimeOver(failing)
+      const first = await rt.run(request('let q = 1; return await tools.ask({})', { key: 'x4' }))
+      expect(first.suspended).toBeDefined()
+      expect(first.session?.note).toMatch(/the session waits for its resume.*; but the session store did not confirm the hold: another process may run the session meanwhile$/)
+      // The resume still goes on, and keeps its state (nobody took the session meanwhile).
+      const done = await resume(rt, first, 'x4', async () => 'ok')
+      expect(done.value).toBe('ok')
+      expect(done.session?.kept).toBe(true)
+    }, 30_000)
+
+    test('a hold that ends unresumed frees the session, which goes on from the state saved before the run', async () => {
+      const store = storeFor('expire')
+      await using one = runtimeOver(store)
+      await using two = runtimeOver(store)
+      expect((await one.run(request('let w = "saved"; return w'))).value).toBe('saved')
+      const first = await one.run(request('w = "lost"; return await tools.ask({})', { key: 'x2', holdMs: 300 }))
+      expect(first.suspended).toBeDefined()
+      const next = await runOnceFree(two, 'return w')
+      expect(next.value).toBe('saved')
+      // The late resume runs (its decision is honoured) but does not go over the session the other runtime holds.
+      const done = await resume(one, first, 'x2', async () => 'late')
+      expect(done.value).toBe('late')
+      expect(done.session?.kept).toBe(false)
+      expect(done.session?.note).toMatch(/another process sharing the session store holds it now/)
+      expect((await two.run(request('return w'))).value).toBe('saved')
+    }, 30_000)
+  })
 })
