@@ -1,10 +1,9 @@
 /**
- * Durable runs in sandbox sessions (real QuickJS engines, both isolations; a real file store with claims, and a real
- * Redis, redis-server on loopback, skipped with the reason when it cannot be had): a
- * session run that suspends holds its session for its resume, which gives the session the state the run
- * leaves; the session runs no other program and cannot be ended meanwhile, and goes on from its state
- * before the run once the hold ends unresumed. Across runtimes sharing a store, the hold is a claim that
- * the resuming runtime takes over.
+ * Durable runs in sandbox sessions (real QuickJS engines, both isolations): a session run that suspends holds
+ * its session for its resume, which gives the session the state the run leaves; the session runs no other
+ * program and cannot be ended meanwhile, and goes on from its state before the run once the hold ends
+ * unresumed. Across runtimes sharing a store (a real file store with claims, and a real Redis: redis-server on
+ * loopback, skipped with the reason when it cannot be had), the hold is a claim the resuming runtime takes over.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
