@@ -212,6 +212,36 @@ function idleSessionsInFreshProcesses(): string[] {
   return lines
 }
 
+/**
+ * `code` (which awaits `tools.ask`) `ROUNDS` times each way: its call answered at once, and parked (the run until
+ * it suspended, then open + resume to its end); the table cells: those times (ms) and the sealed size.
+ */
+async function parkedRuns(runtime: CodeRuntime, code: string, session: string | undefined): Promise<string> {
+  const answered: number[] = []
+  const suspend: number[] = []
+  const resume: number[] = []
+  let sealed = 0
+  for (let round = 0; round < ROUNDS; round++) {
+    let t = performance.now()
+    const direct = await runtime.run({ ...req(code, session), bindings: ['ask'], call: async () => true })
+    answered.push(performance.now() - t)
+    if (direct.error !== undefined) throw new Error(direct.error.message)
+    t = performance.now()
+    const first = await runtime.run({ ...req(code, session), bindings: ['ask'], call: () => Promise.reject(parkCall()), durable: { key: 'bench' } })
+    suspend.push(performance.now() - t)
+    const state = first.suspended?.state
+    if (state === undefined) throw new Error(first.error?.message ?? 'the run did not suspend')
+    sealed = state.byteLength
+    t = performance.now()
+    const opened = await (runtime.openRun as NonNullable<CodeRuntime['openRun']>)('bench', state)
+    const end = await (runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(opened, { call: async () => true })
+    resume.push(performance.now() - t)
+    if (end.error !== undefined) throw new Error(end.error.message)
+    if (session !== undefined && end.session?.kept !== true) throw new Error('the resumed run did not leave its session its state')
+  }
+  return `${median(answered).toFixed(1)} (${spread(answered)}) | ${median(suspend).toFixed(1)} (${spread(suspend)}) | ${(sealed / MiB).toFixed(2)} MiB | ${median(resume).toFixed(1)} (${spread(resume)})`
+}
+
 async function durableRuns(): Promise<string[]> {
   const lines = [
     '| isolation | plain run µs | durable run µs | durable / plain (spread) |',
@@ -241,28 +271,7 @@ async function durableRuns(): Promise<string[]> {
     lines.push(`| ${isolation} | ${median(plain).toFixed(0)} | ${median(made).toFixed(0)} | ${median(ratios).toFixed(2)}x (${spread(ratios)}) |`)
     for (const mib of quick ? [1] : [1, 10]) {
       const code = `${dataProgram(mib).replace(/return [^\n]*$/, '')}\nconst yes = await tools.ask({}); return data.length + (yes ? 1 : 0)`
-      const answered: number[] = []
-      const suspend: number[] = []
-      const resume: number[] = []
-      let sealed = 0
-      for (let round = 0; round < ROUNDS; round++) {
-        let t = performance.now()
-        const direct = await runtime.run({ ...req(code), bindings: ['ask'], call: async () => true })
-        answered.push(performance.now() - t)
-        if (direct.error !== undefined) throw new Error(direct.error.message)
-        t = performance.now()
-        const first = await runtime.run({ ...req(code), bindings: ['ask'], call: () => Promise.reject(parkCall()), durable: { key: 'bench' } })
-        suspend.push(performance.now() - t)
-        const state = first.suspended?.state
-        if (state === undefined) throw new Error(first.error?.message ?? 'the run did not suspend')
-        sealed = state.byteLength
-        t = performance.now()
-        const opened = await (runtime.openRun as NonNullable<CodeRuntime['openRun']>)('bench', state)
-        const end = await (runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(opened, { call: async () => true })
-        resume.push(performance.now() - t)
-        if (end.error !== undefined) throw new Error(end.error.message)
-      }
-      parked.push(`| ${isolation} | ${mib} MiB | ${median(answered).toFixed(1)} (${spread(answered)}) | ${median(suspend).toFixed(1)} (${spread(suspend)}) | ${(sealed / MiB).toFixed(2)} MiB | ${median(resume).toFixed(1)} (${spread(resume)}) |`)
+      parked.push(`| ${isolation} | ${mib} MiB | ${await parkedRuns(runtime, code, undefined)} |`)
     }
     // In a sandbox session that holds the data already: the suspension takes the session's state with it, and
     // the resume gives the session the state the program leaves.
@@ -270,29 +279,7 @@ async function durableRuns(): Promise<string[]> {
       const session = `held-${mib}`
       const built = await runtime.run(req(dataProgram(mib), session))
       if (built.error !== undefined) throw new Error(built.error.message)
-      const code = 'const yes = await tools.ask({}); return data.length + (yes ? 1 : 0)'
-      const answered: number[] = []
-      const suspend: number[] = []
-      const resume: number[] = []
-      let sealed = 0
-      for (let round = 0; round < ROUNDS; round++) {
-        let t = performance.now()
-        const direct = await runtime.run({ ...req(code, session), bindings: ['ask'], call: async () => true })
-        answered.push(performance.now() - t)
-        if (direct.error !== undefined) throw new Error(direct.error.message)
-        t = performance.now()
-        const first = await runtime.run({ ...req(code, session), bindings: ['ask'], call: () => Promise.reject(parkCall()), durable: { key: 'bench' } })
-        suspend.push(performance.now() - t)
-        const state = first.suspended?.state
-        if (state === undefined) throw new Error(first.error?.message ?? 'the run did not suspend')
-        sealed = state.byteLength
-        t = performance.now()
-        const opened = await (runtime.openRun as NonNullable<CodeRuntime['openRun']>)('bench', state)
-        const end = await (runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(opened, { call: async () => true })
-        resume.push(performance.now() - t)
-        if (end.error !== undefined || end.session?.kept !== true) throw new Error(end.error?.message ?? 'the resumed run did not leave its session its state')
-      }
-      parked.push(`| ${isolation} | ${mib} MiB, in a session | ${median(answered).toFixed(1)} (${spread(answered)}) | ${median(suspend).toFixed(1)} (${spread(suspend)}) | ${(sealed / MiB).toFixed(2)} MiB | ${median(resume).toFixed(1)} (${spread(resume)}) |`)
+      parked.push(`| ${isolation} | ${mib} MiB, in a session | ${await parkedRuns(runtime, 'const yes = await tools.ask({}); return data.length + (yes ? 1 : 0)', session)} |`)
     }
     await runtime.dispose()
   }
