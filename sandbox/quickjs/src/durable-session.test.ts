@@ -57,6 +57,8 @@ describe.each(['worker', 'inline'] as const)('durable runs in a session (%s)', (
 
   test('a suspended session run holds its session; its resume goes on with the session\'s state and leaves the session its own', async () => {
     expect((await runtime.run(request('let a = 1; globalThis.tag = "x"; return a', undefined, 'keep'))).value).toBe(1)
+    const saved = (await runtime.suspendSession?.('keep')) as Uint8Array
+    await runtime.resumeSession?.('keep', saved)
     const first = await runtime.run(request('a += 1; const r = await tools.read({ n: 5 }); globalThis.got = await tools.ask({ a }); return [a, r.n, got]', { key: 'k1' }, 'keep'))
     expect(first.error).toBeUndefined()
     expect(first.suspended?.parked).toEqual([{ name: 'ask', args: { a: 2 }, detail: { asked: { a: 2 } } }])
@@ -67,6 +69,8 @@ describe.each(['worker', 'inline'] as const)('durable runs in a session (%s)', (
     expect(refused.error?.kind).toBe('limit')
     expect(refused.error?.message).toMatch(/^session "keep" waits for the resume of a program of it that suspended \(durable approval\)/)
     await expect(runtime.endSession?.('keep')).rejects.toMatchObject({ code: 'claimed' })
+    await expect(runtime.resumeSession?.('keep', saved)).rejects.toMatchObject({ code: 'claimed' })
+    await expect(runtime.suspendSession?.('keep')).rejects.toThrow(/waits for the resume .*: it cannot be suspended now/)
     // Other sessions run meanwhile.
     expect((await runtime.run(request('let a = 100; return a', undefined, 'other'))).value).toBe(100)
     const done = await resume(runtime, first, 'k1', async () => 'granted')

@@ -368,6 +368,8 @@ export class SessionTable<S> {
    */
   async attach(key: string, state: S, bytes: number, runs: number): Promise<void> {
     const since = performance.now()
+    const held = this.#sessions.get(key)?.parked
+    if (held !== undefined) throw new SessionStoreError('claimed', `${parkedMessage(key, held.until - Date.now())}: it was not resumed`)
     const entry: SessionEntry<S> = { key, state, bytes, runs, busy: false, ended: false, lastUsed: Date.now(), claimedUntil: 0 }
     const spill = this.#spill
     if (spill?.claim !== undefined) {
