@@ -324,6 +324,65 @@ describe.each([
       expect(done.session?.kept).toBe(true)
     }, 30_000)
 
+    test('three runtimes running two sessions at once, a third of the programs suspending and resumed by any runtime: no session forks', async () => {
+      const store = storeFor('hammer')
+      const runtimes = [0, 1, 2].map(() => createQuickJSRuntime({ isolation: 'inline', secret, sessions: { store, secret, suspendAfterMs: 30 } }))
+      try {
+        // Every program appends its tag to its session's list; what the session keeps must be exactly the tags of
+        // the programs whose state it kept, in the order they ended.
+        const kept = new Map<string, string[]>([['h0', []], ['h1', []]])
+        const pending: { token: string; result: CodeRunResult; session: string; tag: string }[] = []
+        let refusals = 0
+        // mulberry32: the same sequence of choices every run (the interleaving of the runtimes still varies).
+        let seed = 7
+        const random = (n: number): number => {
+          seed = (seed + 0x6d2b79f5) | 0
+          let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+          t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+          return Math.floor((((t ^ (t >>> 14)) >>> 0) / 2 ** 32) * n)
+        }
+        const ended = (session: string, tag: string, result: CodeRunResult, resumed = false): void => {
+          if (result.error !== undefined) throw new Error(`${tag}: ${result.error.message}`)
+          // No hold ends here (they last days): a resumed program's state is always its session's.
+          if (resumed) expect(result.session, tag).toMatchObject({ kept: true })
+          if (result.session?.kept === true) kept.get(session)?.push(tag)
+        }
+        const step = async (i: number): Promise<void> => {
+          const runtime = runtimes[random(3)] as CodeRuntime
+          if (pending.length > 0 && random(2) === 0) {
+            const next = pending.shift() as (typeof pending)[number]
+            const done = await resume(runtime, next.result, next.token, async () => true)
+            ended(next.session, next.tag, done, true)
+            return
+          }
+          const session = `h${random(2)}`
+          const tag = `t${i}`
+          const parks = random(3) === 0
+          const code = `globalThis.tags ??= []; ${parks ? 'await tools.ask({}); ' : ''}tags.push(${JSON.stringify(tag)}); return tags.length`
+          const result = await runtime.run(request(code, parks ? { key: `hammer-${i}` } : undefined, session))
+          if (result.error?.kind === 'limit' && /held by another process|waits for the resume|running another program/.test(result.error.message)) {
+            refusals++
+            return
+          }
+          if (result.suspended !== undefined) pending.push({ token: `hammer-${i}`, result, session, tag })
+          else ended(session, tag, result)
+        }
+        // Two steps at a time, sixty in all, then every suspended program resumed.
+        for (let i = 0; i < 60; i += 2) await Promise.all([step(i), step(i + 1)])
+        while (pending.length > 0) {
+          const next = pending.shift() as (typeof pending)[number]
+          ended(next.session, next.tag, await resume(runtimes[random(3)] as CodeRuntime, next.result, next.token, async () => true), true)
+        }
+        for (const [session, tags] of kept) {
+          const final = await runOnceFree(runtimes[0] as CodeRuntime, 'return globalThis.tags ?? []', session)
+          expect(final.value, session).toEqual(tags)
+        }
+        expect(refusals).toBeGreaterThan(0)
+      } finally {
+        await Promise.all(runtimes.map((r) => r.dispose()))
+      }
+    }, 60_000)
+
     test('a hold that ends unresumed frees the session, which goes on from the state saved before the run', async () => {
       const store = storeFor('expire')
       await using one = runtimeOver(store)

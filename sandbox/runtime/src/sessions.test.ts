@@ -233,6 +233,37 @@ describe('SessionTable with a store that has claims', () => {
     expect(claims.get('k')?.holder).toBe('two')
   })
 
+  test("a resume's take waits for another program's claim in flight in this table (which the hold refuses) instead of taking the session for gone on", async () => {
+    let open!: () => void
+    const gate = new Promise<void>((resolve) => (open = resolve))
+    // The session is held for a suspended program's resume (`parked:x`); this process's other program's claim is slow.
+    const claims = new Map<string, string>([['k', 'parked:x']])
+    const spill: SessionSpill<State> = {
+      suspendAfterMs: 60_000,
+      storeWaitMs: 60_000,
+      save: async () => undefined,
+      load: async () => undefined,
+      remove: async () => false,
+      claim: async (key, _ttlMs, replaces) => {
+        if (replaces === undefined) await gate
+        const holder = claims.get(key)
+        if (holder !== undefined && holder !== 'me' && holder !== replaces) return { holder, expiresInMs: 60_000 }
+        claims.set(key, 'me')
+        return undefined
+      },
+      release: async () => undefined,
+    }
+    const table = tableOf(4, spill)
+    const other = table.take('k', Date.now(), later())
+    await tick()
+    const resumed = table.take('k', Date.now(), later(), 'parked:x')
+    await tick()
+    open()
+    expect(await other).toMatchObject({ ok: false, message: expect.stringMatching(/^session "k" waits for the resume of a program of it that suspended/) as unknown })
+    expect(await resumed).toMatchObject({ ok: true, fresh: false })
+    expect(claims.get('k')).toBe('me')
+  })
+
   test('endSession, expiry and dispose end the claims; the claim of a running session is renewed before it runs out', async () => {
     const { claims, spillFor } = sharedStore()
     // A claim lasts 200 ms past its run: the table's own sweeps (every 50 ms) renew it.

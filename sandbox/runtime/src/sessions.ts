@@ -233,6 +233,15 @@ export class SessionTable<S> {
         live.lastUsed = now
         return { ok: true, entry: live, fresh: false }
       }
+      if (resumes !== undefined && live?.busy === true && live.claimedUntil === 0 && this.#spill?.claim !== undefined) {
+        // Another program of this process is claiming the session (the hold refuses it, unless the session went on):
+        // the store's answer says which. Looked at again shortly.
+        if (performance.now() >= (wait?.deadline ?? Infinity)) return { ok: false, reason: 'wall', message: `session "${key}" was being claimed for another program here until the run's wall` }
+        if (wait?.signal?.aborted === true) return { ok: false, reason: 'abort', message: `session "${key}" was being claimed for another program here` }
+        await new Promise((resolve) => setTimeout(resolve, 2))
+        now = Date.now()
+        continue
+      }
       if (resumes !== undefined && live !== undefined) return { ok: false, message: wentOn(key) }
       if (live?.busy === true) return { ok: false, message: `session "${key}" is running another program; a session runs one program at a time` }
       if (live !== undefined) {
