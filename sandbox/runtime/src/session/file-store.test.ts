@@ -290,6 +290,33 @@ console.log(JSON.stringify(results))`,
     expect(readdirSync(dir).filter((name) => name.startsWith('.'))).toEqual([])
   }, 60_000)
 
+  test('six processes taking over expired claims behind locks left stale by a dead process: exactly one holds each key', async () => {
+    const dir = freshDirectory()
+    // Twenty expired claims, each behind a lock whose holder died eleven seconds ago.
+    const past = createFileSessionStore({ directory: dir, now: () => Date.now() - 10 * 60_000 })
+    const old = new Date(Date.now() - 11_000)
+    for (let round = 0; round < 20; round++) {
+      expect(await past.claim?.(`k${round}`, 'dead', 1_000)).toBeUndefined()
+      const lock = `${_claimPath(dir, `k${round}`)}.lock`
+      mkdirSync(lock)
+      writeFileSync(join(lock, '00000000deadbeef'), '')
+      utimesSync(join(lock, '00000000deadbeef'), old, old)
+    }
+    const store = fileURLToPath(new URL('./file-store.ts', import.meta.url))
+    const claimers = Array.from({ length: 6 }, (_, i) =>
+      runChild(
+        `const { createFileSessionStore } = await import(${JSON.stringify(store)})
+const s = createFileSessionStore({ directory: ${JSON.stringify(dir)} })
+const results = []
+for (let round = 0; round < 20; round++) results.push((await s.claim('k' + round, 'p${i}', 60000)) === undefined)
+console.log(JSON.stringify(results))`,
+      ),
+    )
+    const won = (await Promise.all(claimers)).map((out) => JSON.parse(out) as boolean[])
+    for (let round = 0; round < 20; round++) expect(won.filter((w) => w[round]).length, `round ${round}`).toBe(1)
+    expect(readdirSync(dir).filter((name) => name.endsWith('.lock'))).toEqual([])
+  }, 60_000)
+
   test('takeovers of an expired claim, 16 at once, 100 times over: one winner each time (a claim is never removed after another process made it)', async () => {
     const dir = freshDirectory()
     let clock = Date.now()
