@@ -273,8 +273,8 @@ describe('file store claims', () => {
     expect(await store.claim?.('k', 'c', 60_000)).toEqual({ holder: 'b', expiresInMs: expect.any(Number) as number })
   })
 
-  test('claims from several processes at once: exactly one holds the key', async () => {
-    const dir = freshDirectory()
+  /** Six processes each claim keys k0…k19 of `dir` in turn: which of them each process got. */
+  async function claimInSixProcesses(dir: string): Promise<boolean[][]> {
     const store = fileURLToPath(new URL('./file-store.ts', import.meta.url))
     const claimers = Array.from({ length: 6 }, (_, i) =>
       runChild(
@@ -285,7 +285,12 @@ for (let round = 0; round < 20; round++) results.push((await s.claim('k' + round
 console.log(JSON.stringify(results))`,
       ),
     )
-    const won = (await Promise.all(claimers)).map((out) => JSON.parse(out) as boolean[])
+    return (await Promise.all(claimers)).map((out) => JSON.parse(out) as boolean[])
+  }
+
+  test('claims from several processes at once: exactly one holds the key', async () => {
+    const dir = freshDirectory()
+    const won = await claimInSixProcesses(dir)
     for (let round = 0; round < 20; round++) expect(won.filter((w) => w[round]).length, `round ${round}`).toBe(1)
     expect(readdirSync(dir).filter((name) => name.startsWith('.'))).toEqual([])
   }, 60_000)
@@ -302,17 +307,7 @@ console.log(JSON.stringify(results))`,
       writeFileSync(join(lock, '00000000deadbeef'), '')
       utimesSync(join(lock, '00000000deadbeef'), old, old)
     }
-    const store = fileURLToPath(new URL('./file-store.ts', import.meta.url))
-    const claimers = Array.from({ length: 6 }, (_, i) =>
-      runChild(
-        `const { createFileSessionStore } = await import(${JSON.stringify(store)})
-const s = createFileSessionStore({ directory: ${JSON.stringify(dir)} })
-const results = []
-for (let round = 0; round < 20; round++) results.push((await s.claim('k' + round, 'p${i}', 60000)) === undefined)
-console.log(JSON.stringify(results))`,
-      ),
-    )
-    const won = (await Promise.all(claimers)).map((out) => JSON.parse(out) as boolean[])
+    const won = await claimInSixProcesses(dir)
     for (let round = 0; round < 20; round++) expect(won.filter((w) => w[round]).length, `round ${round}`).toBe(1)
     expect(readdirSync(dir).filter((name) => name.endsWith('.lock'))).toEqual([])
   }, 60_000)
