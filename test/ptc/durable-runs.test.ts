@@ -258,6 +258,32 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     expect(b.trace).toEqual(['start write later', 'end write later'])
   })
 
+  test('a session store that fails to give a resumed program its session: the resume is refused having run nothing, and the state goes back', async () => {
+    const inner = createFileSessionStore({ directory: join(dir, `sessions-${++stores}`) })
+    let failing = false
+    const flaky: SessionStore = {
+      get: (key) => inner.get(key),
+      set: (key, bytes, options) => inner.set(key, bytes, options),
+      delete: (key) => inner.delete(key),
+      claim: async (key, holder, ttlMs, options) => {
+        if (failing && options?.replaces?.startsWith('parked:') === true) throw new Error('ECONNRESET')
+        return (inner.claim as NonNullable<SessionStore['claim']>)(key, holder, ttlMs, options)
+      },
+      release: (key, holder) => (inner.release as NonNullable<SessionStore['release']>)(key, holder),
+    }
+    await using sessions = createQuickJSRuntime({ isolation, poolSize: 1, secret: 'a secret of at least 16 bytes', sessions: { store: flaky } })
+    const h = harness(sessions, { durable: { store: store() }, sessions: true })
+    expect(text(await h.runCode('let count = 1; return count'))).toBe('1')
+    const { token } = awaiting(await h.runCode("count += 1; return await tools.write({ key: 'w' })"))
+    failing = true
+    await expect(resume(h, token, 'allowed-once')).rejects.toMatchObject({ name: 'SessionStoreError', code: 'unavailable' })
+    expect(h.trace).toEqual([])
+    failing = false
+    const done = (await resume(h, token, 'allowed-once')).results[0]?.result as ToolExecutionResult
+    expect(value(done).result).toEqual({ written: 'w' })
+    expect(text(await h.runCode('return count'))).toBe('2')
+  })
+
   test('a store that cannot keep the state fails the call, saying the program is lost', async () => {
     const failing: SessionStore = { get: async () => undefined, set: async () => Promise.reject(new Error('disk full')), delete: async () => false }
     const h = harness(runtime, { durable: { store: failing } })

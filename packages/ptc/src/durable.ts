@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { SandboxUsageError, type CodeRunResult, type CodeRuntime, type JsonValue } from '@ptc/sandbox'
-import { STORE_WAIT_MS, waitForStore, type DurableRun, type ResumeRunRequest, type SessionStore, type SuspendedRun } from '@ptc/sandbox/session'
+import { SessionStoreError, STORE_WAIT_MS, waitForStore, type DurableRun, type ResumeRunRequest, type SessionStore, type SuspendedRun } from '@ptc/sandbox/session'
 import type { ApprovalDecision, DisplayReason, ToolBatchResult, ToolExecutionResult, ToolExecutionToken, ToolExecutorServices, ToolResumeInput, ToolRunContext, UserMessage } from '@ptc/tools'
 import { failureResult, sessionLogFailed, type LogFailure } from '@ptc/tools/executor'
 import { RUN_CODE, textHead } from '@ptc/tools'
@@ -296,8 +296,9 @@ export class DurableRuns {
       const request: ResumeRunRequest = { call: (name, args) => scheduler.submit(name, args), signal: input.signal, durable: next }
       run = await answered((config.runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(suspended, request), config.maxWallMs, config.runtime.name)
     } catch (error) {
-      // resumeRun throws only before the program goes on (misuse, a disposed runtime): its state is not lost.
-      if (error instanceof SandboxUsageError) await putBack()
+      // resumeRun throws only before the program goes on (misuse, a disposed runtime, a session store that failed
+      // to give it its session): its state is not lost.
+      if (error instanceof SandboxUsageError || (error instanceof SessionStoreError && error.code === 'unavailable')) await putBack()
       throw error
     } finally {
       logFailure = await scheduler.close(run?.error?.kind === 'timeout')

@@ -268,6 +268,38 @@ describe.each([
       expect((await two.run(request('return e'))).value).toBe('saved')
     }, 30_000)
 
+    test('a store that fails to give a resume its session: resumeRun throws unavailable having run nothing, the session stays held; retried, it goes on', async () => {
+      const inner = storeFor('flaky-resume')
+      let failing = false
+      const flaky: SessionStore = {
+        get: (key) => inner.get(key),
+        set: (key, bytes, options) => inner.set(key, bytes, options),
+        delete: (key) => inner.delete(key),
+        claim: async (key, holder, ttlMs, options) => {
+          if (failing && options?.replaces?.startsWith('parked:') === true) throw new Error('ECONNRESET')
+          return (inner.claim as NonNullable<SessionStore['claim']>)(key, holder, ttlMs, options)
+        },
+        release: (key, holder) => (inner.release as NonNullable<SessionStore['release']>)(key, holder),
+      }
+      await using one = runtimeOver(flaky)
+      await using two = runtimeOver(flaky)
+      expect((await one.run(request('let r = 1; return r'))).value).toBe(1)
+      const first = await one.run(request('r = 2; return await tools.ask({})', { key: 'x7' }))
+      failing = true
+      const opened = await (two.openRun as NonNullable<CodeRuntime['openRun']>)('x7', first.suspended?.state as Uint8Array)
+      let asked = 0
+      const refused: unknown = await (two.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(opened, { call: async () => (asked++, 'y') }).catch((thrown: unknown) => thrown)
+      expect(refused).toBeInstanceOf(SessionStoreError)
+      expect(refused).toMatchObject({ code: 'unavailable', message: expect.stringMatching(/failed to claim session "s" for this process \(ECONNRESET\): the run did not go on, and the session is still held for it$/) as unknown })
+      expect(asked).toBe(0)
+      expect((await one.run(request('return r'))).error?.message).toMatch(/waits for the resume/)
+      failing = false
+      const done = await resume(two, first, 'x7', async () => 'y')
+      expect(done.value).toBe('y')
+      expect(done.session?.kept).toBe(true)
+      expect((await two.run(request('return r'))).value).toBe(2)
+    }, 30_000)
+
     test('a resume in another runtime that ends without state leaves the session its state from before the run', async () => {
       const store = storeFor('bare')
       await using one = runtimeOver(store)

@@ -387,6 +387,11 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     let wentOn: string | undefined
     if (session !== undefined) {
       turn = await this.#sessions.take(session.key, Date.now(), { deadline: accepted.deadline, signal }, parkedHolder(run.key))
+      if (!turn.ok && turn.reason === 'store') {
+        // Nothing ran, and the session stays held: its caller may put the run's state back and resume it later.
+        accepted.release()
+        throw new SessionStoreError('unavailable', `${turn.message.replace(/; the program did not run.*$/, '')}: the run did not go on, and the session is still held for it`)
+      }
       if (!turn.ok && turn.reason !== undefined) {
         await unhold()
         accepted.release()

@@ -331,7 +331,7 @@ describe('SessionTable with a store that has claims', () => {
     let failing = true
     const one = tableOf(4, spillFor('one', { failClaims: () => failing }))
     const refused = await one.take('k', Date.now(), later())
-    expect(refused).toEqual({ ok: false, message: 'the session store failed to claim session "k" for this process (connection reset); the program did not run, and the session\'s saved state is as it was' })
+    expect(refused).toEqual({ ok: false, reason: 'store', message: 'the session store failed to claim session "k" for this process (connection reset); the program did not run, and the session\'s saved state is as it was' })
     failing = false
     const turn = await one.take('k', Date.now(), later())
     expect(turn.ok && turn.entry.state?.name).toBe('kept')

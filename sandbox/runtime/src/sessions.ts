@@ -165,12 +165,13 @@ export interface SessionSpill<S> {
 }
 
 /**
- * A session taken for one run (`SessionTable.take`), or why it cannot run now: busy or at the cap (no
- * `reason`), or the spill's store did not answer before the run's deadline (`wall`) or signal (`abort`).
+ * A session taken for one run (`SessionTable.take`), or why it cannot run now: busy, held or at the cap (no
+ * `reason`), the spill's store did not answer before the run's deadline (`wall`) or signal (`abort`), or it
+ * failed to claim the session (`store`).
  */
 export type SessionTurn<S> =
   | { ok: true; entry: SessionEntry<S>; fresh: boolean; note?: string }
-  | { ok: false; message: string; reason?: 'wall' | 'abort' }
+  | { ok: false; message: string; reason?: 'wall' | 'abort' | 'store' }
 
 /** What bounds `SessionTable.take`'s wait for the spill: the run's wall deadline (a `performance.now()` time) and signal. */
 export interface SessionWait {
@@ -319,7 +320,7 @@ export class SessionTable<S> {
       if (refused !== undefined) {
         if (this.#sessions.get(key) === entry) this.#forget(entry, undefined)
         if (failed) this.#releaseLate(key)
-        return { ok: false, message: refused }
+        return failed ? { ok: false, reason: 'store', message: refused } : { ok: false, message: refused }
       }
     }
     // The resumed run's state holds the session's: nothing to load (the store keeps its state from before that run).

@@ -189,7 +189,11 @@ export interface CodeRuntime {
    * tampered with, truncated, foreign or bound to another key. Present on runtimes that can suspend runs.
    */
   openRun?(key: string, state: Uint8Array): Promise<SuspendedRun>
-  /** Continues an opened run where it suspended (each opened run once); resolves with its outcome, as `run`. */
+  /**
+   * Continues an opened run where it suspended (each opened run once); resolves with its outcome, as `run`.
+   * Throws, having run nothing, on misuse and when the session store fails to give a session run its session
+   * back (`SessionStoreError` `unavailable`: the session stays held; open the state again to retry).
+   */
   resumeRun?(run: SuspendedRun, request: ResumeRunRequest): Promise<CodeRunResult>
   /**
    * Drops an opened run instead of resuming it (its state could not be kept, or its decision will never
