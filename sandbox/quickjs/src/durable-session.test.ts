@@ -41,6 +41,20 @@ async function resume(rt: CodeRuntime, first: CodeRunResult, key: string, answer
   return (rt.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(opened, { call: answer })
 }
 
+/** `inner` whose claims fail (as a dropped connection) while `fails` says so for the claim's holder and the holder it replaces. */
+function failingClaims(inner: SessionStore, fails: (holder: string, replaces: string | undefined) => boolean): SessionStore {
+  return {
+    get: (key) => inner.get(key),
+    set: (key, bytes, options) => inner.set(key, bytes, options),
+    delete: (key) => inner.delete(key),
+    claim: async (key, holder, ttlMs, options) => {
+      if (fails(holder, options?.replaces)) throw new Error('ECONNRESET')
+      return (inner.claim as NonNullable<SessionStore['claim']>)(key, holder, ttlMs, options)
+    },
+    release: (key, holder) => (inner.release as NonNullable<SessionStore['release']>)(key, holder),
+  }
+}
+
 /** Runs `code` in the session until it is taken (the hold ended), at most 10 s. */
 async function runOnceFree(rt: CodeRuntime, code: string, session = 's'): Promise<CodeRunResult> {
   const until = Date.now() + 10_000
@@ -269,18 +283,8 @@ describe.each([
     }, 30_000)
 
     test('a store that fails to give a resume its session: resumeRun throws unavailable having run nothing, the session stays held; retried, it goes on', async () => {
-      const inner = storeFor('flaky-resume')
       let failing = false
-      const flaky: SessionStore = {
-        get: (key) => inner.get(key),
-        set: (key, bytes, options) => inner.set(key, bytes, options),
-        delete: (key) => inner.delete(key),
-        claim: async (key, holder, ttlMs, options) => {
-          if (failing && options?.replaces?.startsWith('parked:') === true) throw new Error('ECONNRESET')
-          return (inner.claim as NonNullable<SessionStore['claim']>)(key, holder, ttlMs, options)
-        },
-        release: (key, holder) => (inner.release as NonNullable<SessionStore['release']>)(key, holder),
-      }
+      const flaky = failingClaims(storeFor('flaky-resume'), (_holder, replaces) => failing && replaces?.startsWith('parked:') === true)
       await using one = runtimeOver(flaky)
       await using two = runtimeOver(flaky)
       expect((await one.run(request('let r = 1; return r'))).value).toBe(1)
@@ -335,18 +339,7 @@ describe.each([
     }, 30_000)
 
     test('a store that fails to take the hold: the suspended program\'s result says another process may run the session meanwhile', async () => {
-      const inner = storeFor('no-hold')
-      const failing: SessionStore = {
-        get: (key) => inner.get(key),
-        set: (key, bytes, options) => inner.set(key, bytes, options),
-        delete: (key) => inner.delete(key),
-        claim: async (key, holder, ttlMs, options) => {
-          if (holder.startsWith('parked:')) throw new Error('EIO: the disk went away')
-          return (inner.claim as NonNullable<SessionStore['claim']>)(key, holder, ttlMs, options)
-        },
-        release: (key, holder) => (inner.release as NonNullable<SessionStore['release']>)(key, holder),
-      }
-      await using rt = runtimeOver(failing)
+      await using rt = runtimeOver(failingClaims(storeFor('no-hold'), (holder) => holder.startsWith('parked:')))
       const first = await rt.run(request('let q = 1; return await tools.ask({})', { key: 'x4' }))
       expect(first.suspended).toBeDefined()
       expect(first.session?.note).toMatch(/the session waits for its resume.*; but the session store did not confirm the hold: another process may run the session meanwhile$/)
