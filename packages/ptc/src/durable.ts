@@ -204,9 +204,12 @@ export class DurableRuns {
       const bytes = read.value
       if (bytes === undefined) throw new ResumeError('UNKNOWN_TOKEN', `no suspended program has token ${JSON.stringify(token)}: unknown, expired or already resumed`)
       // A taken state goes back, until it would have expired (a state that says when); an expired one does not.
-      const refuse = async (error: ResumeError, expiresAt?: unknown): Promise<never> => {
+      const putBack = async (expiresAt: unknown): Promise<void> => {
         const ttlMs = typeof expiresAt === 'number' && Number.isFinite(expiresAt) ? expiresAt - Date.now() : this.#ttlMs
-        if (taking && ttlMs > 0) await this.#bounded(store.set(token, bytes, { ttlMs }))
+        if (ttlMs > 0) await this.#bounded(store.set(token, bytes, { ttlMs }))
+      }
+      const refuse = async (error: ResumeError, expiresAt?: unknown): Promise<never> => {
+        if (taking) await putBack(expiresAt)
         throw error
       }
       let run: SuspendedRun
@@ -233,12 +236,9 @@ export class DurableRuns {
       // Taken: another resume of this token finds nothing. Unconfirmed, the program does not go on (it
       // could then run twice).
       if (!taking && !(await this.#bounded(store.delete(token))).ok) throw unavailable('to remove the state of')
-      // A runtime that refuses to resume at all (disposed: a harness shutting down) ran nothing: the state goes back.
-      const putBack = async (): Promise<void> => {
-        const ttlMs = typeof expiresAt === 'number' && Number.isFinite(expiresAt) ? expiresAt - Date.now() : this.#ttlMs
-        if (ttlMs > 0) await this.#bounded(store.set(token, bytes, { ttlMs })).catch(() => undefined)
-      }
-      return await this.#run(run, identity as RunIdentity, decisions, input, services, config, content, putBack)
+      // A runtime that refuses to resume at all (disposed: a harness shutting down) ran nothing: the state goes back
+      // (taken or deleted above, whatever the store).
+      return await this.#run(run, identity as RunIdentity, decisions, input, services, config, content, () => putBack(expiresAt).catch(() => undefined))
     } finally {
       this.#resuming.delete(token)
     }
