@@ -385,7 +385,7 @@ export class SessionTable<S> {
     if (spill?.claim !== undefined) {
       const live = this.#sessions.get(key)
       if (live?.busy === true) throw new SandboxUsageError(`session "${key}" is running a program: resume into it once the program has ended`)
-      const waitMs = spill.storeWaitMs ?? STORE_WAIT_MS
+      const waitMs = this.#storeWaitMs
       const claimed = await waitForStore(this.#serial(key, () => this.#claim(entry, undefined)), { deadline: since + waitMs })
       if (!claimed.ok) {
         this.#releaseLate(key)
@@ -422,7 +422,7 @@ export class SessionTable<S> {
       const idle = [...this.#sessions.values()].find((e) => !e.busy && e !== live)
       if (idle === undefined) throw new SandboxUsageError(this.#allBusy())
       if (this.#savesFull(idle)) {
-        const waitMs = this.#spill?.storeWaitMs ?? STORE_WAIT_MS
+        const waitMs = this.#storeWaitMs
         const room = await waitForStore(Promise.race(this.#inFlight), { deadline: since + waitMs })
         if (!room.ok) throw new SessionStoreError('unavailable', `${this.#behind()} after ${waitMs} ms: session "${key}" was not resumed`)
         continue
@@ -496,29 +496,14 @@ export class SessionTable<S> {
     }
     this.#sessions.delete(entry.key)
     if (this.#sessions.size === 0) this.#stopSweeping()
-    const { key, state, runs } = entry
+    const { key, state, runs, claimedUntil } = entry
     const hand = spill.hand.bind(spill)
     entry.state = undefined
     entry.claimedUntil = 0
-    const saveMs = spill.storeWaitMs ?? STORE_WAIT_MS
-    // Saved (the state before the run, which the session goes on from if the hold ends), then held for the resume.
-    const handing = this.#serial(key, async () => {
-      try {
-        if (state !== undefined) {
-          const other = await spill.claim?.(key, saveMs + this.#claimMs)
-          if (other !== undefined) throw new Error(this.#heldElsewhere(key, other, "this process's claim on it had lapsed, and its state was not saved"))
-          await spill.save(key, state, runs)
-        }
-      } catch (error) {
-        this.#remember(key, `its state before a program that suspended could not be saved: ${brief(error)}`)
-      } finally {
-        if (state !== undefined) this.#drop(state)
-      }
-      // Refused (another holder), or failed: the hold is not in the store.
-      return (await hand(key, holder, holdMs).catch(() => 'failed')) === undefined
-    })
-    const done = handing.then(() => undefined).finally(() => this.#inFlight.delete(done))
-    this.#inFlight.add(done)
+    const saveMs = this.#storeWaitMs
+    // Saved (the state before the run, which the session goes on from if the hold ends), then held for the resume:
+    // refused (another holder) or failed, the hold is not in the store.
+    const handing = this.#saveThen(key, state, runs, claimedUntil, (error) => `its state before a program that suspended could not be saved: ${brief(error)}`, async () => (await hand(key, holder, holdMs).catch(() => 'failed')) === undefined)
     const handed = await waitForStore(handing, { deadline: performance.now() + saveMs })
     if (handed.ok && handed.value) return info
     // Not held in the store: another process may run the session meanwhile, and this run's resume would not keep its state then.
@@ -540,7 +525,7 @@ export class SessionTable<S> {
     }
     const unhand = this.#spill?.unhand
     if (live !== undefined || unhand === undefined) return
-    const waitMs = this.#spill?.storeWaitMs ?? STORE_WAIT_MS
+    const waitMs = this.#storeWaitMs
     const ended = await waitForStore(this.#serial(key, () => unhand(key, holder)), { deadline: performance.now() + waitMs })
     if (!ended.ok) throw new SessionStoreError('unavailable', `the session store did not answer within ${waitMs} ms: session "${key}" stays held for the dropped run until its hold ends`)
   }
@@ -552,7 +537,7 @@ export class SessionTable<S> {
    */
   async end(key: string): Promise<boolean> {
     const spill = this.#spill
-    const waitMs = spill?.storeWaitMs ?? STORE_WAIT_MS
+    const waitMs = this.#storeWaitMs
     if (spill?.claim !== undefined) {
       // Held live by another process, it is not ended here: that process's next save would bring it back.
       const claim = spill.claim.bind(spill)
@@ -606,7 +591,7 @@ export class SessionTable<S> {
   /** `key`'s store operations in progress (the release of `detach`), given up on after the spill's `storeWaitMs`. */
   async quiet(key: string): Promise<void> {
     const last = this.#saving.get(key)
-    if (last !== undefined) await waitForStore(last, { deadline: performance.now() + (this.#spill?.storeWaitMs ?? STORE_WAIT_MS) })
+    if (last !== undefined) await waitForStore(last, { deadline: performance.now() + this.#storeWaitMs })
   }
 
   /** Saves in progress (a caller that must not lose them, e.g. at shutdown, waits for these). */
@@ -632,6 +617,11 @@ export class SessionTable<S> {
   /** How long a claim lasts past what a run needs (renewed by the sweeps, at most a quarter of it apart). */
   get #claimMs(): number {
     return this.#spill?.claimMs ?? CLAIM_MS
+  }
+
+  /** How long `close`, `end` and the other waits for the spill's store last (the spill's `storeWaitMs`). */
+  get #storeWaitMs(): number {
+    return this.#spill?.storeWaitMs ?? STORE_WAIT_MS
   }
 
   /**
@@ -718,28 +708,45 @@ export class SessionTable<S> {
     if (spill === undefined || state === undefined) return this.#forget(entry, why)
     this.#sessions.delete(entry.key)
     entry.state = undefined
-    const key = entry.key
-    const claimedUntil = entry.claimedUntil
-    const claimed = claimedUntil > 0
+    const { key, runs, claimedUntil } = entry
     entry.claimedUntil = 0
-    const saveMs = spill.storeWaitMs ?? STORE_WAIT_MS
-    // Saved, then the claim ended (another process may take the session once the store has it). The sweeps no
-    // longer renew it: it is made to last through the save first.
-    const done = this.#serial(key, async () => {
-      try {
-        if (claimed && spill.claim !== undefined && claimedUntil - Date.now() < saveMs + this.#claimMs / 2) {
-          const other = await spill.claim(key, saveMs + this.#claimMs)
-          if (other !== undefined) throw new Error(this.#heldElsewhere(key, other, "this process's claim on it had lapsed, and its state was not saved"))
+    // Saved, then the claim ended (another process may take the session once the store has it).
+    void this.#saveThen(key, state, runs, claimedUntil, (error) => `${why}, and saving it failed: ${brief(error)}`, async () => {
+      if (claimedUntil > 0) await spill.release?.(key).catch(() => undefined)
+    })
+  }
+
+  /**
+   * Saves `state`, what `key`'s session held, to the spill and drops it, then `after()` (which ends the claim or
+   * hands it on): one store operation of `key`, counted among the saves in progress. The sweeps no longer renew
+   * the claim this process held (`claimedUntil`, 0 for none): one that would run out during the save is renewed
+   * first, and one that lapsed leaves the state unsaved. A failed save is remembered for the session's next run.
+   */
+  #saveThen<T>(key: string, state: S | undefined, runs: number, claimedUntil: number, failed: (error: unknown) => string, after: () => Promise<T>): Promise<T> {
+    const spill = this.#spill as SessionSpill<S>
+    const saveMs = this.#storeWaitMs
+    const saving = this.#serial(key, async () => {
+      if (state !== undefined) {
+        try {
+          if (claimedUntil > 0 && spill.claim !== undefined && claimedUntil - Date.now() < saveMs + this.#claimMs / 2) {
+            const other = await spill.claim(key, saveMs + this.#claimMs)
+            if (other !== undefined) throw new Error(this.#heldElsewhere(key, other, "this process's claim on it had lapsed, and its state was not saved"))
+          }
+          await spill.save(key, state, runs)
+        } catch (error) {
+          this.#remember(key, failed(error))
+        } finally {
+          this.#drop(state)
         }
-        await spill.save(key, state, entry.runs)
-      } catch (error) {
-        this.#remember(key, `${why}, and saving it failed: ${brief(error)}`)
-      } finally {
-        this.#drop(state)
       }
-      if (claimed) await spill.release?.(key).catch(() => undefined)
-    }).finally(() => this.#inFlight.delete(done))
+      return after()
+    })
+    const done: Promise<void> = saving.then(
+      () => undefined,
+      () => undefined,
+    ).finally(() => this.#inFlight.delete(done))
     this.#inFlight.add(done)
+    return saving
   }
 
   /** Letting `entry` go would start a save, and `maxSessions` saves are in progress already. */
@@ -770,7 +777,7 @@ export class SessionTable<S> {
       if (!entry.busy || entry.parked !== undefined) this.#letGo(entry, 'the runtime was disposed')
       else this.#release(entry)
     }
-    await waitForStore(this.settled(), { deadline: performance.now() + (this.#spill?.storeWaitMs ?? STORE_WAIT_MS) })
+    await waitForStore(this.settled(), { deadline: performance.now() + this.#storeWaitMs })
     this.clear()
   }
 
