@@ -215,6 +215,17 @@ describe('file store', () => {
   })
 })
 
+/** The lock of `key`'s claim as another process holds it (a directory with that process's token file), the token `ageMs` old. */
+function heldLock(dir: string, key: string, ageMs = 0): string {
+  const lock = `${_claimPath(dir, key)}.lock`
+  mkdirSync(lock)
+  const token = join(lock, 'fedcba9876543210')
+  writeFileSync(token, '')
+  const at = new Date(Date.now() - ageMs)
+  utimesSync(token, at, at)
+  return lock
+}
+
 describe('file store claims', () => {
   const directory = freshDirectory()
   let clock = Date.now()
@@ -232,9 +243,7 @@ describe('file store claims', () => {
     const store = createFileSessionStore({ directory: dir, now: () => now })
     expect(await store.claim?.('k', 'a', 1_000)).toBeUndefined()
     // Another process is inside the claim's lock (a release, a takeover): the renewal waits for it.
-    const lock = `${_claimPath(dir, 'k')}.lock`
-    mkdirSync(lock)
-    writeFileSync(join(lock, '0123456789abcdef'), '')
+    const lock = heldLock(dir, 'k')
     let renewed = false
     const renewal = store.claim?.('k', 'a', 1_000).then((outcome) => ((renewed = true), outcome))
     await new Promise((resolve) => setTimeout(resolve, 30))
@@ -250,19 +259,13 @@ describe('file store claims', () => {
     const dir = freshDirectory()
     const store = createFileSessionStore({ directory: dir })
     expect(await store.claim?.('k', 'a', 60_000)).toBeUndefined()
-    const lock = `${_claimPath(dir, 'k')}.lock`
-    mkdirSync(lock)
-    const token = join(lock, 'fedcba9876543210')
-    writeFileSync(token, '')
-    const old = new Date(Date.now() - 11_000)
-    utimesSync(token, old, old)
+    heldLock(dir, 'k', 11_000)
     // The dead process's lock goes, and the release happens under a lock of this process's own.
     await store.release?.('k', 'a')
     expect(await store.claim?.('k', 'b', 60_000)).toBeUndefined()
     expect(readdirSync(dir).filter((n) => n.endsWith('.lock'))).toEqual([])
     // The sweep: a lock older than ten minutes, and a lock made aside by a process that died before renaming it.
-    mkdirSync(lock)
-    writeFileSync(token, '')
+    const lock = heldLock(dir, 'k')
     const staging = join(dir, '.0011223344556677.lock')
     mkdirSync(staging)
     writeFileSync(join(staging, '0011223344556677'), '')
@@ -299,13 +302,9 @@ console.log(JSON.stringify(results))`,
     const dir = freshDirectory()
     // Twenty expired claims, each behind a lock whose holder died eleven seconds ago.
     const past = createFileSessionStore({ directory: dir, now: () => Date.now() - 10 * 60_000 })
-    const old = new Date(Date.now() - 11_000)
     for (let round = 0; round < 20; round++) {
       expect(await past.claim?.(`k${round}`, 'dead', 1_000)).toBeUndefined()
-      const lock = `${_claimPath(dir, `k${round}`)}.lock`
-      mkdirSync(lock)
-      writeFileSync(join(lock, '00000000deadbeef'), '')
-      utimesSync(join(lock, '00000000deadbeef'), old, old)
+      heldLock(dir, `k${round}`, 11_000)
     }
     const won = await claimInSixProcesses(dir)
     for (let round = 0; round < 20; round++) expect(won.filter((w) => w[round]).length, `round ${round}`).toBe(1)
