@@ -197,6 +197,23 @@ describe('adoptParsedJson', () => {
     )
   })
 
+  test('the mark of a materialized value is invisible and cannot be copied or forged', () => {
+    const adopted = adoptParsedJson(JSON.parse('{"a":[1,{"b":2}]}') as JsonValue) as Record<string, unknown>
+    const made = snapshotJsonOrThrow({ a: [1, { b: 2 }] }) as Record<string, unknown>
+    for (const value of [adopted, made]) {
+      expect(Reflect.ownKeys(value)).toEqual(['a'])
+      expect(Object.getOwnPropertyDescriptors(value)).toEqual({ a: { value: value['a'], writable: false, enumerable: true, configurable: false } })
+      expect(JSON.stringify(value)).toBe('{"a":[1,{"b":2}]}')
+      // Taken as it is; a copy of it (structuredClone, a spread, a proxy over it) is copied again.
+      expect(snapshotJson(value)).toEqual({ ok: true, value })
+      for (const copy of [structuredClone(value), Object.freeze({ ...value }), new Proxy(value, {})]) {
+        const again = snapshotJson(copy)
+        expect(again.ok && again.value).not.toBe(copy)
+        expect(again.ok && again.value).toEqual(value)
+      }
+    }
+  })
+
   test('__proto__ stays an own data key, as a snapshot keeps it', () => {
     const adopted = adoptParsedJson(JSON.parse('{"__proto__":{"x":1},"a":[{"b":2}]}') as JsonValue) as Record<string, unknown>
     expect(Object.getPrototypeOf(adopted)).toBe(Object.prototype)
