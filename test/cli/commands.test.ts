@@ -273,7 +273,7 @@ describe('ptc serve, help and usage', () => {
     expect(run.stdout).toMatch(/^ptc run FILE\|- \[options\][\s\S]*--approve yes\|no\|ask/)
   })
 
-  test.each(['run', 'sdk', 'check', 'log', 'bench', 'serve'])('ptc %s: --help, -h and ptc help COMMAND print its usage on stdout, exit 0', async (command) => {
+  test.each(['run', 'resume', 'sdk', 'check', 'log', 'bench', 'serve'])('ptc %s: --help, -h and ptc help COMMAND print its usage on stdout, exit 0', async (command) => {
     const runs = await Promise.all([ptc([command, '--help']), ptc([command, '-h']), ptc(['help', command])])
     for (const run of runs) {
       expect(run.code).toBe(0)

@@ -219,7 +219,7 @@ describe('bad input: one line on stderr, exit 2, no stack trace', () => {
     ['a non-numeric limit', () => ['run', program('low-stock'), '--timeout', 'soon'], /^ptc: --timeout must be a positive whole number of milliseconds, not "soon"$/],
     ['a zero memory limit', () => ['run', program('low-stock'), '--memory', '0'], /^ptc: --memory must be a positive whole number of megabytes/],
     ['an unknown sandbox', () => ['run', program('low-stock'), '--sandbox', 'v8'], /^ptc: --sandbox must be one of quickjs, isolated-vm, not "v8"$/],
-    ['an unknown command', () => ['fly'], /^ptc: unknown command "fly"; one of run, sdk, check, log, bench, serve/],
+    ['an unknown command', () => ['fly'], /^ptc: unknown command "fly"; one of run, resume, sdk, check, log, bench, serve/],
   ]
   test.each(cases)('%s', async (_label, args, expected) => {
     const run = await ptc(args())

@@ -6,6 +6,7 @@ export type CliErrorCode =
   | 'CONFIG' // a ptc.config file that is missing, ambiguous, fails to load, is malformed or whose setup throws
   | 'INIT' // ptc init into a folder that is not empty or cannot be written
   | 'SESSION' // a session file that cannot be opened
+  | 'RESUME' // a suspended program that cannot be resumed (unknown, expired, taken or refused token)
   | 'BACKEND' // the requested sandbox backend cannot start here
   | 'LOG_FORMAT' // a log file that is not a JSON Lines session log
   | 'UNAVAILABLE' // a command that this install or location cannot run

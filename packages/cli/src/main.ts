@@ -3,6 +3,7 @@ import { benchCommand, BENCH_USAGE } from './commands/bench.js'
 import { checkCommand, CHECK_USAGE } from './commands/check.js'
 import { initCommand, INIT_USAGE } from './commands/init.js'
 import { logCommand, LOG_USAGE } from './commands/log.js'
+import { resumeCommand, RESUME_USAGE } from './commands/resume.js'
 import { runCommand, RUN_USAGE } from './commands/run.js'
 import { sdkCommand, SDK_USAGE } from './commands/sdk.js'
 import { serveCommand } from './commands/serve.js'
@@ -18,11 +19,13 @@ const SERVE_USAGE = `ptc serve [--config FILE] [--upstream "[name=]command [args
 const HELP_USAGE = `ptc help [COMMAND]   (or ptc COMMAND --help, -h)
   Prints this text, or one command's usage with its defaults. ptc --version (-v) prints the version.`
 
-const EXIT_STATUS = 'Exit status: 0 success, 1 the program (or check, or a benchmark) failed, 2 bad usage or input.'
+const EXIT_STATUS = 'Exit status: 0 success, 1 the program (or check, or a benchmark) failed, 2 bad usage or input, 3 the program waits\nfor an approval (ptc run --approve defer; go on with ptc resume).'
 
 export const USAGE = `ptc — run model-style programs against tools in a sandbox (Programmatic Tool Calling)
 
 ${RUN_USAGE}
+
+${RESUME_USAGE}
 
 ${SDK_USAGE}
 
@@ -44,6 +47,7 @@ type Command = (args: readonly string[], io: CliIo) => Promise<number>
 
 const COMMANDS: Readonly<Record<string, Command>> = {
   run: runCommand,
+  resume: resumeCommand,
   sdk: sdkCommand,
   check: checkCommand,
   log: logCommand,

@@ -1,4 +1,5 @@
 import { DEFAULT_LIMITS, type CodeRunLimits, type CodeRunRequest, type CodeRunResult, type CodeRuntime } from '@ptc/sandbox'
+import type { ResumeRunRequest, SuspendedRun } from '@ptc/sandbox/session'
 import type { QuickJSSessionOptions } from '@ptc/sandbox-quickjs'
 import { CliError, firstLine } from './errors.js'
 
@@ -53,16 +54,25 @@ export function mergeLimits(config?: Partial<CodeRunLimits>, flags?: Partial<Cod
 /** Concurrency-safe sub-calls of one run that may overlap: the PTC executor's default, said here so the usage can show it. */
 export const CLI_DEFAULT_MAX_PARALLEL = 10
 
+/** What a run keeps across processes: sandbox sessions (`--session-state`), or suspended programs' secret (`--approve defer`). */
+export interface RuntimeState {
+  readonly sessions?: QuickJSSessionOptions | undefined
+  /** The key that authenticates suspended programs (a session's secret serves them when there are sessions). */
+  readonly secret?: Buffer | undefined
+}
+
 /**
  * Starts the chosen backend (loaded on demand, so QuickJS runs never load the
  * native addon). A backend that cannot start here is a `CliError('BACKEND')`.
  */
-export async function createRuntime(name: SandboxName, limits: Partial<CodeRunLimits>, sessions?: QuickJSSessionOptions): Promise<CodeRuntime> {
+export async function createRuntime(name: SandboxName, limits: Partial<CodeRunLimits>, state: RuntimeState = {}): Promise<CodeRuntime> {
+  const { sessions, secret } = state
   if (sessions !== undefined && name !== 'quickjs') throw new CliError('USAGE', `sandbox sessions need the quickjs sandbox; ${name} does not keep them`)
+  if (secret !== undefined && name !== 'quickjs') throw new CliError('USAGE', `a program that waits for an approval (--approve defer, ptc resume) needs the quickjs sandbox; ${name} cannot suspend one`)
   try {
     if (name === 'quickjs') {
       const { createQuickJSRuntime } = await import('@ptc/sandbox-quickjs')
-      return createQuickJSRuntime({ poolSize: 1, limits, ...(sessions !== undefined && { sessions }) })
+      return createQuickJSRuntime({ poolSize: 1, limits, ...(sessions !== undefined && { sessions }), ...(sessions === undefined && secret !== undefined && { secret }) })
     }
     const { createIsolatedVmRuntime } = await import('@ptc/sandbox-isolated-vm')
     return createIsolatedVmRuntime({ limits, warmIsolates: 0, processes: 1 })
@@ -89,6 +99,16 @@ export function recordingRuntime(inner: CodeRuntime): RecordingRuntime {
       last = result
       return result
     },
+    // The durable methods of a runtime that suspends programs (`--approve defer`, `ptc resume`).
+    ...(inner.openRun !== undefined && { openRun: inner.openRun.bind(inner) }),
+    ...(inner.resumeRun !== undefined && {
+      resumeRun: async (run: SuspendedRun, request: ResumeRunRequest): Promise<CodeRunResult> => {
+        const result = await (inner.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(run, request)
+        last = result
+        return result
+      },
+    }),
+    ...(inner.dropRun !== undefined && { dropRun: inner.dropRun.bind(inner) }),
     dispose: () => inner.dispose(),
     [Symbol.asyncDispose]: () => inner.dispose(),
     // The session methods of a runtime that keeps sessions (the PTC executor checks for them).

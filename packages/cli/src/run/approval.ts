@@ -5,7 +5,7 @@ import { CliError, firstLine } from '../errors.js'
 import { oneLine } from '../format.js'
 import { MESSAGE_PREFIX, writeMessage, type CliIo } from '../io.js'
 
-export const APPROVE_MODES = ['yes', 'no', 'ask'] as const
+export const APPROVE_MODES = ['yes', 'no', 'ask', 'defer'] as const
 export type ApproveMode = (typeof APPROVE_MODES)[number]
 
 /**
@@ -26,7 +26,8 @@ function describe(request: ApprovalRequest): string {
 }
 
 /**
- * Answers `ask` decisions: always yes, always no, or a y/N prompt on the terminal (one at a time).
+ * Answers `ask` decisions: always yes, always no, a y/N prompt on the terminal (one at a time), or later
+ * (`defer`: the program suspends, for `ptc resume`).
  * `stepAside` takes whatever else draws on stderr (the progress line) off the screen while it writes or
  * prompts, until the function it returns is called.
  */
@@ -38,6 +39,10 @@ export function approvalService(mode: ApproveMode, io: CliIo, explicit: boolean,
     if (mode === 'yes') {
       writeMessage(io.stderr, `approved ${what}`, 'green')
       return 'allowed-once'
+    }
+    if (mode === 'defer') {
+      writeMessage(io.stderr, `deferred ${what}`, 'yellow')
+      return 'deferred'
     }
     if (mode === 'no') {
       writeMessage(io.stderr, `rejected ${what}${explicit ? '' : ' (pass --approve yes to allow, or --approve ask on a terminal)'}`, 'yellow')

@@ -3,7 +3,7 @@ import { chmod, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promi
 import { join, resolve } from 'node:path'
 import type { QuickJSSessionOptions } from '@ptc/sandbox-quickjs'
 import { MAX_SESSION_KEY } from '@ptc/sandbox/backend'
-import { createFileSessionStore } from '@ptc/sandbox/session'
+import { createFileSessionStore, type SessionStore } from '@ptc/sandbox/session'
 import { CliError, firstLine } from '../errors.js'
 
 /** Where `ptc run --session-state` keeps sessions unless `--session-dir` says otherwise (relative to the working directory). */
@@ -17,6 +17,22 @@ const SECRET_FILE = 'secret'
  */
 export async function sessionStateOptions(key: string, directory: string, cwd: string): Promise<QuickJSSessionOptions> {
   if (key === '' || key.length > MAX_SESSION_KEY) throw new CliError('USAGE', `--session-state needs a key of 1 to ${MAX_SESSION_KEY} characters`)
+  return sealedFolder(directory, cwd, 'session folder')
+}
+
+/** Where `ptc run --approve defer` keeps suspended programs unless `--durable-dir` says otherwise. */
+export const DEFAULT_DURABLE_DIR = '.ptc/durable'
+
+/**
+ * The folder of suspended programs (`--approve defer`, `ptc resume`): a file store and its secret, as a
+ * session folder has them.
+ */
+export async function durableFolder(directory: string, cwd: string): Promise<{ store: SessionStore; secret: Buffer }> {
+  return sealedFolder(directory, cwd, 'folder of suspended programs')
+}
+
+/** A private folder (mode 0700) as a file store, with the secret that authenticates what is sealed in it. */
+async function sealedFolder(directory: string, cwd: string, what: string): Promise<{ store: SessionStore; secret: Buffer }> {
   const dir = resolve(cwd, directory)
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 })
@@ -25,7 +41,7 @@ export async function sessionStateOptions(key: string, directory: string, cwd: s
     return { store: createFileSessionStore({ directory: dir }), secret: await secretIn(dir) }
   } catch (error) {
     if (error instanceof CliError) throw error
-    throw new CliError('SESSION', `cannot use the session folder ${dir}: ${firstLine(error)}`, { cause: error })
+    throw new CliError('SESSION', `cannot use the ${what} ${dir}: ${firstLine(error)}`, { cause: error })
   }
 }
 
@@ -47,9 +63,9 @@ async function secretIn(dir: string): Promise<Buffer> {
     await rm(draft, { force: true })
   }
   const info = await stat(path)
-  if ((info.mode & 0o077) !== 0) throw new CliError('SESSION', `the session secret ${path} can be read by others (mode ${(info.mode & 0o777).toString(8)}): chmod 600 it`)
-  if (typeof process.getuid === 'function' && info.uid !== process.getuid()) throw new CliError('SESSION', `the session secret ${path} belongs to another user`)
+  if ((info.mode & 0o077) !== 0) throw new CliError('SESSION', `the secret ${path} can be read by others (mode ${(info.mode & 0o777).toString(8)}): chmod 600 it`)
+  if (typeof process.getuid === 'function' && info.uid !== process.getuid()) throw new CliError('SESSION', `the secret ${path} belongs to another user`)
   const text = (await readFile(path, 'utf8')).trim()
-  if (!/^[0-9a-f]{64}$/.test(text)) throw new CliError('SESSION', `the session secret ${path} is not 64 hex digits: delete it to start over (its sessions are lost)`)
+  if (!/^[0-9a-f]{64}$/.test(text)) throw new CliError('SESSION', `the secret ${path} is not 64 hex digits: delete it to start over (what it sealed is lost)`)
   return Buffer.from(text, 'hex')
 }
