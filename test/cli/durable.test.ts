@@ -137,7 +137,7 @@ return [a.amountCents, b.amountCents]`,
     }
   }, 60_000)
 
-  test('usage: isolated-vm cannot suspend; resume needs a token and a decision', async () => {
+  test('usage: isolated-vm cannot suspend; resume needs a token and a decision, and refuses what cannot be one', async () => {
     const vm = await ptc(['run', refundDamaged, '--approve', 'defer', '--sandbox', 'isolated-vm'])
     expect(vm.code).toBe(2)
     expect(vm.stderr).toBe('ptc: a program that waits for an approval (--approve defer, --durable-dir, ptc resume) needs the quickjs sandbox; isolated-vm cannot suspend one\n')
@@ -146,5 +146,17 @@ return [a.amountCents, b.amountCents]`,
     const bad = await ptc(['resume', 'tok', '--decision', 'maybe'])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toBe('ptc: --decision must be one of allow, reject, not "maybe"\n')
-  })
+    // Tokens no folder could hold: refused as unknown, one line, no stack.
+    const { dir, cleanup } = tempDir()
+    try {
+      for (const token of ['', 'x'.repeat(5_000), '../../etc/passwd']) {
+        const refused = await ptc(['resume', token, '--decision', 'allow'], { cwd: dir })
+        expect(refused.code).toBe(2)
+        expect(refused.stderr).toMatch(/^ptc: cannot resume .*: no suspended program has token "/m)
+        expect(noStack(refused.stderr)).toBe(true)
+      }
+    } finally {
+      cleanup()
+    }
+  }, 60_000)
 })

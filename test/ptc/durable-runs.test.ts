@@ -182,6 +182,26 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     expect(value(done.results[0]?.result as { value?: unknown }).result).toEqual({ written: 'k' })
   })
 
+  test('a token no store could hold, and a store that fails to read, are refused as ResumeErrors and change nothing', async () => {
+    const kept = store()
+    const h = harness(runtime, { durable: { store: kept } })
+    const { token } = awaiting(await h.runCode(`return await tools.write({ key: 'k' })`))
+    for (const bad of ['', 'x'.repeat(5_000), 'lone \ud800 surrogate']) {
+      const refused = resume(h, bad, 'allowed-once')
+      await expect(refused).rejects.toBeInstanceOf(ResumeError)
+      await expect(refused).rejects.toMatchObject({ code: 'UNKNOWN_TOKEN', message: expect.stringMatching(/^no suspended program has token ".{0,101}": it cannot be one \(a session key /) })
+    }
+    // A store whose read throws at once, or rejects: the store could not answer; the state is untouched.
+    for (const fail of [() => { throw new Error('disk on fire') }, () => Promise.reject(new Error('disk on fire'))]) {
+      const failing: SessionStore = { ...kept, get: fail as SessionStore['get'], take: fail as NonNullable<SessionStore['take']> }
+      const other = harness(runtime, { durable: { store: failing } })
+      const refused = resume(other, token, 'allowed-once')
+      await expect(refused).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', message: `the store failed to give the state of token ${JSON.stringify(token)}: disk on fire; try again later` })
+    }
+    const done = await resume(h, token, 'allowed-once')
+    expect(value(done.results[0]?.result as { value?: unknown }).result).toEqual({ written: 'k' })
+  })
+
   test('a refused resume puts the state back until it would have expired, not for a new TTL', async () => {
     const inner = store()
     const ttls: number[] = []

@@ -193,8 +193,19 @@ export class DurableRuns {
       const taking = store.take !== undefined
       const unavailable = (what: string): ResumeError =>
         new ResumeError('STORE_UNAVAILABLE', `the store did not answer within ${this.#storeWaitMs} ms ${what} token ${token}; try again later`)
-      const reading = taking ? (store.take as NonNullable<SessionStore['take']>)(token) : store.get(token)
-      const read = await this.#bounded(reading, input.signal)
+      // A store's throw, at once or later, is no raw error of the resume: a token it cannot take as a key is
+      // no token of it, any other failure a store that could not answer.
+      const reading = Promise.resolve().then(() => (taking ? (store.take as NonNullable<SessionStore['take']>)(token) : store.get(token)))
+      let read: { ok: true; value: Uint8Array | undefined } | { ok: false; reason: 'wall' | 'abort' }
+      try {
+        read = await this.#bounded(reading, input.signal)
+      } catch (error) {
+        const why = error instanceof Error ? error.message : String(error)
+        if (error instanceof SessionStoreError && error.code === 'invalid-key') {
+          throw new ResumeError('UNKNOWN_TOKEN', `no suspended program has token ${shownToken(token)}: it cannot be one (${why})`, { cause: error })
+        }
+        throw new ResumeError('STORE_UNAVAILABLE', `the store failed to give the state of token ${shownToken(token)}: ${why}; try again later`, { cause: error })
+      }
       if (!read.ok) {
         // A take that answers after all hands the state back, for the next resume.
         if (taking) void reading.then((late) => (late === undefined ? undefined : store.set(token, late, { ttlMs: this.#ttlMs }))).catch(() => undefined)
@@ -349,4 +360,9 @@ function decisionsFor(decision: ToolResumeInput['decision'], parked: number): Ap
     return [...decision]
   }
   throw new ResumeError('BAD_DECISION', `a decision is 'allowed-once' or 'rejected' (or an array of them, one per waiting call), not ${JSON.stringify(decision)}`)
+}
+
+/** A token as messages quote it: at most 100 characters of it, as JSON (a caller's token may be anything). */
+function shownToken(token: string): string {
+  return JSON.stringify(token.length <= 100 ? token : `${textHead(token, 100)}…`)
 }
