@@ -6,14 +6,30 @@
  * planes they become long runs the compressor takes for almost nothing. Measured on 29 MiB of a heap of
  * JSON-like records: brotli quality 0 stores 22.8% of it unshuffled, 12.2% shuffled, and runs faster.
  *
- * Both directions work on 32-byte groups through 32-bit views (four words' plane bytes make one 32-bit
- * store); the bytes past the last whole group are copied as they are.
+ * Done by a small WebAssembly module with SIMD (`byte-planes.wat`) a megabyte at a time, the bytes copied
+ * in and out of its memory: about twice as fast as JavaScript (30 MiB in 8-9 ms against 15-17 once warm,
+ * 22 against 31-37 on a first call), byte for byte the same. JavaScript does what the module does not:
+ * everything where WebAssembly SIMD is missing, and a last block whose length is not a multiple of 128.
+ * The JavaScript works on 32-byte groups through 32-bit views (four words' plane bytes make one 32-bit
+ * store); both leave the bytes past the last whole group as they are.
  */
+import { BYTE_PLANES_WASM } from './byte-planes-wasm.js'
+
 const BLOCK_BYTES = 64 * 1024
 const GROUP_BYTES = 32
 
 /** Writes the planes of `src` to `out` (same length); both must start 4-byte aligned. */
 export function toBytePlanes(src: Uint8Array, out: Uint8Array): void {
+  convert(src, out, 'toPlanes', jsToBytePlanes)
+}
+
+/** The inverse of `toBytePlanes`. */
+export function fromBytePlanes(src: Uint8Array, out: Uint8Array): void {
+  convert(src, out, 'fromPlanes', jsFromBytePlanes)
+}
+
+/** {@link toBytePlanes} in JavaScript alone. */
+export function jsToBytePlanes(src: Uint8Array, out: Uint8Array): void {
   eachBlock(src, out, (s, o, base, plane) => {
     for (let g = 0; g < plane; g++) {
       const w = base + g * 8
@@ -38,8 +54,8 @@ export function toBytePlanes(src: Uint8Array, out: Uint8Array): void {
   })
 }
 
-/** The inverse of `toBytePlanes`. */
-export function fromBytePlanes(src: Uint8Array, out: Uint8Array): void {
+/** {@link fromBytePlanes} in JavaScript alone. */
+export function jsFromBytePlanes(src: Uint8Array, out: Uint8Array): void {
   eachBlock(src, out, (s, o, base, plane) => {
     for (let g = 0; g < plane; g++) {
       const at = base + g
@@ -77,4 +93,66 @@ function eachBlock(src: Uint8Array, out: Uint8Array, convert: (s: Uint32Array, o
   const o = new Uint32Array(out.buffer, out.byteOffset, full >> 2)
   for (let block = 0; block < full; block += BLOCK_BYTES) convert(s, o, block >> 2, Math.min(BLOCK_BYTES, full - block) / GROUP_BYTES)
   out.set(src.subarray(full), full)
+}
+
+/** The bytes the module converts per call: its memory holds them twice (in, then out). */
+const CHUNK_BYTES = 1024 * 1024
+
+interface Kernel {
+  readonly memory: Uint8Array
+  readonly toPlanes: (len: number) => void
+  readonly fromPlanes: (len: number) => void
+}
+
+/** This thread's instance of the module; null where it cannot run (no WebAssembly SIMD). */
+let kernel: Kernel | null | undefined
+
+/** The slice of the WebAssembly API used here (this project's `lib` has no DOM types). */
+const Wasm = (
+  globalThis as unknown as {
+    WebAssembly: {
+      Module: new (bytes: Uint8Array) => object
+      Instance: new (module: object) => { readonly exports: { memory: { buffer: ArrayBuffer }; toPlanes: Kernel['toPlanes']; fromPlanes: Kernel['fromPlanes'] } }
+    }
+  }
+).WebAssembly
+
+function loadKernel(): Kernel | null {
+  try {
+    const { memory, toPlanes, fromPlanes } = new Wasm.Instance(new Wasm.Module(Buffer.from(BYTE_PLANES_WASM, 'base64'))).exports
+    return { memory: new Uint8Array(memory.buffer, 0, 2 * CHUNK_BYTES), toPlanes, fromPlanes }
+  } catch {
+    return null
+  }
+}
+
+/** What converts byte planes on this thread: the WebAssembly module, or JavaScript where it cannot run. */
+export function bytePlanesEngine(): 'webassembly' | 'javascript' {
+  kernel ??= loadKernel()
+  return kernel === null ? 'javascript' : 'webassembly'
+}
+
+/**
+ * One direction over the whole of `src`: the module takes whole 64 KiB blocks a megabyte at a time (a
+ * block's planes are its own, so chunks of whole blocks convert as the whole would), and the last block too
+ * when its length is a multiple of 128; `js` the rest.
+ */
+function convert(src: Uint8Array, out: Uint8Array, direction: 'toPlanes' | 'fromPlanes', js: (src: Uint8Array, out: Uint8Array) => void): void {
+  if (src.byteLength !== out.byteLength) throw new RangeError('byte planes: the source and the output differ in length')
+  if (src.byteOffset % 4 !== 0 || out.byteOffset % 4 !== 0) throw new RangeError('byte planes: the source and the output must start 4-byte aligned')
+  kernel ??= loadKernel()
+  if (kernel === null) return js(src, out)
+  const full = src.byteLength - (src.byteLength % GROUP_BYTES)
+  const lastBlock = full % BLOCK_BYTES
+  const wasmBytes = lastBlock % 128 === 0 ? full : full - lastBlock
+  const { memory } = kernel
+  const run = kernel[direction]
+  for (let at = 0; at < wasmBytes; at += CHUNK_BYTES) {
+    const length = Math.min(CHUNK_BYTES, wasmBytes - at)
+    memory.set(src.subarray(at, at + length), 0)
+    run(length)
+    out.set(memory.subarray(CHUNK_BYTES, CHUNK_BYTES + length), at)
+  }
+  // What is left starts on a block boundary: the JavaScript's blocks there are the whole's.
+  js(src.subarray(wasmBytes), out.subarray(wasmBytes))
 }
