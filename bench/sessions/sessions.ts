@@ -12,6 +12,8 @@
  * 3. 1 000 idle sessions with a little state each, suspended to a filesystem store: host RSS at the start, with
  *    all live, and after they left memory (GC forced), each time in a fresh process (`--idle-only`), interleaved:
  *    with glibc's default malloc arenas and with `MALLOC_ARENA_MAX` 2 and 1.
+ *    Then the byte planes of 32 MiB (a suspension's pass over the memory, each way): WebAssembly SIMD against
+ *    the same planes in JavaScript, in this process.
  * 4. Durable runs (durable approval's sandbox part), per isolation: a warm trivial run made durable
  *    against a plain one, interleaved; then a program holding N MiB that parks a call: the run until
  *    it suspended (capture + seal), and open + resume to its end, against the same program whose call
@@ -24,6 +26,8 @@ import { join } from 'node:path'
 import type { CodeRunRequest, CodeRuntime } from '@ptc/sandbox'
 import { createFileSessionStore, parkCall } from '@ptc/sandbox/session'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
+// The planes' two implementations are internal to the QuickJS package: measured from its source.
+import { fromBytePlanes, jsFromBytePlanes, jsToBytePlanes, toBytePlanes } from '../../sandbox/quickjs/src/host/byte-planes.js'
 import { quickRequested } from '../json.js'
 import { machine, median } from '../util.js'
 
@@ -117,6 +121,41 @@ async function suspendResume(): Promise<string[]> {
     await runtime.endSession?.(key)
   }
   await runtime.dispose()
+  return lines
+}
+
+/**
+ * The byte planes of a suspension (`toBytePlanes`, WebAssembly SIMD) against the same planes in JavaScript
+ * (`jsToBytePlanes`), and back, over `mib` MiB of an engine's memory shaped like a session's (8-byte
+ * words whose high bytes repeat), interleaved, first call and then the median of `ROUNDS`.
+ */
+function bytePlanes(mib: number): string[] {
+  const bytes = mib * MiB
+  const src = new Uint8Array(bytes)
+  const words = new BigUint64Array(src.buffer)
+  for (let i = 0; i < words.length; i++) words[i] = (0xfff9n << 48n) | BigInt((i * 2654435761) % 1_000_003)
+  const out = new Uint8Array(bytes)
+  const ways = [
+    ['WebAssembly SIMD', toBytePlanes, fromBytePlanes],
+    ['JavaScript', jsToBytePlanes, jsFromBytePlanes],
+  ] as const
+  const times = ways.map(() => ({ to: [] as number[], from: [] as number[] }))
+  for (let round = 0; round <= ROUNDS; round++) {
+    ways.forEach(([, to, from], i) => {
+      let t = performance.now()
+      to(src, out)
+      times[i]?.to.push(performance.now() - t)
+      t = performance.now()
+      from(out, src)
+      times[i]?.from.push(performance.now() - t)
+    })
+  }
+  const lines = [`| byte planes of ${mib} MiB | to planes: first call, then median (spread) | back: first call, then median (spread) |`, '|---|---|---|']
+  ways.forEach(([name], i) => {
+    const { to, from } = times[i] as { to: number[]; from: number[] }
+    const figure = (xs: number[]): string => `${(xs[0] as number).toFixed(1)} ms, ${median(xs.slice(1)).toFixed(1)} ms (${spread(xs.slice(1))})`
+    lines.push(`| ${name} | ${figure(to)} | ${figure(from)} |`)
+  })
   return lines
 }
 
@@ -296,6 +335,8 @@ console.log(`## warm runs (${RUNS} runs per figure, medians of ${ROUNDS} interle
 for (const line of await warmRuns()) console.log(line)
 console.log(`\n## suspend and resume (inline, medians of ${ROUNDS})\n`)
 for (const line of await suspendResume()) console.log(line)
+console.log('')
+for (const line of bytePlanes(32)) console.log(line)
 console.log(`\n## idle sessions to the filesystem store (fresh processes, medians of ${ROUNDS} interleaved)\n`)
 for (const line of idle) console.log(line)
 console.log(`\n## durable runs (medians of ${ROUNDS} interleaved rounds)\n`)
