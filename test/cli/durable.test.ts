@@ -31,7 +31,7 @@ describe('ptc run --approve defer, then ptc resume', () => {
   test('the program suspends at the call (exit 3); a new process allows it and the program goes on; a token resumes once', async () => {
     const { dir, cleanup } = tempDir()
     try {
-      const run = await ptc(['run', refundDamaged, '--approve', 'defer'], { cwd: dir })
+      const run = await ptc(['run', refundDamaged, '--approve', 'defer', '--session', 'log.jsonl'], { cwd: dir })
       expect(run.code).toBe(3)
       expect(run.stdout).toMatch(/^\(the program is waiting for approval of tools\.issue_refund\(\{"orderId":"O-1028",/)
       expect(run.stderr).toMatch(/^ptc: deferred issue_refund \(call_[0-9a-f]{8}:ptc:8\): Refund €159\.00 on order O-1028\?$/m)
@@ -45,7 +45,7 @@ describe('ptc run --approve defer, then ptc resume', () => {
       expect(kept).toContain('secret')
       for (const name of kept) expect(statSync(join(folder, name)).mode & 0o777).toBe(0o600)
 
-      const resumed = await ptc(['resume', token, '--decision', 'allow', '--json'], { cwd: dir })
+      const resumed = await ptc(['resume', token, '--decision', 'allow', '--json', '--session', 'log.jsonl'], { cwd: dir })
       expect(resumed.code).toBe(0)
       const report = JSON.parse(resumed.stdout) as { ok: boolean; value: { refundId: string; amountCents: number }; subCalls: { name: string; isError: boolean }[] }
       expect(report.ok).toBe(true)
@@ -53,6 +53,12 @@ describe('ptc run --approve defer, then ptc resume', () => {
       // Only the call it waited on ran again: the program went on where it waited, not from its start.
       expect(report.subCalls.map((call) => [call.name, call.isError])).toEqual([['issue_refund', false]])
       expect(readdirSync(folder).filter((name) => name !== 'secret')).toEqual([])
+      // One run_code call in the log, its suspension and resumption in it, the call it waited on after them.
+      const log = await ptc(['log', 'log.jsonl'], { cwd: dir })
+      expect(log.code).toBe(0)
+      expect(log.stdout.match(/^run_code /gm)).toHaveLength(1)
+      expect(log.stdout).toContain(`suspended awaiting approval of issue_refund({"orderId":"O-1028"`)
+      expect(log.stdout).toMatch(new RegExp(`resumed \\(allowed-once\\) — token ${token}\\n.*:ptc:9 issue_refund\\(.* — ok `))
 
       const again = await ptc(['resume', token, '--decision', 'allow'], { cwd: dir })
       expect(again.code).toBe(2)
