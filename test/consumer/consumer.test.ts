@@ -288,6 +288,18 @@ describe('a project outside the repository, as the README says', () => {
       expect(existsSync(join(plain, '.ptc/sessions/secret'))).toBe(true)
     }, 60_000)
 
+    test('ptc run --approve defer suspends a program that ptc resume continues in another process, from the installed packages', async () => {
+      // The built-in demo shop: its refunds ask for approval.
+      writeFileSync(join(plain, 'refund.ts'), "const r = await tools.issue_refund({ orderId: 'O-1028', amountCents: 100, reason: 'scratched' })\nreturn r.amountCents\n")
+      const waiting = await ptc(['run', 'refund.ts', '--approve', 'defer'], plain)
+      expect(waiting.code, `ptc run --approve defer exited ${String(waiting.code)}\nstderr:\n${waiting.stderr}`).toBe(3)
+      const token = /go on with: ptc resume (\S+) --decision/.exec(waiting.stderr)?.[1]
+      expect(token).toMatch(/^ptc-run-/)
+      const resumed = await ptc(['resume', token as string, '--decision', 'allow'], plain)
+      expectOk(resumed, 'ptc resume')
+      expect(resumed.stdout.trim()).toBe('100')
+    }, 60_000)
+
     test('durable approval: a program suspended by one process is resumed by another, from the installed packages', async () => {
       writeFileSync(
         join(project, 'approve.mjs'),
