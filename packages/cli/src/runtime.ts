@@ -57,7 +57,7 @@ export const CLI_DEFAULT_MAX_PARALLEL = 10
 /** What a run keeps across processes: sandbox sessions (`--session-state`), or suspended programs' secret (`--approve defer`). */
 export interface RuntimeState {
   readonly sessions?: QuickJSSessionOptions | undefined
-  /** The key that authenticates suspended programs (a session's secret serves them when there are sessions). */
+  /** The key that authenticates suspended programs, QuickJS only (a session's secret serves them when there are sessions). */
   readonly secret?: Buffer | undefined
 }
 
@@ -68,7 +68,6 @@ export interface RuntimeState {
 export async function createRuntime(name: SandboxName, limits: Partial<CodeRunLimits>, state: RuntimeState = {}): Promise<CodeRuntime> {
   const { sessions, secret } = state
   if (sessions !== undefined && name !== 'quickjs') throw new CliError('USAGE', `sandbox sessions need the quickjs sandbox; ${name} does not keep them`)
-  if (secret !== undefined && name !== 'quickjs') throw new CliError('USAGE', `a program that waits for an approval (--approve defer, ptc resume) needs the quickjs sandbox; ${name} cannot suspend one`)
   try {
     if (name === 'quickjs') {
       const { createQuickJSRuntime } = await import('@ptc/sandbox-quickjs')

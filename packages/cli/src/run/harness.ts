@@ -70,8 +70,6 @@ export interface Harness {
   /** Where the tools came from, for the first line on stderr. */
   readonly label: string | undefined
   readonly config: LoadedConfig | undefined
-  /** Whether a suspended program can be kept (`--approve defer`, `--durable-dir`, `ptc resume`). */
-  readonly durable: boolean
   /** The progress line while a batch runs: approvals written or asked for step it aside. */
   readonly progress: { line: ProgressLine | undefined }
 }
@@ -128,7 +126,7 @@ export async function openHarness(setup: HarnessSetup): Promise<Harness> {
     await runtime.dispose()
     throw error
   }
-  return { service, runtime, sandbox, label, config, durable, progress }
+  return { service, runtime, sandbox, label, config, progress }
 }
 
 /** One batch's run: the agent it runs for, aborted on Ctrl-C or SIGTERM. */
