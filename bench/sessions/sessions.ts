@@ -10,8 +10,9 @@
  *    idle session holding N MiB of JSON-like program data, and the first run after the resume (which
  *    restores the memory), inline isolation; sizes: the engine memory's changed bytes and the sealed bytes.
  * 3. 1 000 idle sessions with a little state each, suspended to a filesystem store: host RSS at the start, with
- *    all live, and after they left memory (GC forced), each time in a fresh process (`--idle-only`), interleaved:
- *    with glibc's default malloc arenas and with `MALLOC_ARENA_MAX` 2 and 1.
+ *    all live, after they left memory (GC forced), and once the process did nothing until V8 gave back its heap
+ *    (at most 40 s), each time in a fresh process (`--idle-only`), interleaved: with glibc's default malloc
+ *    arenas and with `MALLOC_ARENA_MAX` 2 and 1. This part takes most of the benchmark's time (about 6 minutes).
  *    Then the byte planes of 32 MiB (a suspension's pass over the memory, each way): WebAssembly SIMD against
  *    the same planes in JavaScript, in this process.
  * 4. Durable runs (durable approval's sandbox part), per isolation: a warm trivial run made durable
@@ -165,9 +166,15 @@ interface IdleFigures {
   start: number
   live: number
   after: number
+  /** RSS once the process had been idle until V8 gave back its heap (or `IDLE_WAIT_MS`), and how long that took (s). */
+  idle: number
+  idleAfterS: number
   /** JavaScript heap + buffers at the start, live, after (MiB). */
   js: [number, number, number]
 }
+
+/** The longest an idle-sessions process waits, doing nothing, for V8 to give back the heap pages it no longer uses. */
+const IDLE_WAIT_MS = 40_000
 
 async function idleSessions(): Promise<IdleFigures> {
   const count = quick ? 300 : 1000
@@ -202,9 +209,20 @@ async function idleSessions(): Promise<IdleFigures> {
     gc()
     const after = rss()
     const afterJs = js()
+    // Then the host does nothing, as a host whose sessions went idle: some seconds later V8's memory reducer gives
+    // back the heap pages it no longer uses (a forced collection does not), and its committed heap falls.
+    const committed = (): number => process.memoryUsage().heapTotal
+    const busy = committed()
+    let waited = 0
+    while (waited < IDLE_WAIT_MS && committed() > busy * 0.75) {
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      waited += 1000
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    const idle = rss()
     const back = await runtime.run(req('return notes.length', 's0'))
     if (back.value !== 200) throw new Error('a suspended session did not come back')
-    return { count, start, live, after, js: [startJs, liveJs, afterJs] }
+    return { count, start, live, after, idle, idleAfterS: waited / 1000, js: [startJs, liveJs, afterJs] }
   } finally {
     await runtime.dispose()
     rmSync(directory, { recursive: true, force: true })
@@ -236,16 +254,18 @@ function idleSessionsInFreshProcesses(): string[] {
     })
   }
   const lines = [
-    '| malloc arenas | sessions | RSS at start | all live | all in the store | after / start (spread) | JS heap + buffers: start, live, after |',
-    '|---|---|---|---|---|---|---|',
+    '| malloc arenas | sessions | RSS at start | all live | all in the store | after / start (spread) | then idle: RSS / start (spread), after | JS heap + buffers: start, live, after |',
+    '|---|---|---|---|---|---|---|---|',
   ]
   variants.forEach((variant, i) => {
     const runs = figures[i] ?? []
     const mib = (pick: (f: IdleFigures) => number): string => `${median(runs.map(pick)).toFixed(0)} MiB`
     const ratios = runs.map((f) => (f.after / f.start) * 100)
+    const idle = runs.map((f) => (f.idle / f.start) * 100)
+    const percent = (xs: number[]): string => `${median(xs).toFixed(0)}% (${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)}%)`
     const jsAt = (at: 0 | 1 | 2): string => median(runs.map((f) => f.js[at])).toFixed(0)
     lines.push(
-      `| ${variant.name} | ${runs[0]?.count ?? 0} | ${mib((f) => f.start)} | ${mib((f) => f.live)} | ${mib((f) => f.after)} | ${median(ratios).toFixed(0)}% (${Math.min(...ratios).toFixed(0)}-${Math.max(...ratios).toFixed(0)}%) | ${jsAt(0)}, ${jsAt(1)}, ${jsAt(2)} MiB |`,
+      `| ${variant.name} | ${runs[0]?.count ?? 0} | ${mib((f) => f.start)} | ${mib((f) => f.live)} | ${mib((f) => f.after)} | ${percent(ratios)} | ${percent(idle)}, ${median(runs.map((f) => f.idleAfterS)).toFixed(0)} s | ${jsAt(0)}, ${jsAt(1)}, ${jsAt(2)} MiB |`,
     )
   })
   return lines
