@@ -35,7 +35,7 @@ describe('ptc run --approve defer, then ptc resume', () => {
       expect(run.code).toBe(3)
       expect(run.stdout).toMatch(/^\(the program is waiting for approval of tools\.issue_refund\(\{"orderId":"O-1028",/)
       expect(run.stderr).toMatch(/^ptc: deferred issue_refund \(call_[0-9a-f]{8}:ptc:8\): Refund €159\.00 on order O-1028\?$/m)
-      expect(run.stderr).toMatch(/issue_refund .* error APPROVAL_DEFERRED/)
+      expect(run.stderr).toMatch(/:ptc:8 +issue_refund .* waits for approval \(the program suspended here\)$/m)
       const { token, flags } = resumeHint(run)
       expect(flags).toEqual([])
       // The folder and what it keeps are the user's alone.

@@ -76,7 +76,14 @@ export function formatFooter(report: RunReport, subCalls: readonly SubCallRecord
   const nameWidth = Math.max(0, ...rows.map((r) => r.name.length))
   for (const { call: c, id, name } of rows) {
     const ms = c.settledAt === undefined ? '?' : `${c.settledAt - c.startedAt} ms`
-    const outcome = c.settledAt === undefined ? styled('yellow', 'never settled') : c.isError ? styled('red', `error ${c.code ?? ''}: ${oneLine(c.errorMessage ?? '', 80)}`) : styled('green', 'ok')
+    const outcome =
+      c.settledAt === undefined
+        ? styled('yellow', 'never settled')
+        : c.code === 'APPROVAL_DEFERRED'
+          ? styled('yellow', 'waits for approval (the program suspended here)')
+          : c.isError
+            ? styled('red', `error ${c.code ?? ''}: ${oneLine(c.errorMessage ?? '', 80)}`)
+            : styled('green', 'ok')
     lines.push([`  ${id.padEnd(idWidth)}  ${name.padEnd(nameWidth)}  ${ms.padStart(7)}  ${formatBytes(c.contentBytes).padStart(8)}  `, outcome])
   }
   lines.push([`ptc: ${byteSummary(report, subCalls.length)}`])
