@@ -173,7 +173,7 @@ export class DurableRuns {
     const awaiting = this.#awaiting.get(run)
     if (awaiting === undefined || awaiting instanceof Error) {
       // The store's message reaches the model: a store may put anything in it.
-      const why = awaiting === undefined ? 'it was not stored' : awaiting.message.length <= 300 ? awaiting.message : `${textHead(awaiting.message, 300)}…`
+      const why = awaiting === undefined ? 'it was not stored' : cut(awaiting.message, 300)
       throw new CodeRunFailedError('abort', `the program suspended awaiting approval, but its state could not be stored (${why}); it is lost`, logs)
     }
     // A program in a sandbox session: the model learns that the session waits for it.
@@ -362,7 +362,12 @@ function decisionsFor(decision: ToolResumeInput['decision'], parked: number): Ap
   throw new ResumeError('BAD_DECISION', `a decision is 'allowed-once' or 'rejected' (or an array of them, one per waiting call), not ${JSON.stringify(decision)}`)
 }
 
+/** `text`, or its first `max` characters and an ellipsis: what a message quotes of a text it does not bound. */
+function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${textHead(text, max)}…`
+}
+
 /** A token as messages quote it: at most 100 characters of it, as JSON (a caller's token may be anything). */
 function shownToken(token: string): string {
-  return JSON.stringify(token.length <= 100 ? token : `${textHead(token, 100)}…`)
+  return JSON.stringify(cut(token, 100))
 }
