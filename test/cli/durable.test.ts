@@ -120,6 +120,27 @@ describe('ptc run --approve defer, then ptc resume', () => {
     }
   }, 60_000)
 
+  test('a session program resumed without its session (its folder shared with the suspended programs) is refused and kept', async () => {
+    const { dir, cleanup } = tempDir({ 'counted-refund.js': COUNTED_REFUND })
+    try {
+      // One folder for both: the secret is the same, so only the missing session can refuse the resume.
+      const shared = ['--session-state', 'one', '--session-dir', 'state', '--durable-dir', 'state']
+      const run = await ptc(['run', 'counted-refund.js', '--approve', 'defer', ...shared], { cwd: dir })
+      expect(run.code).toBe(3)
+      const { token } = resumeHint(run)
+      const alone = await ptc(['resume', token, '--decision', 'allow', '--durable-dir', 'state'], { cwd: dir })
+      expect(alone.code).toBe(2)
+      expect(alone.stderr).toContain('this program ran in sandbox session "one", which waits for it in a session store: resume it on a runtime with that store (sessions.store); nothing ran (give the --durable-dir, and --session-state and --session-dir if it had them, that the run had)')
+      const resumed = await ptc(['resume', token, '--decision', 'allow', ...shared], { cwd: dir })
+      expect(resumed.code).toBe(0)
+      expect(JSON.parse(resumed.stdout)).toEqual({ n: 1, outcome: 'R-0001' })
+      const next = await ptc(['run', 'counted-refund.js', '--approve', 'yes', ...shared.slice(0, 4)], { cwd: dir })
+      expect(JSON.parse(next.stdout)).toEqual({ n: 2, outcome: 'R-0001' })
+    } finally {
+      cleanup()
+    }
+  }, 60_000)
+
   test('a program that asks again after its resume suspends again, with a new token', async () => {
     const { dir, cleanup } = tempDir()
     try {

@@ -270,6 +270,24 @@ describe.each([
       expect((await two.run(request('list.push(4); return list'))).value).toEqual([1, 2, 3, 4])
     }, 30_000)
 
+    test('a runtime without the store (in-memory sessions, the same secret) refuses to resume the run, having run nothing; one with it goes on', async () => {
+      const store = storeFor('elsewhere')
+      await using one = runtimeOver(store)
+      await using bare = createQuickJSRuntime({ isolation: 'inline', secret, sessions: {} })
+      expect((await one.run(request('let w = ["a"]; return w.length'))).value).toBe(1)
+      const first = await one.run(request('w.push(await tools.ask({})); return w', { key: 'x9' }))
+      const state = first.suspended?.state as Uint8Array
+      // Resumed there, it would take a session of that runtime's own, and the store's would stay held for it.
+      const opened = await (bare.openRun as NonNullable<CodeRuntime['openRun']>)('x9', state)
+      const refused: unknown = await (bare.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(opened, { call: async () => 'b' }).catch((thrown: unknown) => thrown)
+      expect(refused).toMatchObject({ name: 'SandboxUsageError', message: 'this program ran in sandbox session "s", which waits for it in a session store: resume it on a runtime with that store (sessions.store); nothing ran' })
+      expect((await bare.run(request('return typeof w'))).value).toBe('undefined')
+      expect((await one.run(request('return w'))).error?.message).toMatch(/waits for the resume/)
+      const done = await resume(one, first, 'x9', async () => 'b')
+      expect(done.value).toEqual(['a', 'b'])
+      expect((await one.run(request('return w'))).value).toEqual(['a', 'b'])
+    }, 30_000)
+
     test('a dropped run ends its hold in the store: another runtime runs the session from its state before the run', async () => {
       const store = storeFor('drop')
       await using one = runtimeOver(store)

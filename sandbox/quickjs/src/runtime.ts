@@ -272,7 +272,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
       }
       const result = await host.result
       if (durable !== undefined && host.suspended !== undefined) {
-        const session = turn?.ok === true ? { key: turn.entry.key, runs: turn.entry.runs } : undefined
+        const session = turn?.ok === true ? { key: turn.entry.key, runs: turn.entry.runs, ...(this.#sessions.holdsInStore && { stored: true as const }) } : undefined
         result.suspended = await this.#suspended(durable, host, { code: request.code, language: request.language ?? 'typescript', bindings, limits, logs: result.logs, ...(session !== undefined && { session }) })
       }
       if (turn?.ok === true && result.suspended !== undefined && durable !== undefined) {
@@ -357,6 +357,12 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     const saved = this.#opened.get(run)
     if (saved === undefined) throw new SandboxUsageError('resumeRun takes a run from this runtime\'s openRun, once')
     if (request === null || typeof request !== 'object' || typeof request.call !== 'function') throw new SandboxUsageError('resumeRun needs { call }')
+    if (saved.session?.stored === true && !this.#sessions.holdsInStore) {
+      // Resumed here, it would take a session of this runtime's own, and the one in the store would stay held for it.
+      throw new SandboxUsageError(
+        `this program ran in sandbox session ${JSON.stringify(saved.session.key)}, which waits for it in a session store: resume it on a runtime with that store (sessions.store); nothing ran`,
+      )
+    }
     const data = saved.data
     const durable = checkDurable(request.durable ?? { key: run.key, ...(data !== undefined && { data: () => data }) })
     this.#opened.delete(run)

@@ -211,6 +211,14 @@ export class SessionTable<S> {
     this.#spill = spill
   }
 
+  /**
+   * Whether this table's spill claims sessions in its store (file, Redis): a session run that suspends is held
+   * there (`park`), so only a table of a runtime sharing that store can give its resume the session.
+   */
+  get holdsInStore(): boolean {
+    return this.#spill?.hand !== undefined && this.#spill.claim !== undefined
+  }
+
   get size(): number {
     return this.#sessions.size
   }

@@ -1,4 +1,6 @@
 import { ResumeError } from '@ptc/ptc'
+import { SandboxUsageError } from '@ptc/sandbox'
+import { SessionStoreError } from '@ptc/sandbox/session'
 import type { ApprovalDecision } from '@ptc/tools'
 import { onePositional, oneOf, parseCommandArgs } from '../args.js'
 import { CliError, firstLine } from '../errors.js'
@@ -37,8 +39,11 @@ export async function resumeCommand(args: readonly string[], io: CliIo): Promise
       try {
         return await harness.service.resume({ token, decision: DECISIONS[chosen], agent, signal, log: { turn: 2, step: 1 } })
       } catch (error) {
-        if (!(error instanceof ResumeError)) throw error
-        const hint = error.code === 'STATE_REFUSED' ? ' (give the --durable-dir, and --session-state and --session-dir if it had them, that the run had)' : ''
+        // Refused before the program went on (the state stays stored): the token, its state, or this runtime (a
+        // program of a session whose store these flags do not give, a session store that failed).
+        if (!(error instanceof ResumeError || error instanceof SandboxUsageError || error instanceof SessionStoreError)) throw error
+        const refused = (error instanceof ResumeError && error.code === 'STATE_REFUSED') || error instanceof SandboxUsageError
+        const hint = refused ? ' (give the --durable-dir, and --session-state and --session-dir if it had them, that the run had)' : ''
         throw new CliError('RESUME', `cannot resume ${oneLine(token, 100)}: ${oneLine(firstLine(error), 600)}${hint}`, { cause: error })
       }
     })

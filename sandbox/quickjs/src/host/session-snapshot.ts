@@ -36,8 +36,12 @@ export interface SavedRun {
   /** Its log entries before it suspended. */
   logs: readonly string[]
   data?: JsonValue
-  /** A session run: its session's key and the programs it had run before this one (`memory` holds its state). */
-  session?: { key: string; runs: number }
+  /**
+   * A session run: its session's key and the programs it had run before this one (`memory` holds its state);
+   * `stored`: its session is held for the resume in a session store that claims (a runtime without one cannot
+   * give the resume that session).
+   */
+  session?: { key: string; runs: number; stored?: true }
 }
 
 export function encodeSession({ memory, runs }: SavedSession): Uint8Array {
@@ -70,7 +74,7 @@ export function decodeRun(bytes: Uint8Array): SavedRun {
     strings(f.logs) &&
     typeof f.limits === 'object' && f.limits !== null &&
     [f.cpuMs, f.subCalls, f.outputBytes, f.wallRemainingMs].every((n) => typeof n === 'number' && Number.isFinite(n) && n >= 0) &&
-    (f.session === undefined || (typeof f.session === 'object' && f.session !== null && typeof f.session.key === 'string' && whole(f.session.runs))) &&
+    (f.session === undefined || (typeof f.session === 'object' && f.session !== null && typeof f.session.key === 'string' && whole(f.session.runs) && (f.session.stored === undefined || f.session.stored === true))) &&
     Array.isArray(f.parked) &&
     f.parked.every((c) => typeof c === 'object' && c !== null && whole(c.id) && typeof c.name === 'string' && typeof c.argsJson === 'string')
   if (!ok) throw malformed('run', 'missing or bad fields')
