@@ -3,6 +3,7 @@
  * call (start + settle pairs) and how many result bytes stayed in the sandbox.
  */
 import type { ContentBlock, SessionEvent } from '@ptc/tools'
+import { isRecord } from '../records.js'
 
 /** One sub-call of a run, paired from `tool/ptc-dispatch-start` and `tool/ptc-dispatch`. */
 export interface SubCallRecord {
@@ -20,7 +21,6 @@ export interface SubCallRecord {
   readonly contentBytes: number
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** UTF-8 bytes of the text blocks in `content` (images are counted by their base64 length). */
 export function contentBytes(content: unknown): number {

@@ -1,5 +1,6 @@
 import type { SessionEvent } from '@ptc/tools'
 import { contentBytes, elidedBytes } from '../demo/report.js'
+import { isRecord } from '../records.js'
 
 /** One settled (or unsettled) call in a session log. */
 export interface LogCall {
@@ -49,7 +50,6 @@ export interface LogPause {
   readonly detail: string[]
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** Enough of a result's text for any summary; the rest is not kept (a log may hold hundreds of MB of results). */
 export const SUMMARY_CHARS = 4096

@@ -14,6 +14,7 @@ import type { LoadedConfig } from '../config/load.js'
 import { safeJson } from '../escape.js'
 import { CliError, firstLine } from '../errors.js'
 import { oneLine } from '../format.js'
+import { isRecord } from '../records.js'
 import { kindOf } from '../input-file.js'
 import { writeLine, writeMessage, writeModelText, writeStyledLine, type CliIo } from '../io.js'
 import { APPROVE_MODES, approvalService, approveMode, configApproval } from './approval.js'
@@ -196,11 +197,10 @@ interface Awaiting {
 
 /** The `awaiting` of a run_code value (`{ logs, awaiting: { token, calls } }`), if it suspended. */
 function awaitingOf(value: JsonValue | undefined): Awaiting | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined
-  const awaiting = value['awaiting']
-  if (typeof awaiting !== 'object' || awaiting === null || Array.isArray(awaiting) || typeof awaiting['token'] !== 'string' || !Array.isArray(awaiting['calls'])) return undefined
-  const calls = awaiting['calls'].map((call) => {
-    const c = typeof call === 'object' && call !== null && !Array.isArray(call) ? call : {}
+  const awaiting = isRecord(value) ? value['awaiting'] : undefined
+  if (!isRecord(awaiting) || typeof awaiting['token'] !== 'string' || !Array.isArray(awaiting['calls'])) return undefined
+  const calls = awaiting['calls'].map((call: unknown) => {
+    const c = isRecord(call) ? call : {}
     return { tool: typeof c['tool'] === 'string' ? c['tool'] : '?', ...(typeof c['reason'] === 'string' && { reason: c['reason'] }) }
   })
   return { token: awaiting['token'], calls }
