@@ -179,6 +179,11 @@ export interface SessionWait {
   readonly signal?: AbortSignal | undefined
 }
 
+/** Whether `spill` claims sessions in its store and can hand a claim over: where `park` holds a session for a resume. */
+function holdsInStore<S>(spill: SessionSpill<S> | undefined): spill is SessionSpill<S> & Required<Pick<SessionSpill<S>, 'hand' | 'claim'>> {
+  return spill?.hand !== undefined && spill.claim !== undefined
+}
+
 /**
  * A backend's sandbox sessions, whatever their state is (a QuickJS memory diff, a live isolate): one
  * run at a time per session, an idle TTL (checked on use and by an unreferenced sweep timer), a cap
@@ -216,7 +221,7 @@ export class SessionTable<S> {
    * there (`park`), so only a table of a runtime sharing that store can give its resume the session.
    */
   get holdsInStore(): boolean {
-    return this.#spill?.hand !== undefined && this.#spill.claim !== undefined
+    return holdsInStore(this.#spill)
   }
 
   get size(): number {
@@ -498,7 +503,7 @@ export class SessionTable<S> {
       return { ...info, bytes: 0, note: 'the session was ended during the run' }
     }
     const spill = this.#spill
-    if (spill?.hand === undefined || spill.claim === undefined || entry.claimedUntil === 0) {
+    if (!holdsInStore(spill) || entry.claimedUntil === 0) {
       entry.parked = { holder, until }
       return info
     }
