@@ -104,8 +104,12 @@ interface Kernel {
   readonly fromPlanes: (len: number) => void
 }
 
-/** This thread's instance of the module; null where it cannot run (no WebAssembly SIMD). */
+/** This thread's instance of the module, made on first use; null where it cannot run (no WebAssembly SIMD). */
 let kernel: Kernel | null | undefined
+
+function loadedKernel(): Kernel | null {
+  return (kernel ??= loadKernel())
+}
 
 /** The slice of the WebAssembly API used here (this project's `lib` has no DOM types). */
 const Wasm = (
@@ -128,8 +132,7 @@ function loadKernel(): Kernel | null {
 
 /** What converts byte planes on this thread: the WebAssembly module, or JavaScript where it cannot run. */
 export function bytePlanesEngine(): 'webassembly' | 'javascript' {
-  kernel ??= loadKernel()
-  return kernel === null ? 'javascript' : 'webassembly'
+  return loadedKernel() === null ? 'javascript' : 'webassembly'
 }
 
 /**
@@ -140,13 +143,13 @@ export function bytePlanesEngine(): 'webassembly' | 'javascript' {
 function convert(src: Uint8Array, out: Uint8Array, direction: 'toPlanes' | 'fromPlanes', js: (src: Uint8Array, out: Uint8Array) => void): void {
   if (src.byteLength !== out.byteLength) throw new RangeError('byte planes: the source and the output differ in length')
   if (src.byteOffset % 4 !== 0 || out.byteOffset % 4 !== 0) throw new RangeError('byte planes: the source and the output must start 4-byte aligned')
-  kernel ??= loadKernel()
-  if (kernel === null) return js(src, out)
+  const module = loadedKernel()
+  if (module === null) return js(src, out)
   const full = src.byteLength - (src.byteLength % GROUP_BYTES)
   const lastBlock = full % BLOCK_BYTES
   const wasmBytes = lastBlock % 128 === 0 ? full : full - lastBlock
-  const { memory } = kernel
-  const run = kernel[direction]
+  const { memory } = module
+  const run = module[direction]
   for (let at = 0; at < wasmBytes; at += CHUNK_BYTES) {
     const length = Math.min(CHUNK_BYTES, wasmBytes - at)
     memory.set(src.subarray(at, at + length), 0)
