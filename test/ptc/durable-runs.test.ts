@@ -271,6 +271,8 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     const { token } = awaiting(await a.runCode(`return await tools.write({ key: 'later' })`))
     await expect(resume(a, token, 'allowed-once')).rejects.toMatchObject({ code: 'SANDBOX_DISPOSED' })
     expect(a.trace).toEqual([])
+    // Its log says the program suspended, not that it went on.
+    expect(a.session.events.map((e) => e.type).filter((t) => t.startsWith('tool/ptc-'))).toEqual(['tool/ptc-dispatch-start', 'tool/ptc-dispatch', 'tool/ptc-suspend'])
     await using second = createQuickJSRuntime({ isolation, poolSize: 1, secret })
     const b = harness(second, { durable: { store: shared } })
     const done = (await resume(b, token, 'allowed-once')).results[0]?.result as ToolExecutionResult
@@ -302,6 +304,9 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     const done = (await resume(h, token, 'allowed-once')).results[0]?.result as ToolExecutionResult
     expect(value(done).result).toEqual({ written: 'w' })
     expect(text(await h.runCode('return count'))).toBe('2')
+    // The refused resume left no trace in the log: the program went on once.
+    const resumes = h.session.events.filter((e) => e.type === 'tool/ptc-resume')
+    expect(resumes).toEqual([expect.objectContaining({ token, decisions: ['allowed-once'] })])
   })
 
   test('a store that cannot keep the state fails the call, saying the program is lost', async () => {

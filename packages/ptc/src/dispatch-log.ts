@@ -123,9 +123,13 @@ export class DispatchLog {
     this.#queue.append({ type: 'tool/ptc-suspend', time: Date.now(), rootCallId: this.exec.rootCallId, parentCallId: this.exec.callId, token, awaiting: calls })
   }
 
-  /** A suspended program goes on: `tool/ptc-resume {rootCallId, parentCallId, token, decisions}`. */
-  resumed(token: string, decisions: readonly string[]): void {
-    this.#queue?.append({ type: 'tool/ptc-resume', time: Date.now(), rootCallId: this.exec.rootCallId, parentCallId: this.exec.callId, token, decisions: [...decisions] })
+  /**
+   * A suspended program goes on: `tool/ptc-resume {rootCallId, parentCallId, token, decisions}`, written once
+   * `wentOn` says it did (the events queued after it wait for that); not at all when the runtime refused it.
+   */
+  resumed(token: string, decisions: readonly string[], wentOn: Promise<boolean>): void {
+    const event: SessionEvent = { type: 'tool/ptc-resume', time: Date.now(), rootCallId: this.exec.rootCallId, parentCallId: this.exec.callId, token, decisions: [...decisions] }
+    this.#queue?.append(async () => ((await wentOn) ? event : undefined))
   }
 
   /**

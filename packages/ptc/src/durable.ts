@@ -293,7 +293,9 @@ export class DurableRuns {
       concludeTurn: () => void (concluded = true),
     })
     const log = new DispatchLog(services, ctx, input.agent?.session, config.logLimits)
-    log.resumed(suspended.key, decisions)
+    // Logged as going on once it does: its first call, or its end; a runtime that refuses it ran nothing.
+    let wentOn = (_: boolean): void => undefined
+    log.resumed(suspended.key, decisions, new Promise<boolean>((resolve) => (wentOn = resolve)))
     const numbering = { count: identity.subCalls }
     const scheduler = new SubCallScheduler(services, ctx, buildBindings(services, ctx), config.maxParallelSubCalls, log, config.drainGraceMs, {
       numbering,
@@ -304,12 +306,18 @@ export class DurableRuns {
     let run: CodeRunResult | undefined
     let logFailure: LogFailure | undefined
     try {
-      const request: ResumeRunRequest = { call: (name, args) => scheduler.submit(name, args), signal: input.signal, durable: next }
-      run = await answered((config.runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(suspended, request), config.maxWallMs, config.runtime.name)
+      const call: ResumeRunRequest['call'] = (name, args) => {
+        wentOn(true)
+        return scheduler.submit(name, args)
+      }
+      run = await answered((config.runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(suspended, { call, signal: input.signal, durable: next }), config.maxWallMs, config.runtime.name)
+      wentOn(true)
     } catch (error) {
       // resumeRun throws only before the program goes on (misuse, a disposed runtime, a session store that failed
       // to give it its session): its state is not lost.
-      if (error instanceof SandboxUsageError || (error instanceof SessionStoreError && error.code === 'unavailable')) await putBack()
+      const refused = error instanceof SandboxUsageError || (error instanceof SessionStoreError && error.code === 'unavailable')
+      wentOn(!refused)
+      if (refused) await putBack()
       throw error
     } finally {
       logFailure = await scheduler.close(run?.error?.kind === 'timeout')

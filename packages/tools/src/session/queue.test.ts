@@ -19,6 +19,20 @@ describe('SessionQueue', () => {
     expect(written).toEqual([1, 2, 3])
   })
 
+  test('a builder that builds nothing appends nothing; the events after it wait for it and keep their order', async () => {
+    const written: unknown[] = []
+    const queue = new SessionQueue({ append: (e) => void written.push(e.n) })
+    let decide = (_: boolean): void => undefined
+    const decided = new Promise<boolean>((resolve) => (decide = resolve))
+    queue.append(async () => ((await decided) ? event(1) : undefined))
+    queue.append(event(2))
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(written).toEqual([])
+    decide(false)
+    expect(await queue.drain()).toBeUndefined()
+    expect(written).toEqual([2])
+  })
+
   test('keeps the first failure and still attempts the later events', async () => {
     const written: unknown[] = []
     const session: Session = {

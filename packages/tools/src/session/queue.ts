@@ -25,11 +25,12 @@ export class SessionQueue {
     private readonly confirmMs: number = SESSION_CONFIRM_MS,
   ) {}
 
-  /** Queue one event (or a function building it). */
-  append(event: SessionEvent | (() => SessionEvent | Promise<SessionEvent>)): void {
+  /** Queue one event (or a function building it, which may build none: `undefined`). */
+  append(event: SessionEvent | (() => SessionEvent | undefined | Promise<SessionEvent | undefined>)): void {
     this.#tail = this.#tail.then(async () => {
       try {
-        await this.session.append(typeof event === 'function' ? await event() : event)
+        const built = typeof event === 'function' ? await event() : event
+        if (built !== undefined) await this.session.append(built)
       } catch (error) {
         if (!this.#failed) {
           this.#failed = true
