@@ -69,6 +69,23 @@ describe('the watchdog on a worker pool', () => {
     }
   }, 60_000)
 
+  test('a guest that keeps QuickJS from polling for interrupts is stopped at its CPU budget, not at its wall', async () => {
+    // Both make QuickJS poll its interrupt handler minutes apart (every 10 000 calls or jumps): long native joins
+    // in a loop, and a recursion that catches its own stack overflows (a backtrace of the whole stack each), with
+    // a long native call in each catch. The engine cannot stop them at their budget; the host's watchdog does.
+    const programs = [
+      HOSTILE,
+      "function f() { try { return f() } catch (e) { 'x'.repeat(1e6).split('').join(''); return f() } }\nreturn f()",
+    ]
+    for (const code of programs) {
+      const result = await runtime.run(request(code, { limits: { cpuMs: 300, wallMs: 20_000 } }))
+      expect(result.error, code).toEqual({ kind: 'timeout', message: 'CPU time limit of 300 ms exceeded' })
+      expect(result.stats.cpuMs, code).toBeGreaterThanOrEqual(300)
+      expect(pool.workers).toBe(1)
+      expect((await runtime.run(request('return (await tools.echo({})) === null ? "next" : "?"'))).value).toBe('next')
+    }
+  }, 60_000)
+
   test('a run whose deadline passes while its worker boots ends as timeout by its wall', async () => {
     const fresh = new QuickJSCodeRuntime({ poolSize: 1 })
     try {

@@ -17,9 +17,10 @@ import { WorkerPool } from './host/pool.js'
 export interface QuickJSRuntimeOptions {
   /**
    * `'worker'` (default): guests run in a pool of worker threads; a watchdog terminates a worker
-   * that overruns the wall ceiling (even inside a native builtin) and replaces it.
+   * that overruns the wall ceiling or the CPU budget (even inside a native builtin) and replaces it.
    * `'inline'`: guests run on the calling thread — for trusted code and benchmarks; it cannot stop
-   * a long native builtin (see `InlineEngines`).
+   * a long native builtin (see `InlineEngines`), nor hold a guest to its CPU budget or wall between
+   * QuickJS's interrupt polls (every 10 000 calls or jumps), which a guest can keep seconds apart.
    */
   isolation?: 'worker' | 'inline'
   /**
@@ -54,9 +55,10 @@ export interface QuickJSRuntimeOptions {
   /** Default limits of this runtime's runs (over `DEFAULT_LIMITS`); a request's limits override them. */
   limits?: Partial<CodeRunLimits>
   /**
-   * How long a worker may ignore a wall or abort stop before it is terminated; the run answers at
-   * that moment. A guest between bytecodes stops within a few milliseconds of the stop; only a long
-   * native builtin (a huge `join`, a backtracking regex) runs into this; such a run answers about
+   * How long a worker may ignore a wall or abort stop, or run past its CPU budget, before it is terminated;
+   * the run answers at that moment. A guest between bytecodes stops within a few milliseconds of the stop;
+   * only a long native builtin (a huge `join`, a backtracking regex) or a guest that keeps QuickJS from polling
+   * for interrupts (a recursion that catches its own stack overflows) runs into this; such a run answers about
    * 50-90 ms past its deadline (measured on 2 loaded cores), with the log entries the worker had
    * accepted. Default: 50 ms.
    */

@@ -29,6 +29,11 @@ export interface RunInput {
    * `session` (a session run that suspended), its outcome carries the memory it leaves, as a session run's.
    */
   resume?: EngineResume
+  /**
+   * Worker isolation: the host's `performance.timeOrigin + performance.now()` when it posted the run, what
+   * the engine's `CPU_DEADLINE` word counts from (both threads' clocks read the same within a fraction of a ms).
+   */
+  clockBase?: number
 }
 
 /** What a suspended run needs to go on in an engine. */
@@ -101,16 +106,32 @@ export interface EngineRunSink {
   done(outcome: EngineRunOutcome): void
 }
 
-/** Why the host stops a run in its engine: the run's signal, its wall ceiling, or a sub-call cap (`HostCalls`). */
-export type HostStop = 'abort' | 'wall' | 'limit-calls' | 'limit-pending' | 'limit-args'
+/**
+ * Why the host stops a run in its engine: the run's signal, its wall ceiling, a sub-call cap (`HostCalls`), or
+ * its CPU budget, overrun by a guest whose engine did not stop it (see `CPU_DEADLINE`).
+ */
+export type HostStop = 'abort' | 'wall' | 'limit-calls' | 'limit-pending' | 'limit-args' | 'cpu'
 
-const HOST_STOPS: readonly HostStop[] = ['abort', 'wall', 'limit-calls', 'limit-pending', 'limit-args']
+const HOST_STOPS: readonly HostStop[] = ['abort', 'wall', 'limit-calls', 'limit-pending', 'limit-args', 'cpu']
 
 /**
  * The shared control word (index 0) the host writes and the interrupt handler polls: `CONTROL_NONE`,
  * or the stop's `controlOf` value.
  */
 export const CONTROL_NONE = 0
+
+/**
+ * Index of the word, after the control word, where a worker's engine says how much CPU its run has left, for
+ * the host's CPU watchdog: while the guest runs, `1 +` the time, in ms after the run's `clockBase`, at which it
+ * overruns its budget; while it does not, `-` the ms of budget left (never above 0). The engine stops the guest
+ * itself at its budget, but only where QuickJS polls its interrupt handler: every 10 000 function calls or
+ * jumps, which a guest can make seconds apart (a recursion that catches its own stack overflows builds a
+ * backtrace of the whole stack for each of them).
+ */
+export const CPU_DEADLINE = 1
+
+/** The control words of a worker's runs: the control word and `CPU_DEADLINE`. */
+export const CONTROL_WORDS = 2
 
 export function controlOf(reason: HostStop): number {
   return HOST_STOPS.indexOf(reason) + 1

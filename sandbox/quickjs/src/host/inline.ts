@@ -9,9 +9,10 @@ import type { RunHost } from './run-host.js'
 
 /**
  * Runs engine runs on the calling thread. For trusted code and benchmarks: it keeps the CPU, memory,
- * stack, output and sub-call limits, the wall ceiling and abort at bytecode boundaries and while the
- * guest waits on the host, but it cannot stop a long native builtin (a huge `join`, a backtracking
- * regex): that blocks the calling thread until the builtin returns.
+ * stack, output and sub-call limits, the wall ceiling and abort where QuickJS polls for interrupts and
+ * while the guest waits on the host, but it cannot stop a long native builtin (a huge `join`, a
+ * backtracking regex), nor a guest between two polls (every 10 000 calls or jumps: a recursion that
+ * catches its own stack overflows keeps them about 2.5 s apart here): those block the calling thread.
  */
 export class InlineEngines implements Engines {
   readonly #cache: ModuleCache

@@ -4,7 +4,7 @@ import type { SessionMemory } from '../engine/image.js'
 import { compile, type QuickJSVariantName, type WasmModule } from '../engine/module.js'
 import { LogJournal, journalBytes } from '../engine/journal.js'
 import { ReplyMailbox, SpinPlaces } from '../engine/mailbox.js'
-import { CONTROL_NONE, controlOf, type FromWorker, type RunInput, type ToWorker } from '../engine/protocol.js'
+import { CONTROL_NONE, CONTROL_WORDS, CPU_DEADLINE, controlOf, type FromWorker, type RunInput, type ToWorker } from '../engine/protocol.js'
 import type { Engines } from './engines.js'
 import type { RunHost } from './run-host.js'
 import { spawnEngineWorker } from './spawn.js'
@@ -220,7 +220,7 @@ class WorkerSlot {
   readonly #spawnWorker: (data: EngineWorkerData) => Worker
   #state: SlotState = 'booting'
   #worker: Worker | undefined
-  #control = new Int32Array(new SharedArrayBuffer(4))
+  #control = new Int32Array(new SharedArrayBuffer(4 * CONTROL_WORDS))
   #mailbox: ReplyMailbox | undefined
   #journal: LogJournal | undefined
   /** Journal bytes of the log entries the current run's host has received. */
@@ -272,7 +272,7 @@ class WorkerSlot {
     }
     this.#state = 'booting'
     this.spawned++
-    const control = new Int32Array(new SharedArrayBuffer(4))
+    const control = new Int32Array(new SharedArrayBuffer(4 * CONTROL_WORDS))
     const mailbox = this.#pool.spinPlaces.mailbox()
     // Fresh per worker: a terminated worker may still write for a moment after the answer.
     const journal = LogJournal.memory(this.#pool.journalBytes)
@@ -326,6 +326,8 @@ class WorkerSlot {
     this.#state = 'busy'
     this.#host = host
     Atomics.store(control, 0, CONTROL_NONE)
+    Atomics.store(control, CPU_DEADLINE, -Math.max(0, Math.min(2 ** 31 - 1, Math.floor(input.limits.cpuMs - (input.resume?.cpuMs ?? 0)))))
+    const clockBase = performance.timeOrigin + performance.now()
     journal.clear()
     this.#loggedBytes = 0
     worker.ref()
@@ -337,7 +339,7 @@ class WorkerSlot {
     // A session run's capture moves here as a transferred buffer: the worker may write it into one the host let go of.
     const spare = input.session === undefined ? undefined : this.#pool.takeSpare()
     this.#post(
-      { t: 'run', runId, input: { ...input, ...(held !== undefined ? { session: { id: held } } : {}), wallRemainingMs: host.remainingMs }, ...(spare !== undefined && { spare }) },
+      { t: 'run', runId, input: { ...input, ...(held !== undefined ? { session: { id: held } } : {}), wallRemainingMs: host.remainingMs, clockBase }, ...(spare !== undefined && { spare }) },
       spare === undefined ? undefined : [spare],
     )
     const current = (): boolean => this.#runId === runId && this.#host === host
@@ -353,6 +355,10 @@ class WorkerSlot {
         Atomics.store(control, 0, controlOf(reason))
         this.#post({ t: 'stop', runId, reason })
         mailbox.wake()
+      },
+      cpu: () => {
+        const word = Atomics.load(control, CPU_DEADLINE)
+        return word > 0 ? { running: true, ms: word - 1 - (performance.timeOrigin + performance.now() - clockBase) } : { running: false, ms: -word }
       },
       suspend: (parked) => {
         if (!current()) return

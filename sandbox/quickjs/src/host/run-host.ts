@@ -15,6 +15,11 @@ export interface EngineChannel {
   kill?(): string[]
   /** A durable run's host has only parked calls: suspend once the guest waits on exactly `parked` calls. */
   suspend?(parked: number): void
+  /**
+   * The run's CPU budget as its engine last said (worker isolation, see `CPU_DEADLINE`): while the guest runs,
+   * `running` and the ms until it is spent (below 0 once overrun); while it does not, the ms left.
+   */
+  cpu?(): { readonly running: boolean; readonly ms: number }
 }
 
 /** What a `RunHost` needs from the admitted run (see `AdmittedRun`). */
@@ -56,6 +61,7 @@ export class RunHost {
   #attachedAt: number | undefined
   readonly #wallTimer: ReturnType<typeof setTimeout>
   #killTimer: ReturnType<typeof setTimeout> | undefined
+  #cpuTimer: ReturnType<typeof setTimeout> | undefined
   readonly #onAbort = (): void => this.stop('abort')
   /** Stops waiting for the run's signal (one listener per signal however many runs share it: `whenAborted`). */
   #stopWaiting: (() => void) | undefined
@@ -95,10 +101,34 @@ export class RunHost {
   attach(channel: EngineChannel): void {
     this.#channel = channel
     this.#attachedAt = performance.now()
+    this.#watchCpu()
   }
 
-  /** Abort (the run's signal, `dispose()`), the wall ceiling or a sub-call cap. Before `attach`: ends at once. */
-  stop(reason: HostStop): void {
+  /**
+   * The CPU watchdog of a channel that says what is left of the budget (`EngineChannel.cpu`): the engine stops
+   * its guest at the budget where QuickJS polls for interrupts, which a guest can keep seconds apart; a guest
+   * still running `graceMs` past its budget is stopped from here, its worker terminated at once. Looks again
+   * when that could be the case at the earliest.
+   */
+  #watchCpu(): void {
+    const cpu = this.#channel?.cpu
+    if (cpu === undefined || this.#ended) return
+    const { running, ms } = cpu()
+    if (running && ms < -this.#graceMs) {
+      this.stop('cpu', 0)
+      return
+    }
+    // Running, `ms` is at least `-graceMs` here: the timer is due when the grace past the budget is over.
+    this.#cpuTimer = setTimeout(() => this.#watchCpu(), ms + this.#graceMs + 1)
+    // The wall timer keeps the process alive for a pending run.
+    this.#cpuTimer.unref()
+  }
+
+  /**
+   * Abort (the run's signal, `dispose()`), the wall ceiling, a sub-call cap or the CPU watchdog. Before `attach`:
+   * ends at once. A channel that can be killed is, when the engine has not stopped `graceMs` later.
+   */
+  stop(reason: HostStop, graceMs = this.#graceMs): void {
     if (this.#ended) return
     const channel = this.#channel
     if (channel === undefined) {
@@ -114,10 +144,13 @@ export class RunHost {
         if (this.#ended) return
         const logs = kill()
         const error = stopError(reason, this.#clock.limits)
-        error.message += ` (the engine did not stop within ${this.#graceMs} ms and its worker was terminated)`
-        const cpuMs = performance.now() - (this.#attachedAt ?? this.#clock.startedAt)
+        // Past the CPU budget the outcome is the one the engine gives when it stops the guest itself (which a
+        // guest descheduled on a loaded machine may leave to this watchdog), with the CPU time it used.
+        if (reason !== 'cpu') error.message += ` (the engine did not stop within ${graceMs} ms and its worker was terminated)`
+        const cpu = reason === 'cpu' ? channel.cpu?.() : undefined
+        const cpuMs = cpu !== undefined ? this.#clock.limits.cpuMs - (cpu.running ? cpu.ms : 0) : performance.now() - (this.#attachedAt ?? this.#clock.startedAt)
         this.end({ logs, cpuMs, subCalls: this.#calls.started, broken: true, error })
-      }, this.#graceMs)
+      }, graceMs)
     }
   }
 
@@ -144,6 +177,7 @@ export class RunHost {
     const now = performance.now()
     clearTimeout(this.#wallTimer)
     clearTimeout(this.#killTimer)
+    clearTimeout(this.#cpuTimer)
     this.#stopWaiting?.()
     this.#calls.close()
     this.session = outcome.session
