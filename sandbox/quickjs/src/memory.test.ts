@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from 'vitest'
 import type { CodeRuntime } from '@ptc/sandbox'
-import { ENGINE_OVERHEAD_BYTES } from './engine/module.js'
+import { ENGINE_OVERHEAD_BYTES, MAX_GUEST_BYTES } from './engine/module.js'
 import { createQuickJSRuntime } from './index.js'
 
 const MiB = 1024 * 1024
@@ -28,4 +28,13 @@ describe.each(['inline', 'worker'] as const)('memoryBytes on QuickJS (%s)', (iso
     expect(small * 1e6).toBeLessThanOrEqual(32 * MiB + ENGINE_OVERHEAD_BYTES)
     expect(await hoard(128 * MiB)).toBeGreaterThan(small)
   }, 60_000)
+
+  test("a memoryBytes past what WebAssembly can give is refused as misuse, not a crash of every run; the most it can give runs", async () => {
+    const over = MAX_GUEST_BYTES + 64 * 1024
+    const refused: unknown = await runtime.run({ code: 'return 1', bindings: [], call: async () => null, limits: { memoryBytes: over } }).catch((thrown: unknown) => thrown)
+    expect(refused).toMatchObject({ name: 'SandboxUsageError', message: `limit "memoryBytes" must be at most ${MAX_GUEST_BYTES} (2016 MiB): a QuickJS engine's memory is WebAssembly memory, at most 2 GiB, of which 32 MiB is the engine's own; not ${over}` })
+    expect(() => createQuickJSRuntime({ isolation, limits: { memoryBytes: 4 * 1024 * MiB } })).toThrow(/must be at most/)
+    const most = await runtime.run({ code: 'return 1', bindings: [], call: async () => null, limits: { memoryBytes: MAX_GUEST_BYTES } })
+    expect(most.value).toBe(1)
+  })
 })

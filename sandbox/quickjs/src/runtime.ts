@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto'
 import { openSnapshotAsync, sealSnapshotAsync, SessionStoreError, SnapshotError, STORE_WAIT_MS, type DurableRun, type ParkedCall, type ResumeRunRequest, type SessionLimits, type SessionStore, type SnapshotKey, type SuspendedRun, type SuspendedRunState } from '@ptc/sandbox/session'
 import type { SessionMemory } from './engine/image.js'
 import { decodeRun, decodeSession, encodeRun, encodeSession, sessionBuild, type SavedRun, type SavedSession } from './host/session-snapshot.js'
-import type { QuickJSVariantName } from './engine/module.js'
+import { MAX_GUEST_BYTES, type QuickJSVariantName } from './engine/module.js'
+import type { LimitCeilings } from '@ptc/sandbox'
 import type { Engines } from './host/engines.js'
 import { RunHost } from './host/run-host.js'
 import { InlineEngines } from './host/inline.js'
@@ -119,6 +120,11 @@ export interface QuickJSSessionOptions extends Partial<SessionLimits> {
 /** How often, at most, a session store without expiry of its own is swept (`SessionStore.sweep`). */
 const SWEEP_EVERY_MS = 10 * 60_000
 
+/** A QuickJS engine's memory is WebAssembly's: at most 2 GiB, its own 32 MiB included. */
+const CEILINGS: LimitCeilings = {
+  memoryBytes: { max: MAX_GUEST_BYTES, why: "a QuickJS engine's memory is WebAssembly memory, at most 2 GiB, of which 32 MiB is the engine's own" },
+}
+
 /** Default `watchdogGraceMs`. */
 export const DEFAULT_WATCHDOG_GRACE_MS = 50
 
@@ -144,7 +150,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
   #disposing: Promise<void> | undefined
 
   constructor(options: QuickJSRuntimeOptions, engines?: Engines) {
-    this.#defaults = Object.freeze(resolveLimits(options.limits, DEFAULT_LIMITS))
+    this.#defaults = Object.freeze(resolveLimits(options.limits, DEFAULT_LIMITS, CEILINGS))
     const { store, secret, suspendAfterMs, storeWaitMs, claimMs, ...sessionLimits } = options.sessions ?? {}
     const limits = Object.freeze(resolveSessionLimits(sessionLimits))
     if (store !== undefined && secret === undefined && options.secret === undefined) {
@@ -239,7 +245,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
     // Checked before the run takes a place in the gate: a refused request must not keep one.
     const durable = request !== null && typeof request === 'object' && request.durable !== undefined ? checkDurable(request.durable) : undefined
-    const accepted = await acceptRun(request, this.#defaults, this.#gate, { sessionSourceOnEngine: this.#engines instanceof WorkerPool })
+    const accepted = await acceptRun(request, this.#defaults, this.#gate, { sessionSourceOnEngine: this.#engines instanceof WorkerPool, ceilings: CEILINGS })
     if (!accepted.ok) return accepted.result
     const { bindings, limits, program } = accepted
     let turn: SessionTurn<SessionMemory> | undefined
@@ -385,7 +391,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     const unhold = async (): Promise<void> => {
       if (session !== undefined) await this.#sessions.unpark(session.key, parkedHolder(run.key)).catch(() => undefined)
     }
-    const accepted = await acceptRun(again, this.#defaults, this.#gate)
+    const accepted = await acceptRun(again, this.#defaults, this.#gate, { ceilings: CEILINGS })
     if (!accepted.ok) {
       await unhold()
       return accepted.result

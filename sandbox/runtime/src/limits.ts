@@ -28,9 +28,10 @@ const TIME_LIMITS: readonly (keyof CodeRunLimits)[] = ['cpuMs', 'wallMs']
 export function resolveLimits(
   limits?: Partial<CodeRunLimits>,
   defaults: Readonly<CodeRunLimits> = DEFAULT_LIMITS,
+  ceilings?: LimitCeilings,
 ): CodeRunLimits {
   const out: CodeRunLimits = { ...DEFAULT_LIMITS, ...defaults }
-  if (limits === undefined) return out
+  if (limits === undefined) return withinCeilings(out, ceilings)
   if (typeof limits !== 'object' || limits === null) throw new SandboxUsageError('limits must be an object')
   for (const key of Object.keys(limits)) {
     if (!LIMIT_NAMES.includes(key as keyof CodeRunLimits)) throw new SandboxUsageError(`unknown limit "${key}"`)
@@ -44,5 +45,19 @@ export function resolveLimits(
     }
     out[key as keyof CodeRunLimits] = value
   }
-  return out
+  return withinCeilings(out, ceilings)
+}
+
+/** What a backend cannot give whatever the limits ask: a limit past it is misuse (`resolveLimits`). */
+export interface LimitCeilings {
+  /** The most memory a run's engine can have, and why (`memoryBytes` past it could only crash every run). */
+  readonly memoryBytes?: { readonly max: number; readonly why: string }
+}
+
+function withinCeilings(limits: CodeRunLimits, ceilings: LimitCeilings | undefined): CodeRunLimits {
+  const memory = ceilings?.memoryBytes
+  if (memory !== undefined && limits.memoryBytes > memory.max) {
+    throw new SandboxUsageError(`limit "memoryBytes" must be at most ${memory.max} (${memory.max / 1024 / 1024} MiB): ${memory.why}; not ${limits.memoryBytes}`)
+  }
+  return limits
 }

@@ -2,7 +2,7 @@ import { validateBindings } from './bindings.js'
 import { SandboxUsageError } from './errors.js'
 import type { GatePlace, GateRefusal, RunGate } from './gate.js'
 import { utf8ByteLength } from './ledger.js'
-import { resolveLimits } from './limits.js'
+import { resolveLimits, type LimitCeilings } from './limits.js'
 import { programFromStripped, type PreparedProgram } from './program.js'
 import { INLINE_STRIP_UNITS, prepareOffThread, stripTypeScript, type StripResult } from './strip.js'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult } from './types.js'
@@ -44,6 +44,8 @@ export interface AcceptOptions {
    * long session program is then not parsed here, nor on a worker for it.
    */
   readonly sessionSourceOnEngine?: boolean
+  /** What the backend cannot give (see `resolveLimits`). */
+  readonly ceilings?: LimitCeilings
 }
 
 /**
@@ -70,7 +72,7 @@ export async function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits
   }
   const session = request.session === undefined ? undefined : checkSessionKey(request.session)
   const bindings = validateBindings(request.bindings)
-  const limits = resolveLimits(request.limits, defaults)
+  const limits = resolveLimits(request.limits, defaults, options?.ceilings)
   const deadline = startedAt + limits.wallMs
   const { code, signal } = request
   const refuse = (error: CodeRunError): AcceptedRun => {

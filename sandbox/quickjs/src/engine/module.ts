@@ -21,6 +21,12 @@ const INITIAL_BYTES = 16 * 1024 * 1024
  */
 export const ENGINE_OVERHEAD_BYTES = 32 * 1024 * 1024
 
+/** The memory both QuickJS builds declare as their most (32 768 pages of WebAssembly): 2 GiB. */
+const MODULE_MAX_BYTES = 32_768 * PAGE
+
+/** The most memory a run can be given (`memoryBytes`): the module's most, less the engine's own. */
+export const MAX_GUEST_BYTES = MODULE_MAX_BYTES - ENGINE_OVERHEAD_BYTES
+
 /** The WebAssembly memory cap of a module for runs limited to `guestBytes`. */
 export function capFor(guestBytes: number): number {
   return Math.ceil(Math.max(INITIAL_BYTES, guestBytes + ENGINE_OVERHEAD_BYTES) / PAGE) * PAGE
