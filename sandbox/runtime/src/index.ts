@@ -5,6 +5,6 @@
  * conformance suite in `@ptc/sandbox/conformance`.
  */
 export type * from './types.js'
-export { DEFAULT_LIMITS, MAX_TIMER_MS, resolveLimits, type LimitCeilings } from './limits.js'
+export { DEFAULT_LIMITS, MAX_TIMER_MS, resolveLimits } from './limits.js'
 export { SandboxUsageError, type SandboxUsageErrorCode } from './errors.js'
 export { DEFAULT_MAX_QUEUED_RUNS } from './gate.js'
