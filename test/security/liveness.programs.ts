@@ -94,6 +94,23 @@ export function livenessTests(s: HostileContext): void {
     )
   }
 
+  s.it(
+    'liveness: a recursion that catches its own stack overflows, a long native call in each catch, ends at its CPU budget (not its wall) and stops burning CPU',
+    async () => {
+      // QuickJS polls for interrupts every 10 000 calls or jumps: here minutes apart (each overflow builds a
+      // backtrace of the whole stack, then the catch joins a million characters). V8 stops it at once.
+      const code = "function f() { try { return f() } catch (e) { 'x'.repeat(1e6).split('').join(''); return f() } }\nreturn f()"
+      const wallMs = 20_000
+      const t = await s.timed(code, { limits: { cpuMs: 300, wallMs } })
+      expect(t.result.error, t.result.error?.message).toMatchObject({ kind: 'timeout', message: expect.stringMatching(/^CPU time limit of 300 ms exceeded/) })
+      s.expectAnsweredBy('catching recursion', t, wallMs)
+      if (procAvailable) await expectCpuSettles('catching recursion')
+      await s.expectNextRunWorks()
+    },
+    60_000,
+    inline ? 'inline isolation runs the guest on the calling thread: nothing can stop it between two of QuickJS\'s interrupt polls (documented limit of inline mode)' : undefined,
+  )
+
   for (const [name, code] of [
     ['a Map of small objects', 'const m = new Map()\nfor (let i = 0; ; i++) m.set(i, { i, s: "v" + i })'],
     ['new Array(2e8).fill(0)', 'return new Array(2e8).fill(0).length'],
