@@ -9,4 +9,4 @@ export { MAX_REQUESTS_IN_FLIGHT, MAX_STDOUT_BACKLOG } from './server/stdio-flow.
 export { MAX_UPSTREAM_TOOLS, UpstreamConnection, type UpstreamSpec, type UpstreamUrlSpec, type ReconnectOptions } from './upstream/connection.js'
 export { parseUpstreamCommand, parseUpstreamHeader, splitWords, type UpstreamCommand } from './upstream/command-line.js'
 export { McpError, McpServeUsageError, UpstreamToolError, UpstreamUnavailableError, type McpErrorCode } from './errors.js'
-export { createMcpApproval, type McpApproval } from './server/approval.js'
+export { createMcpApproval, type McpApproval, type McpCaller } from './server/approval.js'

@@ -1,4 +1,5 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
 import type { ApprovalOutcome, ApprovalRequest, ApprovalService } from '@ptc/tools'
 
 /**
@@ -8,25 +9,34 @@ import type { ApprovalOutcome, ApprovalRequest, ApprovalService } from '@ptc/too
  * came from.
  */
 export interface McpApproval extends ApprovalService {
-  /** The calls in flight and the protocol server (one client connection) each came from, by root call id. */
-  readonly callers: Map<string, Server>
+  /**
+   * The calls in flight, by root call id: the protocol server (one client connection) each came from, and the id
+   * of its request, whose stream carries the question (over Streamable HTTP, a client need open no other stream).
+   */
+  readonly callers: Map<string, McpCaller>
+}
+
+/** Where a call in flight came from (see `McpApproval.callers`). */
+export interface McpCaller {
+  readonly server: Server
+  readonly requestId: RequestId
 }
 
 export function createMcpApproval(): McpApproval {
-  const callers = new Map<string, Server>()
+  const callers = new Map<string, McpCaller>()
   return {
     callers,
     async request(request: ApprovalRequest): Promise<ApprovalOutcome> {
-      const server = callers.get(request.exec.rootCallId)
-      if (server === undefined || server.getClientCapabilities()?.elicitation === undefined) return 'unavailable'
+      const caller = callers.get(request.exec.rootCallId)
+      if (caller === undefined || caller.server.getClientCapabilities()?.elicitation === undefined) return 'unavailable'
       const why = request.displayReason?.en ?? request.reason
       try {
-        const answer = await server.elicitInput(
+        const answer = await caller.server.elicitInput(
           {
             message: `Allow the call of ${request.exec.name} (${request.exec.callId})${why === undefined ? '' : `: ${why}`}?`,
             requestedSchema: { type: 'object', properties: { allow: { type: 'boolean', title: 'Allow this call', default: false } }, required: ['allow'] },
           },
-          { signal: request.signal },
+          { signal: request.signal, relatedRequestId: caller.requestId },
         )
         if (answer.action === 'accept') return answer.content?.['allow'] === true ? 'allowed-once' : 'rejected'
         return answer.action === 'decline' ? 'rejected' : 'cancelled'

@@ -182,7 +182,7 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
               extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } }).catch(() => undefined)
             })
       let batch: ToolBatchResult
-      approval.callers.set(callId, server)
+      approval.callers.set(callId, { server, requestId: extra.requestId })
       try {
         batch = await tools.execute({
           calls: [{ type: 'tool_call', id: callId, name: request.params.name, arguments: JSON.stringify(request.params.arguments ?? {}) }],
