@@ -119,7 +119,21 @@ describe('ptc run --session-state', () => {
       const open = await ptc(['run', 'count.js', '--session-state', 'k'], { cwd: dir })
       expect(open.code).toBe(2)
       expect(open.stderr).toContain('can be read by others')
-      for (const run of [ivm, empty, alone, open]) expect(noStack(run.stderr)).toBe(true)
+      // A secret that is a pipe, or a folder others can write to (where another user could put one), is refused
+      // before anything is read from it: nothing waits on a pipe.
+      const { mkdirSync, rmSync } = await import('node:fs')
+      const { execFileSync } = await import('node:child_process')
+      rmSync(join(dir, '.ptc/sessions/secret'))
+      execFileSync('mkfifo', ['-m', '600', join(dir, '.ptc/sessions/secret')])
+      const piped = await ptc(['run', 'count.js', '--session-state', 'k', '--wall', '2000'], { cwd: dir })
+      expect(piped.code).toBe(2)
+      expect(piped.stderr).toContain('/.ptc/sessions/secret is not a file')
+      mkdirSync(join(dir, 'shared'))
+      chmodSync(join(dir, 'shared'), 0o1777)
+      const shared = await ptc(['run', 'count.js', '--session-state', 'k', '--session-dir', 'shared'], { cwd: dir })
+      expect(shared.code).toBe(2)
+      expect(shared.stderr).toContain('/shared can be written by others (mode 1777): chmod 700 it')
+      for (const run of [ivm, empty, alone, open, piped, shared]) expect(noStack(run.stderr)).toBe(true)
     } finally {
       cleanup()
     }

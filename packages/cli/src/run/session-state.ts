@@ -9,6 +9,8 @@ import { CliError, firstLine } from '../errors.js'
 /** Where `ptc run --session-state` keeps sessions unless `--session-dir` says otherwise (relative to the working directory). */
 export const DEFAULT_SESSION_DIR = '.ptc/sessions'
 const SECRET_FILE = 'secret'
+/** The longest secret file read: 64 hex digits and room for line ends and spaces. */
+const SECRET_MAX_BYTES = 256
 
 /**
  * The session options of `ptc run --session-state`: a file store in `directory` (mode 0700) and the
@@ -38,6 +40,9 @@ async function sealedFolder(directory: string, cwd: string, what: string): Promi
     await mkdir(dir, { recursive: true, mode: 0o700 })
     const info = await stat(dir)
     if (!info.isDirectory()) throw new Error(`${dir} is not a folder`)
+    // Another user could put files where this process looks for its own (a pipe there would hang it).
+    if (typeof process.getuid === 'function' && info.uid !== process.getuid()) throw new CliError('SESSION', `the ${what} ${dir} belongs to another user: give a folder of your own`)
+    if ((info.mode & 0o022) !== 0) throw new CliError('SESSION', `the ${what} ${dir} can be written by others (mode ${(info.mode & 0o7777).toString(8)}): chmod 700 it, or give a folder of your own`)
     return { store: createFileSessionStore({ directory: dir }), secret: await secretIn(dir) }
   } catch (error) {
     if (error instanceof CliError) throw error
@@ -63,9 +68,11 @@ async function secretIn(dir: string): Promise<Buffer> {
     await rm(draft, { force: true })
   }
   const info = await stat(path)
+  if (!info.isFile()) throw new CliError('SESSION', `the secret ${path} is not a file: delete it to start over (what it sealed is lost)`)
   if ((info.mode & 0o077) !== 0) throw new CliError('SESSION', `the secret ${path} can be read by others (mode ${(info.mode & 0o777).toString(8)}): chmod 600 it`)
   if (typeof process.getuid === 'function' && info.uid !== process.getuid()) throw new CliError('SESSION', `the secret ${path} belongs to another user`)
-  const text = (await readFile(path, 'utf8')).trim()
+  // 64 hex digits (and a line end, if someone wrote it by hand): a larger file is not read whole.
+  const text = info.size > SECRET_MAX_BYTES ? '' : (await readFile(path, 'utf8')).trim()
   if (!/^[0-9a-f]{64}$/.test(text)) throw new CliError('SESSION', `the secret ${path} is not 64 hex digits: delete it to start over (what it sealed is lost)`)
   return Buffer.from(text, 'hex')
 }

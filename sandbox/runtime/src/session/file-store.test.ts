@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -155,6 +155,27 @@ describe('file store', () => {
     writeFileSync(_entryPath(directory, 'bad'), 'not a store file')
     expect(await rejection(store.take?.('bad') as Promise<unknown>)).toMatchObject({ code: 'corrupt-entry' })
     expect(readdirSync(directory)).toEqual([_entryPath(directory, 'bad').slice(directory.length + 1)])
+  })
+
+  test('a named pipe in place of an entry or a claim is refused or passed over at once, never waited on', async () => {
+    const directory = freshDirectory()
+    const store = createFileSessionStore({ directory })
+    await store.set('other', Buffer.from('kept'))
+    const entry = _entryPath(directory, 'piped')
+    execFileSync('mkfifo', ['-m', '600', entry, _claimPath(directory, 'piped')])
+    for (const read of [() => store.get('piped'), () => store.take?.('piped') as Promise<unknown>]) {
+      const error = await rejection(read())
+      expect(error).toMatchObject({ code: 'corrupt-entry' })
+      expect((error as Error).message).toContain(`${entry} (key "piped") is not a store file: it is not a regular file`)
+    }
+    // The entry's is left where it was (take put it back) and passed over by a sweep; the claim's is no claim,
+    // which the sweep removes as an expired one.
+    expect(statSync(entry).isFIFO()).toBe(true)
+    expect(await store.sweep?.()).toBe(1)
+    expect(statSync(entry).isFIFO()).toBe(true)
+    expect(await store.claim?.('piped', 'me', 60_000)).toBeUndefined()
+    expect(await store.delete('piped')).toBe(true)
+    expect(Buffer.from((await store.get('other')) ?? []).toString()).toBe('kept')
   })
 
   test('deleting an expired entry removes it and says there was no live one', async () => {

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
+import { constants as fs } from 'node:fs'
 import { chmod, link, mkdir, open, readdir, rename, rmdir, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { SandboxUsageError } from '../errors.js'
@@ -108,7 +109,7 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
       }
       let entry: Entry | undefined
       try {
-        entry = await readEntry(taken, key, false)
+        entry = await readEntry(taken, key, false, file)
       } catch (error) {
         // Not a store file: put back where it was, as get() leaves it.
         await rename(taken, file).catch(() => {})
@@ -250,8 +251,8 @@ export function _claimPath(directory: string, key: string): string {
  * writes one) counts as an expired claim: it never blocks a session.
  */
 async function readClaim(file: string): Promise<{ holder: string; expiresAt: number } | undefined> {
-  return readOpen(file, async (handle, { size }) => {
-    const text = size > 4096 ? '' : await handle.readFile('utf8')
+  return readOpen(file, async (handle, { size, regular }) => {
+    const text = !regular || size > 4096 ? '' : await handle.readFile('utf8')
     try {
       const parsed = text.startsWith(CLAIM_MAGIC) ? (JSON.parse(text.slice(CLAIM_MAGIC.length)) as { holder?: unknown; expiresAt?: unknown }) : undefined
       if (typeof parsed?.holder === 'string' && typeof parsed.expiresAt === 'number') return { holder: parsed.holder, expiresAt: parsed.expiresAt }
@@ -345,16 +346,18 @@ interface Entry {
   ino: number
 }
 
-/** The entry in `file`, `undefined` when there is none; with `headerOnly`, an empty payload. */
-async function readEntry(file: string, key: string, headerOnly: boolean): Promise<Entry | undefined> {
-  return readOpen(file, async (handle, { ino, size }) => {
-    const data = headerOnly ? Buffer.alloc(Math.min(size, HEADER_BYTES)) : await handle.readFile()
-    if (headerOnly) await handle.read(data, 0, data.length, 0)
+/** The entry in `file`, `undefined` when there is none; with `headerOnly`, an empty payload. `named`: the entry's own file, when `file` is where a take moved it. */
+async function readEntry(file: string, key: string, headerOnly: boolean, named = file): Promise<Entry | undefined> {
+  return readOpen(file, async (handle, { ino, size, regular }) => {
     const corrupt = (reason: string): SessionStoreError =>
       new SessionStoreError(
         'corrupt-entry',
-        `the session store file ${file} (key ${JSON.stringify(key)}) is not a store file: ${reason}. It was left as it is: inspect it, then delete it (delete() or set() of the key replaces it)`,
+        `the session store file ${named} (key ${JSON.stringify(key)}) is not a store file: ${reason}. It was left as it is: inspect it, then delete it (delete() or set() of the key replaces it)`,
       )
+    // A pipe or a device would be read forever, or never answer.
+    if (!regular) throw corrupt('it is not a regular file')
+    const data = headerOnly ? Buffer.alloc(Math.min(size, HEADER_BYTES)) : await handle.readFile()
+    if (headerOnly) await handle.read(data, 0, data.length, 0)
     if (data.length < HEADER_BYTES) throw corrupt(`it has ${data.length} bytes, fewer than the ${HEADER_BYTES}-byte header`)
     if (!data.subarray(0, 4).equals(MAGIC)) throw corrupt('it does not start with "PTSF"')
     if (data[4] !== VERSION) throw corrupt(`its version is ${data[4]}, and this build reads version ${VERSION}`)
@@ -364,17 +367,23 @@ async function readEntry(file: string, key: string, headerOnly: boolean): Promis
   })
 }
 
-/** What `read` makes of `file`, opened for reading (and closed after), with its inode and size; `undefined` when there is no such file. */
-async function readOpen<T>(file: string, read: (handle: FileHandle, info: { ino: number; size: number }) => Promise<T>): Promise<T | undefined> {
+/**
+ * What `read` makes of `file`, opened for reading (and closed after), with its inode, size and whether it is a
+ * regular file; `undefined` when there is no such file. Opened without blocking: a named pipe put in place of a
+ * file (which a plain open waits on until a writer comes, holding a thread of libuv's pool and the process
+ * with it) opens at once, as what it is.
+ */
+async function readOpen<T>(file: string, read: (handle: FileHandle, info: { ino: number; size: number; regular: boolean }) => Promise<T>): Promise<T | undefined> {
   let handle: FileHandle
   try {
-    handle = await open(file, 'r')
+    handle = await open(file, fs.O_RDONLY | fs.O_NONBLOCK)
   } catch (error) {
     if (isMissing(error)) return undefined
     throw error
   }
   try {
-    return await read(handle, await handle.stat())
+    const info = await handle.stat()
+    return await read(handle, { ino: info.ino, size: info.size, regular: info.isFile() })
   } finally {
     await handle.close()
   }
