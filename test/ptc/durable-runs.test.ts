@@ -4,7 +4,7 @@
  * cannot wait (no durable store, a model-direct call) or a resume is refused.
  */
 import { createHash } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
@@ -200,6 +200,21 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     }
     const done = await resume(h, token, 'allowed-once')
     expect(value(done.results[0]?.result as { value?: unknown }).result).toEqual({ written: 'k' })
+  })
+
+  test('a state the store cannot read is refused as such (STATE_REFUSED), and kept aside in the file store for someone to inspect', async () => {
+    const folder = join(dir, `store-${++stores}`)
+    const h = harness(runtime, { durable: { store: createFileSessionStore({ directory: folder }) } })
+    const { token } = awaiting(await h.runCode(`return await tools.write({ key: 'k' })`))
+    // The file store's file of a key: its SHA-256, in hex.
+    const entry = join(folder, `${createHash('sha256').update(token).digest('hex')}.session`)
+    writeFileSync(entry, 'PTSF')
+    const refused: unknown = await resume(h, token, 'allowed-once').catch((thrown: unknown) => thrown)
+    expect(refused).toMatchObject({ code: 'STATE_REFUSED' })
+    expect((refused as Error).message).toContain(`the state of token ${JSON.stringify(token)} cannot be read: the session store file ${entry} (key ${JSON.stringify(token)}) is not a store file: it has 4 bytes, fewer than the 24-byte header. It was moved aside to ${entry}.unreadable-`)
+    expect(readdirSync(folder).filter((name) => name.includes('.unreadable-'))).toHaveLength(1)
+    await expect(resume(h, token, 'allowed-once')).rejects.toMatchObject({ code: 'UNKNOWN_TOKEN' })
+    expect(h.trace).toEqual([])
   })
 
   test('a refused resume puts the state back until it would have expired, not for a new TTL', async () => {

@@ -204,6 +204,9 @@ export class DurableRuns {
         if (error instanceof SessionStoreError && error.code === 'invalid-key') {
           throw new ResumeError('UNKNOWN_TOKEN', `no suspended program has token ${shownToken(token)}: it cannot be one (${why})`, { cause: error })
         }
+        if (error instanceof SessionStoreError && error.code === 'corrupt-entry') {
+          throw new ResumeError('STATE_REFUSED', `the state of token ${shownToken(token)} cannot be read: ${why}`, { cause: error })
+        }
         throw new ResumeError('STORE_UNAVAILABLE', `the store failed to give the state of token ${shownToken(token)}: ${why}; try again later`, { cause: error })
       }
       if (!read.ok) {

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -154,7 +154,9 @@ describe('file store', () => {
     expect(readdirSync(directory)).toEqual([])
     writeFileSync(_entryPath(directory, 'bad'), 'not a store file')
     expect(await rejection(store.take?.('bad') as Promise<unknown>)).toMatchObject({ code: 'corrupt-entry' })
-    expect(readdirSync(directory)).toEqual([_entryPath(directory, 'bad').slice(directory.length + 1)])
+    // Moved aside as get() does: no later set of the key replaces it.
+    const name = _entryPath(directory, 'bad').slice(directory.length + 1)
+    expect(readdirSync(directory)).toEqual([expect.stringMatching(new RegExp(`^${name.replace('.', '\\.')}\\.unreadable-\\d+$`))])
   })
 
   test('a named pipe in place of an entry or a claim is refused or passed over at once, never waited on', async () => {
@@ -162,19 +164,21 @@ describe('file store', () => {
     const store = createFileSessionStore({ directory })
     await store.set('other', Buffer.from('kept'))
     const entry = _entryPath(directory, 'piped')
-    execFileSync('mkfifo', ['-m', '600', entry, _claimPath(directory, 'piped')])
-    for (const read of [() => store.get('piped'), () => store.take?.('piped') as Promise<unknown>]) {
-      const error = await rejection(read())
-      expect(error).toMatchObject({ code: 'corrupt-entry' })
-      expect((error as Error).message).toContain(`${entry} (key "piped") is not a store file: it is not a regular file`)
-    }
-    // The entry's is left where it was (take put it back) and passed over by a sweep; the claim's is no claim,
-    // which the sweep removes as an expired one.
-    expect(statSync(entry).isFIFO()).toBe(true)
+    const mkfifo = (path: string): void => void execFileSync('mkfifo', ['-m', '600', path])
+    mkfifo(entry)
+    mkfifo(_claimPath(directory, 'piped'))
+    // A sweep passes the entry's over; the claim's is no claim, which it removes as an expired one.
     expect(await store.sweep?.()).toBe(1)
     expect(statSync(entry).isFIFO()).toBe(true)
+    for (const read of [() => store.take?.('piped') as Promise<unknown>, () => store.get('piped')]) {
+      if (!existsSync(entry)) mkfifo(entry)
+      const error = await rejection(read())
+      expect(error).toMatchObject({ code: 'corrupt-entry' })
+      expect((error as Error).message).toContain(`${entry} (key "piped") is not a store file: it is not a regular file. It was moved aside to ${entry}.unreadable-`)
+      await new Promise((resolve) => setTimeout(resolve, 2)) // a new name for the next file aside
+    }
+    expect(readdirSync(directory).filter((name) => name.includes('.unreadable-'))).toHaveLength(2)
     expect(await store.claim?.('piped', 'me', 60_000)).toBeUndefined()
-    expect(await store.delete('piped')).toBe(true)
     expect(Buffer.from((await store.get('other')) ?? []).toString()).toBe('kept')
   })
 
@@ -196,11 +200,12 @@ describe('file store', () => {
     expect(Buffer.from((await store.get('k')) ?? []).toString()).toBe('z')
   })
 
-  test('a file that is not a store file is an error naming it, and is left in place', async () => {
+  test('a file that is not a store file is an error naming it, and is moved aside, where no set of its key replaces it', async () => {
     const directory = freshDirectory()
     const store = createFileSessionStore({ directory })
     await store.set('k', Buffer.from('valid'))
     const file = _entryPath(directory, 'k')
+    const aside = (): string[] => readdirSync(directory).filter((name) => name.includes('.unreadable-'))
     for (const [bytes, reason] of [
       [Buffer.from('garbage that is long enough for a header'), /does not start with "PTSF"/],
       [Buffer.from('PTSF'), /fewer than the 24-byte header/],
@@ -213,10 +218,20 @@ describe('file store', () => {
       expect((error as SessionStoreError).code).toBe('corrupt-entry')
       expect((error as Error).message).toContain(file)
       expect((error as Error).message).toMatch(reason)
-      expect(statSync(file).size).toBe(bytes.length)
+      const moved = aside().at(-1) as string
+      expect((error as Error).message).toContain(`It was moved aside to ${join(directory, moved)}: inspect it, then delete it`)
+      expect(statSync(join(directory, moved)).size).toBe(bytes.length)
+      // The key reads as missing now, and a set of it leaves the file aside alone.
+      expect(await store.get('k')).toBeUndefined()
+      await store.set('k', Buffer.from('new'))
+      expect(statSync(join(directory, moved)).size).toBe(bytes.length)
+      await new Promise((resolve) => setTimeout(resolve, 2)) // a new name for the next file aside
     }
-    expect(await store.delete('k')).toBe(true)
-    expect(await store.get('k')).toBeUndefined()
+    expect(aside()).toHaveLength(4)
+    // Nothing of the store removes them: a sweep passes them over.
+    expect(await store.sweep?.()).toBe(0)
+    expect(aside()).toHaveLength(4)
+    expect(Buffer.from((await store.get('k')) ?? []).toString()).toBe('new')
   })
 
   test('bad keys, values and TTLs are refused with clear errors', async () => {

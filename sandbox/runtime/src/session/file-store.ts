@@ -40,7 +40,9 @@ const STALE_TEMP_MS = 10 * 60_000
  * A `SessionStore` of one file per key in `directory`, named by the key's SHA-256 (no key can name a path
  * outside it), mode 0600. A `set` writes a temporary file beside it, fsyncs it and renames it over the entry,
  * so a reader or a crash sees the old bytes or the new ones, never a mix. A file that is not a store file
- * is an error (`corrupt-entry`), never read as missing.
+ * is an error (`corrupt-entry`), never read as missing: `get` and `take` move it aside (`<file>.unreadable-<time>`,
+ * which nothing of the store touches again), so that the key's next `set` does not replace what may be a later
+ * build's state, and the error says where it went.
  */
 export function createFileSessionStore(options: FileSessionStoreOptions): SessionStore {
   if (typeof options?.directory !== 'string' || options.directory === '') throw new SandboxUsageError('createFileSessionStore: directory must be a non-empty path')
@@ -57,7 +59,7 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     async get(key) {
       checkKey(key)
       const file = _entryPath(directory, key)
-      const entry = await readEntry(file, key, false)
+      const entry = await readEntry(file, key, false).catch((error: unknown) => moveAside(file, file, error))
       if (entry === undefined) return undefined
       if (entry.expiresAt !== 0 && now() >= entry.expiresAt) {
         await removeIfUnchanged(file, entry.ino)
@@ -107,14 +109,8 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
         if (isMissing(error)) return undefined
         throw error
       }
-      let entry: Entry | undefined
-      try {
-        entry = await readEntry(taken, key, false, file)
-      } catch (error) {
-        // Not a store file: put back where it was, as get() leaves it.
-        await rename(taken, file).catch(() => {})
-        throw error
-      }
+      // Not a store file: moved aside, as get() does.
+      const entry = await readEntry(taken, key, false, file).catch((error: unknown) => moveAside(taken, file, error))
       await unlink(taken).catch(() => {})
       if (entry === undefined || (entry.expiresAt !== 0 && now() >= entry.expiresAt)) return undefined
       return entry.payload
@@ -352,7 +348,7 @@ async function readEntry(file: string, key: string, headerOnly: boolean, named =
     const corrupt = (reason: string): SessionStoreError =>
       new SessionStoreError(
         'corrupt-entry',
-        `the session store file ${named} (key ${JSON.stringify(key)}) is not a store file: ${reason}. It was left as it is: inspect it, then delete it (delete() or set() of the key replaces it)`,
+        `the session store file ${named} (key ${JSON.stringify(key)}) is not a store file: ${reason}`,
       )
     // A pipe or a device would be read forever, or never answer.
     if (!regular) throw corrupt('it is not a regular file')
@@ -365,6 +361,20 @@ async function readEntry(file: string, key: string, headerOnly: boolean, named =
     if ((headerOnly ? size : data.length) !== HEADER_BYTES + length) throw corrupt(`it declares ${length} bytes of payload but holds ${(headerOnly ? size : data.length) - HEADER_BYTES}`)
     return { expiresAt: Number(data.readBigUInt64BE(8)), payload: headerOnly ? new Uint8Array(0) : data.subarray(HEADER_BYTES), ino }
   })
+}
+
+/**
+ * Throws `error`; a corrupt entry's (read from `from`, the entry's `file` or where a take moved it) first goes
+ * aside, beside `file`, and the error says where (or, when it could not be moved, that it stays).
+ */
+async function moveAside(from: string, file: string, error: unknown): Promise<never> {
+  if (!(error instanceof SessionStoreError) || error.code !== 'corrupt-entry') throw error
+  const aside = `${file}.unreadable-${Date.now()}`
+  const where = await rename(from, aside).then(
+    () => `It was moved aside to ${aside}: inspect it, then delete it`,
+    () => 'It was left as it is: inspect it, then delete it (delete() or set() of the key replaces it)',
+  )
+  throw new SessionStoreError('corrupt-entry', `${error.message}. ${where}`, { cause: error })
 }
 
 /**
