@@ -37,7 +37,7 @@ describe('ptc run --approve defer, then ptc resume', () => {
       expect(run.stderr).toMatch(/^ptc: deferred issue_refund \(call_[0-9a-f]{8}:ptc:8\): Refund €159\.00 on order O-1028\?$/m)
       expect(run.stderr).toMatch(/:ptc:8 +issue_refund .* waits for approval \(the program suspended here\)$/m)
       const { token, flags } = resumeHint(run)
-      expect(flags).toEqual([])
+      expect(flags).toEqual(['--approve', 'defer'])
       // The folder and what it keeps are the user's alone.
       const folder = join(dir, '.ptc/durable')
       expect(statSync(folder).mode & 0o777).toBe(0o700)
@@ -80,7 +80,7 @@ describe('ptc run --approve defer, then ptc resume', () => {
     expect(report.session.note).toMatch(/^the program suspended: the session waits for its resume/)
     const { token, flags } = resumeHint(run)
     expect(token).toBe(report.awaiting.token)
-    expect(flags).toEqual(session)
+    expect(flags).toEqual([...session, '--approve', 'defer'])
 
     // Held: another program of the session does not run.
     const refused = await ptc(['run', 'counted-refund.js', '--approve', 'yes', ...session], { cwd })
@@ -103,7 +103,7 @@ describe('ptc run --approve defer, then ptc resume', () => {
       const run = await ptc(['run', 'counted-refund.js', '--approve', 'defer', '--session-state', 's', '--durable-dir', 'waiting'], { cwd: dir })
       expect(run.code).toBe(3)
       const { token, flags } = resumeHint(run)
-      expect(flags).toEqual(['--session-state', 's', '--durable-dir', 'waiting'])
+      expect(flags).toEqual(['--session-state', 's', '--durable-dir', 'waiting', '--approve', 'defer'])
       // Another folder: the token is unknown there.
       const elsewhere = await ptc(['resume', token, '--decision', 'allow'], { cwd: dir })
       expect(elsewhere.code).toBe(2)
@@ -152,7 +152,8 @@ return [a.amountCents, b.amountCents]`,
       )
       const first = await ptc(['run', 'two.js', '--approve', 'defer'], { cwd: dir })
       expect(first.code).toBe(3)
-      const second = await ptc(['resume', resumeHint(first).token, '--decision', 'allow', '--approve', 'defer'], { cwd: dir })
+      // As the hint says: the second call waits again (the hint carries --approve defer).
+      const second = await ptc(['resume', resumeHint(first).token, '--decision', 'allow', ...resumeHint(first).flags], { cwd: dir })
       expect(second.code).toBe(3)
       expect(second.stderr).toContain('waits for an approval of issue_refund (refund €2.00 on order O-1028)')
       expect(resumeHint(second).token).not.toBe(resumeHint(first).token)
@@ -170,6 +171,9 @@ return [a.amountCents, b.amountCents]`,
     expect(vm.stderr).toBe('ptc: a program that waits for an approval (--approve defer, --durable-dir, ptc resume) needs the quickjs sandbox; isolated-vm cannot suspend one\n')
     expect((await ptc(['resume'])).stderr).toBe('ptc: missing token (printed by ptc run --approve defer); see `ptc resume --help`\n')
     expect((await ptc(['resume', 'tok'])).stderr).toBe('ptc: missing --decision allow or --decision reject; see `ptc resume --help`\n')
+    const twice = await ptc(['resume', 'tok', '--decision', 'reject', '--decision', 'allow'])
+    expect(twice.code).toBe(2)
+    expect(twice.stderr).toBe('ptc: --decision is given twice ("reject", then "allow"): give it once; see `ptc resume --help`\n')
     const bad = await ptc(['resume', 'tok', '--decision', 'maybe'])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toBe('ptc: --decision must be one of allow, reject, not "maybe"\n')

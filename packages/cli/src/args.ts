@@ -3,20 +3,31 @@ import { CliError } from './errors.js'
 
 type Options = NonNullable<ParseArgsConfig['options']>
 
-/**
- * `util.parseArgs` in strict mode: an unknown option, a missing value or a
- * value given to a flag is a `CliError('USAGE')` pointing at the command's help
- * (the message has no `ptc:` prefix: `main` adds the one prefix).
- */
 type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>
 
+/**
+ * `util.parseArgs` in strict mode: an unknown option, a missing value, a value given to a flag, or an option
+ * given twice with different values (which one was meant? `--decision reject --decision allow` ran the call) is a
+ * `CliError('USAGE')` pointing at the command's help (the message has no `ptc:` prefix: `main` adds the one prefix).
+ */
 export function parseCommandArgs<O extends Options>(command: string, args: readonly string[], options: O): Parsed<O> {
+  let parsed: Parsed<O> & { tokens?: { kind: string; name?: string; value?: string | undefined }[] }
   try {
-    return parseArgs({ args: [...args], options, allowPositionals: true, strict: true })
+    parsed = parseArgs({ args: [...args], options, allowPositionals: true, strict: true, tokens: true }) as typeof parsed
   } catch (error) {
     const message = error instanceof Error ? error.message.split('\n')[0] ?? '' : String(error)
     throw new CliError('USAGE', `${message.replace(/\. To specify a positional argument.*$/, '')}; see \`ptc ${command} --help\``, { cause: error })
   }
+  const seen = new Map<string, string | undefined>()
+  for (const token of parsed.tokens ?? []) {
+    if (token.kind !== 'option' || token.name === undefined || options[token.name]?.multiple === true) continue
+    if (seen.has(token.name) && seen.get(token.name) !== token.value) {
+      throw new CliError('USAGE', `--${token.name} is given twice (${JSON.stringify(seen.get(token.name))}, then ${JSON.stringify(token.value)}): give it once; see \`ptc ${command} --help\``)
+    }
+    seen.set(token.name, token.value)
+  }
+  const { tokens: _tokens, ...values } = parsed
+  return values as Parsed<O>
 }
 
 /** A positive integer option value of at most `max`, or a usage error saying what was expected. */

@@ -13,7 +13,8 @@ export const RESUME_USAGE = `ptc resume TOKEN --decision allow|reject [options]
   stderr, and in --json's "awaiting"), here or in another process or machine that shares the folder:
   the calls it waits on run if allowed, or throw a ToolCallError with code DENIED in the program if
   rejected, and the program goes on where it waited. Prints what the model receives, as ptc run does.
-  Give the tools, session and folder flags the run had; the run's own limits go on with it.
+  Give the tools, session and folder flags the run had, and --approve defer for a later call that asks
+  to wait again (the command ptc run printed has them); the run's own limits go on with it.
   --decision allow|reject the decision for the calls the program waits on
 ${HARNESS_USAGE.tools}
 ${HARNESS_USAGE.state}

@@ -206,14 +206,19 @@ function awaitingOf(value: JsonValue | undefined): Awaiting | undefined {
   return { token: awaiting['token'], calls }
 }
 
-/** The flags `ptc resume` needs to find what the run used: its tools, session and folder. */
+/**
+ * The flags `ptc resume` needs to find what the run used (its tools, session and folder), and `--approve defer`:
+ * a call the program asks approval for after it goes on waits again, as in the run, rather than being asked
+ * on a terminal that may not be there (where no answer is a rejection).
+ */
 function resumeFlags(values: HarnessValues): string {
   const flags: string[] = []
   for (const name of ['config', 'tools', 'session-state', 'session-dir', 'durable-dir'] as const) {
     const value = values[name]
     if (value !== undefined) flags.push(`--${name} ${shellWord(value)}`)
   }
-  return flags.length === 0 ? '' : ` ${flags.join(' ')}`
+  flags.push('--approve defer')
+  return ` ${flags.join(' ')}`
 }
 
 /** A word as a POSIX shell reads it back. */
