@@ -280,6 +280,17 @@ describe('ptc MCP server (in process)', () => {
     await big.ptc.close()
   })
 
+  test('arguments nested too deeply to serialize are a tool error, as any refused arguments, not a protocol error; the server goes on', async () => {
+    const { ptc, client } = await setup()
+    let deep: unknown = []
+    for (let i = 0; i < 20_000; i++) deep = [deep]
+    const result = (await client.callTool({ name: 'run_code', arguments: { code: 'return 1', description: 'deep', x: deep } })) as CallToolResult
+    expect(result).toEqual({ content: [{ type: 'text', text: 'Error: invalid run_code arguments: they are nested too deeply to be read' }], isError: true })
+    expect(text(await runCode(client, 'return 2'))).toContain('2')
+    await client.close()
+    await ptc.close()
+  })
+
   test('a model-direct call of an upstream tool in code mode is UNKNOWN_TOOL with a hint', async () => {
     const { ptc, client } = await setup()
     const result = (await client.callTool({ name: 'fx.echo', arguments: { text: 'x' } })) as CallToolResult

@@ -181,11 +181,20 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
               const message = `${exec.name} ${result.isError ? 'failed' : 'done'} (${exec.callId})`
               extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } }).catch(() => undefined)
             })
+      let argumentsJson: string
+      try {
+        argumentsJson = JSON.stringify(request.params.arguments ?? {})
+      } catch {
+        // JSON.stringify recurses: arguments nested some thousands of levels deep overflow it (the pipeline
+        // refuses past 1 024 anyway). The client gets what any refused arguments get, not a protocol error.
+        stopProgress?.()
+        return { content: [{ type: 'text', text: `Error: invalid ${request.params.name} arguments: they are nested too deeply to be read` }], isError: true }
+      }
       let batch: ToolBatchResult
       approval.callers.set(callId, { server, requestId: extra.requestId })
       try {
         batch = await tools.execute({
-          calls: [{ type: 'tool_call', id: callId, name: request.params.name, arguments: JSON.stringify(request.params.arguments ?? {}) }],
+          calls: [{ type: 'tool_call', id: callId, name: request.params.name, arguments: argumentsJson }],
           signal: extra.signal,
           agent: sessionAgent,
           log: { turn: n, step: 1 },
