@@ -174,6 +174,17 @@ describe.each(Object.keys(SERVE_BINARIES) as (keyof typeof SERVE_BINARIES)[])('%
     expect(log.events.map((event) => event.type)).toContain('tool/ptc-dispatch')
   }, 120_000)
 
+  test('a message longer than the 10 MiB bound: it says so on stderr and exits 1 (upstream stopped), not silently with 0', async () => {
+    const noisy = noisyFixture(`long-${binary.replace(' ', '-')}`, 0, 0)
+    serve = spawnServe(['--upstream', `up=${noisy.commandLine}`], binary)
+    await serve.initialize()
+    const upstream = await readPid(`${noisy.go}.pid`)
+    serve.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run_code', arguments: { code: 'return 1', description: 'x'.repeat(11 * 1024 * 1024) } } })
+    expect(await serve.exited).toEqual({ code: 1, signal: null })
+    expect(serve.stderr()).toMatch(/stopping: the client sent a message longer than a message may be \(ReadBuffer exceeded maximum size of 10485760 bytes\)/)
+    await until(() => !alive(upstream), 10_000)
+  }, 120_000)
+
   test('stderr closed: it serves on, and an upstream that writes to stderr does not end it', async () => {
     const noisy = noisyFixture(`stderr-${binary.replace(" ", "-")}`, 0, 300_000)
     serve = spawnServe(['--upstream', `up=${noisy.commandLine}`], binary)

@@ -95,6 +95,10 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
         try {
           const ended = await startStdio(ptc, io, () => ready('stdio'), stop.promise)
           if (ended.stdoutFailed !== undefined) warn(`stopping: stdout failed (${ended.stdoutFailed}), so no answer can reach the client`)
+          if (ended.inputFailed !== undefined) {
+            warn(`stopping: the client sent a message longer than a message may be (${ended.inputFailed}); the connection cannot go on after it`)
+            return 1
+          }
         } finally {
           stop.dispose()
         }

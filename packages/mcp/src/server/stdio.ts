@@ -7,7 +7,8 @@ import { stdioFlowControl } from './stdio-flow.js'
 
 /**
  * Serve one MCP client on stdin/stdout; resolves when stdin ends, the connection closes, `stop` resolves, or
- * stdout fails (the client closed it: nothing it asks can be answered), with that failure's message.
+ * stdout fails (the client closed it: nothing it asks can be answered), with that failure's message; or
+ * `inputFailed` when the connection closed over what the client sent (a message past the 10 MiB bound).
  * `onReady` runs once the transport is connected and reading.
  */
 export async function startStdio(
@@ -15,7 +16,7 @@ export async function startStdio(
   io: { stdin: NodeJS.ReadableStream; stdout: NodeJS.WritableStream },
   onReady?: () => void,
   stop?: Promise<void>,
-): Promise<{ stdoutFailed?: string }> {
+): Promise<{ stdoutFailed?: string; inputFailed?: string }> {
   const stdin = io.stdin as Readable
   const stdout = io.stdout as Writable
   let stdoutFailed: string | undefined
@@ -30,6 +31,13 @@ export async function startStdio(
   const transport = useLineBuffer(new StdioServerTransport(stdin, stdout), STDIO_DEFAULT_MAX_BUFFER_SIZE)
   const flow = stdioFlowControl(transport, stdin, stdout)
   const server = await ptc.connect(transport)
+  // The SDK closes the transport when a message outgrows the bound, saying why only to `onerror`.
+  let inputFailed: string | undefined
+  const protocolOnError = transport.onerror
+  transport.onerror = (error: Error) => {
+    if (/exceeded maximum size/.test(error.message)) inputFailed ??= error.message
+    protocolOnError?.(error)
+  }
   onReady?.()
   await new Promise<void>((resolve) => {
     const done = (): void => resolve()
@@ -46,5 +54,5 @@ export async function startStdio(
   })
   flow.stop()
   await server.close().catch(() => undefined)
-  return stdoutFailed === undefined ? {} : { stdoutFailed }
+  return { ...(stdoutFailed !== undefined && { stdoutFailed }), ...(inputFailed !== undefined && { inputFailed }) }
 }
