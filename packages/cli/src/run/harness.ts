@@ -176,7 +176,7 @@ export async function runHarnessBatch(harness: Harness, values: HarnessValues, i
     if (report.error !== null) writeMessage(io.stderr, `the program failed (${report.error.kind}): ${oneLine(firstLine(report.error.message), 200)}`, 'red')
   } else {
     writeModelText(io.stdout, report.text)
-    for (const line of formatFooter(report, subCalls)) writeStyledLine(io.stderr, line)
+    for (const line of formatFooter(report, subCalls, awaiting !== undefined)) writeStyledLine(io.stderr, line)
   }
   if (state !== undefined && values.json !== true) {
     const what = state.fresh ? 'new' : `continued (${state.runs} programs so far)`

@@ -49,4 +49,10 @@ describe('formatFooter', () => {
     expect(lines[5]).toBe('\x1b[31mptc: the program failed (exception): boom\x1b[39m')
     expect(formatFooter(report(failed), calls).map((line) => renderLine(line, false)).join('\n')).not.toContain('\x1b')
   })
+
+  test('a deferred call waits for approval only when the program suspended; else it says the call did not run', () => {
+    const deferred = [call({ isError: true, code: 'APPROVAL_DEFERRED', errorMessage: 'deferred' })]
+    expect(renderLine(formatFooter(report(null), deferred, true)[1] ?? [], false)).toMatch(/ waits for approval \(the program suspended here\)$/)
+    expect(renderLine(formatFooter(report(failed), deferred, false)[1] ?? [], false)).toMatch(/ deferred, but the program ended before it could suspend: the call did not run$/)
+  })
 })

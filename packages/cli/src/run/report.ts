@@ -65,11 +65,11 @@ export function byteSummary(report: Pick<RunReport, 'bytes' | 'error'>, subCalls
 
 /**
  * The human footer (stderr): each sub-call with its outcome in colour, then how
- * many bytes stayed in the sandbox. Every span is escaped when rendered
+ * many bytes stayed in the sandbox. `suspended`: the program suspended (a deferred call waits for approval). Every span is escaped when rendered
  * (`renderLine`): names, codes and messages from tools and the program cannot
  * start a line of their own.
  */
-export function formatFooter(report: RunReport, subCalls: readonly SubCallRecord[]): StyledLine[] {
+export function formatFooter(report: RunReport, subCalls: readonly SubCallRecord[], suspended = false): StyledLine[] {
   const lines: StyledLine[] = [[`ptc: ${subCalls.length} sub-call${subCalls.length === 1 ? '' : 's'} (${report.sandbox}, run ${report.wallMs} ms)`]]
   const rows = subCalls.map((c) => ({ call: c, id: escapeControl(c.subCallId), name: escapeControl(c.name) }))
   const idWidth = Math.max(0, ...rows.map((r) => r.id.length))
@@ -80,7 +80,9 @@ export function formatFooter(report: RunReport, subCalls: readonly SubCallRecord
       c.settledAt === undefined
         ? styled('yellow', 'never settled')
         : c.code === 'APPROVAL_DEFERRED'
-          ? styled('yellow', 'waits for approval (the program suspended here)')
+          ? suspended
+            ? styled('yellow', 'waits for approval (the program suspended here)')
+            : styled('red', 'deferred, but the program ended before it could suspend: the call did not run')
           : c.isError
             ? styled('red', `error ${c.code ?? ''}: ${oneLine(c.errorMessage ?? '', 80)}`)
             : styled('green', 'ok')
