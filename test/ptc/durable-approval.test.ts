@@ -117,6 +117,28 @@ describe('durable approval across a restart of the harness', () => {
     expect(lines[at(/^run_code call-1/)]).toMatch(/ok .*"before": 40/)
   }, 120_000)
 
+  test.each([false, true])('a harness killed in the middle of a resume, before the program went on, loses nothing: the next process resumes it, the approved call runs once (in a sandbox session: %s)', async (sessions) => {
+    const dir = mkdtempSync(join(root, 'case-'))
+    if (sessions) expect((await host(dir, ['run', 'let notes = ["a"]; return notes.length'], true)).out?.result?.value?.result).toBe(1)
+    const code = sessions ? 'notes.push("b"); const r = await tools.remove({ path: "/tmp/y" }); notes.push(r.removed); return notes' : 'return (await tools.remove({ path: "/tmp/y" })).removed'
+    const first = await host(dir, ['start', code], sessions)
+    const token = first.out?.result?.value?.awaiting?.token as string
+    expect(token, first.stderr).toMatch(/^ptc-run-/)
+    const dies = await host(dir, ['resume-dies', token, 'allowed-once'], sessions)
+    expect(dies.signal, dies.stderr).toBe('SIGKILL')
+    expect(dies.out).toMatchObject({ dying: true })
+    expect(removedIn(dir)).toEqual([])
+    // Before: the state had been taken out of the store by the dead process, and the token was unknown.
+    const resumed = await host(dir, ['resume', token, 'allowed-once'], sessions)
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(resumed.out?.result?.value?.result, JSON.stringify(resumed.out)).toEqual(sessions ? ['a', 'b', '/tmp/y'] : '/tmp/y')
+    expect(removedIn(dir)).toEqual(['/tmp/y'])
+    const again = await host(dir, ['resume', token, 'allowed-once'], sessions)
+    expect(again.out?.error).toMatchObject({ name: 'ResumeError', code: 'UNKNOWN_TOKEN' })
+    expect(removedIn(dir)).toEqual(['/tmp/y'])
+    if (sessions) expect((await host(dir, ['run', 'return notes.length'], true)).out?.result?.value?.result).toBe(3)
+  }, 120_000)
+
   test('in a sandbox session: the session waits for the killed harness\'s program, a new process resumes it and the session goes on from its end', async () => {
     const dir = mkdtempSync(join(root, 'case-'))
     const text = (out: HostOut | undefined): string => out?.result?.content[0]?.text ?? JSON.stringify(out)

@@ -217,11 +217,19 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     expect(h.trace).toEqual([])
   })
 
-  test('a refused resume puts the state back until it would have expired, not for a new TTL', async () => {
+  test('a refused resume leaves a store with claims untouched, and a store that takes gets the state back until it would have expired, not for a new TTL', async () => {
     const inner = store()
     const ttls: number[] = []
-    const recording: SessionStore = { ...inner, get: inner.get.bind(inner), delete: inner.delete.bind(inner), set: (key, bytes, options) => (ttls.push(options?.ttlMs ?? -1), inner.set(key, bytes, options)) }
-    if (inner.take !== undefined) recording.take = inner.take.bind(inner)
+    const set: SessionStore['set'] = (key, bytes, options) => (ttls.push(options?.ttlMs ?? -1), inner.set(key, bytes, options))
+    // With claims (the file store's own): the state never leaves the store before the program goes on.
+    const claiming = harness(runtime, { durable: { store: { ...inner, set }, ttlMs: 60_000 } })
+    const leased = awaiting(await claiming.runCode(`return await tools.write({ key: 'c' })`)).token
+    await expect(claiming.tools.resume({ token: leased, decision: 'allowed-once', agent: { id: 'someone-else' }, signal: new AbortController().signal })).rejects.toMatchObject({ code: 'WRONG_AGENT' })
+    expect(ttls).toEqual([60_000])
+    expect(value((await resume(claiming, leased, 'allowed-once')).results[0]?.result as { value?: unknown }).result).toEqual({ written: 'c' })
+    ttls.length = 0
+    // A store that takes, without claims: the state is taken at once, and put back.
+    const recording: SessionStore = { get: inner.get.bind(inner), delete: inner.delete.bind(inner), set, take: (inner.take as NonNullable<SessionStore['take']>).bind(inner) }
     const h = harness(runtime, { durable: { store: recording, ttlMs: 60_000 } })
     const { token } = awaiting(await h.runCode(`return await tools.write({ key: 'k' })`))
     expect(ttls).toEqual([60_000])
@@ -232,6 +240,22 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     expect(ttls[1]).toBeGreaterThan(0)
     expect(ttls[1]).toBeLessThanOrEqual(60_000 - 25)
     expect(value((await resume(h, token, 'allowed-once')).results[0]?.result as { value?: unknown }).result).toEqual({ written: 'k' })
+  })
+
+  test('a store that cannot remove the state as the program goes on: the program is stopped before its first call, the state stays, a later resume runs it once', async () => {
+    const inner = store()
+    let failing = true
+    const flaky: SessionStore = { ...inner, delete: async (key) => (failing ? Promise.reject(new Error('disk on fire')) : inner.delete(key)) }
+    const h = harness(runtime, { durable: { store: flaky } })
+    const { token } = awaiting(await h.runCode(`const w = await tools.write({ key: 'flaky' }); return w.written`))
+    const refused: unknown = await resume(h, token, 'allowed-once').catch((thrown: unknown) => thrown)
+    expect(refused).toMatchObject({ code: 'STORE_UNAVAILABLE' })
+    expect((refused as Error).message).toMatch(/did not confirm .* that it removed the state of token .*, so the program was stopped before its first call: its state stays stored; try again later$/)
+    expect(h.trace).toEqual([])
+    failing = false
+    expect(value((await resume(h, token, 'allowed-once')).results[0]?.result as { value?: unknown }).result).toBe('flaky')
+    expect(h.trace).toEqual(['start write flaky', 'end write flaky'])
+    await expect(resume(h, token, 'allowed-once')).rejects.toMatchObject({ code: 'UNKNOWN_TOKEN' })
   })
 
   test('a long run that suspends in the background: its next part is the wait for approval', async () => {
@@ -259,7 +283,9 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     const { token } = awaiting(first)
     const outcomes = await Promise.allSettled([resume(a, token, 'allowed-once'), b.tools.resume({ token, decision: 'allowed-once', agent: a.agent, signal: new AbortController().signal })])
     expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected'])
-    expect(outcomes.find((o) => o.status === 'rejected')).toMatchObject({ reason: { code: 'UNKNOWN_TOKEN' } })
+    // Told that another resume has it (it holds the token's claim), or, once that one is done, that the token is gone.
+    const told = (outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason as { code: string }
+    expect(['IN_PROGRESS', 'UNKNOWN_TOKEN']).toContain(told.code)
     // The approved body ran once, in whichever harness won.
     expect([...a.trace, ...b.trace].filter((t) => t === 'start write once')).toHaveLength(1)
   })

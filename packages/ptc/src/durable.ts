@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { SandboxUsageError, type CodeRunResult, type CodeRuntime, type JsonValue } from '@ptc/sandbox'
-import { SessionStoreError, STORE_WAIT_MS, waitForStore, type DurableRun, type ResumeRunRequest, type SessionStore, type SuspendedRun } from '@ptc/sandbox/session'
+import { claimHolder, claimHolderGone, SessionStoreError, STORE_WAIT_MS, waitForStore, type DurableRun, type ResumeRunRequest, type SessionStore, type SuspendedRun } from '@ptc/sandbox/session'
 import type { ApprovalDecision, DisplayReason, ToolBatchResult, ToolExecutionResult, ToolExecutionToken, ToolExecutorServices, ToolResumeInput, ToolRunContext, UserMessage } from '@ptc/tools'
 import { failureResult, sessionLogFailed, type LogFailure } from '@ptc/tools/executor'
 import { RUN_CODE, textHead } from '@ptc/tools'
@@ -69,6 +69,17 @@ export interface DurableRunConfig {
 }
 
 const DEFAULT_TTL_MS = 7 * 24 * 3_600_000
+/** The claim of a token's resume is kept under the token with this after it (claims and entries do not meet). */
+const LEASE_SUFFIX = ':resume'
+/** Past a resumed run's longest wall and a store wait: a claim of a process that hangs runs out after that. */
+const LEASE_MARGIN_MS = 30_000
+const MAX_LEASE_MS = 2 ** 31 - 1
+
+/** This process's claim of a token's resume. */
+interface Lease {
+  readonly key: string
+  readonly holder: string
+}
 const SWEEP_EVERY_MS = 10 * 60_000
 
 export class DurableRuns {
@@ -186,28 +197,37 @@ export class DurableRuns {
     const { token } = input
     if (this.#resuming.has(token)) throw new ResumeError('IN_PROGRESS', `the program of token ${token} is being resumed already`)
     this.#resuming.add(token)
+    let lease: Lease | undefined
     try {
-      // A store that can take (file, Redis) hands the state to one resumer only, across processes too; the
-      // state goes back if this resume is refused. Otherwise it is deleted once the checks passed.
+      // Which resumer goes on with a state, across processes too:
+      // - a store with claims (file, Redis): this one claims the token, reads the state, and deletes it only
+      //   once the program goes on (its first call, or its end). A resumer that dies before leaves the state
+      //   where it was: its claim is taken over as soon as its process is known gone (else when it runs out).
+      // - a store that can take: the state is taken at once (and put back if this resume is refused);
+      // - else it is read, and deleted once the checks passed.
       const store = this.#store
-      const taking = store.take !== undefined
       const unavailable = (what: string): ResumeError =>
         new ResumeError('STORE_UNAVAILABLE', `the store did not answer within ${this.#storeWaitMs} ms ${what} token ${token}; try again later`)
       // A store's throw, at once or later, is no raw error of the resume: a token it cannot take as a key is
       // no token of it, any other failure a store that could not answer.
+      const storeFailure = (error: unknown, what: string): ResumeError => {
+        const why = error instanceof Error ? error.message : String(error)
+        if (error instanceof SessionStoreError && error.code === 'invalid-key') {
+          return new ResumeError('UNKNOWN_TOKEN', `no suspended program has token ${shownToken(token)}: it cannot be one (${why})`, { cause: error })
+        }
+        if (error instanceof SessionStoreError && error.code === 'corrupt-entry') {
+          return new ResumeError('STATE_REFUSED', `the state of token ${shownToken(token)} cannot be read: ${why}`, { cause: error })
+        }
+        return new ResumeError('STORE_UNAVAILABLE', `the store failed ${what} token ${shownToken(token)}: ${why}; try again later`, { cause: error })
+      }
+      if (store.claim !== undefined && store.release !== undefined) lease = await this.#lease(token, config, input.signal, storeFailure, unavailable)
+      const taking = lease === undefined && store.take !== undefined
       const reading = Promise.resolve().then(() => (taking ? (store.take as NonNullable<SessionStore['take']>)(token) : store.get(token)))
       let read: { ok: true; value: Uint8Array | undefined } | { ok: false; reason: 'wall' | 'abort' }
       try {
         read = await this.#bounded(reading, input.signal)
       } catch (error) {
-        const why = error instanceof Error ? error.message : String(error)
-        if (error instanceof SessionStoreError && error.code === 'invalid-key') {
-          throw new ResumeError('UNKNOWN_TOKEN', `no suspended program has token ${shownToken(token)}: it cannot be one (${why})`, { cause: error })
-        }
-        if (error instanceof SessionStoreError && error.code === 'corrupt-entry') {
-          throw new ResumeError('STATE_REFUSED', `the state of token ${shownToken(token)} cannot be read: ${why}`, { cause: error })
-        }
-        throw new ResumeError('STORE_UNAVAILABLE', `the store failed to give the state of token ${shownToken(token)}: ${why}; try again later`, { cause: error })
+        throw storeFailure(error, 'to give the state of')
       }
       if (!read.ok) {
         // A take that answers after all hands the state back, for the next resume.
@@ -218,7 +238,9 @@ export class DurableRuns {
       const bytes = read.value
       if (bytes === undefined) throw new ResumeError('UNKNOWN_TOKEN', `no suspended program has token ${JSON.stringify(token)}: unknown, expired or already resumed`)
       // A taken state goes back, until it would have expired (a state that says when); an expired one does not.
+      // A leased one never left.
       const putBack = async (expiresAt: unknown): Promise<void> => {
+        if (!taking) return
         const ttlMs = typeof expiresAt === 'number' && Number.isFinite(expiresAt) ? expiresAt - Date.now() : this.#ttlMs
         if (ttlMs > 0) await this.#bounded(store.set(token, bytes, { ttlMs }))
       }
@@ -249,13 +271,51 @@ export class DurableRuns {
       }
       // Taken: another resume of this token finds nothing. Unconfirmed, the program does not go on (it
       // could then run twice).
-      if (!taking && !(await this.#bounded(store.delete(token))).ok) throw unavailable('to remove the state of')
+      if (!taking && lease === undefined && !(await this.#bounded(store.delete(token))).ok) throw unavailable('to remove the state of')
+      // Leased: the state is deleted as the program goes on, which waits for that (see `#run`).
+      const consume = lease === undefined ? undefined : async (): Promise<boolean> => (await this.#bounded(store.delete(token)).catch(() => ({ ok: false }))).ok
       // A runtime that refuses to resume at all (disposed: a harness shutting down) ran nothing: the state goes back
       // (taken or deleted above, whatever the store).
-      return await this.#run(run, identity as RunIdentity, decisions, input, services, config, content, () => putBack(expiresAt).catch(() => undefined))
+      return await this.#run(run, identity as RunIdentity, decisions, input, services, config, content, () => putBack(expiresAt).catch(() => undefined), consume)
     } finally {
       this.#resuming.delete(token)
+      if (lease !== undefined) await this.#bounded((this.#store.release as NonNullable<SessionStore['release']>)(lease.key, lease.holder)).catch(() => undefined)
     }
+  }
+
+  /**
+   * Claims the resume of `token` for this process (see `resume`), for as long as a resumed run may take. A claim
+   * of a process known gone is taken over; a live one's is `IN_PROGRESS`.
+   */
+  async #lease(
+    token: string,
+    config: DurableRunConfig,
+    signal: AbortSignal,
+    storeFailure: (error: unknown, what: string) => ResumeError,
+    unavailable: (what: string) => ResumeError,
+  ): Promise<Lease> {
+    const store = this.#store
+    const claim = store.claim as NonNullable<SessionStore['claim']>
+    const lease: Lease = { key: `${token}${LEASE_SUFFIX}`, holder: claimHolder('resume') }
+    const ttlMs = Math.min(MAX_LEASE_MS, config.maxWallMs + this.#storeWaitMs + LEASE_MARGIN_MS)
+    let replaces: string | undefined
+    for (let attempt = 0; attempt < 2; attempt++) {
+      let claimed: Awaited<ReturnType<typeof waitForStore<Awaited<ReturnType<typeof claim>>>>>
+      try {
+        claimed = await this.#bounded(Promise.resolve().then(() => claim(lease.key, lease.holder, ttlMs, replaces === undefined ? undefined : { replaces })), signal)
+      } catch (error) {
+        throw storeFailure(error, 'to let this process resume')
+      }
+      if (!claimed.ok) {
+        if (claimed.reason === 'abort') throw signal.reason
+        throw unavailable('to let this process resume')
+      }
+      const other = claimed.value
+      if (other === undefined) return lease
+      if (!claimHolderGone(other.holder)) break
+      replaces = other.holder
+    }
+    throw new ResumeError('IN_PROGRESS', `the program of token ${shownToken(token)} is being resumed by another process`)
   }
 
   /** Drops the suspended run in `state` (see `CodeRuntime.dropRun`); best effort, at most `storeWaitMs`. */
@@ -280,6 +340,7 @@ export class DurableRuns {
     config: DurableRunConfig,
     content: (value: JsonValue) => ToolExecutionResult['content'],
     putBack: () => Promise<void>,
+    consume?: () => Promise<boolean>,
   ): Promise<ToolBatchResult> {
     const contexts: UserMessage[] = []
     let concluded = false
@@ -308,13 +369,30 @@ export class DurableRuns {
     const next = this.begin(ctx, numbering)
     let run: CodeRunResult | undefined
     let logFailure: LogFailure | undefined
+    // A leased state is deleted before the program's first call goes out: until then a process that dies leaves
+    // it to be resumed again (the program has done nothing anyone sees); after, the calls it waited on may have
+    // run, and must not again. Unconfirmed, the program is stopped there.
+    const stop = new AbortController()
+    const signal = AbortSignal.any([input.signal, stop.signal])
+    let consumed: Promise<boolean> | undefined
+    let unconsumed = false
+    const goesOn = async (): Promise<void> => {
+      if (consume === undefined) return
+      if (await (consumed ??= consume())) return
+      unconsumed = true
+      stop.abort(new Error('the store did not confirm that it removed the state'))
+      await new Promise<never>(() => undefined)
+    }
     try {
-      const call: ResumeRunRequest['call'] = (name, args) => {
+      const call: ResumeRunRequest['call'] = async (name, args) => {
         wentOn(true)
+        await goesOn()
         return scheduler.submit(name, args)
       }
-      run = await answered((config.runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(suspended, { call, signal: input.signal, durable: next }), config.maxWallMs, config.runtime.name)
+      run = await answered((config.runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(suspended, { call, signal, durable: next }), config.maxWallMs, config.runtime.name)
       wentOn(true)
+      // A program that made no call ends here: its state goes now (it did nothing that another resume would repeat).
+      if (consume !== undefined && !unconsumed) await (consumed ??= consume())
     } catch (error) {
       // resumeRun throws only before the program goes on (misuse, a disposed runtime, a session store that failed
       // to give it its session): its state is not lost.
@@ -324,6 +402,9 @@ export class DurableRuns {
       throw error
     } finally {
       logFailure = await scheduler.close(run?.error?.kind === 'timeout')
+    }
+    if (unconsumed) {
+      throw new ResumeError('STORE_UNAVAILABLE', `the store did not confirm within ${this.#storeWaitMs} ms that it removed the state of token ${shownToken(suspended.key)}, so the program was stopped before its first call: its state stays stored; try again later`)
     }
     logFailure = (await this.suspended(run, next.key, log)) ?? logFailure
     let result: ToolExecutionResult

@@ -4,7 +4,8 @@
  *
  * - sealed snapshots: `sealSnapshot` compresses a payload and binds it to a build and a session under the
  *   host's HMAC key; `openSnapshot` checks all of it and returns the payload, or throws `SnapshotError`;
- * - stores of sealed snapshots: the `SessionStore` interface, a file store (the default) and a Redis store;
+ * - stores of sealed snapshots: the `SessionStore` interface, a file store (the default) and a Redis store, and
+ *   the ids of claim holders, which tell a dead holder on this machine (`claimHolder`, `claimHolderGone`);
  * - durable runs (`CodeRunRequest.durable`): `parkCall`, with which a host call parks, and the types of a
  *   suspended run and its resumption;
  * - the bounds of a runtime's sessions (`SessionLimits`, `DEFAULT_SESSION_LIMITS`) and the text that tells a
@@ -16,6 +17,7 @@ export { SessionStoreError, SnapshotError } from './errors.js'
 export type { SessionStoreErrorCode, SnapshotErrorCode } from './errors.js'
 export { MAX_SESSION_KEY_BYTES, STORE_WAIT_MS, waitForStore } from './store.js'
 export type { SessionClaim, SessionClaimOptions, SessionStore, SessionStoreSetOptions } from './store.js'
+export { claimHolder, claimHolderGone } from './holder.js'
 export { createFileSessionStore } from './file-store.js'
 export type { FileSessionStoreOptions } from './file-store.js'
 export { DEFAULT_REDIS_CLAIM_PREFIX, DEFAULT_REDIS_PREFIX, createRedisSessionStore } from './redis-store.js'
