@@ -74,13 +74,13 @@ const LEASE_SUFFIX = ':resume'
 /** Past a resumed run's longest wall and a store wait: a claim of a process that hangs runs out after that. */
 const LEASE_MARGIN_MS = 30_000
 const MAX_LEASE_MS = 2 ** 31 - 1
+const SWEEP_EVERY_MS = 10 * 60_000
 
 /** This process's claim of a token's resume. */
 interface Lease {
   readonly key: string
   readonly holder: string
 }
-const SWEEP_EVERY_MS = 10 * 60_000
 
 export class DurableRuns {
   readonly #store: SessionStore
@@ -376,8 +376,11 @@ export class DurableRuns {
     const signal = AbortSignal.any([input.signal, stop.signal])
     let consumed: Promise<boolean> | undefined
     let unconsumed = false
+    /** The resume has answered (a runtime that never did is given up on): a call of its program after that makes nothing go. */
+    let over = false
     const goesOn = async (): Promise<void> => {
       if (consume === undefined) return
+      if (over) throw new Error('the resume of this program has ended')
       if (await (consumed ??= consume())) return
       unconsumed = true
       stop.abort(new Error('the store did not confirm that it removed the state'))
@@ -401,6 +404,7 @@ export class DurableRuns {
       if (refused) await putBack()
       throw error
     } finally {
+      over = true
       logFailure = await scheduler.close(run?.error?.kind === 'timeout')
     }
     if (unconsumed) {

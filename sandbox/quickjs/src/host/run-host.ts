@@ -1,5 +1,5 @@
 import { HostCalls, cutCharsOf, formatGuestError, parseProgramValue, stopError, whenAborted, withinOutputBudget } from '@ptc/sandbox/backend'
-import type { CodeRunLimits, CodeRunRequest, CodeRunResult } from '@ptc/sandbox'
+import { MAX_TIMER_MS, type CodeRunLimits, type CodeRunRequest, type CodeRunResult } from '@ptc/sandbox'
 import type { ParkedHostCall, PreparedProgram } from '@ptc/sandbox/backend'
 import type { EngineRunOutcome, EngineSuspension, HostStop, SubCallRequest } from '../engine/protocol.js'
 import type { SessionMemory } from '../engine/image.js'
@@ -119,7 +119,7 @@ export class RunHost {
       return
     }
     // Running, `ms` is at least `-graceMs` here: the timer is due when the grace past the budget is over.
-    this.#cpuTimer = setTimeout(() => this.#watchCpu(), ms + this.#graceMs + 1)
+    this.#cpuTimer = setTimeout(() => this.#watchCpu(), Math.min(MAX_TIMER_MS, ms + this.#graceMs + 1))
     // The wall timer keeps the process alive for a pending run.
     this.#cpuTimer.unref()
   }
