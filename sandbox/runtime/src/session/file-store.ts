@@ -345,11 +345,11 @@ interface Entry {
 /** The entry in `file`, `undefined` when there is none; with `headerOnly`, an empty payload. `named`: the entry's own file, when `file` is where a take moved it. */
 async function readEntry(file: string, key: string, headerOnly: boolean, named = file): Promise<Entry | undefined> {
   return readOpen(file, async (handle, { ino, size, regular }) => {
-    const corrupt = (reason: string): SessionStoreError =>
-      new SessionStoreError(
-        'corrupt-entry',
-        `the session store file ${named} (key ${JSON.stringify(key)}) is not a store file: ${reason}`,
-      )
+    const corrupt = (reason: string): SessionStoreError => {
+      const error = new SessionStoreError('corrupt-entry', `the session store file ${named} (key ${JSON.stringify(key)}) is not a store file: ${reason}`)
+      corruptInodes.set(error, ino)
+      return error
+    }
     // A pipe or a device would be read forever, or never answer.
     if (!regular) throw corrupt('it is not a regular file')
     const data = headerOnly ? Buffer.alloc(Math.min(size, HEADER_BYTES)) : await handle.readFile()
@@ -363,6 +363,9 @@ async function readEntry(file: string, key: string, headerOnly: boolean, named =
   })
 }
 
+/** The inode of the file each `corrupt-entry` error of `readEntry` was about. */
+const corruptInodes = new WeakMap<Error, number>()
+
 /**
  * Throws `error`; a corrupt entry's (read from `from`, the entry's `file` or where a take moved it) first goes
  * aside, beside `file`, and the error says where (or, when it could not be moved, that it stays).
@@ -370,7 +373,9 @@ async function readEntry(file: string, key: string, headerOnly: boolean, named =
 async function moveAside(from: string, file: string, error: unknown): Promise<never> {
   if (!(error instanceof SessionStoreError) || error.code !== 'corrupt-entry') throw error
   const aside = `${file}.unreadable-${Date.now()}`
-  const where = await rename(from, aside).then(
+  // Not a file a set() put there since it was read.
+  const same = (await stat(from).catch(() => undefined))?.ino === corruptInodes.get(error)
+  const where = await (same ? rename(from, aside) : Promise.reject(new Error('replaced'))).then(
     () => `It was moved aside to ${aside}: inspect it, then delete it`,
     () => 'It was left as it is: inspect it, then delete it (delete() or set() of the key replaces it)',
   )
