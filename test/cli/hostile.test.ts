@@ -167,15 +167,27 @@ describe('control characters from a program, a tool or a log are escaped on stde
     expect(lines[20]).toMatch(/^ptc: .*many-bad\.jsonl: skipped 4980 more lines that are not session events$/)
   })
 
-  test('ptc log: arguments nested too deeply for JSON.stringify do not crash it', async () => {
+  test('ptc log: arguments nested too deeply for JSON.stringify do not crash it, and --json prints the log whole', async () => {
     const path = files.path('deep.jsonl')
     const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`
     writeFileSync(path, `{"type":"tool/call","time":1,"callId":"c1","name":"x","arguments":${deep}}\n`)
     const tree = await ptc(['log', path], quick)
     expect(tree).toMatchObject({ code: 0, stdout: 'x c1 (arguments nested too deeply to show) — ? — no result logged\n' })
+    // As JSON, the log is printed whole; what lies deeper than 1 000 levels is said to be too deep to show.
     const json = await ptc(['log', path, '--json'], quick)
-    expect(json.code).toBe(2)
-    expect(json.stderr).toMatch(/^ptc: .*deep\.jsonl cannot be printed as JSON: .*nested too deeply\)\n$/)
+    expect(json.code, json.stderr).toBe(0)
+    const printed = JSON.parse(json.stdout) as { events: number; calls: { id: string; arguments: unknown }[] }
+    expect(printed.events).toBe(1)
+    let node = printed.calls[0]?.arguments
+    for (let depth = 0; depth < 1000; depth++) node = (node as unknown[])[0]
+    expect(node).toBe('(nested too deeply to show)')
+    // So are the arguments of a call a suspended program waits on.
+    writeFileSync(path, `{"type":"tool/ptc-suspend","time":2,"rootCallId":"c1","parentCallId":"c1","token":"t","awaiting":[{"name":"x","arguments":${deep}}]}\n`)
+    for (const args of [[], ['--json']]) {
+      const shown = await ptc(['log', path, ...args], quick)
+      expect(shown.code, shown.stderr).toBe(0)
+      expect(shown.stdout).toContain('x((nested too deeply to show))')
+    }
   })
 
   test('an unknown command or a path with control characters is escaped too', async () => {

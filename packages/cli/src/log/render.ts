@@ -33,6 +33,18 @@ export function argumentsSummary(args: unknown, max = 60): string {
   return oneLine(text ?? '', max)
 }
 
+/** How deep `--json` prints a value of the log: `JSON.stringify` recurses, and a few thousand levels overflow it. */
+const MAX_JSON_DEPTH = 1000
+const TOO_DEEP = '(nested too deeply to show)'
+
+/** `value` (parsed JSON) with what lies deeper than `MAX_JSON_DEPTH` levels replaced by `TOO_DEEP`. */
+function shallow(value: unknown, depth: number): unknown {
+  if (typeof value !== 'object' || value === null) return value
+  if (depth >= MAX_JSON_DEPTH) return TOO_DEEP
+  if (Array.isArray(value)) return value.map((item) => shallow(item, depth + 1))
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, shallow(item, depth + 1)]))
+}
+
 /**
  * The log as an indented tree: each call with its description, duration and
  * outcome, its sub-calls under it. Every line is escaped (`escapeControl`):
@@ -77,7 +89,7 @@ export function renderLogTree(roots: readonly LogRoot[]): string[] {
 /** `ptc log --json`: the same tree as data. */
 export function logTreeJson(roots: readonly LogRoot[]): unknown[] {
   const call = (c: LogCall) => ({
-    id: c.id, name: c.name, arguments: c.arguments ?? null, ms: ms(c) ?? null, settled: c.settledAt !== undefined, isError: c.isError ?? null,
+    id: c.id, name: c.name, arguments: c.arguments === undefined ? null : shallow(c.arguments, 0), ms: ms(c) ?? null, settled: c.settledAt !== undefined, isError: c.isError ?? null,
     code: c.code ?? null, bytes: c.resultBytes, summary: oneLine(c.resultText, 200), abandoned: c.abandoned,
     argumentsElided: c.argumentsElided ?? null, resultElided: c.resultElided,
     late: c.late === undefined ? null : { ms: c.startedAt === undefined ? null : c.late.at - c.startedAt, isError: c.late.isError, code: c.late.code ?? null },

@@ -143,7 +143,7 @@ export function buildLogTree(events: readonly SessionEvent[]): LogRoot[] {
       const parent = root(event.parentCallId, event)
       const suspend = event.type === 'tool/ptc-suspend'
       const detail = suspend
-        ? (Array.isArray(event.awaiting) ? event.awaiting : []).map((a) => (isRecord(a) ? `${String(a.name)}(${JSON.stringify(a.arguments ?? null)})${typeof a.reason === 'string' ? ` (${a.reason})` : ''}` : '?'))
+        ? (Array.isArray(event.awaiting) ? event.awaiting : []).map((a) => (isRecord(a) ? `${String(a.name)}(${jsonText(a.arguments ?? null)})${typeof a.reason === 'string' ? ` (${a.reason})` : ''}` : '?'))
         : (Array.isArray(event.decisions) ? event.decisions : []).map(String)
       parent.pauses.push({ kind: suspend ? 'suspend' : 'resume', token: event.token, time: event.time, after: parent.subCalls.length, detail })
     } else if (event.type === 'tool/result-late' && typeof event.callId === 'string') {
@@ -151,4 +151,13 @@ export function buildLogTree(events: readonly SessionEvent[]): LogRoot[] {
     }
   }
   return roots
+}
+
+/** `value` as JSON text; one nested too deeply for `JSON.stringify` (it recurses) is said to be. */
+function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value)
+  } catch {
+    return '(nested too deeply to show)'
+  }
 }
