@@ -7,7 +7,7 @@
  * the parked calls again with the decision, and lets the program go on where it waited.
  */
 import { randomUUID } from 'node:crypto'
-import { SandboxUsageError, type CodeRunResult, type CodeRuntime, type JsonValue } from '@ptc/sandbox'
+import { MAX_TIMER_MS, SandboxUsageError, type CodeRunResult, type CodeRuntime, type JsonValue } from '@ptc/sandbox'
 import { claimHolder, claimHolderGone, SessionStoreError, STORE_WAIT_MS, waitForStore, type DurableRun, type ResumeRunRequest, type SessionStore, type SuspendedRun } from '@ptc/sandbox/session'
 import type { ApprovalDecision, DisplayReason, ToolBatchResult, ToolExecutionResult, ToolExecutionToken, ToolExecutorServices, ToolResumeInput, ToolRunContext, UserMessage } from '@ptc/tools'
 import { failureResult, sessionLogFailed, type LogFailure } from '@ptc/tools/executor'
@@ -73,7 +73,6 @@ const DEFAULT_TTL_MS = 7 * 24 * 3_600_000
 const LEASE_SUFFIX = ':resume'
 /** Past a resumed run's longest wall and a store wait: a claim of a process that hangs runs out after that. */
 const LEASE_MARGIN_MS = 30_000
-const MAX_LEASE_MS = 2 ** 31 - 1
 const SWEEP_EVERY_MS = 10 * 60_000
 
 /** This process's claim of a token's resume. */
@@ -297,7 +296,7 @@ export class DurableRuns {
     const store = this.#store
     const claim = store.claim as NonNullable<SessionStore['claim']>
     const lease: Lease = { key: `${token}${LEASE_SUFFIX}`, holder: claimHolder('resume') }
-    const ttlMs = Math.min(MAX_LEASE_MS, config.maxWallMs + this.#storeWaitMs + LEASE_MARGIN_MS)
+    const ttlMs = Math.min(MAX_TIMER_MS, config.maxWallMs + this.#storeWaitMs + LEASE_MARGIN_MS)
     let replaces: string | undefined
     for (let attempt = 0; attempt < 2; attempt++) {
       let claimed: Awaited<ReturnType<typeof waitForStore<Awaited<ReturnType<typeof claim>>>>>

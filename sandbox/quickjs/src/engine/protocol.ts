@@ -133,6 +133,26 @@ export const CPU_DEADLINE = 1
 /** The control words of a worker's runs: the control word and `CPU_DEADLINE`. */
 export const CONTROL_WORDS = 2
 
+const INT32_MAX = 2 ** 31 - 1
+
+/** The `CPU_DEADLINE` word while the guest runs: it overruns its budget `at` ms after the run's `clockBase`. */
+export function cpuDeadlineWord(at: number): number {
+  return 1 + Math.max(0, Math.min(INT32_MAX - 1, Math.ceil(at)))
+}
+
+/** The `CPU_DEADLINE` word while the guest does not run: `leftMs` of its budget are left. */
+export function cpuLeftWord(leftMs: number): number {
+  return -Math.max(0, Math.min(INT32_MAX, Math.floor(leftMs)))
+}
+
+/**
+ * What a `CPU_DEADLINE` word says at `now` (ms after the run's `clockBase`): while the guest runs, `running` and the
+ * ms until its budget is spent (below 0 once overrun); while it does not, the ms left.
+ */
+export function cpuOfWord(word: number, now: number): { readonly running: boolean; readonly ms: number } {
+  return word > 0 ? { running: true, ms: word - 1 - now } : { running: false, ms: -word }
+}
+
 export function controlOf(reason: HostStop): number {
   return HOST_STOPS.indexOf(reason) + 1
 }

@@ -3,11 +3,10 @@ import { FinishKind, OutputLedger, PROGRAM_FILENAME, heldBackArguments, maxError
 import type { CodeRunError } from '@ptc/sandbox'
 import type { GuestErrorInfo, QueueCaps } from '@ptc/sandbox/backend'
 import type { EngineImage, ImageHooks, SessionMemory } from './image.js'
-import { CONTROL_NONE, CPU_DEADLINE, stopOf, type EngineRunError, type HostStop, type EngineRunInput, type EngineRunSink, type SubCallRequest } from './protocol.js'
+import { CONTROL_NONE, CPU_DEADLINE, cpuDeadlineWord, cpuLeftWord, stopOf, type EngineRunError, type HostStop, type EngineRunInput, type EngineRunSink, type SubCallRequest } from './protocol.js'
 
 /** The guest's stack: large enough for real programs, far below the host's own. */
 const MAX_STACK_BYTES = 256 * 1024
-const INT32_MAX = 2 ** 31 - 1
 /**
  * The thread's own stack ran out inside the engine: some of QuickJS's recursions (its parser, JSON, array
  * joins) take more of it than of the stack QuickJS counts against MAX_STACK_BYTES, so V8's limit comes
@@ -391,13 +390,13 @@ export class EngineRun {
     const base = this.#input.clockBase
     const left = this.#input.limits.cpuMs - this.#cpuUsed
     // The host's watchdog (worker isolation) stops the guest should it run past this without the engine noticing.
-    if (base !== undefined) Atomics.store(this.#control, CPU_DEADLINE, 1 + Math.max(0, Math.min(INT32_MAX - 1, Math.ceil(performance.timeOrigin + start - base + left))))
+    if (base !== undefined) Atomics.store(this.#control, CPU_DEADLINE, cpuDeadlineWord(performance.timeOrigin + start - base + left))
     try {
       return fn()
     } finally {
       this.#cpuUsed += performance.now() - start
       this.#sliceStart = -1
-      if (base !== undefined) Atomics.store(this.#control, CPU_DEADLINE, -Math.max(0, Math.min(INT32_MAX, Math.floor(this.#input.limits.cpuMs - this.#cpuUsed))))
+      if (base !== undefined) Atomics.store(this.#control, CPU_DEADLINE, cpuLeftWord(this.#input.limits.cpuMs - this.#cpuUsed))
     }
   }
 

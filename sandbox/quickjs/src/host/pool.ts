@@ -4,7 +4,7 @@ import type { SessionMemory } from '../engine/image.js'
 import { compile, type QuickJSVariantName, type WasmModule } from '../engine/module.js'
 import { LogJournal, journalBytes } from '../engine/journal.js'
 import { ReplyMailbox, SpinPlaces } from '../engine/mailbox.js'
-import { CONTROL_NONE, CONTROL_WORDS, CPU_DEADLINE, controlOf, type FromWorker, type RunInput, type ToWorker } from '../engine/protocol.js'
+import { CONTROL_NONE, CONTROL_WORDS, CPU_DEADLINE, controlOf, cpuLeftWord, cpuOfWord, type FromWorker, type RunInput, type ToWorker } from '../engine/protocol.js'
 import type { Engines } from './engines.js'
 import type { RunHost } from './run-host.js'
 import { spawnEngineWorker } from './spawn.js'
@@ -326,7 +326,7 @@ class WorkerSlot {
     this.#state = 'busy'
     this.#host = host
     Atomics.store(control, 0, CONTROL_NONE)
-    Atomics.store(control, CPU_DEADLINE, -Math.max(0, Math.min(2 ** 31 - 1, Math.floor(input.limits.cpuMs - (input.resume?.cpuMs ?? 0)))))
+    Atomics.store(control, CPU_DEADLINE, cpuLeftWord(input.limits.cpuMs - (input.resume?.cpuMs ?? 0)))
     const clockBase = performance.timeOrigin + performance.now()
     journal.clear()
     this.#loggedBytes = 0
@@ -356,10 +356,7 @@ class WorkerSlot {
         this.#post({ t: 'stop', runId, reason })
         mailbox.wake()
       },
-      cpu: () => {
-        const word = Atomics.load(control, CPU_DEADLINE)
-        return word > 0 ? { running: true, ms: word - 1 - (performance.timeOrigin + performance.now() - clockBase) } : { running: false, ms: -word }
-      },
+      cpu: () => cpuOfWord(Atomics.load(control, CPU_DEADLINE), performance.timeOrigin + performance.now() - clockBase),
       suspend: (parked) => {
         if (!current()) return
         // Counted as a posted message: a worker asleep on the mailbox goes to its event loop to read it.
