@@ -1,6 +1,6 @@
 import { escapeControl } from '../escape.js'
 import { formatBytes, formatMs, oneLine } from '../format.js'
-import type { LogCall, LogRoot } from './tree.js'
+import { jsonText, TOO_DEEP, type LogCall, type LogRoot } from './tree.js'
 
 const ms = (call: LogCall): number | undefined => (call.startedAt === undefined || call.settledAt === undefined ? undefined : call.settledAt - call.startedAt)
 
@@ -24,18 +24,11 @@ function lateOutcome(call: LogCall): string {
 /** A short, readable form of a call's arguments: JSON text for the model's calls, a value for sub-calls. */
 export function argumentsSummary(args: unknown, max = 60): string {
   if (args === undefined) return ''
-  let text: string | undefined
-  try {
-    text = typeof args === 'string' ? args : JSON.stringify(args)
-  } catch {
-    text = '(arguments nested too deeply to show)' // JSON.stringify recurses: a RangeError past a few thousand levels
-  }
-  return oneLine(text ?? '', max)
+  return oneLine(typeof args === 'string' ? args : jsonText(args, '(arguments nested too deeply to show)'), max)
 }
 
 /** How deep `--json` prints a value of the log: `JSON.stringify` recurses, and a few thousand levels overflow it. */
 const MAX_JSON_DEPTH = 1000
-const TOO_DEEP = '(nested too deeply to show)'
 
 /** `value` (parsed JSON) with what lies deeper than `MAX_JSON_DEPTH` levels replaced by `TOO_DEEP`. */
 function shallow(value: unknown, depth: number): unknown {

@@ -153,11 +153,14 @@ export function buildLogTree(events: readonly SessionEvent[]): LogRoot[] {
   return roots
 }
 
-/** `value` as JSON text; one nested too deeply for `JSON.stringify` (it recurses) is said to be. */
-function jsonText(value: unknown): string {
+/** What the views of a log show for a value nested too deeply to print. */
+export const TOO_DEEP = '(nested too deeply to show)'
+
+/** `value` as JSON text; one nested too deeply for `JSON.stringify` (it recurses: a RangeError past a few thousand levels) is `unshown`. */
+export function jsonText(value: unknown, unshown = TOO_DEEP): string {
   try {
-    return JSON.stringify(value)
+    return JSON.stringify(value) ?? ''
   } catch {
-    return '(nested too deeply to show)'
+    return unshown
   }
 }
