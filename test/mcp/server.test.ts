@@ -220,6 +220,33 @@ describe('ptc MCP server (in process)', () => {
     }
   })
 
+  test("an upstream's output schemas are never compiled or run on the host: its regular expressions (a ReDoS) are not checked, its types are", async () => {
+    // The SDK's client checked results with Ajv against the schema as the upstream gave it: `^(a+)+$` against 29 characters
+    // held the host thread 18 s (each character doubles it), and compiling a 4.7 MB schema 25 s. ptc checks the converted schema.
+    const warnings: string[] = []
+    const ptc = await createPtcMcpServer({
+      upstreams: [
+        {
+          name: 'h',
+          transport: inMemoryFixture({
+            extraTools: [{ name: 'word', inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: { v: { type: 'string', pattern: '^(a+)+$' } }, required: ['v'] } }],
+            answer: (name, args) => (name === 'word' ? { content: [{ type: 'text', text: 'a word' }], structuredContent: { v: args['n'] === undefined ? 5 : `${'a'.repeat(Number(args['n']))}!` } } : undefined),
+          }),
+        },
+      ],
+      runtime,
+      onWarning: (m) => warnings.push(m),
+    })
+    expect(warnings).toContain('h.word: output /properties/v/pattern: dropped "pattern" (not expressible in the enforced subset; the upstream server still validates it)')
+    const client = await connectInMemory(ptc)
+    expect(text(await runCode(client, 'return (await tools["h.word"]({ n: 24 })).v'))).toBe(`${'a'.repeat(24)}!`)
+    // A value of the wrong type is still refused, by ptc's own check of the tool's output.
+    const wrong = await runCode(client, 'try { return await tools["h.word"]({}) } catch (e) { return `${e.code}: ${e.message}` }')
+    expect(text(wrong)).toMatch(/^INVALID_TOOL_OUTPUT: /)
+    await client.close()
+    await ptc.close()
+  })
+
   test("an upstream's tool list is bounded: tools, pages, a repeated cursor, one reading's time, long descriptions and schemas", async () => {
     const tool = (name: string): Tool => ({ name, inputSchema: { type: 'object' } })
     /** Starts a server on an upstream whose `tools/list` answers with `listPage` (each page after a turn of the event loop, as over a pipe). */
@@ -278,6 +305,18 @@ describe('ptc MCP server (in process)', () => {
     expect(big.warnings).toContainEqual(expect.stringMatching(/^skipped tool h\.wide: its input schema is \d+ characters of JSON, more than 65536$/))
     expect([big.ptc.tools.get('h.wide'), big.ptc.tools.get('h.plain') !== undefined]).toEqual([undefined, true])
     await big.ptc.close()
+    // Pages that never end, each with a 3 MB tool: the reading keeps at most 32 Mi characters of tools (it kept
+    // every page, and a hostile upstream ran the host out of memory).
+    const heavy = await start((cursor) => ({ tools: [{ ...tool(`t${cursor ?? 0}`), description: 'd'.repeat(3_000_000) }], nextCursor: String(Number(cursor ?? 0) + 1) }))
+    expect(heavy.warnings).toContainEqual(expect.stringMatching(/^upstream h's tool list is longer than 33554432 characters: only the 11 tools before it are served$/))
+    expect([heavy.ptc.tools.get('h.t10') !== undefined, heavy.ptc.tools.get('h.t11')]).toEqual([true, undefined])
+    await heavy.ptc.close()
+    // A name longer than the MCP specification's 128 characters skips its tool; a name listed twice serves its first.
+    const names = await start(() => ({ tools: [tool('n'.repeat(129)), { ...tool('twice'), description: 'first' }, { ...tool('twice'), description: 'second' }, tool('n'.repeat(128))] }))
+    expect(names.warnings).toContain(`skipped a tool of upstream h: its name is 129 characters long, more than 128 (${JSON.stringify('n'.repeat(40))}…)`)
+    expect(names.warnings).toContain('upstream h lists a tool named "twice" more than once: only the first is served')
+    expect([names.ptc.tools.get('h.twice')?.description, names.ptc.tools.get(`h.${'n'.repeat(128)}`) !== undefined]).toEqual(['first', true])
+    await names.ptc.close()
   })
 
   test('arguments nested too deeply to serialize are a tool error, as any refused arguments, not a protocol error; the server goes on', async () => {

@@ -59,6 +59,8 @@ export interface FixtureServerOptions {
    * a call of a name not among the fixture's own then answers `called <name>`.
    */
   listPage?: (cursor: string | undefined) => Promise<{ tools: Tool[]; nextCursor?: string }>
+  /** Answers a call of a name not among the fixture's own tools, when it returns a result. */
+  answer?: (name: string, args: Record<string, unknown>) => CallToolResult | undefined
 }
 
 /**
@@ -92,11 +94,14 @@ export function createFixtureServer(options: FixtureServerOptions = {}): Server 
         return { content: [{ type: 'text', text: 'a pixel' }, { type: 'image', mimeType: 'image/png', data: PIXEL }] }
       case 'fails':
         return { content: [{ type: 'text', text: `it failed: ${String(args['why'] ?? 'no reason')}` }], isError: true }
-      default:
+      default: {
+        const answered = options.answer?.(request.params.name, args)
+        if (answered !== undefined) return answered
         // With `listPage`, the fixture cannot tell which names it listed: every other name answers.
         return listPage !== undefined || extraTools().some((t) => t.name === request.params.name)
           ? { content: [{ type: 'text', text: `called ${request.params.name}` }] }
           : { content: [{ type: 'text', text: `unknown tool ${request.params.name}` }], isError: true }
+      }
     }
   })
   return server

@@ -6,32 +6,25 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { DEFAULT_REQUEST_TIMEOUT_MSEC } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ErrorCode, McpError as SdkMcpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
-import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation'
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation'
 import { checkBound, UpstreamUnavailableError } from '../errors.js'
 import { MAX_MESSAGE_BYTES, MAX_UPSTREAM_MESSAGE_BYTES, UpstreamFetch, type OversizedAnswer } from './bounded-fetch.js'
 import { useLineBuffer } from './line-buffer.js'
 import { forwardStderr } from './stderr.js'
 
 /**
- * The client's compiler of tool output schemas (it compiles each one a tool list announces), except that a
- * schema that cannot be compiled (a hostile upstream's 3 000-level one overflowed the stack) makes only that
- * tool's results fail validation, instead of failing the whole list and, with it, the upstream's every tool.
- * The tool is not registered anyway (`MAX_UPSTREAM_SCHEMA_DEPTH`).
+ * The client's validators of tool results: none. The SDK's client compiles, with Ajv, the output schema of every
+ * tool an upstream lists, and checks each result against it on the host thread: a hostile upstream's 4.7 MB schema
+ * blocked the host for 25 s while it was compiled (before ptc's own bounds, `MAX_UPSTREAM_SCHEMA_CHARS`, skip such
+ * a tool), and a `pattern` ran as a native regular expression, `^(a+)+$` against 29 characters taking 18 s. ptc
+ * checks each result against the tool's converted output schema (the enforced subset, in which an upstream's
+ * regular expressions are dropped, with a warning), as it checks any tool's.
  */
-const OUTPUT_SCHEMAS: jsonSchemaValidator = (() => {
-  const ajv = new AjvJsonSchemaValidator()
-  return {
-    getValidator(schema) {
-      try {
-        return ajv.getValidator(schema)
-      } catch (error) {
-        const errorMessage = `the tool's output schema cannot be used: ${messageOf(error)}`
-        return () => ({ valid: false, data: undefined, errorMessage })
-      }
-    },
-  }
-})()
+const OUTPUT_SCHEMAS: jsonSchemaValidator = {
+  getValidator<T>(): JsonSchemaValidator<T> {
+    return (input) => ({ valid: true, data: input as T, errorMessage: undefined })
+  },
+}
 
 /**
  * The most tools ptc serves from one upstream (`UpstreamConnectionOptions.maxTools`), and the most pages one
@@ -40,6 +33,17 @@ const OUTPUT_SCHEMAS: jsonSchemaValidator = (() => {
  * ran out of memory, and `ptc serve` never started.
  */
 export const MAX_UPSTREAM_TOOLS = 1000
+
+/**
+ * The most characters of tools one reading of a tool list keeps (names, descriptions, schemas and the rest, as
+ * `listedChars` counts them): the tools past it are left out with a warning. Each page is bounded by the message
+ * bound (10 MiB), but an upstream whose pages each listed a 9 MB tool ran the host out of memory after 337 pages.
+ * Real lists are far below it (a few thousand characters a tool).
+ */
+const MAX_LISTED_CHARS = 32 * 1024 * 1024
+
+/** The longest name of an upstream tool, in characters (the MCP specification's 128): a longer one skips its tool. */
+const MAX_UPSTREAM_TOOL_NAME_CHARS = 128
 
 /**
  * One upstream MCP server: a command to spawn over stdio, a server at a URL (Streamable HTTP, or the legacy
@@ -240,6 +244,7 @@ export class UpstreamConnection {
     const timeout = this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MSEC
     const deadline = Date.now() + timeout
     const tools: Tool[] = []
+    let chars = 0
     const cursors = new Set<string>()
     let cursor: string | undefined
     for (let pages = 0; pages < max; pages++) {
@@ -259,6 +264,15 @@ export class UpstreamConnection {
       for (const tool of page.tools) {
         if (tools.length === max) {
           this.options.onWarning(`upstream ${this.label} lists more than ${max} tools: only its first ${max} are served (maxTools)`)
+          return tools
+        }
+        if (tool.name.length > MAX_UPSTREAM_TOOL_NAME_CHARS) {
+          this.options.onWarning(`skipped a tool of upstream ${this.label}: its name is ${tool.name.length} characters long, more than ${MAX_UPSTREAM_TOOL_NAME_CHARS} (${JSON.stringify(tool.name.slice(0, 40))}…)`)
+          continue
+        }
+        chars += listedChars(tool, MAX_LISTED_CHARS - chars)
+        if (chars > MAX_LISTED_CHARS) {
+          this.options.onWarning(`upstream ${this.label}'s tool list is longer than ${MAX_LISTED_CHARS} characters: only the ${tools.length} tools before it are served`)
           return tools
         }
         tools.push(tool)
@@ -373,4 +387,29 @@ export class UpstreamConnection {
 
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
+}
+
+/**
+ * About the characters of JSON `value` takes (its strings and keys, and a few for each value), counted up to just past
+ * `limit`: iterative, so a schema nested thousands deep is counted like any other.
+ */
+function listedChars(value: unknown, limit: number): number {
+  let chars = 0
+  const stack: unknown[] = [value]
+  while (stack.length > 0 && chars <= limit) {
+    const node = stack.pop()
+    if (typeof node === 'string') chars += node.length + 2
+    else if (typeof node !== 'object' || node === null) chars += 4
+    else if (Array.isArray(node)) {
+      chars += 2
+      for (const item of node) stack.push(item)
+    } else {
+      chars += 2
+      for (const [key, item] of Object.entries(node)) {
+        chars += key.length + 3
+        stack.push(item)
+      }
+    }
+  }
+  return chars
 }
