@@ -197,6 +197,8 @@ export class DurableRuns {
     if (this.#resuming.has(token)) throw new ResumeError('IN_PROGRESS', `the program of token ${token} is being resumed already`)
     this.#resuming.add(token)
     let lease: Lease | undefined
+    /** A delete of the leased state the store did not confirm in time, and what to do once it settles (see below). */
+    let late: { deleting: Promise<unknown>; restore: () => Promise<void> } | undefined
     try {
       // Which resumer goes on with a state, across processes too:
       // - a store with claims (file, Redis): this one claims the token, reads the state, and deletes it only
@@ -238,10 +240,12 @@ export class DurableRuns {
       if (bytes === undefined) throw new ResumeError('UNKNOWN_TOKEN', `no suspended program has token ${JSON.stringify(token)}: unknown, expired or already resumed`)
       // A taken state goes back, until it would have expired (a state that says when); an expired one does not.
       // A leased one never left.
-      const putBack = async (expiresAt: unknown): Promise<void> => {
-        if (!taking) return
+      const writeBack = async (expiresAt: unknown): Promise<void> => {
         const ttlMs = typeof expiresAt === 'number' && Number.isFinite(expiresAt) ? expiresAt - Date.now() : this.#ttlMs
-        if (ttlMs > 0) await this.#bounded(store.set(token, bytes, { ttlMs }))
+        if (ttlMs > 0) await store.set(token, bytes, { ttlMs })
+      }
+      const putBack = async (expiresAt: unknown): Promise<void> => {
+        if (taking) await this.#bounded(writeBack(expiresAt))
       }
       const refuse = async (error: ResumeError, expiresAt?: unknown): Promise<never> => {
         if (taking) await putBack(expiresAt)
@@ -271,14 +275,37 @@ export class DurableRuns {
       // Taken: another resume of this token finds nothing. Unconfirmed, the program does not go on (it
       // could then run twice).
       if (!taking && lease === undefined && !(await this.#bounded(store.delete(token))).ok) throw unavailable('to remove the state of')
-      // Leased: the state is deleted as the program goes on, which waits for that (see `#run`).
-      const consume = lease === undefined ? undefined : async (): Promise<boolean> => (await this.#bounded(store.delete(token)).catch(() => ({ ok: false }))).ok
+      // Leased: the state is deleted as the program goes on, which waits for that (see `#run`). A delete the store
+      // did not confirm in time stops the program, and may still happen later (a Redis command is sent when the
+      // server is back): the state is then written back before the lease ends, as the resume answered that it stays.
+      const consume =
+        lease === undefined
+          ? undefined
+          : async (stops: boolean): Promise<boolean> => {
+              const deleting = Promise.resolve().then(() => store.delete(token))
+              const done = await this.#bounded(deleting).catch(() => undefined)
+              if (done?.ok === false && stops) late = { deleting, restore: () => writeBack(expiresAt) }
+              return done?.ok === true
+            }
       // A runtime that refuses to resume at all (disposed: a harness shutting down) ran nothing: the state goes back
       // (taken or deleted above, whatever the store).
       return await this.#run(run, identity as RunIdentity, decisions, input, services, config, content, () => putBack(expiresAt).catch(() => undefined), consume)
     } finally {
       this.#resuming.delete(token)
-      if (lease !== undefined) await this.#bounded((this.#store.release as NonNullable<SessionStore['release']>)(lease.key, lease.holder)).catch(() => undefined)
+      if (lease !== undefined) {
+        const { key, holder } = lease
+        const release = (this.#store.release as NonNullable<SessionStore['release']>).bind(this.#store)
+        if (late === undefined) await this.#bounded(release(key, holder)).catch(() => undefined)
+        else {
+          // The lease is kept until the unconfirmed delete settles: no other resumer reads the state meanwhile.
+          const { deleting, restore } = late
+          void deleting
+            .then(restore, () => undefined)
+            .catch(() => undefined)
+            .then(() => release(key, holder))
+            .catch(() => undefined)
+        }
+      }
     }
   }
 
@@ -339,7 +366,8 @@ export class DurableRuns {
     config: DurableRunConfig,
     content: (value: JsonValue) => ToolExecutionResult['content'],
     putBack: () => Promise<void>,
-    consume?: () => Promise<boolean>,
+    /** Deletes the leased state; whether the store confirmed it. `stops`: unconfirmed, the program is stopped. */
+    consume?: (stops: boolean) => Promise<boolean>,
   ): Promise<ToolBatchResult> {
     const contexts: UserMessage[] = []
     let concluded = false
@@ -380,7 +408,7 @@ export class DurableRuns {
     const goesOn = async (): Promise<void> => {
       if (consume === undefined) return
       if (over) throw new Error('the resume of this program has ended')
-      if (await (consumed ??= consume())) return
+      if (await (consumed ??= consume(true))) return
       unconsumed = true
       stop.abort(new Error('the store did not confirm that it removed the state'))
       await new Promise<never>(() => undefined)
@@ -394,7 +422,7 @@ export class DurableRuns {
       run = await answered((config.runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(suspended, { call, signal, durable: next }), config.maxWallMs, config.runtime.name)
       wentOn(true)
       // A program that made no call ends here: its state goes now (it did nothing that another resume would repeat).
-      if (consume !== undefined && !unconsumed) await (consumed ??= consume())
+      if (consume !== undefined && !unconsumed) await (consumed ??= consume(false))
     } catch (error) {
       // resumeRun throws only before the program goes on (misuse, a disposed runtime, a session store that failed
       // to give it its session): its state is not lost.
@@ -407,7 +435,7 @@ export class DurableRuns {
       logFailure = await scheduler.close(run?.error?.kind === 'timeout')
     }
     if (unconsumed) {
-      throw new ResumeError('STORE_UNAVAILABLE', `the store did not confirm within ${this.#storeWaitMs} ms that it removed the state of token ${shownToken(suspended.key)}, so the program was stopped before its first call: its state stays stored; try again later`)
+      throw new ResumeError('STORE_UNAVAILABLE', `the store did not confirm within ${this.#storeWaitMs} ms that it removed the state of token ${shownToken(suspended.key)}, so the program was stopped before its first call: its state stays stored (written back if the store removes it late); try again later`)
     }
     logFailure = (await this.suspended(run, next.key, log)) ?? logFailure
     let result: ToolExecutionResult
