@@ -51,6 +51,29 @@ describe('long runs keep a bounded number of programs', () => {
   })
 })
 
+describe('calls that arrive together', () => {
+  test('each takes a place in the background from its start: past maxBackgroundRuns, a call waits for its program to end', async () => {
+    const runtime = new FakeRuntime()
+    const programs = [deferred(), deferred(), deferred(), deferred()]
+    programs.forEach((program, i) => runtime.define(`P${i}`, () => program.promise))
+    const tools = new ToolsService()
+    tools.setExecutor(createPtcExecutor({ runtime, longRuns: { returnAfterMs: 20, maxBackgroundRuns: 2 } }))
+    const agent: Agent = { id: 'agent', session: new MemorySession() }
+    let answered = 0
+    const calls = programs.map(async (_, i) => {
+      const out = await tools.execute({ calls: [{ type: 'tool_call', id: `c${i}`, name: 'run_code', arguments: JSON.stringify({ description: 'd', code: `P${i}` }) }], signal: new AbortController().signal, agent })
+      answered++
+      return (out.results[0] as { result: ToolExecutionResult }).result.value as { running?: string; result?: string }
+    })
+    // Two go to the background (all four did, each call seeing room before any had gone); the others wait.
+    while (answered < 2) await new Promise((resolve) => setTimeout(resolve, 5))
+    programs.forEach((program, i) => program.end(`ended ${i}`))
+    const parts = await Promise.all(calls)
+    expect(parts.filter((part) => part.running !== undefined)).toHaveLength(2)
+    expect(parts.filter((part) => part.result !== undefined).map((part) => part.result)).toHaveLength(2)
+  })
+})
+
 describe('a backend that breaks its contract under a long run', () => {
   test('a run that rejects after it went to the background is no unhandled rejection: its wait answers the failure', async () => {
     const unhandled: unknown[] = []

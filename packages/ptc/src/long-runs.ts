@@ -52,6 +52,14 @@ function timerMs(name: string, ms: number): void {
   if (ms > MAX_TIMER_MS) throw new TypeError(`longRuns.${name} must be at most ${MAX_TIMER_MS} ms (a timer's longest delay), not ${ms}`)
 }
 
+/** A place in the background (`LongRuns.place`). */
+export interface BackgroundPlace {
+  /** Takes the program that is still running into the background, in this place; its handle. */
+  adopt(ctx: ToolRunContext, done: Promise<CodeRunResult>, stream: LogStream): string
+  /** Gives the place back (nothing once adopted). */
+  free(): void
+}
+
 /** What a part returns while the program goes on: its value gets `running`, the handle. */
 export type RunPart = { logs: string[]; running: string } | { logs: string[]; result?: JsonValue; session?: string }
 
@@ -60,6 +68,8 @@ export class LongRuns {
   readonly #max: number
   readonly #keepMs: number
   readonly #runs = new Map<string, BackgroundRun>()
+  /** Places taken by programs that have not gone to the background (yet). */
+  #placed = 0
   #next = 0
 
   constructor(options: LongRunOptions) {
@@ -72,15 +82,34 @@ export class LongRuns {
     this.#keepMs = keepMs
   }
 
-  /** Whether another program may go to the background now. */
-  get hasRoom(): boolean {
-    let running = 0
-    for (const run of this.#runs.values()) if (!run.ended) running++
-    return running < this.#max
+  /**
+   * A place in the background for a program that has just started, taken now (calls that arrive together each
+   * count against `maxBackgroundRuns` from their start, not only once they go to the background: 40 calls at once
+   * all went there with a bound of 4), or undefined when every place is taken: the call then waits for its
+   * program's end. The place is given back with `free()` when its program ends in time, or becomes its run with
+   * `adopt`.
+   */
+  place(): BackgroundPlace | undefined {
+    let taken = this.#placed
+    for (const run of this.#runs.values()) if (!run.ended) taken++
+    if (taken >= this.#max) return undefined
+    this.#placed++
+    let held = true
+    const free = (): void => {
+      if (held) this.#placed--
+      held = false
+    }
+    return {
+      free,
+      adopt: (ctx, done, stream) => {
+        free()
+        return this.#adopt(ctx, done, stream)
+      },
+    }
   }
 
   /** Takes a program that is still running into the background; its handle. */
-  adopt(ctx: ToolRunContext, done: Promise<CodeRunResult>, stream: LogStream): string {
+  #adopt(ctx: ToolRunContext, done: Promise<CodeRunResult>, stream: LogStream): string {
     // Ended programs nobody fetched are bounded too: past maxBackgroundRuns of them, the oldest goes.
     const ended = [...this.#runs].filter(([, run]) => run.ended && !run.waiting)
     for (const [handle, run] of ended.slice(0, Math.max(0, ended.length - this.#max + 1))) {

@@ -9,7 +9,7 @@ import { answered } from './answered.js'
 import { buildBindings } from './bindings.js'
 import { DispatchLog } from './dispatch-log.js'
 import { renderRunText } from './render.js'
-import { failure, LogStream, within, type LongRuns } from './long-runs.js'
+import { failure, LogStream, within, type BackgroundPlace, type LongRuns } from './long-runs.js'
 import { parseRunCodeArgs, RUN_CODE_DESCRIPTION, RUN_CODE_LONG_PARAMETERS, RUN_CODE_PARAMETERS } from './run-code-args.js'
 import { SubCallScheduler } from './scheduler.js'
 import type { LogLimits } from './log-limits.js'
@@ -120,13 +120,15 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
         }
       })()
       if (longRuns === undefined || stream === undefined) return outcome(await done, undefined)
+      const place = longRuns.place()
       try {
-        const ended = longRuns.hasRoom ? await within(done, longRuns.returnAfterMs, ctx.signal) : await done
+        const ended = place !== undefined ? await within(done, longRuns.returnAfterMs, ctx.signal) : await done
         if (ended !== undefined) return outcome(ended, stream.take())
         // Aborted while waiting: the program stops, and the call reports how it ended.
         if (ctx.signal.aborted) return outcome(await done, stream.take())
-        return { logs: stream.take(), running: longRuns.adopt(ctx, done, stream) }
+        return { logs: stream.take(), running: (place as BackgroundPlace).adopt(ctx, done, stream) }
       } finally {
+        place?.free()
         ctx.signal.removeEventListener('abort', forward)
       }
     },
