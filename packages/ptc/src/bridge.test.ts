@@ -1,4 +1,4 @@
-import { defineTool, presentCall, type ToolExecution } from '@ptc/tools'
+import { defineTool, presentCall, type ImageBlock, type ToolExecution } from '@ptc/tools'
 import { describe, expect, test } from 'vitest'
 import { FakeFailure, FakeRuntime } from './testing/fake-runtime.js'
 import { ptcHarness, sleep, text } from './testing/fixtures.js'
@@ -346,5 +346,28 @@ describe('run_code over a fake runtime (the bridge)', () => {
       { role: 'user', content: [{ type: 'image', mimeType: 'image/png', data: 'AAAA' }] },
     ])
     expect(out.concluded).toBe(true)
+  })
+
+  test('what the calls bring along is bounded (maxForwardedChars): each image or context whole or not at all, a note says what was left out', async () => {
+    const runtime = new FakeRuntime()
+    const h = ptcHarness(runtime, { maxForwardedChars: 150 })
+    const image = (n: number): ImageBlock => ({ type: 'image', mimeType: 'image/png', data: String(n).repeat(60) })
+    h.tools.register({
+      name: 'photo',
+      description: 'returns an image (69 characters of it count)',
+      parameters: { type: 'object', properties: { n: { type: 'integer' } } },
+      output: { schema: { type: 'integer' }, render: (args) => [image((args as { n: number }).n)] },
+      execute: async (args) => (args as { n: number }).n,
+    })
+    const code = runtime.define('photos', async (tools) => [await tools.photo!({ n: 1 }), await tools.photo!({ n: 2 }), await tools.photo!({ n: 3 })])
+    const out = await h.batch([{ type: 'tool_call', id: 'r', name: 'run_code', arguments: JSON.stringify({ code, description: 'd' }) }])
+    const result = out.results[0]!.result
+    expect(result.isError === false && result.value).toEqual({ logs: [], result: [1, 2, 3] })
+    expect(out.additionalContexts).toEqual([
+      { role: 'user', content: [image(1)] },
+      { role: 'user', content: [image(2)] },
+      { role: 'user', content: [{ type: 'text', text: "[ptc: 1 image that the program's tool calls returned was left out: they would have taken what a run_code result brings along past 150 characters (maxForwardedChars)]" }] },
+    ])
+    expect(() => ptcHarness(runtime, { maxForwardedChars: -1 })).toThrow('maxForwardedChars must be a non-negative integer, not -1')
   })
 })

@@ -64,6 +64,7 @@ export interface DurableRunConfig {
   /** The longest wall a run may have (a resumed run's own is sealed in its state): bounds the wait for `resumeRun`. */
   readonly maxWallMs: number
   readonly maxParallelSubCalls: number
+  readonly maxForwardedChars: number
   readonly drainGraceMs: number
   readonly logLimits: LogLimits | undefined
 }
@@ -392,6 +393,7 @@ export class DurableRuns {
       numbering,
       // No early bound on values: the run's limits are sealed in its state; the sandbox applies its maxResultChars.
       durable: { deferrable: true, decisions: [...decisions] },
+      maxForwardedChars: config.maxForwardedChars,
     })
     const next = this.begin(ctx, numbering)
     let run: CodeRunResult | undefined

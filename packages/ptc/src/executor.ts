@@ -8,6 +8,7 @@ import { LongRuns, type LongRunOptions } from './long-runs.js'
 import { RUN_CODE_DESCRIPTION, RUN_CODE_LONG_PARAMETERS, RUN_CODE_PARAMETERS } from './run-code-args.js'
 import { withHostedPrograms } from './hosted.js'
 import { createRunCodeTool, runCodeContent } from './transport.js'
+import { DEFAULT_MAX_FORWARDED_CHARS } from './scheduler.js'
 import { DurableRuns, type DurableOptions } from './durable.js'
 import { resolveLogLimits, type LogLimits } from './log-limits.js'
 
@@ -20,6 +21,12 @@ export interface PtcExecutorOptions {
   maxParallelSubCalls?: number
   /** Cap of the rolling pool of model-direct calls in a batch (default 10). */
   maxParallelToolCalls?: number
+  /**
+   * The most characters (JSON text; an image counts its base64 data) of images and deferred contexts the tool calls
+   * of one program may bring along with its `run_code` result (default `DEFAULT_MAX_FORWARDED_CHARS`, 8 Mi: about
+   * 6 MB of images). Each goes whole or not at all; what does not fit is left out, and a note says how much.
+   */
+  maxForwardedChars?: number
   /**
    * Limits of every run, over the runtime's own (`runtime.limits`); a program's `timeoutMs` replaces
    * `wallMs`, up to this ceiling (the runtime's `wallMs` when this sets none). A runtime that has not
@@ -111,6 +118,8 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
   if (mode !== 'code' && mode !== 'both') throw new TypeError(`mode must be 'code' or 'both', not ${JSON.stringify(mode)}`)
   const maxParallelSubCalls = options.maxParallelSubCalls ?? 10
   if (!Number.isInteger(maxParallelSubCalls) || maxParallelSubCalls < 1) throw new TypeError('maxParallelSubCalls must be a positive integer')
+  const maxForwardedChars = options.maxForwardedChars ?? DEFAULT_MAX_FORWARDED_CHARS
+  if (!Number.isSafeInteger(maxForwardedChars) || maxForwardedChars < 0) throw new TypeError(`maxForwardedChars must be a non-negative integer, not ${String(maxForwardedChars)}`)
   const limits = { ...options.limits }
   // A program's timeoutMs may shorten its wall, never lengthen it past what the harness configured:
   // the executor's limits, else the runtime's own.
@@ -138,6 +147,7 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
       createRunCodeTool(services, {
         runtime,
         maxParallelSubCalls,
+        maxForwardedChars,
         limits,
         maxTimeoutMs,
         drainGraceMs,
@@ -154,7 +164,7 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
     },
     execute: (input, services) => native.execute(input, services),
     ...(durable !== undefined && {
-      resume: (input: ToolResumeInput, services: ToolExecutorServices) => durable.resume(input, services, { runtime, maxWallMs: maxTimeoutMs, maxParallelSubCalls, drainGraceMs, logLimits }, runCodeContent),
+      resume: (input: ToolResumeInput, services: ToolExecutorServices) => durable.resume(input, services, { runtime, maxWallMs: maxTimeoutMs, maxParallelSubCalls, maxForwardedChars, drainGraceMs, logLimits }, runCodeContent),
     }),
   } satisfies ToolExecutor)
   // Calls a provider-hosted program made are sub-dispatches of that program, as a run_code program's are.

@@ -7,6 +7,7 @@ export type { LongRunOptions } from './long-runs.js'
 export { DEFAULT_LOG_LIMITS, ELIDED_HEAD_CHARS, type Elision, type LogLimits } from './log-limits.js'
 export { renderRunText } from './render.js'
 export { RUNTIME_ANSWER_GRACE_MS } from './answered.js'
+export { DEFAULT_MAX_FORWARDED_CHARS } from './scheduler.js'
 /** Lives in `@ptc/tools/executor` (the native executor counts abandoned bodies too); re-exported for existing imports. */
 export { MAX_ABANDONED_BODIES } from '@ptc/tools/executor'
 /** Lives in `@ptc/tools` (the default `render` of `defineTool` uses it); re-exported for existing imports. */

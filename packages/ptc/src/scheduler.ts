@@ -76,7 +76,12 @@ export interface SchedulerOptions {
   readonly durable?: DurableCalls
   /** The longest JSON text of a call's value (`ToolDispatchOptions.maxValueChars`: a run's `maxResultChars`). */
   readonly maxValueChars?: number
+  /** What the calls' images and deferred contexts may bring along with the result (`PtcExecutorOptions.maxForwardedChars`). */
+  readonly maxForwardedChars?: number
 }
+
+/** `PtcExecutorOptions.maxForwardedChars` when not given: 8 Mi characters (about 6 MB of images). */
+export const DEFAULT_MAX_FORWARDED_CHARS = 8 * 1024 * 1024
 
 /** A durable program's scheduler (see `createPtcExecutor({ durable })`). */
 export interface DurableCalls {
@@ -152,6 +157,10 @@ export class SubCallScheduler {
   readonly #run = new AbortController()
   #policyBusy = false
   #closed = false
+  /** What the calls' contexts and images may still bring along (characters), of `#forwardMax`. */
+  #forwardLeft: number
+  readonly #forwardMax: number
+  #leftOut = { images: 0, messages: 0 }
   #closing: Promise<LogFailure | undefined> | undefined
   #idle: (() => void) | undefined
   private readonly numbering: SubCallNumbering
@@ -170,6 +179,8 @@ export class SubCallScheduler {
     this.numbering = options.numbering ?? { count: 0 }
     this.durable = options.durable ?? { deferrable: false }
     this.maxValueChars = options.maxValueChars
+    this.#forwardLeft = options.maxForwardedChars ?? DEFAULT_MAX_FORWARDED_CHARS
+    this.#forwardMax = this.#forwardLeft
     // Every in-flight sub-call's body and wrappers may listen on the run signal: that is expected, not a leak.
     setMaxListeners(0, this.#run.signal)
     const outer = ctx.signal
@@ -262,6 +273,7 @@ export class SubCallScheduler {
       })
       clearTimeout(timer)
     }
+    this.#noteLeftOut()
     return this.log.drain()
   }
 
@@ -382,12 +394,36 @@ export class SubCallScheduler {
     this.#pump()
   }
 
-  /** Deferred contexts, image content and a concluding success travel with the run_code result. */
+  /**
+   * Deferred contexts, image content and a concluding success travel with the run_code result: the contexts and
+   * images up to `maxForwardedChars` in all (each whole or not at all; 25 images of 9 MB went to the model with
+   * a result whose text was \`done\`), what did not fit said in one note at the end (`close`).
+   */
   #forward(result: ToolExecutionResult): void {
-    for (const context of result.additionalContexts ?? []) this.ctx.deferContext(context)
-    const images = result.content.filter((b): b is ImageBlock => b.type === 'image')
+    for (const context of result.additionalContexts ?? []) {
+      if (this.#fits(JSON.stringify(context).length)) this.ctx.deferContext(context)
+      else this.#leftOut.messages++
+    }
+    const images = result.content.filter((b): b is ImageBlock => b.type === 'image' && (this.#fits(b.data.length + b.mimeType.length) || (this.#leftOut.images++, false)))
     if (images.length > 0) this.ctx.deferContext({ role: 'user', content: images })
     if (!result.isError && result.concludesTurn === true) this.ctx.concludeTurn()
+  }
+
+  /** Whether `chars` more fit in what the calls may still bring along; they are counted if so. */
+  #fits(chars: number): boolean {
+    if (chars > this.#forwardLeft) return false
+    this.#forwardLeft -= chars
+    return true
+  }
+
+  /** The note on the contexts and images `#forward` left out, once. */
+  #noteLeftOut(): void {
+    const { images, messages } = this.#leftOut
+    if (images + messages === 0) return
+    this.#leftOut = { images: 0, messages: 0 }
+    const parts = [images > 0 && `${images} image${images === 1 ? '' : 's'}`, messages > 0 && `${messages} message${messages === 1 ? '' : 's'}`].filter(Boolean).join(' and ')
+    const text = `[ptc: ${parts} that the program's tool calls returned ${images + messages === 1 ? 'was' : 'were'} left out: they would have taken what a run_code result brings along past ${this.#forwardMax} characters (maxForwardedChars)]`
+    this.ctx.deferContext({ role: 'user', content: [{ type: 'text', text }] })
   }
 
   #scope(): Pick<ToolExecutionInput, 'agent' | 'toolSet'> {

@@ -19,6 +19,8 @@ import type { AwaitingApproval, DurableRuns } from './durable.js'
 export interface TransportConfig {
   readonly runtime: CodeRuntime
   readonly maxParallelSubCalls: number
+  /** See `PtcExecutorOptions.maxForwardedChars`. */
+  readonly maxForwardedChars: number
   readonly limits: Partial<CodeRunLimits>
   /** The largest `timeoutMs` a program may ask for (the run's wall ceiling). */
   readonly maxTimeoutMs: number
@@ -85,6 +87,7 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
         numbering,
         durable: { deferrable: durable !== undefined },
         maxValueChars: config.limits.maxResultChars ?? config.runtime.limits.maxResultChars,
+        maxForwardedChars: config.maxForwardedChars,
       })
       // A program that may go on in the background has a signal of its own: the call's aborts it only
       // while the call waits for it.
