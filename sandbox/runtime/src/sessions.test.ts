@@ -132,6 +132,40 @@ describe('SessionTable with a spill that is behind', () => {
     expect(r.ok && r.entry.state).toBe(resumed)
   })
 
+  test('an idle session whose save fails stays live when nothing took its place, and a later sweep saves it', async () => {
+    const { spill, pending, saved } = slowSpill({ suspendAfterMs: 1_000 })
+    const table = tableOf(4, spill)
+    await runIn(table, 'a')
+    const state = (await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })) as SessionTurn<State> & { ok: true }
+    table.give(state.entry, { state: { name: 'a2', dropped: false }, bytes: 1 }, false)
+    const held = state.entry.state as State
+    table.sweep(Date.now() + 2_000)
+    expect([pending.map((p) => p.key), table.size]).toEqual([['a'], 0])
+    // The store is down: the state stays in memory (it was dropped, and the next run started from nothing).
+    pending.shift()?.fail(new Error('store down'))
+    await tick()
+    expect([table.size, held.dropped]).toEqual([1, false])
+    table.sweep(Date.now() + 2_000)
+    expect(pending.map((p) => p.key)).toEqual(['a'])
+    pending.shift()?.settle()
+    await tick()
+    expect([table.size, held.dropped, saved.get('a')?.name]).toEqual([0, true, 'a2'])
+    const next = await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
+    expect([next.ok && next.entry.state?.name, next.ok && next.note]).toEqual(['a2', undefined])
+  })
+
+  test("a run that starts while the idle save is in progress gets the state when the save fails, not the store's older one", async () => {
+    const { spill, pending, saved } = slowSpill({ suspendAfterMs: 1_000 })
+    saved.set('a', { name: 'older', dropped: false })
+    const table = tableOf(4, spill)
+    await runIn(table, 'a')
+    table.sweep(Date.now() + 2_000)
+    const taking = table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
+    pending.shift()?.fail(new Error('store down'))
+    const turn = await taking
+    expect([turn.ok && turn.entry.state?.name, turn.ok && turn.fresh, turn.ok && turn.note]).toEqual(['a', false, undefined])
+  })
+
   test("a store's failure is quoted in the session's note up to 300 characters", async () => {
     const { spill, pending } = slowSpill()
     const table = tableOf(1, spill)

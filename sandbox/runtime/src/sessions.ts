@@ -314,7 +314,7 @@ export class SessionTable<S> {
       try {
         const claimed = await waitForStore(this.#serial(key, () => this.#claim(entry, wait, resumes)), wait ?? {})
         if (!claimed.ok) {
-          if (this.#sessions.get(key) === entry) this.#forget(entry, undefined)
+          if (this.#sessions.get(key) === entry) this.#giveUp(entry)
           this.#releaseLate(key)
           return { ok: false, reason: claimed.reason, message: `the session store had not answered the claim of session "${key}" after ${Math.round(performance.now() - claiming)} ms` }
         }
@@ -331,7 +331,11 @@ export class SessionTable<S> {
         refused = `the session store failed to claim session "${key}" for this process (${brief(error)}); the program did not run, and the session's saved state is as it was`
       }
       if (refused !== undefined) {
-        if (this.#sessions.get(key) === entry) this.#forget(entry, undefined)
+        // Held by another process, what this one kept goes: that process's saves are the session's.
+        if (this.#sessions.get(key) === entry) {
+          if (failed) this.#giveUp(entry)
+          else this.#forget(entry, undefined)
+        }
         if (failed) this.#releaseLate(key)
         return failed ? { ok: false, reason: 'store', message: refused } : { ok: false, message: refused }
       }
@@ -341,17 +345,20 @@ export class SessionTable<S> {
       entry.bare = true
       return { ok: true, entry, fresh: false }
     }
+    // The session's idle state, whose save failed while this run waited for it, was handed to this run (`#letGo`).
+    if (entry.state !== undefined) return { ok: true, entry, fresh: false }
     const gone = this.#gone.get(key)
     this.#gone.delete(key)
     let note = gone === undefined ? undefined : `the session's earlier state was dropped: ${gone}`
     if (spill !== undefined) {
       const loading = performance.now()
       try {
-        const loaded = await waitForStore(this.#serial(key, () => spill.load(key)), wait ?? {})
+        const loaded = await waitForStore(this.#serial(key, () => (entry.state !== undefined ? Promise.resolve(undefined) : spill.load(key))), wait ?? {})
         if (!loaded.ok) {
-          if (this.#sessions.get(key) === entry) this.#forget(entry, undefined)
+          if (this.#sessions.get(key) === entry) this.#giveUp(entry)
           return { ok: false, reason: loaded.reason, message: `the session store had not answered for session "${key}" after ${Math.round(performance.now() - loading)} ms` }
         }
+        if (entry.state !== undefined) return { ok: true, entry, fresh: false }
         const saved = loaded.value
         if (saved !== undefined && !entry.ended) {
           entry.state = saved.state
@@ -596,7 +603,7 @@ export class SessionTable<S> {
       const idle = now - entry.lastUsed
       if (idle >= this.limits.idleTtlMs) this.#forget(entry, `it was idle for ${this.limits.idleTtlMs} ms (idleTtlMs)`)
       // At the cap of saves in progress it stays live (and counts as live) until the store catches up.
-      else if (this.#spill !== undefined && idle >= this.#spill.suspendAfterMs && !this.#savesFull(entry)) this.#letGo(entry, 'it was idle')
+      else if (this.#spill !== undefined && idle >= this.#spill.suspendAfterMs && !this.#savesFull(entry)) this.#letGo(entry, 'it was idle', true)
     }
     if (this.#sessions.size === 0) this.#stopSweeping()
   }
@@ -712,8 +719,13 @@ export class SessionTable<S> {
     void this.#serial(entry.key, () => release(entry.key)).catch(() => undefined)
   }
 
-  /** An idle session leaves memory: saved to the spill when there is one, else dropped. */
-  #letGo(entry: SessionEntry<S>, why: string): void {
+  /**
+   * An idle session leaves memory: saved to the spill when there is one, else dropped. `retry`: a save that fails
+   * (the store is down, or full) puts the session back in memory when nothing took its place meanwhile, for the
+   * next sweeps to try again until its `idleTtlMs` (an idle session's state was dropped when Redis was unavailable
+   * for a few seconds, with one session of 64 live).
+   */
+  #letGo(entry: SessionEntry<S>, why: string, retry = false): void {
     const spill = this.#spill
     const state = entry.state
     // Another process holds it now: what this one held must not go over that process's saves.
@@ -723,33 +735,64 @@ export class SessionTable<S> {
     entry.state = undefined
     const { key, runs, claimedUntil } = entry
     entry.claimedUntil = 0
+    let kept = false
+    const keep = (): boolean => {
+      if (!retry) return false
+      const live = this.#sessions.get(key)
+      if (live !== undefined) {
+        // A run of the session started during the save: it waits for the save before it loads (`#serial`), and
+        // takes the state from here instead (see `take`).
+        if (!live.busy || live.state !== undefined || live.bare === true || live.ended || live.claimLost !== undefined) return false
+        Object.assign(live, { state, bytes: entry.bytes, runs })
+        return (kept = true)
+      }
+      if (this.#sessions.size >= this.limits.maxSessions) return false
+      Object.assign(entry, { state, claimedUntil })
+      this.#sessions.set(key, entry)
+      this.#startSweeping()
+      return (kept = true)
+    }
     // Saved, then the claim ended (another process may take the session once the store has it).
-    void this.#saveThen(key, state, runs, claimedUntil, (error) => `${why}, and saving it failed: ${brief(error)}`, async () => {
-      if (claimedUntil > 0) await spill.release?.(key).catch(() => undefined)
-    })
+    void this.#saveThen(
+      key,
+      state,
+      runs,
+      claimedUntil,
+      (error) => `${why}, and saving it failed: ${brief(error)}`,
+      async () => {
+        if (claimedUntil > 0 && !kept) await spill.release?.(key).catch(() => undefined)
+      },
+      keep,
+    )
   }
 
   /**
    * Saves `state`, what `key`'s session held, to the spill and drops it, then `after()` (which ends the claim or
    * hands it on): one store operation of `key`, counted among the saves in progress. The sweeps no longer renew
    * the claim this process held (`claimedUntil`, 0 for none): one that would run out during the save is renewed
-   * first, and one that lapsed leaves the state unsaved. A failed save is remembered for the session's next run.
+   * first, and one that lapsed leaves the state unsaved. A failed save is remembered for the session's next run,
+   * unless `keep()` took the state back (a store that failed, not another process's claim).
    */
-  #saveThen<T>(key: string, state: S | undefined, runs: number, claimedUntil: number, failed: (error: unknown) => string, after: () => Promise<T>): Promise<T> {
+  #saveThen<T>(key: string, state: S | undefined, runs: number, claimedUntil: number, failed: (error: unknown) => string, after: () => Promise<T>, keep?: () => boolean): Promise<T> {
     const spill = this.#spill as SessionSpill<S>
     const saveMs = this.#storeWaitMs
     const saving = this.#serial(key, async () => {
       if (state !== undefined) {
+        let kept = false
         try {
           if (claimedUntil > 0 && spill.claim !== undefined && claimedUntil - Date.now() < saveMs + this.#claimMs / 2) {
             const other = await spill.claim(key, saveMs + this.#claimMs)
-            if (other !== undefined) throw new Error(this.#heldElsewhere(key, other, "this process's claim on it had lapsed, and its state was not saved"))
+            if (other !== undefined) {
+              keep = undefined
+              throw new Error(this.#heldElsewhere(key, other, "this process's claim on it had lapsed, and its state was not saved"))
+            }
           }
           await spill.save(key, state, runs)
         } catch (error) {
-          this.#remember(key, failed(error))
+          kept = keep?.() === true
+          if (!kept) this.#remember(key, failed(error))
         } finally {
-          this.#drop(state)
+          if (!kept) this.#drop(state)
         }
       }
       return after()
@@ -799,6 +842,15 @@ export class SessionTable<S> {
     for (const entry of [...this.#sessions.values()]) this.#forget(entry, undefined)
     this.#gone.clear()
     this.#stopSweeping()
+  }
+
+  /**
+   * A run that could not take `entry` (the store did not answer): an entry that holds a state (handed over by a
+   * save that failed, see `#letGo`) stays, idle, for the sweeps to save; one without is dropped.
+   */
+  #giveUp(entry: SessionEntry<S>): void {
+    if (entry.state === undefined) return this.#forget(entry, undefined)
+    entry.busy = false
   }
 
   /** Drops `entry` (and, unless `release` is false, ends its claim). */
