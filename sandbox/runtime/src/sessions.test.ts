@@ -166,6 +166,22 @@ describe('SessionTable with a spill that is behind', () => {
     expect([turn.ok && turn.entry.state?.name, turn.ok && turn.fresh, turn.ok && turn.note]).toEqual(['a', false, undefined])
   })
 
+  test('a session this process saved that the store no longer has (evicted, flushed, expired there) starts fresh with a note saying so', async () => {
+    const { spill, pending, saved } = slowSpill({ suspendAfterMs: 1_000 })
+    const table = tableOf(4, spill)
+    await runIn(table, 'a')
+    table.sweep(Date.now() + 2_000)
+    pending.shift()?.settle()
+    await tick()
+    saved.delete('a')
+    const turn = await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
+    expect([turn.ok && turn.fresh, turn.ok && turn.note]).toEqual([true, expect.stringMatching(/^the session's state, which this process saved to the session store \d+ s ago, was not there any more \(expired or removed there\): it starts fresh$/)])
+    // Told once: the session's next run after that is an ordinary one.
+    if (turn.ok) table.give(turn.entry, { state: { name: 'again', dropped: false }, bytes: 1 }, true)
+    const next = await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
+    expect(next.ok && next.note).toBeUndefined()
+  })
+
   test("a store's failure is quoted in the session's note up to 300 characters", async () => {
     const { spill, pending } = slowSpill()
     const table = tableOf(1, spill)

@@ -195,6 +195,11 @@ export class SessionTable<S> {
   readonly #sessions = new Map<string, SessionEntry<S>>()
   /** Keys whose state expired or was evicted, with why: the session's next run is told. */
   readonly #gone = new Map<string, string>()
+  /**
+   * Keys this table saved to the spill, and when (epoch ms), until their next load or end: a load that finds nothing
+   * for one tells the run that the store lost the state (expired there, evicted, flushed). Bounded as `#gone`.
+   */
+  readonly #savedHere = new Map<string, number>()
   readonly #drop: (state: S) => void
   readonly #spill: SessionSpill<S> | undefined
   /**
@@ -360,6 +365,11 @@ export class SessionTable<S> {
         }
         if (entry.state !== undefined) return { ok: true, entry, fresh: false }
         const saved = loaded.value
+        const savedAt = this.#savedHere.get(key)
+        this.#savedHere.delete(key)
+        if (saved === undefined && savedAt !== undefined) {
+          note ??= `the session's state, which this process saved to the session store ${Math.round((Date.now() - savedAt) / 1000)} s ago, was not there any more (expired or removed there): it starts fresh`
+        }
         if (saved !== undefined && !entry.ended) {
           entry.state = saved.state
           entry.bytes = saved.bytes
@@ -568,6 +578,7 @@ export class SessionTable<S> {
     const entry = this.#sessions.get(key)
     if (entry?.parked !== undefined) throw new SessionStoreError('claimed', `${parkedMessage(key, entry.parked.until - Date.now())}: it was not ended`)
     this.#gone.delete(key)
+    this.#savedHere.delete(key)
     if (entry !== undefined) entry.claimedUntil = 0 // released below, with the saved state
     if (entry?.busy === true) entry.ended = true
     else if (entry !== undefined) this.#forget(entry, undefined)
@@ -788,6 +799,9 @@ export class SessionTable<S> {
             }
           }
           await spill.save(key, state, runs)
+          this.#savedHere.delete(key)
+          this.#savedHere.set(key, Date.now())
+          if (this.#savedHere.size > 4 * this.limits.maxSessions) this.#savedHere.delete(this.#savedHere.keys().next().value as string)
         } catch (error) {
           kept = keep?.() === true
           if (!kept) this.#remember(key, failed(error))
@@ -841,6 +855,7 @@ export class SessionTable<S> {
   clear(): void {
     for (const entry of [...this.#sessions.values()]) this.#forget(entry, undefined)
     this.#gone.clear()
+    this.#savedHere.clear()
     this.#stopSweeping()
   }
 
