@@ -247,6 +247,36 @@ describe('ptc MCP server (in process)', () => {
     await ptc.close()
   })
 
+  test('a malformed tool in a list skips that tool, not the upstream; messages the client drops are told, ten per connection', async () => {
+    const warnings: string[] = []
+    let server: Parameters<NonNullable<NonNullable<Parameters<typeof inMemoryFixture>[0]>['onServer']>>[0] | undefined
+    const ptc = await createPtcMcpServer({
+      upstreams: [
+        {
+          name: 'h',
+          transport: inMemoryFixture({
+            listPage: async () => ({ tools: [{ name: 5 }, { nope: 1 }, { name: 'good', inputSchema: { type: 'object' } }] as unknown as Tool[] }),
+            onServer: (s) => (server = s),
+          }),
+        },
+      ],
+      runtime,
+      onWarning: (m) => warnings.push(m),
+    })
+    expect(warnings).toContainEqual(expect.stringMatching(/^skipped a tool of upstream h \(without a name\): name: /))
+    expect(warnings.filter((w) => w.startsWith('skipped a tool of upstream h (without a name)'))).toHaveLength(2)
+    const client = await connectInMemory(ptc)
+    expect(text(await runCode(client, 'return await tools["h.good"]({})'))).toBe('called good')
+    // Answers to no request (the SDK drops them: a call that waited for one would end at its timeout, naming nothing).
+    for (let id = 1000; id < 1012; id++) await server?.transport?.send({ jsonrpc: '2.0', id, result: { n: id } })
+    await new Promise((resolve) => setImmediate(resolve))
+    const dropped = warnings.filter((w) => w.startsWith('upstream h sent what could not be used, and it was dropped: Received a response for an unknown message ID'))
+    expect(dropped).toHaveLength(10)
+    expect(dropped[9]).toMatch(/\(its further such messages on this connection are not reported\)$/)
+    await client.close()
+    await ptc.close()
+  })
+
   test("an upstream's tool list is bounded: tools, pages, a repeated cursor, one reading's time, long descriptions and schemas", async () => {
     const tool = (name: string): Tool => ({ name, inputSchema: { type: 'object' } })
     /** Starts a server on an upstream whose `tools/list` answers with `listPage` (each page after a turn of the event loop, as over a pipe). */

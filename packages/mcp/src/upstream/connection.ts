@@ -5,7 +5,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { DEFAULT_REQUEST_TIMEOUT_MSEC } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { ErrorCode, McpError as SdkMcpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import { ErrorCode, ResultSchema, McpError as SdkMcpError, ToolListChangedNotificationSchema, ToolSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import { textHead } from '@ptc/tools'
 import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation'
 import { checkBound, UpstreamUnavailableError } from '../errors.js'
 import { MAX_MESSAGE_BYTES, MAX_UPSTREAM_MESSAGE_BYTES, UpstreamFetch, type OversizedAnswer } from './bounded-fetch.js'
@@ -44,6 +45,9 @@ const MAX_LISTED_CHARS = 32 * 1024 * 1024
 
 /** The longest name of an upstream tool, in characters (the MCP specification's 128): a longer one skips its tool. */
 const MAX_UPSTREAM_TOOL_NAME_CHARS = 128
+
+/** How many of its unusable messages one connection to an upstream reports (`onWarning`). */
+const MAX_PROTOCOL_WARNINGS = 10
 
 /**
  * One upstream MCP server: a command to spawn over stdio, a server at a URL (Streamable HTTP, or the legacy
@@ -201,6 +205,15 @@ export class UpstreamConnection {
     const client = new Client({ name: 'ptc-serve', version: '0.1.0' }, { jsonSchemaValidator: OUTPUT_SCHEMAS })
     // Set before connecting, so that a change announced right after the handshake is not missed.
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#listChanged(client))
+    // What the SDK drops as it reads (a line that is not JSON, an answer to no request: a call then waits for its
+    // timeout, which names nothing) is told to the operator, a few times per connection.
+    let told = 0
+    client.onerror = (error) => {
+      if (!dropped(error) || told >= MAX_PROTOCOL_WARNINGS) return
+      told++
+      const more = told === MAX_PROTOCOL_WARNINGS ? ' (its further such messages on this connection are not reported)' : ''
+      this.options.onWarning(`upstream ${this.label} sent what could not be used, and it was dropped: ${textHead(error.message.replace(/\s+/g, ' '), 300)}${more}`)
+    }
     return client
   }
 
@@ -253,7 +266,9 @@ export class UpstreamConnection {
       if (remaining <= 0) throw late()
       let page
       try {
-        page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: remaining })
+        // Read as any result, each tool then checked on its own: the SDK's own reading refused the whole list, and
+        // with it every tool of the upstream, for one malformed tool.
+        page = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ResultSchema, { timeout: remaining })
       } catch (error) {
         // The page's own timeout was what remained of the reading's: its timing out is the reading's, whatever the
         // clock says (a timer measured from a loaded event loop's cached time fires before Date.now() reaches the
@@ -261,7 +276,19 @@ export class UpstreamConnection {
         const timedOut = error instanceof SdkMcpError && error.code === (ErrorCode.RequestTimeout as number)
         throw timedOut || Date.now() >= deadline ? late() : error
       }
-      for (const tool of page.tools) {
+      const { tools: listed, nextCursor } = page as { tools?: unknown; nextCursor?: unknown }
+      if (!Array.isArray(listed)) throw new Error(`its tools/list answer has no list of tools (tools: ${typeof listed})`)
+      if (nextCursor !== undefined && typeof nextCursor !== 'string') throw new Error(`its tools/list answer's nextCursor is not a string (${typeof nextCursor})`)
+      for (const raw of listed as unknown[]) {
+        const parsed = ToolSchema.safeParse(raw)
+        if (!parsed.success) {
+          const name = (raw as { name?: unknown } | null)?.name
+          const issue = parsed.error.issues[0]
+          const what = issue === undefined ? 'it is not a tool' : `${issue.path.length === 0 ? 'it' : issue.path.join('.')}: ${issue.message}`
+          this.options.onWarning(`skipped a tool of upstream ${this.label} (${typeof name === 'string' ? JSON.stringify(textHead(name, 40)) : 'without a name'}): ${textHead(what, 300)}`)
+          continue
+        }
+        const tool = parsed.data as Tool
         if (tools.length === max) {
           this.options.onWarning(`upstream ${this.label} lists more than ${max} tools: only its first ${max} are served (maxTools)`)
           return tools
@@ -277,7 +304,7 @@ export class UpstreamConnection {
         }
         tools.push(tool)
       }
-      cursor = page.nextCursor
+      cursor = nextCursor
       if (cursor === undefined) return tools
       if (cursors.has(cursor)) {
         this.options.onWarning(`upstream ${this.label} gave the same tool list cursor twice: only the ${tools.length} tools listed before it are served`)
@@ -412,4 +439,16 @@ function listedChars(value: unknown, limit: number): number {
     }
   }
   return chars
+}
+
+/**
+ * Whether the client's error is a message it dropped as it read (a line that is not JSON or not JSON-RPC, an answer
+ * to no request, a message of no known kind), rather than a transport's failure, which fails calls and says so.
+ */
+function dropped(error: Error): boolean {
+  return (
+    error instanceof SyntaxError ||
+    error.name === 'ZodError' ||
+    /^(Received a response for an unknown message ID|Received a progress notification for an unknown token|Unknown message type)\b/.test(error.message)
+  )
 }
