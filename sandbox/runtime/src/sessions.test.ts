@@ -154,6 +154,45 @@ describe('SessionTable with a spill that is behind', () => {
     expect([next.ok && next.entry.state?.name, next.ok && next.note]).toEqual(['a2', undefined])
   })
 
+  test('a failed idle save gives nothing back after endSession, suspendSession or close came meanwhile; the next try waits suspendAfterMs', async () => {
+    for (const cut of ['end', 'detach', 'close'] as const) {
+      const { spill, pending } = slowSpill({ suspendAfterMs: 1_000 })
+      const table = tableOf(4, spill)
+      await runIn(table, 'a')
+      table.sweep(Date.now() + 2_000)
+      const cutting = cut === 'end' ? table.end('a') : cut === 'close' ? table.close() : Promise.resolve(table.detach('a'))
+      pending.shift()?.fail(new Error('store down'))
+      await cutting
+      await tick()
+      expect([cut, table.size]).toEqual([cut, 0])
+      if (cut === 'close') continue
+      const next = await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
+      expect([cut, next.ok && next.entry.state]).toEqual([cut, undefined])
+    }
+    // Kept after a failure: the sweeps try again once suspendAfterMs has passed since, not at every sweep.
+    const { spill, pending } = slowSpill({ suspendAfterMs: 1_000 })
+    const table = tableOf(4, spill)
+    const turn = await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
+    if (turn.ok) {
+      table.give(turn.entry, { state: { name: 'a', dropped: false }, bytes: 1 }, true)
+      turn.entry.lastUsed = Date.now() - 5_000 // last used 5 s ago
+    }
+    table.sweep()
+    expect(pending.map((p) => p.key)).toEqual(['a'])
+    pending.shift()?.fail(new Error('store down'))
+    await tick()
+    table.sweep(Date.now() + 500)
+    expect([table.size, pending.length]).toEqual([1, 0])
+    table.sweep(Date.now() + 1_500)
+    expect(pending.map((p) => p.key)).toEqual(['a'])
+    // Still failing at its idle TTL: the note says so.
+    pending.shift()?.fail(new Error('store still down'))
+    await tick()
+    table.sweep(Date.now() + 31 * 60_000)
+    const expired = await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
+    expect(expired.ok && expired.note).toMatch(/it was idle for 1800000 ms \(idleTtlMs\), and saving it to the session store kept failing: store still down$/)
+  })
+
   test("a run that starts while the idle save is in progress gets the state when the save fails, not the store's older one", async () => {
     const { spill, pending, saved } = slowSpill({ suspendAfterMs: 1_000 })
     saved.set('a', { name: 'older', dropped: false })

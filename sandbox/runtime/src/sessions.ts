@@ -120,6 +120,8 @@ export interface SessionEntry<S> {
    * from before that run is in the spill's store): a resume that leaves no state lets the entry go unsaved.
    */
   bare?: boolean | undefined
+  /** Its last idle save failed, when (epoch ms) and why: the sweeps try again `suspendAfterMs` later (see `#letGo`). */
+  saveFailed?: { at: number; why: string } | undefined
 }
 
 /**
@@ -200,6 +202,12 @@ export class SessionTable<S> {
    * for one tells the run that the store lost the state (expired there, evicted, flushed). Bounded as `#gone`.
    */
   readonly #savedHere = new Map<string, number>()
+  /**
+   * The idle saves in progress that may give their state back if they fail (`#letGo`), by key: `end`, `detach`,
+   * `attach` and `close` cancel them (the state then goes as it did: the caller was told there was none here).
+   */
+  readonly #retrying = new Map<string, { cancelled: boolean }>()
+  #closed = false
   readonly #drop: (state: S) => void
   readonly #spill: SessionSpill<S> | undefined
   /**
@@ -390,6 +398,7 @@ export class SessionTable<S> {
 
   /** Takes an idle live session out of the table (to suspend it): its state and runs, or undefined when there is none. Throws while it runs. */
   detach(key: string): { state: S; bytes: number; runs: number } | undefined {
+    this.#cancelRetry(key)
     const entry = this.#sessions.get(key)
     if (entry === undefined) return undefined
     if (entry.parked !== undefined) throw new SandboxUsageError(`${parkedMessage(key, entry.parked.until - Date.now())}: it cannot be suspended now`)
@@ -407,6 +416,7 @@ export class SessionTable<S> {
    * the `maxSessions` in progress within the spill's `storeWaitMs`; the table is then unchanged.
    */
   async attach(key: string, state: S, bytes: number, runs: number): Promise<void> {
+    this.#cancelRetry(key)
     const since = performance.now()
     const held = this.#sessions.get(key)?.parked
     if (held !== undefined) throw new SessionStoreError('claimed', `${parkedMessage(key, held.until - Date.now())}: it was not resumed`)
@@ -566,6 +576,7 @@ export class SessionTable<S> {
    * process sharing the store holds it (nothing is dropped), `unavailable` when the store does not answer.
    */
   async end(key: string): Promise<boolean> {
+    this.#cancelRetry(key)
     const spill = this.#spill
     const waitMs = this.#storeWaitMs
     if (spill?.claim !== undefined) {
@@ -612,9 +623,15 @@ export class SessionTable<S> {
       if (entry.claimedUntil > 0 && entry.claimedUntil - now < this.#claimMs / 2 && entry.claimLost === undefined) void this.#renew(entry, undefined)
       if (entry.busy) continue
       const idle = now - entry.lastUsed
-      if (idle >= this.limits.idleTtlMs) this.#forget(entry, `it was idle for ${this.limits.idleTtlMs} ms (idleTtlMs)`)
-      // At the cap of saves in progress it stays live (and counts as live) until the store catches up.
-      else if (this.#spill !== undefined && idle >= this.#spill.suspendAfterMs && !this.#savesFull(entry)) this.#letGo(entry, 'it was idle', true)
+      const failed = entry.saveFailed
+      if (idle >= this.limits.idleTtlMs) {
+        this.#forget(entry, `it was idle for ${this.limits.idleTtlMs} ms (idleTtlMs)${failed === undefined ? '' : `, and saving it to the session store kept failing: ${failed.why}`}`)
+      }
+      // At the cap of saves in progress it stays live (and counts as live) until the store catches up; after a save
+      // that failed, the next is tried suspendAfterMs later.
+      else if (this.#spill !== undefined && idle >= this.#spill.suspendAfterMs && !this.#savesFull(entry) && (failed === undefined || now - failed.at >= this.#spill.suspendAfterMs)) {
+        this.#letGo(entry, 'it was idle', true)
+      }
     }
     if (this.#sessions.size === 0) this.#stopSweeping()
   }
@@ -747,8 +764,10 @@ export class SessionTable<S> {
     const { key, runs, claimedUntil } = entry
     entry.claimedUntil = 0
     let kept = false
-    const keep = (): boolean => {
-      if (!retry) return false
+    const retrying = { cancelled: false }
+    if (retry) this.#retrying.set(key, retrying)
+    const keep = (error: unknown): boolean => {
+      if (!retry || retrying.cancelled) return false
       const live = this.#sessions.get(key)
       if (live !== undefined) {
         // A run of the session started during the save: it waits for the save before it loads (`#serial`), and
@@ -758,7 +777,7 @@ export class SessionTable<S> {
         return (kept = true)
       }
       if (this.#sessions.size >= this.limits.maxSessions) return false
-      Object.assign(entry, { state, claimedUntil })
+      Object.assign(entry, { state, claimedUntil, saveFailed: { at: Date.now(), why: brief(error) } })
       this.#sessions.set(key, entry)
       this.#startSweeping()
       return (kept = true)
@@ -771,10 +790,19 @@ export class SessionTable<S> {
       claimedUntil,
       (error) => `${why}, and saving it failed: ${brief(error)}`,
       async () => {
+        if (this.#retrying.get(key) === retrying) this.#retrying.delete(key)
         if (claimedUntil > 0 && !kept) await spill.release?.(key).catch(() => undefined)
       },
       keep,
     )
+  }
+
+  /** An idle save of `key` in progress no longer gives its state back if it fails (see `#retrying`). */
+  #cancelRetry(key: string): void {
+    const retrying = this.#retrying.get(key)
+    if (retrying === undefined) return
+    retrying.cancelled = true
+    this.#retrying.delete(key)
   }
 
   /**
@@ -784,7 +812,7 @@ export class SessionTable<S> {
    * first, and one that lapsed leaves the state unsaved. A failed save is remembered for the session's next run,
    * unless `keep()` took the state back (a store that failed, not another process's claim).
    */
-  #saveThen<T>(key: string, state: S | undefined, runs: number, claimedUntil: number, failed: (error: unknown) => string, after: () => Promise<T>, keep?: () => boolean): Promise<T> {
+  #saveThen<T>(key: string, state: S | undefined, runs: number, claimedUntil: number, failed: (error: unknown) => string, after: () => Promise<T>, keep?: (error: unknown) => boolean): Promise<T> {
     const spill = this.#spill as SessionSpill<S>
     const saveMs = this.#storeWaitMs
     const saving = this.#serial(key, async () => {
@@ -803,7 +831,7 @@ export class SessionTable<S> {
           this.#savedHere.set(key, Date.now())
           if (this.#savedHere.size > 4 * this.limits.maxSessions) this.#savedHere.delete(this.#savedHere.keys().next().value as string)
         } catch (error) {
-          kept = keep?.() === true
+          kept = keep?.(error) === true
           if (!kept) this.#remember(key, failed(error))
         } finally {
           if (!kept) this.#drop(state)
@@ -842,6 +870,8 @@ export class SessionTable<S> {
    * `storeWaitMs`: a save the store has not confirmed by then is given up), and drops the rest.
    */
   async close(): Promise<void> {
+    this.#closed = true
+    for (const key of [...this.#retrying.keys()]) this.#cancelRetry(key)
     for (const entry of [...this.#sessions.values()]) {
       // A session held for a suspended run's resume goes with its state from before that run.
       if (!entry.busy || entry.parked !== undefined) this.#letGo(entry, 'the runtime was disposed')
@@ -885,7 +915,7 @@ export class SessionTable<S> {
   }
 
   #startSweeping(): void {
-    if (this.#sweeper !== undefined) return
+    if (this.#sweeper !== undefined || this.#closed) return
     const every = Math.min(this.limits.idleTtlMs, this.#spill?.suspendAfterMs ?? Infinity, this.#spill?.claim === undefined ? Infinity : this.#claimMs / 2) / 2
     this.#sweeper = setInterval(() => this.sweep(), Math.max(50, Math.min(60_000, every)))
     this.#sweeper.unref()
