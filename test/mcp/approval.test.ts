@@ -53,6 +53,24 @@ describe('approval over MCP elicitation', () => {
     expect(await run(ptc, () => answer)).toMatch(/^DENIED: /)
   })
 
+  test('an answered elicitation is not cancelled when the program ends', async () => {
+    await using ptc = await asking()
+    const client = await connectInMemory(ptc, { elicit: () => ({ action: 'accept', content: { allow: true } }) })
+    const received: string[] = []
+    const transport = client.transport as NonNullable<typeof client.transport>
+    const deliver = transport.onmessage
+    transport.onmessage = (message, extra) => {
+      if ('method' in message) received.push(message.method)
+      deliver?.(message, extra)
+    }
+    const result = (await client.callTool({ name: 'run_code', arguments: { code: program, description: 'ask' } })) as CallToolResult
+    expect((result.structuredContent as { result?: unknown }).result).toBe('approved')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(received).toContain('elicitation/create')
+    expect(received).not.toContain('notifications/cancelled')
+    await client.close()
+  })
+
   test('a client without elicitation is never asked: the call is denied', async () => {
     await using ptc = await asking()
     expect(await run(ptc)).toMatch(/^DENIED: /)

@@ -247,6 +247,34 @@ describe('ptc MCP server (in process)', () => {
     await ptc.close()
   })
 
+  test('an upstream is told of the cancellation of a call still in flight when its program ends, not of the calls already answered', async () => {
+    const sent: string[] = []
+    const fixture = inMemoryFixture()
+    const transport = (): ReturnType<typeof fixture> => {
+      const t = fixture()
+      const send = t.send.bind(t)
+      t.send = (message, options) => {
+        if ('method' in message) sent.push(message.method)
+        return send(message, options)
+      }
+      return t
+    }
+    const ptc = await createPtcMcpServer({ upstreams: [{ name: 'fx', transport }], runtime, onWarning: () => undefined })
+    const client = await connectInMemory(ptc)
+    // Twenty calls answered, then the program ends (its calls' signal is aborted): nothing to cancel.
+    expect(text(await runCode(client, 'for (let i = 0; i < 20; i++) await tools["fx.echo"]({ text: "x" + i }); return "done"'))).toBe('done')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(sent.filter((m) => m === 'tools/call')).toHaveLength(20)
+    expect(sent.filter((m) => m === 'notifications/cancelled')).toEqual([])
+    // A call in flight when its program times out is cancelled.
+    const late = await client.callTool({ name: 'run_code', arguments: { code: 'return await tools["fx.sleep"]({ ms: 30000 })', description: 'sleeps', timeoutMs: 300 } })
+    expect(late.isError).toBe(true)
+    for (let i = 0; i < 100 && !sent.includes('notifications/cancelled'); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(sent.filter((m) => m === 'notifications/cancelled')).toHaveLength(1)
+    await client.close()
+    await ptc.close()
+  })
+
   test('a malformed tool in a list skips that tool, not the upstream; messages the client drops are told, ten per connection', async () => {
     const warnings: string[] = []
     let server: Parameters<NonNullable<NonNullable<Parameters<typeof inMemoryFixture>[0]>['onServer']>>[0] | undefined

@@ -1,6 +1,7 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
 import type { ApprovalOutcome, ApprovalRequest, ApprovalService } from '@ptc/tools'
+import { requestSignal } from '../request-signal.js'
 
 /**
  * An `ApprovalService` that asks the MCP client that made the call, through elicitation (a form with one
@@ -30,19 +31,22 @@ export function createMcpApproval(): McpApproval {
       const caller = callers.get(request.exec.rootCallId)
       if (caller === undefined || caller.server.getClientCapabilities()?.elicitation === undefined) return 'unavailable'
       const why = request.displayReason?.en ?? request.reason
+      const own = requestSignal(request.signal)
       try {
         const answer = await caller.server.elicitInput(
           {
             message: `Allow the call of ${request.exec.name} (${request.exec.callId})${why === undefined ? '' : `: ${why}`}?`,
             requestedSchema: { type: 'object', properties: { allow: { type: 'boolean', title: 'Allow this call', default: false } }, required: ['allow'] },
           },
-          { signal: request.signal, relatedRequestId: caller.requestId },
+          { signal: own.signal, relatedRequestId: caller.requestId },
         )
         if (answer.action === 'accept') return answer.content?.['allow'] === true ? 'allowed-once' : 'rejected'
         return answer.action === 'decline' ? 'rejected' : 'cancelled'
       } catch {
         // The client failed the request, went away, or the call was aborted: nobody approved it.
         return 'cancelled'
+      } finally {
+        own.release()
       }
     },
   }

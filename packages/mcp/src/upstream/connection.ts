@@ -9,6 +9,7 @@ import { ErrorCode, ResultSchema, McpError as SdkMcpError, ToolListChangedNotifi
 import { textHead } from '@ptc/tools'
 import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation'
 import { checkBound, UpstreamUnavailableError } from '../errors.js'
+import { requestSignal } from '../request-signal.js'
 import { MAX_MESSAGE_BYTES, MAX_UPSTREAM_MESSAGE_BYTES, UpstreamFetch, type OversizedAnswer } from './bounded-fetch.js'
 import { useLineBuffer } from './line-buffer.js'
 import { forwardStderr } from './stderr.js'
@@ -161,7 +162,8 @@ export class UpstreamConnection {
     } catch (error) {
       throw error instanceof UpstreamUnavailableError ? error : new UpstreamUnavailableError(this.label, `upstream ${this.label} is unavailable: ${messageOf(error)}`, { cause: error })
     }
-    const options = this.options.requestTimeoutMs === undefined ? { signal } : { signal, timeout: this.options.requestTimeoutMs }
+    const own = requestSignal(signal)
+    const options = this.options.requestTimeoutMs === undefined ? { signal: own.signal } : { signal: own.signal, timeout: this.options.requestTimeoutMs }
     const params = { name, arguments: (args ?? {}) as Record<string, unknown> }
     try {
       return (await client.callTool(params, undefined, options)) as CallToolResult
@@ -170,6 +172,8 @@ export class UpstreamConnection {
       const reset = this.#resets.get(client)
       const why = reset === undefined ? messageOf(error) : `the connection was reset: ${reset}`
       throw new Error(`upstream ${this.label}: ${why}`, { cause: error })
+    } finally {
+      own.release()
     }
   }
 
