@@ -46,3 +46,21 @@ test('a tool the upstream adds, or removes, after start is followed, and ptc cli
   expect(await described()).toContain('"up.echo"')
   await client.close()
 })
+
+test('changes announced in a flood are read a few times, spaced, and the last list is the one served', async () => {
+  let extra = [tool('first')]
+  let reads = 0
+  let announce: () => Promise<void> = async () => undefined
+  const transport = inMemoryFixture({ extraTools: () => (reads++, extra), onServer: (server) => (announce = () => server.sendToolListChanged()) })
+  await using ptc = await createPtcMcpServer({ upstreams: [{ name: 'up', transport }], runtime, onWarning: () => undefined })
+  const before = reads
+  for (let i = 0; i < 50; i++) {
+    extra = [tool(`t${i}`)]
+    await announce()
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  await expect.poll(() => ptc.tools.get('up.t49') !== undefined, { timeout: 10_000 }).toBe(true)
+  // One reading at the first announcement, then one for all that came during and after it (each was one reading).
+  expect(reads - before).toBeLessThanOrEqual(4)
+  expect([ptc.tools.get('up.first'), ptc.tools.get('up.t48')]).toEqual([undefined, undefined])
+})

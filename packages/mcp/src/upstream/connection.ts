@@ -47,6 +47,13 @@ const MAX_LISTED_CHARS = 32 * 1024 * 1024
 /** The longest name of an upstream tool, in characters (the MCP specification's 128): a longer one skips its tool. */
 const MAX_UPSTREAM_TOOL_NAME_CHARS = 128
 
+/**
+ * The readings of a tool list after changes the upstream announced are at least this far apart (ms), and
+ * `RELIST_COST_FACTOR` times as long as the last one took: at most a fifth of the host's time goes to them.
+ */
+const RELIST_GAP_MS = 250
+const RELIST_COST_FACTOR = 4
+
 /** How many of its unusable messages one connection to an upstream reports (`onWarning`). */
 const MAX_PROTOCOL_WARNINGS = 10
 
@@ -124,6 +131,8 @@ export class UpstreamConnection {
   /** An `auto` URL upstream refused Streamable HTTP: it speaks the legacy SSE transport. */
   #legacySse = false
   #relistAgain = false
+  /** When the last reading of the list after a change ended (`performance.now()`), and how long it took. */
+  #lastRelist = { end: Number.NEGATIVE_INFINITY, took: 0 }
   /** Why a client's connection was reset from this side (an event stream or stdio line past `maxMessageBytes`). */
   readonly #resets = new WeakMap<Client, string>()
 
@@ -328,14 +337,21 @@ export class UpstreamConnection {
     }
     this.#relisting = (async () => {
       do {
+        // Readings after changes are spaced by what the last one cost: an upstream that announced a change every
+        // 50 ms, with a list each reading of which held the host 2.8 s, let a program make 34 calls in 8 s.
+        const { end, took } = this.#lastRelist
+        const wait = end + Math.max(RELIST_GAP_MS, RELIST_COST_FACTOR * took) - performance.now()
+        if (wait > 0) await new Promise<void>((resolve) => setTimeout(resolve, wait).unref())
         this.#relistAgain = false
-        if (this.#client !== client) return
+        if (this.#client !== client || this.#closed) return
+        const started = performance.now()
         try {
           const tools = await this.#listTools(client)
           if (this.#client === client && !this.#closed) this.options.onTools(this, tools)
         } catch (error) {
           this.options.onWarning(`upstream ${this.label}: could not re-read its tool list after a change: ${messageOf(error)}`)
         }
+        this.#lastRelist = { end: performance.now(), took: performance.now() - started }
       } while (this.#relistAgain)
     })().finally(() => (this.#relisting = undefined))
   }
