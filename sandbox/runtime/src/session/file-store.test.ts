@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -48,6 +48,36 @@ describe('file store', () => {
     expect(await store.delete('a')).toBe(true)
     expect(await store.delete('a')).toBe(false)
     expect(await store.get('a')).toBeUndefined()
+  })
+
+  test('a directory removed while the store is in use is made again by the next write, and claim', async () => {
+    const directory = freshDirectory()
+    const store = createFileSessionStore({ directory })
+    await store.set('a', Buffer.from('one'))
+    rmSync(directory, { recursive: true })
+    expect(await store.get('a')).toBeUndefined()
+    await store.set('b', Buffer.from('two'))
+    expect(Buffer.from((await store.get('b')) ?? []).toString()).toBe('two')
+    expect(statSync(directory).mode & 0o777).toBe(0o700)
+    rmSync(directory, { recursive: true })
+    expect(await store.claim?.('c', 'holder-1', 10_000)).toBeUndefined()
+  })
+
+  test('an entry larger than a store file may be (2 GiB), planted with a valid header, is moved aside unread', async () => {
+    const directory = freshDirectory()
+    const store = createFileSessionStore({ directory })
+    await store.set('big', Buffer.from('small'))
+    const file = _entryPath(directory, 'big')
+    const length = 2 ** 31 + 10
+    const header = Buffer.alloc(24)
+    header.write('PTSF', 0, 'latin1')
+    header.writeUInt8(1, 4)
+    header.writeBigUInt64BE(BigInt(length), 16)
+    writeFileSync(file, header)
+    truncateSync(file, 24 + length) // sparse: nothing is written
+    const error = await rejection(store.get('big'))
+    expect(error).toMatchObject({ code: 'corrupt-entry', message: expect.stringContaining(`its payload is ${length} bytes, more than the 2147483647 a store file may hold. It was moved aside to ${file}.unreadable-`) })
+    expect(await store.get('big')).toBeUndefined()
   })
 
   test('the directory is created with mode 0700 and every entry has mode 0600', async () => {

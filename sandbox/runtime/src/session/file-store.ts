@@ -48,12 +48,9 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
   if (typeof options?.directory !== 'string' || options.directory === '') throw new SandboxUsageError('createFileSessionStore: directory must be a non-empty path')
   const directory = resolve(options.directory)
   const now = options.now ?? Date.now
-  let made: Promise<void> | undefined
-  const ready = (): Promise<void> =>
-    (made ??= makeDirectory(directory).catch((error: unknown) => {
-      made = undefined
-      throw error
-    }))
+  // Made before each write, not once: a directory removed under a running process (an operator cleaning up) failed
+  // every set and claim with ENOENT until the process restarted. An existing one costs a stat.
+  const ready = (): Promise<void> => makeDirectory(directory)
 
   return {
     async get(key) {
@@ -71,6 +68,7 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     async set(key, bytes, setOptions) {
       checkKey(key)
       checkBytes(bytes)
+      if (bytes.byteLength > MAX_PAYLOAD_BYTES) throw new SandboxUsageError(`the file session store holds at most ${MAX_PAYLOAD_BYTES} bytes under a key, not ${bytes.byteLength}`)
       const ttl = ttlOf(setOptions)
       await ready()
       const header = Buffer.alloc(HEADER_BYTES)
@@ -352,15 +350,34 @@ async function readEntry(file: string, key: string, headerOnly: boolean, named =
     }
     // A pipe or a device would be read forever, or never answer.
     if (!regular) throw corrupt('it is not a regular file')
-    const data = headerOnly ? Buffer.alloc(Math.min(size, HEADER_BYTES)) : await handle.readFile()
-    if (headerOnly) await handle.read(data, 0, data.length, 0)
-    if (data.length < HEADER_BYTES) throw corrupt(`it has ${data.length} bytes, fewer than the ${HEADER_BYTES}-byte header`)
-    if (!data.subarray(0, 4).equals(MAGIC)) throw corrupt('it does not start with "PTSF"')
-    if (data[4] !== VERSION) throw corrupt(`its version is ${data[4]}, and this build reads version ${VERSION}`)
-    const length = Number(data.readBigUInt64BE(16))
-    if ((headerOnly ? size : data.length) !== HEADER_BYTES + length) throw corrupt(`it declares ${length} bytes of payload but holds ${(headerOnly ? size : data.length) - HEADER_BYTES}`)
-    return { expiresAt: Number(data.readBigUInt64BE(8)), payload: headerOnly ? new Uint8Array(0) : data.subarray(HEADER_BYTES), ino }
+    // The header first: a file that is not a store file, however large, is not read whole.
+    const header = await readAt(handle, 0, Math.min(size, HEADER_BYTES))
+    if (header.length < HEADER_BYTES) throw corrupt(`it has ${header.length} bytes, fewer than the ${HEADER_BYTES}-byte header`)
+    if (!header.subarray(0, 4).equals(MAGIC)) throw corrupt('it does not start with "PTSF"')
+    if (header[4] !== VERSION) throw corrupt(`its version is ${header[4]}, and this build reads version ${VERSION}`)
+    const length = Number(header.readBigUInt64BE(16))
+    if (size !== HEADER_BYTES + length) throw corrupt(`it declares ${length} bytes of payload but holds ${size - HEADER_BYTES}`)
+    // Node reads no more into one buffer: such a file was refused on every read, and never moved aside.
+    if (length > MAX_PAYLOAD_BYTES) throw corrupt(`its payload is ${length} bytes, more than the ${MAX_PAYLOAD_BYTES} a store file may hold`)
+    const payload = headerOnly ? new Uint8Array(0) : await readAt(handle, HEADER_BYTES, length)
+    if (payload.length !== (headerOnly ? 0 : length)) throw corrupt(`it declares ${length} bytes of payload but holds ${payload.length}`)
+    return { expiresAt: Number(header.readBigUInt64BE(8)), payload, ino }
   })
+}
+
+/** The largest payload a store file may hold: what Node reads into one buffer (2 GiB - 1). */
+const MAX_PAYLOAD_BYTES = 2 ** 31 - 1
+
+/** Up to `length` bytes of the file at `position` (fewer where it ends). */
+async function readAt(handle: FileHandle, position: number, length: number): Promise<Buffer> {
+  const data = Buffer.allocUnsafe(length)
+  let at = 0
+  while (at < length) {
+    const { bytesRead } = await handle.read(data, at, length - at, position + at)
+    if (bytesRead === 0) break
+    at += bytesRead
+  }
+  return at === length ? data : data.subarray(0, at)
 }
 
 /** The inode of the file each `corrupt-entry` error of `readEntry` was about. */
