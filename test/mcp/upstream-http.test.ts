@@ -50,6 +50,8 @@ describe.each(['streamable-http', 'sse'] as const)('an upstream over %s', (proto
     )
     expect(error).toBeInstanceOf(UpstreamUnavailableError)
     expect((error as Error).message).toMatch(/^upstream web could not be connected: /)
+    // Refused over Streamable HTTP too, the legacy transport tried after it: its answer is the one that says why.
+    if (protocol === 'streamable-http') expect((error as Error).message).toMatch(/could not be connected: Streamable HTTP was refused \(HTTP 401: .*\), and so was the legacy HTTP\+SSE transport \(/)
     expect(upstream.refused).toBeGreaterThan(0)
   })
 })

@@ -250,7 +250,9 @@ export class UpstreamConnection {
         await legacy.connect(this.#transport(legacy), this.#timeout())
       } catch (legacyError) {
         await legacy.close().catch(() => undefined)
-        throw legacyError
+        // Both refused: the first answer is the one that says why (a 401 showed as the legacy transport's 405).
+        this.#legacySse = false
+        throw new Error(`Streamable HTTP was refused (HTTP ${status}: ${messageOf(error)}), and so was the legacy HTTP+SSE transport (${messageOf(legacyError)})`, { cause: error })
       }
       return legacy
     }
@@ -433,7 +435,12 @@ export class UpstreamConnection {
 }
 
 export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
+  if (!(error instanceof Error)) return String(error)
+  // fetch's own failures say only "fetch failed": why is in the cause (e.g. UND_ERR_HEADERS_OVERFLOW).
+  const cause = error.cause
+  if (!/fetch failed$/.test(error.message) || !(cause instanceof Error)) return error.message
+  const code = (cause as { code?: unknown }).code
+  return `${error.message}: ${cause.message}${typeof code === 'string' && !cause.message.includes(code) ? ` (${code})` : ''}`
 }
 
 /**
