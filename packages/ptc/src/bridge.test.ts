@@ -370,4 +370,39 @@ describe('run_code over a fake runtime (the bridge)', () => {
     ])
     expect(() => ptcHarness(runtime, { maxForwardedChars: -1 })).toThrow('maxForwardedChars must be a non-negative integer, not -1')
   })
+
+  test("a long run's images and contexts go with the part returned after they came, not only with the first", async () => {
+    const runtime = new FakeRuntime()
+    const h = ptcHarness(runtime, { longRuns: { returnAfterMs: 20 } })
+    let release = (): void => undefined
+    const later = new Promise<void>((resolve) => (release = resolve))
+    h.tools.register({
+      name: 'photo',
+      description: 'returns an image, and a note',
+      parameters: { type: 'object', properties: { n: { type: 'integer' } } },
+      output: { schema: { type: 'integer' }, render: (args) => [{ type: 'image', mimeType: 'image/png', data: `P${(args as { n: number }).n}` }] },
+      execute: async (args, ctx) => {
+        ctx.deferContext({ role: 'user', content: [{ type: 'text', text: `note ${(args as { n: number }).n}` }] })
+        return (args as { n: number }).n
+      },
+    })
+    const code = runtime.define('two photos', async (tools) => {
+      const first = await tools.photo!({ n: 1 })
+      await later
+      return [first, await tools.photo!({ n: 2 })]
+    })
+    const contextsOf = (n: number): unknown[] => [
+      { role: 'user', content: [{ type: 'text', text: `note ${n}` }] },
+      { role: 'user', content: [{ type: 'image', mimeType: 'image/png', data: `P${n}` }] },
+    ]
+    const first = await h.batch([{ type: 'tool_call', id: 'r', name: 'run_code', arguments: JSON.stringify({ code, description: 'd' }) }])
+    const handle = (first.results[0]!.result as { value?: { running?: string } }).value?.running
+    expect(handle).toBe('run-1')
+    release()
+    const last = await h.batch([{ type: 'tool_call', id: 'w', name: 'run_code', arguments: JSON.stringify({ wait: handle, description: 'w' }) }])
+    expect((last.results[0]!.result as { value?: unknown }).value).toEqual({ logs: [], result: [1, 2] })
+    // The first photo's go with the first part when it came within returnAfterMs (else with the last); the second's with the last.
+    expect([...(first.additionalContexts ?? []), ...(last.additionalContexts ?? [])]).toEqual([...contextsOf(1), ...contextsOf(2)])
+    expect(last.additionalContexts?.slice(-2)).toEqual(contextsOf(2))
+  })
 })

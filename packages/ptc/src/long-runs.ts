@@ -5,7 +5,7 @@
  * those of the one run (its wall, CPU, output and sub-call budgets cover every part).
  */
 import { MAX_TIMER_MS, type CodeRunResult } from '@ptc/sandbox'
-import { ToolArgsError, type JsonValue, type ToolRunContext } from '@ptc/tools'
+import { ToolArgsError, type JsonValue, type ToolRunContext, type UserMessage } from '@ptc/tools'
 import { CodeRunFailedError } from './errors.js'
 
 /** Options of long runs. */
@@ -21,9 +21,15 @@ export interface LongRunOptions {
   keepMs?: number
 }
 
-/** The log entries a run produced that no part has returned yet. */
+/**
+ * What a run produced that no part has returned yet: its log entries, and what its sub-calls brought along (deferred
+ * contexts, images, a concluding success), which goes with the next part: the first part's call had settled when a
+ * later sub-call deferred them, and they were dropped.
+ */
 export class LogStream {
   #entries: string[] = []
+  #contexts: UserMessage[] = []
+  #concluded = false
   push(text: string): void {
     this.#entries.push(text)
   }
@@ -31,6 +37,16 @@ export class LogStream {
     const taken = this.#entries
     this.#entries = []
     return taken
+  }
+  /** The context of the run's sub-calls: deferred contexts and conclusions wait here for the next part. */
+  context(ctx: ToolRunContext): ToolRunContext {
+    return Object.freeze({ ...ctx, deferContext: (message: UserMessage) => void this.#contexts.push(message), concludeTurn: () => void (this.#concluded = true) })
+  }
+  /** Hands what the sub-calls brought along since the last part to `ctx`, the call that returns this part. */
+  forward(ctx: ToolRunContext): void {
+    for (const message of this.#contexts.splice(0)) ctx.deferContext(message)
+    if (this.#concluded) ctx.concludeTurn()
+    this.#concluded = false
   }
 }
 
@@ -149,6 +165,7 @@ export class LongRuns {
     run.waiting = true
     try {
       const ended = await within(run.done, this.returnAfterMs, ctx.signal)
+      run.stream.forward(ctx)
       if (ended === undefined) return { logs: run.stream.take(), running: handle }
       this.#runs.delete(handle)
       clearTimeout(run.expiry)

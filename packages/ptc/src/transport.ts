@@ -83,15 +83,15 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
       // A program in a sandbox session suspends with its session's state, and holds the session for its resume.
       const numbering = { count: 0 }
       const durable = config.durable?.begin(ctx, numbering)
-      const scheduler = new SubCallScheduler(services, ctx, bindings, config.maxParallelSubCalls, log, config.drainGraceMs, {
+      // A program that may go on in the background has a signal of its own: the call's aborts it only
+      // while the call waits for it. What its sub-calls bring along goes with the part returned next.
+      const stream = longRuns === undefined ? undefined : new LogStream()
+      const scheduler = new SubCallScheduler(services, stream?.context(ctx) ?? ctx, bindings, config.maxParallelSubCalls, log, config.drainGraceMs, {
         numbering,
         durable: { deferrable: durable !== undefined },
         maxValueChars: config.limits.maxResultChars ?? config.runtime.limits.maxResultChars,
         maxForwardedChars: config.maxForwardedChars,
       })
-      // A program that may go on in the background has a signal of its own: the call's aborts it only
-      // while the call waits for it.
-      const stream = longRuns === undefined ? undefined : new LogStream()
       const controller = longRuns === undefined ? undefined : new AbortController()
       const forward = (): void => controller?.abort(ctx.signal.reason)
       if (controller !== undefined) {
@@ -126,9 +126,10 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
       const place = longRuns.place()
       try {
         const ended = place !== undefined ? await within(done, longRuns.returnAfterMs, ctx.signal) : await done
-        if (ended !== undefined) return outcome(ended, stream.take())
         // Aborted while waiting: the program stops, and the call reports how it ended.
-        if (ctx.signal.aborted) return outcome(await done, stream.take())
+        const last = ended ?? (ctx.signal.aborted ? await done : undefined)
+        stream.forward(ctx)
+        if (last !== undefined) return outcome(last, stream.take())
         return { logs: stream.take(), running: (place as BackgroundPlace).adopt(ctx, done, stream) }
       } finally {
         place?.free()
