@@ -350,11 +350,11 @@ describe('run_code over a fake runtime (the bridge)', () => {
 
   test('what the calls bring along is bounded (maxForwardedChars): each image or context whole or not at all, a note says what was left out', async () => {
     const runtime = new FakeRuntime()
-    const h = ptcHarness(runtime, { maxForwardedChars: 150 })
+    const h = ptcHarness(runtime, { maxForwardedChars: 250 })
     const image = (n: number): ImageBlock => ({ type: 'image', mimeType: 'image/png', data: String(n).repeat(60) })
     h.tools.register({
       name: 'photo',
-      description: 'returns an image (69 characters of it count)',
+      description: 'returns an image (109 characters of it count: 60 of data, 9 of type, 40 of block)',
       parameters: { type: 'object', properties: { n: { type: 'integer' } } },
       output: { schema: { type: 'integer' }, render: (args) => [image((args as { n: number }).n)] },
       execute: async (args) => (args as { n: number }).n,
@@ -366,9 +366,26 @@ describe('run_code over a fake runtime (the bridge)', () => {
     expect(out.additionalContexts).toEqual([
       { role: 'user', content: [image(1)] },
       { role: 'user', content: [image(2)] },
-      { role: 'user', content: [{ type: 'text', text: "[ptc: 1 image that the program's tool calls returned was left out: they would have taken what a run_code result brings along past 150 characters (maxForwardedChars)]" }] },
+      { role: 'user', content: [{ type: 'text', text: "[ptc: 1 image that the program's tool calls returned was left out: they would have taken what a run_code result brings along past 250 characters (maxForwardedChars)]" }] },
     ])
     expect(() => ptcHarness(runtime, { maxForwardedChars: -1 })).toThrow('maxForwardedChars must be a non-negative integer, not -1')
+  })
+
+  test('an image counts its block too: empty images do not pass maxForwardedChars', async () => {
+    const runtime = new FakeRuntime()
+    const h = ptcHarness(runtime, { maxForwardedChars: 150 })
+    h.tools.register({
+      name: 'empties',
+      description: 'returns ten empty images',
+      parameters: { type: 'object', properties: {} },
+      output: { schema: { type: 'string' }, render: () => Array.from({ length: 10 }, () => ({ type: 'image' as const, mimeType: '', data: '' })) },
+      execute: async () => 'ok',
+    })
+    const code = runtime.define('empties', async (tools) => tools.empties!({}))
+    const out = await h.batch([{ type: 'tool_call', id: 'r', name: 'run_code', arguments: JSON.stringify({ code, description: 'd' }) }])
+    // 40 characters a block: three fit in 150.
+    expect(out.additionalContexts?.[0]?.content).toHaveLength(3)
+    expect(out.additionalContexts?.[1]?.content).toEqual([{ type: 'text', text: expect.stringMatching(/^\[ptc: 7 images that /) }])
   })
 
   test("a long run's images and contexts go with the part returned after they came, not only with the first", async () => {

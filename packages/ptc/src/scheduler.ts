@@ -80,6 +80,9 @@ export interface SchedulerOptions {
   readonly maxForwardedChars?: number
 }
 
+/** The characters of an image block's JSON besides its data and MIME type (`{"type":"image","mimeType":"","data":""}`). */
+const IMAGE_BLOCK_CHARS = 40
+
 /** `PtcExecutorOptions.maxForwardedChars` when not given: 8 Mi characters (about 6 MB of images). */
 export const DEFAULT_MAX_FORWARDED_CHARS = 8 * 1024 * 1024
 
@@ -404,7 +407,8 @@ export class SubCallScheduler {
       if (this.#fits(JSON.stringify(context).length)) this.ctx.deferContext(context)
       else this.#leftOut.messages++
     }
-    const images = result.content.filter((b): b is ImageBlock => b.type === 'image' && (this.#fits(b.data.length + b.mimeType.length) || (this.#leftOut.images++, false)))
+    // Each block counts its JSON around the data too: 200 000 empty images counted nothing, and went to the client.
+    const images = result.content.filter((b): b is ImageBlock => b.type === 'image' && (this.#fits(IMAGE_BLOCK_CHARS + b.data.length + b.mimeType.length) || (this.#leftOut.images++, false)))
     if (images.length > 0) this.ctx.deferContext({ role: 'user', content: images })
     if (!result.isError && result.concludesTurn === true) this.ctx.concludeTurn()
   }
