@@ -221,6 +221,21 @@ describe('SessionTable with a spill that is behind', () => {
     expect(next.ok && next.note).toBeUndefined()
   })
 
+  test('a session the cap pushed out whose save failed goes on from the older state the store had, and is told', async () => {
+    const { spill, pending, saved } = slowSpill()
+    saved.set('a', { name: 'older', dropped: false })
+    const table = tableOf(1, spill)
+    await runIn(table, 'a')
+    await runIn(table, 'b')
+    pending.shift()?.fail(new Error('disk full'))
+    await tick()
+    const turn = await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
+    expect([turn.ok && turn.entry.state?.name, turn.ok && turn.note]).toEqual([
+      'older',
+      expect.stringMatching(/^the session's latest state was dropped \(it was the least recently used .*, and saving it failed: disk full\); it goes on from the state the session store had$/),
+    ])
+  })
+
   test("a store's failure is quoted in the session's note up to 300 characters", async () => {
     const { spill, pending } = slowSpill()
     const table = tableOf(1, spill)

@@ -382,6 +382,8 @@ export class SessionTable<S> {
           entry.state = saved.state
           entry.bytes = saved.bytes
           entry.runs = saved.runs
+          // What this process dropped was newer than what the store had: the run is told it goes on from that.
+          if (gone !== undefined) return { ok: true, entry, fresh: false, note: `the session's latest state was dropped (${gone}); it goes on from the state the session store had` }
           return { ok: true, entry, fresh: false }
         }
       } catch (error) {
