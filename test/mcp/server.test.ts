@@ -283,7 +283,8 @@ describe('ptc MCP server (in process)', () => {
         {
           name: 'h',
           transport: inMemoryFixture({
-            listPage: async () => ({ tools: [{ name: 5 }, { nope: 1 }, { name: 'good', inputSchema: { type: 'object' } }] as unknown as Tool[] }),
+            // A null nextCursor (as some servers write "no more pages") ends the list.
+            listPage: async () => ({ tools: [{ name: 5 }, { nope: 1 }, { name: 'good', inputSchema: { type: 'object' } }] as unknown as Tool[], nextCursor: null as unknown as string }),
             onServer: (s) => (server = s),
           }),
         },

@@ -133,6 +133,8 @@ export class UpstreamConnection {
   #relistAgain = false
   /** When the last reading of the list after a change ended (`performance.now()`), and how long it took. */
   #lastRelist = { end: Number.NEGATIVE_INFINITY, took: 0 }
+  /** Readings after a change that failed on the current connection. */
+  #relistFailures = 0
   /** Why a client's connection was reset from this side (an event stream or stdio line past `maxMessageBytes`). */
   readonly #resets = new WeakMap<Client, string>()
 
@@ -203,6 +205,7 @@ export class UpstreamConnection {
       if (this.#closed) throw new UpstreamUnavailableError(this.label, `upstream ${this.label} is closed`)
       this.#serverName = client.getServerVersion()?.name
       this.#client = client
+      this.#relistFailures = 0
       this.#delay = this.options.reconnect?.initialMs ?? 100
       client.onclose = () => this.#lost(client)
       this.options.onTools(this, tools)
@@ -291,8 +294,10 @@ export class UpstreamConnection {
         const timedOut = error instanceof SdkMcpError && error.code === (ErrorCode.RequestTimeout as number)
         throw timedOut || Date.now() >= deadline ? late() : error
       }
-      const { tools: listed, nextCursor } = page as { tools?: unknown; nextCursor?: unknown }
+      const { tools: listed, nextCursor: next } = page as { tools?: unknown; nextCursor?: unknown }
       if (!Array.isArray(listed)) throw new Error(`its tools/list answer has no list of tools (tools: ${typeof listed})`)
+      // null, as some servers write "no more pages", ends the list as an absent cursor does.
+      const nextCursor = next ?? undefined
       if (nextCursor !== undefined && typeof nextCursor !== 'string') throw new Error(`its tools/list answer's nextCursor is not a string (${typeof nextCursor})`)
       for (const raw of listed as unknown[]) {
         const parsed = ToolSchema.safeParse(raw)
@@ -351,7 +356,11 @@ export class UpstreamConnection {
           const tools = await this.#listTools(client)
           if (this.#client === client && !this.#closed) this.options.onTools(this, tools)
         } catch (error) {
-          this.options.onWarning(`upstream ${this.label}: could not re-read its tool list after a change: ${messageOf(error)}`)
+          // Told a few times per connection: an upstream that keeps announcing a list it cannot give would fill the log.
+          if (this.#relistFailures++ < MAX_PROTOCOL_WARNINGS) {
+            const more = this.#relistFailures === MAX_PROTOCOL_WARNINGS ? ' (its further failures to give its list on this connection are not reported)' : ''
+            this.options.onWarning(`upstream ${this.label}: could not re-read its tool list after a change: ${messageOf(error)}${more}`)
+          }
         }
         this.#lastRelist = { end: performance.now(), took: performance.now() - started }
       } while (this.#relistAgain)
