@@ -80,6 +80,9 @@ const SWEEP_EVERY_MS = 10 * 60_000
 interface Lease {
   readonly key: string
   readonly holder: string
+  /** When the claim was asked for (`performance.now()`) and for how long (ms): it holds until at least then. */
+  since: number
+  readonly ttlMs: number
 }
 
 export class DurableRuns {
@@ -298,10 +301,13 @@ export class DurableRuns {
         const release = (this.#store.release as NonNullable<SessionStore['release']>).bind(this.#store)
         if (late === undefined) await this.#bounded(release(key, holder)).catch(() => undefined)
         else {
-          // The lease is kept until the unconfirmed delete settles: no other resumer reads the state meanwhile.
+          // The lease is kept until the unconfirmed delete settles: no other resumer reads the state meanwhile. A delete
+          // that settles once the lease may have run out writes nothing back: another resumer may have run the program
+          // since (a state lost is the lesser harm than an approved call run twice).
           const { deleting, restore } = late
+          const { since, ttlMs } = lease
           void deleting
-            .then(restore, () => undefined)
+            .then(() => (performance.now() < since + ttlMs - this.#storeWaitMs ? restore() : undefined), () => undefined)
             .catch(() => undefined)
             .then(() => release(key, holder))
             .catch(() => undefined)
@@ -323,10 +329,11 @@ export class DurableRuns {
   ): Promise<Lease> {
     const store = this.#store
     const claim = store.claim as NonNullable<SessionStore['claim']>
-    const lease: Lease = { key: `${token}${LEASE_SUFFIX}`, holder: claimHolder('resume') }
     const ttlMs = Math.min(MAX_TIMER_MS, config.maxWallMs + this.#storeWaitMs + LEASE_MARGIN_MS)
+    const lease: Lease = { key: `${token}${LEASE_SUFFIX}`, holder: claimHolder('resume'), since: 0, ttlMs }
     let replaces: string | undefined
     for (let attempt = 0; attempt < 2; attempt++) {
+      lease.since = performance.now()
       let claimed: Awaited<ReturnType<typeof waitForStore<Awaited<ReturnType<typeof claim>>>>>
       try {
         claimed = await this.#bounded(Promise.resolve().then(() => claim(lease.key, lease.holder, ttlMs, replaces === undefined ? undefined : { replaces })), signal)
