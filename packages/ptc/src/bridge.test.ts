@@ -1,4 +1,4 @@
-import { defineTool, presentCall, type ImageBlock, type ToolExecution } from '@ptc/tools'
+import { defineTool, presentCall, type ImageBlock, type JsonValue, type ToolExecution } from '@ptc/tools'
 import { describe, expect, test } from 'vitest'
 import { FakeFailure, FakeRuntime } from './testing/fake-runtime.js'
 import { ptcHarness, sleep, text } from './testing/fixtures.js'
@@ -369,6 +369,28 @@ describe('run_code over a fake runtime (the bridge)', () => {
       { role: 'user', content: [{ type: 'text', text: "[ptc: 1 image that the program's tool calls returned was left out: they would have taken what a run_code result brings along past 250 characters (maxForwardedChars)]" }] },
     ])
     expect(() => ptcHarness(runtime, { maxForwardedChars: -1 })).toThrow('maxForwardedChars must be a non-negative integer, not -1')
+  })
+
+  test('a deferred context too deeply nested to write as JSON is left out, said in the note; the program goes on', async () => {
+    const runtime = new FakeRuntime()
+    const h = ptcHarness(runtime)
+    let meta: unknown = 'leaf'
+    for (let i = 0; i < 100_000; i++) meta = { m: meta }
+    h.tools.register({
+      name: 'deep',
+      description: 'defers a context with a deep meta',
+      parameters: { type: 'object', properties: {} },
+      output: { schema: { type: 'string' }, render: () => [{ type: 'text', text: 'ok' }] },
+      execute: async (_args, ctx) => {
+        ctx.deferContext({ role: 'user', content: [{ type: 'text', text: 'deep' }], meta: meta as JsonValue })
+        return 'ok'
+      },
+    })
+    const code = runtime.define('deep', async (tools) => [await tools.deep!({}), 'after'])
+    const out = await h.batch([{ type: 'tool_call', id: 'r', name: 'run_code', arguments: JSON.stringify({ code, description: 'd' }) }])
+    const result = out.results[0]!.result
+    expect(result.isError === false && result.value).toEqual({ logs: [], result: ['ok', 'after'] })
+    expect(out.additionalContexts).toEqual([{ role: 'user', content: [{ type: 'text', text: expect.stringMatching(/^\[ptc: 1 message that /) }] }])
   })
 
   test('an image counts its block too: empty images do not pass maxForwardedChars', async () => {

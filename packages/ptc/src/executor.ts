@@ -22,7 +22,7 @@ export interface PtcExecutorOptions {
   /** Cap of the rolling pool of model-direct calls in a batch (default 10). */
   maxParallelToolCalls?: number
   /**
-   * The most characters (JSON text; an image counts its base64 data) of images and deferred contexts the tool calls
+   * The most characters (JSON text; an image counts its base64 data and 40 for its block) of images and deferred contexts the tool calls
    * of one program may bring along with its `run_code` result (default `DEFAULT_MAX_FORWARDED_CHARS`, 8 Mi: about
    * 6 MB of images). Each goes whole or not at all; what does not fit is left out, and a note says how much.
    */

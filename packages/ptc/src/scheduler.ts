@@ -83,6 +83,15 @@ export interface SchedulerOptions {
 /** The characters of an image block's JSON besides its data and MIME type (`{"type":"image","mimeType":"","data":""}`). */
 const IMAGE_BLOCK_CHARS = 40
 
+/** The length of `value`'s JSON text; infinite for one too deeply nested to write (it never fits). */
+function jsonChars(value: unknown): number {
+  try {
+    return JSON.stringify(value).length
+  } catch {
+    return Number.POSITIVE_INFINITY
+  }
+}
+
 /** `PtcExecutorOptions.maxForwardedChars` when not given: 8 Mi characters (about 6 MB of images). */
 export const DEFAULT_MAX_FORWARDED_CHARS = 8 * 1024 * 1024
 
@@ -400,11 +409,11 @@ export class SubCallScheduler {
   /**
    * Deferred contexts, image content and a concluding success travel with the run_code result: the contexts and
    * images up to `maxForwardedChars` in all (each whole or not at all; 25 images of 9 MB went to the model with
-   * a result whose text was \`done\`), what did not fit said in one note at the end (`close`).
+   * a result whose text was `done`), what did not fit said in one note at the end (`close`).
    */
   #forward(result: ToolExecutionResult): void {
     for (const context of result.additionalContexts ?? []) {
-      if (this.#fits(JSON.stringify(context).length)) this.ctx.deferContext(context)
+      if (this.#fits(jsonChars(context))) this.ctx.deferContext(context)
       else this.#leftOut.messages++
     }
     // Each block counts its JSON around the data too: 200 000 empty images counted nothing, and went to the client.
