@@ -829,9 +829,7 @@ export class SessionTable<S> {
             }
           }
           await spill.save(key, state, runs)
-          this.#savedHere.delete(key)
-          this.#savedHere.set(key, Date.now())
-          if (this.#savedHere.size > 4 * this.limits.maxSessions) this.#savedHere.delete(this.#savedHere.keys().next().value as string)
+          this.#recent(this.#savedHere, key, Date.now())
         } catch (error) {
           kept = keep?.(error) === true
           if (!kept) this.#remember(key, failed(error))
@@ -911,9 +909,14 @@ export class SessionTable<S> {
 
   /** Why `key`'s state is gone, for its next run. Bounded: only the most recent reasons are remembered. */
   #remember(key: string, why: string): void {
-    this.#gone.delete(key)
-    this.#gone.set(key, why)
-    if (this.#gone.size > 4 * this.limits.maxSessions) this.#gone.delete(this.#gone.keys().next().value as string)
+    this.#recent(this.#gone, key, why)
+  }
+
+  /** Sets `key` in `map` as its most recent entry; past 4 x maxSessions entries, the oldest goes. */
+  #recent<T>(map: Map<string, T>, key: string, value: T): void {
+    map.delete(key)
+    map.set(key, value)
+    if (map.size > 4 * this.limits.maxSessions) map.delete(map.keys().next().value as string)
   }
 
   #startSweeping(): void {

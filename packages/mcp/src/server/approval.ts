@@ -1,7 +1,7 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
 import type { ApprovalOutcome, ApprovalRequest, ApprovalService } from '@ptc/tools'
-import { requestSignal } from '../request-signal.js'
+import { batchSignal } from '@ptc/tools/executor'
 
 /**
  * An `ApprovalService` that asks the MCP client that made the call, through elicitation (a form with one
@@ -31,7 +31,9 @@ export function createMcpApproval(): McpApproval {
       const caller = callers.get(request.exec.rootCallId)
       if (caller === undefined || caller.server.getClientCapabilities()?.elicitation === undefined) return 'unavailable'
       const why = request.displayReason?.en ?? request.reason
-      const own = requestSignal(request.signal)
+      // Its own signal, released once answered: the SDK cancels a request whose signal aborts even when it was
+      // answered (see `UpstreamConnection.call`), and the run's aborts when its program ends.
+      const own = batchSignal(request.signal)
       try {
         const answer = await caller.server.elicitInput(
           {

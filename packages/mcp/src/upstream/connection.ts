@@ -7,9 +7,9 @@ import { DEFAULT_REQUEST_TIMEOUT_MSEC } from '@modelcontextprotocol/sdk/shared/p
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ErrorCode, ResultSchema, McpError as SdkMcpError, ToolListChangedNotificationSchema, ToolSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import { textHead } from '@ptc/tools'
+import { batchSignal } from '@ptc/tools/executor'
 import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation'
 import { checkBound, UpstreamUnavailableError } from '../errors.js'
-import { requestSignal } from '../request-signal.js'
 import { MAX_MESSAGE_BYTES, MAX_UPSTREAM_MESSAGE_BYTES, UpstreamFetch, type OversizedAnswer } from './bounded-fetch.js'
 import { useLineBuffer } from './line-buffer.js'
 import { forwardStderr } from './stderr.js'
@@ -133,8 +133,8 @@ export class UpstreamConnection {
   #relistAgain = false
   /** When the last reading of the list after a change ended (`performance.now()`), and how long it took. */
   #lastRelist = { end: Number.NEGATIVE_INFINITY, took: 0 }
-  /** Readings after a change that failed on the current connection. */
-  #relistFailures = 0
+  /** Tells a reading after a change that failed, a few times per connection (`fewTimes`). */
+  #relistFailed = this.#relistWarnings()
   /** Why a client's connection was reset from this side (an event stream or stdio line past `maxMessageBytes`). */
   readonly #resets = new WeakMap<Client, string>()
 
@@ -173,7 +173,11 @@ export class UpstreamConnection {
     } catch (error) {
       throw error instanceof UpstreamUnavailableError ? error : new UpstreamUnavailableError(this.label, `upstream ${this.label} is unavailable: ${messageOf(error)}`, { cause: error })
     }
-    const own = requestSignal(signal)
+    // A signal of this request alone, released once it settles. The SDK never removes its listener from a request's
+    // signal, and when that signal aborts it sends notifications/cancelled whether or not the request was answered:
+    // the run's signal, aborted when its program ends, cancelled every call of the program, answered long before
+    // (2 741 notifications at once, each a new socket to an HTTP upstream).
+    const own = batchSignal(signal)
     const options = this.options.requestTimeoutMs === undefined ? { signal: own.signal } : { signal: own.signal, timeout: this.options.requestTimeoutMs }
     const params = { name, arguments: (args ?? {}) as Record<string, unknown> }
     try {
@@ -205,7 +209,7 @@ export class UpstreamConnection {
       if (this.#closed) throw new UpstreamUnavailableError(this.label, `upstream ${this.label} is closed`)
       this.#serverName = client.getServerVersion()?.name
       this.#client = client
-      this.#relistFailures = 0
+      this.#relistFailed = this.#relistWarnings()
       this.#delay = this.options.reconnect?.initialMs ?? 100
       client.onclose = () => this.#lost(client)
       this.options.onTools(this, tools)
@@ -223,12 +227,9 @@ export class UpstreamConnection {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#listChanged(client))
     // What the SDK drops as it reads (a line that is not JSON, an answer to no request: a call then waits for its
     // timeout, which names nothing) is told to the operator, a few times per connection.
-    let told = 0
+    const warn = fewTimes((message) => this.options.onWarning(message), 'its further such messages on this connection')
     client.onerror = (error) => {
-      if (!dropped(error) || told >= MAX_PROTOCOL_WARNINGS) return
-      told++
-      const more = told === MAX_PROTOCOL_WARNINGS ? ' (its further such messages on this connection are not reported)' : ''
-      this.options.onWarning(`upstream ${this.label} sent what could not be used, and it was dropped: ${textHead(error.message.replace(/\s+/g, ' '), 300)}${more}`)
+      if (dropped(error)) warn(`upstream ${this.label} sent what could not be used, and it was dropped: ${textHead(error.message.replace(/\s+/g, ' '), 300)}`)
     }
     return client
   }
@@ -259,6 +260,10 @@ export class UpstreamConnection {
       }
       return legacy
     }
+  }
+
+  #relistWarnings(): (message: string) => void {
+    return fewTimes((message) => this.options.onWarning(message), 'its further failures to give its list on this connection')
   }
 
   #timeout(): { timeout?: number } {
@@ -357,10 +362,7 @@ export class UpstreamConnection {
           if (this.#client === client && !this.#closed) this.options.onTools(this, tools)
         } catch (error) {
           // Told a few times per connection: an upstream that keeps announcing a list it cannot give would fill the log.
-          if (this.#relistFailures++ < MAX_PROTOCOL_WARNINGS) {
-            const more = this.#relistFailures === MAX_PROTOCOL_WARNINGS ? ' (its further failures to give its list on this connection are not reported)' : ''
-            this.options.onWarning(`upstream ${this.label}: could not re-read its tool list after a change: ${messageOf(error)}${more}`)
-          }
+          this.#relistFailed(`upstream ${this.label}: could not re-read its tool list after a change: ${messageOf(error)}`)
         }
         this.#lastRelist = { end: performance.now(), took: performance.now() - started }
       } while (this.#relistAgain)
@@ -475,6 +477,19 @@ function listedChars(value: unknown, limit: number): number {
     }
   }
   return chars
+}
+
+/**
+ * `warn` for at most `MAX_PROTOCOL_WARNINGS` of what one connection does again and again; the last one says that
+ * `further` (what comes after it) are not reported.
+ */
+function fewTimes(warn: (message: string) => void, further: string): (message: string) => void {
+  let told = 0
+  return (message) => {
+    if (told >= MAX_PROTOCOL_WARNINGS) return
+    told++
+    warn(told === MAX_PROTOCOL_WARNINGS ? `${message} (${further} are not reported)` : message)
+  }
 }
 
 /**

@@ -11,7 +11,8 @@
  *   and process-wide, and the refusal of a call of a tool that has too many.
  * - `failureResult`: the `isError` result of a failure with its stable code.
  * - `parseToolCall`: a raw model call's arguments parsed losslessly, or why they could not be (`INVALID_ARGS`).
- * - `whenAborted`: wait for a caller's signal with one listener per signal, however many calls share it.
+ * - `whenAborted`: wait for a caller's signal with one listener per signal, however many calls share it;
+ *   `batchSignal`: a signal of its own that follows the caller's until released, on that one listener.
  * - `isConcurrencySafeCall`: the one rule that decides whether a call may overlap others.
  * - `reportLogFailure` / `takeLogFailure`: a call's events that an executor wrote to the agent's session
  *   itself and could not write, reported for the batch that returns that call (which then fails with
@@ -23,5 +24,5 @@ export { abandonedRefusal, countAbandoned, MAX_ABANDONED_BODIES } from './abando
 export { isConcurrencySafeCall } from './classify.js'
 export { failureResult } from '../pipeline/results.js'
 export { parseToolCall, type ParsedToolCall } from './arguments.js'
-export { whenAborted } from '../pipeline/signal.js'
+export { batchSignal, whenAborted } from '../pipeline/signal.js'
 export { reportLogFailure, sessionLogFailed, takeLogFailure, type LogFailure } from './log-failures.js'

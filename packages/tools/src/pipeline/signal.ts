@@ -31,10 +31,11 @@ export function fuseSignals(caller: AbortSignal, replacement: AbortSignal): Fuse
 }
 
 /**
- * The signal of one batch: it aborts, with the caller's reason, when the caller's signal does, until
- * released. However many batches share the caller's signal (a harness may pass its session's to every
- * call), that signal carries one listener of ours; the batch's own carries what its calls add (their
- * wrappers, gates and bodies, a `fetch` or a timer each), which is not a leak and is not warned about.
+ * The signal of one batch (or of one request: `@ptc/mcp` gives each MCP request one, released once it
+ * settled): it aborts, with the caller's reason, when the caller's signal does, until released. However many
+ * batches share the caller's signal (a harness may pass its session's to every call), that signal carries one
+ * listener of ours; the batch's own carries what its calls add (their wrappers, gates and bodies, a `fetch`
+ * or a timer each), which is not a leak and is not warned about.
  */
 export function batchSignal(caller: AbortSignal): FusedSignal {
   const controller = new AbortController()
