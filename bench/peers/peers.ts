@@ -43,7 +43,7 @@ function ptcVersion(): string {
 
 /** The row label: the runtime with the versions that were measured. */
 function rowLabel(spec: RuntimeSpec): string {
-  if (spec.kind === 'baseline') return `plain Node ${process.version} (no sandbox)`
+  if (spec.kind === 'baseline') return spec.label.replace(/^plain Node/, `plain Node ${process.version}`)
   if (spec.kind === 'ptc') return spec.label.replace(/^ptc /, `ptc ${ptcVersion()} `)
   const [main, ...rest] = spec.packages
   const engine = rest.map((name) => `${name.replace(/^@jitl\/(quickjs-ng).*/, '$1')} ${installedVersion(name)}`)
