@@ -150,6 +150,24 @@ async function floodingUpstream(flood: Flood): Promise<{ url: string; closedWhil
   }
 }
 
+test('calls to a stdio upstream faster than its pipe takes them: no MaxListenersExceededWarning, every answer right', async () => {
+  const warnings: string[] = []
+  const onWarning = (warning: Error): void => void warnings.push(`${warning.name}: ${warning.message}`)
+  process.on('warning', onWarning)
+  const connection = new UpstreamConnection(stdioFixture, { maxMessageBytes: 2 ** 20, requestTimeoutMs: 60_000, onTools: () => undefined, onWarning: (m) => warnings.push(m) })
+  try {
+    // Each request is larger than the pipe's high-water mark: every write of one waits for a drain.
+    const texts = Array.from({ length: 40 }, (_, i) => `${i}:${'x'.repeat(64 * 1024)}`)
+    const answers = await Promise.all(texts.map((text) => connection.call('echo', { text }, new AbortController().signal)))
+    expect(answers.map((a) => (a.content[0] as { text: string }).text)).toEqual(texts)
+    await new Promise((resolve) => setImmediate(resolve)) // a process warning is emitted on the next tick
+    expect(warnings).toEqual([])
+  } finally {
+    process.off('warning', onWarning)
+    await connection.close()
+  }
+}, 30_000)
+
 test('the answer of a call that timed out or was aborted is not read on: its connection is closed', async () => {
   await using upstream = await floodingUpstream('trickle')
   // The timeout also bounds connecting: 2 s leaves a loaded machine room to initialize.

@@ -12,6 +12,7 @@ import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprot
 import { checkBound, UpstreamUnavailableError } from '../errors.js'
 import { MAX_MESSAGE_BYTES, MAX_UPSTREAM_MESSAGE_BYTES, UpstreamFetch, type OversizedAnswer } from './bounded-fetch.js'
 import { useLineBuffer } from './line-buffer.js'
+import { sendInTurn } from './send-in-turn.js'
 import { forwardStderr } from './stderr.js'
 
 /**
@@ -386,14 +387,16 @@ export class UpstreamConnection {
       return transport
     }
     const transport = useLineBuffer(
-      new StdioClientTransport({
-        command: spec.command,
-        args: [...(spec.args ?? [])],
-        ...(spec.env !== undefined && { env: spec.env }),
-        ...(spec.cwd !== undefined && { cwd: spec.cwd }),
-        stderr: 'pipe',
-        maxBufferSize: maxBytes,
-      }),
+      sendInTurn(
+        new StdioClientTransport({
+          command: spec.command,
+          args: [...(spec.args ?? [])],
+          ...(spec.env !== undefined && { env: spec.env }),
+          ...(spec.cwd !== undefined && { cwd: spec.cwd }),
+          stderr: 'pipe',
+          maxBufferSize: maxBytes,
+        }),
+      ),
       maxBytes,
     )
     // The SDK closes the connection on a line past its bound, and names the bound only to this handler (the
