@@ -22,8 +22,8 @@ export class SnapshotError extends Error {
 
 /**
  * A session store refused a key (`invalid-key`), found an entry it cannot read (`corrupt-entry`), did not
- * answer within the time ptc waits for it (`unavailable`), or another process sharing it holds the session
- * (`claimed`).
+ * answer within the time ptc waits for it or cannot work as it is (`unavailable`: a file store's directory that is
+ * not one), or another process sharing it holds the session (`claimed`).
  */
 export class SessionStoreError extends Error {
   readonly code: SessionStoreErrorCode

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -61,6 +61,27 @@ describe('file store', () => {
     expect(statSync(directory).mode & 0o777).toBe(0o700)
     rmSync(directory, { recursive: true })
     expect(await store.claim?.('c', 'holder-1', 10_000)).toBeUndefined()
+  })
+
+  test('a directory replaced by a file, or by a symbolic link to nothing, fails set and claim with a store error naming it', async () => {
+    const base = freshDirectory()
+    mkdirSync(base, { recursive: true })
+    const file = join(base, 'file')
+    writeFileSync(file, 'not a directory')
+    const dangling = join(base, 'dangling')
+    symlinkSync(join(base, 'nowhere'), dangling)
+    for (const [directory, what] of [
+      [file, 'it is a file'],
+      [dangling, 'it is a symbolic link to nothing'],
+      [join(file, 'sub'), 'a part of its path is a file'],
+    ] as const) {
+      const store = createFileSessionStore({ directory })
+      const expected = { name: 'SessionStoreError', code: 'unavailable', message: `the session store's directory ${directory} is not a directory (${what}): nothing can be saved there until it is one` }
+      await expect(store.set('a', Buffer.from('one'))).rejects.toMatchObject(expected)
+      await expect(store.claim?.('a', 'holder-1', 10_000)).rejects.toMatchObject(expected)
+    }
+    // Nothing was made or changed in their place.
+    expect(readdirSync(base).sort()).toEqual(['dangling', 'file'])
   })
 
   test('an entry larger than a store file may be (2 GiB), planted with a valid header, is moved aside unread', async () => {

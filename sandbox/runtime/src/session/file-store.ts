@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { constants as fs } from 'node:fs'
-import { chmod, link, mkdir, open, readdir, rename, rmdir, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises'
+import { chmod, link, lstat, mkdir, open, readdir, rename, rmdir, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { SandboxUsageError } from '../errors.js'
 import { SessionStoreError } from './errors.js'
@@ -433,7 +433,20 @@ async function removeIfUnchanged(file: string, ino: number): Promise<void> {
 }
 
 async function makeDirectory(directory: string): Promise<void> {
-  const created = await mkdir(directory, { recursive: true, mode: 0o700 })
+  let created: string | undefined
+  try {
+    created = await mkdir(directory, { recursive: true, mode: 0o700 })
+  } catch (error) {
+    // mkdir says "file already exists" of a file in its place, and "no such file" of a symbolic link to nothing.
+    const code = (error as { code?: unknown } | null)?.code
+    if (code !== 'EEXIST' && code !== 'ENOENT' && code !== 'ENOTDIR') throw error
+    const what = await lstat(directory).then(
+      (info) => (info.isSymbolicLink() ? 'it is a symbolic link to nothing' : info.isDirectory() ? undefined : 'it is a file'),
+      () => 'a part of its path is a file',
+    )
+    if (what === undefined) throw error
+    throw new SessionStoreError('unavailable', `the session store's directory ${directory} is not a directory (${what}): nothing can be saved there until it is one`, { cause: error })
+  }
   if (created !== undefined) await chmod(directory, 0o700) // exact whatever the umask
 }
 
