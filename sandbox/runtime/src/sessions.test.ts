@@ -236,17 +236,19 @@ describe('SessionTable with a spill that is behind', () => {
     ])
   })
 
-  test("a store's failure is quoted in the session's note up to 300 characters", async () => {
+  test("a store's failure is quoted in the session's note up to 400 characters, its head and its tail", async () => {
     const { spill, pending } = slowSpill()
     const table = tableOf(1, spill)
     await runIn(table, 'a')
     await runIn(table, 'b')
-    pending.shift()?.fail(new Error(`refused: ${'x'.repeat(10_000)}`))
+    const tail = ' It was moved aside to /var/ptc/sessions/0a1b.session.unreadable-1765000000000: inspect it, then delete it'
+    pending.shift()?.fail(new Error(`refused: ${'x'.repeat(10_000)}.${tail}`))
     await tick()
     const turn = await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
     const note = turn.ok ? (turn.note ?? '') : ''
-    expect(note).toContain(`and saving it failed: refused: ${'x'.repeat(300 - 'refused: '.length)}… (10009 characters)`)
-    expect(note.length).toBeLessThan(600)
+    const length = 'refused: '.length + 10_000 + 1 + tail.length
+    expect(note).toContain(`and saving it failed: refused: ${'x'.repeat(150 - 'refused: '.length)}… (${length} characters) …${'x'.repeat(250 - 1 - tail.length)}.${tail}`)
+    expect(note.length).toBeLessThan(700)
   })
 
   test("a save that fails tells that session's next run; the reasons kept are bounded", async () => {

@@ -9,15 +9,22 @@ import type { CodeRunSessionInfo } from './types.js'
  * The most characters of a store's error message a session note quotes: the note reaches the model's text,
  * and a store (a client library, a network filesystem) may put anything in its messages.
  */
-const NOTE_ERROR_CHARS = 300
+const NOTE_ERROR_CHARS = 400
+/**
+ * Of which the head; the rest is the message's tail, long enough for a file store's "moved aside to" and its path
+ * (about 190 characters under a 40-character directory).
+ */
+const NOTE_ERROR_HEAD = 150
 
 /** A store's failure as a session note quotes it: its message, cut to `NOTE_ERROR_CHARS`. */
 function brief(error: unknown): string {
   const message = messageOf(error)
   if (message.length <= NOTE_ERROR_CHARS) return message
-  // Not half a surrogate pair; and a copy, not a slice: the note is kept (for the session's next run), the whole message must not be.
-  const head = message.slice(0, NOTE_ERROR_CHARS).replace(/[\uD800-\uDBFF]$/, '')
-  return `${head.split('').join('')}… (${message.length} characters)`
+  // The head and the tail, where a message says what to do (a file store's corrupt entry: where it was moved aside).
+  // Not half a surrogate pair; and copies, not slices: the note is kept (for the session's next run), the whole message must not be.
+  const head = message.slice(0, NOTE_ERROR_HEAD).replace(/[\uD800-\uDBFF]$/, '')
+  const tail = message.slice(message.length - (NOTE_ERROR_CHARS - NOTE_ERROR_HEAD)).replace(/^[\uDC00-\uDFFF]/, '')
+  return `${head.split('').join('')}… (${message.length} characters) …${tail.split('').join('')}`
 }
 
 /** How long a session run that suspended holds its session for its resume, by default (`DurableRun.holdMs`): 7 days. */
