@@ -376,6 +376,18 @@ describe('ptc MCP server (in process)', () => {
     expect(names.warnings).toContain('upstream h lists a tool named "twice" more than once: only the first is served')
     expect([names.ptc.tools.get('h.twice')?.description, names.ptc.tools.get(`h.${'n'.repeat(128)}`) !== undefined]).toEqual(['first', true])
     await names.ptc.close()
+    // An empty name, or one with a control character, skips its tool (a name with a space is printable: served).
+    const odd = await start(() => ({ tools: [tool(''), tool('nul\u0000x'), tool('line\nend'), tool('c1\u0085'), tool('with space')] }))
+    expect(odd.warnings).toEqual(
+      expect.arrayContaining([
+        'skipped a tool of upstream h: its name "" is empty',
+        'skipped a tool of upstream h: its name "nul\\u0000x" is not printable (it holds a control character)',
+        'skipped a tool of upstream h: its name "line\\nend" is not printable (it holds a control character)',
+        'skipped a tool of upstream h: its name "c1\u0085" is not printable (it holds a control character)',
+      ]),
+    )
+    expect(['h.', 'h.nul\u0000x', 'h.line\nend', 'h.c1\u0085', 'h.with space'].map((name) => odd.ptc.tools.get(name) !== undefined)).toEqual([false, false, false, false, true])
+    await odd.ptc.close()
   })
 
   test('arguments nested too deeply to serialize are a tool error, as any refused arguments, not a protocol error; the server goes on', async () => {

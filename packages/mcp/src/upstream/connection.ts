@@ -47,6 +47,9 @@ const MAX_LISTED_CHARS = 32 * 1024 * 1024
 
 /** The longest name of an upstream tool, in characters (the MCP specification's 128): a longer one skips its tool. */
 const MAX_UPSTREAM_TOOL_NAME_CHARS = 128
+/** A character no tool name may hold: C0 controls (NUL, line ends, escape), DEL and C1 controls. */
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/
 
 /**
  * The readings of a tool list after changes the upstream announced are at least this far apart (ms), and
@@ -318,6 +321,11 @@ export class UpstreamConnection {
         if (tools.length === max) {
           this.options.onWarning(`upstream ${this.label} lists more than ${max} tools: only its first ${max} are served (maxTools)`)
           return tools
+        }
+        // A name a model could not read or write back (the MCP specification asks for 1 to 128 printable characters).
+        if (tool.name === '' || CONTROL_CHARACTER.test(tool.name)) {
+          this.options.onWarning(`skipped a tool of upstream ${this.label}: its name ${JSON.stringify(tool.name.slice(0, 40))} is ${tool.name === '' ? 'empty' : 'not printable (it holds a control character)'}`)
+          continue
         }
         if (tool.name.length > MAX_UPSTREAM_TOOL_NAME_CHARS) {
           this.options.onWarning(`skipped a tool of upstream ${this.label}: its name is ${tool.name.length} characters long, more than ${MAX_UPSTREAM_TOOL_NAME_CHARS} (${JSON.stringify(tool.name.slice(0, 40))}…)`)
