@@ -31,3 +31,23 @@ export function declarationsOf(definitions: readonly ToolDefinition[]): string {
     definitions.filter((d) => d.name !== RUN_CODE).map((d) => ({ name: d.name, description: d.description, parameters: d.parameters, output: d.output.schema })),
   )
 }
+
+/**
+ * `declarationsOf` that remembers its last answer: a harness asks for the model input every turn, mostly for the
+ * same tools, and rendering is linear in their schemas (1 000 tools of large schemas took seconds of the host's
+ * thread). The same answer is given again while the tools are the same registrations (the views `describe()` is
+ * given, whose schemas are frozen at registration) with the same names and descriptions, which a definition may
+ * still change (`describe()` reads them through the view).
+ */
+export function rememberedDeclarations(): (definitions: readonly ToolDefinition[]) => string {
+  let last: { readonly definitions: readonly ToolDefinition[]; readonly names: readonly string[]; readonly descriptions: readonly string[]; readonly text: string } | undefined
+  return (definitions) => {
+    if (last !== undefined && last.definitions.length === definitions.length && definitions.every((d, i) => d === last?.definitions[i] && d.name === last.names[i] && d.description === last.descriptions[i])) {
+      return last.text
+    }
+    const copy = [...definitions]
+    const text = declarationsOf(copy)
+    last = { definitions: copy, names: copy.map((d) => d.name), descriptions: copy.map((d) => d.description), text }
+    return text
+  }
+}

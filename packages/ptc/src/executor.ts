@@ -3,7 +3,7 @@ import type { CodeRunLimits, CodeRuntime } from '@ptc/sandbox'
 import { SESSION_GUIDANCE } from '@ptc/sandbox/session'
 import { createNativeExecutor, RUN_CODE, type ToolDefinition, type ToolExecutor, type ToolModelInput, type ToolPromptSection, type ToolExecutorServices, type ToolResumeInput, type ToolRunContext, type ToolSchema } from '@ptc/tools'
 import { checkDrainGrace } from '@ptc/tools/executor'
-import { declarationsOf } from './bindings.js'
+import { declarationsOf, rememberedDeclarations } from './bindings.js'
 import { LongRuns, type LongRunOptions } from './long-runs.js'
 import { RUN_CODE_DESCRIPTION, RUN_CODE_LONG_PARAMETERS, RUN_CODE_PARAMETERS } from './run-code-args.js'
 import { withHostedPrograms } from './hosted.js'
@@ -131,6 +131,7 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
   const durable = options.durable === undefined ? undefined : new DurableRuns(options.durable, runtime)
   const guidanceText = guidance(sessionKey !== undefined, longRuns)
   const native = createNativeExecutor({ drainGraceMs, ...(options.maxParallelToolCalls !== undefined && { maxParallelToolCalls: options.maxParallelToolCalls }) })
+  const declarations = rememberedDeclarations()
   const runCodeSchema = (): ToolSchema => ({
     name: RUN_CODE,
     description: RUN_CODE_DESCRIPTION,
@@ -157,7 +158,7 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
         ...(durable !== undefined && { durable }),
       }),
     describe(tools: readonly ToolDefinition[]): ToolModelInput {
-      const sections: ToolPromptSection[] = [{ name: SDK_SECTION, text: `${guidanceText}\n\n${declarationsBlock(tools)}` }]
+      const sections: ToolPromptSection[] = [{ name: SDK_SECTION, text: `${guidanceText}\n\n${declarationsBlock(declarations(tools))}` }]
       if (mode === 'code') return { schemas: [runCodeSchema()], knownNames: [RUN_CODE], sections }
       const nativeInput = native.describe(tools)
       return { schemas: [...nativeInput.schemas, runCodeSchema()], knownNames: [...nativeInput.knownNames, RUN_CODE], sections }
@@ -173,11 +174,11 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
 
 /** Guidance plus the declarations of the tools a scope can see, deterministic for the same tool set. */
 export function sdkText(tools: readonly ToolDefinition[], options?: { sessions?: boolean }): string {
-  return `${guidance(options?.sessions === true, undefined)}\n\n${declarationsBlock(tools)}`
+  return `${guidance(options?.sessions === true, undefined)}\n\n${declarationsBlock(declarationsOf(tools))}`
 }
 
-function declarationsBlock(tools: readonly ToolDefinition[]): string {
-  return `\`\`\`ts\n${declarationsOf(tools)}\n\`\`\``
+function declarationsBlock(declarations: string): string {
+  return `\`\`\`ts\n${declarations}\n\`\`\``
 }
 
 function guidance(sessions: boolean, longRuns: LongRuns | undefined): string {
