@@ -18,8 +18,9 @@ ptc bench --peers [--quick] [--backend quickjs|isolated-vm]… [--out DIR]
   prints a table of medians and cost ratios against the baselines measured in the same process,
   and writes results.json, chart.svg and each script's output to DIR (default .ptc-bench/<time>/).
   --peers: instead, ptc's backends next to other PTC runtimes (@utcp/code-mode, @mondaydotcomorg/atp-server,
-  @sebastianwessel/quickjs) with the same programs and host tool, each runtime in processes of its own;
-  one table with the versions, the method and each peer's caveats. The peers are installed first when
+  @sebastianwessel/quickjs) and plain Node (the program calling the tool, or across a worker thread or a child
+  process: the floors of a sandbox off the host's thread) with the same programs and host tool, each runtime in
+  processes of its own; one table with the versions, the method and each peer's caveats. The peers are installed first when
   missing, into bench/peers/node_modules with npm ci (pinned by bench/peers/package-lock.json).
   Works inside a clone of the ptc repository only.`
 
