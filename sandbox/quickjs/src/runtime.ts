@@ -473,10 +473,13 @@ export class QuickJSCodeRuntime implements CodeRuntime {
   /**
    * Takes an idle session out of this runtime as sealed bytes (compressed, bound to this build and the
    * key, authenticated with `sessions.secret`); undefined when the session does not exist or holds no
-   * state yet. Throws `SandboxUsageError` while one of its programs runs.
+   * state yet. Throws `SandboxUsageError` while one of its programs runs. With `sessions.store`, the copy the
+   * store holds from an earlier idle period is removed first (a later run of the key would have gone on from
+   * it): throws `SessionStoreError` (`unavailable`), the session left here as it was, when that fails or takes
+   * longer than `sessions.storeWaitMs`.
    */
   async suspendSession(key: string): Promise<Uint8Array | undefined> {
-    const saved = this.#sessions.detach(checkSessionKey(key))
+    const saved = await this.#sessions.detach(checkSessionKey(key))
     const sealed = saved === undefined ? undefined : await this.#seal(key, { memory: saved.state, runs: saved.runs })
     // Its claim on the store has ended by the time the bytes are handed over: another process may resume them.
     await this.#sessions.quiet(key)

@@ -84,3 +84,42 @@ test('sessions.claimMs sets how long a claim lasts past its run; a bad one is re
     expect(() => createQuickJSRuntime({ isolation: 'inline', sessions: { store, secret, claimMs } })).toThrow(/sessions\.claimMs must be a number of milliseconds from 1000 to/)
   }
 })
+
+test("suspendSession removes the store's older copy of the session: a later run of the key starts fresh, the bytes hold the session", async () => {
+  const inner = createFileSessionStore({ directory: join(dir, 'suspend') })
+  let removing: 'answer' | 'fail' = 'answer'
+  const store: SessionStore = {
+    get: (key) => inner.get(key),
+    set: (key, bytes, options) => inner.set(key, bytes, options),
+    delete: async (key) => {
+      if (removing === 'fail') throw new Error('ECONNRESET')
+      return inner.delete(key)
+    },
+    claim: (key, holder, ttlMs, options) => inner.claim!(key, holder, ttlMs, options),
+    release: (key, holder) => inner.release!(key, holder),
+  }
+  {
+    // The session's first state goes to the store when its runtime closes.
+    await using first = runtimeOver(store)
+    expect((await first.run(request('globalThis.n = 1; return n', 'k'))).value).toBe(1)
+  }
+  await using second = runtimeOver(store)
+  expect((await second.run(request('return ++n', 'k'))).value).toBe(2)
+  // The store fails to remove its copy: nothing is suspended, the session runs on here.
+  removing = 'fail'
+  const error: unknown = await second.suspendSession?.('k').catch((thrown: unknown) => thrown)
+  expect(error).toBeInstanceOf(SessionStoreError)
+  expect(error).toMatchObject({ code: 'unavailable', message: 'the session store failed (ECONNRESET) when its older copy of session "k" was to be removed: the session was not suspended, and stays here as it was' })
+  expect((await second.run(request('return ++n', 'k'))).value).toBe(3)
+  removing = 'answer'
+  const bytes = (await second.suspendSession?.('k')) as Uint8Array
+  expect(await inner.get('k')).toBeUndefined()
+  // Neither this runtime nor another sharing the store goes on from the older state (n = 1).
+  expect((await second.run(request('return typeof n', 'k'))).value).toBe('undefined')
+  await second.endSession?.('k')
+  await using third = runtimeOver(store)
+  expect((await third.run(request('return typeof n', 'k'))).value).toBe('undefined')
+  await third.endSession?.('k')
+  await third.resumeSession?.('k', bytes)
+  expect((await third.run(request('return ++n', 'k'))).value).toBe(4)
+}, 30_000)

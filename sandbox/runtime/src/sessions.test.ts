@@ -516,3 +516,57 @@ test('a claim the store answers only after the run gave up on it is released the
   const other = tableOf(4, spillFor('two'))
   expect((await runIn(other, 'k')).ok).toBe(true)
 })
+
+describe('SessionTable.detach (suspendSession)', () => {
+  /** A spill whose removals wait until the test settles them. */
+  function removalSpill() {
+    const { spill, saved } = slowSpill()
+    const removals: { key: string; settle: () => void; fail: (error: Error) => void }[] = []
+    spill.remove = (key) =>
+      new Promise<boolean>((resolve, reject) => {
+        removals.push({ key, settle: () => resolve(saved.delete(key)), fail: reject })
+      })
+    return { spill, saved, removals }
+  }
+
+  test("removes the store's older copy first; meanwhile the session runs nothing, and then it is the caller's alone", async () => {
+    const { spill, saved, removals } = removalSpill()
+    const table = tableOf(4, spill)
+    saved.set('a', { name: 'older', dropped: false })
+    await runIn(table, 'a')
+    const detaching = table.detach('a')
+    await tick()
+    expect(removals.map((r) => r.key)).toEqual(['a'])
+    const during = await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
+    expect(during).toEqual({ ok: false, message: 'session "a" is running another program; a session runs one program at a time' })
+    removals.shift()?.settle()
+    expect((await detaching)?.state.name).toBe('a')
+    expect([saved.has('a'), table.size]).toEqual([false, 0])
+    const next = await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
+    expect([next.ok, next.ok && next.fresh, next.ok && next.entry.state]).toEqual([true, true, undefined])
+  })
+
+  test('a removal that fails leaves the session as it was; one ended meanwhile gives nothing', async () => {
+    const { spill, saved, removals } = removalSpill()
+    const table = tableOf(4, spill)
+    saved.set('a', { name: 'older', dropped: false })
+    await runIn(table, 'a')
+    const failing = table.detach('a')
+    await tick()
+    removals.shift()?.fail(new Error('store down'))
+    await expect(failing).rejects.toMatchObject({ code: 'unavailable', message: 'the session store failed (store down) when its older copy of session "a" was to be removed: the session was not suspended, and stays here as it was' })
+    const after = await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
+    expect([after.ok && after.entry.state?.name, saved.get('a')?.name]).toEqual(['a', 'older'])
+    if (after.ok) table.give(after.entry, { state: { name: 'a2', dropped: false }, bytes: 1 }, false)
+    // endSession while the copy is being removed: the session is gone, nothing is handed over.
+    const detaching = table.detach('a')
+    await tick()
+    const ending = table.end('a')
+    removals.shift()?.settle()
+    await tick()
+    removals.shift()?.settle()
+    expect(await detaching).toBeUndefined()
+    expect(await ending).toBe(true)
+    expect(table.size).toBe(0)
+  })
+})

@@ -405,13 +405,43 @@ export class SessionTable<S> {
     return note === undefined ? { ok: true, entry, fresh: true } : { ok: true, entry, fresh: true, note }
   }
 
-  /** Takes an idle live session out of the table (to suspend it): its state and runs, or undefined when there is none. Throws while it runs. */
-  detach(key: string): { state: S; bytes: number; runs: number } | undefined {
+  /**
+   * Takes an idle live session out of the table (to suspend it): its state and runs, or undefined when there is
+   * none. Throws `SandboxUsageError` while it runs. With a spill, the copy the store may hold from an earlier idle
+   * period goes first, while this process still holds the session's claim (once it is released, another process
+   * may save a newer one): a later run of the key does not go on from that older state, the caller's bytes are the
+   * session. Meanwhile the session counts as busy (no run or save takes it). Throws `SessionStoreError`
+   * `unavailable`, the session left here as it was, when the store fails or does not answer within storeWaitMs.
+   */
+  async detach(key: string): Promise<{ state: S; bytes: number; runs: number } | undefined> {
     this.#cancelRetry(key)
     const entry = this.#sessions.get(key)
     if (entry === undefined) return undefined
     if (entry.parked !== undefined) throw new SandboxUsageError(`${parkedMessage(key, entry.parked.until - Date.now())}: it cannot be suspended now`)
     if (entry.busy) throw new SandboxUsageError(`session "${key}" is running a program: suspend it once the program has ended`)
+    const spill = this.#spill
+    if (spill !== undefined) {
+      entry.busy = true
+      const waitMs = this.#storeWaitMs
+      let failure: string | undefined
+      try {
+        const removed = await waitForStore(this.#serial(key, () => spill.remove(key)), { deadline: performance.now() + waitMs })
+        if (!removed.ok) failure = `did not answer within ${waitMs} ms`
+      } catch (error) {
+        failure = `failed (${brief(error)})`
+      } finally {
+        entry.busy = false
+        entry.lastUsed = Date.now()
+      }
+      if (failure !== undefined) {
+        throw new SessionStoreError('unavailable', `the session store ${failure} when its older copy of session "${key}" was to be removed: the session was not suspended, and stays here as it was`)
+      }
+      // Ended meanwhile (endSession): nothing to suspend.
+      if (entry.ended || this.#sessions.get(key) !== entry) {
+        if (this.#sessions.get(key) === entry) this.#forget(entry, undefined)
+        return undefined
+      }
+    }
     // Whoever holds the bytes may resume it anywhere.
     this.#release(entry)
     this.#sessions.delete(key)

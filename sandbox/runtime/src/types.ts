@@ -175,7 +175,10 @@ export interface CodeRuntime {
   endSession?(key: string): Promise<boolean>
   /**
    * Takes an idle session out of the runtime as sealed bytes (authenticated, bound to the build and the
-   * key), undefined when it has no state; present on runtimes that can suspend (QuickJS).
+   * key), undefined when it has no state; present on runtimes that can suspend (QuickJS). With a session
+   * store, the copy it holds from an earlier idle period is removed first: a later run of the key starts fresh
+   * (the bytes are the session). Throws `SessionStoreError` `unavailable`, the session left as it was, when the
+   * store fails or does not answer.
    */
   suspendSession?(key: string): Promise<Uint8Array | undefined>
   /**
