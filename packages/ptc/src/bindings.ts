@@ -2,7 +2,7 @@
  * A run's bindings and the SDK declarations: the tools a program may call, each bound to the
  * registration it was admitted under, and the TypeScript text the model reads about them.
  */
-import { renderDeclarations } from '@ptc/bindings'
+import { renderDeclarations, type BindingTool } from '@ptc/bindings'
 import { RUN_CODE, type ToolDefinition, type ToolExecutorServices, type ToolRunContext } from '@ptc/tools'
 import type { Binding } from './scheduler.js'
 
@@ -27,27 +27,37 @@ export function buildBindings(services: ToolExecutorServices, ctx: Pick<ToolRunC
  * registrations' views: `parameters` and `output.schema` are the frozen copies taken at registration.
  */
 export function declarationsOf(definitions: readonly ToolDefinition[]): string {
-  return renderDeclarations(
-    definitions.filter((d) => d.name !== RUN_CODE).map((d) => ({ name: d.name, description: d.description, parameters: d.parameters, output: d.output.schema })),
-  )
+  return renderDeclarations(definitions.filter((d) => d.name !== RUN_CODE).map(bindingTool))
 }
 
 /**
  * `declarationsOf` that remembers its last answer: a harness asks for the model input every turn, mostly for the
  * same tools, and rendering is linear in their schemas (1 000 tools of large schemas took seconds of the host's
  * thread). The same answer is given again while the tools are the same registrations (the views `describe()` is
- * given, whose schemas are frozen at registration) with the same names and descriptions, which a definition may
- * still change (`describe()` reads them through the view).
+ * given, whose schemas are frozen at registration) with the same names, descriptions and schema objects. Each is
+ * read once per request, and what is compared is what was rendered (a description getter may answer differently
+ * at each read). `render`: the renderer (tests count its calls).
  */
-export function rememberedDeclarations(): (definitions: readonly ToolDefinition[]) => string {
-  let last: { readonly definitions: readonly ToolDefinition[]; readonly names: readonly string[]; readonly descriptions: readonly string[]; readonly text: string } | undefined
+export function rememberedDeclarations(render: (tools: readonly BindingTool[]) => string = renderDeclarations): (definitions: readonly ToolDefinition[]) => string {
+  let last: { readonly definitions: readonly ToolDefinition[]; readonly entries: readonly BindingTool[]; readonly text: string } | undefined
   return (definitions) => {
-    if (last !== undefined && last.definitions.length === definitions.length && definitions.every((d, i) => d === last?.definitions[i] && d.name === last.names[i] && d.description === last.descriptions[i])) {
-      return last.text
+    const kept = definitions.filter((d) => d.name !== RUN_CODE)
+    const entries = kept.map(bindingTool)
+    const before = last
+    if (before !== undefined && before.entries.length === entries.length && entries.every((e, i) => kept[i] === before.definitions[i] && sameEntry(e, before.entries[i]))) {
+      return before.text
     }
-    const copy = [...definitions]
-    const text = declarationsOf(copy)
-    last = { definitions: copy, names: copy.map((d) => d.name), descriptions: copy.map((d) => d.description), text }
+    const text = render(entries)
+    last = { definitions: kept, entries, text }
     return text
   }
+}
+
+/** What the declarations of one tool are rendered from, read once. */
+function bindingTool(d: ToolDefinition): BindingTool {
+  return { name: d.name, description: d.description, parameters: d.parameters, output: d.output.schema }
+}
+
+function sameEntry(a: BindingTool, b: BindingTool | undefined): boolean {
+  return b !== undefined && a.name === b.name && a.description === b.description && a.parameters === b.parameters && a.output === b.output
 }
