@@ -476,7 +476,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
    * state yet. Throws `SandboxUsageError` while one of its programs runs. With `sessions.store`, the copy the
    * store holds from an earlier idle period is removed first (a later run of the key would have gone on from
    * it): throws `SessionStoreError` (`unavailable`), the session left here as it was, when that fails or takes
-   * longer than `sessions.storeWaitMs`.
+   * longer than `sessions.storeWaitMs`, and (`claimed`) when another process sharing the store took the session.
    */
   async suspendSession(key: string): Promise<Uint8Array | undefined> {
     const saved = await this.#sessions.detach(checkSessionKey(key))

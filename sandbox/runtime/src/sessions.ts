@@ -115,6 +115,8 @@ export interface SessionEntry<S> {
   claimLost?: string
   /** A renewal of the claim in progress. */
   renewing?: Promise<string | undefined> | undefined
+  /** `suspendSession` is taking it out (the entry is busy meanwhile, running nothing). */
+  suspending?: boolean
   /**
    * A run of the session suspended (durable approval) and holds it (the entry stays busy) for its resume by
    * `holder` until `until` (epoch ms); then the session goes on from `state`, its state before that run.
@@ -214,6 +216,8 @@ export class SessionTable<S> {
    * `attach` and `close` cancel them (the state then goes as it did: the caller was told there was none here).
    */
   readonly #retrying = new Map<string, { cancelled: boolean }>()
+  /** Suspends in progress (`detach`): `close` lets them end first, then saves what they left. */
+  readonly #detaching = new Set<Promise<unknown>>()
   #closed = false
   readonly #drop: (state: S) => void
   readonly #spill: SessionSpill<S> | undefined
@@ -277,7 +281,7 @@ export class SessionTable<S> {
         continue
       }
       if (resumes !== undefined && live !== undefined) return { ok: false, message: wentOn(key) }
-      if (live?.busy === true) return { ok: false, message: `session "${key}" is running another program; a session runs one program at a time` }
+      if (live?.busy === true) return { ok: false, message: live.suspending === true ? `session "${key}" is being suspended (suspendSession): this program did not run` : `session "${key}" is running another program; a session runs one program at a time` }
       if (live !== undefined) {
         if (live.claimLost !== undefined || !this.#claimCovers(live, wait)) {
           // Its claim is lost, or would run out before this run could end: renewed first (or the session is dropped).
@@ -407,46 +411,81 @@ export class SessionTable<S> {
 
   /**
    * Takes an idle live session out of the table (to suspend it): its state and runs, or undefined when there is
-   * none. Throws `SandboxUsageError` while it runs. With a spill, the copy the store may hold from an earlier idle
-   * period goes first, while this process still holds the session's claim (once it is released, another process
-   * may save a newer one): a later run of the key does not go on from that older state, the caller's bytes are the
-   * session. Meanwhile the session counts as busy (no run or save takes it). Throws `SessionStoreError`
-   * `unavailable`, the session left here as it was, when the store fails or does not answer within storeWaitMs.
+   * none (or it was ended meanwhile). Throws `SandboxUsageError` while it runs. With a spill, the copy the store may
+   * hold from an earlier idle period goes first, the caller's bytes being the session from then on: this process's
+   * claim is renewed, then the copy removed, in the key's order of store operations (after an idle save in flight),
+   * and only then is the claim released (another process's newer save is never removed). Meanwhile the session is
+   * busy (no run or save takes it). Throws `SessionStoreError` `claimed` when another process holds the session
+   * now (this process's copy is dropped, as a run would drop it), and `unavailable`, the session left here as it
+   * was, when the store fails or does not answer within storeWaitMs.
    */
   async detach(key: string): Promise<{ state: S; bytes: number; runs: number } | undefined> {
     this.#cancelRetry(key)
     const entry = this.#sessions.get(key)
     if (entry === undefined) return undefined
     if (entry.parked !== undefined) throw new SandboxUsageError(`${parkedMessage(key, entry.parked.until - Date.now())}: it cannot be suspended now`)
+    if (entry.suspending === true) throw new SandboxUsageError(`session "${key}" is being suspended already`)
     if (entry.busy) throw new SandboxUsageError(`session "${key}" is running a program: suspend it once the program has ended`)
+    if (entry.claimLost !== undefined) {
+      this.#forget(entry, undefined, false)
+      throw new SessionStoreError('claimed', `session "${key}" is held by another process sharing the session store (this process's claim on it had lapsed): it was not suspended, and the state this process held was dropped`)
+    }
     const spill = this.#spill
     if (spill !== undefined) {
       entry.busy = true
-      const waitMs = this.#storeWaitMs
-      let failure: string | undefined
+      entry.suspending = true
+      const removing = this.#removeStored(entry, spill)
+      this.#detaching.add(removing)
+      let outcome: Awaited<typeof removing>
       try {
-        const removed = await waitForStore(this.#serial(key, () => spill.remove(key)), { deadline: performance.now() + waitMs })
-        if (!removed.ok) failure = `did not answer within ${waitMs} ms`
-      } catch (error) {
-        failure = `failed (${brief(error)})`
+        outcome = await removing
       } finally {
+        this.#detaching.delete(removing)
         entry.busy = false
+        entry.suspending = false
         entry.lastUsed = Date.now()
       }
-      if (failure !== undefined) {
-        throw new SessionStoreError('unavailable', `the session store ${failure} when its older copy of session "${key}" was to be removed: the session was not suspended, and stays here as it was`)
-      }
-      // Ended meanwhile (endSession): nothing to suspend.
+      // Ended meanwhile (endSession): nothing to suspend, whatever the store did.
       if (entry.ended || this.#sessions.get(key) !== entry) {
         if (this.#sessions.get(key) === entry) this.#forget(entry, undefined)
         return undefined
       }
+      if (outcome.held !== undefined) {
+        entry.claimLost = outcome.held
+        this.#forget(entry, undefined, false)
+        throw new SessionStoreError('claimed', outcome.held)
+      }
+      if (outcome.failure !== undefined) {
+        throw new SessionStoreError('unavailable', `the session store ${outcome.failure} when its older copy of session "${key}" was to be removed: the session was not suspended, and stays here as it was`)
+      }
+      this.#savedHere.delete(key)
     }
     // Whoever holds the bytes may resume it anywhere.
     this.#release(entry)
     this.#sessions.delete(key)
     if (this.#sessions.size === 0) this.#stopSweeping()
     return entry.state === undefined ? undefined : { state: entry.state, bytes: entry.bytes, runs: entry.runs }
+  }
+
+  /** `detach`'s store part: the claim renewed, then the stored copy removed; why not, when not. Never throws. */
+  async #removeStored(entry: SessionEntry<S>, spill: SessionSpill<S>): Promise<{ held?: string; failure?: string }> {
+    const waitMs = this.#storeWaitMs
+    try {
+      const done = await waitForStore(
+        this.#serial(entry.key, async (): Promise<string | undefined> => {
+          // For the removal's longest wait and a claim's time beyond: no other process takes the session meanwhile.
+          const other = await this.#claim(entry, { deadline: performance.now() + waitMs })
+          if (other !== undefined) return this.#heldElsewhere(entry.key, other, "this process's claim on it had lapsed: it was not suspended, and the state this process held was dropped")
+          await spill.remove(entry.key)
+          return undefined
+        }),
+        { deadline: performance.now() + waitMs },
+      )
+      if (!done.ok) return { failure: `did not answer within ${waitMs} ms` }
+      return done.value === undefined ? {} : { held: done.value }
+    } catch (error) {
+      return { failure: `failed (${brief(error)})` }
+    }
   }
 
   /**
@@ -463,7 +502,7 @@ export class SessionTable<S> {
     const spill = this.#spill
     if (spill?.claim !== undefined) {
       const live = this.#sessions.get(key)
-      if (live?.busy === true) throw new SandboxUsageError(`session "${key}" is running a program: resume into it once the program has ended`)
+      if (live?.busy === true) throw new SandboxUsageError(live.suspending === true ? `session "${key}" is being suspended: resume into it once that has ended` : `session "${key}" is running a program: resume into it once the program has ended`)
       const waitMs = this.#storeWaitMs
       const claimed = await waitForStore(this.#serial(key, () => this.#claim(entry, undefined)), { deadline: since + waitMs })
       if (!claimed.ok) {
@@ -492,7 +531,7 @@ export class SessionTable<S> {
   async #makeRoomFor(key: string, since: number): Promise<void> {
     for (;;) {
       const live = this.#sessions.get(key)
-      if (live?.busy === true) throw new SandboxUsageError(`session "${key}" is running a program: resume into it once the program has ended`)
+      if (live?.busy === true) throw new SandboxUsageError(live.suspending === true ? `session "${key}" is being suspended: resume into it once that has ended` : `session "${key}" is running a program: resume into it once the program has ended`)
       const others = this.#sessions.size - (live === undefined ? 0 : 1)
       if (others < this.limits.maxSessions) {
         if (live !== undefined) this.#forget(live, undefined)
@@ -908,6 +947,8 @@ export class SessionTable<S> {
    */
   async close(): Promise<void> {
     this.#closed = true
+    // A suspend in progress ends first (within storeWaitMs): one that failed leaves its session to be saved below.
+    await Promise.allSettled([...this.#detaching])
     for (const key of [...this.#retrying.keys()]) this.#cancelRetry(key)
     for (const entry of [...this.#sessions.values()]) {
       // A session held for a suspended run's resume goes with its state from before that run.

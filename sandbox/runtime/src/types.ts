@@ -178,7 +178,7 @@ export interface CodeRuntime {
    * key), undefined when it has no state; present on runtimes that can suspend (QuickJS). With a session
    * store, the copy it holds from an earlier idle period is removed first: a later run of the key starts fresh
    * (the bytes are the session). Throws `SessionStoreError` `unavailable`, the session left as it was, when the
-   * store fails or does not answer.
+   * store fails or does not answer, and `claimed` when another process sharing the store took the session.
    */
   suspendSession?(key: string): Promise<Uint8Array | undefined>
   /**
