@@ -79,4 +79,30 @@ describe('sendInTurn', () => {
     await expect(second).resolves.toBeUndefined()
     expect(sent).toEqual([1])
   })
+
+  test('a request cancelled while it waits its turn is not sent, nor its cancellation; one already handed over is cancelled as usual', async () => {
+    const written: string[] = []
+    const blocked: (() => void)[] = []
+    const transport = sendInTurn({
+      // Each write waits for the test to let it through (a pipe that is full).
+      send: (message: JSONRPCMessage): Promise<void> =>
+        new Promise<void>((resolve) => {
+          const m = message as { id?: number; method: string; params?: { requestId?: number } }
+          written.push(m.method === 'notifications/cancelled' ? `cancel ${m.params?.requestId}` : `${m.method} ${m.id}`)
+          blocked.push(resolve)
+        }),
+    })
+    const request = (id: number): JSONRPCMessage => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo' } })
+    const cancel = (id: number): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'aborted' } })
+    const sends = [transport.send(request(1)), transport.send(request(2)), transport.send(request(3))]
+    await expect(transport.send(cancel(2))).resolves.toBeUndefined() // at once: request 2 never went
+    const cancelFirst = transport.send(cancel(1)) // request 1 is being written: its cancellation follows it
+    while (blocked.length > 0) {
+      blocked.shift()?.()
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    await Promise.all([...sends, cancelFirst])
+    expect(written).toEqual(['tools/call 1', 'tools/call 3', 'cancel 1'])
+  })
 })
+
