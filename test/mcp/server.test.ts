@@ -6,7 +6,7 @@ import type { CodeRuntime } from '@ptc/sandbox'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import { MemorySession, type Agent } from '@ptc/tools'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { createPtcMcpServer, type PtcMcpServer } from '@ptc/mcp'
+import { createPtcMcpServer, UpstreamConnection, type PtcMcpServer } from '@ptc/mcp'
 import { connectInMemory, inMemoryFixture, UNUSABLE_TOOL, type CallToolResult, type Client, type Tool } from '@ptc/mcp/testing'
 
 let runtime: CodeRuntime
@@ -306,6 +306,38 @@ describe('ptc MCP server (in process)', () => {
     await ptc.close()
   })
 
+  test('a late answer to a call that was cancelled (aborted, timed out) is passed over without a warning; an answer to no request is still told', async () => {
+    const warnings: string[] = []
+    let server: Parameters<NonNullable<NonNullable<Parameters<typeof inMemoryFixture>[0]>['onServer']>>[0] | undefined
+    const fixture = inMemoryFixture({ onServer: (s) => (server = s) })
+    const calls: (string | number)[] = []
+    // The ids of the calls the client sends, seen on their way.
+    const transport = (): ReturnType<typeof fixture> => {
+      const made = fixture()
+      const send = made.send.bind(made)
+      made.send = (message, options) => {
+        if ('method' in message && message.method === 'tools/call' && 'id' in message) calls.push(message.id)
+        return send(message, options)
+      }
+      return made
+    }
+    const connection = new UpstreamConnection({ name: 'h', transport }, { onTools: () => undefined, onWarning: (m) => warnings.push(m) })
+    try {
+      const aborted = new AbortController()
+      const call = connection.call('sleep', { ms: 60_000 }, aborted.signal)
+      await expect.poll(() => calls.length).toBe(1)
+      aborted.abort(new Error('the run ended'))
+      await expect(call).rejects.toThrow()
+      // The upstream answers anyway (its cancellation crossed the answer), then answers a request never made.
+      await server?.transport?.send({ jsonrpc: '2.0', id: calls[0] as number, result: { content: [{ type: 'text', text: 'slept' }] } })
+      await server?.transport?.send({ jsonrpc: '2.0', id: 987_654, result: { content: [] } })
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(warnings).toEqual([expect.stringMatching(/^upstream h sent what could not be used, and it was dropped: Received a response for an unknown message ID: .*987654/)])
+    } finally {
+      await connection.close()
+    }
+  })
+
   test("an upstream's tool list is bounded: tools, pages, a repeated cursor, one reading's time, long descriptions and schemas", async () => {
     const tool = (name: string): Tool => ({ name, inputSchema: { type: 'object' } })
     /** Starts a server on an upstream whose `tools/list` answers with `listPage` (each page after a turn of the event loop, as over a pipe). */
@@ -377,16 +409,22 @@ describe('ptc MCP server (in process)', () => {
     expect([names.ptc.tools.get('h.twice')?.description, names.ptc.tools.get(`h.${'n'.repeat(128)}`) !== undefined]).toEqual(['first', true])
     await names.ptc.close()
     // An empty name, or one with a control character, skips its tool (a name with a space is printable: served).
-    const odd = await start(() => ({ tools: [tool(''), tool('nul\u0000x'), tool('line\nend'), tool('c1\u0085'), tool('with space')] }))
-    expect(odd.warnings).toEqual(
-      expect.arrayContaining([
-        'skipped a tool of upstream h: its name "" is empty',
-        'skipped a tool of upstream h: its name "nul\\u0000x" is not printable (it holds a control character)',
-        'skipped a tool of upstream h: its name "line\\nend" is not printable (it holds a control character)',
-        'skipped a tool of upstream h: its name "c1\u0085" is not printable (it holds a control character)',
-      ]),
-    )
-    expect(['h.', 'h.nul\u0000x', 'h.line\nend', 'h.c1\u0085', 'h.with space'].map((name) => odd.ptc.tools.get(name) !== undefined)).toEqual([false, false, false, false, true])
+    const odd = await start(() => ({
+      tools: ['', 'nul\u0000x', 'line\nend', 'c1\u0085', 'lone\ud800', 'rtl\u202eexe.txt', '\u200b', ' \u00a0\u3000', '\ufeff', 'with space', 'café'].map(tool),
+    }))
+    const skipped = odd.warnings.filter((w) => w.startsWith('skipped a tool of upstream h: its name'))
+    expect(skipped).toEqual([
+      'skipped a tool of upstream h: its name "" is empty',
+      'skipped a tool of upstream h: its name "nul\\u0000x" is not printable (it holds a control character)',
+      'skipped a tool of upstream h: its name "line\\nend" is not printable (it holds a control character)',
+      'skipped a tool of upstream h: its name "c1\u0085" is not printable (it holds a control character)',
+      'skipped a tool of upstream h: its name "lone\\ud800" is not well-formed Unicode (it holds a lone surrogate)',
+      'skipped a tool of upstream h: its name "rtl\u202eexe.txt" holds a bidirectional control character (it would show reversed)',
+      'skipped a tool of upstream h: its name "\u200b" has no visible character',
+      'skipped a tool of upstream h: its name " \u00a0\u3000" has no visible character',
+      'skipped a tool of upstream h: its name "\ufeff" has no visible character',
+    ])
+    expect(['h.', 'h.\u200b', 'h.with space', 'h.café'].map((name) => odd.ptc.tools.get(name) !== undefined)).toEqual([false, false, true, true])
     await odd.ptc.close()
   })
 

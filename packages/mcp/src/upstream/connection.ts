@@ -47,9 +47,17 @@ const MAX_LISTED_CHARS = 32 * 1024 * 1024
 
 /** The longest name of an upstream tool, in characters (the MCP specification's 128): a longer one skips its tool. */
 const MAX_UPSTREAM_TOOL_NAME_CHARS = 128
+/** Ids of cancelled requests a connection remembers, to pass over late answers to them. */
+const MAX_CANCELLED_KEPT = 4096
 /** A character no tool name may hold: C0 controls (NUL, line ends, escape), DEL and C1 controls. */
 // eslint-disable-next-line no-control-regex -- control characters are what it finds
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/
+/** Bidirectional controls: a name holding one shows reversed, in the SDK text and in an approval's question. */
+const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/
+/** Half of a surrogate pair, alone. */
+const LONE_SURROGATE = /\p{Cs}/u
+/** Nothing a reader sees: spaces and format characters (zero-width ones, a byte order mark) only. */
+const INVISIBLE = /^[\p{White_Space}\p{Cf}]*$/u
 
 /**
  * The readings of a tool list after changes the upstream announced are at least this far apart (ms), and
@@ -233,9 +241,46 @@ export class UpstreamConnection {
     // timeout, which names nothing) is told to the operator, a few times per connection.
     const warn = fewTimes((message) => this.options.onWarning(message), 'its further such messages on this connection')
     client.onerror = (error) => {
-      if (dropped(error)) warn(`upstream ${this.label} sent what could not be used, and it was dropped: ${textHead(error.message.replace(/\s+/g, ' '), 300)}`)
+      if (dropped(error) && !this.#answersCancelled(client, error)) {
+        warn(`upstream ${this.label} sent what could not be used, and it was dropped: ${textHead(error.message.replace(/\s+/g, ' '), 300)}`)
+      }
     }
     return client
+  }
+
+  /** Requests each client cancelled (their calls aborted or timed out), the most recent `MAX_CANCELLED_KEPT`. */
+  readonly #cancelled = new WeakMap<Client, Set<string | number>>()
+
+  /** `transport`, whose cancellations of requests are noted for `client`. */
+  #noteCancelled(client: Client, transport: Transport): Transport {
+    const ids = new Set<string | number>()
+    this.#cancelled.set(client, ids)
+    const send = transport.send.bind(transport)
+    transport.send = (message, options) => {
+      const id = 'method' in message && message.method === 'notifications/cancelled' ? (message.params as { requestId?: unknown } | undefined)?.requestId : undefined
+      if (typeof id === 'string' || typeof id === 'number') {
+        ids.add(id)
+        if (ids.size > MAX_CANCELLED_KEPT) ids.delete(ids.values().next().value as string | number)
+      }
+      return send(message, options)
+    }
+    return transport
+  }
+
+  /**
+   * Whether `error` is the SDK's "unknown message ID" for an answer to a request `client` cancelled: the MCP
+   * specification lets an upstream answer a request whose cancellation crossed it, and asks the client to ignore
+   * that answer. Not the upstream's fault, and not counted among the few warnings of a connection.
+   */
+  #answersCancelled(client: Client, error: Error): boolean {
+    const prefix = 'Received a response for an unknown message ID: '
+    if (!error.message.startsWith(prefix)) return false
+    try {
+      const id = (JSON.parse(error.message.slice(prefix.length)) as { id?: unknown }).id
+      return (typeof id === 'string' || typeof id === 'number') && this.#cancelled.get(client)?.has(id) === true
+    } catch {
+      return false
+    }
   }
 
   /**
@@ -245,7 +290,7 @@ export class UpstreamConnection {
   async #connect(client: Client): Promise<Client> {
     const spec = this.spec
     try {
-      await client.connect(this.#transport(client), this.#timeout())
+      await client.connect(this.#noteCancelled(client, this.#transport(client)), this.#timeout())
       return client
     } catch (error) {
       const status = (error as { code?: unknown }).code
@@ -255,7 +300,7 @@ export class UpstreamConnection {
       this.#legacySse = true
       const legacy = this.#newClient()
       try {
-        await legacy.connect(this.#transport(legacy), this.#timeout())
+        await legacy.connect(this.#noteCancelled(legacy, this.#transport(legacy)), this.#timeout())
       } catch (legacyError) {
         await legacy.close().catch(() => undefined)
         // Both refused: the first answer is the one that says why (a 401 showed as the legacy transport's 405).
@@ -323,8 +368,9 @@ export class UpstreamConnection {
           return tools
         }
         // A name a model could not read or write back (the MCP specification asks for 1 to 128 printable characters).
-        if (tool.name === '' || CONTROL_CHARACTER.test(tool.name)) {
-          this.options.onWarning(`skipped a tool of upstream ${this.label}: its name ${JSON.stringify(tool.name.slice(0, 40))} is ${tool.name === '' ? 'empty' : 'not printable (it holds a control character)'}`)
+        const unreadable = unreadableName(tool.name)
+        if (unreadable !== undefined) {
+          this.options.onWarning(`skipped a tool of upstream ${this.label}: its name ${JSON.stringify(tool.name.slice(0, 40))} ${unreadable}`)
           continue
         }
         if (tool.name.length > MAX_UPSTREAM_TOOL_NAME_CHARS) {
@@ -501,6 +547,16 @@ function fewTimes(warn: (message: string) => void, further: string): (message: s
     told++
     warn(told === MAX_PROTOCOL_WARNINGS ? `${message} (${further} are not reported)` : message)
   }
+}
+
+/** Why a tool named `name` cannot be served (a model could not read it, or write it back), or undefined. */
+function unreadableName(name: string): string | undefined {
+  if (name === '') return 'is empty'
+  if (CONTROL_CHARACTER.test(name)) return 'is not printable (it holds a control character)'
+  if (LONE_SURROGATE.test(name)) return 'is not well-formed Unicode (it holds a lone surrogate)'
+  if (BIDI_CONTROL.test(name)) return 'holds a bidirectional control character (it would show reversed)'
+  if (INVISIBLE.test(name)) return 'has no visible character'
+  return undefined
 }
 
 /**
