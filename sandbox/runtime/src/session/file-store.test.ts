@@ -13,6 +13,12 @@ import { MAX_SESSION_KEY_BYTES } from './store.js'
 const root = mkdtempSync(join(tmpdir(), 'ptc-file-store-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 let folders = 0
+/** A method the file store has (the interface makes it optional). */
+function must<T>(method: T | undefined): T {
+  if (method === undefined) throw new Error('the file store has every method of SessionStore')
+  return method
+}
+
 const freshDirectory = (): string => join(root, `store-${++folders}`, 'sessions')
 
 /** Runs an ES module `script` in a node process of its own; its stdout. */
@@ -63,7 +69,7 @@ describe('file store', () => {
     expect(await store.claim?.('c', 'holder-1', 10_000)).toBeUndefined()
   })
 
-  test('a directory replaced by a file, or by a symbolic link to nothing, fails set and claim with a store error naming it', async () => {
+  test('a directory replaced by a file fails every operation with a store error naming it; one replaced by a symbolic link to nothing, set and claim', async () => {
     const base = freshDirectory()
     mkdirSync(base, { recursive: true })
     const file = join(base, 'file')
@@ -79,7 +85,13 @@ describe('file store', () => {
       const expected = { name: 'SessionStoreError', code: 'unavailable', message: `the session store's directory ${directory} is not a directory (${what}): nothing can be saved there until it is one` }
       await expect(store.set('a', Buffer.from('one'))).rejects.toMatchObject(expected)
       await expect(store.claim?.('a', 'holder-1', 10_000)).rejects.toMatchObject(expected)
+      if (directory === dangling) continue // nothing is there to read: reads find nothing
+      for (const read of [() => store.get('a'), () => must(store.take)('a'), () => store.delete('a'), () => must(store.sweep)(), () => must(store.release)('a', 'holder-1')]) {
+        await expect(read()).rejects.toMatchObject(expected)
+      }
     }
+    const dangled = createFileSessionStore({ directory: dangling })
+    expect([await dangled.get('a'), await must(dangled.take)('a'), await dangled.delete('a'), await must(dangled.sweep)()]).toEqual([undefined, undefined, false, 0])
     // Nothing was made or changed in their place.
     expect(readdirSync(base).sort()).toEqual(['dangling', 'file'])
   })

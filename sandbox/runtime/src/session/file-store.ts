@@ -54,15 +54,17 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
 
   return {
     async get(key) {
-      checkKey(key)
-      const file = _entryPath(directory, key)
-      const entry = await readEntry(file, key, false).catch((error: unknown) => moveAside(file, file, error))
-      if (entry === undefined) return undefined
-      if (entry.expiresAt !== 0 && now() >= entry.expiresAt) {
-        await removeIfUnchanged(file, entry.ino)
-        return undefined
-      }
-      return entry.payload
+      return inDirectory(directory, async () => {
+        checkKey(key)
+        const file = _entryPath(directory, key)
+        const entry = await readEntry(file, key, false).catch((error: unknown) => moveAside(file, file, error))
+        if (entry === undefined) return undefined
+        if (entry.expiresAt !== 0 && now() >= entry.expiresAt) {
+          await removeIfUnchanged(file, entry.ino)
+          return undefined
+        }
+        return entry.payload
+      })
     },
 
     async set(key, bytes, setOptions) {
@@ -97,21 +99,23 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     },
 
     async take(key) {
-      checkKey(key)
-      const file = _entryPath(directory, key)
-      // A rename is atomic: of several takers, one moves the file and the others find it gone.
-      const taken = join(directory, `.${randomBytes(8).toString('hex')}.taken`)
-      try {
-        await rename(file, taken)
-      } catch (error) {
-        if (isMissing(error)) return undefined
-        throw error
-      }
-      // Not a store file: moved aside, as get() does.
-      const entry = await readEntry(taken, key, false, file).catch((error: unknown) => moveAside(taken, file, error))
-      await unlink(taken).catch(() => {})
-      if (entry === undefined || (entry.expiresAt !== 0 && now() >= entry.expiresAt)) return undefined
-      return entry.payload
+      return inDirectory(directory, async () => {
+        checkKey(key)
+        const file = _entryPath(directory, key)
+        // A rename is atomic: of several takers, one moves the file and the others find it gone.
+        const taken = join(directory, `.${randomBytes(8).toString('hex')}.taken`)
+        try {
+          await rename(file, taken)
+        } catch (error) {
+          if (isMissing(error)) return undefined
+          throw error
+        }
+        // Not a store file: moved aside, as get() does.
+        const entry = await readEntry(taken, key, false, file).catch((error: unknown) => moveAside(taken, file, error))
+        await unlink(taken).catch(() => {})
+        if (entry === undefined || (entry.expiresAt !== 0 && now() >= entry.expiresAt)) return undefined
+        return entry.payload
+      })
     },
 
     async claim(key, holder, ttlMs, claimOptions): Promise<SessionClaim | undefined> {
@@ -157,75 +161,81 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     },
 
     async release(key, holder) {
-      checkKey(key)
-      checkHolder(holder)
-      const file = _claimPath(directory, key)
-      if ((await readClaim(file))?.holder !== holder) return
-      await underClaimLock(file, async () => {
-        if ((await readClaim(file))?.holder === holder) await unlinkIfThere(file)
+      return inDirectory(directory, async () => {
+        checkKey(key)
+        checkHolder(holder)
+        const file = _claimPath(directory, key)
+        if ((await readClaim(file))?.holder !== holder) return
+        await underClaimLock(file, async () => {
+          if ((await readClaim(file))?.holder === holder) await unlinkIfThere(file)
+        })
       })
     },
 
     async sweep() {
-      let names: string[]
-      try {
-        names = await readdir(directory)
-      } catch (error) {
-        if (isMissing(error)) return 0
-        throw error
-      }
-      let removed = 0
-      for (const name of names) {
-        const file = join(directory, name)
-        if (ENTRY_NAME.test(name)) {
-          // One unreadable entry does not stop the sweep: it is left for get() to report.
-          const entry = await readEntry(file, name, true).catch(() => undefined)
-          if (entry !== undefined && entry.expiresAt !== 0 && now() >= entry.expiresAt) {
-            await removeIfUnchanged(file, entry.ino)
-            removed++
-          }
-        } else if (CLAIM_NAME.test(name)) {
-          const claim = await readClaim(file).catch(() => undefined)
-          if (claim !== undefined && now() >= claim.expiresAt) {
-            const gone = await underClaimLock(file, async () => {
-              const current = await readClaim(file)
-              if (current === undefined || now() < current.expiresAt) return false
-              await unlinkIfThere(file)
-              return true
-            }).catch(() => false)
-            if (gone) removed++
-          }
-        } else if (LOCK_NAME.test(name) || TEMP_LOCK_NAME.test(name)) {
-          // A lock left by a process that crashed while it held it, or while it made it.
-          const info = await stat(file).catch(() => undefined)
-          if (info !== undefined && Date.now() - info.mtimeMs > STALE_TEMP_MS && (await removeLockDirectory(file))) removed++
-        } else if (TEMP_NAME.test(name)) {
-          // A temporary file of a set() (or a take()) that crashed before it was done (one in progress is younger).
-          const info = await stat(file).catch(() => undefined)
-          if (info !== undefined && now() - info.mtimeMs > STALE_TEMP_MS && (await unlink(file).then(() => true, () => false))) removed++
+      return inDirectory(directory, async () => {
+        let names: string[]
+        try {
+          names = await readdir(directory)
+        } catch (error) {
+          if (isMissing(error)) return 0
+          throw error
         }
-      }
-      return removed
+        let removed = 0
+        for (const name of names) {
+          const file = join(directory, name)
+          if (ENTRY_NAME.test(name)) {
+            // One unreadable entry does not stop the sweep: it is left for get() to report.
+            const entry = await readEntry(file, name, true).catch(() => undefined)
+            if (entry !== undefined && entry.expiresAt !== 0 && now() >= entry.expiresAt) {
+              await removeIfUnchanged(file, entry.ino)
+              removed++
+            }
+          } else if (CLAIM_NAME.test(name)) {
+            const claim = await readClaim(file).catch(() => undefined)
+            if (claim !== undefined && now() >= claim.expiresAt) {
+              const gone = await underClaimLock(file, async () => {
+                const current = await readClaim(file)
+                if (current === undefined || now() < current.expiresAt) return false
+                await unlinkIfThere(file)
+                return true
+              }).catch(() => false)
+              if (gone) removed++
+            }
+          } else if (LOCK_NAME.test(name) || TEMP_LOCK_NAME.test(name)) {
+            // A lock left by a process that crashed while it held it, or while it made it.
+            const info = await stat(file).catch(() => undefined)
+            if (info !== undefined && Date.now() - info.mtimeMs > STALE_TEMP_MS && (await removeLockDirectory(file))) removed++
+          } else if (TEMP_NAME.test(name)) {
+            // A temporary file of a set() (or a take()) that crashed before it was done (one in progress is younger).
+            const info = await stat(file).catch(() => undefined)
+            if (info !== undefined && now() - info.mtimeMs > STALE_TEMP_MS && (await unlink(file).then(() => true, () => false))) removed++
+          }
+        }
+        return removed
+      })
     },
 
     async delete(key) {
-      checkKey(key)
-      const file = _entryPath(directory, key)
-      let live = true
-      try {
-        const entry = await readEntry(file, key, true)
-        if (entry === undefined) return false
-        live = entry.expiresAt === 0 || now() < entry.expiresAt
-      } catch (error) {
-        if (!(error instanceof SessionStoreError)) throw error // a corrupt entry is deleted like any other
-      }
-      try {
-        await unlink(file)
-      } catch (error) {
-        if (isMissing(error)) return false
-        throw error
-      }
-      return live
+      return inDirectory(directory, async () => {
+        checkKey(key)
+        const file = _entryPath(directory, key)
+        let live = true
+        try {
+          const entry = await readEntry(file, key, true)
+          if (entry === undefined) return false
+          live = entry.expiresAt === 0 || now() < entry.expiresAt
+        } catch (error) {
+          if (!(error instanceof SessionStoreError)) throw error // a corrupt entry is deleted like any other
+        }
+        try {
+          await unlink(file)
+        } catch (error) {
+          if (isMissing(error)) return false
+          throw error
+        }
+        return live
+      })
     },
   }
 }
@@ -440,14 +450,32 @@ async function makeDirectory(directory: string): Promise<void> {
     // mkdir says "file already exists" of a file in its place, and "no such file" of a symbolic link to nothing.
     const code = (error as { code?: unknown } | null)?.code
     if (code !== 'EEXIST' && code !== 'ENOENT' && code !== 'ENOTDIR') throw error
-    const what = await lstat(directory).then(
-      (info) => (info.isSymbolicLink() ? 'it is a symbolic link to nothing' : info.isDirectory() ? undefined : 'it is a file'),
-      () => 'a part of its path is a file',
-    )
-    if (what === undefined) throw error
-    throw new SessionStoreError('unavailable', `the session store's directory ${directory} is not a directory (${what}): nothing can be saved there until it is one`, { cause: error })
+    throw await notADirectory(directory, error)
   }
   if (created !== undefined) await chmod(directory, 0o700) // exact whatever the umask
+}
+
+/**
+ * `error` (of an operation in `directory`), or a `SessionStoreError` `unavailable` that says what is in the
+ * directory's place when it is not one (the raw error said ENOTDIR of an entry's path, EEXIST or ENOENT of mkdir).
+ */
+async function notADirectory(directory: string, error: unknown): Promise<unknown> {
+  const what = await lstat(directory).then(
+    (info) => (info.isSymbolicLink() ? 'it is a symbolic link to nothing' : info.isDirectory() ? undefined : 'it is a file'),
+    () => 'a part of its path is a file',
+  )
+  if (what === undefined) return error
+  return new SessionStoreError('unavailable', `the session store's directory ${directory} is not a directory (${what}): nothing can be saved there until it is one`, { cause: error })
+}
+
+/** Runs `operation`; an ENOTDIR it fails with is told as the directory's problem (`notADirectory`). */
+async function inDirectory<T>(directory: string, operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation()
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code === 'ENOTDIR') throw await notADirectory(directory, error)
+    throw error
+  }
 }
 
 async function writeAll(handle: FileHandle, bytes: Uint8Array): Promise<void> {
