@@ -208,6 +208,8 @@ export class UpstreamConnection {
   async close(): Promise<void> {
     this.#closed = true
     clearTimeout(this.#retry)
+    // A connection being made is closed now: a silent upstream held close() until the connect's timeout (a minute).
+    for (const opening of this.#opening) await opening.close().catch(() => undefined)
     const client = this.#client ?? (await this.#connecting?.catch(() => undefined))
     this.#client = undefined
     await client?.close().catch(() => undefined)
@@ -215,6 +217,7 @@ export class UpstreamConnection {
 
   async #open(): Promise<Client> {
     let client = this.#newClient()
+    const first = client
     try {
       client = await this.#connect(client)
       const tools = await this.#listTools(client)
@@ -230,11 +233,19 @@ export class UpstreamConnection {
       await client.close().catch(() => undefined)
       this.#schedule()
       throw new UpstreamUnavailableError(this.label, `upstream ${this.label} could not be connected: ${messageOf(error)}`, { cause: error })
+    } finally {
+      // The legacy transport's client, when the first fell back to it (`#connect`), was made here too.
+      this.#opening.delete(first)
+      this.#opening.delete(client)
     }
   }
 
+  /** Clients being connected (`#open`), which `close` closes at once. */
+  readonly #opening = new Set<Client>()
+
   #newClient(): Client {
     const client = new Client({ name: 'ptc-serve', version: '0.1.0' }, { jsonSchemaValidator: OUTPUT_SCHEMAS })
+    this.#opening.add(client)
     // Set before connecting, so that a change announced right after the handshake is not missed.
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#listChanged(client))
     // What the SDK drops as it reads (a line that is not JSON, an answer to no request: a call then waits for its
@@ -302,6 +313,7 @@ export class UpstreamConnection {
       try {
         await legacy.connect(this.#noteCancelled(legacy, this.#transport(legacy)), this.#timeout())
       } catch (legacyError) {
+        this.#opening.delete(legacy)
         await legacy.close().catch(() => undefined)
         // Both refused: the first answer is the one that says why (a 401 showed as the legacy transport's 405).
         this.#legacySse = false
