@@ -5,6 +5,8 @@
  * timed out. Here: real upstreams on loopback, the SDK's own servers (the fixture) and hand-written hostile ones.
  */
 import { once } from 'node:events'
+import { existsSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { dirname, join, resolve } from 'node:path'
@@ -247,3 +249,45 @@ test('close() of a connection being made to an upstream that never answers ends 
   await expect(connecting).rejects.toThrow(/upstream mute could not be connected/)
   expect(connection.connected).toBe(false)
 })
+
+test('a stdio upstream that closes its stdin and runs on is reset and reconnected, not left to time every call out', async () => {
+  // Answers initialize and tools/list, then closes its stdin (the second process it is started as answers calls).
+  const server = `
+const out = (m) => process.stdout.write(JSON.stringify(m) + '\\n')
+let buffer = ''
+process.stdin.on('data', (chunk) => {
+  buffer += chunk
+  for (let at = buffer.indexOf('\\n'); at !== -1; at = buffer.indexOf('\\n')) {
+    const message = JSON.parse(buffer.slice(0, at))
+    buffer = buffer.slice(at + 1)
+    if (message.method === 'initialize') out({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'deaf', version: '1' } } })
+    if (message.method === 'tools/list') {
+      out({ jsonrpc: '2.0', id: message.id, result: { tools: [{ name: 'echo', inputSchema: { type: 'object' } }] } })
+      if (!require('node:fs').existsSync(process.env.MARK)) {
+        require('node:fs').writeFileSync(process.env.MARK, '')
+        setTimeout(() => { process.stdin.destroy(); require('node:fs').closeSync(0) }, 10)
+      }
+    }
+    if (message.method === 'tools/call') out({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: 'heard' }] } })
+  }
+})
+setInterval(() => {}, 1 << 30)`
+  const mark = join(mkdtempSync(join(tmpdir(), 'ptc-deaf-')), 'closed-once')
+  const warnings: string[] = []
+  const connection = new UpstreamConnection(
+    { name: 'deaf', command: process.execPath, args: ['-e', server], env: { ...(process.env as Record<string, string>), MARK: mark } },
+    { requestTimeoutMs: 3000, reconnect: { initialMs: 50 }, onTools: () => undefined, onWarning: (m) => warnings.push(m) },
+  )
+  try {
+    await connection.connect()
+    await expect.poll(() => existsSync(mark)).toBe(true)
+    // Writes fail once the pipe is known closed: the connection is reset (the call in flight fails), then made again.
+    for (let i = 0; i < 10 && !warnings.some((w) => w.includes('stdin was closed')); i++) {
+      await connection.call('echo', { text: 'x'.repeat(100_000) }, new AbortController().signal).catch(() => undefined)
+    }
+    expect(warnings).toContainEqual(expect.stringMatching(/^upstream deaf disconnected \(reset: its stdin was closed \((EPIPE|ERR_STREAM_DESTROYED|ERR_STREAM_WRITE_AFTER_END)\): it reads no more requests\); in-flight calls failed; reconnecting$/))
+    expect(await connection.call('echo', {}, new AbortController().signal)).toEqual({ content: [{ type: 'text', text: 'heard' }] })
+  } finally {
+    await connection.close()
+  }
+}, 60_000)

@@ -252,6 +252,12 @@ export class UpstreamConnection {
     // timeout, which names nothing) is told to the operator, a few times per connection.
     const warn = fewTimes((message) => this.options.onWarning(message), 'its further such messages on this connection')
     client.onerror = (error) => {
+      // Its stdin closed while it runs: no request reaches it any more, and each would wait for its timeout.
+      if (brokenPipe(error)) {
+        this.#resets.set(client, `its stdin was closed (${(error as { code?: string }).code}): it reads no more requests`)
+        void client.close().catch(() => undefined)
+        return
+      }
       if (dropped(error) && !this.#answersCancelled(client, error)) {
         warn(`upstream ${this.label} sent what could not be used, and it was dropped: ${textHead(error.message.replace(/\s+/g, ' '), 300)}`)
       }
@@ -559,6 +565,12 @@ function fewTimes(warn: (message: string) => void, further: string): (message: s
     told++
     warn(told === MAX_PROTOCOL_WARNINGS ? `${message} (${further} are not reported)` : message)
   }
+}
+
+/** Whether the client's error is a write to an upstream's stdin that its process closed (it runs on, reading nothing). */
+function brokenPipe(error: Error): boolean {
+  const code = (error as { code?: unknown }).code
+  return code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED' || code === 'ERR_STREAM_WRITE_AFTER_END'
 }
 
 /** Why a tool named `name` cannot be served (a model could not read it, or write it back), or undefined. */
