@@ -420,9 +420,11 @@ export class SessionTable<S> {
    * was, when the store fails or does not answer within storeWaitMs.
    */
   async detach(key: string): Promise<{ state: S; bytes: number; runs: number } | undefined> {
-    this.#cancelRetry(key)
     const entry = this.#sessions.get(key)
+    // None live (an idle save of it may be in progress, and put it back if it fails): nothing is taken out.
     if (entry === undefined) return undefined
+    // A failed idle save of an older state must not put that one back once this one is the caller's.
+    this.#cancelRetry(key)
     if (entry.parked !== undefined) throw new SandboxUsageError(`${parkedMessage(key, entry.parked.until - Date.now())}: it cannot be suspended now`)
     if (entry.suspending === true) throw new SandboxUsageError(`session "${key}" is being suspended already`)
     if (entry.busy) throw new SandboxUsageError(`session "${key}" is running a program: suspend it once the program has ended`)
