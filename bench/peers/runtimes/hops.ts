@@ -1,10 +1,10 @@
 /**
- * Two more baselines, without any sandbox: the program runs in plain Node, but on the other side of a thread
+ * Three more baselines, without any sandbox: the program runs in plain Node, but on the other side of a thread
  * or of a process from the host tool, as a sandbox that keeps the guest off the host's thread must run it.
- * Each call is a message to the host (the main thread, or the parent process) and its answer a message back;
- * neither side spins while it waits. What they measure is the floor of that design on the machine: a
- * sequential call through ptc's QuickJS worker or isolated-vm's child process cannot cost less than one of
- * these round trips, whatever the sandbox does.
+ * Each call is a message to the host (the main thread, or the parent process) and its answer a message back,
+ * neither side spinning while it waits; or, in a worker that spins, its answer written into shared memory. What
+ * they measure is the floor of that design on the machine: a sequential call through ptc's QuickJS worker or
+ * isolated-vm's child process cannot cost less than one of these round trips, whatever the sandbox does.
  */
 import type { ChildProcess } from 'node:child_process'
 import type { Worker } from 'node:worker_threads'
