@@ -254,7 +254,8 @@ test('close() of a connection being made to an upstream that never answers ends 
 })
 
 test('a stdio upstream that closes its stdin and runs on is reset and reconnected, not left to time every call out', async () => {
-  // Answers initialize and tools/list, then closes its stdin (the second process it is started as answers calls).
+  // Answers initialize and tools/list, then closes its stdin and says so in a file (the second process it is
+  // started as answers calls).
   const server = `
 const out = (m) => process.stdout.write(JSON.stringify(m) + '\\n')
 let buffer = ''
@@ -268,7 +269,7 @@ process.stdin.on('data', (chunk) => {
       out({ jsonrpc: '2.0', id: message.id, result: { tools: [{ name: 'echo', inputSchema: { type: 'object' } }] } })
       if (!require('node:fs').existsSync(process.env.MARK)) {
         require('node:fs').writeFileSync(process.env.MARK, '')
-        setTimeout(() => { process.stdin.destroy(); require('node:fs').closeSync(0) }, 10)
+        setTimeout(() => { process.stdin.destroy(); require('node:fs').closeSync(0); require('node:fs').writeFileSync(process.env.MARK + '.closed', '') }, 10)
       }
     }
     if (message.method === 'tools/call') out({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: 'heard' }] } })
@@ -279,13 +280,13 @@ setInterval(() => {}, 1 << 30)`
   const warnings: string[] = []
   const connection = new UpstreamConnection(
     { name: 'deaf', command: process.execPath, args: ['-e', server], env: { ...(process.env as Record<string, string>), MARK: mark } },
-    { requestTimeoutMs: 3000, reconnect: { initialMs: 50 }, onTools: () => undefined, onWarning: (m) => warnings.push(m) },
+    { requestTimeoutMs: 8000, reconnect: { initialMs: 50 }, onTools: () => undefined, onWarning: (m) => warnings.push(m) },
   )
   try {
     await connection.connect()
-    await expect.poll(() => existsSync(mark)).toBe(true)
+    await expect.poll(() => existsSync(`${mark}.closed`), { timeout: 10_000 }).toBe(true)
     // Writes fail once the pipe is known closed: the connection is reset (the call in flight fails), then made again.
-    for (let i = 0; i < 10 && !warnings.some((w) => w.includes('stdin was closed')); i++) {
+    for (let i = 0; i < 6 && !warnings.some((w) => w.includes('stdin was closed')); i++) {
       await connection.call('echo', { text: 'x'.repeat(100_000) }, new AbortController().signal).catch(() => undefined)
     }
     expect(warnings).toContainEqual(expect.stringMatching(/^upstream deaf disconnected \(reset: its stdin was closed \((EPIPE|ERR_STREAM_DESTROYED|ERR_STREAM_WRITE_AFTER_END)\): it reads no more requests\); in-flight calls failed; reconnecting$/))
@@ -293,4 +294,4 @@ setInterval(() => {}, 1 << 30)`
   } finally {
     await connection.close()
   }
-}, 60_000)
+}, 90_000)
