@@ -12,7 +12,7 @@ import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprot
 import { checkBound, UpstreamUnavailableError } from '../errors.js'
 import { MAX_MESSAGE_BYTES, MAX_UPSTREAM_MESSAGE_BYTES, UpstreamFetch, type OversizedAnswer } from './bounded-fetch.js'
 import { useLineBuffer } from './line-buffer.js'
-import { sendInTurn } from './send-in-turn.js'
+import { cancelledRequest, sendInTurn } from './send-in-turn.js'
 import { forwardStderr } from './stderr.js'
 
 /**
@@ -274,8 +274,8 @@ export class UpstreamConnection {
     this.#cancelled.set(client, ids)
     const send = transport.send.bind(transport)
     transport.send = (message, options) => {
-      const id = 'method' in message && message.method === 'notifications/cancelled' ? (message.params as { requestId?: unknown } | undefined)?.requestId : undefined
-      if (typeof id === 'string' || typeof id === 'number') {
+      const id = cancelledRequest(message)
+      if (id !== undefined) {
         ids.add(id)
         if (ids.size > MAX_CANCELLED_KEPT) ids.delete(ids.values().next().value as string | number)
       }

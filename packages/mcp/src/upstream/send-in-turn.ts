@@ -51,7 +51,7 @@ export function sendInTurn<T extends Pick<Transport, 'send'>>(transport: T): T {
 }
 
 /** The id of the request `message` cancels, when it is a `notifications/cancelled`. */
-function cancelledRequest(message: JSONRPCMessage): string | number | undefined {
+export function cancelledRequest(message: JSONRPCMessage): string | number | undefined {
   if (!('method' in message) || message.method !== 'notifications/cancelled' || 'id' in message) return undefined
   const id = (message.params as { requestId?: unknown } | undefined)?.requestId
   return typeof id === 'string' || typeof id === 'number' ? id : undefined
