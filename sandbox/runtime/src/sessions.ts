@@ -27,6 +27,13 @@ function brief(error: unknown): string {
   return `${head.split('').join('')}… (${message.length} characters) …${tail.split('').join('')}`
 }
 
+/** Why a session cannot be resumed into now: a program of it runs, or it is being suspended. */
+function busyForResume(key: string, live: { suspending?: boolean }): SandboxUsageError {
+  return new SandboxUsageError(
+    live.suspending === true ? `session "${key}" is being suspended: resume into it once that has ended` : `session "${key}" is running a program: resume into it once the program has ended`,
+  )
+}
+
 /** How long a session run that suspended holds its session for its resume, by default (`DurableRun.holdMs`): 7 days. */
 export const DEFAULT_HOLD_MS = 7 * 24 * 3_600_000
 
@@ -504,7 +511,7 @@ export class SessionTable<S> {
     const spill = this.#spill
     if (spill?.claim !== undefined) {
       const live = this.#sessions.get(key)
-      if (live?.busy === true) throw new SandboxUsageError(live.suspending === true ? `session "${key}" is being suspended: resume into it once that has ended` : `session "${key}" is running a program: resume into it once the program has ended`)
+      if (live?.busy === true) throw busyForResume(key, live)
       const waitMs = this.#storeWaitMs
       const claimed = await waitForStore(this.#serial(key, () => this.#claim(entry, undefined)), { deadline: since + waitMs })
       if (!claimed.ok) {
@@ -533,7 +540,7 @@ export class SessionTable<S> {
   async #makeRoomFor(key: string, since: number): Promise<void> {
     for (;;) {
       const live = this.#sessions.get(key)
-      if (live?.busy === true) throw new SandboxUsageError(live.suspending === true ? `session "${key}" is being suspended: resume into it once that has ended` : `session "${key}" is running a program: resume into it once the program has ended`)
+      if (live?.busy === true) throw busyForResume(key, live)
       const others = this.#sessions.size - (live === undefined ? 0 : 1)
       if (others < this.limits.maxSessions) {
         if (live !== undefined) this.#forget(live, undefined)
