@@ -33,6 +33,12 @@ export class Layers {
     }
   }
 
+  /** Whether any layer holds a live registration of `name`. */
+  hasAnywhere(name: string): boolean {
+    for (const reg of this.#all) if (reg.name === name) return true
+    return false
+  }
+
   restrict(scope: Scope, restriction: CompiledRestriction): () => void {
     this.#restrictions.set(scope, [...(this.#restrictions.get(scope) ?? []), restriction])
     return () => {

@@ -1,4 +1,4 @@
-import { NoExecutorError, ToolRestrictionError } from '../errors.js'
+import { NoExecutorError, ToolRegistrationError, ToolRestrictionError } from '../errors.js'
 import { emitToObservers } from '../events/emit.js'
 import { ListenerList } from '../events/listeners.js'
 import { runWaterfall } from '../events/waterfall.js'
@@ -67,6 +67,11 @@ class Core {
     )
   }
 
+  /** The name reserved by an installed executor's built-in tools, if `name` is one. */
+  reservedBy(name: string): boolean {
+    return this.executors.reserved().has(name)
+  }
+
   changed(): void {
     emitToObservers(this.listeners['tools/change'].all(), [])
   }
@@ -88,26 +93,49 @@ class Core {
     return this.transports.get(executor)
   }
 
+  /** The definition of the built-in tool `name` of the executor selected for `scope`, if it has one. */
+  builtin(name: string, scope: Scope | undefined): ToolDefinition | undefined {
+    const executor = this.executors.select(scope)
+    if (executor === null || !builtinNames(executor).includes(name)) return undefined
+    return this.services(executor).builtins().find((d) => d.name === name)
+  }
+
   /** The services handed to `executor`, built once, with the executor's transport route. */
   services(executor: ToolExecutor): ToolExecutorServices {
     let services = this.servicesOf.get(executor)
     if (services !== undefined) return services
-    const route: { transport?: Registration; codeOnly: boolean } = { codeOnly: executor.codeOnly === true }
+    const builtins = new Map<string, Registration>()
+    const route: { transport?: Registration; codeOnly: boolean; builtins: ReadonlyMap<string, Registration> } = {
+      codeOnly: executor.codeOnly === true,
+      builtins,
+    }
     services = Object.freeze({
       dispatch: (input, options) => this.pipeline.dispatch(input, route, options),
       mode: (input): ToolExecutionMode => {
         const reg =
-          input.name === route.transport?.name ? route.transport : this.executable(input.name, input.agent, input.toolSet)
+          input.name === route.transport?.name
+            ? route.transport
+            : (builtins.get(input.name) ?? this.executable(input.name, input.agent, input.toolSet))
         return reg !== undefined && isConcurrencySafeCall(reg.definition, input.arguments) ? PARALLEL : EXCLUSIVE
       },
       definitions: (scope, toolSet) => this.visible(scope, toolSet).map((reg) => reg.registered),
-      executable: (name, scope, toolSet) => this.executable(name, scope, toolSet)?.registered,
+      builtins: () => [...builtins.values()].map((reg) => reg.registered),
+      executable: (name, scope, toolSet) => (builtins.get(name) ?? this.executable(name, scope, toolSet))?.registered,
       ptcDispatchLog: (dispatch) => this.ptcDispatchLog(dispatch),
       complete: (input, result) => this.pipeline.complete(input, route, result),
     } satisfies ToolExecutorServices)
     if (executor.transport !== undefined) {
       route.transport = createRegistration(executor.transport(services), {}, undefined, true)
       this.transports.set(executor, route.transport.definition)
+    }
+    if (executor.builtins !== undefined) {
+      const names = new Set(executor.builtins.names)
+      for (const definition of executor.builtins.define(services)) {
+        if (!names.has(definition.name) || builtins.has(definition.name)) {
+          throw new TypeError(`the executor's built-in tool ${JSON.stringify(definition.name)} is not one of its reserved names, or twice`)
+        }
+        builtins.set(definition.name, createRegistration(definition, {}, undefined, true))
+      }
     }
     this.servicesOf.set(executor, services)
     return services
@@ -152,6 +180,7 @@ export class ToolsView {
   /** Register globally (global view) or in this view's scope. Returns the exact disposer. */
   register(definition: ToolDefinition, options: ToolRegistrationOptions = {}): () => void {
     const reg = createRegistration(definition, options, this.scope)
+    if (this.#core.reservedBy(reg.name)) throw new ToolRegistrationError(reservedMessage(reg.name))
     const remove = this.#core.layers.add(reg)
     this.#core.changed()
     let done = false
@@ -191,6 +220,8 @@ export class ToolsView {
    */
   get(name: string, scope: ScopeKey | undefined = this.scope, toolSet?: ResolvedToolSet): ToolDefinition | undefined {
     if (name === RUN_CODE) return this.#core.transport(scope)
+    const builtin = this.#core.builtin(name, scope)
+    if (builtin !== undefined) return builtin
     const reg = this.#core.layers.lookup(name, scope)
     if (reg === undefined) return undefined
     return toolSet === undefined || isAdmitted(reg, scope, toolSet) ? reg.definition : undefined
@@ -230,6 +261,9 @@ export class ToolsView {
 
   /** Provide the executor for this view's scope (global view: the deployment default). Returns the disposer. */
   setExecutor(executor: ToolExecutor): () => void {
+    for (const name of builtinNames(executor)) {
+      if (this.#core.layers.hasAnywhere(name)) throw new ToolRegistrationError(reservedMessage(name))
+    }
     return this.#core.executors.set(executor, this.scope)
   }
 
@@ -312,6 +346,18 @@ export class ToolsService extends ToolsView {
   constructor(options: ToolsServiceOptions = {}) {
     super(ToolsView.createCore(options), undefined)
   }
+}
+
+function builtinNames(executor: ToolExecutor): readonly string[] {
+  const builtins = (executor as Partial<ToolExecutor> | null)?.builtins
+  return builtins === undefined ? [] : builtins.names
+}
+
+function reservedMessage(name: string): string {
+  return (
+    `${JSON.stringify(name)} is reserved for the executor's built-in tool while it is installed ` +
+    '(the PTC executor\'s tool search): rename your tool, or create the executor with discovery: false'
+  )
 }
 
 function projectSchema(reg: Registration): ToolSchema {

@@ -74,6 +74,12 @@ export interface ToolExecutor {
    * the transport is `UNKNOWN_TOOL`, decided before any policy runs.
    */
   readonly codeOnly?: boolean
+  /**
+   * Tools the executor owns (the PTC executor's `search_tools`): dispatched through the whole pipeline like
+   * registered tools, model-direct or as a program's sub-calls, in every mode. Their names are reserved
+   * while the executor is installed: registering a tool of such a name is an error.
+   */
+  readonly builtins?: ToolExecutorBuiltins
   describe(tools: readonly ToolDefinition[]): ToolModelInput
   execute(input: ToolBatchInput, services: ToolExecutorServices): Promise<ToolBatchResult>
   /**
@@ -81,6 +87,14 @@ export interface ToolExecutor {
    * executors whose programs can suspend (`createPtcExecutor({ durable })`).
    */
   resume?(input: ToolResumeInput, services: ToolExecutorServices): Promise<ToolBatchResult>
+}
+
+/** The executor-owned tools of `ToolExecutor.builtins`. */
+export interface ToolExecutorBuiltins {
+  /** The reserved names; `define` returns one definition for each. */
+  readonly names: readonly string[]
+  /** The definitions, bound to one set of services (built once per set, as the transport is). */
+  define(services: ToolExecutorServices): readonly ToolDefinition[]
 }
 
 /**
@@ -176,7 +190,9 @@ export interface ToolExecutorServices {
    * `schemas()` projects), everything else read from the definition. `describe()` receives the same views.
    */
   definitions(scope?: ScopeKey, toolSet?: ResolvedToolSet): readonly ToolDefinition[]
-  /** The view (as in `definitions()`) of the registration a call may execute, or undefined. */
+  /** The views of the executor's own tools (`ToolExecutor.builtins`), in the order `define` gave them. */
+  builtins(): readonly ToolDefinition[]
+  /** The view (as in `definitions()`, or of a built-in) of the registration a call may execute, or undefined. */
   executable(name: string, scope?: ScopeKey, toolSet?: ResolvedToolSet): ToolDefinition | undefined
   /** Run the `tools/ptc-dispatch-log` waterfall; a throwing listener yields the original content. */
   ptcDispatchLog(dispatch: PtcDispatchLog): Promise<ContentBlock[]>
