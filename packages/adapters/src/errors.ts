@@ -37,17 +37,24 @@ Object.defineProperty(AdapterError, Symbol.hasInstance, {
 
 /**
  * Two tools whose names become the same provider name (`fs.read` and `fs_read` are both `fs_read` on the
- * OpenAI and Anthropic wire): one of them could never be called. Stable code: `WIRE_NAME_COLLISION`.
+ * OpenAI and Anthropic wire), or a tool named as a tool the adapter adds (a tool search tool): one of them
+ * could never be called. Stable code: `WIRE_NAME_COLLISION`.
  */
 export class WireNameCollisionError extends AdapterError {
   declare readonly code: 'WIRE_NAME_COLLISION'
-  /** The wire name, and the two ptc names that share it. */
+  /** The wire name, and the two names that share it (the added tool's name first when `addedTool` is given). */
   readonly wireName: string
   readonly toolNames: readonly [string, string]
-  constructor(wireName: string, first: string, second: string) {
+  /** `addedTool`: what adds the tool named `first` (e.g. "Anthropic's tool search tool (toolSearch: 'bm25')"). */
+  constructor(wireName: string, first: string, second: string, addedTool?: string) {
     super(
       'WIRE_NAME_COLLISION',
-      `tools ${JSON.stringify(first)} and ${JSON.stringify(second)} have the same provider name ${JSON.stringify(wireName)} (names on the wire keep only A-Z, a-z, 0-9, _ and -, at most 64 characters): rename one of them`,
+      addedTool === undefined
+        ? `tools ${JSON.stringify(first)} and ${JSON.stringify(second)} have the same provider name ` +
+          `${JSON.stringify(wireName)} (names on the wire keep only A-Z, a-z, 0-9, _ and -, at most 64 characters): ` +
+          'rename one of them'
+        : `tool ${JSON.stringify(second)} has the provider name ${JSON.stringify(wireName)}, which ${addedTool} ` +
+          'takes: rename the tool',
     )
     this.wireName = wireName
     this.toolNames = Object.freeze([first, second] as const)

@@ -1,6 +1,7 @@
 import { jsonSchema, tool, type Tool } from 'ai'
 import type { JSONSchema7 } from '@ai-sdk/provider'
 import type { Agent, ContentBlock, ResolvedToolSet, ScopeKey, ToolBatchResult, ToolCallBlock, ToolsView } from '@ptc/tools'
+import { aiSdkDeferral, TOOL_SEARCH_KEY } from './tool-search.js'
 
 /** Options of {@link toAiSdkTools}. */
 export interface ToAiSdkToolsOptions {
@@ -25,6 +26,22 @@ export interface ToAiSdkToolsOptions {
    * for the AI SDK's next call.
    */
   readonly approval?: 'service' | 'ai-sdk'
+  /**
+   * Tools to declare deferred (loaded only when a tool search finds them); needs `toolSearch`. `true`: all but
+   * `alwaysLoaded`; a function: the tools whose name it answers `true` for, `alwaysLoaded` excepted.
+   */
+  readonly deferLoading?: boolean | ((name: string) => boolean)
+  /** Names never deferred (the tools an author marked always-loaded): ptc names, as registered (`fs.read`). */
+  readonly alwaysLoaded?: readonly string[]
+  /**
+   * The search tool that finds the deferred tools, added to `tools` as `tool_search`:
+   * - the provider's (ai 6 and 7): `anthropic.tools.toolSearchBm25_20251119()` or `…Regex_20251119()` from
+   *   `@ai-sdk/anthropic` 3, `openai.tools.toolSearch()` from `@ai-sdk/openai` 3.0.46+. Deferred tools get
+   *   `providerOptions.<provider>.deferLoading`; the provider's API searches them.
+   * - ai 7's `toolSearch()`, with any provider: deferred tools get ai 7's `deferLoading`; the AI SDK searches
+   *   them and declares the matches from the next step on.
+   */
+  readonly toolSearch?: Tool
 }
 
 /** The AI SDK's tool-result output (what `toModelOutput` returns). */
@@ -50,13 +67,16 @@ export interface AiSdkTools {
  * from any other harness: a tool that is not concurrency-safe never overlaps
  * another call, and the whole pipeline (policy, guards, approval, logging)
  * applies. A failed call throws its `Error: …` text, which the AI SDK reports
- * to the model as a tool error.
+ * to the model as a tool error. With `deferLoading`, the tools it picks are
+ * marked deferred for `toolSearch`, which is added as `tool_search`.
+ * @throws TypeError naming the option to change when an option is malformed
  */
 export function toAiSdkTools(tools: ToolsView, options: ToAiSdkToolsOptions = {}): AiSdkTools {
   const approval = options.approval ?? 'service'
   if (approval !== 'service' && approval !== 'ai-sdk') throw new TypeError(`approval must be 'service' or 'ai-sdk', not ${JSON.stringify(approval)}`)
   const scope: ScopeKey | undefined = options.agent ?? tools.scope
   const input = tools.modelInput(scope, options.toolSet)
+  const deferral = aiSdkDeferral(options, input.schemas.map((s) => s.name))
   const step = new StepBatcher(tools, options)
   // Calls whose needsApproval said yes, by id, name and input: the AI SDK runs one only once its approval was
   // granted. A later call that reuses an id (some providers number calls per response) is not taken for it.
@@ -78,6 +98,7 @@ export function toAiSdkTools(tools: ToolsView, options: ToAiSdkToolsOptions = {}
     out[schema.name] = tool<unknown, PtcToolOutput>({
       description: schema.description,
       inputSchema: inputSchema(schema.parameters as JSONSchema7),
+      ...deferral.mark(schema.name),
       ...(approval === 'ai-sdk' && { needsApproval }),
       execute: async (args, { toolCallId, abortSignal }) => {
         const call: ToolCallBlock = { type: 'tool_call', id: toolCallId, name: schema.name, arguments: JSON.stringify(args ?? {}) }
@@ -95,6 +116,8 @@ export function toAiSdkTools(tools: ToolsView, options: ToAiSdkToolsOptions = {}
         'content' in options ? (toModelOutput(options, 'media') as ToolResultOutput) : toModelOutput(options.output),
     })
   }
+  // The record is typed for ptc's tools; the search tool, the caller's own, goes in as it is.
+  if (deferral.searchTool !== undefined) out[TOOL_SEARCH_KEY] = deferral.searchTool as Tool<unknown, PtcToolOutput>
   return { tools: out, instructions: input.sections.map((s) => s.text).join('\n\n') }
 }
 

@@ -5,6 +5,7 @@
  */
 export { fromWireToolName, wireToolName, wireToolNames } from './names.js'
 export { AdapterError, WireNameCollisionError, type AdapterErrorCode } from '../errors.js'
+export type { DeferralOptions } from './deferral.js'
 export {
   fromOpenAIToolCalls,
   toOpenAITools,
@@ -29,6 +30,8 @@ export {
   type AnthropicTool,
   type AnthropicToolResultBlock,
   type AnthropicToolResultMessage,
+  type AnthropicToolSearch,
+  type AnthropicToolSearchTool,
   type AnthropicToolUseBlock,
   type AnthropicToolsOptions,
 } from './anthropic.js'
@@ -38,11 +41,14 @@ export {
   toOpenAIResponsesInput,
   toOpenAIResponsesTools,
   type OpenAIResponsesAllowedCaller,
+  type OpenAIResponsesCarriedType,
   type OpenAIResponsesFunctionCall,
   type OpenAIResponsesFunctionCallOutput,
+  type OpenAIResponsesInputOptions,
   type OpenAIResponsesOutputPart,
   type OpenAIResponsesProgram,
   type OpenAIResponsesTool,
+  type OpenAIResponsesToolSearchTool,
   type OpenAIResponsesToolsOptions,
   type OpenAIResponsesUserMessage,
 } from './openai-responses.js'

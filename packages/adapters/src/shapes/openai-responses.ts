@@ -1,4 +1,5 @@
 import type { ContentBlock, ToolBatchResult, ToolCallBlock, ToolSchema } from '@ptc/tools'
+import { deferralOf, shown, type DeferralOptions } from './deferral.js'
 import { checkAllowedCallers, dataUrl, fromWireToolName, hostedCaller, wireSchemas } from './names.js'
 
 /** Who may call a function tool: the model itself (`direct`), or a program it wrote (`programmatic`: programmatic tool calling). */
@@ -14,16 +15,25 @@ export interface OpenAIResponsesTool {
   strict: boolean
   /** Set by `toOpenAIResponsesTools` when `allowedCallers` is given. */
   allowed_callers?: OpenAIResponsesAllowedCaller[]
+  /** Set (true) by `toOpenAIResponsesTools` on the functions it defers: only the tool search loads them. */
+  defer_loading?: boolean
+}
+
+/** The hosted tool search tool: the API searches the deferred functions and loads those the model asks for. */
+export interface OpenAIResponsesToolSearchTool {
+  type: 'tool_search'
 }
 
 /** Options of `toOpenAIResponsesTools`. */
-export interface OpenAIResponsesToolsOptions {
+export interface OpenAIResponsesToolsOptions extends DeferralOptions {
   /**
    * Declare every function with these `allowed_callers` (`['programmatic']`: only a program the model wrote may
    * call them; add `'direct'` to let the model call them too). The calls a program makes carry its `caller`,
    * which `fromOpenAIResponsesOutput` keeps, so they run as sub-dispatches of that program.
    */
   allowedCallers?: readonly OpenAIResponsesAllowedCaller[]
+  /** Append the hosted tool search tool (`{ type: 'tool_search' }`). Default: when any function is deferred. */
+  toolSearch?: boolean
 }
 
 /** A `function_call` item of a response's `output` (other items are ignored). */
@@ -67,20 +77,40 @@ export interface OpenAIResponsesUserMessage {
  * (`fs.read` -> `fs_read`). `strict` is true exactly where the schema already meets strict mode's rules
  * (every object closed with `additionalProperties: false` and every property required, only the keywords strict
  * mode takes), so the API enforces it; otherwise false, and the pipeline still validates every call.
- * `allowed_callers` is set when `options.allowedCallers` is given.
+ * `allowed_callers` is set when `options.allowedCallers` is given. The functions `deferLoading` picks get
+ * `defer_loading: true`, and the hosted tool search tool is appended (`toolSearch`).
  * @throws WireNameCollisionError when two tools would have the same API name
- * @throws TypeError when `allowedCallers` is empty or names something other than `direct` or `programmatic`
+ * @throws TypeError when `allowedCallers` is empty or names something other than `direct` or `programmatic`,
+ * or a deferral option is malformed
  */
-export function toOpenAIResponsesTools(schemas: readonly ToolSchema[], options: OpenAIResponsesToolsOptions = {}): OpenAIResponsesTool[] {
+export function toOpenAIResponsesTools(
+  schemas: readonly ToolSchema[],
+  options?: OpenAIResponsesToolsOptions & ({ deferLoading?: false; toolSearch?: false } | { toolSearch: false }),
+): OpenAIResponsesTool[]
+export function toOpenAIResponsesTools(
+  schemas: readonly ToolSchema[],
+  options: OpenAIResponsesToolsOptions,
+): Array<OpenAIResponsesTool | OpenAIResponsesToolSearchTool>
+export function toOpenAIResponsesTools(
+  schemas: readonly ToolSchema[],
+  options: OpenAIResponsesToolsOptions = {},
+): Array<OpenAIResponsesTool | OpenAIResponsesToolSearchTool> {
   const callers = checkAllowedCallers(options.allowedCallers, (c) => c === 'direct' || c === 'programmatic', "'direct' or 'programmatic'")
-  return wireSchemas(schemas).map(({ name, description, parameters }) => ({
+  const deferred = deferralOf(options)
+  const { toolSearch } = options
+  if (toolSearch !== undefined && typeof toolSearch !== 'boolean') {
+    throw new TypeError(`toolSearch must be true or false, not ${shown(toolSearch)}`)
+  }
+  const tools = wireSchemas(schemas).map(({ name, description, parameters }, i): OpenAIResponsesTool => ({
     type: 'function',
     name,
     description,
     parameters,
     strict: strictCompatible(parameters),
     ...(callers !== undefined && { allowed_callers: [...callers] }),
+    ...(deferred?.((schemas[i] as ToolSchema).name) === true && { defer_loading: true }),
   }))
+  return (toolSearch ?? tools.some((t) => t.defer_loading === true)) ? [...tools, { type: 'tool_search' }] : tools
 }
 
 /**
@@ -88,6 +118,8 @@ export function toOpenAIResponsesTools(schemas: readonly ToolSchema[], options: 
  * raw JSON text; the id is the item's `call_id`). Pass the schemas' names to map API-safe names back. A call
  * a program made keeps its `caller` (`{ type: 'program', id: caller_id, code? }`, the code read from the
  * output's `program` item when it is there), so the executor runs it as a sub-dispatch of that program.
+ * Other items are not calls: a hosted tool search's `tool_search_call` and `tool_search_output` ran on the API
+ * (a client-executed `tool_search_call` asks for a `tool_search_output`, which ptc does not make).
  */
 export function fromOpenAIResponsesOutput(output: readonly { type: string }[], names?: readonly string[]): ToolCallBlock[] {
   const programs = new Map<string, string>()
@@ -105,12 +137,53 @@ export function fromOpenAIResponsesOutput(output: readonly { type: string }[], n
     })
 }
 
+/** The output items a request without `previous_response_id` repeats (`toOpenAIResponsesInput`'s `output`). */
+export type OpenAIResponsesCarriedType = (typeof CARRIED_TYPES)[number]
+
+const CARRIED_TYPES = [
+  'message',
+  'reasoning',
+  'function_call',
+  'tool_search_call',
+  'tool_search_output',
+  'program',
+  'program_output',
+] as const
+const CARRIED: ReadonlySet<string> = new Set(CARRIED_TYPES)
+
+/** Options of `toOpenAIResponsesInput`. */
+export interface OpenAIResponsesInputOptions<O extends { type: string }> {
+  /**
+   * The response's `output`, when the API does not keep the conversation (`store: false`, no
+   * `previous_response_id`): the next request must repeat its items, and the functions a tool search loaded are
+   * defined only in its `tool_search_output`. Leave it out with `previous_response_id`.
+   */
+  output: readonly O[]
+}
+
 /**
  * A batch's results as input items of the next request: one `function_call_output` per call in call order
  * (text as a string; with images, text and image parts), then the deferred contexts as one user message.
- * A failure's output is its `Error: …` text (the Responses API has no error flag).
+ * A failure's output is its `Error: …` text (the Responses API has no error flag). With `options.output`, the
+ * response's messages, reasoning, tool search, program and `function_call` items come first, in order.
  */
-export function toOpenAIResponsesInput(batch: ToolBatchResult): Array<OpenAIResponsesFunctionCallOutput | OpenAIResponsesUserMessage> {
+export function toOpenAIResponsesInput(
+  batch: ToolBatchResult,
+): Array<OpenAIResponsesFunctionCallOutput | OpenAIResponsesUserMessage>
+export function toOpenAIResponsesInput<O extends { type: string }>(
+  batch: ToolBatchResult,
+  options: OpenAIResponsesInputOptions<O>,
+): Array<
+  Extract<O, { type: OpenAIResponsesCarriedType }> | OpenAIResponsesFunctionCallOutput | OpenAIResponsesUserMessage
+>
+export function toOpenAIResponsesInput(
+  batch: ToolBatchResult,
+  options?: OpenAIResponsesInputOptions<{ type: string }>,
+): Array<{ type: string }> {
+  const output = options?.output
+  if (options !== undefined && !Array.isArray(output)) {
+    throw new TypeError(`output must be a response's output items (an array), not ${shown(output)}`)
+  }
   const items: Array<OpenAIResponsesFunctionCallOutput | OpenAIResponsesUserMessage> = batch.results.map(({ callId, result }) => ({
     type: 'function_call_output',
     call_id: callId,
@@ -118,7 +191,7 @@ export function toOpenAIResponsesInput(batch: ToolBatchResult): Array<OpenAIResp
   }))
   const context = batch.additionalContexts.flatMap((m) => m.content.map(toPart))
   if (context.length > 0) items.push({ type: 'message', role: 'user', content: context })
-  return items
+  return output === undefined ? items : [...output.filter((item) => CARRIED.has(item.type)), ...items]
 }
 
 function toPart(block: ContentBlock): OpenAIResponsesOutputPart {

@@ -16,6 +16,10 @@ import {
   toOpenAIResponsesTools,
   toOpenAIToolMessages,
   toOpenAITools,
+  type AnthropicTool,
+  type AnthropicToolSearchTool,
+  type OpenAIResponsesTool,
+  type OpenAIResponsesToolSearchTool,
 } from '../index.js'
 
 declare const schemas: ToolSchema[]
@@ -67,4 +71,46 @@ test('programmatic tool calling: tools with allowed_callers are request params o
   expectTypeOf(both).toBeArray()
   expectTypeOf(openai).toBeArray()
   expectTypeOf(request).toBeObject()
+})
+
+test('tool search: deferred tools and the search tool are request params of both APIs', () => {
+  const deferred = { deferLoading: true, alwaysLoaded: ['a'] }
+  const anthropic: Anthropic.Messages.ToolUnion[] = toAnthropicTools(schemas, deferred)
+  const regex: Anthropic.Messages.ToolUnion[] = toAnthropicTools(schemas, {
+    deferLoading: (name) => name !== 'a',
+    toolSearch: 'regex',
+    allowedCallers: ['direct'],
+  })
+  const openai: OpenAI.Responses.Tool[] = toOpenAIResponsesTools(schemas, deferred)
+  const request: OpenAI.Responses.ResponseCreateParamsNonStreaming = { model: 'm', tools: openai, input: 'hi' }
+  // The search tool's variant is in the type; with none appended, the client tools' type is kept.
+  type Regex = Array<AnthropicTool<never> | AnthropicToolSearchTool<'regex'>>
+  expectTypeOf(toAnthropicTools(schemas, { deferLoading: true, toolSearch: 'regex' })).toEqualTypeOf<Regex>()
+  type Bm25 = Array<AnthropicTool<never> | AnthropicToolSearchTool<'bm25'>>
+  expectTypeOf(toAnthropicTools(schemas, { deferLoading: true })).toEqualTypeOf<Bm25>()
+  expectTypeOf(toAnthropicTools(schemas)).toEqualTypeOf<Array<AnthropicTool<never>>>()
+  const clientOnly: Anthropic.Messages.Tool[] = toAnthropicTools(schemas, { deferLoading: true, toolSearch: false })
+  type WithSearch = Array<OpenAIResponsesTool | OpenAIResponsesToolSearchTool>
+  expectTypeOf(toOpenAIResponsesTools(schemas, { deferLoading: true })).toEqualTypeOf<WithSearch>()
+  const functions: OpenAI.Responses.FunctionTool[] = toOpenAIResponsesTools(schemas, { allowedCallers: ['direct'] })
+  // @ts-expect-error: not a tool search of the Messages API
+  toAnthropicTools(schemas, { deferLoading: true, toolSearch: 'semantic' })
+  // @ts-expect-error: the Responses API has one tool search
+  toOpenAIResponsesTools(schemas, { deferLoading: true, toolSearch: 'bm25' })
+  expectTypeOf([anthropic, regex, clientOnly, functions]).toBeArray()
+  expectTypeOf(request).toBeObject()
+})
+
+test("tool search: an SDK response's search blocks and items are read; the next request takes them back", () => {
+  const message = {} as Anthropic.Messages.Message
+  expectTypeOf(fromAnthropicToolUses(message)).toBeArray()
+  // The Messages API keeps no state: the turn goes back whole (its search blocks too), then the results.
+  const messages: Anthropic.Messages.MessageParam[] = [message, toAnthropicToolResults(batch)]
+  const response = {} as OpenAI.Responses.Response
+  expectTypeOf(fromOpenAIResponsesOutput(response.output)).toBeArray()
+  // Without previous_response_id: the response's items (tool_search_call, tool_search_output, …), then the outputs.
+  const input: OpenAI.Responses.ResponseInputItem[] = toOpenAIResponsesInput(batch, { output: response.output })
+  const next: OpenAI.Responses.ResponseCreateParamsNonStreaming = { model: 'm', input, store: false }
+  expectTypeOf(messages).toBeArray()
+  expectTypeOf(next).toBeObject()
 })
