@@ -1,0 +1,2 @@
+export { ToolSearchIndex, type SearchDocument, type SearchHit, type SearchOptions } from './tool-search-index.js'
+export { DEFAULT_TUNING, type SearchTuning } from './tuning.js'
