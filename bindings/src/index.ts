@@ -3,6 +3,7 @@ export { assertValidBindingNames, bindingKey, isIdentifierName, validateBindingN
 export {
   DEFAULT_MAX_DEPTH,
   renderDeclarations,
+  renderToolDeclaration,
   renderSdk,
   type BindingTool,
   type RenderDeclarationsOptions,

@@ -133,23 +133,11 @@ function argsOptional(parameters: unknown, maxDepth: number): boolean {
  * (check names first with `validateBindingNames`).
  */
 export function renderDeclarations(tools: readonly BindingTool[], options: RenderDeclarationsOptions = {}): string {
-  const maxDepth = clamp(options.maxDepth, DEFAULT_MAX_DEPTH, 100_000)
-  const maxNodes = clamp(options.maxNodes, DEFAULT_MAX_NODES, Number.MAX_SAFE_INTEGER)
+  const limits = renderLimits(options)
   const rendered = readEntries(tools)
-    .map((entry) => {
-      // One budget per tool: what a tool renders never depends on the other tools or their order.
-      const budget: _RenderBudget = { maxDepth, nodesLeft: maxNodes }
-      const key = bindingKey(entry.name)
-      const ref = _quote(entry.name)
-      const args = `${_jsdoc(_annotationLines(entry.parameters), '  ')}  ${key}: ${_renderType(entry.parameters, 1, budget)}`
-      const output = `${_jsdoc(_annotationLines(entry.output), '  ')}  ${key}: ${_renderType(entry.output, 1, budget)}`
-      const param = argsOptional(entry.parameters, budget.maxDepth) ? 'args?' : 'args'
-      const method = `${_jsdoc(_commentLines(entry.description), '  ')}  ${key}(${param}: ToolArgsMap[${ref}]): Promise<ToolOutputMap[${ref}]>`
-      return { name: entry.name, args, output, method }
-    })
+    .map((entry) => renderEntry(entry, limits))
     .sort((a, b) => compareNames(a.name, b.name) || compareNames(a.args + a.output + a.method, b.args + b.output + b.method))
     .filter((entry, i, all) => i === 0 || all[i - 1]?.name !== entry.name)
-  const block = (head: string, lines: string[]): string => (lines.length === 0 ? `${head} {}` : `${head} {\n${lines.join('\n')}\n}`)
   return [
     JSON_VALUE,
     block('interface ToolArgsMap', rendered.map((e) => e.args)),
@@ -159,6 +147,45 @@ export function renderDeclarations(tools: readonly BindingTool[], options: Rende
     `${TOOLS_DOC}\n${block('interface Tools', rendered.map((e) => e.method))}\ndeclare const tools: Tools`,
     CONSOLE,
   ].join('\n\n') + '\n'
+}
+
+/**
+ * The declaration of one tool as {@link renderDeclarations} renders it, as the three interface members it adds
+ * (`ToolArgsMap`, `ToolOutputMap`, `Tools`): appended to the declarations of any tool set, the interfaces merge,
+ * so a program may call the tool. Empty for an entry without a non-empty string name.
+ */
+export function renderToolDeclaration(tool: BindingTool, options: RenderDeclarationsOptions = {}): string {
+  const entry = readEntries([tool])[0]
+  if (entry === undefined) return ''
+  const e = renderEntry(entry, renderLimits(options))
+  return [block('interface ToolArgsMap', [e.args]), block('interface ToolOutputMap', [e.output]), block('interface Tools', [e.method])].join('\n') + '\n'
+}
+
+interface RenderedEntry {
+  readonly name: string
+  readonly args: string
+  readonly output: string
+  readonly method: string
+}
+
+function renderLimits(options: RenderDeclarationsOptions): { readonly maxDepth: number; readonly maxNodes: number } {
+  return { maxDepth: clamp(options.maxDepth, DEFAULT_MAX_DEPTH, 100_000), maxNodes: clamp(options.maxNodes, DEFAULT_MAX_NODES, Number.MAX_SAFE_INTEGER) }
+}
+
+/** One tool's members; one budget per tool, so what a tool renders never depends on the other tools or their order. */
+function renderEntry(entry: Entry, limits: { readonly maxDepth: number; readonly maxNodes: number }): RenderedEntry {
+  const budget: _RenderBudget = { maxDepth: limits.maxDepth, nodesLeft: limits.maxNodes }
+  const key = bindingKey(entry.name)
+  const ref = _quote(entry.name)
+  const args = `${_jsdoc(_annotationLines(entry.parameters), '  ')}  ${key}: ${_renderType(entry.parameters, 1, budget)}`
+  const output = `${_jsdoc(_annotationLines(entry.output), '  ')}  ${key}: ${_renderType(entry.output, 1, budget)}`
+  const param = argsOptional(entry.parameters, budget.maxDepth) ? 'args?' : 'args'
+  const method = `${_jsdoc(_commentLines(entry.description), '  ')}  ${key}(${param}: ToolArgsMap[${ref}]): Promise<ToolOutputMap[${ref}]>`
+  return { name: entry.name, args, output, method }
+}
+
+function block(head: string, lines: readonly string[]): string {
+  return lines.length === 0 ? `${head} {}` : `${head} {\n${lines.join('\n')}\n}`
 }
 
 /**

@@ -7,7 +7,8 @@ import { RUN_CODE, type ToolDefinition, type ToolExecutorServices, type ToolRunC
 import type { Binding } from './scheduler.js'
 
 /**
- * Freeze the bindings of a run: the scope's visible, admitted tools (never the transport). The services hand
+ * Freeze the bindings of a run: the scope's visible, admitted tools (never the transport) and the executor's
+ * built-in tools. The services hand
  * out each registration's view, whose `parameters` is the frozen copy taken at registration, so every
  * sub-call's `schema` is what `schemas()` declares.
  */
@@ -16,6 +17,11 @@ export function buildBindings(services: ToolExecutorServices, ctx: Pick<ToolRunC
   for (const definition of services.definitions(ctx.agent, ctx.toolSet)) {
     // Without a step set, definitions() also lists conditional registrations, which cannot execute.
     if (definition.name === RUN_CODE || services.executable(definition.name, ctx.agent, ctx.toolSet) !== definition) continue
+    const schema = Object.freeze({ name: definition.name, description: definition.description, parameters: definition.parameters })
+    bindings.set(definition.name, Object.freeze({ definition, schema }))
+  }
+  // The executor's own tools (search_tools): reserved names, so no registration shadows them.
+  for (const definition of services.builtins()) {
     const schema = Object.freeze({ name: definition.name, description: definition.description, parameters: definition.parameters })
     bindings.set(definition.name, Object.freeze({ definition, schema }))
   }

@@ -293,7 +293,8 @@ describe('run_code over a fake runtime (the bridge)', () => {
 
   test('a conditional tool is bound only when the step admitted it', async () => {
     const runtime = new FakeRuntime()
-    const h = ptcHarness(runtime)
+    // Without discovery, whose search_tools every program has.
+    const h = ptcHarness(runtime, { discovery: false })
     const { fixtureTools } = await import('./testing/fixtures.js')
     h.tools.register({ ...fixtureTools()[0]!, name: 'beta' }, { when: ({ modelSelection }) => modelSelection.model === 'big' })
     const code = runtime.define('names', async (tools) => Object.keys(tools).sort())

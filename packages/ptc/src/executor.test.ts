@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest'
-import { createPtcExecutor, SDK_GUIDANCE, sdkText } from './executor.js'
+import { createPtcExecutor, sdkText } from './executor.js'
+import { SDK_GUIDANCE } from './guidance.js'
 import { FakeRuntime } from './testing/fake-runtime.js'
 import { fixtureTools, ptcHarness } from './testing/fixtures.js'
 

@@ -11,6 +11,11 @@ import { createRunCodeTool, runCodeContent } from './transport.js'
 import { DEFAULT_MAX_FORWARDED_CHARS } from './scheduler.js'
 import { DurableRuns, type DurableOptions } from './durable.js'
 import { resolveLogLimits, type LogLimits } from './log-limits.js'
+import { SDK_GUIDANCE } from './guidance.js'
+import { resolveDiscovery, SEARCH_TOOLS, type DiscoveryOptions, type ResolvedDiscovery } from './discovery/options.js'
+import { declarationsBlock, rememberedSections, type SdkSection } from './discovery/sdk-section.js'
+import { createSearchTool, SEARCH_TOOLS_PARAMETERS } from './discovery/search-tool.js'
+import { SEARCH_TOOLS_DESCRIPTION } from './discovery/text.js'
 
 export interface PtcExecutorOptions {
   /** The sandbox backend programs run in. */
@@ -89,19 +94,19 @@ export interface PtcExecutorOptions {
    * `false`: every value whole. The `tools/ptc-dispatch-log` waterfall shapes content before this.
    */
   logLimits?: Partial<LogLimits> | false
+  /**
+   * Tool discovery for large catalogs (default on, `budgetChars` 8 000). While the SDK section (guidance and
+   * declarations) fits the budget, nothing changes. Past it, the model reads the always-loaded declarations, a
+   * compact index of the catalog by namespace and how to find the rest with the built-in `search_tools` tool,
+   * which the model may call directly and programs as `tools.search_tools({ query })`. `false`: every
+   * declaration always, and the name `search_tools` is free for a tool of yours.
+   */
+  discovery?: DiscoveryOptions | false
 }
 
 
 /** The name of the SDK prompt section: the executor's own (the guidance) and each step's (guidance and declarations). */
 const SDK_SECTION = 'ptc-sdk'
-
-/** The prompt guidance that precedes the declarations. */
-export const SDK_GUIDANCE = [
-  'Call `run_code` with a short program to use tools. The program is the body of an async function (TypeScript or JavaScript):',
-  'use `await` and `return` at top level; every tool is `await tools.<name>(args)` (or `tools["name"](args)`), returning the typed value below.',
-  'Run independent concurrency-safe calls together with `Promise.all`. A failed call throws a `ToolCallError` you can catch.',
-  'Only what you print with `console.log` or `return` comes back to you; intermediate tool results stay in the sandbox.',
-].join('\n')
 
 /**
  * The PTC executor: runs `run_code` programs in the given runtime, where each
@@ -132,6 +137,9 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
   const guidanceText = guidance(sessionKey !== undefined, longRuns)
   const native = createNativeExecutor({ drainGraceMs, ...(options.maxParallelToolCalls !== undefined && { maxParallelToolCalls: options.maxParallelToolCalls }) })
   const declarations = rememberedDeclarations()
+  const discovery = resolveDiscovery(options.discovery)
+  const fullSection = (tools: readonly ToolDefinition[]): string => `${guidanceText}\n\n${declarationsBlock(declarations(tools))}`
+  const section = discovery === undefined ? undefined : rememberedSections(guidanceText, discovery, fullSection)
   const runCodeSchema = (): ToolSchema => ({
     name: RUN_CODE,
     description: RUN_CODE_DESCRIPTION,
@@ -158,12 +166,18 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
         ...(durable !== undefined && { durable }),
       }),
     describe(tools: readonly ToolDefinition[]): ToolModelInput {
-      const sections: ToolPromptSection[] = [{ name: SDK_SECTION, text: `${guidanceText}\n\n${declarationsBlock(declarations(tools))}` }]
-      if (mode === 'code') return { schemas: [runCodeSchema()], knownNames: [RUN_CODE], sections }
+      const sdk: SdkSection = section?.(tools) ?? { text: fullSection(tools), deferred: false, declared: new Set() }
+      const sections: ToolPromptSection[] = [{ name: SDK_SECTION, text: sdk.text }]
+      const owned = sdk.deferred ? [runCodeSchema(), searchToolsSchema()] : [runCodeSchema()]
+      const ownedNames = sdk.deferred ? [RUN_CODE, SEARCH_TOOLS] : [RUN_CODE]
+      if (mode === 'code') return { schemas: owned, knownNames: ownedNames, sections }
       const nativeInput = native.describe(tools)
-      return { schemas: [...nativeInput.schemas, runCodeSchema()], knownNames: [...nativeInput.knownNames, RUN_CODE], sections }
+      // Past the budget only the always-loaded tools are declared natively; the rest stay callable by name.
+      const natives = sdk.deferred ? nativeInput.schemas.filter((s) => sdk.declared.has(s.name)) : nativeInput.schemas
+      return { schemas: [...natives, ...owned], knownNames: [...nativeInput.knownNames, ...ownedNames], sections }
     },
     execute: (input, services) => native.execute(input, services),
+    ...(discovery !== undefined && { builtins: searchBuiltins }),
     ...(durable !== undefined && {
       resume: (input: ToolResumeInput, services: ToolExecutorServices) => durable.resume(input, services, { runtime, maxWallMs: maxTimeoutMs, maxParallelSubCalls, maxForwardedChars, drainGraceMs, logLimits }, runCodeContent),
     }),
@@ -172,13 +186,22 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
   return withHostedPrograms(executor, { maxParallelSubCalls, drainGraceMs, logLimits: logLimits ?? false })
 }
 
-/** Guidance plus the declarations of the tools a scope can see, deterministic for the same tool set. */
-export function sdkText(tools: readonly ToolDefinition[], options?: { sessions?: boolean }): string {
-  return `${guidance(options?.sessions === true, undefined)}\n\n${declarationsBlock(declarationsOf(tools))}`
+/**
+ * Guidance plus the declarations of the tools a scope can see, deterministic for the same tool set; with
+ * `discovery` (off unless given), past its budget, the text the PTC executor gives with that option.
+ */
+export function sdkText(tools: readonly ToolDefinition[], options?: { sessions?: boolean; discovery?: DiscoveryOptions | false }): string {
+  const text = guidance(options?.sessions === true, undefined)
+  const full = (defs: readonly ToolDefinition[]): string => `${text}\n\n${declarationsBlock(declarationsOf(defs))}`
+  const discovery: ResolvedDiscovery | undefined = options?.discovery === undefined ? undefined : resolveDiscovery(options.discovery)
+  return discovery === undefined ? full(tools) : rememberedSections(text, discovery, full)(tools).text
 }
 
-function declarationsBlock(declarations: string): string {
-  return `\`\`\`ts\n${declarations}\n\`\`\``
+/** The executor's own `search_tools`, one per set of services. */
+const searchBuiltins = Object.freeze({ names: Object.freeze([SEARCH_TOOLS]), define: (services: ToolExecutorServices) => [createSearchTool(services)] })
+
+function searchToolsSchema(): ToolSchema {
+  return { name: SEARCH_TOOLS, description: SEARCH_TOOLS_DESCRIPTION, parameters: structuredClone(SEARCH_TOOLS_PARAMETERS) }
 }
 
 function guidance(sessions: boolean, longRuns: LongRuns | undefined): string {

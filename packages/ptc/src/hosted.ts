@@ -139,6 +139,7 @@ export function withHostedPrograms(executor: ToolExecutor = createNativeExecutor
     ...(executor.sections !== undefined && { sections: executor.sections }),
     ...(executor.codeOnly !== undefined && { codeOnly: executor.codeOnly }),
     ...(executor.transport !== undefined && { transport: executor.transport.bind(executor) }),
+    ...(executor.builtins !== undefined && { builtins: executor.builtins }),
     ...(executor.resume !== undefined && { resume: executor.resume.bind(executor) }),
     describe: executor.describe.bind(executor),
     execute,

@@ -1,4 +1,5 @@
-export { createPtcExecutor, sdkText, SDK_GUIDANCE, type PtcExecutorOptions } from './executor.js'
+export { createPtcExecutor, sdkText, type PtcExecutorOptions } from './executor.js'
+export { SDK_GUIDANCE } from './guidance.js'
 export { withHostedPrograms, type HostedProgramsOptions } from './hosted.js'
 export { CodeRunFailedError, ResumeError, type ResumeErrorCode } from './errors.js'
 export type { AwaitingApproval, DurableOptions } from './durable.js'
@@ -12,3 +13,5 @@ export { DEFAULT_MAX_FORWARDED_CHARS } from './scheduler.js'
 export { MAX_ABANDONED_BODIES } from '@ptc/tools/executor'
 /** Lives in `@ptc/tools` (the default `render` of `defineTool` uses it); re-exported for existing imports. */
 export { prettyJson } from '@ptc/tools'
+export { DEFAULT_DISCOVERY_BUDGET_CHARS, SEARCH_TOOLS, type DiscoveryOptions } from './discovery/options.js'
+export { SEARCH_TOOLS_BINDING } from './discovery/sdk-section.js'

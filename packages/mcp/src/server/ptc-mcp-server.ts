@@ -1,7 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
-import { createPtcExecutor } from '@ptc/ptc'
+import { createPtcExecutor, type DiscoveryOptions } from '@ptc/ptc'
 import type { CodeRunLimits, CodeRuntime } from '@ptc/sandbox'
 import { RUN_CODE, ToolBatchExecutionError, ToolsService, type Agent, type JsonValue, type ToolBatchResult, type ToolCallResult, type ToolRunContext } from '@ptc/tools'
 import { toMcpContent } from '../upstream/content.js'
@@ -36,6 +36,11 @@ export interface PtcMcpServerOptions {
   readonly agent?: Agent
   /** Limits of every `run_code` run. */
   readonly limits?: Partial<CodeRunLimits>
+  /**
+   * Tool discovery (see `PtcExecutorOptions.discovery`; default on, 8 000 characters): past the budget, `run_code`'s
+   * description lists the upstreams' tools by namespace and clients get the `search_tools` tool.
+   */
+  readonly discovery?: DiscoveryOptions | false
   /**
    * One sandbox session per client connection (see `PtcExecutorOptions.sessions`): a client's programs
    * share their state, ended when it disconnects. Needs a runtime that keeps sessions (`endSession`).
@@ -116,7 +121,15 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
   const sessions = options.sandboxSessions === true ? { key: (ctx: ToolRunContext) => ctx.agent?.id } : undefined
   const removeExecutor = tools
     .scoped(agent)
-    .setExecutor(createPtcExecutor({ runtime: options.runtime, mode, ...(options.limits !== undefined && { limits: options.limits }), ...(sessions !== undefined && { sessions }) }))
+    .setExecutor(
+      createPtcExecutor({
+        runtime: options.runtime,
+        mode,
+        ...(options.limits !== undefined && { limits: options.limits }),
+        ...(sessions !== undefined && { sessions }),
+        ...(options.discovery !== undefined && { discovery: options.discovery }),
+      }),
+    )
   const upstreams = options.upstreams.map(
     (spec) =>
       new UpstreamConnection(spec, {
