@@ -3,6 +3,7 @@ import { describe, expect, test } from 'vitest'
 import { thrownBy } from '../../../test/support/thrown.js'
 import {
   AdapterError,
+  fromWireToolName,
   fromAnthropicToolUses,
   fromOpenAIResponsesOutput,
   fromOpenAIToolCalls,
@@ -82,9 +83,13 @@ describe('wire names', () => {
     }
   })
 
-  test('names that differ only past 64 characters collide too; distinct names pass', () => {
+  test('names longer than 64 characters keep 55 and a hash of the whole name, so long names stay apart', () => {
     const long = 'x'.repeat(64)
-    expect(() => toOpenAITools(named(`${long}.a`, `${long}.b`))).toThrow(WireNameCollisionError)
+    const wire = toOpenAITools(named(`${long}.a`, `${long}.b`)).map((t) => t.function.name)
+    expect(wire.map((w) => w.length)).toEqual([64, 64])
+    expect(wire[0]).toMatch(/^x{55}_[0-9a-f]{8}$/)
+    expect(wire[0]).not.toBe(wire[1])
+    expect(fromWireToolName(wire[1] as string, [`${long}.a`, `${long}.b`])).toBe(`${long}.b`)
     expect(toAnthropicTools(named('fs.read', 'fs.write', 'fs_list')).map((t) => t.name)).toEqual(['fs_read', 'fs_write', 'fs_list'])
   })
 })

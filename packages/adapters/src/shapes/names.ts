@@ -3,12 +3,23 @@ import { WireNameCollisionError } from '../errors.js'
 
 /**
  * OpenAI and Anthropic tool names must match `^[a-zA-Z0-9_-]{1,64}$`, so a
- * namespaced ptc name (`fs.read_file`) is sent as `fs_read_file`. Decoding
- * maps a wire name back through the known names.
+ * namespaced ptc name (`fs.read_file`) is sent as `fs_read_file`. A longer name keeps its first 55 characters
+ * and a hash of the whole name, so that long names differing only at their end stay apart. Decoding maps a wire
+ * name back through the known names.
  */
 export function wireToolName(name: string): string {
   const cleaned = name.replace(/[^A-Za-z0-9_-]/g, '_')
-  return cleaned.length <= 64 ? cleaned : cleaned.slice(0, 64)
+  return cleaned.length <= 64 ? cleaned : `${cleaned.slice(0, 55)}_${fnv1a(name)}`
+}
+
+/** 32-bit FNV-1a of the UTF-16 code units, as 8 hex digits: short, stable, and enough to tell long names apart. */
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i)
+    hash = Math.imul(hash, 0x01000193) >>> 0
+  }
+  return hash.toString(16).padStart(8, '0')
 }
 
 /** The ptc name whose wire name is `wire` (the first such among `names`), else `wire` itself. */
