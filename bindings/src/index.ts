@@ -9,3 +9,4 @@ export {
   type RenderDeclarationsOptions,
   type RenderedSdk,
 } from './render/declarations.js'
+export { searchToolsBinding } from './render/search-tools.js'

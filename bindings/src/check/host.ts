@@ -41,14 +41,14 @@ function libFile(ts: typeof TS, path: string, target: TS.ScriptTarget): TS.Sourc
 }
 
 /**
- * An in-memory compiler host: the program file and the SDK declarations from memory, the
+ * An in-memory compiler host: the program file (`parsed` when given) and the SDK declarations from memory, the
  * `lib.*.d.ts` files from the installed `typescript` package (parsed once per process), nothing
  * else (no `@types`, no `node_modules`). Internal.
  */
 export function _createHost(
   ts: typeof TS,
   options: TS.CompilerOptions,
-  program: { fileName: string; text: string },
+  program: { readonly fileName: string; readonly text: string; readonly parsed?: TS.SourceFile },
   declarations: string,
 ): TS.CompilerHost {
   const libDir = _libDirectory(ts)
@@ -57,6 +57,7 @@ export function _createHost(
   return {
     getSourceFile(fileName) {
       if (fileName === _SDK_FILE) return declarationFile(ts, declarations, target)
+      if (fileName === program.fileName && program.parsed !== undefined) return program.parsed
       const text = memory.get(fileName)
       if (text !== undefined) return ts.createSourceFile(fileName, text, target, false)
       if (fileName.startsWith(libDir)) return libFile(ts, fileName, target)

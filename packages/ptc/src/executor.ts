@@ -14,8 +14,7 @@ import { resolveLogLimits, type LogLimits } from './log-limits.js'
 import { SDK_GUIDANCE } from './guidance.js'
 import { resolveDiscovery, SEARCH_TOOLS, type DiscoveryOptions, type ResolvedDiscovery } from './discovery/options.js'
 import { declarationsBlock, rememberedSections, type SdkSection } from './discovery/sdk-section.js'
-import { createSearchTool, SEARCH_TOOLS_PARAMETERS } from './discovery/search-tool.js'
-import { SEARCH_TOOLS_DESCRIPTION } from './discovery/text.js'
+import { createSearchTool, SEARCH_TOOLS_DESCRIPTION, SEARCH_TOOLS_PARAMETERS } from './discovery/search-tool.js'
 
 export interface PtcExecutorOptions {
   /** The sandbox backend programs run in. */

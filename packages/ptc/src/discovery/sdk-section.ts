@@ -4,12 +4,12 @@
  * tools stay the same registrations with the same names and descriptions, so a harness asking every turn pays
  * nothing and a provider's prompt cache sees the same bytes.
  */
-import { renderDeclarations, type BindingTool } from '@ptc/bindings'
+import { renderDeclarations, searchToolsBinding, type BindingTool } from '@ptc/bindings'
 import { RUN_CODE, type ToolDefinition } from '@ptc/tools'
 import { catalogIndex } from './catalog-index.js'
 import { SEARCH_TOOLS, type ResolvedDiscovery } from './options.js'
-import { deferredGuidance, SEARCH_TOOLS_DESCRIPTION } from './text.js'
-import { declarationOf, SEARCH_TOOLS_OUTPUT, SEARCH_TOOLS_PARAMETERS } from './search-tool.js'
+import { deferredGuidance } from './text.js'
+import { declarationOf } from './search-tool.js'
 
 /** A step's SDK section and whether its declarations were deferred. */
 export interface SdkSection {
@@ -19,13 +19,8 @@ export interface SdkSection {
   readonly declared: ReadonlySet<string>
 }
 
-/** What `search_tools` is declared as in the SDK text. */
-export const SEARCH_TOOLS_BINDING: BindingTool = Object.freeze({
-  name: SEARCH_TOOLS,
-  description: SEARCH_TOOLS_DESCRIPTION,
-  parameters: SEARCH_TOOLS_PARAMETERS,
-  output: SEARCH_TOOLS_OUTPUT,
-})
+/** What `search_tools` is declared as in the SDK text (and by `ptc check`). */
+export const SEARCH_TOOLS_BINDING: BindingTool = searchToolsBinding
 
 export function declarationsBlock(declarations: string): string {
   return `\`\`\`ts\n${declarations}\n\`\`\``

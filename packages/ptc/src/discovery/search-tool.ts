@@ -2,43 +2,21 @@
  * The built-in `search_tools` tool: a search over the tools the calling agent may call, through the pipeline like
  * any tool (policies, guards, approval and the dispatch log apply to each search).
  */
-import { renderToolDeclaration } from '@ptc/bindings'
+import { renderToolDeclaration, searchToolsBinding } from '@ptc/bindings'
 import { RUN_CODE, ToolArgsError, type JsonSchemaNode, type JsonValue, type ObjectJsonSchema, type ToolDefinition, type ToolExecutorServices, type ToolRunContext } from '@ptc/tools'
 import { SEARCH_TOOLS } from './options.js'
 import { ToolSearchIndex } from './search/index.js'
-import { LIMIT_DESCRIPTION, QUERY_DESCRIPTION, SEARCH_TOOLS_DESCRIPTION, searchResultText } from './text.js'
+import { searchResultText } from './text.js'
 
 export const DEFAULT_SEARCH_LIMIT = 5
 export const MAX_SEARCH_LIMIT = 50
 /** The longest query accepted, in characters. */
 export const MAX_QUERY_CHARS = 1_000
 
-export const SEARCH_TOOLS_PARAMETERS: ObjectJsonSchema = deepFreeze<ObjectJsonSchema>({
-  type: 'object',
-  properties: {
-    query: { type: 'string', description: QUERY_DESCRIPTION },
-    limit: { type: 'integer', description: LIMIT_DESCRIPTION },
-  },
-  required: ['query'],
-  additionalProperties: false,
-})
-
-export const SEARCH_TOOLS_OUTPUT: JsonSchemaNode = deepFreeze<JsonSchemaNode>({
-  type: 'object',
-  properties: {
-    tools: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: { name: { type: 'string' }, description: { type: 'string' }, declaration: { type: 'string' } },
-        required: ['name', 'description', 'declaration'],
-        additionalProperties: false,
-      },
-    },
-  },
-  required: ['tools'],
-  additionalProperties: false,
-})
+/** The schemas and description of `search_tools`, as programs and the checker declare it. */
+export const SEARCH_TOOLS_PARAMETERS: ObjectJsonSchema = searchToolsBinding.parameters
+export const SEARCH_TOOLS_OUTPUT: JsonSchemaNode = searchToolsBinding.output
+export const SEARCH_TOOLS_DESCRIPTION: string = searchToolsBinding.description
 
 /** One match, as the tool returns it. */
 export interface FoundTool {
@@ -154,16 +132,6 @@ function searchArgs(args: unknown): { query: string; limit: number } {
     throw new ToolArgsError(`limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}, not ${JSON.stringify(limit)}`)
   }
   return { query: a.query, limit }
-}
-
-function deepFreeze<T>(value: T): T {
-  const stack: unknown[] = [value]
-  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
-    if (typeof node !== 'object' || node === null || Object.isFrozen(node)) continue
-    Object.freeze(node)
-    stack.push(...Object.values(node))
-  }
-  return value
 }
 
 function foundOf(value: JsonValue): FoundTool[] {

@@ -1,14 +1,6 @@
 /** Every sentence the model reads about tool discovery, in one place. */
 import { SEARCH_TOOLS } from './options.js'
 
-export const SEARCH_TOOLS_DESCRIPTION =
-  'Search the tool catalog. The query is plain words (matched against tool names, descriptions and parameters), ' +
-  'an exact tool name, or /regex/ over names. Returns the best matches, each with its name, description and ' +
-  'TypeScript declaration; call a match from a program as `await tools[name](args)`.'
-
-export const QUERY_DESCRIPTION = 'What the tool should do, in a few words (e.g. "create an issue"), a tool name, or /regex/'
-export const LIMIT_DESCRIPTION = 'How many tools to return, 1 to 50 (default 5)'
-
 /** The guidance that replaces the full declarations past the budget. */
 export function deferredGuidance(total: number, declared: number): string {
   const shown = declared === 0 ? 'none is declared below' : `only ${declared} ${declared === 1 ? 'is' : 'are'} declared below`
