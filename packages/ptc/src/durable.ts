@@ -227,6 +227,8 @@ export class DurableRuns {
       }
       if (store.claim !== undefined && store.release !== undefined) lease = await this.#lease(token, config, input.signal, storeFailure, unavailable)
       const taking = lease === undefined && store.take !== undefined
+      // Aborted: nothing is taken (a take given up on would hold the state away until it is put back).
+      if (input.signal.aborted) throw input.signal.reason
       const reading = Promise.resolve().then(() => (taking ? (store.take as NonNullable<SessionStore['take']>)(token) : store.get(token)))
       let read: { ok: true; value: Uint8Array | undefined } | { ok: false; reason: 'wall' | 'abort' }
       try {
@@ -333,14 +335,23 @@ export class DurableRuns {
     const lease: Lease = { key: `${token}${LEASE_SUFFIX}`, holder: claimHolder('resume'), since: 0, ttlMs }
     let replaces: string | undefined
     for (let attempt = 0; attempt < 2; attempt++) {
+      // An aborted resume takes nothing: a claim asked for now would outlive it.
+      if (signal.aborted) throw signal.reason
       lease.since = performance.now()
+      const options = replaces === undefined ? undefined : { replaces }
+      const claiming = Promise.resolve().then(() => claim(lease.key, lease.holder, ttlMs, options))
       let claimed: Awaited<ReturnType<typeof waitForStore<Awaited<ReturnType<typeof claim>>>>>
       try {
-        claimed = await this.#bounded(Promise.resolve().then(() => claim(lease.key, lease.holder, ttlMs, replaces === undefined ? undefined : { replaces })), signal)
+        claimed = await this.#bounded(claiming, signal)
       } catch (error) {
         throw storeFailure(error, 'to let this process resume')
       }
       if (!claimed.ok) {
+        // Given up on (aborted, or the store is late): a claim it makes after all is released as it answers.
+        const release = (store.release as NonNullable<SessionStore['release']>).bind(store)
+        void claiming
+          .then((other) => (other === undefined ? release(lease.key, lease.holder) : undefined))
+          .catch(() => undefined)
         if (claimed.reason === 'abort') throw signal.reason
         throw unavailable('to let this process resume')
       }

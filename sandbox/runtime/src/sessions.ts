@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { SandboxUsageError } from './errors.js'
-import { SessionStoreError } from './session/errors.js'
+import { SessionStoreError, SnapshotError } from './session/errors.js'
 import { STORE_WAIT_MS, waitForStore, type SessionClaim } from './session/store.js'
 import { messageOf } from './settle.js'
 import type { CodeRunSessionInfo } from './types.js'
@@ -56,6 +56,15 @@ function parked(claim: SessionClaim): boolean {
 /** Why a session whose program suspended runs no other program now (`SessionTable.park`). */
 function parkedMessage(key: string, leftMs: number): string {
   return `session "${key}" waits for the resume of a program of it that suspended (durable approval): it runs no other program until then, or until that program's hold on it ends in ${Math.max(1, Math.ceil(leftMs / 1000))} s (the session then goes on from its state before that program)`
+}
+
+/** Why a session's state from elsewhere (bytes, a store) is not taken: over this runtime's budget. */
+function overBudget(key: string, bytes: number, max: number): SnapshotError {
+  return new SnapshotError(
+    'too-large',
+    `session "${key}" holds ${bytes} bytes of state, over this runtime's budget of ${max} per session (maxSessionBytes): ` +
+      'raise sessions.maxSessionBytes to take it',
+  )
 }
 
 /** Why a resumed run's state does not become its session's: the session went on without it. */
@@ -396,7 +405,12 @@ export class SessionTable<S> {
         if (saved === undefined && savedAt !== undefined) {
           note ??= `the session's state, which this process saved to the session store ${Math.round((Date.now() - savedAt) / 1000)} s ago, was not there any more (expired or removed there): it starts fresh`
         }
-        if (saved !== undefined && !entry.ended) {
+        if (saved !== undefined && saved.bytes > this.limits.maxSessionBytes) {
+          // Saved by a runtime with a larger budget: it cannot be resumed here, as bytes that cannot be opened.
+          this.#drop(saved.state)
+          const why = overBudget(key, saved.bytes, this.limits.maxSessionBytes).message
+          note = `the session's saved state could not be resumed (${why}); it starts fresh`
+        } else if (saved !== undefined && !entry.ended) {
           entry.state = saved.state
           entry.bytes = saved.bytes
           entry.runs = saved.runs
@@ -498,11 +512,14 @@ export class SessionTable<S> {
   }
 
   /**
-   * Puts a resumed session in the table, replacing an idle live one of that key. Throws while that one runs,
-   * and `SessionStoreError` (`unavailable`) when room for it needs a save and the store has not taken one of
-   * the `maxSessions` in progress within the spill's `storeWaitMs`; the table is then unchanged.
+   * Puts a resumed session in the table, replacing an idle live one of that key. Throws `SnapshotError`
+   * (`too-large`) for a state over `maxSessionBytes`, `SandboxUsageError` while that one runs, and
+   * `SessionStoreError` (`unavailable`) when room for it needs a save and the store has not taken one of the
+   * `maxSessions` in progress within the spill's `storeWaitMs`; the table is then unchanged.
    */
   async attach(key: string, state: S, bytes: number, runs: number): Promise<void> {
+    // Before anything changes: the host's bound (maxSessions x maxSessionBytes) holds for resumed sessions too.
+    if (bytes > this.limits.maxSessionBytes) throw overBudget(key, bytes, this.limits.maxSessionBytes)
     this.#cancelRetry(key)
     const since = performance.now()
     const held = this.#sessions.get(key)?.parked

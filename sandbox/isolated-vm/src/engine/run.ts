@@ -3,7 +3,7 @@ import type IsolatedVM from 'isolated-vm'
 import { messageOf, syntaxErrorInfo } from '../guest-error.js'
 import { FINISH_ERROR } from './protocol.js'
 import type { EngineFailure, FromEngine, StartInput } from './protocol.js'
-import type { IsolateSlot, SlotHandler } from './slot.js'
+import { memoryLimitMib, type IsolateSlot, type SlotHandler } from './slot.js'
 
 /** How often the heap backstop samples the isolate between guest tasks (and the CPU time is reported). */
 const MEMORY_POLL_MS = 50
@@ -41,8 +41,8 @@ export class EngineRun implements SlotHandler {
   #heapPoll: ReturnType<typeof setInterval> | undefined
   #heapInFlight = false
   #cpuSent = 0
-  /** A guest RangeError waiting for `#decide`. */
-  #pendingError: { payload: string; cpuMs: number; overLimit: boolean } | undefined
+  /** A finish waiting for `#decide`: a guest RangeError, or any end of a run its isolate's limit does not bound. */
+  #pendingFinish: { kind: unknown; payload: unknown; cpuMs: number; overLimit: boolean } | undefined
   /** The program completed, threw or did not compile: its isolate's state is one a program left. */
   #clean = false
   /** The host wants this session run's isolate disposed after all (`discard`, `stop`). */
@@ -188,10 +188,12 @@ export class EngineRun implements SlotHandler {
 
   onFinish(kind: unknown, payload: unknown): void {
     if (this.#done) return
-    if (kind === FINISH_ERROR && typeof payload === 'string' && payload.includes('RangeError') && this.#slot !== undefined) {
+    const rangeError = kind === FINISH_ERROR && typeof payload === 'string' && payload.includes('RangeError')
+    if (this.#slot !== undefined && (rangeError || !this.#boundedBySlot(this.#slot))) {
       // V8 may throw "Invalid string length" (or array length) just before isolated-vm's soft limit
-      // disposes the isolate over a bomb: decide once the current task is over (see `#decide`).
-      this.#pendingError = { payload, cpuMs: this.#cpuMs(), overLimit: false }
+      // disposes the isolate over a bomb; and an isolate made for a larger run holds this one to its budget
+      // only by measure: decide once the current task is over (see `#decide`).
+      this.#pendingFinish = { kind, payload, cpuMs: this.#cpuMs(), overLimit: false }
       this.#end(true, false)
       if (this.#tasks === 0) this.#decide()
       return
@@ -214,7 +216,7 @@ export class EngineRun implements SlotHandler {
   #taskDone(): void {
     this.#tasks--
     if (this.#done) {
-      if (this.#pendingError !== undefined && this.#tasks === 0) this.#decide()
+      if (this.#pendingFinish !== undefined && this.#tasks === 0) this.#decide()
       else this.#checkEnded()
       return
     }
@@ -222,17 +224,17 @@ export class EngineRun implements SlotHandler {
   }
 
   /**
-   * The outcome of a guest RangeError, once no task runs: `memory` when isolated-vm hit its memory
-   * limit meanwhile or the heap is over the run's budget, else the guest's exception.
+   * The outcome of a pending finish, once no task runs: `memory` when isolated-vm hit its memory
+   * limit meanwhile or the heap is over the run's budget, else the program's own end.
    */
   #decide(): void {
-    const pending = this.#pendingError
+    const pending = this.#pendingFinish
     const slot = this.#slot
     if (pending === undefined || slot === undefined) return
-    this.#pendingError = undefined
+    this.#pendingFinish = undefined
     const report = (memory: boolean): void => {
       if (memory) this.#send({ t: 'fail', run: this.id, reason: 'memory', detail: '', cpuMs: pending.cpuMs })
-      else this.#send({ t: 'finish', run: this.id, kind: FINISH_ERROR, payload: pending.payload, cpuMs: pending.cpuMs })
+      else this.#send({ t: 'finish', run: this.id, kind: pending.kind, payload: pending.payload, cpuMs: pending.cpuMs })
       this.#clean = !memory
       this.#dispose(slot, true)
     }
@@ -282,6 +284,14 @@ export class EngineRun implements SlotHandler {
       slot.dispose()
       this.#checkEnded()
     })
+  }
+
+  /**
+   * Whether `slot`'s own memory limit bounds this run as a fresh isolate's would: not so for a session's isolate
+   * made by a run with a larger `memoryBytes` (a limit cannot be lowered), which the heap is measured against.
+   */
+  #boundedBySlot(slot: IsolateSlot): boolean {
+    return slot.memoryMib <= memoryLimitMib(this.#input.memoryBytes)
   }
 
   /** A session run that ended cleanly keeps its isolate for the session's next run, unless the host discarded it. */
@@ -380,7 +390,7 @@ export class EngineRun implements SlotHandler {
   #engineFailure(error: unknown): void {
     const message = messageOf(error)
     if (this.#done) {
-      if (this.#pendingError !== undefined && /memory limit/i.test(message)) this.#pendingError.overLimit = true
+      if (this.#pendingFinish !== undefined && /memory limit/i.test(message)) this.#pendingFinish.overLimit = true
       return
     }
     if (/memory limit/i.test(message)) {

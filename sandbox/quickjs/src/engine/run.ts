@@ -220,7 +220,10 @@ export class EngineRun {
       const info = this.#errorInfo(program.error)
       if (this.#stop === undefined) {
         this.#finished = true
-        this.#result = { error: isOutOfMemory(info) ? stopError('memory', this.#input.limits) : { kind: 'syntax', info } }
+        // Evaluating the wrapper also declares a session program's globals: a TypeError there (a frozen global
+        // object) is the program's runtime error, not a syntax one.
+        const kind = info.name === 'SyntaxError' ? 'syntax' : 'exception'
+        this.#result = { error: isOutOfMemory(info) ? stopError('memory', this.#input.limits) : { kind, info } }
       }
       return
     }

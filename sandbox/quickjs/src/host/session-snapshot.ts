@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises'
 import { endianness } from 'node:os'
 import { GUEST_PRELUDE, type ParkedHostCall } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, JsonValue } from '@ptc/sandbox'
+import { SnapshotError } from '@ptc/sandbox/session'
 import type { SessionMemory } from '../engine/image.js'
 import { wasmPath, type QuickJSVariantName } from '../engine/module.js'
 import { fromBytePlanes, toBytePlanes } from './byte-planes.js'
@@ -104,8 +105,18 @@ function whole(n: unknown): n is number {
   return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0
 }
 
-function malformed(kind: 'session' | 'run', why: string): Error {
-  return new Error(`the ${kind === 'session' ? 'session snapshot' : 'suspended run'}'s payload is malformed: ${why}`)
+function malformed(kind: 'session' | 'run', why: string): SnapshotError {
+  const what = kind === 'session' ? 'session snapshot' : 'suspended run'
+  return new SnapshotError('tampered', `the ${what}'s payload is malformed: ${why}`)
+}
+
+/** Authentic bytes of the other kind: a suspended run's state given as a session's, or the reverse. */
+function otherKind(kind: 'session' | 'run'): SnapshotError {
+  const message =
+    kind === 'session'
+      ? "these bytes hold a suspended run's state, not a session: resume the run with openRun and resumeRun"
+      : 'these bytes hold a session, not a suspended run: resume the session with resumeSession'
+  return new SnapshotError('foreign-session', message)
 }
 
 /** The memory in `bytes` and the header's other fields; a payload of another kind is refused. */
@@ -126,7 +137,7 @@ function decodeMemory(bytes: Uint8Array, kind: 'session' | 'run'): { memory: Ses
   if (typeof header !== 'object' || header === null) fail('its header is not an object')
   if (header.format !== FORMAT) fail(`format ${String(header.format)}, this build reads ${FORMAT}`)
   // A payload without a kind is a session's.
-  if ((header.kind ?? 'session') !== kind) fail(`it holds a ${String(header.kind)}, not a ${kind}`)
+  if ((header.kind ?? 'session') !== kind) throw otherKind(kind)
   const { id, fingerprint, byteLength, ranges: count, data: dataBytes, ...fields } = header
   if (typeof id !== 'string' || typeof fingerprint !== 'string') fail('no state id or fingerprint')
   if (!whole(byteLength) || !whole(count) || !whole(dataBytes) || count % 2 !== 0) fail('bad sizes')

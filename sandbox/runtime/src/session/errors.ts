@@ -1,5 +1,15 @@
-/** Why `openSnapshot` refused its bytes. Match on this, not on the message. */
-export type SnapshotErrorCode = 'not-a-snapshot' | 'truncated' | 'tampered' | 'unsupported-version' | 'foreign-build' | 'foreign-session'
+/**
+ * Why `openSnapshot` (or a runtime's `resumeSession`) refused its bytes. Match on this, not on the message.
+ * `too-large`: authentic, but the session holds more than the runtime's `maxSessionBytes`.
+ */
+export type SnapshotErrorCode =
+  | 'not-a-snapshot'
+  | 'truncated'
+  | 'tampered'
+  | 'unsupported-version'
+  | 'foreign-build'
+  | 'foreign-session'
+  | 'too-large'
 
 /** Why a session store refused a key or an entry, or did not answer in time (`unavailable`). */
 export type SessionStoreErrorCode = 'invalid-key' | 'corrupt-entry' | 'unavailable' | 'claimed'
