@@ -150,7 +150,7 @@ for (const backend of backends) {
       `)
       expect(result.isError === false && result.value).toEqual({
         logs: [],
-        result: ['ok', 'refused: the user rejected this call (writes need approval)'],
+        result: ['ok', 'refused: the approval service rejected this call (writes need approval)'],
       })
       expect(asked).toEqual(['write {"key":"ok"} writes need approval', 'write {"key":"no"} writes need approval'])
       expect(h.trace).toEqual(['start write ok', 'end write ok'])

@@ -78,7 +78,8 @@ export async function decideApproval(
     case 'allowed-once':
       return undefined
     case 'rejected':
-      return `the user rejected this call${why}`
+      // The service may be code (a config's) or a person behind it: say what answered, not who is behind it.
+      return `the approval service rejected this call${why}`
     case 'cancelled':
       return `the approval request was cancelled${why}`
     case 'unavailable':

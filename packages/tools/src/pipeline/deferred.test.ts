@@ -55,7 +55,7 @@ describe('deferred approval', () => {
     rejected.tools.on('tools/pre-execute', () => ({ kind: 'ask', reason: 'risky' }))
     const result = await rejected.run()
     expect(codeOf(result)).toBe('DENIED')
-    expect(textOf(result)).toBe('Error: the user rejected this call (risky)')
+    expect(textOf(result)).toBe('Error: the decision on its deferred approval rejected this call (risky)')
     expect([allowed.asked, rejected.asked, rejected.counts.body]).toEqual([[], [], 0])
   })
 

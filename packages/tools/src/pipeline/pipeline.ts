@@ -13,6 +13,7 @@ import type { ToolsEvents } from '../types/events.js'
 import type { ToolDispatchExecution, ToolExecution, ToolExecutionInput, ToolExecutionResult, ToolExecutionToken, ToolRunContext } from '../types/tool.js'
 import type { ToolDispatchOptions } from '../types/executor.js'
 import type { ApprovalDecision, ApprovalService } from '../types/approval.js'
+import { argumentsProblem } from './arguments.js'
 import { decideApproval, normalizePreDecision } from './decisions.js'
 import type { Guards } from './guards.js'
 import { applyPostDecision, normalizeWrapped, produceValue } from './outcome.js'
@@ -32,8 +33,16 @@ export interface PipelineListeners {
 export interface Route {
   /** The reserved transport and its compiled registration, when the executor serves one. */
   readonly transport?: Registration
-  /** Code-only collapse: model-direct calls may name only the transport. */
+  /** Code-only collapse: model-direct calls may name only the transport and the executor's built-ins. */
   readonly codeOnly: boolean
+  /** The executor's own tools (`ToolExecutor.builtins`), callable model-direct and from programs. */
+  readonly builtins?: ReadonlyMap<string, Registration>
+}
+
+/** The executor-owned registration a call names: the transport (model-direct only) or a built-in. */
+function ownedBy(route: Route, name: string, direct: boolean): Registration | undefined {
+  if (direct && route.transport !== undefined && name === route.transport.name) return route.transport
+  return route.builtins?.get(name)
 }
 
 /** The executor's notifications of one call; a throw from one is caught. */
@@ -77,7 +86,7 @@ interface CallState {
 
 /**
  * The shared execution pipeline: snapshot -> token ->
- * collapse -> pre-aborted -> pre-execute (+approval) -> guards -> execute
+ * collapse -> pre-aborted -> arguments -> pre-execute (+approval) -> guards -> execute
  * wrappers -> body -> output -> render -> post-execute -> finalizeContent ->
  * materialize + freeze -> tools/result. `dispatch` never rejects.
  */
@@ -128,13 +137,12 @@ export class Pipeline {
     }
     const exec = execution(input, args)
     const direct = exec.parent === undefined
-    const transport = route.transport
-    const isTransport = direct && transport !== undefined && exec.name === transport.name
-    if (route.codeOnly && direct && !isTransport) {
-      const hint = this.#executable(exec) !== undefined ? `; in this mode ${exec.name} is reachable only from a program: call tools[${JSON.stringify(exec.name)}](…) inside ${transport?.name ?? 'run_code'}` : ''
+    const owned = ownedBy(route, exec.name, direct)
+    if (route.codeOnly && direct && owned === undefined) {
+      const hint = this.#executable(exec) !== undefined ? `; in this mode ${exec.name} is reachable only from a program: call tools[${JSON.stringify(exec.name)}](…) inside ${route.transport?.name ?? 'run_code'}` : ''
       return this.#finish(exec, undefined, failureResult('UNKNOWN_TOOL', `unknown tool: ${exec.name}${hint}`))
     }
-    const found = isTransport ? transport : this.#executable(exec)
+    const found = owned ?? this.#executable(exec)
     if (found === undefined) return this.#finish(exec, undefined, failureResult('UNKNOWN_TOOL', `unknown tool: ${exec.name}`))
     let call: CallRegistration
     try {
@@ -146,10 +154,13 @@ export class Pipeline {
     if (exec.signal.aborted) return this.#finish(exec, call, aborted(false))
     const stuck = abandonedRefusal(found.registered, exec.name)
     if (stuck !== undefined) return this.#finish(exec, call, stuck)
+    // The executor's own tools check their arguments with messages of their own.
+    const invalid = owned === undefined ? argumentsProblem(found, args) : undefined
+    if (invalid !== undefined) return this.#finish(exec, call, failureResult('INVALID_ARGS', invalid))
 
     let result: ToolExecutionResult
     try {
-      result = await this.#run(call, exec, isTransport, hooks)
+      result = await this.#run(call, exec, owned !== undefined, hooks)
     } catch (error) {
       // A safety net: every stage contains its own failures, but a hostile value
       // (a decision whose getters throw, …) must still end as one isError result.
@@ -166,8 +177,7 @@ export class Pipeline {
   async complete(input: ToolExecutionInput, route: Route, candidate: ToolExecutionResult): Promise<ToolExecutionResult> {
     const snap = snapshotJson(input.arguments)
     const exec = execution(input, snap.ok ? snap.value : null)
-    const transport = route.transport
-    const found = exec.parent === undefined && transport !== undefined && exec.name === transport.name ? transport : this.#executable(exec)
+    const found = ownedBy(route, exec.name, exec.parent === undefined) ?? this.#executable(exec)
     let call: CallRegistration | undefined
     let result = candidate
     try {
@@ -187,7 +197,7 @@ export class Pipeline {
    * Policy, dispatch and post-execute of an admitted call; the candidate result for `#finish`.
    * Stages without listeners are not awaited: a sub-call from a program crosses this once per call.
    */
-  async #run(call: CallRegistration, exec: ToolExecution, isTransport: boolean, hooks: DispatchHooks): Promise<ToolExecutionResult> {
+  async #run(call: CallRegistration, exec: ToolExecution, owned: boolean, hooks: DispatchHooks): Promise<ToolExecutionResult> {
     const { reg } = call
     const state: CallState = { contexts: [], concluded: false, settled: false, bodyInvoked: false, onBodyAborted: hooks.onBodyAborted, maxValueChars: hooks.maxValueChars }
     const admitted = this.#admit(exec, hooks)
@@ -201,10 +211,10 @@ export class Pipeline {
       let wrapped: ToolExecutionResult
       if (wrappers.length === 0) {
         // Without wrappers nobody can replace the signal: the frozen execution serves as its own view.
-        wrapped = await this.#body(reg, exec, exec as ToolDispatchExecution, state, isTransport)
+        wrapped = await this.#body(reg, exec, exec as ToolDispatchExecution, state, owned)
       } else {
         const dispatchExec = dispatchView(exec)
-        wrapped = await runWaterfall(wrappers, [dispatchExec] as const, () => this.#body(reg, exec, dispatchExec, state, isTransport))
+        wrapped = await runWaterfall(wrappers, [dispatchExec] as const, () => this.#body(reg, exec, dispatchExec, state, owned))
       }
       result = wrapped === state.bodyResult ? wrapped : normalizeWrapped(reg, exec, wrapped, state.maxValueChars)
     } catch (error) {
@@ -218,14 +228,16 @@ export class Pipeline {
 
   /**
    * What the `tools/pre-execute` waterfall decides for a call, without running it: the decision `dispatch`
-   * would apply (before approval and guards), `allow` when no listener objects. A throwing listener or
-   * arguments that are not lossless JSON give `allow`: `dispatch` answers those itself. The listeners run
-   * again when the call is dispatched.
+   * would apply (before approval and guards), `allow` when no listener objects. A throwing listener, or
+   * arguments that are not lossless JSON or do not match the tool's parameters, give `allow`: `dispatch`
+   * answers those itself. The listeners run again when the call is dispatched.
    */
   async preflight(input: ToolExecutionInput): Promise<PreToolDecision> {
     const snap = snapshotJson(input.arguments)
     if (!snap.ok) return allow()
     const exec = execution(input, snap.value)
+    const found = this.#executable(exec)
+    if (found !== undefined && argumentsProblem(found, snap.value) !== undefined) return allow()
     const listeners = this.listeners.preExecute.for(exec.agent)
     if (listeners.length === 0) return allow()
     try {
@@ -261,7 +273,10 @@ export class Pipeline {
     if (decision.kind === 'deny') return failureResult('DENIED', decision.reason, decision.info)
     if (decision.kind === 'cancel') return aborted(false)
     if (decision.kind === 'ask' && !hooks.approved) {
-      if (hooks.decision === 'rejected') return failureResult('DENIED', `the user rejected this call${decision.reason === undefined ? '' : ` (${decision.reason})`}`)
+      if (hooks.decision === 'rejected') {
+        const why = decision.reason === undefined ? '' : ` (${decision.reason})`
+        return failureResult('DENIED', `the decision on its deferred approval rejected this call${why}`)
+      }
       if (hooks.decision === 'allowed-once') return this.#guard(exec)
       return decideApproval(this.approval(), exec, decision, hooks.deferrable).then((refusal) => {
         if (typeof refusal === 'object') {
@@ -289,8 +304,8 @@ export class Pipeline {
   }
 
   /** The innermost step of `tools/execute`: re-fuse the caller signal, run the body, check and render its value. */
-  async #body(reg: Registration, exec: ToolExecution, dispatchExec: ToolDispatchExecution, state: CallState, isTransport: boolean): Promise<ToolExecutionResult> {
-    if (!isTransport && this.#executable(exec) !== reg) {
+  async #body(reg: Registration, exec: ToolExecution, dispatchExec: ToolDispatchExecution, state: CallState, owned: boolean): Promise<ToolExecutionResult> {
+    if (!owned && this.#executable(exec) !== reg) {
       return failureResult('UNKNOWN_TOOL', `unknown tool: ${exec.name} (it was removed, replaced or restricted before the call started)`)
     }
     const fused = fuseSignals(exec.signal, dispatchExec.signal)

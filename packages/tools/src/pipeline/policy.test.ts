@@ -123,6 +123,14 @@ describe('tools/pre-execute', () => {
     expect(new Set(texts).size).toBe(outcomes.length)
   })
 
+  test('a rejection says the approval service decided, not a user: the service may be code', async () => {
+    const tools = new ToolsService({ approval: approval('rejected') })
+    counted(tools)
+    tools.on('tools/pre-execute', () => ({ kind: 'ask', reason: 'order 5 x apple' }))
+    const result = await runOne(tools, 't', {}, { agent: agent('a') })
+    expect(textOf(result)).toBe('Error: the approval service rejected this call (order 5 x apple)')
+  })
+
   test('a listener that short-circuits with allow skips later listeners', async () => {
     const tools = new ToolsService()
     counted(tools)
