@@ -20,6 +20,8 @@ export class OutputLedger {
   readonly logs: string[] = []
   #used = 0
   #overflowed = false
+  /** The UTF-8 bytes of the entry that did not fit (`exact` false: at least that many, it was not encoded). */
+  #overflow: { bytes: number; exact: boolean } | undefined
 
   /** `usedBytes`: what an earlier part of the same run already charged (a resumed run). */
   constructor(maxBytes: number, usedBytes = 0) {
@@ -58,15 +60,24 @@ export class OutputLedger {
     const bytes = text.length > room ? Number.POSITIVE_INFINITY : utf8ByteLength(text)
     if (bytes > room) {
       this.#overflowed = true
+      const exact = bytes !== Number.POSITIVE_INFINITY
+      this.#overflow = { bytes: (exact ? bytes : text.length) + extra, exact }
       return false
     }
     this.#used += bytes + extra
     return true
   }
 
-  /** The message of an `output-limit` failure. */
+  /** The message of an `output-limit` failure: the setting, what did not fit, and what the program can do. */
   describeOverflow(what: 'log' | 'value'): string {
-    return `output exceeded ${this.maxBytes} bytes (the ${what === 'log' ? 'log entry' : 'return value'} did not fit; ${this.#used} bytes used)`
+    const entry = what === 'log' ? 'a log entry' : 'the return value'
+    const overflow = this.#overflow
+    const size = overflow === undefined ? '' : ` of ${overflow.exact ? '' : 'at least '}${overflow.bytes} bytes`
+    return (
+      `output limit of ${this.maxBytes} bytes (maxOutputBytes) exceeded: ${entry}${size} did not fit ` +
+      `after ${this.#used} bytes of earlier output; ` +
+      'print or return less (the fields needed or a summary, not whole tool results)'
+    )
   }
 }
 

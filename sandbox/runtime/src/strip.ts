@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module'
 import { availableParallelism } from 'node:os'
 import type { Worker } from 'node:worker_threads'
+import { IMPORT_MESSAGE } from './prelude/missing.js'
 import { spawnSourceWorker, startWorker } from './worker-argv.js'
 
 /** Result of stripping TypeScript types from a program body. */
@@ -13,17 +14,57 @@ export type StripResult =
  * Chosen by measurement (20-line program, warm, this machine): sucrase 0.10 ms vs ts-blank-space
  * 0.15 ms; cold import 50 ms vs 630 ms (ts-blank-space loads `typescript`, 23 MB, vs 1.7 MB). Sucrase
  * keeps every line where it was; columns shift where types were removed, and `mapStrippedColumn`
- * maps them back. Syntax errors come back with the line and column (1-based) of the model's code.
+ * maps them back. Syntax errors come back with the line and column (1-based) of the model's code; so does an
+ * `import` statement, as a failure saying that programs cannot import (`IMPORT_MESSAGE`).
  */
 export function stripTypeScript(code: string): StripResult {
+  let stripped: string
   try {
-    return { ok: true, code: sucrase().transform(code, SUCRASE_OPTIONS).code }
+    stripped = sucrase().transform(code, SUCRASE_OPTIONS).code
   } catch (error) {
     return stripFailure(error instanceof Error ? error.message : String(error), (error as { loc?: unknown }).loc)
   }
+  const at = importAt(stripped)
+  if (at === undefined) return { ok: true, code: stripped }
+  const lineOf = (text: string): string => text.split('\n')[at.line - 1] ?? ''
+  const column = mapStrippedColumn(lineOf(code), lineOf(stripped), at.column)
+  return { ok: false, message: IMPORT_MESSAGE, line: at.line, column }
 }
 
-const SUCRASE_OPTIONS = { transforms: ['typescript' as const], disableESTransforms: true }
+// Unused imports are kept: sucrase would drop them silently, and the program would run as if they had worked.
+const SUCRASE_OPTIONS = { transforms: ['typescript' as const], disableESTransforms: true, keepUnusedImports: true }
+
+/** A word `import` anywhere: most programs never say it, and skip the tokenizer. */
+const IMPORT_WORD = /(?<![\w$.])import(?![\w$])/
+
+let acorn: typeof import('acorn') | undefined
+
+/**
+ * The 1-based position of the first `import` statement of a program's JavaScript (not `import(…)` nor
+ * `import.meta`, which the engines refuse at run time), or undefined. The engines' own errors for it
+ * (QuickJS: "expecting '('") do not say that programs cannot import. A text the tokenizer cannot read is
+ * left to the engine, which reports its syntax error.
+ */
+function importAt(js: string): { line: number; column: number } | undefined {
+  if (!IMPORT_WORD.test(js)) return undefined
+  acorn ??= createRequire(import.meta.url)('acorn') as typeof import('acorn')
+  try {
+    let previousImport: { line: number; column: number } | undefined
+    const options = { ecmaVersion: 'latest', sourceType: 'module', locations: true } as const
+    for (const token of acorn.tokenizer(js, options)) {
+      if (previousImport !== undefined) {
+        if (token.type.label !== '(' && token.type.label !== '.') return previousImport
+        previousImport = undefined
+      }
+      if (token.type.keyword === 'import' && token.loc !== undefined && token.loc !== null) {
+        previousImport = { line: token.loc.start.line, column: token.loc.start.column + 1 }
+      }
+    }
+    return previousImport
+  } catch {
+    return undefined
+  }
+}
 
 let loaded: typeof import('sucrase') | undefined
 

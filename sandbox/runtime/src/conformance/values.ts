@@ -121,6 +121,35 @@ export function valueTests(s: SuiteContext): void {
     expect(r.error?.message).toMatch(/line 2, column \d+/)
   })
 
+  s.it('an import statement fails saying that programs cannot import and that tools are on `tools`', async () => {
+    for (const code of ["import fs from 'fs'\nreturn fs.readFileSync('a')", "import { z } from 'zod'\nreturn 1", "const a: number = 1\n  import * as m from 'm'"]) {
+      const r = await s.run(code)
+      expect(r.error?.kind, code).toBe('syntax')
+      expect(r.error?.message, code).toMatch(/^SyntaxError: programs cannot import modules; every tool is already an async function on `tools`/)
+      expect(r.error?.message, code).toMatch(code.startsWith('const') ? /\(line 2, column 3\)$/ : /\(line 1, column 1\)$/)
+    }
+    const dynamic = await s.run("try { await import('fs') } catch { return 'rejected' }")
+    expect(dynamic.value).toBe('rejected')
+  })
+
+  s.it('require, timers, fetch and process are absent, and the ReferenceError says what to use instead', async () => {
+    const cases: [string, RegExp][] = [
+      ["const fs = require('fs')", /^ReferenceError: '?require'? is not defined: programs cannot load modules; every tool is an async function on `tools`/],
+      ['setTimeout(() => 1, 10)', /^ReferenceError: '?setTimeout'? is not defined: there are no timers in the sandbox; await the tool calls/],
+      ["await fetch('https://example.com')", /^ReferenceError: '?fetch'? is not defined: there is no network in the sandbox; reach services through the tools/],
+      ['return process.env.HOME', /^ReferenceError: '?process'? is not defined: there is no process in the sandbox/],
+    ]
+    for (const [code, message] of cases) {
+      const r = await s.run(code)
+      expect(r.error?.kind, code).toBe('exception')
+      expect(r.error?.message, code).toMatch(message)
+      expect(r.error?.message, code).toMatch(/\(line 1, column \d+\)$/)
+    }
+    // Only those names: another ReferenceError keeps its message, and the globals stay absent.
+    expect((await s.run('return nope')).error?.message).toMatch(/^ReferenceError: '?nope'? is not defined \(line 1/)
+    expect((await s.run("return [typeof require, typeof fetch, 'process' in globalThis]")).value).toEqual(['undefined', 'undefined', false])
+  })
+
   s.it('a thrown error reports the line and column of the model code (JavaScript)', async () => {
     const r = await s.run('const a = 1\nawait null\n  null.x', { language: 'javascript' })
     expect(r.error?.kind).toBe('exception')

@@ -1,4 +1,5 @@
 import { ERROR_CHARS_PER_OUTPUT_BYTE, ERROR_CHARS_SLACK, GUEST_GLOBALS, GUEST_LOG_LEVELS, MAX_VALUE_DEPTH } from './protocol.js'
+import { MISSING_GLOBAL_HINTS } from './missing.js'
 import { UNKNOWN_TOOL_SOURCE } from './unknown-tool.js'
 
 /**
@@ -50,6 +51,7 @@ var isWellFormedU = typeof nativeIsWF === 'function' && typeof nativeToWF === 'f
 var LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 defineProperty(LONE, 'exec', { value: RegExp.prototype.exec, writable: false, configurable: false });
 var ALLOWED = ${JSON.stringify(GUEST_GLOBALS)};
+var HINTS = ${JSON.stringify(MISSING_GLOBAL_HINTS)}, UNDEFINED_SUFFIX = ' is not defined';
 var LEVELS = ${JSON.stringify(GUEST_LOG_LEVELS)};
 function nullArray() { return setPrototypeOf([], null); }
 function msgOf(e) { try { var m = e && e.message; return typeof m === 'string' ? m : Str(e); } catch (_) { return 'unknown error'; } }
@@ -343,6 +345,16 @@ defineProperty(G, 'ToolCallError', { value: ToolCallError, writable: false, enum
 defineProperty(G, 'console', { value: consoleObj, writable: false, enumerable: false, configurable: false });
 
 /* ---- lifecycle ---- */
+/* A ReferenceError's message ("require is not defined", QuickJS "'require' is not defined") with what to use
+   instead, when it names a global of MISSING_GLOBAL_HINTS. */
+function withHint(message) {
+  var n = message.length - UNDEFINED_SUFFIX.length;
+  if (n <= 0 || sliceU(message, n) !== UNDEFINED_SUFFIX) return message;
+  var id = sliceU(message, 0, n);
+  var quoted = id.length > 2 && charCodeAtU(id, 0) === 39 && charCodeAtU(id, id.length - 1) === 39;
+  if (quoted) id = sliceU(id, 1, id.length - 1);
+  return hasOwnU(HINTS, id) ? message + ': ' + HINTS[id] : message;
+}
 /* The tail of a stack kept beside its head when the stack is cut: V8's stack repeats the message before its frames. */
 var STACK_TAIL_UNITS = 8192;
 function describe(e, maxChars) {
@@ -353,6 +365,7 @@ function describe(e, maxChars) {
     if (e !== null && (typeof e === 'object' || typeof e === 'function') && isError(e)) {
       name = e.name; message = e.message; stack = e.stack;
       if (typeof message !== 'string') message = '';
+      else if (name === 'ReferenceError') message = withHint(message);
       if (typeof stack === 'string' && stack.length > maxChars + STACK_TAIL_UNITS) {
         stack = sliceU(stack, 0, maxChars) + '\\n' + sliceU(stack, stack.length - STACK_TAIL_UNITS);
       }
