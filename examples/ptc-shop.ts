@@ -10,7 +10,15 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { byteFigures, contentText, createShop, installShopPolicy, shopTools, subCallsOf } from '@ptc/cli'
+import {
+  byteFigures,
+  contentText,
+  createShop,
+  installShopPolicy,
+  nativeComparison,
+  shopTools,
+  subCallsOf,
+} from '@ptc/cli'
 import { createPtcExecutor } from '@ptc/ptc'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import { ToolsService, type Agent, type ToolCallBlock } from '@ptc/tools'
@@ -79,7 +87,8 @@ try {
   const bytes = byteFigures(subCalls, result.content)
   console.log(`\nTool result bytes that stayed in the sandbox: ${bytes.inSandbox}`)
   console.log(`Bytes that reached the model:                ${bytes.toModel}${bytes.inSandbox > 0 ? ` (${Math.round((100 * bytes.toModel) / bytes.inSandbox)}% of what the tools returned)` : ''}`)
-  console.log(`Native tool calling would have sent ${subCalls.length} tool calls (and all ${bytes.inSandbox} bytes) through the model; PTC used 1 run_code call.`)
+  const comparison = nativeComparison(subCalls.length, bytes)
+  if (comparison !== undefined) console.log(`${comparison[0]?.toUpperCase() ?? ''}${comparison.slice(1)}.`)
   if (shop.refunds.length > 0) console.log(`Refunds issued: ${shop.refunds.map((r) => `${r.id} ${r.orderId} ${r.amountCents}c`).join(', ')}`)
 } finally {
   await rm(dir, { recursive: true, force: true })

@@ -149,7 +149,7 @@ describe('ptc.config.ts in the working directory', () => {
     clearAsked()
     const run = await ptc(['run', 'pay.js', '--json'], { cwd: shop.dir })
     expect(run.code).toBe(0)
-    expect(json(run).value).toEqual(['paid 5', '50: DENIED: the user rejected this call (pay 50)', '500: DENIED: over the limit of 100'])
+    expect(json(run).value).toEqual(['paid 5', '50: DENIED: the approval service rejected this call (pay 50)', '500: DENIED: over the limit of 100'])
     // Asked about 5 and 50 (the policy denied 500 before anyone was asked); its answers decided.
     expect(asked()).toEqual(['5', '50'])
     expect(run.stderr).toMatch(/^ptc: approved pay \(call_[0-9a-f]{8}:ptc:1\): pay 5 \(by ptc\.config\.ts\)$/m)
@@ -161,7 +161,7 @@ describe('ptc.config.ts in the working directory', () => {
     const yes = await ptc(['run', 'pay.js', '--json', '--approve', 'yes'], { cwd: shop.dir })
     expect(json(yes).value).toEqual(['paid 5', 'paid 50', '500: DENIED: over the limit of 100'])
     const no = await ptc(['run', 'pay.js', '--json', '--approve', 'no'], { cwd: shop.dir })
-    expect(json(no).value).toEqual(['5: DENIED: the user rejected this call (pay 5)', '50: DENIED: the user rejected this call (pay 50)', '500: DENIED: over the limit of 100'])
+    expect(json(no).value).toEqual(['5: DENIED: the approval service rejected this call (pay 5)', '50: DENIED: the approval service rejected this call (pay 50)', '500: DENIED: over the limit of 100'])
     expect(asked()).toEqual([])
   })
 
@@ -179,7 +179,9 @@ describe('ptc.config.ts in the working directory', () => {
     const run = await ptc(['run', 'hello-twice.js', '--config', 'custom.config.mjs'], { cwd: shop.dir })
     expect(run.code).toBe(1) // the second call is over the config's maxSubCalls of 1
     expect(run.stderr.split('\n')[0]).toContain('tools: custom.config.mjs, config: custom.config.mjs;')
-    expect(reason(run)).toMatch(/^ptc: the program failed \(limit\): sub-call limit of 1 calls exceeded/)
+    expect(run.stderr).toMatch(/^ptc: the program failed \(limit\): sub-call limit of 1 calls exceeded/m)
+    // The last line names the setting, the file it came from and the flag.
+    expect(reason(run)).toBe('ptc: the run stopped at its sub-call limit of 1 calls, set by limits.maxSubCalls in custom.config.mjs: raise it there or with --max-sub-calls N (a flag wins over the config)')
     const elsewhere = await ptc(['sdk', '--config', shop.path('custom.config.mjs')], { cwd: shop.path('empty') })
     expect(elsewhere.stdout).toContain('hello(args: ToolArgsMap["hello"])')
   })
@@ -253,13 +255,13 @@ describe('a bad config is one line on stderr and exit 2', () => {
     ['an unknown limit', ['run', 'prog.js', '--config', 'limit.mjs'], /^ptc: config file limit\.mjs: limits\.wallMS is not a limit \(did you mean "wallMs"\?\)$/],
     ['a limit that is not a number', ['check', 'prog.js', '--config', 'limit-value.mjs'], /^ptc: config file limit-value\.mjs: limits\.cpuMs must be a non-negative number, not a string$/],
     ['an approval that is not a service', ['run', 'prog.js', '--config', 'approval.mjs'], /^ptc: config file approval\.mjs: approval must be an approval service .*not a function$/],
-    ['a setup that throws', ['run', 'prog.js', '--config', 'setup-throws.mjs'], /^ptc: config file setup-throws\.mjs: setup failed: no database$/],
-    ['a setup that rejects', ['sdk', '--config', 'setup-rejects.mjs'], /^ptc: config file setup-rejects\.mjs: setup failed: not today$/],
+    ['a setup that throws', ['run', 'prog.js', '--config', 'setup-throws.mjs'], /^ptc: config file setup-throws\.mjs: setup failed: no database \((thrown at [^;]+; )?set PTC_DEBUG=1 for its stack\)$/],
+    ['a setup that rejects', ['sdk', '--config', 'setup-rejects.mjs'], /^ptc: config file setup-rejects\.mjs: setup failed: not today \((thrown at [^;]+; )?set PTC_DEBUG=1 for its stack\)$/],
     ['no default export', ['run', 'prog.js', '--config', 'no-default.mjs'], /^ptc: config file no-default\.mjs has no default export; write export default defineConfig\(\{ … \}\)$/],
     ['a default export that is not an object', ['run', 'prog.js', '--config', 'not-an-object.mjs'], /^ptc: config file not-an-object\.mjs: the default export is an array, not a config object/],
-    ['a config that throws on import', ['run', 'prog.js', '--config', 'throws.mjs'], /^ptc: config file throws\.mjs failed to load: cannot import this$/],
+    ['a config that throws on import', ['run', 'prog.js', '--config', 'throws.mjs'], /^ptc: config file throws\.mjs failed to load: cannot import this \((thrown at [^;]+; )?set PTC_DEBUG=1 for its stack\)$/],
     ['a TypeScript syntax error', ['run', 'prog.js', '--config', 'syntax.ts'], /^ptc: config file syntax\.ts failed to load: Transform failed with 1 error: .*syntax\.ts:1:6: ERROR: Expected identifier/],
-    ['a .ts config loaded as CommonJS (no "type": "module")', ['run', 'prog.js', '--config', 'commonjs.ts'], /^ptc: config file commonjs\.ts failed to load: .*\(it was loaded as CommonJS: add "type": "module" to the package\.json, or name it ptc\.config\.mts\)$/],
+    ['a .ts config loaded as CommonJS (no "type": "module")', ['run', 'prog.js', '--config', 'commonjs.ts'], /^ptc: config file commonjs\.ts failed to load: .*\(it was loaded as CommonJS: add "type": "module" to the package\.json, or name it ptc\.config\.mts\)( \((thrown at [^;]+; )?set PTC_DEBUG=1 for its stack\))?$/],
     ['a config file that does not exist', ['run', 'prog.js', '--config', 'nope.ts'], /^ptc: config file nope\.ts not found$/],
     ['a folder', ['run', 'prog.js', '--config', 'folder.mjs'], /^ptc: config file folder\.mjs is a directory, not a regular file$/],
     ['a file that is not a module', ['run', 'prog.js', '--config', 'notes.txt'], /^ptc: config file notes\.txt is not a JavaScript or TypeScript module/],
@@ -296,7 +298,7 @@ describe('ptc init', () => {
     expect(run.code).toBe(0)
     expect(readdirSync(join(root, 'my-agent')).sort()).toEqual(STARTER)
     expect(run.stdout).toContain('ptc: wrote a starter project to my-agent: package.json, ptc.config.ts, program.ts, tsconfig.json, .gitignore, README.md\n')
-    expect(run.stdout).toMatch(/Next steps:\n {2}cd my-agent\n {2}npm install\n {2}npx ptc run program\.ts\n$/)
+    expect(run.stdout).toMatch(/Next steps:\n {2}cd my-agent\n {2}npm install \S+\/\*\.tgz\n {2}npx ptc run program\.ts\n/)
     const manifest = JSON.parse(readFileSync(join(root, 'my-agent/package.json'), 'utf8')) as Record<string, unknown>
     expect(manifest).toMatchObject({
       name: 'my-agent',
@@ -348,7 +350,7 @@ describe('ptc init', () => {
     const run = await ptc(['run', 'program.ts'], { cwd: app })
     expect(run.code).toBe(0)
     expect(run.stdout).toBe(
-      ['apple: ordered 17 units (PO-1001)', 'pear: not ordered: the user rejected this call (order 80 x pear)', 'plum: not ordered: 598 units exceed the purchasing limit of 500', ''].join('\n'),
+      ['apple: ordered 17 units (PO-1001)', 'pear: not ordered: the approval service rejected this call (order 80 x pear)', 'plum: not ordered: 598 units exceed the purchasing limit of 500', ''].join('\n'),
     )
     expect(run.stderr.split('\n')[0]).toBe('ptc: run_code "Restock every product that runs low" on quickjs, tools: ptc.config.ts, config: ptc.config.ts; the model receives:')
     expect(run.stderr).toMatch(/^ptc: rejected order_stock \(call_[0-9a-f]{8}:ptc:\d\): order 80 x pear \(by ptc\.config\.ts\)$/m)

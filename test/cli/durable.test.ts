@@ -90,7 +90,7 @@ describe('ptc run --approve defer, then ptc resume', () => {
     const rejected = await ptc(['resume', token, '--decision', 'reject', ...flags], { cwd })
     expect(rejected.code).toBe(0)
     expect(JSON.parse(rejected.stdout)).toEqual({ n: 1, outcome: 'DENIED' })
-    expect(rejected.stderr).toMatch(/issue_refund .* error DENIED: the user rejected this call/)
+    expect(rejected.stderr).toMatch(/issue_refund .* error DENIED: the decision on its deferred approval rejected this call/)
 
     const next = await ptc(['run', 'counted-refund.js', '--approve', 'yes', ...session], { cwd })
     expect(next.code).toBe(0)

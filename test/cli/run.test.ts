@@ -132,7 +132,7 @@ describe('ptc run over the built-in demo shop', () => {
     expect(yes.stdout).toMatch(/issue_refund +\d+ ms +\d+ B {2}ok/)
     const no = await ptcOnTerminal(['run', program('refund-damaged'), '--approve', 'ask'], 'n\n', { NO_COLOR: '1' })
     expect(no.code).toBe(1)
-    expect(no.stdout).toMatch(/issue_refund +\d+ ms +\d+ B {2}error DENIED: the user rejected this call/)
+    expect(no.stdout).toMatch(/issue_refund +\d+ ms +\d+ B {2}error DENIED: the approval service rejected this call/)
   })
 
   test('--approve ask needs a terminal', async () => {
@@ -211,7 +211,7 @@ describe('bad input: one line on stderr, exit 2, no stack trace', () => {
   const cases: [string, () => string[], RegExp][] = [
     ['a missing program file', () => ['run', files.path('nope.ts')], /^ptc: cannot read program .*nope\.ts: no such file$/],
     ['no program file at all', () => ['run'], /^ptc: missing program file \(or - for stdin\); see `ptc run --help`$/],
-    ['a tools module that throws on import', () => ['run', program('low-stock'), '--tools', fixture('tools-throws.mjs')], /^ptc: tools module .*tools-throws\.mjs failed to load: the tools database is unreachable$/],
+    ['a tools module that throws on import', () => ['run', program('low-stock'), '--tools', fixture('tools-throws.mjs')], /^ptc: tools module .*tools-throws\.mjs failed to load: the tools database is unreachable \((thrown at [^;]+; )?set PTC_DEBUG=1 for its stack\)$/],
     ['a tools module exporting something that is not a tool', () => ['run', program('low-stock'), '--tools', fixture('tools-not-a-tool.mjs')], /^ptc: tools module .*: export "settings" is not a tool \(no name\)/],
     ['a tools module without tools', () => ['sdk', '--tools', fixture('tools-empty.mjs')], /^ptc: tools module .* exports no tools/],
     ['a tools module that does not exist', () => ['run', program('low-stock'), '--tools', './missing-tools.js'], /^ptc: tools module \.\/missing-tools\.js not found$/],

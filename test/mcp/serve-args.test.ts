@@ -22,9 +22,36 @@ describe('ptc serve arguments', () => {
     let text = ''
     stderr.on('data', (c: Buffer) => (text += c.toString()))
     expect(await serveCommand(['--upstream', 'x', '--bogus'], { stdin: new PassThrough(), stdout: new PassThrough(), stderr })).toBe(2)
-    expect(text).toMatch(/bogus[\s\S]*Usage: ptc serve/)
+    expect(text).toBe("ptc serve: Unknown option '--bogus'; see `ptc serve --help`\n")
     expect(await serveCommand([], { stdin: new PassThrough(), stdout: new PassThrough(), stderr })).toBe(2)
     expect(await serveCommand(['--upstream', 'x', '--mode', 'nope'], { stdin: new PassThrough(), stdout: new PassThrough(), stderr })).toBe(2)
+  })
+
+  test('a usage error is one line with a hint to --help, not the whole usage; an unknown option names the closest', async () => {
+    const { io, stderr } = captured()
+    expect(await serveCommand(['--upstream', 'x', '--alow-missing'], io)).toBe(2)
+    expect(stderr()).toBe("ptc serve: Unknown option '--alow-missing' (did you mean --allow-missing?); see `ptc serve --help`\n")
+    expect(() => parseServeArgs(['--upstream', 'x', '--max-ouput', '5'])).toThrow("Unknown option '--max-ouput' (did you mean --max-output?)")
+    expect(() => parseServeArgs(['--upstream', 'x', '--frobnicate'])).toThrow(/^Unknown option '--frobnicate'$/)
+  })
+
+  test('discovery flags: a budget, tools always loaded, or off; bad values name the flag; shown in --help', async () => {
+    expect(parseServeArgs(['--upstream', 'x']).discovery).toEqual({ off: false })
+    expect(parseServeArgs(['--upstream', 'x', '--discovery-budget', '2000', '--always-load', 'fs.read', '--always-load', 'fs.list']).discovery).toEqual({
+      off: false,
+      budgetChars: 2000,
+      alwaysLoaded: ['fs.read', 'fs.list'],
+    })
+    expect(parseServeArgs(['--upstream', 'x', '--no-discovery']).discovery).toEqual({ off: true })
+    expect(() => parseServeArgs(['--upstream', 'x', '--discovery-budget', '0'])).toThrow('--discovery-budget must be a positive integer, not "0"')
+    expect(() => parseServeArgs(['--upstream', 'x', '--discovery-budget', 'big'])).toThrow('--discovery-budget must be a positive integer, not "big"')
+    expect(() => parseServeArgs(['--upstream', 'x', '--always-load', ' '])).toThrow('--always-load needs a tool name, not " "')
+    expect(() => parseServeArgs(['--upstream', 'x', '--no-discovery', '--always-load', 'a'])).toThrow('--no-discovery turns discovery off; --always-load goes with it on')
+    const { io, stderr, stdout } = captured()
+    expect(await serveCommand(['--upstream', 'x', '--discovery-budget', '-3'], io)).toBe(2)
+    expect(stderr()).toMatch(/^ptc serve: .*--discovery-budget.*; see `ptc serve --help`\n$/)
+    expect(await serveCommand(['--help'], io)).toBe(0)
+    for (const flag of ['--discovery-budget CHARS', '--always-load NAME', '--no-discovery']) expect(stdout()).toContain(flag)
   })
 
   test('limit flags become the limits of every run; --timeout is CPU and wall at once, as in ptc run', () => {
@@ -136,7 +163,7 @@ describe('ptc serve --http arguments', () => {
   test('a non-loopback --no-auth exits with status 2 before serving', async () => {
     const { io, stderr } = captured()
     expect(await serveCommand([...http, '--host', '0.0.0.0', '--no-auth'], io, { env: {} })).toBe(2)
-    expect(stderr()).toMatch(/^ptc serve: --no-auth is allowed only with a loopback --host[\s\S]*Usage: ptc serve/)
+    expect(stderr()).toMatch(/^ptc serve: --no-auth is allowed only with a loopback --host[^\n]*; see `ptc serve --help`\n$/)
   })
 
   test('ptc serve --http prints the URL and a generated token on stderr; the SDK client with that token is served', async () => {
@@ -154,6 +181,24 @@ describe('ptc serve --http arguments', () => {
     const client = await connectHttpClient(url, { token })
     const result = (await client.callTool({ name: 'run_code', arguments: { code: 'return await tools["fx.echo"]({ text: "served" })', description: 'cli' } })) as CallToolResult
     expect(result.content).toEqual([{ type: 'text', text: 'served' }])
+    await client.close()
+    stop.abort()
+    expect(await exit).toBe(0)
+  }, 60_000)
+
+  test("ptc serve gives the server the discovery asked for: --no-discovery wins over the host's (a config's)", async () => {
+    const { io, stderr } = captured()
+    const stop = new AbortController()
+    const exit = serveCommand(['--upstream', fixtureUpstream, '--http', '0', '--no-auth', '--no-discovery'], io, { signal: stop.signal, env: {}, discovery: { budgetChars: 1 } })
+    const end = Date.now() + 30_000
+    while (!/ready \(/.test(stderr()) && Date.now() < end) await new Promise((r) => setTimeout(r, 50))
+    const url = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr())?.[1] ?? ''
+    expect(url).not.toBe('')
+    const client = await connectHttpClient(url, {})
+    const code = 'try { await tools.search_tools({ query: "echo a text" }) } catch (e) { return e.code } return "searched"'
+    const result = (await client.callTool({ name: 'run_code', arguments: { code, description: 'search' } })) as CallToolResult
+    // Off: no search_tools (on, as the host asked, it would have searched).
+    expect(result.content).toEqual([{ type: 'text', text: 'UNKNOWN_TOOL' }])
     await client.close()
     stop.abort()
     expect(await exit).toBe(0)

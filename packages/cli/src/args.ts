@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { CliError } from './errors.js'
+import { suggestion } from './suggest.js'
 
 type Options = NonNullable<ParseArgsConfig['options']>
 
@@ -16,7 +17,10 @@ export function parseCommandArgs<O extends Options>(command: string, args: reado
     parsed = parseArgs({ args: [...args], options, allowPositionals: true, strict: true, tokens: true }) as typeof parsed
   } catch (error) {
     const message = error instanceof Error ? error.message.split('\n')[0] ?? '' : String(error)
-    throw new CliError('USAGE', `${message.replace(/\. To specify a positional argument.*$/, '')}; see \`ptc ${command} --help\``, { cause: error })
+    const unknown = /^Unknown option '--([^'=]+)'/.exec(message)?.[1]
+    const close = unknown === undefined ? '' : suggestion(unknown, Object.keys(options)).replace(/"([^"]+)"/, '--$1')
+    const head = message.replace(/\. To specify a positional argument.*$/, '')
+    throw new CliError('USAGE', `${head}${close}; see \`ptc ${command} --help\``, { cause: error })
   }
   const seen = new Map<string, string | undefined>()
   for (const token of parsed.tokens ?? []) {

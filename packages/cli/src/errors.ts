@@ -1,3 +1,5 @@
+import { pathToFileURL } from 'node:url'
+
 /** Why the `ptc` command stopped before (or instead of) doing its job. Match on `code`. */
 export type CliErrorCode =
   | 'USAGE' // an unknown command or option, a missing or malformed value
@@ -45,6 +47,51 @@ Object.defineProperty(CliError, Symbol.hasInstance, {
     }
   },
 })
+
+/** What the user's code threw, and the file it came from, for the `CliError`s that report it (`userCodeError`). */
+const userThrows = new WeakMap<CliError, { readonly thrown: unknown; readonly file: UserFile }>()
+
+/** The module a `userCodeError` is about: its absolute path and the name the user gave it. */
+export interface UserFile {
+  readonly path: string
+  readonly shown: string
+}
+
+/**
+ * A `CliError` reporting what a tools module or config threw (on import, in `setup`, when read): the command
+ * names where in `file` it was thrown, and with `PTC_DEBUG=1` prints its stack.
+ */
+export function userCodeError(code: CliErrorCode, message: string, thrown: unknown, file: UserFile): CliError {
+  const error = new CliError(code, message, { cause: thrown })
+  userThrows.set(error, { thrown, file })
+  return error
+}
+
+/**
+ * The throw a `userCodeError` reports, as an error with a stack, and where in its file it was thrown
+ * (`ptc.config.ts:12:7`, from the first frame of the stack in that file; undefined when none is). Total.
+ */
+export function userThrowOf(error: CliError): { readonly thrown: Error; readonly at: string | undefined } | undefined {
+  try {
+    const record = userThrows.get(error)
+    const thrown = record?.thrown
+    if (record === undefined || !(thrown instanceof Error) || typeof thrown.stack !== 'string') return undefined
+    return { thrown, at: frameIn(thrown.stack, record.file) }
+  } catch {
+    return undefined
+  }
+}
+
+/** `shown:line:column` of the first stack frame in `file` (a path or a file URL in the stack). */
+function frameIn(stack: string, file: UserFile): string | undefined {
+  for (const place of [file.path, pathToFileURL(file.path).href]) {
+    const at = stack.indexOf(`${place}:`)
+    if (at === -1) continue
+    const position = /^:(\d+):(\d+)/.exec(stack.slice(at + place.length))
+    if (position !== null) return `${file.shown}:${position[1]}:${position[2]}`
+  }
+  return undefined
+}
 
 /** The message of what was thrown, never throwing itself (a hostile `message` getter or `toString`). */
 export function describeThrown(thrown: unknown): string {

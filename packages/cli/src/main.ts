@@ -8,7 +8,7 @@ import { runCommand, RUN_USAGE } from './commands/run.js'
 import { sdkCommand, SDK_USAGE } from './commands/sdk.js'
 import { serveCommand } from './commands/serve.js'
 import { safeJson } from './escape.js'
-import { CliError, firstLine } from './errors.js'
+import { CliError, firstLine, userThrowOf } from './errors.js'
 import { writeLine, writeMessage, type CliIo } from './io.js'
 
 const SERVE_USAGE = `ptc serve [--config FILE] [--upstream "[name=]command [args…]"]… [options]
@@ -87,7 +87,14 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     return await command(rest, io)
   } catch (error) {
     if (error instanceof CliError) {
-      writeMessage(io.stderr, error.message, 'red')
+      const user = userThrowOf(error)
+      const debug = process.env['PTC_DEBUG'] === '1'
+      const notes: string[] = []
+      if (user?.at !== undefined) notes.push(`thrown at ${user.at}`)
+      if (user !== undefined && !debug) notes.push('set PTC_DEBUG=1 for its stack')
+      const hint = notes.length === 0 ? '' : ` (${notes.join('; ')})`
+      writeMessage(io.stderr, `${error.message}${hint}`, 'red')
+      if (user !== undefined && debug) writeLine(io.stderr, stackOf(user.thrown))
       return error.exitCode
     }
     writeMessage(io.stderr, `internal error in ptc ${name}: ${firstLine(error)} (set PTC_DEBUG=1 for the stack)`, 'red')

@@ -2,7 +2,7 @@ import { extname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { ToolDefinition, ToolsView } from '@ptc/tools'
 import { createShop, installShopPolicy, shopTools } from './demo/index.js'
-import { CliError, firstLine, type CliErrorCode } from './errors.js'
+import { CliError, firstLine, userCodeError, type CliErrorCode } from './errors.js'
 import { checkRegularFile } from './input-file.js'
 
 /** The tools a command works with, and the policy to install next to them. */
@@ -41,14 +41,15 @@ export async function loadToolSet(spec: string | undefined, cwd: string): Promis
     namespace = await importModuleFile(path, 'tools module', 'TOOLS_MODULE')
   } catch (error) {
     if (error instanceof CliError) throw error
-    throw new CliError('TOOLS_MODULE', `tools module ${spec} failed to load: ${firstLine(error)}`, { cause: error })
+    throw userCodeError('TOOLS_MODULE', `tools module ${spec} failed to load: ${firstLine(error)}`, error, { path, shown: spec })
   }
   let tools: ToolDefinition[]
   try {
     tools = toolsOf(spec, namespace)
   } catch (error) {
     if (error instanceof CliError) throw error
-    throw new CliError('TOOLS_MODULE', `tools module ${spec}: its exports cannot be read: ${firstLine(error)}`, { cause: error })
+    const file = { path, shown: spec }
+    throw userCodeError('TOOLS_MODULE', `tools module ${spec}: its exports cannot be read: ${firstLine(error)}`, error, file)
   }
   if (tools.length === 0) throw new CliError('TOOLS_MODULE', `tools module ${spec} exports no tools; export tools made with defineTool (default export: an array)`)
   return { label: spec, tools }

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { DEFAULT_DISCOVERY_BUDGET_CHARS, type DiscoveryOptions } from '@ptc/ptc'
 import { DEFAULT_LIMITS, MAX_TIMER_MS, type CodeRunLimits } from '@ptc/sandbox'
 import { McpServeUsageError } from './errors.js'
 import { isBearerToken } from './server/http/auth.js'
@@ -55,6 +56,12 @@ win over a config's limits):
                       ${MAX_PARALLEL_SUB_CALLS} concurrency-safe ones overlap)
   --max-result-chars N  the longest JSON text of one tool result a program receives (default ${limits.maxResultChars})
   --max-argument-chars N  the longest JSON text of one tool call's arguments from a program (default ${limits.maxArgumentChars})
+
+Tool discovery (for large catalogs; the flags win over a config's discovery):
+  --discovery-budget CHARS  past this many characters of declarations and guidance, run_code's description lists
+                      the tools by namespace and clients get the search_tools tool (default ${DISCOVERY_BUDGET})
+  --always-load NAME  a tool whose declaration is always given (repeatable)
+  --no-discovery      every declaration always, however many
   Approval: a call that a policy sends for approval is asked of the MCP client that made it, through
   elicitation, when the client supports it (a config's approval wins); otherwise it is denied.
 
@@ -77,6 +84,8 @@ Streamable HTTP (instead of stdio):
   --headers-timeout-ms MS       close a connection whose request headers took longer (default ${HTTP_DEFAULTS.headersTimeoutMs})
   --request-read-timeout-ms MS  408 for a request (headers and body) not received whole in MS (default ${HTTP_DEFAULTS.requestReadTimeoutMs})`
 }
+
+const DISCOVERY_BUDGET = DEFAULT_DISCOVERY_BUDGET_CHARS
 
 /** The usage with the sandbox's own default limits. */
 export const SERVE_USAGE = serveUsage()
@@ -121,9 +130,110 @@ export interface ServeArgs {
   maxUpstreamMessageBytes?: number
   /** `--cpu`, `--memory`, `--max-output`, `--max-sub-calls`, `--max-result-chars`, `--max-argument-chars` (and `--wall` and `--cpu`, else `--timeout`, as `wallMs` and `cpuMs`): they win over the defaults. */
   limits: Partial<CodeRunLimits>
+  /** `--no-discovery`, `--discovery-budget`, `--always-load`: what they ask for (each absent when not given). */
+  discovery: DiscoveryFlags
+}
+
+/** The discovery flags of `ptc serve`: off, or the settings they give. */
+export interface DiscoveryFlags {
+  readonly off: boolean
+  readonly budgetChars?: number
+  readonly alwaysLoaded?: readonly string[]
+}
+
+/**
+ * The executor's `discovery`: the flags over the host's (a config's): `--no-discovery` is off; a budget or
+ * always-loaded tools turn it on, over a host's `false` too. Undefined when neither says (the default, on).
+ */
+export function discoveryOption(
+  host: DiscoveryOptions | false | undefined,
+  flags: DiscoveryFlags,
+): DiscoveryOptions | false | undefined {
+  if (flags.off) return false
+  if (flags.budgetChars === undefined && flags.alwaysLoaded === undefined) return host
+  return {
+    ...(host !== false && host),
+    ...(flags.budgetChars !== undefined && { budgetChars: flags.budgetChars }),
+    ...(flags.alwaysLoaded !== undefined && { alwaysLoaded: flags.alwaysLoaded }),
+  }
 }
 
 const HTTP_ONLY = ['token', 'no-auth', 'allow-origin', 'allow-host', 'max-body-bytes', 'session-idle-ms', 'max-sessions', 'max-connections', 'headers-timeout-ms', 'request-read-timeout-ms'] as const
+
+/** The options of `ptc serve` (for `util.parseArgs`). */
+const SERVE_OPTIONS = {
+  upstream: { type: 'string', multiple: true },
+  'upstream-header': { type: 'string', multiple: true },
+  mode: { type: 'string', default: 'code' },
+  sandbox: { type: 'string' },
+  http: { type: 'string' },
+  host: { type: 'string', default: HTTP_DEFAULTS.host },
+  token: { type: 'string' },
+  'no-auth': { type: 'boolean', default: false },
+  'allow-origin': { type: 'string', multiple: true },
+  'allow-host': { type: 'string', multiple: true },
+  'max-body-bytes': { type: 'string' },
+  'session-idle-ms': { type: 'string' },
+  'max-sessions': { type: 'string' },
+  'max-connections': { type: 'string' },
+  'headers-timeout-ms': { type: 'string' },
+  'request-read-timeout-ms': { type: 'string' },
+  session: { type: 'string' },
+  'sandbox-sessions': { type: 'boolean', default: false },
+  'allow-missing': { type: 'boolean', default: false },
+  'max-upstream-tools': { type: 'string' },
+  'max-upstream-message-bytes': { type: 'string' },
+  timeout: { type: 'string' },
+  wall: { type: 'string' },
+  cpu: { type: 'string' },
+  memory: { type: 'string' },
+  'max-output': { type: 'string' },
+  'max-sub-calls': { type: 'string' },
+  'max-result-chars': { type: 'string' },
+  'max-argument-chars': { type: 'string' },
+  'discovery-budget': { type: 'string' },
+  'always-load': { type: 'string', multiple: true },
+  'no-discovery': { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const
+
+/**
+ * A `util.parseArgs` error as one line: without its advice about positional arguments (`ptc serve` takes none),
+ * with the closest option when an unknown one is a few edits from it.
+ */
+function parseError(error: unknown): string {
+  const message = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? ''
+  const unknown = /^Unknown option '--([^'=]+)'/.exec(message)?.[1]
+  const close = unknown === undefined ? undefined : closest(unknown, Object.keys(SERVE_OPTIONS))
+  const head = message.replace(/\. To specify a positional argument.*$/, '')
+  return `${head}${close === undefined ? '' : ` (did you mean --${close}?)`}`
+}
+
+/** The candidate a few edits from `word` (case-insensitive), if one is. */
+function closest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined
+  let bestDistance = Number.POSITIVE_INFINITY
+  for (const candidate of candidates) {
+    const d = editDistance(word.toLowerCase(), candidate.toLowerCase())
+    if (d < bestDistance) [best, bestDistance] = [candidate, d]
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(best.length / 3)) ? best : undefined
+}
+
+/** Levenshtein distance, two rows (option names are short). */
+function editDistance(a: string, b: string): number {
+  if (a.length > 100 || b.length > 100) return Number.POSITIVE_INFINITY
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost))
+    }
+    previous = current
+  }
+  return previous[b.length] ?? Number.POSITIVE_INFINITY
+}
 
 /** Parse `ptc serve` arguments (`env` for `$PTC_SERVE_TOKEN`). @throws McpServeUsageError */
 export function parseServeArgs(argv: string[], env: Readonly<Record<string, string | undefined>> = process.env, options: ServeArgsOptions = {}): ServeArgs {
@@ -133,43 +243,22 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
       args: argv,
       strict: true,
       allowPositionals: false,
-      options: {
-        upstream: { type: 'string', multiple: true },
-        'upstream-header': { type: 'string', multiple: true },
-        mode: { type: 'string', default: 'code' },
-        sandbox: { type: 'string' },
-        http: { type: 'string' },
-        host: { type: 'string', default: HTTP_DEFAULTS.host },
-        token: { type: 'string' },
-        'no-auth': { type: 'boolean', default: false },
-        'allow-origin': { type: 'string', multiple: true },
-        'allow-host': { type: 'string', multiple: true },
-        'max-body-bytes': { type: 'string' },
-        'session-idle-ms': { type: 'string' },
-        'max-sessions': { type: 'string' },
-        'max-connections': { type: 'string' },
-        'headers-timeout-ms': { type: 'string' },
-        'request-read-timeout-ms': { type: 'string' },
-        session: { type: 'string' },
-        'sandbox-sessions': { type: 'boolean', default: false },
-        'allow-missing': { type: 'boolean', default: false },
-        'max-upstream-tools': { type: 'string' },
-        'max-upstream-message-bytes': { type: 'string' },
-        timeout: { type: 'string' },
-        wall: { type: 'string' },
-        cpu: { type: 'string' },
-        memory: { type: 'string' },
-        'max-output': { type: 'string' },
-        'max-sub-calls': { type: 'string' },
-        'max-result-chars': { type: 'string' },
-        'max-argument-chars': { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
+      options: SERVE_OPTIONS,
     }))
   } catch (error) {
-    throw new McpServeUsageError(error instanceof Error ? error.message : String(error))
+    throw new McpServeUsageError(parseError(error))
   }
-  const base = { help: values.help, host: values.host, noAuth: values['no-auth'], allowMissing: values['allow-missing'], sandboxSessions: values['sandbox-sessions'], allowOrigins: values['allow-origin'] ?? [], allowHosts: values['allow-host'] ?? [], limits: {} }
+  const base = {
+    help: values.help,
+    host: values.host,
+    noAuth: values['no-auth'],
+    allowMissing: values['allow-missing'],
+    sandboxSessions: values['sandbox-sessions'],
+    allowOrigins: values['allow-origin'] ?? [],
+    allowHosts: values['allow-host'] ?? [],
+    limits: {},
+    discovery: { off: false },
+  }
   if (values.help) return { upstreams: [], mode: 'code', sandbox: 'quickjs', ...base }
   const upstreams = withHeaders((values.upstream ?? []).map(parseUpstreamCommand), values['upstream-header'] ?? [])
   if (upstreams.length === 0 && options.localTools !== true) throw new McpServeUsageError('give at least one --upstream (or tools in a ptc.config.ts)')
@@ -196,6 +285,7 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
     ...(values['max-argument-chars'] !== undefined && { maxArgumentChars: positiveInt('--max-argument-chars', values['max-argument-chars'], false) }),
   }
   if (values.session !== undefined) args.session = values.session
+  args.discovery = discoveryFlags(values['no-discovery'], values['discovery-budget'], values['always-load'])
   if (values.http === undefined) {
     const stray = HTTP_ONLY.find((flag) => values[flag] !== undefined && values[flag] !== false)
     if (stray !== undefined) throw new McpServeUsageError(`--${stray} needs --http`)
@@ -225,6 +315,26 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
   for (const host of args.allowHosts) if (parseAllowedHost(host) === undefined) throw new McpServeUsageError(`--allow-host ${JSON.stringify(host)}: not a host name (e.g. mcp.example or mcp.example:8080)`)
   resolveHttpOptions(httpOptions(args, args.http))
   return args
+}
+
+/** The discovery flags checked: a usage error names the flag. */
+function discoveryFlags(
+  off: boolean,
+  budget: string | undefined,
+  always: readonly string[] | undefined,
+): DiscoveryFlags {
+  const budgetChars = budget === undefined ? undefined : positiveInt('--discovery-budget', budget, false)
+  const blank = always?.find((name) => name.trim() === '')
+  if (blank !== undefined) throw new McpServeUsageError(`--always-load needs a tool name, not ${JSON.stringify(blank)}`)
+  if (off && (budgetChars !== undefined || always !== undefined)) {
+    const flag = budgetChars !== undefined ? '--discovery-budget' : '--always-load'
+    throw new McpServeUsageError(`--no-discovery turns discovery off; ${flag} goes with it on: give one or the other`)
+  }
+  return {
+    off,
+    ...(budgetChars !== undefined && { budgetChars }),
+    ...(always !== undefined && { alwaysLoaded: [...always] }),
+  }
 }
 
 /** The URL upstreams with the headers of their `--upstream-header` values. */

@@ -1,9 +1,10 @@
 import { DEFAULT_LIMITS, type CodeRunLimits, type CodeRuntime } from '@ptc/sandbox'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
+import type { DiscoveryOptions } from '@ptc/ptc'
 import type { Agent, ToolsService } from '@ptc/tools'
 import { JsonlSession } from '@ptc/tools/session'
 import { McpServeUsageError } from './errors.js'
-import { httpOptions, parseServeArgs, serveUsage, TOKEN_ENV, type ServeArgs } from './serve-args.js'
+import { discoveryOption, httpOptions, parseServeArgs, serveUsage, TOKEN_ENV, type ServeArgs } from './serve-args.js'
 import { listenHttp } from './server/http/endpoint.js'
 import type { McpApproval } from './server/approval.js'
 import { createPtcMcpServer, type PtcMcpServer } from './server/ptc-mcp-server.js'
@@ -33,6 +34,8 @@ export interface ServeCommandOptions {
   readonly sandbox?: 'quickjs' | 'isolated-vm'
   /** The `McpApproval` that `tools` was given, if any (so an `ask` reaches the calling client). */
   readonly approval?: McpApproval
+  /** Tool discovery unless a flag says otherwise (the `ptc` CLI passes a config's; default: on, 8 000 characters). */
+  readonly discovery?: DiscoveryOptions | false
 }
 
 /**
@@ -47,7 +50,8 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
     const localTools = options.tools !== undefined && options.tools.definitions().length > 0
     args = parseServeArgs(argv, options.env ?? process.env, { localTools, ...(options.sandbox !== undefined && { sandbox: options.sandbox }) })
   } catch (error) {
-    io.stderr.write(`ptc serve: ${error instanceof Error ? error.message : String(error)}\n\n${serveUsage(defaults)}\n`)
+    // One line: the whole usage after it hid the message; --help prints it.
+    io.stderr.write(`ptc serve: ${error instanceof Error ? error.message : String(error)}; see \`ptc serve --help\`\n`)
     return 2
   }
   if (args.help) {
@@ -67,6 +71,7 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
     warn(error instanceof Error ? error.message : String(error))
     return args.sandbox === 'isolated-vm' ? 2 : 1
   }
+  const discovery = discoveryOption(options.discovery, args.discovery)
   const session = args.session === undefined ? undefined : await JsonlSession.open(args.session)
   const agent: Agent = session === undefined ? { id: 'ptc-serve' } : { id: 'ptc-serve', session }
   try {
@@ -80,6 +85,7 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
       onWarning: warn,
       upstreamStderr: io.stderr,
       limits: { ...defaults, ...args.limits },
+      ...(discovery !== undefined && { discovery }),
       sandboxSessions: args.sandboxSessions,
       allowMissing: args.allowMissing,
       ...(args.timeoutMs !== undefined && { requestTimeoutMs: args.timeoutMs }),

@@ -4,6 +4,7 @@ import { parseCommandArgs } from '../args.js'
 import { CliError, firstLine } from '../errors.js'
 import { kindOf } from '../input-file.js'
 import { packageName, starterFiles } from '../init/starter.js'
+import { clonePacks, installSteps } from '../init/tarballs.js'
 import { starterVersions } from '../init/versions.js'
 import { writeLine, type CliIo } from '../io.js'
 
@@ -11,7 +12,8 @@ export const INIT_USAGE = `ptc init [DIR]
   Writes a starter project into DIR (default: the working directory), which must be empty or
   not exist yet: package.json, ptc.config.ts (two tools, a policy that denies, one that asks,
   an approval service, limits), program.ts (a program that calls both tools), tsconfig.json,
-  .gitignore and README.md. Then: npm install, npx ptc run program.ts.`
+  .gitignore and README.md. Then: npm install (the @ptc tarballs, until the packages are on the
+  npm registry; it may be silent for minutes while isolated-vm compiles), npx ptc run program.ts.`
 
 /** `ptc init`: 0 after writing the starter; 2 when the folder is not empty or cannot be written (nothing is written). */
 export async function initCommand(args: readonly string[], io: CliIo): Promise<number> {
@@ -31,10 +33,13 @@ export async function initCommand(args: readonly string[], io: CliIo): Promise<n
   }
   const where = relative(io.cwd, dir)
   writeLine(io.stdout, `ptc: wrote a starter project to ${where === '' ? 'the working directory' : where}: ${[...files.keys()].join(', ')}`)
+  const install = installSteps(clonePacks())
   writeLine(io.stdout, 'Next steps:')
   if (where !== '') writeLine(io.stdout, `  cd ${/^[\w./@+-]+$/.test(where) ? where : JSON.stringify(where)}`)
-  writeLine(io.stdout, '  npm install')
+  writeLine(io.stdout, `  ${install.command}`)
   writeLine(io.stdout, '  npx ptc run program.ts')
+  // Said before the install starts: it is silent for minutes while isolated-vm compiles.
+  for (const note of install.notes) writeLine(io.stdout, note)
   return 0
 }
 

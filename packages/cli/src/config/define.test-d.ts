@@ -52,4 +52,13 @@ describe('defineConfig', () => {
     // @ts-expect-error -- an approval answers with an outcome
     defineConfig({ approval: { request: async () => true } })
   })
+
+  test('discovery is false or { budgetChars?, alwaysLoaded? }', () => {
+    defineConfig({ discovery: false })
+    defineConfig({ discovery: { budgetChars: 4000, alwaysLoaded: ['echo'] } })
+    // @ts-expect-error -- on is the default: omit it
+    defineConfig({ discovery: true })
+    // @ts-expect-error -- not a discovery setting
+    defineConfig({ discovery: { budget: 4000 } })
+  })
 })

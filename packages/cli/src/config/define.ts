@@ -5,6 +5,19 @@ import type { ApprovalService, ToolDefinition, ToolsService } from '@ptc/tools'
 export type PtcSandboxName = 'quickjs' | 'isolated-vm'
 
 /**
+ * `PtcConfig.discovery`: `false` (every declaration always), or when the model reads an index and `search_tools`
+ * instead of every declaration (the PTC executor's `discovery`).
+ */
+export type PtcDiscoveryConfig =
+  | false
+  | {
+      /** Past this many characters of SDK text (guidance, declarations), declarations are deferred (default 8 000). */
+      readonly budgetChars?: number
+      /** Tools whose declarations the model always reads. */
+      readonly alwaysLoaded?: readonly string[]
+    }
+
+/**
  * What a `ptc.config.ts` exports by default, read by `ptc run`, `check`, `sdk`
  * and `serve`. Every key is optional.
  */
@@ -28,6 +41,8 @@ export interface PtcConfig {
   readonly limits?: Partial<CodeRunLimits>
   /** The sandbox backend (default `quickjs`); `--sandbox` wins. */
   readonly sandbox?: PtcSandboxName
+  /** Tool discovery (default on, 8 000 characters); `--discovery-budget`, `--always-load` and `--no-discovery` win. */
+  readonly discovery?: PtcDiscoveryConfig
 }
 
 /**

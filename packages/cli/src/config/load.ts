@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { extname, join, resolve } from 'node:path'
-import { CliError, describeThrown, firstLine } from '../errors.js'
+import { CliError, describeThrown, firstLine, userCodeError } from '../errors.js'
 import { checkModuleFile, importModuleFile, MAX_TOOLS_MODULE_BYTES } from '../tools-module.js'
-import type { PtcConfig } from './define.js'
+import type { PtcConfig, PtcDiscoveryConfig } from './define.js'
 import { configViolations } from './validate.js'
 
 /** The files a command finds in its working directory, in this order of preference (only one may exist). */
@@ -57,7 +57,8 @@ export async function loadConfig(file: ConfigFile): Promise<LoadedConfig> {
     namespace = await importModuleFile(path, 'config file', 'CONFIG')
   } catch (error) {
     if (error instanceof CliError) throw error
-    throw new CliError('CONFIG', `config file ${shown} failed to load: ${loadError(error)}${commonJsHint(path, error)}`, { cause: error })
+    const why = `${loadError(error)}${commonJsHint(path, error)}`
+    throw userCodeError('CONFIG', `config file ${shown} failed to load: ${why}`, error, file)
   }
   let value: unknown
   try {
@@ -65,7 +66,7 @@ export async function loadConfig(file: ConfigFile): Promise<LoadedConfig> {
     value = namespace['default']
   } catch (error) {
     if (error instanceof CliError) throw error
-    throw new CliError('CONFIG', `config file ${shown}: its exports cannot be read: ${firstLine(error)}`, { cause: error })
+    throw userCodeError('CONFIG', `config file ${shown}: its exports cannot be read: ${firstLine(error)}`, error, file)
   }
   const violations = configViolations(value)
   const first = violations[0]
@@ -78,13 +79,24 @@ export async function loadConfig(file: ConfigFile): Promise<LoadedConfig> {
 
 /** The config's keys read once (a getter is not asked again later). */
 function copyOf(config: PtcConfig): PtcConfig {
-  const { tools, setup, approval, limits, sandbox } = config
+  const { tools, setup, approval, limits, sandbox, discovery } = config
   return {
     ...(tools !== undefined && { tools: [...tools] }),
     ...(setup !== undefined && { setup }),
     ...(approval !== undefined && { approval }),
     ...(limits !== undefined && { limits: { ...limits } }),
     ...(sandbox !== undefined && { sandbox }),
+    ...(discovery !== undefined && { discovery: discoveryCopy(discovery) }),
+  }
+}
+
+/** A config's discovery, its keys read once. */
+function discoveryCopy(discovery: PtcDiscoveryConfig): PtcDiscoveryConfig {
+  if (discovery === false) return false
+  const { budgetChars, alwaysLoaded } = discovery
+  return {
+    ...(budgetChars !== undefined && { budgetChars }),
+    ...(alwaysLoaded !== undefined && { alwaysLoaded: [...alwaysLoaded] }),
   }
 }
 

@@ -1,5 +1,5 @@
 import { ToolsService, type ApprovalService } from '@ptc/tools'
-import { CliError, firstLine } from '../errors.js'
+import { CliError, firstLine, userCodeError } from '../errors.js'
 import { demoToolSet, loadToolSet, type ToolSet } from '../tools-module.js'
 import { findConfigFile, loadConfig, type LoadedConfig } from './load.js'
 
@@ -23,6 +23,8 @@ export interface ConfiguredService {
   readonly service: ToolsService
   /** Where the tools came from (`built-in demo (shop)`, the module's or the config's path); undefined: no tools. */
   readonly label: string | undefined
+  /** The tools are the built-in demo shop's. */
+  readonly demo: boolean
 }
 
 /**
@@ -57,8 +59,9 @@ export async function configuredService(options: ServiceOptions): Promise<Config
     try {
       await setup(service)
     } catch (error) {
-      throw new CliError('CONFIG', `config file ${config.shown}: setup failed: ${firstLine(error)}`, { cause: error })
+      throw userCodeError('CONFIG', `config file ${config.shown}: setup failed: ${firstLine(error)}`, error, config)
     }
   }
-  return { service, label: toolSet?.label }
+  const demo = options.toolsModule === undefined && config?.config.tools === undefined && options.fallback === 'demo'
+  return { service, label: toolSet?.label, demo }
 }

@@ -31,6 +31,25 @@ describe('configViolations', () => {
     ])
   })
 
+  test('discovery: false or { budgetChars, alwaysLoaded }; each wrong value named by its place', () => {
+    expect(configViolations({ discovery: false })).toEqual([])
+    expect(configViolations({ discovery: {} })).toEqual([])
+    expect(configViolations({ discovery: { budgetChars: 4000, alwaysLoaded: ['echo'] } })).toEqual([])
+    expect(messages({ discovery: true })).toEqual(['discovery must be false or { budgetChars?, alwaysLoaded? }, not a boolean (omit it: discovery is on by default)'])
+    expect(messages({ discovery: 'off' })).toEqual(['discovery must be false or { budgetChars?, alwaysLoaded? }, not a string'])
+    expect(configViolations({ discovery: { budgetChar: 10, budgetChars: 0, alwaysLoaded: ['echo', '', 3] } })).toEqual([
+      { path: 'discovery.budgetChar', message: 'discovery.budgetChar is not a discovery setting (did you mean "budgetChars"?)' },
+      { path: 'discovery.budgetChars', message: 'discovery.budgetChars must be a positive whole number of characters, not 0' },
+      { path: 'discovery.alwaysLoaded[1]', message: 'discovery.alwaysLoaded[1] must be a tool name, not ""' },
+      { path: 'discovery.alwaysLoaded[2]', message: 'discovery.alwaysLoaded[2] must be a tool name, not a number' },
+    ])
+    expect(messages({ discovery: { budgetChars: 1.5, alwaysLoaded: 'echo' } })).toEqual([
+      'discovery.budgetChars must be a positive whole number of characters, not 1.5',
+      'discovery.alwaysLoaded must be an array of tool names, not a string',
+    ])
+    expect(messages({ discovry: false })).toEqual(['unknown key "discovry" (did you mean "discovery"?)'])
+  })
+
   test('a default export that is not a plain object is one violation', () => {
     expect(messages(null)).toEqual(['the default export is null, not a config object; export default defineConfig({ … })'])
     expect(messages(new Map())).toEqual(['the default export is an object of a class, not a config object; export default defineConfig({ … })'])

@@ -1,6 +1,7 @@
 import { DEFAULT_LIMITS, MAX_TIMER_MS } from '@ptc/sandbox'
 import { describeThrown } from '../errors.js'
 import { SANDBOXES } from '../runtime.js'
+import { suggestion } from '../suggest.js'
 import { toolProblem } from '../tools-module.js'
 import type { PtcConfig } from './define.js'
 
@@ -10,7 +11,12 @@ export interface ConfigViolation {
   readonly message: string
 }
 
-export const CONFIG_KEYS = ['tools', 'setup', 'approval', 'limits', 'sandbox'] as const satisfies readonly (keyof PtcConfig)[]
+export { suggestion }
+
+export const CONFIG_KEYS = ['tools', 'setup', 'approval', 'limits', 'sandbox', 'discovery'] as const satisfies readonly (
+  keyof PtcConfig
+)[]
+const DISCOVERY_KEYS = ['budgetChars', 'alwaysLoaded']
 const LIMIT_KEYS = Object.keys(DEFAULT_LIMITS)
 const TIME_LIMITS = new Set(['cpuMs', 'wallMs'])
 
@@ -32,7 +38,7 @@ function violationsOf(value: unknown): ConfigViolation[] {
   for (const key of Object.keys(value)) {
     if (!(CONFIG_KEYS as readonly string[]).includes(key)) out.push({ path: key, message: `unknown key ${JSON.stringify(key)}${suggestion(key, CONFIG_KEYS) || `; the keys are ${CONFIG_KEYS.join(', ')}`}` })
   }
-  const { tools, setup, approval, limits, sandbox } = value as Record<string, unknown>
+  const { tools, setup, approval, limits, sandbox, discovery } = value as Record<string, unknown>
   if (tools !== undefined) {
     if (!Array.isArray(tools)) out.push({ path: 'tools', message: `tools must be an array of tools made with defineTool, not ${kindOf(tools)}` })
     else
@@ -50,6 +56,46 @@ function violationsOf(value: unknown): ConfigViolation[] {
     const shown = typeof sandbox === 'string' ? JSON.stringify(sandbox) : kindOf(sandbox)
     out.push({ path: 'sandbox', message: `sandbox must be one of ${SANDBOXES.map((s) => JSON.stringify(s)).join(', ')}, not ${shown}${typeof sandbox === 'string' ? suggestion(sandbox, SANDBOXES) : ''}` })
   }
+  if (discovery !== undefined) out.push(...discoveryViolations(discovery))
+  return out
+}
+
+function discoveryViolations(discovery: unknown): ConfigViolation[] {
+  if (discovery === false) return []
+  if (!isPlainObject(discovery)) {
+    const hint = discovery === true ? ' (omit it: discovery is on by default)' : ''
+    const message = `discovery must be false or { budgetChars?, alwaysLoaded? }, not ${kindOf(discovery)}${hint}`
+    return [{ path: 'discovery', message }]
+  }
+  const out: ConfigViolation[] = []
+  for (const key of Object.keys(discovery)) {
+    if (!DISCOVERY_KEYS.includes(key)) {
+      const close = suggestion(key, DISCOVERY_KEYS) || `; the settings are ${DISCOVERY_KEYS.join(', ')}`
+      const message = `discovery.${key} is not a discovery setting${close}`
+      out.push({ path: `discovery.${key}`, message })
+    }
+  }
+  const { budgetChars, alwaysLoaded } = discovery
+  const positive = typeof budgetChars === 'number' && Number.isSafeInteger(budgetChars) && budgetChars >= 1
+  if (budgetChars !== undefined && !positive) {
+    const shown = typeof budgetChars === 'number' ? String(budgetChars) : kindOf(budgetChars)
+    const message = `discovery.budgetChars must be a positive whole number of characters, not ${shown}`
+    out.push({ path: 'discovery.budgetChars', message })
+  }
+  if (alwaysLoaded !== undefined) {
+    if (!Array.isArray(alwaysLoaded)) {
+      const message = `discovery.alwaysLoaded must be an array of tool names, not ${kindOf(alwaysLoaded)}`
+      out.push({ path: 'discovery.alwaysLoaded', message })
+    } else {
+      ;(alwaysLoaded as unknown[]).forEach((name, i) => {
+        if (typeof name !== 'string' || name.trim() === '') {
+          const shown = typeof name === 'string' ? JSON.stringify(name) : kindOf(name)
+          const path = `discovery.alwaysLoaded[${i}]`
+          out.push({ path, message: `${path} must be a tool name, not ${shown}` })
+        }
+      })
+    }
+  }
   return out
 }
 
@@ -64,33 +110,6 @@ function limitViolations(limits: unknown): ConfigViolation[] {
     else if (TIME_LIMITS.has(key) && value > MAX_TIMER_MS) out.push({ path, message: `${path} must be at most ${MAX_TIMER_MS} ms, not ${value}` })
   }
   return out
-}
-
-/** ` (did you mean "tools"?)` when a candidate is a few edits away from `word`, else `''`. */
-export function suggestion(word: string, candidates: readonly string[]): string {
-  let best: string | undefined
-  let bestDistance = Infinity
-  for (const candidate of candidates) {
-    const d = editDistance(word.toLowerCase(), candidate.toLowerCase())
-    if (d < bestDistance) [best, bestDistance] = [candidate, d]
-  }
-  const close = best !== undefined && bestDistance <= Math.max(2, Math.floor(best.length / 3))
-  return close ? ` (did you mean ${JSON.stringify(best)}?)` : ''
-}
-
-/** Levenshtein distance, two rows (words are keys: short). */
-function editDistance(a: string, b: string): number {
-  if (a.length > 100 || b.length > 100) return Infinity
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost))
-    }
-    previous = current
-  }
-  return previous[b.length] ?? Infinity
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null

@@ -3,4 +3,12 @@ export { CATEGORIES, createShop, money, ORDER_STATUSES, shopData, STATUS_TRANSIT
 export type { Category, Customer, LineItem, Order, OrderStatus, Product, Refund, Shop, ShopData } from './shop.js'
 export { shopTools, type ShopToolsOptions } from './tools.js'
 export { installShopPolicy, type ShopPolicyOptions } from './policy.js'
-export { byteFigures, contentBytes, contentText, subCallsOf, type ByteFigures, type SubCallRecord } from './report.js'
+export {
+  byteFigures,
+  contentBytes,
+  contentText,
+  nativeComparison,
+  subCallsOf,
+  type ByteFigures,
+  type SubCallRecord,
+} from './report.js'

@@ -94,3 +94,16 @@ export interface ByteFigures {
 export function byteFigures(subCalls: readonly SubCallRecord[], modelContent: readonly ContentBlock[]): ByteFigures {
   return { inSandbox: subCalls.reduce((sum, c) => sum + c.contentBytes, 0), toModel: contentBytes(modelContent) }
 }
+
+/**
+ * What makes PTC worth it, in one sentence: native tool calling sends every call and its result through the
+ * model; PTC sends one `run_code` call and what the program printed or returned. Undefined without sub-calls.
+ */
+export function nativeComparison(subCalls: number, bytes: ByteFigures): string | undefined {
+  if (subCalls === 0) return undefined
+  const calls = `${subCalls} call${subCalls === 1 ? '' : 's'}`
+  return (
+    `native tool calling would have sent ${calls} and ${bytes.inSandbox} bytes of tool results to the model; ` +
+    `PTC sent 1 call (run_code) and ${bytes.toModel} bytes`
+  )
+}

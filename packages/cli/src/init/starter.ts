@@ -22,10 +22,20 @@ export function starterFiles(name: string, versions: StarterVersions): ReadonlyM
     ['ptc.config.ts', CONFIG],
     ['program.ts', PROGRAM],
     ['tsconfig.json', `${JSON.stringify(tsconfig, null, 2)}\n`],
-    ['.gitignore', 'node_modules/\n*.jsonl\n'],
+    ['.gitignore', GITIGNORE],
     ['README.md', readme(name)],
   ])
 }
+
+/**
+ * What a project keeps out of git: what ptc writes holds state or secrets (session logs, sandbox sessions and
+ * suspended programs with the secrets that seal them, all under `.ptc/` unless a flag says otherwise).
+ */
+const GITIGNORE = `node_modules/
+# ptc's state: session logs (ptc run --session), sandbox sessions and suspended programs with their secrets
+*.jsonl
+.ptc/
+`
 
 /** An npm package name from a folder name (lower case, `-` for anything else), else `ptc-starter`. */
 export function packageName(folder: string): string {
@@ -44,14 +54,19 @@ A ptc project (Programmatic Tool Calling): \`program.ts\` is a program such as a
 writes for \`run_code\`; it runs in a sandbox, where every tool of \`ptc.config.ts\` is an async function
 and every call goes through the config's policies and approval service.
 
-    npm install
+    npm install /path/to/ptc/.packs/*.tgz   # the @ptc packages, packed in a clone of ptc (see below)
     npx ptc run program.ts      # run it (npm start)
     npx ptc check program.ts    # type-check it against the tools' declarations
     npx ptc sdk                 # what a model is told about the tools
 
-\`npx ptc run --sandbox isolated-vm\` runs programs in the native backend, when its optional dependency
-isolated-vm could be built at install (python3, make and g++; \`allowScripts\` in \`package.json\` lets npm
-run its build); otherwise the command says what is missing.
+The @ptc packages are not on the npm registry yet: \`npx --yes pnpm@10.34.9 install && npx --yes pnpm@10.34.9
+pack:all\` in a clone of ptc packs them into its \`.packs/\` folder, and \`npm install\` takes those tarballs (the
+ptc README, "Quick start in your own project"). Once they are published, a plain \`npm install\` will do.
+
+\`npm install\` compiles isolated-vm, the optional native backend, from source: it can print nothing for a few
+minutes. Without python3, make and g++ that build fails, the install still succeeds, and programs run on QuickJS.
+\`npx ptc run --sandbox isolated-vm\` runs programs in the native backend when it was built (\`allowScripts\` in
+\`package.json\` lets npm run its build); otherwise the command says what is missing.
 
 \`ptc run --approve yes|no\` answers approvals instead of the config; \`--session run.jsonl\` logs
 every call, \`npx ptc log run.jsonl\` shows it. \`tsconfig.json\` covers the config only: a program is the
@@ -124,7 +139,7 @@ const orderStock = defineTool({
   },
 })
 
-/** A field of a call's arguments (not validated yet when policies run: read them defensively). */
+/** A field of a call's arguments (checked against the tool's parameters before policies run, typed as any JSON). */
 function field(args: unknown, key: string): unknown {
   return typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>)[key] : undefined
 }

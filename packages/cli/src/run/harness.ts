@@ -10,6 +10,13 @@ import type { Agent, JsonValue, ToolBatchResult, ToolsService } from '@ptc/tools
 import { JsonlSession } from '@ptc/tools/session'
 import { oneOf } from '../args.js'
 import { commandConfig, configuredService } from '../config/service.js'
+import {
+  checkAlwaysLoaded,
+  DISCOVERY_OPTIONS,
+  DISCOVERY_USAGE,
+  discoveryFlags,
+  discoveryOption,
+} from '../discovery-flags.js'
 import type { LoadedConfig } from '../config/load.js'
 import { safeJson } from '../escape.js'
 import { CliError, firstLine } from '../errors.js'
@@ -18,6 +25,7 @@ import { isRecord } from '../records.js'
 import { kindOf } from '../input-file.js'
 import { writeLine, writeMessage, writeModelText, writeStyledLine, type CliIo } from '../io.js'
 import { APPROVE_MODES, approvalService, approveMode, configApproval } from './approval.js'
+import { limitHint, limitSources } from './limit-hint.js'
 import { progressLine, type ProgressLine } from './progress.js'
 import { RecordingSession } from './recording-session.js'
 import { DEFAULT_DURABLE_DIR, DEFAULT_SESSION_DIR, durableFolder, sessionStateOptions } from './session-state.js'
@@ -35,6 +43,7 @@ export const HARNESS_OPTIONS = {
   approve: { type: 'string' },
   'durable-dir': { type: 'string' },
   json: { type: 'boolean' },
+  ...DISCOVERY_OPTIONS,
 } as const
 
 /** Their usage lines, in the order both commands print them. */
@@ -42,7 +51,8 @@ export const HARNESS_USAGE = {
   tools: `  --config FILE           a config made with defineConfig (default: ptc.config.{ts,mts,js,mjs} here)
   --tools MODULE          ES module exporting tools made with defineTool (default: the config's tools,
                           else the built-in demo shop); the config's setup, approval and limits still apply
-  --sandbox NAME          quickjs or isolated-vm (default: the config's, else quickjs)`,
+  --sandbox NAME          quickjs or isolated-vm (default: the config's, else quickjs)
+${DISCOVERY_USAGE}`,
   state: `  --session FILE.jsonl    append the session events to this file
   --session-state KEY     run in sandbox session KEY: the program starts with what the session's earlier
                           programs left (their top-level declarations and globalThis) and leaves its own
@@ -59,7 +69,13 @@ export const HARNESS_USAGE = {
                           awaiting? }`,
 }
 
-type HarnessValues = { [K in keyof typeof HARNESS_OPTIONS]?: (typeof HARNESS_OPTIONS)[K]['type'] extends 'boolean' ? boolean : string }
+type HarnessValues = {
+  [K in keyof typeof HARNESS_OPTIONS]?: (typeof HARNESS_OPTIONS)[K] extends { multiple: true }
+    ? string[]
+    : (typeof HARNESS_OPTIONS)[K]['type'] extends 'boolean'
+      ? boolean
+      : string
+}
 
 /** Exit status of a program that suspended awaiting an approval (`--approve defer`). */
 export const EXIT_AWAITING = 3
@@ -70,9 +86,13 @@ export interface Harness {
   readonly sandbox: string
   /** Where the tools came from, for the first line on stderr. */
   readonly label: string | undefined
+  /** The tools are the built-in demo shop's: `ptc run` shows the program it runs. */
+  readonly demo: boolean
   readonly config: LoadedConfig | undefined
   /** The progress line while a batch runs: approvals written or asked for step it aside. */
   readonly progress: { line: ProgressLine | undefined }
+  /** For a run stopped at one of its limits: the setting, where its value came from and how to raise it. */
+  readonly limitHint: (error: { readonly kind: string; readonly message: string }) => string | undefined
 }
 
 export interface HarnessSetup {
@@ -91,18 +111,26 @@ export interface HarnessSetup {
 export async function openHarness(setup: HarnessSetup): Promise<Harness> {
   const { values, io } = setup
   const sandboxFlag = oneOf('sandbox', values.sandbox, SANDBOXES)
+  const discoveryAsked = discoveryFlags(values)
   const approve = approveMode(oneOf('approve', values.approve, APPROVE_MODES), io, setup.programFromStdin)
   const config = await commandConfig(values.config, io.cwd)
   // Flags win over the config, the config over the CLI's defaults.
   const sandbox = sandboxFlag ?? config?.config.sandbox ?? 'quickjs'
   const limits = mergeLimits(config?.config.limits, setup.limitFlags)
+  const discovery = discoveryOption(config?.config.discovery, discoveryAsked)
+  const fromConfig = config === undefined ? undefined : { limits: config.config.limits, shown: config.shown }
+  const sources = limitSources(fromConfig, setup.limitFlags)
   const progress: Harness['progress'] = { line: undefined }
   const stepAside = (): (() => void) => progress.line?.suspend() ?? (() => undefined)
   const approval =
     values.approve === undefined && config?.config.approval !== undefined
       ? configApproval(config.config.approval, config.shown, io, stepAside)
       : approvalService(approve, io, values.approve !== undefined, stepAside)
-  const { service, label } = await configuredService({ config, toolsModule: values.tools, cwd: io.cwd, approval, fallback: 'demo' })
+  const { service, label, demo } = await configuredService({ config, toolsModule: values.tools, cwd: io.cwd, approval, fallback: 'demo' })
+  if (discovery !== false) {
+    const names = service.definitions().map((t) => t.name)
+    checkAlwaysLoaded(discoveryAsked, config && { ...config.config, shown: config.shown }, names)
+  }
   const stateKey = values['session-state']
   if (stateKey === undefined && values['session-dir'] !== undefined) throw new CliError('USAGE', '--session-dir goes with --session-state')
   const sessions = stateKey === undefined ? undefined : await sessionStateOptions(stateKey, values['session-dir'] ?? DEFAULT_SESSION_DIR, io.cwd)
@@ -121,13 +149,15 @@ export async function openHarness(setup: HarnessSetup): Promise<Harness> {
         ...(setup.maxParallelSubCalls !== undefined && { maxParallelSubCalls: setup.maxParallelSubCalls }),
         ...(stateKey !== undefined && { sessions: { key: () => stateKey } }),
         ...(folder !== undefined && { durable: { store: folder.store } }),
+        ...(discovery !== undefined && { discovery }),
       }),
     )
   } catch (error) {
     await runtime.dispose()
     throw error
   }
-  return { service, runtime, sandbox, label, config, progress }
+  const hint: Harness['limitHint'] = (error) => limitHint(error, limits, sources)
+  return { service, runtime, sandbox, label, demo, config, progress, limitHint: hint }
 }
 
 /** One batch's run: the agent it runs for, aborted on Ctrl-C or SIGTERM. */
@@ -135,12 +165,21 @@ type Batch = (agent: Agent, signal: AbortSignal) => Promise<ToolBatchResult>
 
 /**
  * Runs `batch` (the run_code call, or its resume) with the progress line and the session file, then prints
- * what the model receives (or `--json`) and the footer. `what` names the batch on the first line of stderr.
+ * what the model receives (or `--json`) and the footer. `what` names the batch on the first line of stderr, after
+ * what `preface` writes (once the run is sure to start).
  * Returns the exit status: 0, 1 (the program failed) or 3 (it waits for an approval).
  */
-export async function runHarnessBatch(harness: Harness, values: HarnessValues, io: CliIo, what: string, batch: Batch): Promise<number> {
+export async function runHarnessBatch(
+  harness: Harness,
+  values: HarnessValues,
+  io: CliIo,
+  what: string,
+  batch: Batch,
+  preface?: () => void,
+): Promise<number> {
   const { runtime, config, label, sandbox } = harness
   const sessionFile = values.session === undefined ? undefined : await openSession(values.session, io.cwd)
+  preface?.()
   if (values.json !== true) writeMessage(io.stderr, `${what} on ${sandbox}, tools: ${label ?? 'none'}${config === undefined ? '' : `, config: ${config.shown}`}; the model receives:`)
   const session = new RecordingSession(sessionFile)
   const progress = progressLine(io.stderr, { counts: () => session.subCalls })
@@ -178,6 +217,8 @@ export async function runHarnessBatch(harness: Harness, values: HarnessValues, i
     writeModelText(io.stdout, report.text)
     for (const line of formatFooter(report, subCalls, awaiting !== undefined)) writeStyledLine(io.stderr, line)
   }
+  const hint = report.error === null ? undefined : harness.limitHint(report.error)
+  if (hint !== undefined) writeMessage(io.stderr, hint, 'yellow')
   if (state !== undefined && values.json !== true) {
     const what = state.fresh ? 'new' : `continued (${state.runs} programs so far)`
     writeMessage(io.stderr, `session ${JSON.stringify(oneLine(state.key, 80))}: ${what}, ${state.kept ? `${state.bytes} bytes of state kept` : 'state of this run not kept'}${state.note === undefined ? '' : ` (${oneLine(state.note, 200)})`}`)
@@ -213,10 +254,13 @@ function awaitingOf(value: JsonValue | undefined): Awaiting | undefined {
  */
 function resumeFlags(values: HarnessValues): string {
   const flags: string[] = []
-  for (const name of ['config', 'tools', 'session-state', 'session-dir', 'durable-dir'] as const) {
+  for (const name of ['config', 'tools', 'session-state', 'session-dir', 'durable-dir', 'discovery-budget'] as const) {
     const value = values[name]
     if (value !== undefined) flags.push(`--${name} ${shellWord(value)}`)
   }
+  // The program may call search_tools (discovery on) or a tool of that name (off): its resume needs the same.
+  for (const name of values['always-load'] ?? []) flags.push(`--always-load ${shellWord(name)}`)
+  if (values['no-discovery'] === true) flags.push('--no-discovery')
   flags.push('--approve defer')
   return ` ${flags.join(' ')}`
 }

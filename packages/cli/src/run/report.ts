@@ -1,6 +1,6 @@
 import type { CodeRunResult } from '@ptc/sandbox'
 import type { JsonValue, SessionEvent, ToolExecutionResult } from '@ptc/tools'
-import { byteFigures, contentText, subCallsOf, type SubCallRecord } from '../demo/report.js'
+import { byteFigures, contentText, nativeComparison, subCallsOf, type SubCallRecord } from '../demo/report.js'
 import { styled, type StyledLine } from '../colour.js'
 import { escapeControl } from '../escape.js'
 import { formatBytes, oneLine } from '../format.js'
@@ -89,6 +89,9 @@ export function formatFooter(report: RunReport, subCalls: readonly SubCallRecord
     lines.push([`  ${id.padEnd(idWidth)}  ${name.padEnd(nameWidth)}  ${ms.padStart(7)}  ${formatBytes(c.contentBytes).padStart(8)}  `, outcome])
   }
   lines.push([`ptc: ${byteSummary(report, subCalls.length)}`])
+  // A failed run's text is its error: no measure of what PTC saved.
+  const comparison = report.error === null ? nativeComparison(subCalls.length, report.bytes) : undefined
+  if (comparison !== undefined) lines.push([`ptc: ${comparison}`])
   if (report.error !== null) lines.push([styled('red', `ptc: the program failed (${report.error.kind}): ${oneLine(report.error.message, 200)}`)])
   return lines
 }
