@@ -149,7 +149,7 @@ describe('ptc.config.ts in the working directory', () => {
     clearAsked()
     const run = await ptc(['run', 'pay.js', '--json'], { cwd: shop.dir })
     expect(run.code).toBe(0)
-    expect(json(run).value).toEqual(['paid 5', '50: DENIED: the approval service rejected this call (pay 50)', '500: DENIED: over the limit of 100'])
+    expect(json(run).value).toEqual(['paid 5', '50: DENIED: the approval service of ptc.config.ts rejected this call (pay 50)', '500: DENIED: over the limit of 100'])
     // Asked about 5 and 50 (the policy denied 500 before anyone was asked); its answers decided.
     expect(asked()).toEqual(['5', '50'])
     expect(run.stderr).toMatch(/^ptc: approved pay \(call_[0-9a-f]{8}:ptc:1\): pay 5 \(by ptc\.config\.ts\)$/m)
@@ -161,7 +161,7 @@ describe('ptc.config.ts in the working directory', () => {
     const yes = await ptc(['run', 'pay.js', '--json', '--approve', 'yes'], { cwd: shop.dir })
     expect(json(yes).value).toEqual(['paid 5', 'paid 50', '500: DENIED: over the limit of 100'])
     const no = await ptc(['run', 'pay.js', '--json', '--approve', 'no'], { cwd: shop.dir })
-    expect(json(no).value).toEqual(['5: DENIED: the approval service rejected this call (pay 5)', '50: DENIED: the approval service rejected this call (pay 50)', '500: DENIED: over the limit of 100'])
+    expect(json(no).value).toEqual(['5: DENIED: --approve no rejected this call (pay 5)', '50: DENIED: --approve no rejected this call (pay 50)', '500: DENIED: over the limit of 100'])
     expect(asked()).toEqual([])
   })
 
@@ -350,7 +350,7 @@ describe('ptc init', () => {
     const run = await ptc(['run', 'program.ts'], { cwd: app })
     expect(run.code).toBe(0)
     expect(run.stdout).toBe(
-      ['apple: ordered 17 units (PO-1001)', 'pear: not ordered: the approval service rejected this call (order 80 x pear)', 'plum: not ordered: 598 units exceed the purchasing limit of 500', ''].join('\n'),
+      ['apple: ordered 17 units (PO-1001)', 'pear: not ordered: the approval service of ptc.config.ts rejected this call (order 80 x pear)', 'plum: not ordered: 598 units exceed the purchasing limit of 500', ''].join('\n'),
     )
     expect(run.stderr.split('\n')[0]).toBe('ptc: run_code "Restock every product that runs low" on quickjs, tools: ptc.config.ts, config: ptc.config.ts; the model receives:')
     expect(run.stderr).toMatch(/^ptc: rejected order_stock \(call_[0-9a-f]{8}:ptc:\d\): order 80 x pear \(by ptc\.config\.ts\)$/m)

@@ -132,7 +132,7 @@ describe('ptc run over the built-in demo shop', () => {
     expect(yes.stdout).toMatch(/issue_refund +\d+ ms +\d+ B {2}ok/)
     const no = await ptcOnTerminal(['run', program('refund-damaged'), '--approve', 'ask'], 'n\n', { NO_COLOR: '1' })
     expect(no.code).toBe(1)
-    expect(no.stdout).toMatch(/issue_refund +\d+ ms +\d+ B {2}error DENIED: the approval service rejected this call/)
+    expect(no.stdout).toMatch(/issue_refund +\d+ ms +\d+ B {2}error DENIED: the user, at the prompt rejected this call/)
   })
 
   test('--approve ask needs a terminal', async () => {

@@ -46,7 +46,7 @@ export function approvalService(mode: ApproveMode, io: CliIo, explicit: boolean,
     }
     if (mode === 'no') {
       writeMessage(io.stderr, `rejected ${what}${explicit ? '' : ' (pass --approve yes to allow, or --approve ask on a terminal)'}`, 'yellow')
-      return 'rejected'
+      return { outcome: 'rejected', by: explicit ? '--approve no' : 'ptc run without a terminal to ask on (--approve no)' }
     }
     return prompt(io, `${MESSAGE_PREFIX}${escapeControl(`approve ${what}${what.endsWith('?') ? '' : '?'}`)} [y/N] `, request.signal)
   }
@@ -70,7 +70,7 @@ async function prompt(io: CliIo, question: string, signal: AbortSignal): Promise
   const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: true })
   try {
     const reply = await rl.question(question, { signal })
-    return /^\s*y(es)?\s*$/i.test(reply) ? 'allowed-once' : 'rejected'
+    return /^\s*y(es)?\s*$/i.test(reply) ? 'allowed-once' : { outcome: 'rejected', by: 'the user, at the prompt' }
   } catch {
     return 'cancelled'
   } finally {
@@ -99,14 +99,16 @@ export function configApproval(service: ApprovalService, shown: string, io: CliI
         }
         throw error
       }
-      const said = outcome === 'allowed-once' ? 'approved' : outcome === 'rejected' ? 'rejected' : `answered ${typeof outcome === 'string' ? JSON.stringify(oneLine(outcome, 40)) : typeof outcome} to`
+      const answer = typeof outcome === 'object' && outcome !== null ? (outcome as { outcome?: unknown }).outcome : outcome
+      const said = answer === 'allowed-once' ? 'approved' : answer === 'rejected' ? 'rejected' : `answered ${typeof answer === 'string' ? JSON.stringify(oneLine(answer, 40)) : typeof answer} to`
       const resume = stepAside()
       try {
-        writeMessage(io.stderr, `${said} ${what} (by ${shown})`, outcome === 'allowed-once' ? 'green' : 'yellow')
+        writeMessage(io.stderr, `${said} ${what} (by ${shown})`, answer === 'allowed-once' ? 'green' : 'yellow')
       } finally {
         resume()
       }
-      return outcome
+      // The model is told who decided: the config's code, unless the service named someone itself.
+      return outcome === 'rejected' ? { outcome, by: `the approval service of ${shown}` } : outcome
     },
   }
 }

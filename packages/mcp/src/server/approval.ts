@@ -42,8 +42,8 @@ export function createMcpApproval(): McpApproval {
           },
           { signal: own.signal, relatedRequestId: caller.requestId },
         )
-        if (answer.action === 'accept') return answer.content?.['allow'] === true ? 'allowed-once' : 'rejected'
-        return answer.action === 'decline' ? 'rejected' : 'cancelled'
+        if (answer.action === 'accept' && answer.content?.['allow'] === true) return 'allowed-once'
+        return answer.action === 'cancel' ? 'cancelled' : { outcome: 'rejected', by: "the MCP client's user" }
       } catch {
         // The client failed the request, went away, or the call was aborted: nobody approved it.
         return 'cancelled'

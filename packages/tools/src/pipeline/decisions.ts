@@ -49,6 +49,14 @@ function normalizeInfo(raw: unknown): ToolErrorInfo {
   return { name, code, ...(reason !== undefined && { reason }) }
 }
 
+/** An approval service's answer and who gave it, from a bare answer or an `ApprovalVerdict`. */
+function verdictOf(outcome: unknown): { answer: unknown; by: string | undefined } {
+  if (typeof outcome !== 'object' || outcome === null) return { answer: outcome, by: undefined }
+  const { outcome: answer, by } = outcome as { outcome?: unknown; by?: unknown }
+  const named = typeof by === 'string' && by.trim() !== '' ? by.trim().slice(0, 200) : undefined
+  return { answer, by: named }
+}
+
 /**
  * Run an `ask` through the approval service. Returns undefined when the
  * service answered `allowed-once`, `{ deferred }` (its message) when it answered `deferred` and the
@@ -74,12 +82,13 @@ export async function decideApproval(
   } catch (error) {
     return `approval failed${why}: ${describeThrown(error)}`
   }
-  switch (outcome) {
+  const { answer, by } = verdictOf(outcome)
+  switch (answer) {
     case 'allowed-once':
       return undefined
     case 'rejected':
-      // The service may be code (a config's) or a person behind it: say what answered, not who is behind it.
-      return `the approval service rejected this call${why}`
+      // The service may be code (a config's) or a person behind it: say who decided when it says, else what answered.
+      return `${by ?? 'the approval service'} rejected this call${why}`
     case 'cancelled':
       return `the approval request was cancelled${why}`
     case 'unavailable':

@@ -131,6 +131,19 @@ describe('tools/pre-execute', () => {
     expect(textOf(result)).toBe('Error: the approval service rejected this call (order 5 x apple)')
   })
 
+  test('an answer that says who decided is told to the model with its name', async () => {
+    const tools = new ToolsService({ approval: { request: () => Promise.resolve({ outcome: 'rejected', by: 'the purchasing policy' }) } })
+    counted(tools)
+    tools.on('tools/pre-execute', () => ({ kind: 'ask', reason: 'order 5 x apple' }))
+    const rejected = await runOne(tools, 't', {}, { agent: agent('a') })
+    expect(textOf(rejected)).toBe('Error: the purchasing policy rejected this call (order 5 x apple)')
+    const allowing = new ToolsService({ approval: { request: () => Promise.resolve({ outcome: 'allowed-once', by: 'a person' }) } })
+    const counts = counted(allowing)
+    allowing.on('tools/pre-execute', () => ({ kind: 'ask' }))
+    expect((await runOne(allowing, 't', {}, { agent: agent('a') })).isError).toBe(false)
+    expect(counts.body).toBe(1)
+  })
+
   test('a listener that short-circuits with allow skips later listeners', async () => {
     const tools = new ToolsService()
     counted(tools)

@@ -14,7 +14,19 @@ export interface ApprovalRequest {
  * `run_code` program that can suspend (`createPtcExecutor({ durable })` on QuickJS) then waits: the run
  * suspends and `ToolsService.resume(token, decision)` continues it; any other call is denied.
  */
-export type ApprovalOutcome = 'allowed-once' | 'rejected' | 'cancelled' | 'unavailable' | 'deferred'
+export type ApprovalOutcome = ApprovalAnswer | ApprovalVerdict
+
+/** The answers an approval service may give. */
+export type ApprovalAnswer = 'allowed-once' | 'rejected' | 'cancelled' | 'unavailable' | 'deferred'
+
+/**
+ * An answer with who or what gave it (`'you, at the prompt'`, `'--approve no'`, `'the approval service of
+ * ptc.config.ts'`): the model is told that a call was rejected by it, instead of by "the approval service".
+ */
+export interface ApprovalVerdict {
+  readonly outcome: ApprovalAnswer
+  readonly by: string
+}
 
 /** A decision given later, for a call whose approval was deferred. */
 export type ApprovalDecision = 'allowed-once' | 'rejected'
