@@ -194,3 +194,30 @@ describe('validateArgs', () => {
     expect(() => validateArgs({ type: 'object', patternProperties: {} } as never, {})).toThrow(JsonSchemaError)
   })
 })
+
+describe('a schema error names the tool, the field and the rule', () => {
+  test('an output object without additionalProperties', () => {
+    const define = () =>
+      defineTool({
+        name: 'get_stock',
+        description: 'Stock of a product.',
+        parameters: { sku: { type: 'string', required: true } },
+        output: { schema: { type: 'object', properties: { units: { type: 'integer' } } } as never },
+        execute: () => Promise.resolve({ units: 1 }),
+      })
+    expect(define).toThrow(JsonSchemaError)
+    expect(define).toThrow(/^defineTool "get_stock": output\.schema: .*additionalProperties.*every object declares additionalProperties: true \(other keys allowed\) or false/)
+  })
+
+  test('a bad parameter spec', () => {
+    const define = () =>
+      defineTool({
+        name: 'order',
+        description: 'Order.',
+        parameters: { quantity: { type: 'decimal' } } as never,
+        output: { schema: { type: 'string' } },
+        execute: () => Promise.resolve('ok'),
+      })
+    expect(define).toThrow(/^defineTool "order": parameters: /)
+  })
+})

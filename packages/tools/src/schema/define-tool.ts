@@ -1,4 +1,4 @@
-import { formatViolations, ToolArgsError } from '../errors.js'
+import { formatViolations, JsonSchemaError, ToolArgsError } from '../errors.js'
 import { _isMaterialized } from '../json/build.js'
 import { prettyJson } from '../json/pretty.js'
 import { snapshotJson } from '../json/snapshot.js'
@@ -92,7 +92,7 @@ export function defineTool<const P extends ParameterSchemaSpec, const O extends 
 ): ToolDefinition {
   type Args = InferArgs<P>
   type Value = InferValue<O>
-  const parameters = parameterSchemaSpecToJsonSchema(definition.parameters)
+  const parameters = named(definition, 'parameters', () => parameterSchemaSpecToJsonSchema(definition.parameters))
   const validator = compileJsonSchema(parameters)
   /**
    * The raw output declaration: the schema compiled, `render` defaulting to the value as JSON text.
@@ -105,7 +105,8 @@ export function defineTool<const P extends ParameterSchemaSpec, const O extends 
     const output: { -readonly [K in keyof ToolOutputDefinition]?: ToolOutputDefinition[K] } = {
       render: render === undefined ? renderJson : typeof render !== 'function' ? render : (args, value) => render.call(typed, args as Args, value as Value),
     }
-    if (typed.schema !== undefined) output.schema = valueSchemaSpecToJsonSchema(typed.schema)
+    const schema = typed.schema
+    if (schema !== undefined) output.schema = named(definition, 'output.schema', () => valueSchemaSpecToJsonSchema(schema))
     if (typeof presentationMeta === 'function') output.presentationMeta = (args, value) => presentationMeta.call(typed, args as Args, value as Value) ?? null
     else if (presentationMeta !== undefined) output.presentationMeta = presentationMeta
     return Object.freeze(output) as ToolOutputDefinition
@@ -157,4 +158,15 @@ export function defineTool<const P extends ParameterSchemaSpec, const O extends 
     }
   }
   return Object.freeze(tool)
+}
+
+/** Runs a spec's compilation; a `JsonSchemaError` names the tool and the field it is about. */
+function named<T>(definition: { readonly name?: unknown }, field: string, compile: () => T): T {
+  try {
+    return compile()
+  } catch (error) {
+    if (!(error instanceof JsonSchemaError)) throw error
+    const tool = typeof definition.name === 'string' ? ` ${JSON.stringify(definition.name)}` : ''
+    throw new JsonSchemaError(error.violations, `defineTool${tool}: ${field}`)
+  }
 }

@@ -117,7 +117,7 @@ function convertObject(spec: JsonObject, path: string, out: JsonObject, queue: W
   }
   const additional = Object.hasOwn(spec, 'additionalProperties') ? spec['additionalProperties'] : undefined
   if (typeof additional === 'boolean') out['additionalProperties'] = additional
-  else if (additional === undefined) bad(`${path}/additionalProperties`, 'an object spec must declare additionalProperties: true or false')
+  else if (additional === undefined) bad(`${path}/additionalProperties`, 'every object declares additionalProperties: true (other keys allowed) or false (only these properties)')
   else bad(`${path}/additionalProperties`, 'additionalProperties must be true or false')
 }
 
