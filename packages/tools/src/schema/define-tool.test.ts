@@ -203,7 +203,7 @@ describe('a schema error names the tool, the field and the rule', () => {
         description: 'Stock of a product.',
         parameters: { sku: { type: 'string', required: true } },
         output: { schema: { type: 'object', properties: { units: { type: 'integer' } } } as never },
-        execute: () => Promise.resolve({ units: 1 }),
+        execute: () => Promise.resolve({ units: 1 } as never),
       })
     expect(define).toThrow(JsonSchemaError)
     expect(define).toThrow(/^defineTool "get_stock": output\.schema: .*additionalProperties.*every object declares additionalProperties: true \(other keys allowed\) or false/)
