@@ -33,6 +33,7 @@ const never = (): Promise<JsonValue> => new Promise(() => {})
 interface Extras {
   maxConcurrentRuns?: number
   maxQueuedRuns?: number
+  maxExtraRuns?: number
 }
 
 function create(backend: Backend, extras: Extras = {}): CodeRuntime {
@@ -184,10 +185,11 @@ const CASES: readonly Case[] = [
     },
   },
   {
-    name: 'queued behind a hostile run (maxConcurrentRuns 1)',
+    name: 'queued behind a hostile run (maxConcurrentRuns 1, maxExtraRuns 0)',
     wallMs: () => 500,
     async measure(b) {
-      const rt = create(b, { maxConcurrentRuns: 1, maxQueuedRuns: 4 })
+      // maxExtraRuns 0: the hostile run keeps its place past its first 50 ms of CPU, so the next one queues.
+      const rt = create(b, { maxConcurrentRuns: 1, maxQueuedRuns: 4, maxExtraRuns: 0 })
       try {
         await rt.run({ code: 'return 0', bindings: [], call: echo, limits: { wallMs: 60_000 } })
         const blocker =

@@ -104,6 +104,8 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
           const limits = timeoutMs === undefined ? config.limits : { ...config.limits, wallMs: timeoutMs }
           const running = config.runtime.run({
             ...(session !== undefined && { session }),
+            // Each agent's programs queue apart: one agent's flood delays another's program by about one run.
+            ...(ctx.agent !== undefined && { tenant: ctx.agent.id }),
             ...(durable !== undefined && { durable }),
             ...(stream !== undefined && { onLog: (text: string) => stream.push(text) }),
             code,

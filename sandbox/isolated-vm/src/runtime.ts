@@ -37,17 +37,28 @@ export interface IsolatedVmRuntimeOptions {
    * Runs one child process hosts at once (`'process'` containment), each in its own isolate.
    * Default 1: a child is killed when one of its runs cannot be stopped by disposing its isolate (a
    * long built-in; V8 out of memory), and every run it hosts fails with it (as `crash`; the culprit
-   * as `timeout` or `memory`), so only with 1 does a hostile program never take another run down.
+   * as `timeout` or `memory`), so only with 1 (and `maxExtraRuns` 0) does a hostile program never take another
+   * run down.
    * More runs per child trade that for throughput and memory: on 2 cores, 16 concurrent runs of 200
    * sequential sub-calls took 335 ms on 2 processes x 4 runs against 569 ms on 8 x 1 (loaded machine).
    * New runs avoid a child while a run it was told to stop has not confirmed its end.
    */
   runsPerProcess?: number
   /**
-   * Runs executing at once; later runs wait in FIFO order (their wall clock runs meanwhile).
+   * Runs executing at once; later runs wait (their wall clock runs meanwhile), in order within each tenant
+   * (`CodeRunRequest.tenant`; a freed place goes to the tenants in turn).
    * Default: `processes * runsPerProcess` (`'process'`), 8 (`'none'`).
    */
   maxConcurrentRuns?: number
+  /**
+   * `'process'` containment: runs that may start past `maxConcurrentRuns` while as many runs that have used
+   * `LONG_RUN_CPU_MS` (50 ms) of CPU run; each goes to a child process beside such a run, in an isolate of its own
+   * (a thread and about 2 MiB; the OS shares the cores), so runaway programs do not keep short ones waiting. A run
+   * placed beside a long run fails with it (`crash`) if that run must be killed, so this is opt-in: default 0 (a
+   * long run keeps its place, and with `runsPerProcess` 1 no run ever shares a process); `DEFAULT_MAX_EXTRA_RUNS`
+   * (16) where liveness matters more than that guarantee.
+   */
+  maxExtraRuns?: number
   /**
    * Runs waiting for a place; one more ends at once as `limit`. Default `DEFAULT_MAX_QUEUED_RUNS` (256): a waiting run holds no
    * isolate, only its request and a deadline timer (it leaves the queue at its wall deadline).
@@ -97,8 +108,9 @@ export interface IsolatedVmRuntimeOptions {
    * context, in its engine process, until it is ended, idle for `idleTtlMs`, or evicted as the least
    * recently used of `maxSessions` (default 64: up to 64 x (64 MiB + 2 MiB) in the worst case with
    * the default `maxSessionBytes`; lower both where memory is tight). A session keeps the memory
-   * limit its isolate was made with (the first run's `memoryBytes`); a later run's lower limit is
-   * still enforced by the heap backstop.
+   * limit its isolate was made with (the first run's `memoryBytes`), which caps a later run's higher one.
+   * A later run's lower `memoryBytes` holds by measure: its heap, between its tasks and at its end, over
+   * that ends it as `memory` (the session is lost), though within one task it may grow to the isolate's limit.
    */
   sessions?: Partial<SessionLimits>
 }
@@ -144,6 +156,7 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
     const graceMs = positiveInteger(options.stopGraceMs, 100, 'stopGraceMs', 1, MAX_TIMER_MS)
     const concurrent = positiveInteger(options.maxConcurrentRuns, inline ? 8 : processes * perProcess, 'maxConcurrentRuns')
     const queued = positiveInteger(options.maxQueuedRuns, DEFAULT_MAX_QUEUED_RUNS, 'maxQueuedRuns', 0)
+    const maxExtraRuns = positiveInteger(options.maxExtraRuns, 0, 'maxExtraRuns', 0)
     const queuedBytes = positiveInteger(options.maxQueuedProgramBytes, DEFAULT_MAX_QUEUED_PROGRAM_BYTES, 'maxQueuedProgramBytes')
     const sessionLimits = Object.freeze(resolveSessionLimits(options.sessions))
     const ivm = loadIsolatedVm({ loader: options.loader, checkNodeSnapshot: options.checkNodeSnapshot })
@@ -158,6 +171,9 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
         runsPerProcess: perProcess,
         graceMs,
         config: { warmIsolates: warm, memoryBytes: this.#defaults.memoryBytes, prelude: GUEST_PRELUDE, programFilename: PROGRAM_FILENAME },
+        // Runs past a slice of CPU share their children with fresh runs: their places go to those.
+        maxExtraRuns,
+        lend: (places) => this.#gate.lend(places),
       })
     }
     // The isolates are warmed where they run; the TypeScript stripper is loaded here, meanwhile.

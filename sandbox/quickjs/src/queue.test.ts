@@ -59,7 +59,8 @@ async function maxOverlap(rt: CodeRuntime, runs: number, goal: number, patienceM
 
 describe('waiting for an engine counts against the wall ceiling', () => {
   test('a 500 ms run queued behind hostile runs answers by its wall as timeout, with the wait in queueMs', async () => {
-    await using(createQuickJSRuntime({ poolSize: 1 }), async (rt) => {
+    // maxExtraRuns 0: the hostile runs keep their places, so the run waits (by default it would start beside them).
+    await using(createQuickJSRuntime({ poolSize: 1, maxExtraRuns: 0 }), async (rt) => {
       expect((await rt.run(request('return 0'))).value).toBe(0)
       const hostile = [0, 1].map(() => timed(rt.run(request(HOSTILE, { limits: { wallMs: 3000, cpuMs: 60_000 } }))))
       await sleep(50)

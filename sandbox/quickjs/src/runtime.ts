@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, MAX_TIMER_MS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
-import { DEFAULT_HOLD_MS, DEFAULT_MAX_QUEUED_PROGRAM_BYTES, RunGate, parkedHolder, checkSessionKey, claimHolder, claimHolderGone, SessionTable, acceptRun, messageOf, preloadTypeScriptStripper, resolveSessionLimits, stopError, type SessionSpill, type SessionTurn } from '@ptc/sandbox/backend'
+import { DEFAULT_HOLD_MS, DEFAULT_MAX_EXTRA_RUNS, DEFAULT_MAX_QUEUED_PROGRAM_BYTES, RunGate, parkedHolder, checkSessionKey, claimHolder, claimHolderGone, SessionTable, acceptRun, messageOf, preloadTypeScriptStripper, resolveSessionLimits, stopError, type SessionSpill, type SessionTurn } from '@ptc/sandbox/backend'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import type { LimitCeilings, ParkedHostCall } from '@ptc/sandbox/backend'
 import { randomBytes } from 'node:crypto'
@@ -31,14 +31,22 @@ export interface QuickJSRuntimeOptions {
    */
   poolSize?: number
   /**
-   * Runs that hold an engine at once; later runs wait in FIFO order. The wait counts against each
+   * Runs that hold an engine at once; later runs wait, in order within each tenant. The wait counts against each
    * run's wall ceiling (a run still waiting at its deadline ends as `timeout`) and is reported in
    * `stats.queueMs`. Default: worker isolation, the pool size (one run per worker). Inline, twice
    * `os.availableParallelism()`: inline runs share the calling thread, so more of them at once adds
    * no CPU, only overlap while runs wait on tools, and each holds its own engine (a WebAssembly
-   * memory of up to `memoryBytes` + 32 MiB); so the bound is that memory, not the cores.
+   * memory of up to `memoryBytes` + 32 MiB); so the bound is that memory, not the cores. Waiting runs
+   * queue by `CodeRunRequest.tenant`, and a freed place goes to the tenants in turn.
    */
   maxConcurrentRuns?: number
+  /**
+   * Worker isolation: runs that may start past `maxConcurrentRuns` while as many runs that have used
+   * `LONG_RUN_CPU_MS` (50 ms) of CPU hold workers; each gets a worker booted for it (past the pool size: a thread
+   * and about 18 MiB each, plus its guest's memory), so runaway programs do not keep short ones waiting. Workers
+   * past the need exit after 5 s idle. Default `DEFAULT_MAX_EXTRA_RUNS` (16); 0: a long run keeps its place.
+   */
+  maxExtraRuns?: number
   /**
    * Runs that may wait for a place (see `maxConcurrentRuns`); one more ends at once as `limit`
    * ("the runtime's run queue is full"). Default `DEFAULT_MAX_QUEUED_RUNS` (256).
@@ -227,13 +235,25 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     if (!(grace >= 0) || !Number.isFinite(grace)) throw new SandboxUsageError('watchdogGraceMs must be a non-negative number')
     if (grace > MAX_TIMER_MS) throw new SandboxUsageError(`watchdogGraceMs must be at most ${MAX_TIMER_MS} ms (a timer's longest delay), not ${grace}`)
     const concurrent = options.maxConcurrentRuns ?? (engines instanceof WorkerPool ? engines.size : inline ? 2 * cores : poolSize)
+    const maxExtraRuns = options.maxExtraRuns ?? DEFAULT_MAX_EXTRA_RUNS
+    if (!Number.isInteger(maxExtraRuns) || maxExtraRuns < 0) {
+      throw new SandboxUsageError('maxExtraRuns must be a non-negative integer')
+    }
     this.#gate = new RunGate(concurrent, options.maxQueuedRuns ?? DEFAULT_MAX_QUEUED_RUNS, options.maxQueuedProgramBytes ?? DEFAULT_MAX_QUEUED_PROGRAM_BYTES)
     this.#grace = grace
     this.#engines =
       engines ??
       (inline
         ? new InlineEngines(variant, this.#defaults.memoryBytes)
-        : new WorkerPool({ size: poolSize, variant, warmBytes: this.#defaults.memoryBytes, journalBytes: this.#defaults.maxOutputBytes }))
+        : new WorkerPool({
+            size: poolSize,
+            variant,
+            warmBytes: this.#defaults.memoryBytes,
+            journalBytes: this.#defaults.maxOutputBytes,
+            maxExtraRuns,
+          }))
+    // Runs past a slice of CPU hold workers of their own: their places go to fresh runs.
+    if (this.#engines instanceof WorkerPool) this.#engines.lendTo((places) => this.#gate.lend(places))
     if (options.prewarm !== false) {
       this.#engines.warm()
       preloadTypeScriptStripper()
@@ -342,6 +362,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     try {
       saved = decodeRun(payload)
     } catch (error) {
+      if (error instanceof SnapshotError) throw error
       throw new SnapshotError('tampered', error instanceof Error ? error.message : String(error))
     }
     const run: SuspendedRun = Object.freeze({
@@ -490,7 +511,8 @@ export class QuickJSCodeRuntime implements CodeRuntime {
    * Makes `snapshot` (from `suspendSession`, here or in another process of the same build with the
    * same secret) session `key` again, replacing an idle session of that key. Throws `SnapshotError`
    * (`@ptc/sandbox/session`) for bytes that are tampered with, truncated, of another build or
-   * another session, and changes nothing then. At `maxSessions` with as many saves to the store in
+   * another session (or a suspended run's state), and (`too-large`) for a session over
+   * `sessions.maxSessionBytes`, and changes nothing then. At `maxSessions` with as many saves to the store in
    * progress, waits for one of them (at most `sessions.storeWaitMs`), then throws `SessionStoreError`
    * (`unavailable`).
    */

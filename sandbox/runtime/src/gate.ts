@@ -15,8 +15,27 @@ export const DEFAULT_MAX_QUEUED_RUNS = 256
  */
 export const DEFAULT_MAX_QUEUED_PROGRAM_BYTES = 16 * 1024 * 1024
 
+/**
+ * The CPU a run may use and still count as fresh: past it, a backend that lends places (`RunGate.lend`) gives the
+ * run an engine of its own beyond its pool, so that runs that burn CPU no longer keep short ones waiting.
+ */
+export const LONG_RUN_CPU_MS = 50
+
+/**
+ * The default number of places a backend lends past `maxConcurrentRuns`, one per run past `LONG_RUN_CPU_MS` (each
+ * such run then has an engine beyond the pool's: a worker thread, an isolate thread), so 16 runaway programs can run
+ * before fresh runs wait again.
+ */
+export const DEFAULT_MAX_EXTRA_RUNS = 16
+
 /** Why a run left the gate's queue without a place. */
 export type GateRefusal = 'wall' | 'abort' | 'queue-full' | 'closed'
+
+/** A run the gate did not admit, and why. */
+export interface GateRefused {
+  readonly ok: false
+  readonly reason: GateRefusal
+}
 
 /** A place in the gate: call `release` exactly once when the run has ended (extra calls are ignored). */
 export interface GatePlace {
@@ -26,13 +45,15 @@ export interface GatePlace {
 
 interface Waiter {
   readonly bytes: number
-  readonly settle: (outcome: GatePlace | { ok: false; reason: GateRefusal }) => void
+  readonly settle: (outcome: GatePlace | GateRefused) => void
 }
 
 /**
- * Admission of runs into a backend: at most `maxConcurrent` runs hold a place at once; later runs
- * wait in FIFO order, at most `maxQueued` of them whose programs take at most `maxQueuedBytes` in all (one
- * more ends at once with `queue-full`; a run finding the queue empty may wait whatever its size). A
+ * Admission of runs into a backend: at most `maxConcurrent` runs hold a place at once (plus the places a
+ * backend lends, see `lend`); later runs wait, at most `maxQueued` of them whose programs take at most
+ * `maxQueuedBytes` in all (one more ends at once with `queue-full`; a run finding the queue empty may wait
+ * whatever its size). Waiting runs queue by tenant (`CodeRunRequest.tenant`; FIFO within one), and a freed place
+ * goes to the tenants in turn, so a tenant with a backlog delays another by about one run. A
  * waiting run leaves the queue when its wall deadline passes or its signal aborts. While a run
  * waits, its deadline timer is referenced: a pending run keeps the process alive. Sizes that are not
  * integers in range throw `SandboxUsageError` (`SANDBOX_MISUSE`).
@@ -41,9 +62,12 @@ export class RunGate {
   readonly maxConcurrent: number
   readonly maxQueued: number
   readonly maxQueuedBytes: number
-  readonly #queue: Waiter[] = []
+  /** The waiting runs of each tenant; the map's order is the turn (a served tenant goes to the back). */
+  readonly #queues = new Map<string, Waiter[]>()
+  #queued = 0
   #queuedBytes = 0
   #active = 0
+  #lent = 0
   /** Aborted by `close()`: the gate is closed once it has. */
   readonly #closing = new AbortController()
 
@@ -63,7 +87,12 @@ export class RunGate {
 
   /** Runs waiting for a place. */
   get queued(): number {
-    return this.#queue.length
+    return this.#queued
+  }
+
+  /** Places lent past `maxConcurrent` now (see `lend`). */
+  get lent(): number {
+    return this.#lent
   }
 
   /** Aborts when the gate closes (the runtime is disposed): work a run does with its place can stop then. */
@@ -77,14 +106,25 @@ export class RunGate {
   }
 
   /**
+   * Sets how many places the backend lends past `maxConcurrent`: as many as the runs it hosts that no longer
+   * keep fresh runs waiting (past a slice of CPU, on an engine of their own), up to its cap. Waiting runs take
+   * new places at once; when it drops, runs already in keep their places and the next wait.
+   */
+  lend(places: number): void {
+    this.#lent = Math.max(0, Math.floor(places))
+    this.#admit()
+  }
+
+  /**
    * A place, at once or when one frees, for a run whose program takes `bytes`; a refusal when `deadline`
    * (a `performance.now()` time) passes first, `signal` aborts, the queue is full or the gate closes.
+   * `tenant`: the queue the run waits in (`CodeRunRequest.tenant`; default the shared one).
    */
-  enter(deadline: number, signal?: AbortSignal, bytes = 0): Promise<GatePlace | { ok: false; reason: GateRefusal }> {
+  enter(deadline: number, signal?: AbortSignal, bytes = 0, tenant = ''): Promise<GatePlace | GateRefused> {
     if (this.#closing.signal.aborted) return Promise.resolve({ ok: false, reason: 'closed' })
     if (signal?.aborted) return Promise.resolve({ ok: false, reason: 'abort' })
-    if (this.#active < this.maxConcurrent && this.#queue.length === 0) return Promise.resolve(this.#place())
-    const full = this.#queue.length >= this.maxQueued || (this.#queue.length > 0 && this.#queuedBytes + bytes > this.maxQueuedBytes)
+    if (this.#active < this.#capacity() && this.#queued === 0) return Promise.resolve(this.#place())
+    const full = this.#queued >= this.maxQueued || (this.#queued > 0 && this.#queuedBytes + bytes > this.maxQueuedBytes)
     if (full) return Promise.resolve({ ok: false, reason: 'queue-full' })
     return new Promise((resolve) => {
       const timer = setTimeout(() => leave('wall'), Math.max(0, deadline - performance.now()))
@@ -98,14 +138,20 @@ export class RunGate {
         },
       }
       const leave = (reason: GateRefusal): void => {
-        const i = this.#queue.indexOf(waiter)
-        if (i === -1) return
-        this.#queue.splice(i, 1)
+        const queue = this.#queues.get(tenant)
+        const i = queue?.indexOf(waiter) ?? -1
+        if (queue === undefined || i === -1) return
+        queue.splice(i, 1)
+        if (queue.length === 0) this.#queues.delete(tenant)
+        this.#queued--
         this.#queuedBytes -= waiter.bytes
         waiter.settle({ ok: false, reason })
       }
       if (signal !== undefined) stopWaiting = whenAborted(signal, () => leave('abort'))
-      this.#queue.push(waiter)
+      const queue = this.#queues.get(tenant)
+      if (queue === undefined) this.#queues.set(tenant, [waiter])
+      else queue.push(waiter)
+      this.#queued++
       this.#queuedBytes += bytes
     })
   }
@@ -113,8 +159,28 @@ export class RunGate {
   /** Refuses every waiting run and every later `enter`; places already held stay valid. */
   close(): void {
     this.#closing.abort()
+    const waiters = [...this.#queues.values()].flat()
+    this.#queues.clear()
+    this.#queued = 0
     this.#queuedBytes = 0
-    for (const waiter of this.#queue.splice(0)) waiter.settle({ ok: false, reason: 'closed' })
+    for (const waiter of waiters) waiter.settle({ ok: false, reason: 'closed' })
+  }
+
+  #capacity(): number {
+    return this.maxConcurrent + this.#lent
+  }
+
+  /** Gives free places to waiting runs: the first of the tenant whose turn it is, which then goes to the back. */
+  #admit(): void {
+    while (this.#active < this.#capacity() && this.#queued > 0) {
+      const [tenant, queue] = this.#queues.entries().next().value as [string, Waiter[]]
+      const next = queue.shift() as Waiter
+      this.#queues.delete(tenant)
+      if (queue.length > 0) this.#queues.set(tenant, queue)
+      this.#queued--
+      this.#queuedBytes -= next.bytes
+      next.settle(this.#place())
+    }
   }
 
   #place(): GatePlace {
@@ -126,10 +192,7 @@ export class RunGate {
         if (released) return
         released = true
         this.#active--
-        const next = this.#queue.shift()
-        if (next === undefined) return
-        this.#queuedBytes -= next.bytes
-        next.settle(this.#place())
+        this.#admit()
       },
     }
   }

@@ -20,6 +20,12 @@ export function checkSessionKey(key: unknown): string {
   return key
 }
 
+/** `tenant` when it is a tenant key (`CodeRunRequest.tenant`: a string); else `SandboxUsageError`. */
+function checkTenant(tenant: unknown): string {
+  if (typeof tenant !== 'string') throw new SandboxUsageError('tenant must be a string')
+  return tenant
+}
+
 /** A run admitted into a backend: what it starts, with the clock that started at the `run()` call. */
 export interface AdmittedRun {
   readonly ok: true
@@ -54,9 +60,10 @@ export interface AcceptOptions {
  * 1. misuse (not a request, no code, no `call`, an unknown language, bad bindings or limits) throws
  *    `SandboxUsageError`;
  * 2. a program over `maxProgramBytes` ends as `limit`, before any other work on it;
- * 3. the run takes a place in `gate` (when given), waiting at most until its wall deadline: the work on
- *    its program comes after, so a full gate refuses a run at once, and no program is prepared for a
- *    run that waits or is refused (a flood of long programs costs the host nothing past the gate's size);
+ * 3. the run takes a place in `gate` (when given; in the queue of its `tenant`), waiting at most until its wall
+ *    deadline: the work on its program comes after, so a full gate refuses a run at once, and no program is
+ *    prepared for a run that waits or is refused (a flood of long programs costs the host nothing past the gate's
+ *    size);
  * 4. TypeScript is stripped and the program wrapped; a program longer than `INLINE_STRIP_UNITS` is
  *    stripped, and a session program's source made (a parse of the whole program), on a worker thread,
  *    never on this one; a syntax error ends as `syntax` (and gives its place back).
@@ -71,6 +78,7 @@ export async function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits
     throw new SandboxUsageError('language must be "typescript" or "javascript"')
   }
   const session = request.session === undefined ? undefined : checkSessionKey(request.session)
+  const tenant = request.tenant === undefined ? undefined : checkTenant(request.tenant)
   const bindings = validateBindings(request.bindings)
   const limits = resolveLimits(request.limits, defaults, options?.ceilings)
   const deadline = startedAt + limits.wallMs
@@ -86,7 +94,7 @@ export async function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits
 
   let place: GatePlace | undefined
   if (gate !== undefined) {
-    const entered = await gate.enter(deadline, signal, bytes)
+    const entered = await gate.enter(deadline, signal, bytes, tenant)
     if (!entered.ok) return refuse(refusal(entered.reason, limits, startedAt, gate))
     place = entered
   }

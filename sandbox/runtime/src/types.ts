@@ -107,6 +107,12 @@ export interface CodeRunRequest {
    * and this run's go with the suspended run) until the run is resumed or `durable.holdMs` passes.
    */
   durable?: DurableRun
+  /**
+   * Who the run is for (an agent's id, a user's): runs with the same key share one queue, and a runtime whose
+   * places are all taken serves the queues of its tenants in turn, so one tenant that floods it with programs
+   * delays another's by about one run, not by its whole backlog. Absent (or empty): the one shared tenant.
+   */
+  tenant?: string
 }
 
 /** The failure of a run, as data. */

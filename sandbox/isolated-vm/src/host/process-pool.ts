@@ -1,12 +1,22 @@
+import { LONG_RUN_CPU_MS } from '@ptc/sandbox/backend'
 import type { ChildConfig } from '../engine/child-entry.js'
 import { EngineChild, childCommand } from './child.js'
 import type { ChildCommand, ChildOwner } from './child.js'
+import { HotThreads } from './hot-threads.js'
 import type { RunHost } from './run-host.js'
 
 /** Delay before respawning after the `n`-th child in a row failed to start: 50 ms doubling, at most 5 s. */
 function backoffMs(failures: number): number {
   return Math.min(5000, 50 * 2 ** Math.max(0, failures - 1))
 }
+
+/** How often the pool looks at whether runs in progress have become long (their engines report CPU every 50 ms). */
+const REVIEW_MS = 25
+/**
+ * How long after the last fresh run long runs go on yielding the cores: in a stream of short runs they stay lowered
+ * between two (the host thread that takes the next one needs the cores too), alone they get their priority back.
+ */
+const YIELD_HOLD_MS = 1000
 
 /** Every live pool, for the one `exit` hook that kills their children when this process exits. */
 const livePools = new Set<ProcessPool>()
@@ -27,6 +37,13 @@ export interface ProcessPoolOptions {
   config: ChildConfig
   /** How children are started (tests); default `childCommand()`. */
   command?: ChildCommand
+  /**
+   * Runs a child may host past `runsPerProcess`, one for each of its runs past `LONG_RUN_CPU_MS` of CPU, up to this
+   * many in the pool (each in an isolate with its own thread); the pool lends as many places (`lend`). Default 0.
+   */
+  maxExtraRuns?: number
+  /** Told how many places the pool lends past its capacity, whenever that changes (`RunGate.lend`). */
+  lend?: (places: number) => void
 }
 
 /**
@@ -38,6 +55,11 @@ export interface ProcessPoolOptions {
  * fails only the runs it hosted and is replaced at once (a child killed from outside gives back the runs it
  * was given but never started, which go to another child); one that dies before it became ready is
  * replaced after a growing delay. Children are killed on `dispose` and when this process exits.
+ *
+ * With `maxExtraRuns`, a run past `LONG_RUN_CPU_MS` of CPU no longer keeps fresh runs waiting: its child takes one
+ * more run beside it (an isolate thread: the OS shares the cores), and the pool lends its place to the runtime's
+ * gate. Fresh runs go to children without long runs first; one placed beside a long run fails with it (`crash`)
+ * if that run must be killed (a long built-in that ignores its stop).
  */
 export class ProcessPool implements ChildOwner {
   readonly #options: ProcessPoolOptions
@@ -50,6 +72,15 @@ export class ProcessPool implements ChildOwner {
   #disposed = false
   /** Whether a child has been ready yet: until then one starts (`#wanted`). */
   #firstUp = false
+  /** The runs started on each child and not ended yet (for the long runs each hosts). */
+  readonly #hosted = new Map<EngineChild, Set<RunHost>>()
+  #lent = 0
+  #reviewTimer: ReturnType<typeof setTimeout> | undefined
+  readonly #hot = new HotThreads()
+  /** The children whose threads `#hot` looks at (they host long runs), with their pids. */
+  readonly #watched = new Map<EngineChild, number>()
+  /** When a fresh run was last seen in progress or waiting (see `YIELD_HOLD_MS`). */
+  #lastFresh = -Infinity
 
   constructor(options: ProcessPoolOptions) {
     this.#options = options
@@ -94,6 +125,72 @@ export class ProcessPool implements ChildOwner {
     return this.#spawned
   }
 
+  /** Places lent past the pool's capacity now (see `maxExtraRuns`). */
+  get lent(): number {
+    return this.#lent
+  }
+
+  /**
+   * Counts the live runs past `LONG_RUN_CPU_MS` and lends as many places (at most `maxExtraRuns`); their children
+   * take as many more runs, and their threads that keep running yield the cores to the others (`HotThreads`). Looks
+   * again every `REVIEW_MS` while runs are in progress.
+   */
+  #review(): void {
+    clearTimeout(this.#reviewTimer)
+    this.#reviewTimer = undefined
+    const max = this.#options.maxExtraRuns ?? 0
+    if (max <= 0 || this.#disposed) return
+    let long = 0
+    let fresh = 0
+    const hot = new Set<EngineChild>()
+    for (const [child, runs] of this.#hosted) {
+      for (const run of runs) {
+        if (run.ended) runs.delete(run)
+        else if (run.cpuMs >= LONG_RUN_CPU_MS) {
+          long++
+          hot.add(child)
+        } else fresh++
+      }
+      if (runs.size === 0) this.#hosted.delete(child)
+    }
+    // Long runs yield the cores while fresh runs of this pool want them, not to the rest of the machine.
+    const now = performance.now()
+    if (long > 0 && (fresh > 0 || this.#waiting.length > 0)) this.#lastFresh = now
+    if (now - this.#lastFresh >= YIELD_HOLD_MS) hot.clear()
+    for (const child of hot) {
+      const pid = child.pid
+      if (pid === undefined) continue
+      this.#watched.set(child, pid)
+      this.#hot.sample(pid)
+    }
+    for (const [child, pid] of this.#watched) {
+      if (hot.has(child)) continue
+      this.#watched.delete(child)
+      if (child.alive) this.#hot.restore(pid)
+      else this.#hot.forget(pid)
+    }
+    const lent = Math.min(long, max)
+    if (lent !== this.#lent) {
+      this.#lent = lent
+      this.#options.lend?.(lent)
+      // Children with long runs have room now (not from inside `#startQueued`, which may have called this).
+      queueMicrotask(() => this.#startQueued())
+    }
+    if (this.#hosted.size > 0) {
+      this.#reviewTimer = setTimeout(() => this.#review(), REVIEW_MS)
+      // A run in progress keeps the process alive through its own wall timer.
+      this.#reviewTimer.unref()
+    }
+  }
+
+  /** The live runs of `child` past `LONG_RUN_CPU_MS`, at most the lent places (each lets it take one more run). */
+  #longRuns(child: EngineChild): number {
+    if (this.#lent === 0) return 0
+    let long = 0
+    for (const run of this.#hosted.get(child) ?? []) if (!run.ended && run.cpuMs >= LONG_RUN_CPU_MS) long++
+    return Math.min(long, this.#lent)
+  }
+
   /** Places `run` on a child now, or when one has room. */
   place(run: RunHost): void {
     // Runs that ended while waiting (their wall, an abort) leave here too, even when no child ever
@@ -112,12 +209,15 @@ export class ProcessPool implements ChildOwner {
   }
 
   freed(): void {
+    this.#review()
     this.#startQueued()
   }
 
   exited(child: EngineChild, started: boolean, orphans: RunHost[]): void {
     const i = this.#children.indexOf(child)
     if (i !== -1) this.#children.splice(i, 1)
+    this.#hosted.delete(child)
+    this.#review()
     if (this.#disposed) {
       for (const run of orphans) run.lost('the runtime was disposed')
       return
@@ -144,6 +244,7 @@ export class ProcessPool implements ChildOwner {
   async dispose(): Promise<void> {
     this.#disposed = true
     clearTimeout(this.#respawnTimer)
+    clearTimeout(this.#reviewTimer)
     this.#waiting.length = 0
     livePools.delete(this)
     const children = [...this.#children]
@@ -188,21 +289,35 @@ export class ProcessPool implements ChildOwner {
       }
       this.#waiting.splice(i, 1)
       child.start(run)
+      const hosted = this.#hosted.get(child)
+      if (hosted === undefined) this.#hosted.set(child, new Set([run]))
+      else hosted.add(run)
+      if (this.#reviewTimer === undefined) this.#review()
     }
   }
 
   /**
-   * `home` when it has room, else (no home) the least loaded ready child with room, and of those the
-   * one keeping the fewest session isolates (so sessions spread over the children, and a session's
-   * run less often finds its child busy); never a child waiting to learn whether a stopped run
-   * really stopped (it may be killed within the grace, with every run it hosts).
+   * `home` when it has room, else (no home) the ready child with room hosting the fewest long runs (a run beside one
+   * dies with it if it must be killed), then the least loaded, then the one keeping the fewest session isolates (so
+   * sessions spread over the children, and a session's run less often finds its child busy); never a child waiting
+   * to learn whether a stopped run really stopped (it may be killed within the grace, with every run it hosts). A
+   * child's long runs (see `maxExtraRuns`) do not count against its room.
    */
   #childFor(home: EngineChild | undefined): EngineChild | undefined {
-    let best: EngineChild | undefined
+    let best: { child: EngineChild; long: number } | undefined
     for (const child of home === undefined ? this.#children : [home]) {
-      if (!child.ready || child.suspect || child.load >= this.#options.runsPerProcess) continue
-      if (best === undefined || child.load < best.load || (child.load === best.load && child.keptSessions < best.keptSessions)) best = child
+      if (!child.ready || child.suspect) continue
+      const long = this.#longRuns(child)
+      if (child.load - long >= this.#options.runsPerProcess) continue
+      if (best === undefined || better(child, long, best.child, best.long)) best = { child, long }
     }
-    return best
+    return best?.child
   }
+}
+
+/** Whether `a` (hosting `aLong` long runs) takes a fresh run before `b` (see `ProcessPool#childFor`). */
+function better(a: EngineChild, aLong: number, b: EngineChild, bLong: number): boolean {
+  if (aLong !== bLong) return aLong < bLong
+  if (a.load !== b.load) return a.load < b.load
+  return a.keptSessions < b.keptSessions
 }

@@ -130,6 +130,11 @@ export class RunHost {
     return this.#ended
   }
 
+  /** The guest's CPU time so far, in ms, as its engine last said (every 50 ms while the guest runs). */
+  get cpuMs(): number {
+    return this.#cpuMs
+  }
+
   /** The lane a session run must go to: the one keeping the session's isolate, while it is alive. */
   get home(): Lane | undefined {
     const home = this.session?.home

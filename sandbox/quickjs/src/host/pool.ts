@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os'
 import type { Worker } from 'node:worker_threads'
+import { LONG_RUN_CPU_MS } from '@ptc/sandbox/backend'
 import type { SessionMemory } from '../engine/image.js'
 import { compile, type QuickJSVariantName, type WasmModule } from '../engine/module.js'
 import { LogJournal, journalBytes } from '../engine/journal.js'
@@ -8,6 +9,7 @@ import { CONTROL_NONE, CONTROL_WORDS, CPU_DEADLINE, controlOf, cpuLeftWord, cpuO
 import type { Engines } from './engines.js'
 import type { RunHost } from './run-host.js'
 import { spawnEngineWorker } from './spawn.js'
+import { LONG_RUN_NICE, setThreadNice, withThreadId } from './thread-priority.js'
 import type { EngineWorkerData } from '../engine/worker-entry.js'
 
 interface Job {
@@ -27,6 +29,11 @@ export interface WorkerPoolOptions {
   journalBytes?: number
   /** Starts one engine worker (default `spawnEngineWorker`; tests inject failing ones). */
   spawn?: (data: EngineWorkerData) => Worker
+  /**
+   * Workers the pool may add past `size`, one for each run past `LONG_RUN_CPU_MS` of CPU that holds a worker: the
+   * pool lends their places (`lendTo`), so fresh runs do not wait behind such runs. Default 0: the pool keeps its size.
+   */
+  maxExtraRuns?: number
 }
 
 /** The first respawn delay after a worker failed without finishing a run; it doubles up to `MAX_BACKOFF_MS`. */
@@ -37,9 +44,18 @@ const MAX_HOST_SPARES = 8
 const MAX_SPARE_BYTES = 1024 * 1024
 /** The largest log journal a worker gets (shared memory, committed as it is written). */
 export const MAX_JOURNAL_BYTES = 16 * 1024 * 1024
+/** How long a worker past the pool's need stays idle before it exits (a burst of long runs tends to come back). */
+const EXTRA_IDLE_MS = 5000
+/** The least delay between two looks at whether the runs in progress have become long. */
+const MIN_REVIEW_MS = 20
+/**
+ * How long after the last fresh run long runs go on yielding the cores: in a stream of short runs they stay lowered
+ * between two (the host thread that takes the next one needs the cores too), alone they get their priority back.
+ */
+const YIELD_HOLD_MS = 1000
 
 /**
- * Worker isolation: a fixed number of worker threads (booted with the first run, or when the runtime is
+ * Worker isolation: a number of worker threads (booted with the first run, or when the runtime is
  * created: the first alone, the others once it is up; see `warm`), one run each at
  * a time, FIFO queue (the runtime's `RunGate` admits at most one run per worker by default, so this
  * queue mostly holds runs waiting for a worker that boots or is being replaced). Each worker shares a
@@ -49,6 +65,11 @@ export const MAX_JOURNAL_BYTES = 16 * 1024 * 1024
  * broken environment cannot make the pool respawn in a tight loop; runs waiting meanwhile still end at
  * their own deadline (their `RunHost` timer). Workers are unreferenced while idle: an idle pool does
  * not keep the process alive, a pending run does (its deadline timer, and its worker while it runs).
+ *
+ * With `maxExtraRuns`, a run that has used `LONG_RUN_CPU_MS` of CPU no longer keeps fresh runs waiting: the pool
+ * lends its place to the runtime's gate (`lendTo`) and boots a worker for the run that takes it, at once (one spare
+ * is kept up besides); while fresh runs are in progress the long run's thread runs at `LONG_RUN_NICE`, so the OS
+ * gives them the cores first. Workers past the need exit after `EXTRA_IDLE_MS` idle.
  */
 export class WorkerPool implements Engines {
   readonly #size: number
@@ -56,6 +77,17 @@ export class WorkerPool implements Engines {
   readonly #warmBytes: number
   readonly #journalBytes: number
   readonly #spawn: (data: EngineWorkerData) => Worker
+  readonly #maxExtra: number
+  /** Places lent past the size: the busy workers whose runs are long, at most `#maxExtra`. */
+  #lent = 0
+  #lend: ((places: number) => void) | undefined
+  /** The next look at whether runs in progress have become long. */
+  #reviewTimer: ReturnType<typeof setTimeout> | undefined
+  #trimTimer: ReturnType<typeof setTimeout> | undefined
+  /** Workers spawned by slots that have since been retired. */
+  #retiredSpawned = 0
+  /** When a fresh run was last seen in progress or waiting (see `YIELD_HOLD_MS`). */
+  #lastFresh = -Infinity
   readonly #slots: WorkerSlot[] = []
   readonly #queue: Job[] = []
   /** Session memories that came from a worker (their buffers are theirs alone: transferred). */
@@ -84,6 +116,24 @@ export class WorkerPool implements Engines {
     this.#warmBytes = options.warmBytes
     this.#journalBytes = Math.min(MAX_JOURNAL_BYTES, options.journalBytes ?? 1024 * 1024)
     this.#spawn = options.spawn ?? spawnEngineWorker
+    const extra = options.maxExtraRuns ?? 0
+    this.#maxExtra = Number.isInteger(extra) && extra > 0 ? extra : 0
+  }
+
+  /** Workers at most: the size and the extra ones. */
+  get maxWorkers(): number {
+    return this.#size + this.#maxExtra
+  }
+
+  /** Places lent past the size now (see `lendTo`). */
+  get lent(): number {
+    return this.#lent
+  }
+
+  /** Tells `lend` how many places the pool lends past its size, now and whenever that changes (`RunGate.lend`). */
+  lendTo(lend: (places: number) => void): void {
+    this.#lend = lend
+    lend(this.#lent)
   }
 
   get journalBytes(): number {
@@ -117,8 +167,93 @@ export class WorkerPool implements Engines {
         () => undefined, // Each worker then compiles its own, and reports why it cannot.
       )
     }
-    const target = this.#firstBooted ? this.#size : 1
+    const target = this.#firstBooted ? this.#wanted() : 1
     while (this.#slots.length < target) this.#slots.push(new WorkerSlot(this, this.#variant, this.#warmBytes, this.#spawn))
+  }
+
+  /**
+   * Workers to keep: the size, one per lent place (its run finds a worker up or booting, not a queue behind the long
+   * run), and with `maxExtraRuns` one spare, up before the next run past `LONG_RUN_CPU_MS` lends its place or a
+   * terminated worker's replacement boots: a worker took about 150 ms of CPU to boot and warm up (built, 2 loaded
+   * cores), which cores busy with long runs stretch further.
+   */
+  #wanted(): number {
+    return Math.min(this.maxWorkers, this.#size + this.#lent + (this.#maxExtra > 0 ? 1 : 0))
+  }
+
+  /**
+   * Counts the busy workers whose runs have used `LONG_RUN_CPU_MS` and lends as many places (at most `#maxExtra`),
+   * booting workers for them, and lowers their threads' priority while fresh runs are about; looks again when a run
+   * could pass the mark at the earliest (CPU is counted only while the guest runs) or a long run's priority is due
+   * back, and retires workers past the need once they have been idle `EXTRA_IDLE_MS`.
+   */
+  review(): void {
+    clearTimeout(this.#reviewTimer)
+    this.#reviewTimer = undefined
+    if (this.#maxExtra === 0 || this.#disposed) return
+    const long: WorkerSlot[] = []
+    let soonest = Infinity
+    for (const slot of this.#slots) {
+      const used = slot.runCpuMs()
+      if (used === undefined) continue
+      if (used >= LONG_RUN_CPU_MS) long.push(slot)
+      else soonest = Math.min(soonest, LONG_RUN_CPU_MS - used)
+    }
+    // Long runs yield the cores while fresh runs of this pool want them, not to the rest of the machine.
+    const now = performance.now()
+    if (long.length > 0 && (soonest !== Infinity || this.#queue.length > 0)) this.#lastFresh = now
+    const yieldFor = this.#lastFresh + YIELD_HOLD_MS - now
+    for (const slot of long) {
+      if (yieldFor > 0) slot.demote()
+      else slot.promote()
+    }
+    // Their priority comes back once the hold is over: look again then.
+    if (yieldFor > 0 && long.length > 0) soonest = Math.min(soonest, yieldFor + 1)
+    const lent = Math.min(long.length, this.#maxExtra)
+    if (lent !== this.#lent) {
+      this.#lent = lent
+      if (this.#firstBooted) this.warm()
+      this.#lend?.(lent)
+    }
+    if (soonest !== Infinity) {
+      this.#reviewTimer = setTimeout(() => this.review(), Math.max(MIN_REVIEW_MS, Math.ceil(soonest)))
+      // A run in progress keeps the process alive through its own deadline timer.
+      this.#reviewTimer.unref()
+    }
+    if (this.#slots.length > this.#wanted()) this.#trimLater(EXTRA_IDLE_MS)
+  }
+
+  #trimLater(delayMs: number): void {
+    if (this.#trimTimer !== undefined) return
+    this.#trimTimer = setTimeout(() => {
+      this.#trimTimer = undefined
+      this.#trim()
+    }, delayMs)
+    this.#trimTimer.unref()
+  }
+
+  /** Retires workers past `#wanted()` idle `EXTRA_IDLE_MS`: low-priority ones, then those keeping no session, first. */
+  #trim(): void {
+    if (this.#disposed) return
+    const now = performance.now()
+    let soonest = Infinity
+    const rank = (s: WorkerSlot): number => (s.lowPriority ? 0 : 2) + (s.resident ? 1 : 0)
+    const idle = this.#slots.filter((s) => s.idle).sort((a, b) => rank(a) - rank(b))
+    for (const slot of idle) {
+      if (this.#slots.length <= this.#wanted()) return
+      const wait = slot.idleSince + EXTRA_IDLE_MS - now
+      if (wait > 0) {
+        soonest = Math.min(soonest, wait)
+        continue
+      }
+      this.#slots.splice(this.#slots.indexOf(slot), 1)
+      this.#retiredSpawned += slot.spawned
+      const exited = slot.terminate().catch(() => undefined)
+      this.#exiting.add(exited)
+      void exited.then(() => this.#exiting.delete(exited))
+    }
+    // Still past the need: busy workers, or idle ones not idle long enough yet.
+    if (this.#slots.length > this.#wanted()) this.#trimLater(soonest === Infinity ? EXTRA_IDLE_MS : Math.ceil(soonest))
   }
 
   /** A worker booted and is free, or ended its first run, or a run waits for it: the others boot now. */
@@ -145,7 +280,8 @@ export class WorkerPool implements Engines {
       const bytes = job.input.limits.memoryBytes
       const slot =
         (id === undefined ? undefined : this.#slots.find((s) => s.idle && s.holds(id, bytes))) ??
-        this.#slots.find((s) => s.idle && s.engineBytes === bytes) ??
+        this.#slots.find((s) => s.idle && !s.lowPriority && s.engineBytes === bytes) ??
+        this.#slots.find((s) => s.idle && !s.lowPriority) ??
         this.#slots.find((s) => s.idle)
       // Jobs wait for a free worker (one that boots, or one whose run ends); the first to wait for a busy
       // worker has the others boot.
@@ -155,6 +291,8 @@ export class WorkerPool implements Engines {
       }
       this.#queue.shift()
       slot.run(job.host, job.input)
+      // Its run becomes long `LONG_RUN_CPU_MS` from now at the earliest: the next look is then.
+      this.review()
     }
   }
 
@@ -180,7 +318,7 @@ export class WorkerPool implements Engines {
     return this.#spares.pop()
   }
 
-  /** Worker slots (each holds a live, booting or about-to-respawn worker); stays at most the pool size. */
+  /** Worker slots (each holds a live, booting or about-to-respawn worker); at most `maxWorkers`. */
   get workers(): number {
     return this.#slots.length
   }
@@ -199,11 +337,13 @@ export class WorkerPool implements Engines {
 
   /** Worker threads spawned so far (replacements included). */
   get spawned(): number {
-    return this.#slots.reduce((n, s) => n + s.spawned, 0)
+    return this.#slots.reduce((n, s) => n + s.spawned, this.#retiredSpawned)
   }
 
   async dispose(): Promise<void> {
     this.#disposed = true
+    clearTimeout(this.#reviewTimer)
+    clearTimeout(this.#trimTimer)
     this.#queue.length = 0
     await Promise.all([...this.#slots.map((s) => s.terminate()), ...this.#exiting])
     this.#slots.length = 0
@@ -236,6 +376,16 @@ class WorkerSlot {
   #runBytes = 0
   /** The memory limit the worker's idle engine was made for (`ModuleCache.release` keeps the last run's), when known. */
   #engineBytes: number | undefined
+  /** The run in progress: the CPU budget it started with and its clock base (see `runCpuMs`). */
+  #runCpu: { budget: number; clockBase: number } | undefined
+  /** `performance.now()` when the worker last became idle. */
+  idleSince = 0
+  /** The OS id of the worker's thread, when known (see `withThreadId`): what `demote` reprioritises. */
+  #tid: number | undefined
+  /** The thread runs at `LONG_RUN_NICE`. */
+  #niced = false
+  /** The thread could not be given its priority back (an unprivileged process): fresh runs go elsewhere first. */
+  lowPriority = false
   spawned = 0
 
   constructor(pool: WorkerPool, variant: QuickJSVariantName, warmBytes: number, spawn: (data: EngineWorkerData) => Worker) {
@@ -264,6 +414,49 @@ class WorkerSlot {
     return this.#state === 'idle'
   }
 
+  /** Whether the worker's engine holds a session's memory (retiring it costs that session's next run a copy). */
+  get resident(): boolean {
+    return this.#resident !== undefined
+  }
+
+  /** The CPU the run in progress has used so far, in ms (undefined when no run is in progress). */
+  runCpuMs(): number | undefined {
+    const run = this.#runCpu
+    if (this.#state !== 'busy' || run === undefined) return undefined
+    const now = performance.timeOrigin + performance.now() - run.clockBase
+    return run.budget - cpuOfWord(Atomics.load(this.#control, CPU_DEADLINE), now).ms
+  }
+
+  /** The run in progress is long and fresh runs want the cores: its thread yields them (Linux; best effort). */
+  demote(): void {
+    if (this.#niced || this.#tid === undefined || this.#state !== 'busy') return
+    this.#niced = setThreadNice(this.#tid, LONG_RUN_NICE)
+  }
+
+  /** No fresh run wants the cores any more: the long run's thread gets its priority back, where the OS lets it. */
+  promote(): void {
+    if (!this.#niced || this.#tid === undefined || this.lowPriority) return
+    if (setThreadNice(this.#tid, 0)) this.#niced = false
+    // Unprivileged: it stays lowered; its worker is the last to take a run once this one ends.
+    else this.lowPriority = true
+  }
+
+  #becomeIdle(): void {
+    this.#state = 'idle'
+    this.idleSince = performance.now()
+    if (this.#niced && this.#tid !== undefined && !this.lowPriority) {
+      if (setThreadNice(this.#tid, 0)) this.#niced = false
+      else this.lowPriority = true
+    }
+  }
+
+  /** The worker is gone or going: its thread id may soon name another thread. */
+  #forgetThread(): void {
+    this.#tid = undefined
+    this.#niced = false
+    this.lowPriority = false
+  }
+
   #spawn(): void {
     this.#backoff = undefined
     if (this.#pool.disposed) {
@@ -288,7 +481,9 @@ class WorkerSlot {
         ...(wasmModule !== undefined && { wasmModule }),
         ...(usedPages !== undefined && { usedPages }),
       }
-      worker = this.#spawnWorker(data)
+      const spawned = withThreadId(() => this.#spawnWorker(data))
+      worker = spawned.value
+      this.#tid = spawned.tid
     } catch (error) {
       this.#worker = undefined
       this.#died(`the engine worker could not start: ${error instanceof Error ? error.message : String(error)}`)
@@ -325,9 +520,11 @@ class WorkerSlot {
     const control = this.#control
     this.#state = 'busy'
     this.#host = host
+    const budget = input.limits.cpuMs - (input.resume?.cpuMs ?? 0)
     Atomics.store(control, 0, CONTROL_NONE)
-    Atomics.store(control, CPU_DEADLINE, cpuLeftWord(input.limits.cpuMs - (input.resume?.cpuMs ?? 0)))
+    Atomics.store(control, CPU_DEADLINE, cpuLeftWord(budget))
     const clockBase = performance.timeOrigin + performance.now()
+    this.#runCpu = { budget, clockBase }
     journal.clear()
     this.#loggedBytes = 0
     worker.ref()
@@ -369,10 +566,12 @@ class WorkerSlot {
         // and its exit is not awaited. A replacement boots right after the answer (spawning costs the
         // host thread milliseconds): this death is the watchdog's doing, not the environment's.
         this.#worker = undefined
+        this.#forgetThread()
         this.#pool.terminate(worker)
         this.#host = undefined
         this.#state = 'backoff'
         setImmediate(() => this.#respawn())
+        this.#pool.review()
         // What the worker accepted but had not flushed (flushes still in flight included).
         return journal.read(this.#loggedBytes)
       },
@@ -388,10 +587,10 @@ class WorkerSlot {
       if (this.#state !== 'booting') return
       this.#pool.usedPages ??= m.usedPages
       this.#engineBytes = this.#warmBytes
-      this.#state = 'idle'
+      this.#becomeIdle()
       this.#pool.startQueued()
       // The other workers boot now, unless this one took a run: then when that run ends (or another waits).
-      if (this.#state === 'idle') this.#pool.booted()
+      if (this.idle) this.#pool.booted()
       return
     }
     const host = this.#host
@@ -406,11 +605,12 @@ class WorkerSlot {
     this.#resident = m.outcome.resident === undefined ? undefined : { id: m.outcome.resident, memoryBytes: this.#runBytes }
     this.#engineBytes = m.outcome.broken ? undefined : this.#runBytes
     if (m.outcome.session !== undefined) this.#pool.received(m.outcome.session)
-    this.#state = 'idle'
+    this.#becomeIdle()
     this.#worker?.unref()
     host.end(m.outcome)
     this.#pool.booted()
     this.#pool.startQueued()
+    this.#pool.review()
   }
 
   /** The worker died on its own (boot failure, crash): its run fails, a replacement follows after a backoff. */
@@ -421,8 +621,10 @@ class WorkerSlot {
     const logs = host === undefined ? [] : (this.#journal?.read(this.#loggedBytes) ?? [])
     this.#host = undefined
     this.#worker = undefined
+    this.#forgetThread()
     this.#failures++
     const delay = this.#failures <= 1 ? 0 : Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (this.#failures - 2))
+    const wasBusy = this.#state === 'busy'
     this.#state = 'backoff'
     if (delay === 0) setImmediate(() => this.#respawn())
     else {
@@ -431,6 +633,7 @@ class WorkerSlot {
       this.#backoff.unref()
     }
     host?.end({ logs, cpuMs: 0, subCalls: 0, broken: true, error: { kind: 'crash', message } })
+    if (wasBusy) this.#pool.review()
   }
 
   #respawn(): void {
@@ -444,6 +647,7 @@ class WorkerSlot {
     clearTimeout(this.#backoff)
     const worker = this.#worker
     this.#worker = undefined
+    this.#forgetThread()
     await worker?.terminate()
   }
 }
