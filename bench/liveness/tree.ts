@@ -1,19 +1,6 @@
 /** Threads and resident memory of this process and its descendants (Linux `/proc`), for `neighbours.ts`. */
 import { readFileSync } from 'node:fs'
-import { childPids, treeRssBytes } from '../../test/security/proc.js'
-
-/** Every process at and below `pid`. */
-function tree(pid: number): number[] {
-  const out: number[] = []
-  const stack = [pid]
-  while (stack.length > 0) {
-    const p = stack.pop() as number
-    if (out.includes(p)) continue
-    out.push(p)
-    stack.push(...childPids(p))
-  }
-  return out
-}
+import { processTree as tree, treeRssBytes } from '../../test/security/proc.js'
 
 /** Threads of `pid` and its descendants (0 where `/proc` cannot be read). */
 export function treeThreads(pid: number = process.pid): number {

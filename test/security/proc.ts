@@ -48,7 +48,7 @@ export function childPids(pid: number): number[] {
  * time into the parent's cutime/cstime, so the total never drops when a contained isolate is killed).
  */
 export function treeCpuMs(pid: number = process.pid): number {
-  return tree(pid).reduce((sum, p) => sum + ownCpuMs(p), 0)
+  return processTree(pid).reduce((sum, p) => sum + ownCpuMs(p), 0)
 }
 
 /** Resident set of one process in bytes (VmRSS); 0 when it is gone. */
@@ -62,7 +62,7 @@ function ownRssBytes(pid: number): number {
 }
 
 /** Every process at and below `pid`. */
-function tree(pid: number): number[] {
+export function processTree(pid: number): number[] {
   const out: number[] = []
   const stack = [pid]
   while (stack.length > 0) {
@@ -76,7 +76,7 @@ function tree(pid: number): number[] {
 
 /** RSS of `pid` and all its live descendants, in bytes (shared pages count once per process). */
 export function treeRssBytes(pid: number = process.pid): number {
-  return tree(pid).reduce((sum, p) => sum + ownRssBytes(p), 0)
+  return processTree(pid).reduce((sum, p) => sum + ownRssBytes(p), 0)
 }
 
 /** Whether /proc can be read here (the CPU checks need it). */

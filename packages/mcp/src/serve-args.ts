@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import { DEFAULT_DISCOVERY_BUDGET_CHARS, type DiscoveryOptions } from '@ptc/ptc'
 import { DEFAULT_LIMITS, MAX_TIMER_MS, type CodeRunLimits } from '@ptc/sandbox'
+import { closestName } from '@ptc/tools'
 import { McpServeUsageError } from './errors.js'
 import { isBearerToken } from './server/http/auth.js'
 import { isLoopbackHost, parseAllowedHost, parseOrigin } from './server/http/names.js'
@@ -204,35 +205,9 @@ const SERVE_OPTIONS = {
 function parseError(error: unknown): string {
   const message = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? ''
   const unknown = /^Unknown option '--([^'=]+)'/.exec(message)?.[1]
-  const close = unknown === undefined ? undefined : closest(unknown, Object.keys(SERVE_OPTIONS))
+  const close = unknown === undefined ? undefined : closestName(unknown, Object.keys(SERVE_OPTIONS))
   const head = message.replace(/\. To specify a positional argument.*$/, '')
   return `${head}${close === undefined ? '' : ` (did you mean --${close}?)`}`
-}
-
-/** The candidate a few edits from `word` (case-insensitive), if one is. */
-function closest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined
-  let bestDistance = Number.POSITIVE_INFINITY
-  for (const candidate of candidates) {
-    const d = editDistance(word.toLowerCase(), candidate.toLowerCase())
-    if (d < bestDistance) [best, bestDistance] = [candidate, d]
-  }
-  return best !== undefined && bestDistance <= Math.max(2, Math.floor(best.length / 3)) ? best : undefined
-}
-
-/** Levenshtein distance, two rows (option names are short). */
-function editDistance(a: string, b: string): number {
-  if (a.length > 100 || b.length > 100) return Number.POSITIVE_INFINITY
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost))
-    }
-    previous = current
-  }
-  return previous[b.length] ?? Number.POSITIVE_INFINITY
 }
 
 /** Parse `ptc serve` arguments (`env` for `$PTC_SERVE_TOKEN`). @throws McpServeUsageError */

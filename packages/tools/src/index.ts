@@ -11,4 +11,5 @@ export { createNativeExecutor, DEFAULT_MAX_PARALLEL_TOOL_CALLS, type NativeExecu
 export { DEFAULT_DRAIN_GRACE_MS } from './executor/bounded.js'
 export { presentCall, presentResult } from './presentation/present.js'
 export { textHead } from './presentation/text.js'
+export { closestName } from './text/closest.js'
 export type * from './presentation/types.js'
