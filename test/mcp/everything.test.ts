@@ -54,7 +54,7 @@ describe.each([
   })
 
   test('its tools serve a program; structured content arrives typed; both mode declares its output schemas', async () => {
-    await using ptc = await createPtcMcpServer({ upstreams: [{ name: 'every', url: `http://127.0.0.1:${upstream.port}${path}`, protocol }], runtime, mode: 'both', onWarning: () => undefined })
+    await using ptc = await createPtcMcpServer({ upstreams: [{ name: 'every', url: `http://127.0.0.1:${upstream.port}${path}`, protocol }], runtime, mode: 'both', discovery: false, onWarning: () => undefined })
     const client = await connectInMemory(ptc)
     try {
       const { tools } = await client.listTools()

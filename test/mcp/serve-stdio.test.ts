@@ -40,6 +40,8 @@ beforeAll(async () => {
       '--upstream', `fs=node ${filesystemServer} ${dir}`,
       '--upstream', `slow=node ${tsNode.join(' ')} ${fixture} --pid-file ${pidFile}`,
       '--session', sessionFile,
+      // Every declaration in run_code's description: the filesystem server's exceed the discovery budget.
+      '--no-discovery',
     ],
     { cwd: root },
   ))

@@ -5,7 +5,7 @@ import {
   type BindingTool,
   type RenderDeclarationsOptions,
 } from '../render/declarations.js'
-import type { CheckProgramOptions } from './check-program.js'
+import type { CheckProgramOptions } from './types.js'
 import { _parseProgram, _programFile } from './compile.js'
 import { _programMentions } from './mentions.js'
 import { searchToolsBinding } from '../render/search-tools.js'

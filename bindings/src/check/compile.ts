@@ -1,5 +1,5 @@
 import type * as TS from 'typescript'
-import type { CheckProgramOptions, CheckProgramResult, ProgramDiagnostic } from './check-program.js'
+import type { CheckProgramOptions, CheckProgramResult, ProgramDiagnostic } from './types.js'
 import { _createHost, _ROOT, _SDK_FILE } from './host.js'
 
 /** The line before the model's code; the code starts on line 2 of the checked file. */

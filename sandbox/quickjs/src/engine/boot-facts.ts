@@ -8,6 +8,6 @@ import type { QuickJSVariantName } from './module.js'
  * Used only when the file compiled is the same; the boot checks the count either way (`copyUsedMemory`).
  */
 export const BOOT_FACTS: Readonly<Record<QuickJSVariantName, { readonly wasmSha256: string; readonly usedPages: number }>> = {
-  quickjs: { wasmSha256: '105c3bed22d457e43e3d1c3c1c6959fda62a8fe06f0fc8a985303c3a2be72232', usedPages: 1360 },
-  'quickjs-ng': { wasmSha256: 'b56fe5094b8751c47b8c32fb5ed4d75afe2dbb43412d3d983ac5d1156af456da', usedPages: 1363 },
+  quickjs: { wasmSha256: '105c3bed22d457e43e3d1c3c1c6959fda62a8fe06f0fc8a985303c3a2be72232', usedPages: 1362 },
+  'quickjs-ng': { wasmSha256: 'b56fe5094b8751c47b8c32fb5ed4d75afe2dbb43412d3d983ac5d1156af456da', usedPages: 1365 },
 }
