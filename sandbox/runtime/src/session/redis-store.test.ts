@@ -4,11 +4,11 @@ import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { ensureRedisServer, startRedis, type RedisServer } from '../../../../../scripts/ensure-redis.js'
-import { SessionStoreError } from '../errors.js'
+import { ensureRedisServer, startRedis, type RedisServer } from '../../../../scripts/ensure-redis.js'
+import { SessionStoreError } from './errors.js'
 import { claimCases } from './fixtures/claims.js'
 import { DEFAULT_REDIS_CLAIM_PREFIX, DEFAULT_REDIS_PREFIX, createRedisSessionStore, type RedisSessionClient } from './redis-store.js'
-import { openSnapshot, sealSnapshot } from '../snapshot.js'
+import { openSnapshot, sealSnapshot } from './snapshot.js'
 
 // Found (or installed) while the file is collected, so that a machine without it skips the suite, saying why.
 const lookup = ensureRedisServer()
@@ -34,7 +34,7 @@ describe.skipIf('reason' in lookup)('redis store, against a real redis-server on
 
   /** Runs `body` in a separate node process with a connected `store`, `Redis`, `openSnapshot` and `sealSnapshot`; its stdout. */
   function inChild(body: string): Promise<string> {
-    const session = fileURLToPath(new URL('../../session/index.ts', import.meta.url))
+    const session = fileURLToPath(new URL('./index.ts', import.meta.url))
     const ioredis = createRequire(import.meta.url).resolve('ioredis')
     const script = [
       `import { createRequire } from 'node:module'`,

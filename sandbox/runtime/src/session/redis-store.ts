@@ -1,4 +1,4 @@
-import { SandboxUsageError } from '../../errors.js'
+import { SandboxUsageError } from '../errors.js'
 import { checkBytes, checkHolder, checkKey, claimTtl, ttlOf, type SessionClaim, type SessionClaimOptions, type SessionStore } from './store.js'
 
 /**
