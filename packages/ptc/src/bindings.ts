@@ -14,18 +14,23 @@ import type { Binding } from './scheduler.js'
  */
 export function buildBindings(services: ToolExecutorServices, ctx: Pick<ToolRunContext, 'agent' | 'toolSet'>): Map<string, Binding> {
   const bindings = new Map<string, Binding>()
-  for (const definition of services.definitions(ctx.agent, ctx.toolSet)) {
-    // Without a step set, definitions() also lists conditional registrations, which cannot execute.
-    if (definition.name === RUN_CODE || services.executable(definition.name, ctx.agent, ctx.toolSet) !== definition) continue
-    const schema = Object.freeze({ name: definition.name, description: definition.description, parameters: definition.parameters })
-    bindings.set(definition.name, Object.freeze({ definition, schema }))
-  }
-  // The executor's own tools (search_tools): reserved names, so no registration shadows them.
-  for (const definition of services.builtins()) {
+  // The executor's own tools (search_tools) last: reserved names, so no registration shadows them.
+  for (const definition of [...callableTools(services, ctx).values(), ...services.builtins()]) {
     const schema = Object.freeze({ name: definition.name, description: definition.description, parameters: definition.parameters })
     bindings.set(definition.name, Object.freeze({ definition, schema }))
   }
   return bindings
+}
+
+/** The registered tools an agent may call in a step, by name: visible, admitted and executable, never the transport. */
+export function callableTools(services: ToolExecutorServices, ctx: Pick<ToolRunContext, 'agent' | 'toolSet'>): Map<string, ToolDefinition> {
+  const callable = new Map<string, ToolDefinition>()
+  for (const definition of services.definitions(ctx.agent, ctx.toolSet)) {
+    // Without a step set, definitions() also lists conditional registrations, which cannot execute.
+    if (definition.name === RUN_CODE || services.executable(definition.name, ctx.agent, ctx.toolSet) !== definition) continue
+    callable.set(definition.name, definition)
+  }
+  return callable
 }
 
 /**
@@ -60,7 +65,7 @@ export function rememberedDeclarations(render: (tools: readonly BindingTool[]) =
 }
 
 /** What the declarations of one tool are rendered from, read once. */
-function bindingTool(d: ToolDefinition): BindingTool {
+export function bindingTool(d: ToolDefinition): BindingTool {
   return { name: d.name, description: d.description, parameters: d.parameters, output: d.output.schema }
 }
 

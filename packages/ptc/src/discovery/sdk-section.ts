@@ -9,6 +9,7 @@ import { RUN_CODE, type ToolDefinition } from '@ptc/tools'
 import { catalogIndex } from './catalog-index.js'
 import { SEARCH_TOOLS, type ResolvedDiscovery } from './options.js'
 import { deferredGuidance } from './text.js'
+import { bindingTool } from '../bindings.js'
 import { declarationOf } from './search-tool.js'
 
 /** A step's SDK section and whether its declarations were deferred. */
@@ -76,8 +77,4 @@ function mayFit(guidance: string, kept: readonly ToolDefinition[], budget: numbe
     if (used > budget) return false
   }
   return true
-}
-
-function bindingTool(d: ToolDefinition): BindingTool {
-  return { name: d.name, description: d.description, parameters: d.parameters, output: d.output.schema }
 }

@@ -3,7 +3,8 @@
  * any tool (policies, guards, approval and the dispatch log apply to each search).
  */
 import { renderToolDeclaration, searchToolsBinding } from '@ptc/bindings'
-import { RUN_CODE, ToolArgsError, type JsonSchemaNode, type JsonValue, type ObjectJsonSchema, type ToolDefinition, type ToolExecutorServices, type ToolRunContext } from '@ptc/tools'
+import { ToolArgsError, type JsonSchemaNode, type JsonValue, type ObjectJsonSchema, type ToolDefinition, type ToolExecutorServices, type ToolRunContext } from '@ptc/tools'
+import { bindingTool, callableTools } from '../bindings.js'
 import { SEARCH_TOOLS } from './options.js'
 import { ToolSearchIndex } from './search/index.js'
 import { searchResultText } from './text.js'
@@ -77,20 +78,10 @@ const declarations = new WeakMap<ToolDefinition, string>()
 export function declarationOf(view: ToolDefinition): string {
   let text = declarations.get(view)
   if (text === undefined) {
-    text = renderToolDeclaration({ name: view.name, description: view.description, parameters: view.parameters, output: view.output.schema })
+    text = renderToolDeclaration(bindingTool(view))
     declarations.set(view, text)
   }
   return text
-}
-
-/** The tools an agent may call in a step: visible, admitted and executable, never the executor's own. */
-export function callableTools(services: ToolExecutorServices, ctx: Pick<ToolRunContext, 'agent' | 'toolSet'>): Map<string, ToolDefinition> {
-  const callable = new Map<string, ToolDefinition>()
-  for (const view of services.definitions(ctx.agent, ctx.toolSet)) {
-    if (view.name === RUN_CODE || services.executable(view.name, ctx.agent, ctx.toolSet) !== view) continue
-    callable.set(view.name, view)
-  }
-  return callable
 }
 
 /** The `search_tools` definition bound to one executor's services. */
