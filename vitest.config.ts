@@ -31,7 +31,12 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'shared',
-          include: ['packages/*/src/**/*.test.ts', 'sandbox/*/src/**/*.test.ts', 'bindings/src/**/*.test.ts', 'test/**/*.test.ts'],
+          include: [
+            'packages/*/src/**/*.test.ts',
+            'sandbox/*/src/**/*.test.ts',
+            'bindings/src/**/*.test.ts',
+            'test/**/*.test.ts',
+          ],
           exclude: [...configDefaults.exclude, ...MEASURING],
           // The other files run one after another in one module graph per process: they share what the packages
           // keep per process (the compiled engine module, caches), and a file restores what it changes of the

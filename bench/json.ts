@@ -15,7 +15,12 @@ export const jsonRequested = process.argv.includes('--json')
 export const quickRequested = process.argv.includes('--quick')
 
 /** Prints the `PTC_BENCH_JSON` line when the script was started with `--json` (`extra`: a comparison's runtimes and notes). */
-export function emitBenchJson(script: string, title: string, results: readonly BenchResult[], extra: Pick<BenchJson, 'runtimes' | 'notes'> = {}): void {
+export function emitBenchJson(
+  script: string,
+  title: string,
+  results: readonly BenchResult[],
+  extra: Pick<BenchJson, 'runtimes' | 'notes'> = {},
+): void {
   if (!jsonRequested) return
   const json: BenchJson = { script, title, machine: machine(), quick: quickRequested, results, ...extra }
   console.log(`${BENCH_JSON_PREFIX}${JSON.stringify(json)}`)

@@ -26,5 +26,9 @@ export function machine(): string {
 }
 
 export function formatRate(rate: number): string {
-  return rate >= 1e6 ? `${(rate / 1e6).toFixed(2)} M/s` : rate >= 1e3 ? `${(rate / 1e3).toFixed(1)} k/s` : `${rate.toFixed(1)} /s`
+  return rate >= 1e6
+    ? `${(rate / 1e6).toFixed(2)} M/s`
+    : rate >= 1e3
+      ? `${(rate / 1e3).toFixed(1)} k/s`
+      : `${rate.toFixed(1)} /s`
 }

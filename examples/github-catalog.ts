@@ -42,7 +42,11 @@ function answer(name: string, args: Record<string, unknown>): JsonValue {
   return { stub: name }
 }
 
-function stubTool(tool: { name: string; description: string; parameters: ToolDefinition['parameters'] }): ToolDefinition {
+function stubTool(tool: {
+  name: string
+  description: string
+  parameters: ToolDefinition['parameters']
+}): ToolDefinition {
   return {
     ...tool,
     output: { schema: {}, render: (_args, value) => [{ type: 'text', text: prettyJson(value) }] },
@@ -66,7 +70,14 @@ console.log(`${catalog.length} tools. Model tools: ${input.schemas.map((s) => s.
 console.log(`SDK text: ${sdk.length} characters with discovery, ${full.length} with every declaration`)
 
 const batch = await tools.execute({
-  calls: [{ type: 'tool_call', id: 'call_1', name: 'run_code', arguments: JSON.stringify({ code: PROGRAM, description: 'ping quiet issues' }) }],
+  calls: [
+    {
+      type: 'tool_call',
+      id: 'call_1',
+      name: 'run_code',
+      arguments: JSON.stringify({ code: PROGRAM, description: 'ping quiet issues' }),
+    },
+  ],
   signal: new AbortController().signal,
   agent,
   log: { turn: 1, step: 1 },
@@ -76,7 +87,9 @@ if (result === undefined || result.isError) {
   console.error('the program failed:', result?.content)
   process.exitCode = 1
 } else {
-  const subCalls = session.events.filter((e) => e.type === 'tool/ptc-dispatch').map((e) => (e as unknown as { name: string }).name)
+  const subCalls = session.events
+    .filter((e) => e.type === 'tool/ptc-dispatch')
+    .map((e) => (e as unknown as { name: string }).name)
   console.log(`Sub-calls: ${subCalls.join(', ')}`)
   console.log(`Comments posted: ${comments.map((c) => `#${c.issue}`).join(', ')}`)
   console.log(`The model receives:\n${result.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n')}`)

@@ -28,7 +28,9 @@ const searchProducts = defineTool({
         properties: { sku: { type: 'string' }, name: { type: 'string' }, price: { type: 'number' } },
       },
     },
-    render: (args, hits) => [{ type: 'text', text: `${hits.length} match(es) for "${args.query}": ${hits.map((h) => h.sku).join(', ')}` }],
+    render: (args, hits) => [
+      { type: 'text', text: `${hits.length} match(es) for "${args.query}": ${hits.map((h) => h.sku).join(', ')}` },
+    ],
   },
   isConcurrencySafe: () => true,
   execute: async ({ query, inStockOnly }) =>
@@ -42,7 +44,11 @@ const getStock = defineTool({
   description: 'Units in stock for one SKU.',
   parameters: { sku: { type: 'string', required: true } },
   output: {
-    schema: { type: 'object', additionalProperties: false, properties: { sku: { type: 'string' }, stock: { type: 'integer' } } },
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { sku: { type: 'string' }, stock: { type: 'integer' } },
+    },
     render: (_args, v) => [{ type: 'text', text: `${v.sku}: ${v.stock} in stock` }],
   },
   isConcurrencySafe: () => true,
@@ -59,7 +65,11 @@ const reserve = defineTool({
   description: 'Reserve units of a product (mutates stock; runs alone).',
   parameters: { sku: { type: 'string', required: true }, quantity: { type: 'integer', required: true } },
   output: {
-    schema: { type: 'object', additionalProperties: false, properties: { reservation: { type: 'string' }, remaining: { type: 'integer' } } },
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { reservation: { type: 'string' }, remaining: { type: 'integer' } },
+    },
     render: (_args, v) => [{ type: 'text', text: `reserved (${v.reservation}); ${v.remaining} left` }],
   },
   execute: async ({ sku, quantity }) => {
@@ -73,13 +83,20 @@ const reserve = defineTool({
 const tools = new ToolsService({
   // A real harness asks the user; the demo approves reservations of up to 5 units.
   approval: {
-    request: async ({ exec }) => ((exec.arguments as { quantity?: number }).quantity ?? 0) <= 5 ? 'allowed-once' : 'rejected',
+    request: async ({ exec }) =>
+      ((exec.arguments as { quantity?: number }).quantity ?? 0) <= 5 ? 'allowed-once' : 'rejected',
   },
 })
 for (const tool of [searchProducts, getStock, reserve]) tools.register(tool)
 installTimeoutPolicy(tools)
-tools.on('tools/pre-execute', (exec, next) => (exec.name === 'reserve' ? { kind: 'ask', reason: 'reservations change stock' } : next()))
-tools.guard((exec) => (exec.name === 'reserve' && (exec.arguments as { sku?: string }).sku === 'MN-27' ? 'monitors are reserved by staff only' : undefined))
+tools.on('tools/pre-execute', (exec, next) =>
+  exec.name === 'reserve' ? { kind: 'ask', reason: 'reservations change stock' } : next(),
+)
+tools.guard((exec) =>
+  exec.name === 'reserve' && (exec.arguments as { sku?: string }).sku === 'MN-27'
+    ? 'monitors are reserved by staff only'
+    : undefined,
+)
 
 const session = new MemorySession()
 const agent: Agent = { id: 'demo-agent', session }
@@ -105,4 +122,7 @@ for (const { callId, result } of batch.results) {
   console.log(`  ${callId} ${call?.name}${code}: ${text}`)
 }
 console.log(`\nSession log (${session.events.length} events):`)
-for (const event of session.events) console.log(`  ${event.type} ${String(event.callId)}${event.type === 'tool/result' ? (event.isError === true ? ' error' : ' ok') : ''}`)
+for (const event of session.events)
+  console.log(
+    `  ${event.type} ${String(event.callId)}${event.type === 'tool/result' ? (event.isError === true ? ' error' : ' ok') : ''}`,
+  )

@@ -58,38 +58,63 @@ try {
   const agent: Agent = { id: 'shop-agent', session }
   const modelInput = tools.modelInput(agent)
   const sdkBytes = modelInput.sections.reduce((sum, s) => sum + Buffer.byteLength(s.text, 'utf8'), 0)
-  console.log(`Model tools: ${modelInput.schemas.map((s) => s.name).join(', ')} (+ ${sdkBytes} bytes of SDK declarations for ${shopToolList.length} shop tools)`)
+  console.log(
+    `Model tools: ${modelInput.schemas.map((s) => s.name).join(', ')} (+ ${sdkBytes} bytes of SDK declarations for ${shopToolList.length} shop tools)`,
+  )
   console.log(`\nProgram "${program.name}": ${program.description}\n${indent(program.code, '  | ')}\n`)
 
-  const call: ToolCallBlock = { type: 'tool_call', id: 'call_1', name: 'run_code', arguments: JSON.stringify({ code: program.code, description: program.description }) }
+  const call: ToolCallBlock = {
+    type: 'tool_call',
+    id: 'call_1',
+    name: 'run_code',
+    arguments: JSON.stringify({ code: program.code, description: program.description }),
+  }
   const t0 = performance.now()
-  const batch = await tools.execute({ calls: [call], signal: new AbortController().signal, agent, log: { turn: 1, step: 1 } })
+  const batch = await tools.execute({
+    calls: [call],
+    signal: new AbortController().signal,
+    agent,
+    log: { turn: 1, step: 1 },
+  })
   const wallMs = performance.now() - t0
   await session.close()
 
   const result = batch.results[0]?.result
   if (result === undefined) throw new Error('run_code returned no result')
-  console.log(`What the model reads (${result.isError ? `error ${result.error.info?.code ?? ''}` : 'ok'}):\n${indent(contentText(result.content), '  ')}\n`)
+  console.log(
+    `What the model reads (${result.isError ? `error ${result.error.info?.code ?? ''}` : 'ok'}):\n${indent(contentText(result.content), '  ')}\n`,
+  )
 
   const { events } = await readJsonlSession(session.path)
   const subCalls = subCallsOf(events, call.id)
   console.log(`Sub-calls from the session log (${events.length} events in ${session.path}):`)
   for (const c of subCalls) {
-    const outcome = c.settledAt === undefined ? 'never settled' : c.isError ? `error ${c.code ?? ''}: ${c.errorMessage ?? ''}` : 'ok'
+    const outcome =
+      c.settledAt === undefined ? 'never settled' : c.isError ? `error ${c.code ?? ''}: ${c.errorMessage ?? ''}` : 'ok'
     const ms = c.settledAt === undefined ? '' : `${c.settledAt - c.startedAt} ms`
-    console.log(`  ${c.subCallId.padEnd(14)} ${c.name.padEnd(20)} ${ms.padStart(6)} ${String(c.contentBytes).padStart(6)} B  ${outcome}  ${JSON.stringify(c.arguments)}`)
+    console.log(
+      `  ${c.subCallId.padEnd(14)} ${c.name.padEnd(20)} ${ms.padStart(6)} ${String(c.contentBytes).padStart(6)} B  ${outcome}  ${JSON.stringify(c.arguments)}`,
+    )
   }
   const busyMs = subCalls.reduce((sum, c) => sum + (c.settledAt ?? c.startedAt) - c.startedAt, 0)
-  const spanMs = subCalls.length === 0 ? 0 : Math.max(...subCalls.map((c) => c.settledAt ?? c.startedAt)) - Math.min(...subCalls.map((c) => c.startedAt))
-  console.log(`  sub-call durations add up to ${busyMs} ms within a ${spanMs} ms span (safe calls overlap, writes run alone);`)
+  const spanMs =
+    subCalls.length === 0
+      ? 0
+      : Math.max(...subCalls.map((c) => c.settledAt ?? c.startedAt)) - Math.min(...subCalls.map((c) => c.startedAt))
+  console.log(
+    `  sub-call durations add up to ${busyMs} ms within a ${spanMs} ms span (safe calls overlap, writes run alone);`,
+  )
   console.log(`  run_code took ${Math.round(wallMs)} ms in all`)
 
   const bytes = byteFigures(subCalls, result.content)
   console.log(`\nTool result bytes that stayed in the sandbox: ${bytes.inSandbox}`)
-  console.log(`Bytes that reached the model:                ${bytes.toModel}${bytes.inSandbox > 0 ? ` (${Math.round((100 * bytes.toModel) / bytes.inSandbox)}% of what the tools returned)` : ''}`)
+  console.log(
+    `Bytes that reached the model:                ${bytes.toModel}${bytes.inSandbox > 0 ? ` (${Math.round((100 * bytes.toModel) / bytes.inSandbox)}% of what the tools returned)` : ''}`,
+  )
   const comparison = nativeComparison(subCalls.length, bytes)
   if (comparison !== undefined) console.log(`${comparison[0]?.toUpperCase() ?? ''}${comparison.slice(1)}.`)
-  if (shop.refunds.length > 0) console.log(`Refunds issued: ${shop.refunds.map((r) => `${r.id} ${r.orderId} ${r.amountCents}c`).join(', ')}`)
+  if (shop.refunds.length > 0)
+    console.log(`Refunds issued: ${shop.refunds.map((r) => `${r.id} ${r.orderId} ${r.amountCents}c`).join(', ')}`)
 } finally {
   await rm(dir, { recursive: true, force: true })
 }

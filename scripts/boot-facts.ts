@@ -17,7 +17,9 @@ import { ROOT } from './build-js.js'
 
 /** The facts of one variant: its WebAssembly file's digest and a fresh boot's used page count. */
 export async function bootFacts(variant: QuickJSVariantName): Promise<{ wasmSha256: string; usedPages: number }> {
-  const wasmSha256 = createHash('sha256').update(readFileSync(wasmPath(variant))).digest('hex')
+  const wasmSha256 = createHash('sha256')
+    .update(readFileSync(wasmPath(variant)))
+    .digest('hex')
   const loaded = await loadModule(variant, 64 * 1024 * 1024)
   const image = EngineImage.boot(loaded)
   const usedPages = searchUsedPages(loaded.memory.buffer)
@@ -42,7 +44,12 @@ if (import.meta.url === `file://${process.argv[1] ?? ''}`) {
  * Used only when the file compiled is the same; the boot checks the count either way (\`copyUsedMemory\`).
  */
 export const BOOT_FACTS: Readonly<Record<QuickJSVariantName, { readonly wasmSha256: string; readonly usedPages: number }>> = {
-${Object.entries(facts).map(([variant, f]) => `  ${/^\w+$/.test(variant) ? variant : `'${variant}'`}: { wasmSha256: '${f.wasmSha256}', usedPages: ${f.usedPages} },`).join('\n')}
+${Object.entries(facts)
+  .map(
+    ([variant, f]) =>
+      `  ${/^\w+$/.test(variant) ? variant : `'${variant}'`}: { wasmSha256: '${f.wasmSha256}', usedPages: ${f.usedPages} },`,
+  )
+  .join('\n')}
 }
 `
   writeFileSync(join(ROOT, 'sandbox/quickjs/src/engine/boot-facts.ts'), text)

@@ -15,7 +15,19 @@
  * a source changed while it ran leaves them stale (see `staleReason` in build-js.ts).
  */
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, posix, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -41,7 +53,11 @@ export interface EmittedDeclarations {
 /** What the bundling step (this file run as a script) is asked. */
 interface BundleRequest {
   /** Per package: its emitted sources (where its entries are), the folder its bundle goes to, its entries. */
-  readonly packages: readonly { readonly source: string; readonly out: string; readonly entries: Readonly<Record<string, string>> }[]
+  readonly packages: readonly {
+    readonly source: string
+    readonly out: string
+    readonly entries: Readonly<Record<string, string>>
+  }[]
 }
 
 /**
@@ -54,9 +70,18 @@ export function emitDeclarations(packages: readonly DeclaredPackage[], root: str
   const program = join(folder, 'program')
   const startedAt = new Date()
   try {
-    run(join(root, 'node_modules/.bin/tsc'), ['-p', join(root, 'tsconfig.dts.json'), '--outDir', program], root, 'tsc -p tsconfig.dts.json')
+    run(
+      join(root, 'node_modules/.bin/tsc'),
+      ['-p', join(root, 'tsconfig.dts.json'), '--outDir', program],
+      root,
+      'tsc -p tsconfig.dts.json',
+    )
     const request: BundleRequest = {
-      packages: packages.map((pkg) => ({ source: join(program, relative(root, pkg.dir), 'src'), out: join(folder, relative(root, pkg.dir)), entries: entriesOf(pkg, join(program, relative(root, pkg.dir), 'src'), root) })),
+      packages: packages.map((pkg) => ({
+        source: join(program, relative(root, pkg.dir), 'src'),
+        out: join(folder, relative(root, pkg.dir)),
+        entries: entriesOf(pkg, join(program, relative(root, pkg.dir), 'src'), root),
+      })),
     }
     const file = join(folder, 'request.json')
     writeFileSync(file, JSON.stringify(request))
@@ -72,8 +97,11 @@ function run(command: string, args: readonly string[], cwd: string, what: string
   try {
     execFileSync(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
   } catch (error) {
-    const output = `${String((error as { stdout?: unknown }).stdout ?? '')}${String((error as { stderr?: unknown }).stderr ?? '')}`.trim()
-    throw Object.assign(new Error(`the declarations do not build (${what}):\n${output || (error as Error).message}`), { stderr: output })
+    const output =
+      `${String((error as { stdout?: unknown }).stdout ?? '')}${String((error as { stderr?: unknown }).stderr ?? '')}`.trim()
+    throw Object.assign(new Error(`the declarations do not build (${what}):\n${output || (error as Error).message}`), {
+      stderr: output,
+    })
   }
 }
 
@@ -85,9 +113,15 @@ function run(command: string, args: readonly string[], cwd: string, what: string
 function entriesOf(pkg: DeclaredPackage, source: string, root: string): Record<string, string> {
   const entries: Record<string, string> = {}
   for (const target of pkg.typeTargets) {
-    const name = posix.normalize(target).replace(/^dist\//, '').replace(/\.d\.ts$/, '')
+    const name = posix
+      .normalize(target)
+      .replace(/^dist\//, '')
+      .replace(/\.d\.ts$/, '')
     const file = [join(source, `${name}.d.ts`), join(source, name, 'index.d.ts')].find((path) => existsSync(path))
-    if (file === undefined) throw new Error(`no declarations were emitted for ${relative(root, join(pkg.dir, target))} (from src/${name}.ts or src/${name}/index.ts)`)
+    if (file === undefined)
+      throw new Error(
+        `no declarations were emitted for ${relative(root, join(pkg.dir, target))} (from src/${name}.ts or src/${name}/index.ts)`,
+      )
     entries[name] = file
   }
   return entries
@@ -150,7 +184,12 @@ async function bundle(request: BundleRequest): Promise<void> {
         throw new Error(`${pkg.source}: ${warning.message}`)
       },
     })
-    await build.write({ dir: pkg.out, format: 'es', entryFileNames: '[name].d.ts', chunkFileNames: (chunk) => `${chunk.name.replace(/\.d$/, '')}-[hash].d.ts` })
+    await build.write({
+      dir: pkg.out,
+      format: 'es',
+      entryFileNames: '[name].d.ts',
+      chunkFileNames: (chunk) => `${chunk.name.replace(/\.d$/, '')}-[hash].d.ts`,
+    })
     await build.close()
   }
 }

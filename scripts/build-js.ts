@@ -29,7 +29,17 @@
  * package's build at a time (a current package is not waited for).
  */
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import { basename, dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { emitDeclarations, filesOf, installDeclarations } from './build-dts.js'
@@ -75,7 +85,13 @@ function workspacePackages(root: string): Map<string, WorkspacePackage> {
     const deps = [...Object.entries(pkg.dependencies ?? {}), ...Object.entries(pkg.optionalDependencies ?? {})]
       .filter(([, version]) => version.startsWith('workspace:'))
       .map(([name]) => name)
-    out.set(pkg.name, { name: pkg.name, dir, deps, exportTargets: exportTargets(pkg.exports, 'import'), typeTargets: exportTargets(pkg.exports, 'types') })
+    out.set(pkg.name, {
+      name: pkg.name,
+      dir,
+      deps,
+      exportTargets: exportTargets(pkg.exports, 'import'),
+      typeTargets: exportTargets(pkg.exports, 'types'),
+    })
   }
   return out
 }
@@ -171,7 +187,10 @@ function buildPackage(pkg: WorkspacePackage, root: string): void {
   const staging = join(pkg.dir, `dist.building-${process.pid}`)
   rmSync(staging, { recursive: true, force: true })
   try {
-    execFileSync(join(root, 'node_modules/.bin/tsup'), ['--silent', '--out-dir', staging], { cwd: pkg.dir, stdio: ['ignore', 'ignore', 'pipe'] })
+    execFileSync(join(root, 'node_modules/.bin/tsup'), ['--silent', '--out-dir', staging], {
+      cwd: pkg.dir,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
     installBuild(staging, dist)
   } finally {
     rmSync(staging, { recursive: true, force: true })
@@ -292,7 +311,9 @@ export function buildJs(options: BuildJsOptions = {}): BuildJsReport {
   const root = options.root ?? ROOT
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`))
   const optional = new Set(options.optional ?? [])
-  const order = buildOrder(options.packages ?? ['@ptc/cli'], root).filter((pkg) => existsSync(join(pkg.dir, 'tsup.config.ts')))
+  const order = buildOrder(options.packages ?? ['@ptc/cli'], root).filter((pkg) =>
+    existsSync(join(pkg.dir, 'tsup.config.ts')),
+  )
   const last = order.at(-1)
   const built: string[] = []
   const failed: string[] = []
@@ -307,7 +328,9 @@ export function buildJs(options: BuildJsOptions = {}): BuildJsReport {
       try {
         buildPackage(pkg, root)
       } catch (error) {
-        const detail = String((error as { stderr?: unknown }).stderr ?? (error as Error).message).trim().split('\n')[0]
+        const detail = String((error as { stderr?: unknown }).stderr ?? (error as Error).message)
+          .trim()
+          .split('\n')[0]
         if (optional.has(pkg.name)) {
           log(`build-js: ${folder} does not build (${detail}); skipped`)
           failed.push(folder)
@@ -326,7 +349,11 @@ export function buildJs(options: BuildJsOptions = {}): BuildJsReport {
   }
   if (options.declarations === true) {
     const skipped = new Set(failed)
-    buildDeclarations(order.filter((pkg) => !skipped.has(relative(root, pkg.dir))), root, log)
+    buildDeclarations(
+      order.filter((pkg) => !skipped.has(relative(root, pkg.dir))),
+      root,
+      log,
+    )
   }
   return { built, failed }
 }
@@ -365,7 +392,10 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
   const declarations = args.includes('--declarations')
   const names = args.filter((arg) => arg !== '--declarations')
   try {
-    buildJs({ packages: names.length > 0 ? names : declarations ? workspacePackageNames() : ['@ptc/cli'], declarations })
+    buildJs({
+      packages: names.length > 0 ? names : declarations ? workspacePackageNames() : ['@ptc/cli'],
+      declarations,
+    })
   } catch (error) {
     const stderr = (error as { stderr?: unknown }).stderr
     process.stderr.write(`build-js: ${stderr === undefined ? String(error) : String(stderr)}\n`)

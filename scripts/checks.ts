@@ -1,8 +1,7 @@
 /**
- * The checks `pnpm test` runs before the suite: the type check of the whole workspace (`pnpm typecheck`)
- * and the lint (`pnpm lint`), at once. Each takes about 15 s on one core; one after the other they held the
- * test command 30 s before its first test, on CI's two cores. Each one's output is printed whole when it
- * ends, under its name; the exit code is 1 when either failed.
+ * The checks `pnpm test` runs before the suite, at once: the type check (`pnpm typecheck`), the lint
+ * (`pnpm lint`) and the formatter's check (`pnpm format:check`). Run one after another they would hold the
+ * suite twice as long on CI's two cores. Each output is printed whole under its name; exit 1 if any failed.
  *
  *   node --import tsx scripts/checks.ts   (the start of `pnpm test`)
  */
@@ -15,6 +14,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const CHECKS: readonly { readonly name: string; readonly bin: string; readonly args: readonly string[] }[] = [
   { name: 'typecheck (tsc -p tsconfig.json)', bin: 'tsc', args: ['-p', 'tsconfig.json'] },
   { name: 'lint (eslint .)', bin: 'eslint', args: ['.'] },
+  { name: 'format (biome format .)', bin: 'biome', args: ['format', '.'] },
 ]
 
 function check(name: string, bin: string, args: readonly string[]): Promise<boolean> {
@@ -31,7 +31,9 @@ function check(name: string, bin: string, args: readonly string[]): Promise<bool
     child.on('close', (code, signal) => {
       const seconds = ((performance.now() - started) / 1000).toFixed(1)
       const ok = code === 0
-      process.stdout.write(`${ok ? '✓' : '✗'} ${name}: ${ok ? 'passed' : signal === null ? `exit ${String(code)}` : `killed by ${signal}`} in ${seconds} s\n`)
+      process.stdout.write(
+        `${ok ? '✓' : '✗'} ${name}: ${ok ? 'passed' : signal === null ? `exit ${String(code)}` : `killed by ${signal}`} in ${seconds} s\n`,
+      )
       if (output.trim() !== '') process.stdout.write(`${output.trimEnd()}\n`)
       resolve(ok)
     })

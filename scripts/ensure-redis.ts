@@ -23,11 +23,15 @@ const POLICY = '/usr/sbin/policy-rc.d'
 export function ensureRedisServer(): RedisServerLookup {
   const found = findRedisServer()
   if (found !== undefined) return { path: found }
-  if (process.platform !== 'linux' || process.getuid?.() !== 0) return { reason: 'redis-server is not installed, and this process is not root on Linux to install it' }
+  if (process.platform !== 'linux' || process.getuid?.() !== 0)
+    return { reason: 'redis-server is not installed, and this process is not root on Linux to install it' }
   const aptGet = findExecutable('apt-get')
   if (aptGet === undefined) return { reason: 'redis-server is not installed, and there is no apt-get to install it' }
   const ownPolicy = !existsSync(POLICY)
-  if (ownPolicy) writeFileSync(POLICY, '#!/bin/sh\n# written by ptc scripts/ensure-redis.ts during an install\nexit 101\n', { mode: 0o755 })
+  if (ownPolicy)
+    writeFileSync(POLICY, '#!/bin/sh\n# written by ptc scripts/ensure-redis.ts during an install\nexit 101\n', {
+      mode: 0o755,
+    })
   try {
     let install = apt(aptGet, ['install', '-y', '--no-install-recommends', 'redis-server'])
     if (install.status !== 0) {
@@ -93,7 +97,9 @@ function freePort(): Promise<number> {
     server.once('error', reject)
     server.listen(0, '127.0.0.1', () => {
       const address = server.address()
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
+      server.close(() =>
+        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
+      )
     })
   })
 }
@@ -106,7 +112,16 @@ export async function startRedis(path: string): Promise<RedisServer> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = await freePort()
     // The configuration goes in on stdin (`redis-server -`), so the password is not in the process list.
-    const config = [`port ${port}`, 'bind 127.0.0.1', `requirepass ${password}`, `save ""`, 'appendonly no', `dir ${dir}`, 'protected-mode yes', 'loglevel notice'].join('\n')
+    const config = [
+      `port ${port}`,
+      'bind 127.0.0.1',
+      `requirepass ${password}`,
+      `save ""`,
+      'appendonly no',
+      `dir ${dir}`,
+      'protected-mode yes',
+      'loglevel notice',
+    ].join('\n')
     const child = spawn(path, ['-'], { stdio: ['pipe', 'pipe', 'pipe'] })
     child.stdin.end(`${config}\n`)
     const ready = await new Promise<boolean>((resolve) => {

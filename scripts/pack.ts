@@ -48,7 +48,10 @@ export function packAll(options: PackOptions): PackedPackage[] {
     const [command, ...prefix] = pnpmCommand(root)
     // One pnpm for every package (`-r pack`): nine `pnpm pack` processes took 7 s, this takes 1.
     const filters = names.flatMap((name) => ['--filter', name])
-    execFileSync(command as string, [...prefix, '-r', ...filters, 'pack', '--pack-destination', options.out], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
+    execFileSync(command as string, [...prefix, '-r', ...filters, 'pack', '--pack-destination', options.out], {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
     const packed: PackedPackage[] = []
     for (const pkg of buildOrder(names, root)) {
       const manifest = JSON.parse(readFileSync(join(pkg.dir, 'package.json'), 'utf8')) as { version: string }
@@ -68,7 +71,8 @@ export function packAll(options: PackOptions): PackedPackage[] {
 export function pnpmCommand(root: string): string[] {
   const running = process.env['npm_execpath']
   if (running !== undefined && /pnpm\.c?js$/.test(running)) return [process.execPath, running]
-  const pinned = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { packageManager: string }).packageManager
+  const pinned = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { packageManager: string })
+    .packageManager
   return ['npx', '--yes', pinned]
 }
 

@@ -19,8 +19,18 @@ const SAMPLES = quickRequested ? 5 : 21
 const lookup = (i: number): BindingTool => ({
   name: `lookup_${i}`,
   description: 'Look up a key.',
-  parameters: { type: 'object', properties: { key: { type: 'string' } }, required: ['key'], additionalProperties: false },
-  output: { type: 'object', properties: { value: { type: 'integer' } }, required: ['value'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { key: { type: 'string' } },
+    required: ['key'],
+    additionalProperties: false,
+  },
+  output: {
+    type: 'object',
+    properties: { value: { type: 'integer' } },
+    required: ['value'],
+    additionalProperties: false,
+  },
 })
 /** A distinct SDK text per `i` (its parsed declarations are not in the cache yet). */
 const sdk = (i: number): string => renderDeclarations([lookup(0), lookup(i + 1)])

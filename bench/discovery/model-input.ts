@@ -71,7 +71,8 @@ for (const size of SIZES) {
   const all: ToolSchema[] = found.schemas()
   const anthropic = toAnthropicTools(all, { deferLoading: true, toolSearch: 'bm25' })
   const openai = toOpenAIResponsesTools(all, { deferLoading: true })
-  const loaded = <T,>(tools: readonly T[]): T[] => tools.filter((t) => (t as { defer_loading?: boolean }).defer_loading !== true)
+  const loaded = <T>(tools: readonly T[]): T[] =>
+    tools.filter((t) => (t as { defer_loading?: boolean }).defer_loading !== true)
   rows.push({
     size,
     every: weigh(everyInput.schemas, everyInput.sections.map((s) => s.text).join('\n\n')),
@@ -86,7 +87,9 @@ await runtime.dispose()
 
 const k = (n: number): string => (n >= 10_000 ? `${(n / 1000).toFixed(0)} k` : n.toLocaleString('en-US'))
 console.log(`Model input per request, by catalog size (${machine()})`)
-console.log('| tools | ptc, every declaration | ptc, discovery | Anthropic defer_loading: in context (request) | OpenAI defer_loading: in context (request) | first / next modelInput() |')
+console.log(
+  '| tools | ptc, every declaration | ptc, discovery | Anthropic defer_loading: in context (request) | OpenAI defer_loading: in context (request) | first / next modelInput() |',
+)
 console.log('|---|---|---|---|---|---|')
 for (const r of rows) {
   const cell = (w: { chars: number; tokens: number }): string => `${k(w.chars)} chars, ${k(w.tokens)} tokens`
@@ -96,6 +99,13 @@ for (const r of rows) {
 }
 
 const results: BenchResult[] = rows.flatMap((r) => [
-  { group: 'model input', case: `discovery, ${r.size} tools`, median: r.discovery.tokens, unit: 'tokens', better: 'lower', baseline: { case: `every declaration, ${r.size} tools`, median: r.every.tokens } },
+  {
+    group: 'model input',
+    case: `discovery, ${r.size} tools`,
+    median: r.discovery.tokens,
+    unit: 'tokens',
+    better: 'lower',
+    baseline: { case: `every declaration, ${r.size} tools`, median: r.every.tokens },
+  },
 ])
 emitBenchJson('discovery/model-input', 'Model input by catalog size', results)

@@ -83,7 +83,9 @@ const sortOf = (backend: Backend): string =>
   `const a = Array.from({ length: ${backend === 'isolated-vm' ? '8e6' : '1e6'} }, () => Math.random())\na.sort()\nreturn a.length`
 
 /** A run_code host over `rt` with a tool that never settles and ignores its signal. */
-function ptcHost(rt: CodeRuntime): (code: string, timeoutMs?: number) => Promise<ToolExecutionResult | 'no answer in 20 s'> {
+function ptcHost(
+  rt: CodeRuntime,
+): (code: string, timeoutMs?: number) => Promise<ToolExecutionResult | 'no answer in 20 s'> {
   const hang = defineTool({
     name: 'hang',
     description: 'Never settles; ignores its signal.',
@@ -111,8 +113,13 @@ function ptcHost(rt: CodeRuntime): (code: string, timeoutMs?: number) => Promise
   return async (code, timeoutMs) => {
     const args = { code, description: 'grace', ...(timeoutMs !== undefined && { timeoutMs }) }
     let timer: NodeJS.Timeout | undefined
-    const guard = new Promise<'no answer in 20 s'>((resolve) => (timer = setTimeout(() => resolve('no answer in 20 s'), 20_000)))
-    const batch = tools.execute({ calls: [{ type: 'tool_call', id: `g${++n}`, name: 'run_code', arguments: JSON.stringify(args) }], signal: new AbortController().signal })
+    const guard = new Promise<'no answer in 20 s'>(
+      (resolve) => (timer = setTimeout(() => resolve('no answer in 20 s'), 20_000)),
+    )
+    const batch = tools.execute({
+      calls: [{ type: 'tool_call', id: `g${++n}`, name: 'run_code', arguments: JSON.stringify(args) }],
+      signal: new AbortController().signal,
+    })
     const out = await Promise.race([batch.then((b) => b.results[0]?.result ?? 'no answer in 20 s'), guard])
     clearTimeout(timer)
     return out
@@ -130,7 +137,8 @@ const CASES: readonly Case[] = [
   {
     name: 'busy loop `while (true) {}`',
     wallMs: () => 500,
-    measure: (_b, rt) => timedRun(rt, { code: 'while (true) {}', bindings: [], call: echo, limits: { cpuMs: 60_000, wallMs: 500 } }, 500),
+    measure: (_b, rt) =>
+      timedRun(rt, { code: 'while (true) {}', bindings: [], call: echo, limits: { cpuMs: 60_000, wallMs: 500 } }, 500),
   },
   {
     name: 'long native built-in (default sort)',
@@ -139,7 +147,11 @@ const CASES: readonly Case[] = [
     notFor: { 'quickjs-inline': INLINE_NATIVE },
     measure(b, rt) {
       const wallMs = this.wallMs(b)
-      return timedRun(rt, { code: sortOf(b), bindings: [], call: echo, limits: { cpuMs: 60_000, wallMs, memoryBytes: 1024 * MiB } }, wallMs)
+      return timedRun(
+        rt,
+        { code: sortOf(b), bindings: [], call: echo, limits: { cpuMs: 60_000, wallMs, memoryBytes: 1024 * MiB } },
+        wallMs,
+      )
     },
   },
   {
@@ -177,11 +189,22 @@ const CASES: readonly Case[] = [
         last = now
       }, 1)
       const t0 = performance.now()
-      const r = await rt.run({ code: 'for (;;) await tools.echo({})', bindings: ['echo'], call: echo, limits: { cpuMs: 60_000, wallMs: 500, maxSubCalls: 1e9 } })
+      const r = await rt.run({
+        code: 'for (;;) await tools.echo({})',
+        bindings: ['echo'],
+        call: echo,
+        limits: { cpuMs: 60_000, wallMs: 500, maxSubCalls: 1e9 },
+      })
       const graceMs = performance.now() - t0 - 500
       clearInterval(timer)
       longest = Math.max(longest, performance.now() - last)
-      return { graceMs, note: r.error?.kind === 'timeout' ? `timers waited up to ${Math.round(longest)} ms` : `ended as ${r.error?.kind ?? 'a value'}` }
+      return {
+        graceMs,
+        note:
+          r.error?.kind === 'timeout'
+            ? `timers waited up to ${Math.round(longest)} ms`
+            : `ended as ${r.error?.kind ?? 'a value'}`,
+      }
     },
   },
   {
@@ -202,7 +225,10 @@ const CASES: readonly Case[] = [
         const graceMs = performance.now() - t0 - 500
         await rt.dispose()
         await blocker
-        return { graceMs, ...(r.error?.kind !== 'timeout' && { note: `not queued: ended as ${r.error?.kind ?? 'a value'}` }) }
+        return {
+          graceMs,
+          ...(r.error?.kind !== 'timeout' && { note: `not queued: ended as ${r.error?.kind ?? 'a value'}` }),
+        }
       } finally {
         await rt.dispose()
       }
@@ -224,7 +250,9 @@ function fmt(values: readonly number[]): { med: string; min: string; max: string
   return { med: ms(median(values)), min: ms(Math.min(...values)), max: ms(Math.max(...values)) }
 }
 
-const backends: Backend[] = (['quickjs-worker', 'quickjs-inline', 'isolated-vm'] as const).filter((b) => filter.length === 0 || filter.includes(b))
+const backends: Backend[] = (['quickjs-worker', 'quickjs-inline', 'isolated-vm'] as const).filter(
+  (b) => filter.length === 0 || filter.includes(b),
+)
 const ivm = isolatedVmAvailability()
 const rows: string[] = []
 const baseline: Sample[] = []
@@ -251,14 +279,20 @@ for (const backend of backends) {
     const cpu0 = samples.flatMap((s) => (s.cpuAfterMs === undefined ? [] : [s.cpuAfterMs[0]]))
     const cpu1 = samples.flatMap((s) => (s.cpuAfterMs === undefined ? [] : [s.cpuAfterMs[1]]))
     const notes = [...new Set(samples.flatMap((s) => (s.note === undefined ? [] : [s.note])))].join('; ')
-    rows.push(`| ${backend} | ${c.name} | ${c.wallMs(backend)} | ${g.med} | ${g.min} | ${g.max} | ${cpu0.length === 0 ? '–' : `${fmt(cpu0).med} / ${fmt(cpu1).med}`} | ${notes} |`)
+    rows.push(
+      `| ${backend} | ${c.name} | ${c.wallMs(backend)} | ${g.med} | ${g.min} | ${g.max} | ${cpu0.length === 0 ? '–' : `${fmt(cpu0).med} / ${fmt(cpu1).med}`} | ${notes} |`,
+    )
     console.error(`done: ${backend} / ${c.name}`)
   }
   await rt.dispose()
 }
 
-console.log(`# Liveness grace (${machine()}; ${iterations} iteration${iterations === 1 ? '' : 's'}; ${new Date().toISOString()})\n`)
-console.log('Grace: ms from the wall deadline (counted from the call) to the answer; for "drain alone", ms from the call. CPU: ms of CPU the process tree (threads and child processes) used in the first / the second second after the answer (medians; a replacement engine starting counts in the first, a guest still burning a core shows ~1000 in both).\n')
+console.log(
+  `# Liveness grace (${machine()}; ${iterations} iteration${iterations === 1 ? '' : 's'}; ${new Date().toISOString()})\n`,
+)
+console.log(
+  'Grace: ms from the wall deadline (counted from the call) to the answer; for "drain alone", ms from the call. CPU: ms of CPU the process tree (threads and child processes) used in the first / the second second after the answer (medians; a replacement engine starting counts in the first, a guest still burning a core shows ~1000 in both).\n',
+)
 console.log('| backend | case | wall ms | grace median | min | max | CPU 0-1 s / 1-2 s after | notes |')
 console.log('|---|---|---|---|---|---|---|---|')
 for (const row of rows) console.log(row)

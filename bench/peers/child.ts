@@ -36,7 +36,8 @@ async function timedRun(driver: Driver, kind: ProgramKind, calls: number, body: 
   const start = performance.now()
   const value = await driver.run(body)
   const ms = performance.now() - start
-  if (value !== expectedValue(kind, calls)) throw new Error(`the ${kind} program gave ${JSON.stringify(value)}, not ${expectedValue(kind, calls)}`)
+  if (value !== expectedValue(kind, calls))
+    throw new Error(`the ${kind} program gave ${JSON.stringify(value)}, not ${expectedValue(kind, calls)}`)
   return ms
 }
 

@@ -22,7 +22,9 @@ import { RUNTIMES, type RuntimeSpec } from './runtimes/index.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const PEERS_DIR = fileURLToPath(new URL('.', import.meta.url))
-const plan: ChildPlan = quickRequested ? { calls: 1_000, warmups: 2, repetitions: 2, trivialRuns: 10 } : { calls: 2_000, warmups: 2, repetitions: 3, trivialRuns: 20 }
+const plan: ChildPlan = quickRequested
+  ? { calls: 1_000, warmups: 2, repetitions: 2, trivialRuns: 10 }
+  : { calls: 2_000, warmups: 2, repetitions: 3, trivialRuns: 20 }
 
 /** The figures, in table order: the `case` of each result and where it comes from. */
 const FIGURES: readonly { case: string; unit: string; key: keyof ProcessFigures; vsNode: boolean }[] = [
@@ -33,8 +35,10 @@ const FIGURES: readonly { case: string; unit: string; key: keyof ProcessFigures;
   { case: 'import', unit: 'ms', key: 'importMs', vsNode: false },
 ]
 
-const readJson = (path: string): Record<string, unknown> | undefined => (existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>) : undefined)
-const installedVersion = (name: string): string => String(readJson(`${PEERS_DIR}node_modules/${name}/package.json`)?.version ?? 'not installed')
+const readJson = (path: string): Record<string, unknown> | undefined =>
+  existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>) : undefined
+const installedVersion = (name: string): string =>
+  String(readJson(`${PEERS_DIR}node_modules/${name}/package.json`)?.version ?? 'not installed')
 
 function ptcVersion(): string {
   const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim()
@@ -57,7 +61,9 @@ function built(pkg: string): boolean {
   const dist = `${ROOT}${pkg}/dist/index.js`
   if (!existsSync(dist)) return false
   const builtAt = statSync(dist).mtimeMs
-  return readdirSync(`${ROOT}${pkg}/src`, { recursive: true, withFileTypes: true }).every((e) => !e.isFile() || statSync(join(e.parentPath, e.name)).mtimeMs <= builtAt)
+  return readdirSync(`${ROOT}${pkg}/src`, { recursive: true, withFileTypes: true }).every(
+    (e) => !e.isFile() || statSync(join(e.parentPath, e.name)).mtimeMs <= builtAt,
+  )
 }
 
 /** ptc runs built, as users get it, when every package it needs is built and current; else from source. */
@@ -103,7 +109,11 @@ async function childCommand(spec: RuntimeSpec): Promise<string[]> {
 async function measureInChild(spec: RuntimeSpec): Promise<ChildOutcome> {
   const args = [...(await childCommand(spec)), '--child', spec.id, ...(quickRequested ? ['--quick'] : [])]
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, args, {
+      cwd: ROOT,
+      env: { ...process.env, NODE_OPTIONS: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let stdout = ''
     let stderr = ''
     let outcome: ChildOutcome | undefined
@@ -112,7 +122,10 @@ async function measureInChild(spec: RuntimeSpec): Promise<ChildOutcome> {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk
-      const line = outcome === undefined ? stdout.split('\n').find((l) => l.startsWith(CHILD_JSON_PREFIX) && stdout.includes('\n', stdout.indexOf(l))) : undefined
+      const line =
+        outcome === undefined
+          ? stdout.split('\n').find((l) => l.startsWith(CHILD_JSON_PREFIX) && stdout.includes('\n', stdout.indexOf(l)))
+          : undefined
       if (line === undefined) return
       outcome = JSON.parse(line.slice(CHILD_JSON_PREFIX.length)) as ChildOutcome
       clearTimeout(timer)
@@ -120,8 +133,17 @@ async function measureInChild(spec: RuntimeSpec): Promise<ChildOutcome> {
     })
     child.on('close', (code, signal) => {
       clearTimeout(timer)
-      const lastLine = stderr.trim().split('\n').filter((l) => l.trim() !== '').at(-1) ?? ''
-      resolve(outcome ?? { error: `${lastLine || 'no output'} (${signal === null ? `exit ${String(code)}` : `killed by ${signal}`})` })
+      const lastLine =
+        stderr
+          .trim()
+          .split('\n')
+          .filter((l) => l.trim() !== '')
+          .at(-1) ?? ''
+      resolve(
+        outcome ?? {
+          error: `${lastLine || 'no output'} (${signal === null ? `exit ${String(code)}` : `killed by ${signal}`})`,
+        },
+      )
     })
   })
 }
@@ -132,8 +154,13 @@ async function main(): Promise<void> {
   const rounds = Number(argValues('rounds')[0] ?? (quickRequested ? 2 : 5))
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a positive integer')
   const unknown = only.filter((id) => !RUNTIMES.some((s) => s.id === id))
-  if (unknown.length > 0) throw new Error(`unknown runtime ${unknown.join(', ')}; one of ${RUNTIMES.map((s) => s.id).join(', ')}`)
-  const selected = RUNTIMES.filter((s) => (only.length === 0 || only.includes(s.id)) && (s.kind !== 'ptc' || backends.length === 0 || (s.backend !== undefined && backends.includes(s.backend))))
+  if (unknown.length > 0)
+    throw new Error(`unknown runtime ${unknown.join(', ')}; one of ${RUNTIMES.map((s) => s.id).join(', ')}`)
+  const selected = RUNTIMES.filter(
+    (s) =>
+      (only.length === 0 || only.includes(s.id)) &&
+      (s.kind !== 'ptc' || backends.length === 0 || (s.backend !== undefined && backends.includes(s.backend))),
+  )
   const samples = new Map<RuntimeSpec, ProcessFigures[]>(selected.map((s) => [s, []]))
   const errors = new Map<RuntimeSpec, string>()
   try {
@@ -159,11 +186,27 @@ async function main(): Promise<void> {
     for (const f of FIGURES) {
       const values = figures.map((p) => p[f.key])
       const nodeValues = node.map((p) => p[f.key])
-      const baseline = f.vsNode && spec.kind !== 'baseline' && nodeValues.length > 0 ? { baseline: { case: 'plain Node', median: median(nodeValues) } } : {}
-      results.push({ group: labels.get(spec) ?? spec.id, case: f.case, median: median(values), unit: f.unit, better: 'lower', ...baseline, spread: { min: Math.min(...values), max: Math.max(...values), samples: values } })
+      const baseline =
+        f.vsNode && spec.kind !== 'baseline' && nodeValues.length > 0
+          ? { baseline: { case: 'plain Node', median: median(nodeValues) } }
+          : {}
+      results.push({
+        group: labels.get(spec) ?? spec.id,
+        case: f.case,
+        median: median(values),
+        unit: f.unit,
+        better: 'lower',
+        ...baseline,
+        spread: { min: Math.min(...values), max: Math.max(...values), samples: values },
+      })
     }
   }
-  const runtimes: BenchRuntime[] = selected.map((s) => ({ group: labels.get(s) ?? s.id, kind: s.kind, method: s.method, ...(errors.has(s) ? { error: errors.get(s) as string } : {}) }))
+  const runtimes: BenchRuntime[] = selected.map((s) => ({
+    group: labels.get(s) ?? s.id,
+    kind: s.kind,
+    method: s.method,
+    ...(errors.has(s) ? { error: errors.get(s) as string } : {}),
+  }))
   const byMethod = new Map<string, string[]>()
   for (const r of runtimes) byMethod.set(r.method, [...(byMethod.get(r.method) ?? []), r.group])
   const notes = [
@@ -174,11 +217,21 @@ async function main(): Promise<void> {
       'A process runs with the Node flags its runtime needs and no others: --no-node-snapshot (which slows the start of a process and of its worker threads) for the runtimes on isolated-vm only.',
     ...[...byMethod.entries()].map(([method, groups]) => `${groups.join('; ')}: ${method}.`),
   ]
-  if ([...errors.values()].some((e) => /Cannot find (package|module)/.test(e))) notes.push('A peer is not installed: `ptc bench --peers` installs them (or `npm ci --prefix bench/peers`).')
+  if ([...errors.values()].some((e) => /Cannot find (package|module)/.test(e)))
+    notes.push('A peer is not installed: `ptc bench --peers` installs them (or `npm ci --prefix bench/peers`).')
 
   const title = `ptc and its peers — ${machine()} — ${plan.calls} calls per program, ${rounds} processes per runtime`
   console.log(`${title}\n`)
-  for (const line of peersTable({ script: 'peers', title, machine: machine(), quick: quickRequested, results, runtimes, notes })) console.log(line)
+  for (const line of peersTable({
+    script: 'peers',
+    title,
+    machine: machine(),
+    quick: quickRequested,
+    results,
+    runtimes,
+    notes,
+  }))
+    console.log(line)
   emitBenchJson('peers', title, results, { runtimes, notes })
 }
 

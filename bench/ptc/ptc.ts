@@ -36,7 +36,10 @@ const inc = defineTool({
   name: 'inc',
   description: 'n + 1',
   parameters: { n: { type: 'integer', required: true } },
-  output: { schema: { type: 'object', additionalProperties: false, properties: { n: { type: 'integer' } } }, render: (_a, v) => [{ type: 'text', text: String(v.n) }] },
+  output: {
+    schema: { type: 'object', additionalProperties: false, properties: { n: { type: 'integer' } } },
+    render: (_a, v) => [{ type: 'text', text: String(v.n) }],
+  },
   isConcurrencySafe: () => true,
   execute: async ({ n }) => ({ n: n + 1 }),
 })
@@ -76,9 +79,20 @@ function wholePath(runtime: CodeRuntime, maxParallelSubCalls = 10): (code: strin
   tools.setExecutor(createPtcExecutor({ runtime, maxParallelSubCalls, limits: { maxPendingSubCalls: 10_000 } }))
   let n = 0
   return async (code) => {
-    const out = await tools.execute({ calls: [{ type: 'tool_call', id: `r${n++}`, name: 'run_code', arguments: JSON.stringify({ code, description: 'bench' }) }], signal })
+    const out = await tools.execute({
+      calls: [
+        {
+          type: 'tool_call',
+          id: `r${n++}`,
+          name: 'run_code',
+          arguments: JSON.stringify({ code, description: 'bench' }),
+        },
+      ],
+      signal,
+    })
     const result = out.results[0]?.result
-    if (result === undefined || result.isError) throw new Error(`bench program failed: ${JSON.stringify(result?.content)}`)
+    if (result === undefined || result.isError)
+      throw new Error(`bench program failed: ${JSON.stringify(result?.content)}`)
   }
 }
 
@@ -134,15 +148,24 @@ async function main(): Promise<void> {
   const results: BenchResult[] = []
   console.log(title)
   console.log(`plain Node async call: sequential ${formatRate(nodeSeq)}, Promise.all ${formatRate(nodePar)}\n`)
-  console.log(`| backend | bridge seq | whole path seq | ratio | bridge Promise.all | whole path Promise.all | ratio | fan-out 200 x 20 ms, cap 10 (ideal 400 ms) | runs/s, ${CONCURRENT_RUNS} run_code at once |`)
+  console.log(
+    `| backend | bridge seq | whole path seq | ratio | bridge Promise.all | whole path Promise.all | ratio | fan-out 200 x 20 ms, cap 10 (ideal 400 ms) | runs/s, ${CONCURRENT_RUNS} run_code at once |`,
+  )
   console.log('|---|---|---|---|---|---|---|---|---|')
   // The sub-call figures use one worker; runs per second, the runtime's default sizes.
   const backends: [string, () => CodeRuntime, () => CodeRuntime][] = [
     ['quickjs (worker)', () => createQuickJSRuntime({ poolSize: 1 }), () => createQuickJSRuntime()],
-    ['quickjs (inline)', () => createQuickJSRuntime({ isolation: 'inline' }), () => createQuickJSRuntime({ isolation: 'inline' })],
+    [
+      'quickjs (inline)',
+      () => createQuickJSRuntime({ isolation: 'inline' }),
+      () => createQuickJSRuntime({ isolation: 'inline' }),
+    ],
   ]
-  if (isolatedVmAvailability().available) backends.push(['isolated-vm', () => createIsolatedVmRuntime(), () => createIsolatedVmRuntime()])
-  const selected = backends.filter(([label]) => backendFilter.length === 0 || backendFilter.some((b) => label.startsWith(b)))
+  if (isolatedVmAvailability().available)
+    backends.push(['isolated-vm', () => createIsolatedVmRuntime(), () => createIsolatedVmRuntime()])
+  const selected = backends.filter(
+    ([label]) => backendFilter.length === 0 || backendFilter.some((b) => label.startsWith(b)),
+  )
   for (const [label, create, createDefault] of selected) {
     const runtime = create()
     try {
@@ -166,12 +189,49 @@ async function main(): Promise<void> {
       )
       const perSecond = { unit: 'calls/s', better: 'higher' } as const
       results.push(
-        { group: label, case: 'bridge, sequential', median: bSeq, ...perSecond, baseline: { case: 'plain Node async call', median: nodeSeq } },
-        { group: label, case: 'whole path, sequential', median: wSeq, ...perSecond, baseline: { case: 'bare sandbox bridge', median: bSeq } },
-        { group: label, case: 'bridge, Promise.all', median: bPar, ...perSecond, baseline: { case: 'plain Node Promise.all', median: nodePar } },
-        { group: label, case: 'whole path, Promise.all', median: wPar, ...perSecond, baseline: { case: 'bare sandbox bridge', median: bPar } },
-        { group: label, case: 'fan-out 200 x 20 ms, cap 10', median: fanMs, unit: 'ms', better: 'lower', baseline: { case: 'ideal schedule', median: 400 } },
-        { group: label, case: `${CONCURRENT_RUNS} run_code calls at once (1 sub-call each)`, median: runsPerSecond, unit: 'runs/s', better: 'higher' },
+        {
+          group: label,
+          case: 'bridge, sequential',
+          median: bSeq,
+          ...perSecond,
+          baseline: { case: 'plain Node async call', median: nodeSeq },
+        },
+        {
+          group: label,
+          case: 'whole path, sequential',
+          median: wSeq,
+          ...perSecond,
+          baseline: { case: 'bare sandbox bridge', median: bSeq },
+        },
+        {
+          group: label,
+          case: 'bridge, Promise.all',
+          median: bPar,
+          ...perSecond,
+          baseline: { case: 'plain Node Promise.all', median: nodePar },
+        },
+        {
+          group: label,
+          case: 'whole path, Promise.all',
+          median: wPar,
+          ...perSecond,
+          baseline: { case: 'bare sandbox bridge', median: bPar },
+        },
+        {
+          group: label,
+          case: 'fan-out 200 x 20 ms, cap 10',
+          median: fanMs,
+          unit: 'ms',
+          better: 'lower',
+          baseline: { case: 'ideal schedule', median: 400 },
+        },
+        {
+          group: label,
+          case: `${CONCURRENT_RUNS} run_code calls at once (1 sub-call each)`,
+          median: runsPerSecond,
+          unit: 'runs/s',
+          better: 'higher',
+        },
       )
     } finally {
       await runtime.dispose()

@@ -53,12 +53,17 @@ function measure(root: string, c: Case): number {
   return (freshProcessJson(root, CHILD, { flags, args, timeoutMs: 60_000 }) as { fromAsk: number }).fromAsk
 }
 
-const backends: Backend[] = isolatedVmAvailability().available ? ['worker', 'inline', 'isolated-vm'] : ['worker', 'inline']
+const backends: Backend[] = isolatedVmAvailability().available
+  ? ['worker', 'inline', 'isolated-vm']
+  : ['worker', 'inline']
 const cases: Case[] = []
 for (const backend of backends) {
-  for (const askAfterMs of [0, 1000]) for (const prewarm of backend === 'isolated-vm' ? [true] : [false, true]) cases.push({ backend, prewarm, askAfterMs, language: 'typescript' })
+  for (const askAfterMs of [0, 1000])
+    for (const prewarm of backend === 'isolated-vm' ? [true] : [false, true])
+      cases.push({ backend, prewarm, askAfterMs, language: 'typescript' })
   // A JavaScript first run at creation: what the TypeScript stripper's load costs it, or does not.
-  if (backend !== 'isolated-vm') for (const prewarm of [false, true]) cases.push({ backend, prewarm, askAfterMs: 0, language: 'javascript' })
+  if (backend !== 'isolated-vm')
+    for (const prewarm of [false, true]) cases.push({ backend, prewarm, askAfterMs: 0, language: 'javascript' })
 }
 const samples = new Map<string, number[]>()
 const key = (root: string, c: Case): string => `${root}|${c.backend}|${c.prewarm}|${c.askAfterMs}|${c.language}`
@@ -71,17 +76,31 @@ for (let i = 0; i < processes; i++) {
   }
 }
 
-console.log(`First run, ${processes} fresh processes per case, interleaved; ${machine()}${compared === undefined ? '' : `; "before": ${compared}`}`)
+console.log(
+  `First run, ${processes} fresh processes per case, interleaved; ${machine()}${compared === undefined ? '' : `; "before": ${compared}`}`,
+)
 const cell = (values: readonly number[] | undefined): string => (values === undefined ? '–' : msCell(values))
-const columns = roots.flatMap((root, i) => [false, true].map((prewarm) => ({ root, prewarm, title: `${i === 0 ? '' : 'before: '}prewarm: ${prewarm}${prewarm ? ' (default)' : ''}` })))
+const columns = roots.flatMap((root, i) =>
+  [false, true].map((prewarm) => ({
+    root,
+    prewarm,
+    title: `${i === 0 ? '' : 'before: '}prewarm: ${prewarm}${prewarm ? ' (default)' : ''}`,
+  })),
+)
 console.log(`| backend | first run asked | ${columns.map((c) => c.title).join(' | ')} |`)
 console.log(`|---|---|${columns.map(() => '---|').join('')}`)
 for (const backend of backends) {
   // One row per (askAfterMs, language) the cases of this backend have, in the order they were made.
-  const rows = new Map(cases.filter((c) => c.backend === backend).map((c) => [`${c.askAfterMs}|${c.language}`, c] as const))
+  const rows = new Map(
+    cases.filter((c) => c.backend === backend).map((c) => [`${c.askAfterMs}|${c.language}`, c] as const),
+  )
   for (const { askAfterMs, language } of rows.values()) {
-    const cells = columns.map((col) => cell(samples.get(key(col.root, { backend, prewarm: col.prewarm, askAfterMs, language }))))
+    const cells = columns.map((col) =>
+      cell(samples.get(key(col.root, { backend, prewarm: col.prewarm, askAfterMs, language }))),
+    )
     const asked = `${askAfterMs === 0 ? 'at creation' : `${askAfterMs} ms after creation`}${language === 'javascript' ? ', JavaScript' : ''}`
-    console.log(`| ${backend === 'isolated-vm' ? 'isolated-vm (2 processes)' : `QuickJS ${backend}`} | ${asked} | ${cells.join(' | ')} |`)
+    console.log(
+      `| ${backend === 'isolated-vm' ? 'isolated-vm (2 processes)' : `QuickJS ${backend}`} | ${asked} | ${cells.join(' | ')} |`,
+    )
   }
 }

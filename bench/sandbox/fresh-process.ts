@@ -27,13 +27,27 @@ export const roots: readonly string[] = compared === undefined ? [ROOT] : [ROOT,
  * Runs `script` (an ES module's text) in a fresh process in `root` with `flags` before it and `args` after it, and
  * returns the JSON of its last line; throws with its stderr when it failed.
  */
-export function freshProcessJson(root: string, script: string, options: { flags?: readonly string[]; args?: readonly string[]; timeoutMs: number }): unknown {
-  const child = spawnSync(process.execPath, [...(options.flags ?? []), '--input-type=module', '-e', script, ...(options.args === undefined ? [] : ['--', ...options.args])], {
-    cwd: root,
-    encoding: 'utf8',
-    env: { ...process.env, NODE_OPTIONS: '' },
-    timeout: options.timeoutMs,
-  })
+export function freshProcessJson(
+  root: string,
+  script: string,
+  options: { flags?: readonly string[]; args?: readonly string[]; timeoutMs: number },
+): unknown {
+  const child = spawnSync(
+    process.execPath,
+    [
+      ...(options.flags ?? []),
+      '--input-type=module',
+      '-e',
+      script,
+      ...(options.args === undefined ? [] : ['--', ...options.args]),
+    ],
+    {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: '' },
+      timeout: options.timeoutMs,
+    },
+  )
   if (child.status !== 0) throw new Error(`child failed in ${root}: ${child.stderr}`)
   return JSON.parse(child.stdout.trim().split('\n').at(-1) as string)
 }

@@ -13,7 +13,9 @@ import { createIsolatedVmRuntime } from '@ptc/sandbox-isolated-vm'
 import type IsolatedVM from '../../sandbox/isolated-vm/node_modules/isolated-vm'
 
 import { emitBenchJson, quickRequested, type BenchResult } from '../json.js'
-const ivm = createRequire(new URL('../../sandbox/isolated-vm/package.json', import.meta.url))('isolated-vm') as typeof IsolatedVM
+const ivm = createRequire(new URL('../../sandbox/isolated-vm/package.json', import.meta.url))(
+  'isolated-vm',
+) as typeof IsolatedVM
 const REPS = Number(process.env['REPS'] ?? (quickRequested ? 3 : 7))
 /** `--quick`: smaller loads, for `ptc bench --quick`. */
 const SCALE = quickRequested ? 0.25 : 1
@@ -76,9 +78,9 @@ async function rawRun(
       { ignored: true },
     )
     const done = new ivm.Callback((v: string) => resolve(v), { ignored: true })
-    holder.settle = (await context.evalClosure(RAW_GUEST, [call, done], { result: { reference: true } })) as IsolatedVM.Reference<
-      (batch: string) => void
-    >
+    holder.settle = (await context.evalClosure(RAW_GUEST, [call, done], {
+      result: { reference: true },
+    })) as IsolatedVM.Reference<(batch: string) => void>
     const script = await isolate.compileScript(`(async function () {\n${body}\n})().then(finish)`)
     script.runIgnored(context)
     return await finished
@@ -127,14 +129,44 @@ async function trivial(rt: CodeRuntime, cold: CodeRuntime): Promise<void> {
     const f = new Function('return (async function () { return 1 })()') as () => Promise<number>
     return timed(f)
   })
-  rows.push({ what: 'trivial run, warm pool', ptc: ms(warm), raw: ms(rawMs), node: ms(nodeMs), note: 'raw = new isolate each time' })
+  rows.push({
+    what: 'trivial run, warm pool',
+    ptc: ms(warm),
+    raw: ms(rawMs),
+    node: ms(nodeMs),
+    note: 'raw = new isolate each time',
+  })
   results.push(
-    { case: 'trivial run, warm pool', median: warm, unit: 'ms', better: 'lower', baseline: { case: 'raw isolated-vm, new isolate', median: rawMs } },
-    { case: 'trivial run, cold (no pool)', median: coldMs, unit: 'ms', better: 'lower', baseline: { case: 'raw isolated-vm, new isolate', median: rawMs } },
+    {
+      case: 'trivial run, warm pool',
+      median: warm,
+      unit: 'ms',
+      better: 'lower',
+      baseline: { case: 'raw isolated-vm, new isolate', median: rawMs },
+    },
+    {
+      case: 'trivial run, cold (no pool)',
+      median: coldMs,
+      unit: 'ms',
+      better: 'lower',
+      baseline: { case: 'raw isolated-vm, new isolate', median: rawMs },
+    },
   )
   rows.push({ what: 'trivial run, cold (no pool)', ptc: ms(coldMs), raw: ms(rawMs), node: ms(nodeMs) })
-  const backToBack = await medianOf(async () => 200 / ((await timed(async () => { for (let i = 0; i < 200; i++) await run(rt) })) / 1000))
-  rows.push({ what: 'trivial runs back to back', ptc: rate(backToBack, 'runs/s'), raw: rate(1000 / rawMs, 'runs/s'), node: '' })
+  const backToBack = await medianOf(
+    async () =>
+      200 /
+      ((await timed(async () => {
+        for (let i = 0; i < 200; i++) await run(rt)
+      })) /
+        1000),
+  )
+  rows.push({
+    what: 'trivial runs back to back',
+    ptc: rate(backToBack, 'runs/s'),
+    raw: rate(1000 / rawMs, 'runs/s'),
+    node: '',
+  })
 }
 
 async function subCalls(rt: CodeRuntime, parallel: boolean): Promise<void> {
@@ -147,14 +179,20 @@ async function subCalls(rt: CodeRuntime, parallel: boolean): Promise<void> {
   const rawBody = body.replaceAll('CALL', 'call')
   const call = (name: string, args: JsonValue) =>
     echo(name, JSON.parse(JSON.stringify(args)) as JsonValue).then((v) => JSON.parse(JSON.stringify(v)) as JsonValue)
-  const nodeFn = new Function('CALL', `return (async function () {\n${body}\n})()`) as (c: typeof call) => Promise<unknown>
+  const nodeFn = new Function('CALL', `return (async function () {\n${body}\n})()`) as (
+    c: typeof call,
+  ) => Promise<unknown>
   // Interleaved per repetition: this machine's load drifts more than the differences measured.
   const xs = { ptc: [] as number[], raw: [] as number[], rawApply: [] as number[], node: [] as number[] }
   for (let i = 0; i < REPS; i++) {
-    xs.ptc.push(N / ((await timed(async () => {
-      const r = await rt.run({ code, bindings: ['echo'], call: echo, limits })
-      if (r.error) throw new Error(r.error.message)
-    })) / 1000))
+    xs.ptc.push(
+      N /
+        ((await timed(async () => {
+          const r = await rt.run({ code, bindings: ['echo'], call: echo, limits })
+          if (r.error) throw new Error(r.error.message)
+        })) /
+          1000),
+    )
     xs.raw.push(N / ((await timed(() => rawRun(rawBody))) / 1000))
     xs.rawApply.push(N / ((await timed(() => rawRun(rawBody, echo, 'apply'))) / 1000))
     xs.node.push(N / ((await timed(() => nodeFn(call))) / 1000))
@@ -182,14 +220,27 @@ async function payload(rt: CodeRuntime): Promise<void> {
   const body = 'const s = await CALL("big", {})\nreturn s'
   const ptc = await medianOf(() =>
     timed(async () => {
-      const r = await rt.run({ code: body.replace('CALL("big", {})', 'tools.big()'), bindings: ['big'], call: host, limits: { maxOutputBytes: 4 << 20 } })
+      const r = await rt.run({
+        code: body.replace('CALL("big", {})', 'tools.big()'),
+        bindings: ['big'],
+        call: host,
+        limits: { maxOutputBytes: 4 << 20 },
+      })
       if (typeof r.value !== 'string' || r.value.length !== big.length) throw new Error(r.error?.message ?? 'bad value')
     }),
   )
   const raw = await medianOf(() => timed(() => rawRun(body.replace('CALL', 'call'), host)))
-  const node = await medianOf(() => timed(async () => JSON.parse(JSON.stringify(JSON.parse(JSON.stringify(await host()))))))
+  const node = await medianOf(() =>
+    timed(async () => JSON.parse(JSON.stringify(JSON.parse(JSON.stringify(await host()))))),
+  )
   rows.push({ what: '1 MB string in and out', ptc: ms(ptc), raw: ms(raw), node: ms(node) })
-  results.push({ case: '1 MB string in and out', median: ptc, unit: 'ms', better: 'lower', baseline: { case: 'raw isolated-vm', median: raw } })
+  results.push({
+    case: '1 MB string in and out',
+    median: ptc,
+    unit: 'ms',
+    better: 'lower',
+    baseline: { case: 'raw isolated-vm', median: raw },
+  })
 }
 
 async function cpuLoop(rt: CodeRuntime): Promise<void> {
@@ -199,22 +250,48 @@ async function cpuLoop(rt: CodeRuntime): Promise<void> {
   const raw = await medianOf(() => timed(() => rawRun(body)))
   const node = await medianOf(() => timed(async () => (new Function(body) as () => number)()))
   rows.push({ what: `CPU loop (${iterations.toExponential()} iterations)`, ptc: ms(ptc), raw: ms(raw), node: ms(node) })
-  results.push({ case: `CPU loop (${iterations.toExponential()} iterations)`, median: ptc, unit: 'ms', better: 'lower', baseline: { case: 'plain Node', median: node } })
+  results.push({
+    case: `CPU loop (${iterations.toExponential()} iterations)`,
+    median: ptc,
+    unit: 'ms',
+    better: 'lower',
+    baseline: { case: 'plain Node', median: node },
+  })
 }
 
 async function concurrent(rt: CodeRuntime): Promise<void> {
   const TOTAL = Math.round(200 * SCALE)
   const WIDTH = 8
-  const body = 'const a = await CALL("echo", { k: 1 })\nconst b = await CALL("echo", { k: 2 })\nreturn a.args.k + b.args.k'
+  const body =
+    'const a = await CALL("echo", { k: 1 })\nconst b = await CALL("echo", { k: 2 })\nreturn a.args.k + b.args.k'
   const pump = async (one: () => Promise<unknown>) => {
     let next = 0
-    await Promise.all(Array.from({ length: WIDTH }, async () => { while (next++ < TOTAL) await one() }))
+    await Promise.all(
+      Array.from({ length: WIDTH }, async () => {
+        while (next++ < TOTAL) await one()
+      }),
+    )
   }
   const code = body.replaceAll('CALL("echo", ', 'tools.echo(')
-  const ptc = await medianOf(async () => TOTAL / ((await timed(() => pump(() => rt.run({ code, bindings: ['echo'], call: echo })))) / 1000))
-  const raw = await medianOf(async () => TOTAL / ((await timed(() => pump(() => rawRun(body.replaceAll('CALL', 'call'))))) / 1000))
-  rows.push({ what: `runs/s, ${WIDTH} concurrent (2 sub-calls each)`, ptc: rate(ptc, 'runs/s'), raw: rate(raw, 'runs/s'), node: '' })
-  results.push({ case: `runs, ${WIDTH} concurrent`, median: ptc, unit: 'runs/s', better: 'higher', baseline: { case: 'raw isolated-vm', median: raw } })
+  const ptc = await medianOf(
+    async () => TOTAL / ((await timed(() => pump(() => rt.run({ code, bindings: ['echo'], call: echo })))) / 1000),
+  )
+  const raw = await medianOf(
+    async () => TOTAL / ((await timed(() => pump(() => rawRun(body.replaceAll('CALL', 'call'))))) / 1000),
+  )
+  rows.push({
+    what: `runs/s, ${WIDTH} concurrent (2 sub-calls each)`,
+    ptc: rate(ptc, 'runs/s'),
+    raw: rate(raw, 'runs/s'),
+    node: '',
+  })
+  results.push({
+    case: `runs, ${WIDTH} concurrent`,
+    median: ptc,
+    unit: 'runs/s',
+    better: 'higher',
+    baseline: { case: 'raw isolated-vm', median: raw },
+  })
 }
 
 const containment = process.env['CONTAINMENT'] === 'none' ? 'none' : 'process'
@@ -238,4 +315,8 @@ const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).
 console.log(`isolated-vm ${process.versions.node} node, containment ${containment}, REPS=${REPS}, medians`)
 console.log(line(['scenario', 'ptc isolated-vm', 'raw isolated-vm', 'plain node']) + ' | note')
 for (const r of rows) console.log(line([r.what, r.ptc, r.raw, r.node]) + (r.note ? ` | ${r.note}` : ''))
-emitBenchJson('sandbox/isolated-vm', `isolated-vm backend benchmark — node ${process.versions.node}, containment ${containment}, REPS=${REPS}, medians`, results)
+emitBenchJson(
+  'sandbox/isolated-vm',
+  `isolated-vm backend benchmark — node ${process.versions.node}, containment ${containment}, REPS=${REPS}, medians`,
+  results,
+)

@@ -46,10 +46,14 @@ const measure = (root: string): Sample => freshProcessJson(root, CHILD, { timeou
 const samples = new Map<string, Sample[]>(roots.map((root) => [root, []]))
 for (let i = 0; i < processes; i++) for (const root of roots) samples.get(root)?.push(measure(root))
 
-console.log(`Long programs (64 KiB of TypeScript, QuickJS inline), ${processes} fresh processes, interleaved; ${machine()}${compared === undefined ? '' : `; "before": ${compared}`}`)
+console.log(
+  `Long programs (64 KiB of TypeScript, QuickJS inline), ${processes} fresh processes, interleaved; ${machine()}${compared === undefined ? '' : `; "before": ${compared}`}`,
+)
 console.log('| checkout | first long run | later long runs (median of each process) | short run, warm |')
 console.log('|---|---|---|---|')
 for (const root of roots) {
   const s = samples.get(root) ?? []
-  console.log(`| ${root === ROOT ? 'this' : 'before'} | ${msCell(s.map((x) => x.first))} | ${msCell(s.map((x) => x.rest))} | ${msCell(s.map((x) => x.short))} |`)
+  console.log(
+    `| ${root === ROOT ? 'this' : 'before'} | ${msCell(s.map((x) => x.first))} | ${msCell(s.map((x) => x.rest))} | ${msCell(s.map((x) => x.short))} |`,
+  )
 }

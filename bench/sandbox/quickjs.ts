@@ -8,7 +8,17 @@
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import type { CodeRunRequest, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import { emitBenchJson, quickRequested, type BenchResult } from '../json.js'
-import { closeRawWorker, median, medianOf, nodeCpuLoop, nodeSubCalls, rawCpuLoop, rawSubCalls, rawTrivialRun, rawWorkerSubCalls } from './baseline.js'
+import {
+  closeRawWorker,
+  median,
+  medianOf,
+  nodeCpuLoop,
+  nodeSubCalls,
+  rawCpuLoop,
+  rawSubCalls,
+  rawTrivialRun,
+  rawWorkerSubCalls,
+} from './baseline.js'
 
 const REPEAT = quickRequested ? 3 : 7
 const N = quickRequested ? 500 : 2000
@@ -55,7 +65,10 @@ async function main(): Promise<void> {
   const raw = { inline: { seq: rawSeq, par: rawPar }, worker: { seq: rawWorkerSeq, par: rawWorkerPar } }
   row('raw library: sequential sub-call', `${rawSeq.toFixed(1)} us/call (${(1e6 / rawSeq).toFixed(0)} calls/s)`)
   row('raw library: Promise.all sub-call', `${rawPar.toFixed(1)} us/call`)
-  row('raw library in a worker: sequential / Promise.all sub-call', `${rawWorkerSeq.toFixed(1)} / ${rawWorkerPar.toFixed(1)} us/call`)
+  row(
+    'raw library in a worker: sequential / Promise.all sub-call',
+    `${rawWorkerSeq.toFixed(1)} / ${rawWorkerPar.toFixed(1)} us/call`,
+  )
   row('plain Node: sequential / Promise.all async call', `${nodeSeq.toFixed(2)} / ${nodePar.toFixed(2)} us/call`)
   const rawCpu = await medianOf(REPEAT, () => rawCpuLoop(1e6))
   const nodeCpu = median(Array.from({ length: REPEAT }, () => nodeCpuLoop(1e6)))
@@ -64,39 +77,97 @@ async function main(): Promise<void> {
     const t0 = performance.now()
     const rt = createQuickJSRuntime({ isolation, poolSize: 2 })
     await timeRun(rt, 'return 1')
-    row(`${isolation}: cold first run (runtime created, module/worker start)`, `${(performance.now() - t0).toFixed(1)} ms`)
+    row(
+      `${isolation}: cold first run (runtime created, module/worker start)`,
+      `${(performance.now() - t0).toFixed(1)} ms`,
+    )
     const warm = await medianOf(REPEAT * 5, () => timeRun(rt, 'return 1'))
     row(`${isolation}: warm trivial run`, `${warm.toFixed(3)} ms (${(warm / rawRun).toFixed(2)}x raw)`)
-    results.push({ group: isolation, case: 'warm trivial run', median: warm, unit: 'ms', better: 'lower', baseline: { case: 'raw library trivial run', median: rawRun } })
+    results.push({
+      group: isolation,
+      case: 'warm trivial run',
+      median: warm,
+      unit: 'ms',
+      better: 'lower',
+      baseline: { case: 'raw library trivial run', median: rawRun },
+    })
     // A harness's own memory limit (here 64 MiB), other than the runtime's default the engines were warmed for.
     const own = await medianOf(REPEAT * 5, () => timeRun(rt, 'return 1', { limits: { memoryBytes: 64 * 1024 * 1024 } }))
-    row(`${isolation}: warm trivial run, memoryBytes 64 MiB per run`, `${own.toFixed(3)} ms (${(own / warm).toFixed(2)}x the default limit's)`)
-    results.push({ group: isolation, case: 'warm trivial run, memoryBytes 64 MiB per run', median: own, unit: 'ms', better: 'lower', baseline: { case: 'warm trivial run', median: warm } })
-    const ts = await medianOf(REPEAT * 5, () => timeRun(rt, 'const x: number = 1\nreturn x', { language: 'typescript' }))
+    row(
+      `${isolation}: warm trivial run, memoryBytes 64 MiB per run`,
+      `${own.toFixed(3)} ms (${(own / warm).toFixed(2)}x the default limit's)`,
+    )
+    results.push({
+      group: isolation,
+      case: 'warm trivial run, memoryBytes 64 MiB per run',
+      median: own,
+      unit: 'ms',
+      better: 'lower',
+      baseline: { case: 'warm trivial run', median: warm },
+    })
+    const ts = await medianOf(REPEAT * 5, () =>
+      timeRun(rt, 'const x: number = 1\nreturn x', { language: 'typescript' }),
+    )
     row(`${isolation}: warm trivial run, TypeScript`, `${ts.toFixed(3)} ms`)
     const seq = await subCallUs(rt, false)
     row(
       `${isolation}: sequential sub-call`,
       `${seq.toFixed(1)} us/call (${(1e6 / seq).toFixed(0)} calls/s, ${((raw[isolation].seq / seq) * 100).toFixed(0)}% of raw ${isolation} rate, ${(seq / nodeSeq).toFixed(0)}x Node)`,
     )
-    results.push({ group: isolation, case: 'sequential sub-call', median: seq, unit: 'us/call', better: 'lower', baseline: { case: `raw library (${isolation})`, median: raw[isolation].seq } })
+    results.push({
+      group: isolation,
+      case: 'sequential sub-call',
+      median: seq,
+      unit: 'us/call',
+      better: 'lower',
+      baseline: { case: `raw library (${isolation})`, median: raw[isolation].seq },
+    })
     const par = await subCallUs(rt, true)
-    results.push({ group: isolation, case: 'Promise.all sub-call', median: par, unit: 'us/call', better: 'lower', baseline: { case: `raw library (${isolation})`, median: raw[isolation].par } })
-    row(`${isolation}: Promise.all sub-call`, `${par.toFixed(1)} us/call (${((raw[isolation].par / par) * 100).toFixed(0)}% of raw ${isolation} rate)`)
+    results.push({
+      group: isolation,
+      case: 'Promise.all sub-call',
+      median: par,
+      unit: 'us/call',
+      better: 'lower',
+      baseline: { case: `raw library (${isolation})`, median: raw[isolation].par },
+    })
+    row(
+      `${isolation}: Promise.all sub-call`,
+      `${par.toFixed(1)} us/call (${((raw[isolation].par / par) * 100).toFixed(0)}% of raw ${isolation} rate)`,
+    )
     const bigOut = await medianOf(REPEAT, () => timeRun(rt, 'const s = await tools.big({}); return s.length'))
     const bigIn = await medianOf(REPEAT, () => timeRun(rt, 'await tools.echo({ s: "y".repeat(1000000) }); return 1'))
     const bigRet = await medianOf(REPEAT, () => timeRun(rt, 'return "z".repeat(999000)'))
-    row(`${isolation}: 1 MB result in / argument out / return value`, `${bigOut.toFixed(1)} / ${bigIn.toFixed(1)} / ${bigRet.toFixed(1)} ms`)
+    row(
+      `${isolation}: 1 MB result in / argument out / return value`,
+      `${bigOut.toFixed(1)} / ${bigIn.toFixed(1)} / ${bigRet.toFixed(1)} ms`,
+    )
     const cpu = await medianOf(REPEAT, () => timeRun(rt, 'let x = 0; for (let i = 0; i < 1e6; i++) x += i; return x'))
-    row(`${isolation}: CPU loop 1e6`, `${cpu.toFixed(1)} ms (raw ${rawCpu.toFixed(1)} ms, Node ${nodeCpu.toFixed(2)} ms)`)
-    results.push({ group: isolation, case: 'CPU loop 1e6', median: cpu, unit: 'ms', better: 'lower', baseline: { case: 'raw library', median: rawCpu } })
+    row(
+      `${isolation}: CPU loop 1e6`,
+      `${cpu.toFixed(1)} ms (raw ${rawCpu.toFixed(1)} ms, Node ${nodeCpu.toFixed(2)} ms)`,
+    )
+    results.push({
+      group: isolation,
+      case: 'CPU loop 1e6',
+      median: cpu,
+      unit: 'ms',
+      better: 'lower',
+      baseline: { case: 'raw library', median: rawCpu },
+    })
     const busy = await medianOf(3, async () => {
       const t = performance.now()
       await Promise.all(Array.from({ length: 200 }, () => timeRun(rt, 'await tools.echo(1); return 1')))
       return 200 / ((performance.now() - t) / 1000)
     })
     row(`${isolation}: runs/s with 200 concurrent runs (1 sub-call each)`, `${busy.toFixed(0)} runs/s`)
-    results.push({ group: isolation, case: '200 concurrent runs (1 sub-call each)', median: busy, unit: 'runs/s', better: 'higher' })
+    results.push({
+      group: isolation,
+      case: '200 concurrent runs (1 sub-call each)',
+      median: busy,
+      unit: 'runs/s',
+      better: 'higher',
+    })
     await rt.dispose()
   }
   emitBenchJson('sandbox/quickjs', title, results)

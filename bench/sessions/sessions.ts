@@ -28,7 +28,12 @@ import type { CodeRunRequest, CodeRuntime } from '@ptc/sandbox'
 import { createFileSessionStore, parkCall } from '@ptc/sandbox/session'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 // The planes' two implementations are internal to the QuickJS package: measured from its source.
-import { fromBytePlanes, jsFromBytePlanes, jsToBytePlanes, toBytePlanes } from '../../sandbox/quickjs/src/host/byte-planes.js'
+import {
+  fromBytePlanes,
+  jsFromBytePlanes,
+  jsToBytePlanes,
+  toBytePlanes,
+} from '../../sandbox/quickjs/src/host/byte-planes.js'
 import { quickRequested } from '../json.js'
 import { machine, median } from '../util.js'
 
@@ -36,7 +41,13 @@ const quick = quickRequested
 const ROUNDS = quick ? 3 : 5
 const RUNS = quick ? 100 : 300
 const call = (): Promise<never> => Promise.reject(new Error('no tools'))
-const req = (code: string, session?: string): CodeRunRequest => ({ code, language: 'javascript', bindings: [], call, ...(session === undefined ? {} : { session }) })
+const req = (code: string, session?: string): CodeRunRequest => ({
+  code,
+  language: 'javascript',
+  bindings: [],
+  call,
+  ...(session === undefined ? {} : { session }),
+})
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined)
 const MiB = 1024 * 1024
 
@@ -60,7 +71,10 @@ function spread(values: readonly number[]): string {
 }
 
 async function warmRuns(): Promise<string[]> {
-  const lines = ['| isolation | plain run µs | session run µs | session / plain (spread) | run in a 10 MiB session µs |', '|---|---|---|---|---|']
+  const lines = [
+    '| isolation | plain run µs | session run µs | session / plain (spread) | run in a 10 MiB session µs |',
+    '|---|---|---|---|---|',
+  ]
   for (const isolation of ['worker', 'inline'] as const) {
     const runtime = createQuickJSRuntime({ isolation })
     await perRun(runtime, 'return 1', undefined, 50)
@@ -79,7 +93,9 @@ async function warmRuns(): Promise<string[]> {
       ratios.push(s / p)
       bigRuns.push(await perRun(runtime, 'return data.length', 'big', Math.max(5, RUNS / 20)))
     }
-    lines.push(`| ${isolation} | ${median(plain).toFixed(0)} | ${median(session).toFixed(0)} | ${median(ratios).toFixed(2)}x (${spread(ratios)}) | ${median(bigRuns).toFixed(0)} |`)
+    lines.push(
+      `| ${isolation} | ${median(plain).toFixed(0)} | ${median(session).toFixed(0)} | ${median(ratios).toFixed(2)}x (${spread(ratios)}) | ${median(bigRuns).toFixed(0)} |`,
+    )
     await runtime.dispose()
   }
   return lines
@@ -90,7 +106,11 @@ async function suspendResume(): Promise<string[]> {
     '| program data (JSON) | session state (changed engine memory) | sealed | sealed / state | suspend ms | resume ms | first run after resume ms |',
     '|---|---|---|---|---|---|---|',
   ]
-  const runtime = createQuickJSRuntime({ isolation: 'inline', sessions: { secret: 'bench-secret-0123456789abcdef', maxSessionBytes: 512 * MiB }, limits: { memoryBytes: 512 * MiB } })
+  const runtime = createQuickJSRuntime({
+    isolation: 'inline',
+    sessions: { secret: 'bench-secret-0123456789abcdef', maxSessionBytes: 512 * MiB },
+    limits: { memoryBytes: 512 * MiB },
+  })
   for (const mib of quick ? [1, 10] : [1, 5, 10, 20]) {
     const key = `data-${mib}`
     const made = await runtime.run(req(dataProgram(mib), key))
@@ -151,10 +171,14 @@ function bytePlanes(mib: number): string[] {
       times[i]?.from.push(performance.now() - t)
     })
   }
-  const lines = [`| byte planes of ${mib} MiB | to planes: first call, then median (spread) | back: first call, then median (spread) |`, '|---|---|---|']
+  const lines = [
+    `| byte planes of ${mib} MiB | to planes: first call, then median (spread) | back: first call, then median (spread) |`,
+    '|---|---|---|',
+  ]
   ways.forEach(([name], i) => {
     const { to, from } = times[i] as { to: number[]; from: number[] }
-    const figure = (xs: number[]): string => `${(xs[0] as number).toFixed(1)} ms, ${median(xs.slice(1)).toFixed(1)} ms (${spread(xs.slice(1))})`
+    const figure = (xs: number[]): string =>
+      `${(xs[0] as number).toFixed(1)} ms, ${median(xs.slice(1)).toFixed(1)} ms (${spread(xs.slice(1))})`
     lines.push(`| ${name} | ${figure(to)} | ${figure(from)} |`)
   })
   return lines
@@ -180,7 +204,10 @@ async function idleSessions(): Promise<IdleFigures> {
   const count = quick ? 300 : 1000
   const directory = mkdtempSync(join(tmpdir(), 'ptc-bench-sessions-'))
   const store = createFileSessionStore({ directory })
-  const runtime = createQuickJSRuntime({ isolation: 'inline', sessions: { store, secret: 'bench-secret-0123456789abcdef', maxSessions: count + 10, suspendAfterMs: 200 } })
+  const runtime = createQuickJSRuntime({
+    isolation: 'inline',
+    sessions: { store, secret: 'bench-secret-0123456789abcdef', maxSessions: count + 10, suspendAfterMs: 200 },
+  })
   try {
     await runtime.run(req('return 1', 'warm-up'))
     await runtime.endSession?.('warm-up')
@@ -194,7 +221,9 @@ async function idleSessions(): Promise<IdleFigures> {
     const start = rss()
     const startJs = js()
     for (let i = 0; i < count; i++) {
-      const r = await runtime.run(req('globalThis.notes = Array.from({ length: 200 }, (_, j) => "note " + j); return notes.length', `s${i}`))
+      const r = await runtime.run(
+        req('globalThis.notes = Array.from({ length: 200 }, (_, j) => "note " + j); return notes.length', `s${i}`),
+      )
       if (r.error !== undefined) throw new Error(r.error.message)
     }
     gc()
@@ -243,13 +272,18 @@ function idleSessionsInFreshProcesses(): string[] {
   const figures = variants.map((): IdleFigures[] => [])
   for (let round = 0; round < ROUNDS; round++) {
     variants.forEach((variant, i) => {
-      const child = spawnSync(process.execPath, [...process.execArgv, process.argv[1] as string, '--idle-only', ...(quick ? ['--quick'] : [])], {
-        env: { ...process.env, ...variant.env },
-        encoding: 'utf8',
-        maxBuffer: 1 << 20,
-      })
+      const child = spawnSync(
+        process.execPath,
+        [...process.execArgv, process.argv[1] as string, '--idle-only', ...(quick ? ['--quick'] : [])],
+        {
+          env: { ...process.env, ...variant.env },
+          encoding: 'utf8',
+          maxBuffer: 1 << 20,
+        },
+      )
       const line = child.stdout.trim().split('\n').at(-1) ?? ''
-      if (child.status !== 0 || !line.startsWith('{')) throw new Error(`the idle-sessions process failed (${String(child.status)}): ${child.stderr}`)
+      if (child.status !== 0 || !line.startsWith('{'))
+        throw new Error(`the idle-sessions process failed (${String(child.status)}): ${child.stderr}`)
       figures[i]?.push(JSON.parse(line) as IdleFigures)
     })
   }
@@ -262,7 +296,8 @@ function idleSessionsInFreshProcesses(): string[] {
     const mib = (pick: (f: IdleFigures) => number): string => `${median(runs.map(pick)).toFixed(0)} MiB`
     const ratios = runs.map((f) => (f.after / f.start) * 100)
     const idle = runs.map((f) => (f.idle / f.start) * 100)
-    const percent = (xs: number[]): string => `${median(xs).toFixed(0)}% (${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)}%)`
+    const percent = (xs: number[]): string =>
+      `${median(xs).toFixed(0)}% (${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)}%)`
     const jsAt = (at: 0 | 1 | 2): string => median(runs.map((f) => f.js[at])).toFixed(0)
     lines.push(
       `| ${variant.name} | ${runs[0]?.count ?? 0} | ${mib((f) => f.start)} | ${mib((f) => f.live)} | ${mib((f) => f.after)} | ${percent(ratios)} | ${percent(idle)}, ${median(runs.map((f) => f.idleAfterS)).toFixed(0)} s | ${jsAt(0)}, ${jsAt(1)}, ${jsAt(2)} MiB |`,
@@ -286,7 +321,12 @@ async function parkedRuns(runtime: CodeRuntime, code: string, session: string | 
     answered.push(performance.now() - t)
     if (direct.error !== undefined) throw new Error(direct.error.message)
     t = performance.now()
-    const first = await runtime.run({ ...req(code, session), bindings: ['ask'], call: () => Promise.reject(parkCall()), durable: { key: 'bench' } })
+    const first = await runtime.run({
+      ...req(code, session),
+      bindings: ['ask'],
+      call: () => Promise.reject(parkCall()),
+      durable: { key: 'bench' },
+    })
     suspend.push(performance.now() - t)
     const state = first.suspended?.state
     if (state === undefined) throw new Error(first.error?.message ?? 'the run did not suspend')
@@ -296,25 +336,31 @@ async function parkedRuns(runtime: CodeRuntime, code: string, session: string | 
     const end = await (runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(opened, { call: async () => true })
     resume.push(performance.now() - t)
     if (end.error !== undefined) throw new Error(end.error.message)
-    if (session !== undefined && end.session?.kept !== true) throw new Error('the resumed run did not leave its session its state')
+    if (session !== undefined && end.session?.kept !== true)
+      throw new Error('the resumed run did not leave its session its state')
   }
   return `${median(answered).toFixed(1)} (${spread(answered)}) | ${median(suspend).toFixed(1)} (${spread(suspend)}) | ${(sealed / MiB).toFixed(2)} MiB | ${median(resume).toFixed(1)} (${spread(resume)})`
 }
 
 async function durableRuns(): Promise<string[]> {
-  const lines = [
-    '| isolation | plain run µs | durable run µs | durable / plain (spread) |',
-    '|---|---|---|---|',
-  ]
+  const lines = ['| isolation | plain run µs | durable run µs | durable / plain (spread) |', '|---|---|---|---|']
   const durable = (code: string): CodeRunRequest => ({ ...req(code), durable: { key: 'bench' } })
   const timed = async (runtime: CodeRuntime, make: () => CodeRunRequest, n: number): Promise<number> => {
     const start = performance.now()
     for (let i = 0; i < n; i++) if ((await runtime.run(make())).error !== undefined) throw new Error('run failed')
     return ((performance.now() - start) / n) * 1000
   }
-  const parked: string[] = ['', '| isolation | program data | plain run with an answered call ms | run until suspended ms | sealed | open + resume to the end ms |', '|---|---|---|---|---|---|']
+  const parked: string[] = [
+    '',
+    '| isolation | program data | plain run with an answered call ms | run until suspended ms | sealed | open + resume to the end ms |',
+    '|---|---|---|---|---|---|',
+  ]
   for (const isolation of ['worker', 'inline'] as const) {
-    const runtime = createQuickJSRuntime({ isolation, secret: 'bench-secret-0123456789abcdef', limits: { memoryBytes: 512 * MiB } })
+    const runtime = createQuickJSRuntime({
+      isolation,
+      secret: 'bench-secret-0123456789abcdef',
+      limits: { memoryBytes: 512 * MiB },
+    })
     await timed(runtime, () => req('return 1'), 50)
     await timed(runtime, () => durable('return 1'), 50)
     const plain: number[] = []
@@ -327,7 +373,9 @@ async function durableRuns(): Promise<string[]> {
       made.push(d)
       ratios.push(d / p)
     }
-    lines.push(`| ${isolation} | ${median(plain).toFixed(0)} | ${median(made).toFixed(0)} | ${median(ratios).toFixed(2)}x (${spread(ratios)}) |`)
+    lines.push(
+      `| ${isolation} | ${median(plain).toFixed(0)} | ${median(made).toFixed(0)} | ${median(ratios).toFixed(2)}x (${spread(ratios)}) |`,
+    )
     for (const mib of quick ? [1] : [1, 10]) {
       const code = `${dataProgram(mib).replace(/return [^\n]*$/, '')}\nconst yes = await tools.ask({}); return data.length + (yes ? 1 : 0)`
       parked.push(`| ${isolation} | ${mib} MiB | ${await parkedRuns(runtime, code, undefined)} |`)
@@ -338,7 +386,9 @@ async function durableRuns(): Promise<string[]> {
       const session = `held-${mib}`
       const built = await runtime.run(req(dataProgram(mib), session))
       if (built.error !== undefined) throw new Error(built.error.message)
-      parked.push(`| ${isolation} | ${mib} MiB, in a session | ${await parkedRuns(runtime, 'const yes = await tools.ask({}); return data.length + (yes ? 1 : 0)', session)} |`)
+      parked.push(
+        `| ${isolation} | ${mib} MiB, in a session | ${await parkedRuns(runtime, 'const yes = await tools.ask({}); return data.length + (yes ? 1 : 0)', session)} |`,
+      )
     }
     await runtime.dispose()
   }

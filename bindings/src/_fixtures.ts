@@ -37,14 +37,21 @@ export const createIssue: BindingTool = {
     },
     required: ['title'],
   },
-  output: { type: 'object', properties: { number: { type: 'integer' }, url: { type: 'string' } }, required: ['number'] },
+  output: {
+    type: 'object',
+    properties: { number: { type: 'integer' }, url: { type: 'string' } },
+    required: ['number'],
+  },
 }
 
 export const listAll: BindingTool = {
   name: 'list_all',
   description: 'Everything, paged.',
   parameters: { type: 'object', properties: { page: { type: 'integer' } }, additionalProperties: false },
-  output: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'], additionalProperties: false } },
+  output: {
+    type: 'array',
+    items: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'], additionalProperties: false },
+  },
 }
 
 export const protoTool: BindingTool = {

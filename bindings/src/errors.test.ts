@@ -11,7 +11,11 @@ describe('BindingsError', () => {
     expect(base instanceof Error).toBe(true)
     expect([base.code, base.name, base.message]).toEqual(['INVALID_BINDING_NAMES', 'BindingsError', 'bad'])
     const e = new BindingNameError([problem])
-    expect([e.code, e.name, e.message]).toEqual(['INVALID_BINDING_NAMES', 'BindingNameError', 'invalid binding names: [1] "run_code" is reserved'])
+    expect([e.code, e.name, e.message]).toEqual([
+      'INVALID_BINDING_NAMES',
+      'BindingNameError',
+      'invalid binding names: [1] "run_code" is reserved',
+    ])
     expect(e.problems).toEqual([problem])
     expect(Object.isFrozen(e.problems)).toBe(true)
   })

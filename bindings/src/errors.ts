@@ -48,7 +48,10 @@ Object.defineProperty(BindingsError, Symbol.hasInstance, {
 export class BindingNameError extends BindingsError {
   readonly problems: readonly BindingNameProblem[]
   constructor(problems: readonly BindingNameProblem[]) {
-    super('INVALID_BINDING_NAMES', `invalid binding names: ${problems.map((p) => `[${p.index}] ${p.message}`).join('; ')}`)
+    super(
+      'INVALID_BINDING_NAMES',
+      `invalid binding names: ${problems.map((p) => `[${p.index}] ${p.message}`).join('; ')}`,
+    )
     this.problems = Object.freeze([...problems])
   }
 }

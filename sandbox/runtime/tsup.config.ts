@@ -32,12 +32,22 @@ async function bundleStripper(outDir: string): Promise<void> {
   }
   const notices: string[] = []
   for (const dir of [...dirs].sort()) {
-    const manifest = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as { name: string; version: string; license: string }
+    const manifest = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as {
+      name: string
+      version: string
+      license: string
+    }
     const file = (await readdir(dir)).find((name) => /^licen[cs]e(\.md|\.txt)?$/i.test(name))
-    if (file === undefined) throw new Error(`tsup.config.ts: ${manifest.name} has no license file to ship with dist/stripper.cjs`)
-    notices.push(`${manifest.name}@${manifest.version} (${manifest.license})\n\n${(await readFile(join(dir, file), 'utf8')).trim()}\n`)
+    if (file === undefined)
+      throw new Error(`tsup.config.ts: ${manifest.name} has no license file to ship with dist/stripper.cjs`)
+    notices.push(
+      `${manifest.name}@${manifest.version} (${manifest.license})\n\n${(await readFile(join(dir, file), 'utf8')).trim()}\n`,
+    )
   }
-  await writeFile(join(outDir, 'stripper.cjs.LICENSES.txt'), `stripper.cjs bundles these packages:\n\n${notices.join('\n---\n\n')}`)
+  await writeFile(
+    join(outDir, 'stripper.cjs.LICENSES.txt'),
+    `stripper.cjs bundles these packages:\n\n${notices.join('\n---\n\n')}`,
+  )
   await checkSiblings(outDir)
 }
 
@@ -54,11 +64,14 @@ async function checkSiblings(outDir: string): Promise<void> {
     const text = await readFile(file, 'utf8')
     if (!SIBLINGS.test(text)) continue
     if (resolve(entry.parentPath) !== resolve(outDir)) {
-      throw new Error(`tsup.config.ts: ${file} loads ./stripper.cjs or ./prepare-worker.js, which are in ${outDir}, not beside it`)
+      throw new Error(
+        `tsup.config.ts: ${file} loads ./stripper.cjs or ./prepare-worker.js, which are in ${outDir}, not beside it`,
+      )
     }
     if (STRIPPER.test(text)) found++
   }
-  if (found === 0) throw new Error('tsup.config.ts: no built file loads ./stripper.cjs: has strip.ts changed how it finds it?')
+  if (found === 0)
+    throw new Error('tsup.config.ts: no built file loads ./stripper.cjs: has strip.ts changed how it finds it?')
 }
 
 const SIBLINGS = /["']\.\/(?:stripper\.cjs|prepare-worker\.js)["']/
@@ -67,7 +80,13 @@ const STRIPPER = /["']\.\/stripper\.cjs["']/
 // A function of the command line's options: the stripper goes where the rest goes (`scripts/build-js.ts` builds
 // into a staging folder with `--out-dir`, then keeps only what was written there).
 export default defineConfig((cli) => ({
-  entry: { index: 'src/index.ts', 'backend/index': 'src/backend/index.ts', 'conformance/index': 'src/conformance/index.ts', 'session/index': 'src/session/index.ts', 'prepare-worker': 'src/prepare-worker.ts' },
+  entry: {
+    index: 'src/index.ts',
+    'backend/index': 'src/backend/index.ts',
+    'conformance/index': 'src/conformance/index.ts',
+    'session/index': 'src/session/index.ts',
+    'prepare-worker': 'src/prepare-worker.ts',
+  },
   format: ['esm'],
   clean: true,
   sourcemap: true,

@@ -15,13 +15,24 @@ const actual = exportedNames(ROOT)
 test('every package entry exports exactly its pinned names', () => {
   expect(Object.keys(actual), 'package entries').toEqual(Object.keys(pinned))
   for (const [entry, names] of Object.entries(actual)) {
-    expect(names, `${entry}: the export list changed; if that is deliberate, write this list into test/api/exports.json`).toEqual(pinned[entry])
+    expect(
+      names,
+      `${entry}: the export list changed; if that is deliberate, write this list into test/api/exports.json`,
+    ).toEqual(pinned[entry])
   }
 }, 60_000)
 
 test('the sandbox seam shows a harness its small face; the backend kit and the unsafe JSON adoption are elsewhere', () => {
   expect(actual['@ptc/sandbox']?.length).toBeLessThanOrEqual(15)
-  for (const internal of ['settleHostCall', 'GUEST_PRELUDE', 'parseQueuedCalls', 'FinishKind', 'wrapProgram', 'OutputLedger', 'acceptRun']) {
+  for (const internal of [
+    'settleHostCall',
+    'GUEST_PRELUDE',
+    'parseQueuedCalls',
+    'FinishKind',
+    'wrapProgram',
+    'OutputLedger',
+    'acceptRun',
+  ]) {
     expect(actual['@ptc/sandbox']).not.toContain(internal)
     expect(actual['@ptc/sandbox/backend']).toContain(internal)
   }

@@ -7,7 +7,10 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { expect, test } from 'vitest'
 import { ROOT } from '../../scripts/build-js.js'
 
-const PACKAGES = ['bindings', ...['packages', 'sandbox'].flatMap((parent) => readdirSync(join(ROOT, parent)).map((d) => join(parent, d)))]
+const PACKAGES = [
+  'bindings',
+  ...['packages', 'sandbox'].flatMap((parent) => readdirSync(join(ROOT, parent)).map((d) => join(parent, d))),
+]
 const IMPORT = /\bfrom '(\.{1,2}\/[^']+)'/g
 
 function sources(dir: string): string[] {
@@ -47,12 +50,14 @@ function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
           stack.push(to)
           onStack.add(to)
           work.push({ node: to, edge: 0 })
-        } else if (onStack.has(to)) low.set(frame.node, Math.min(low.get(frame.node) as number, index.get(to) as number))
+        } else if (onStack.has(to))
+          low.set(frame.node, Math.min(low.get(frame.node) as number, index.get(to) as number))
         continue
       }
       work.pop()
       const parent = work[work.length - 1]
-      if (parent !== undefined) low.set(parent.node, Math.min(low.get(parent.node) as number, low.get(frame.node) as number))
+      if (parent !== undefined)
+        low.set(parent.node, Math.min(low.get(parent.node) as number, low.get(frame.node) as number))
       if (low.get(frame.node) === index.get(frame.node)) {
         const group: string[] = []
         let member: string
@@ -68,15 +73,18 @@ function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
   return found
 }
 
-test.each(PACKAGES.filter((dir) => existsSync(join(ROOT, dir, 'src'))))('%s has no import cycle between its files', (dir) => {
-  const graph = new Map<string, string[]>()
-  for (const file of sources(join(ROOT, dir, 'src'))) {
-    const targets: string[] = []
-    for (const match of readFileSync(file, 'utf8').matchAll(IMPORT)) {
-      const target = resolve(dirname(file), (match[1] as string).replace(/\.js$/, '.ts'))
-      if (existsSync(target)) targets.push(target)
+test.each(PACKAGES.filter((dir) => existsSync(join(ROOT, dir, 'src'))))(
+  '%s has no import cycle between its files',
+  (dir) => {
+    const graph = new Map<string, string[]>()
+    for (const file of sources(join(ROOT, dir, 'src'))) {
+      const targets: string[] = []
+      for (const match of readFileSync(file, 'utf8').matchAll(IMPORT)) {
+        const target = resolve(dirname(file), (match[1] as string).replace(/\.js$/, '.ts'))
+        if (existsSync(target)) targets.push(target)
+      }
+      graph.set(file, targets)
     }
-    graph.set(file, targets)
-  }
-  expect(cycles(graph).map((group) => group.map((file) => relative(ROOT, file)))).toEqual([])
-})
+    expect(cycles(graph).map((group) => group.map((file) => relative(ROOT, file)))).toEqual([])
+  },
+)

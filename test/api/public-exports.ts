@@ -8,12 +8,18 @@ import ts from 'typescript'
 
 /** `@ptc/sandbox` -> `./src/index.ts`, `@ptc/sandbox/backend` -> `./src/backend/index.ts`, … (absolute paths). */
 export function entryPoints(root: string): Map<string, string> {
-  const dirs = ['bindings', ...['packages', 'sandbox'].flatMap((parent) => readdirSync(join(root, parent)).map((d) => join(parent, d)))]
+  const dirs = [
+    'bindings',
+    ...['packages', 'sandbox'].flatMap((parent) => readdirSync(join(root, parent)).map((d) => join(parent, d))),
+  ]
   const entries = new Map<string, string>()
   for (const dir of dirs) {
     const file = join(root, dir, 'package.json')
     if (!existsSync(file)) continue
-    const manifest = JSON.parse(readFileSync(file, 'utf8')) as { name: string; exports?: Record<string, Record<string, string>> }
+    const manifest = JSON.parse(readFileSync(file, 'utf8')) as {
+      name: string
+      exports?: Record<string, Record<string, string>>
+    }
     for (const [subpath, conditions] of Object.entries(manifest.exports ?? {})) {
       const source = conditions['@ptc/source']
       if (source === undefined) throw new Error(`${manifest.name}: exports["${subpath}"] has no @ptc/source condition`)
@@ -42,7 +48,10 @@ export function exportedNames(root: string): Record<string, string[]> {
     const source = program.getSourceFile(file)
     const symbol = source === undefined ? undefined : checker.getSymbolAtLocation(source)
     if (symbol === undefined) throw new Error(`${name}: cannot read the module ${file}`)
-    out[name] = checker.getExportsOfModule(symbol).map((s) => s.name).sort()
+    out[name] = checker
+      .getExportsOfModule(symbol)
+      .map((s) => s.name)
+      .sort()
   }
   return out
 }

@@ -16,5 +16,10 @@ export const BIN = join(ROOT, 'packages/cli/dist/bin.js')
  * mid-edit (sources that do not build yet) keeps its last build; the CLI itself must build.
  */
 export function buildCli(): void {
-  buildJs({ packages: ['@ptc/cli'], optional: ['@ptc/mcp'], keepPreviousOnFailure: true, log: (line) => void process.stderr.write(`test/cli: ${line}\n`) })
+  buildJs({
+    packages: ['@ptc/cli'],
+    optional: ['@ptc/mcp'],
+    keepPreviousOnFailure: true,
+    log: (line) => void process.stderr.write(`test/cli: ${line}\n`),
+  })
 }

@@ -31,17 +31,25 @@ beforeAll(() => buildCli(), 120_000)
 const CHECK_TEST_MS = 60_000
 
 describe('ptc check against the tools as a catalog', () => {
-  test('a program may call search_tools and any tool', async () => {
-    const run = await ptc(['check', 'search.ts'], { cwd: files.dir })
-    expect(run).toMatchObject({ code: 0, stdout: 'search.ts: no type errors\n' })
-  }, CHECK_TEST_MS)
+  test(
+    'a program may call search_tools and any tool',
+    async () => {
+      const run = await ptc(['check', 'search.ts'], { cwd: files.dir })
+      expect(run).toMatchObject({ code: 0, stdout: 'search.ts: no type errors\n' })
+    },
+    CHECK_TEST_MS,
+  )
 
-  test('a name that is no tool is an error with the closest name', async () => {
-    const run = await ptc(['check', 'misspelt.ts'], { cwd: files.dir })
-    expect(run.code).toBe(1)
-    const message = "Property 'get_ordr' does not exist on type 'Tools'. Did you mean 'get_order'?"
-    expect(run.stdout).toBe(`misspelt.ts:1:20 - error TS2551: ${message}\n`)
-  }, CHECK_TEST_MS)
+  test(
+    'a name that is no tool is an error with the closest name',
+    async () => {
+      const run = await ptc(['check', 'misspelt.ts'], { cwd: files.dir })
+      expect(run.code).toBe(1)
+      const message = "Property 'get_ordr' does not exist on type 'Tools'. Did you mean 'get_order'?"
+      expect(run.stdout).toBe(`misspelt.ts:1:20 - error TS2551: ${message}\n`)
+    },
+    CHECK_TEST_MS,
+  )
 })
 
 describe('ptc check is bounded', () => {

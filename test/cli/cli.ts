@@ -32,13 +32,18 @@ function baseEnv(): NodeJS.ProcessEnv {
 export function ptc(args: readonly string[], options: CliOptions = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const env = { ...baseEnv(), ...options.env }
-    const child = spawn(process.execPath, [...(options.execArgv ?? []), BIN, ...args], { cwd: options.cwd ?? ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [...(options.execArgv ?? []), BIN, ...args], {
+      cwd: options.cwd ?? ROOT,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
     options.onSpawn?.(child)
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-    const timer = options.killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), options.killAfterMs)
+    const timer =
+      options.killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), options.killAfterMs)
     child.on('error', reject)
     child.on('close', (code) => {
       clearTimeout(timer)
@@ -50,7 +55,11 @@ export function ptc(args: readonly string[], options: CliOptions = {}): Promise<
 }
 
 /** A temporary folder with the given files; `cleanup()` removes it. */
-export function tempDir(files: Readonly<Record<string, string>> = {}): { dir: string; path: (name: string) => string; cleanup: () => void } {
+export function tempDir(files: Readonly<Record<string, string>> = {}): {
+  dir: string
+  path: (name: string) => string
+  cleanup: () => void
+} {
   const dir = mkdtempSync(join(tmpdir(), 'ptc-cli-test-'))
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text)
   return { dir, path: (name) => join(dir, name), cleanup: () => rmSync(dir, { recursive: true, force: true }) }
@@ -90,7 +99,11 @@ export function onTerminal(args: readonly string[], options: TerminalOptions = {
   // shell that stays in between is in the terminal's foreground group too: dash dies of the Ctrl-C the
   // binary handles, and `script` then reports 130 whatever the binary does.
   const command = `exec ${[process.execPath, BIN, ...args].map(shellQuote).join(' ')}${options.stdoutFile === undefined ? '' : ` > ${shellQuote(options.stdoutFile)}`}`
-  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: { ...baseEnv(), TERM: 'xterm', SHELL: '/bin/sh', ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn('script', ['-qec', command, '/dev/null'], {
+    cwd: ROOT,
+    env: { ...baseEnv(), TERM: 'xterm', SHELL: '/bin/sh', ...options.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
   let screen = ''
   const waiters = new Set<() => void>()
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
@@ -108,7 +121,11 @@ export function onTerminal(args: readonly string[], options: TerminalOptions = {
       new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
           waiters.delete(check)
-          reject(new Error(`${JSON.stringify(text)} did not appear on the terminal within ${ms} ms; it shows ${JSON.stringify(screen.slice(-300))}`))
+          reject(
+            new Error(
+              `${JSON.stringify(text)} did not appear on the terminal within ${ms} ms; it shows ${JSON.stringify(screen.slice(-300))}`,
+            ),
+          )
         }, ms)
         const check = (): void => {
           if (!screen.includes(text)) return
@@ -128,7 +145,11 @@ export function onTerminal(args: readonly string[], options: TerminalOptions = {
  * ahead; stdin stays open until the binary exits. The output is the terminal's
  * (stdout and stderr together).
  */
-export function ptcOnTerminal(args: readonly string[], typed: string, env: Readonly<Record<string, string>> = {}): Promise<CliRun> {
+export function ptcOnTerminal(
+  args: readonly string[],
+  typed: string,
+  env: Readonly<Record<string, string>> = {},
+): Promise<CliRun> {
   const run = onTerminal(args, { env })
   run.type(typed)
   return run.done

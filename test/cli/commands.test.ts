@@ -13,7 +13,8 @@ const files = tempDir({
   'misuse.ts': 'const c = await tools.get_customer({ id: 1 })\nreturn c.nickname',
   'misuse.js': 'const c = await tools.greet({ name: 7 })\nreturn c',
   'not-a-log.jsonl': 'this is not JSON\n{"also": "no type"}\n',
-  'partial.jsonl': '{"type":"tool/call","time":1,"callId":"c1","name":"get_stock","arguments":"{\\"sku\\":\\"A\\"}"}\n{"type":"tool/result","time":4,"callId":"c1","name":"get_stock","isError":false,"content":[{"type":"text","text":"A: 3"}]}\n{"type":"tool/ca',
+  'partial.jsonl':
+    '{"type":"tool/call","time":1,"callId":"c1","name":"get_stock","arguments":"{\\"sku\\":\\"A\\"}"}\n{"type":"tool/result","time":4,"callId":"c1","name":"get_stock","isError":false,"content":[{"type":"text","text":"A: 3"}]}\n{"type":"tool/ca',
 })
 afterAll(() => files.cleanup())
 beforeAll(() => buildCli(), 120_000)
@@ -24,7 +25,8 @@ describe('ptc sdk', () => {
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(/^Call `run_code` with a short program/)
     expect(run.stdout).toContain('declare const tools: Tools')
-    for (const name of ['search_customers', 'get_order', 'issue_refund', 'update_order_status']) expect(run.stdout).toContain(`  ${name}(args: ToolArgsMap["${name}"])`)
+    for (const name of ['search_customers', 'get_order', 'issue_refund', 'update_order_status'])
+      expect(run.stdout).toContain(`  ${name}(args: ToolArgsMap["${name}"])`)
   })
 
   test('--tools prints the declarations of a module’s tools', async () => {
@@ -36,10 +38,13 @@ describe('ptc sdk', () => {
 })
 
 describe('ptc check', () => {
-  test.each(['top-customers', 'low-stock', 'delayed-orders', 'refund-damaged'])('the example program %s has no type errors', async (name) => {
-    const run = await ptc(['check', program(name)])
-    expect(run).toMatchObject({ code: 0, stdout: `${program(name)}: no type errors\n` })
-  })
+  test.each(['top-customers', 'low-stock', 'delayed-orders', 'refund-damaged'])(
+    'the example program %s has no type errors',
+    async (name) => {
+      const run = await ptc(['check', program(name)])
+      expect(run).toMatchObject({ code: 0, stdout: `${program(name)}: no type errors\n` })
+    },
+  )
 
   test('prints each error with its position in the program, exit 1', async () => {
     const run = await ptc(['check', 'misuse.ts'], { cwd: files.dir })
@@ -85,7 +90,11 @@ describe('ptc log', () => {
     expect(run.stdout).toBe('get_stock c1 {"sku":"A"} — 3 ms — ok (4 B): A: 3\n')
     expect(run.stderr).toMatch(/ignored an unterminated last line \(\d+ bytes/)
     const json = JSON.parse((await ptc(['log', files.path('partial.jsonl'), '--json'])).stdout) as unknown
-    expect(json).toMatchObject({ events: 2, partialTail: true, calls: [{ id: 'c1', name: 'get_stock', ms: 3, isError: false, summary: 'A: 3', subCalls: [] }] })
+    expect(json).toMatchObject({
+      events: 2,
+      partialTail: true,
+      calls: [{ id: 'c1', name: 'get_stock', ms: 3, isError: false, summary: 'A: 3', subCalls: [] }],
+    })
   })
 })
 
@@ -95,7 +104,9 @@ describe('ptc bench', () => {
     try {
       const run = await ptc(['bench', '--quick'], { cwd: dir.dir })
       expect(run.code).toBe(2)
-      expect(run.stderr).toMatch(/^ptc: bench runs the benchmark scripts of the ptc repository \(bench\/\).*inside a clone of the repository\n$/)
+      expect(run.stderr).toMatch(
+        /^ptc: bench runs the benchmark scripts of the ptc repository \(bench\/\).*inside a clone of the repository\n$/,
+      )
     } finally {
       dir.cleanup()
     }
@@ -106,24 +117,56 @@ describe('ptc bench', () => {
     const repo = tempDir({ 'pnpm-workspace.yaml': 'packages: []\n' })
     try {
       symlinkSync(join(ROOT, 'node_modules'), repo.path('node_modules'))
-      for (const folder of ['bench/pipeline', 'bench/ptc', 'bench/sandbox']) mkdirSync(repo.path(folder), { recursive: true })
-      const json = { script: 'pipeline', title: 'fake', machine: 'test machine', quick: true, results: [{ case: 'execute()', median: 50_000, unit: 'calls/s', better: 'higher', baseline: { case: 'direct', median: 1_000_000 } }] }
+      for (const folder of ['bench/pipeline', 'bench/ptc', 'bench/sandbox'])
+        mkdirSync(repo.path(folder), { recursive: true })
+      const json = {
+        script: 'pipeline',
+        title: 'fake',
+        machine: 'test machine',
+        quick: true,
+        results: [
+          {
+            case: 'execute()',
+            median: 50_000,
+            unit: 'calls/s',
+            better: 'higher',
+            baseline: { case: 'direct', median: 1_000_000 },
+          },
+        ],
+      }
       writeFileSync(repo.path('bench/run.ts'), '')
-      writeFileSync(repo.path('bench/pipeline/pipeline.ts'), `console.log('| table |')\nif (process.argv.includes('--quick') && process.argv.includes('--json')) console.log('PTC_BENCH_JSON ' + ${JSON.stringify(JSON.stringify(json))})\n`)
+      writeFileSync(
+        repo.path('bench/pipeline/pipeline.ts'),
+        `console.log('| table |')\nif (process.argv.includes('--quick') && process.argv.includes('--json')) console.log('PTC_BENCH_JSON ' + ${JSON.stringify(JSON.stringify(json))})\n`,
+      )
       writeFileSync(repo.path('bench/sandbox/quickjs.ts'), "console.log('human table only')\n")
-      writeFileSync(repo.path('bench/ptc/ptc.ts'), "console.error('boom: ' + process.argv.slice(2).join(' '))\nprocess.exit(3)\n")
+      writeFileSync(
+        repo.path('bench/ptc/ptc.ts'),
+        "console.error('boom: ' + process.argv.slice(2).join(' '))\nprocess.exit(3)\n",
+      )
       const run = await ptc(['bench', '--quick', '--backend', 'quickjs', '--out', 'out'], { cwd: repo.dir })
       expect(run.code).toBe(1)
       expect(run.stderr).toMatch(/\[1\/3\] bench\/pipeline\/pipeline\.ts done, 1 results in [\d.]+ s/)
-      expect(run.stderr).toMatch(/\[2\/3\] bench\/ptc\/ptc\.ts failed \(exit 3\)[^\n]*\n {4}boom: --json --quick --backend quickjs/)
+      expect(run.stderr).toMatch(
+        /\[2\/3\] bench\/ptc\/ptc\.ts failed \(exit 3\)[^\n]*\n {4}boom: --json --quick --backend quickjs/,
+      )
       expect(run.stderr).toMatch(/\[3\/3\] bench\/sandbox\/quickjs\.ts done, no machine-readable results/)
       expect(run.stderr).toMatch(/results in out\/ \(results\.json, chart\.svg\)\n$/)
       expect(run.stdout).toContain('| pipeline | execute() | 50.0 k calls/s | direct (1.00 M calls/s) | 20.00x |')
-      const results = JSON.parse(readFileSync(repo.path('out/results.json'), 'utf8')) as { machine: string; scripts: { script: string; exitCode: number }[] }
+      const results = JSON.parse(readFileSync(repo.path('out/results.json'), 'utf8')) as {
+        machine: string
+        scripts: { script: string; exitCode: number }[]
+      }
       expect(results.machine).toBe('test machine')
-      expect(results.scripts.map((s) => [s.script, s.exitCode])).toEqual([['bench/pipeline/pipeline.ts', 0], ['bench/ptc/ptc.ts', 3], ['bench/sandbox/quickjs.ts', 0]])
+      expect(results.scripts.map((s) => [s.script, s.exitCode])).toEqual([
+        ['bench/pipeline/pipeline.ts', 0],
+        ['bench/ptc/ptc.ts', 3],
+        ['bench/sandbox/quickjs.ts', 0],
+      ])
       const svg = readFileSync(repo.path('out/chart.svg'), 'utf8')
-      expect(svg).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[\s\S]*pipeline · execute\(\)[\s\S]*20\.00x[\s\S]*<\/svg>\n$/)
+      expect(svg).toMatch(
+        /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[\s\S]*pipeline · execute\(\)[\s\S]*20\.00x[\s\S]*<\/svg>\n$/,
+      )
       expect(existsSync(repo.path('out/sandbox-quickjs-ts.txt'))).toBe(true)
     } finally {
       repo.cleanup()
@@ -147,8 +190,23 @@ describe('ptc bench --peers', () => {
       quick: true,
       results: [
         { group: 'plain Node', case: 'sequential', median: 0.5, unit: 'µs/call', better: 'lower' },
-        { group: 'ptc QuickJS inline, whole path', case: 'sequential', median: 20, unit: 'µs/call', better: 'lower', baseline: { case: 'plain Node', median: 0.5 }, spread: { min: 19, max: 22.8, samples: [19, 20, 22.8] } },
-        { group: 'peer A 1.2.3', case: 'sequential', median: 40, unit: 'µs/call', better: 'lower', baseline: { case: 'plain Node', median: 0.5 } },
+        {
+          group: 'ptc QuickJS inline, whole path',
+          case: 'sequential',
+          median: 20,
+          unit: 'µs/call',
+          better: 'lower',
+          baseline: { case: 'plain Node', median: 0.5 },
+          spread: { min: 19, max: 22.8, samples: [19, 20, 22.8] },
+        },
+        {
+          group: 'peer A 1.2.3',
+          case: 'sequential',
+          median: 40,
+          unit: 'µs/call',
+          better: 'lower',
+          baseline: { case: 'plain Node', median: 0.5 },
+        },
       ],
       runtimes: [
         { group: 'plain Node', kind: 'baseline', method: 'no sandbox' },
@@ -165,11 +223,18 @@ describe('ptc bench --peers', () => {
   }
 
   test('installs the peers with npm ci when they are missing, runs bench/peers/peers.ts alone and prints its comparison table', async () => {
-    const { repo, env } = peersRepo("mkdir -p node_modules && echo '{}' > node_modules/.package-lock.json && echo 'added 341 packages'")
+    const { repo, env } = peersRepo(
+      "mkdir -p node_modules && echo '{}' > node_modules/.package-lock.json && echo 'added 341 packages'",
+    )
     try {
-      const run = await ptc(['bench', '--peers', '--quick', '--backend', 'quickjs', '--out', 'out'], { cwd: repo.dir, env })
+      const run = await ptc(['bench', '--peers', '--quick', '--backend', 'quickjs', '--out', 'out'], {
+        cwd: repo.dir,
+        env,
+      })
       expect(run.code).toBe(0)
-      expect(run.stderr).toMatch(/^ptc: the peers are not installed: installing them into bench\/peers\/node_modules \(npm ci;.*\n/)
+      expect(run.stderr).toMatch(
+        /^ptc: the peers are not installed: installing them into bench\/peers\/node_modules \(npm ci;.*\n/,
+      )
       expect(readFileSync(repo.path('bench/npm-args'), 'utf8')).toBe('ci --no-audit --no-fund\n')
       expect(run.stderr).toMatch(/ptc: peers installed in [\d.]+ s\n/)
       expect(run.stderr).toMatch(/\[1\/1\] bench\/peers\/peers\.ts done, 3 results in [\d.]+ s/)
@@ -190,11 +255,20 @@ describe('ptc bench --peers', () => {
         '- peer A: a caveat.',
         '',
       ])
-      expect(readFileSync(repo.path('out/peers-peers-ts.txt'), 'utf8')).toContain('peers args: --json --quick --backend quickjs')
-      const results = JSON.parse(readFileSync(repo.path('out/results.json'), 'utf8')) as { peers: boolean; scripts: { script: string; runtimes: unknown[]; notes: string[] }[] }
+      expect(readFileSync(repo.path('out/peers-peers-ts.txt'), 'utf8')).toContain(
+        'peers args: --json --quick --backend quickjs',
+      )
+      const results = JSON.parse(readFileSync(repo.path('out/results.json'), 'utf8')) as {
+        peers: boolean
+        scripts: { script: string; runtimes: unknown[]; notes: string[] }[]
+      }
       expect(results.peers).toBe(true)
-      expect(results.scripts.map((s) => [s.script, s.runtimes.length, s.notes])).toEqual([['bench/peers/peers.ts', 4, ['peer A: a caveat.']]])
-      expect(readFileSync(repo.path('out/chart.svg'), 'utf8')).toMatch(/ptc bench --peers --quick[\s\S]*peer A 1\.2\.3: sequential[\s\S]*80\.00x/)
+      expect(results.scripts.map((s) => [s.script, s.runtimes.length, s.notes])).toEqual([
+        ['bench/peers/peers.ts', 4, ['peer A: a caveat.']],
+      ])
+      expect(readFileSync(repo.path('out/chart.svg'), 'utf8')).toMatch(
+        /ptc bench --peers --quick[\s\S]*peer A 1\.2\.3: sequential[\s\S]*80\.00x/,
+      )
 
       const again = await ptc(['bench', '--peers', '--quick', '--out', 'out2'], { cwd: repo.dir, env })
       expect(again.code).toBe(0)
@@ -209,7 +283,9 @@ describe('ptc bench --peers', () => {
     try {
       const run = await ptc(['bench', '--peers', '--quick', '--out', 'out'], { cwd: repo.dir, env })
       expect(run.code).toBe(1)
-      expect(run.stderr).toMatch(/ptc: installing the peers failed after [\d.]+ s \(npm ci in bench\/peers\):\n {4}npm error gyp failed to build isolated-vm\n$/)
+      expect(run.stderr).toMatch(
+        /ptc: installing the peers failed after [\d.]+ s \(npm ci in bench\/peers\):\n {4}npm error gyp failed to build isolated-vm\n$/,
+      )
       expect(run.stderr).not.toMatch(/\[1\/1\]/)
       expect(run.stdout).toBe('')
     } finally {
@@ -223,7 +299,10 @@ describe('ptc bench --peers', () => {
       mkdirSync(repo.path('bench'))
       writeFileSync(repo.path('bench/run.ts'), '')
       const run = await ptc(['bench', '--peers'], { cwd: repo.dir })
-      expect(run).toMatchObject({ code: 2, stderr: 'ptc: bench --peers needs bench/peers/peers.ts, which this clone does not have\n' })
+      expect(run).toMatchObject({
+        code: 2,
+        stderr: 'ptc: bench --peers needs bench/peers/peers.ts, which this clone does not have\n',
+      })
     } finally {
       repo.cleanup()
     }
@@ -244,10 +323,19 @@ describe('ptc serve, help and usage', () => {
 
   test('serve runs programs with the CLI’s default limits; its flags win over them', async () => {
     const upstream = `fx=node --conditions=@ptc/source --import tsx ${join(ROOT, 'packages/mcp/src/testing/fixture-server.ts')}`
-    const big = { name: 'run_code', arguments: { code: 'console.log("x".repeat(40000))\nreturn 1', description: 'big' } }
+    const big = {
+      name: 'run_code',
+      arguments: { code: 'console.log("x".repeat(40000))\nreturn 1', description: 'big' },
+    }
     const env = { ...process.env, NODE_OPTIONS: '' } as Record<string, string>
-    for (const [flags, limited] of [[[], true], [['--max-output', '65536'], false]] as const) {
-      const { client } = await connectStdioClient(process.execPath, [BIN, 'serve', '--upstream', upstream, ...flags], { cwd: ROOT, env })
+    for (const [flags, limited] of [
+      [[], true],
+      [['--max-output', '65536'], false],
+    ] as const) {
+      const { client } = await connectStdioClient(process.execPath, [BIN, 'serve', '--upstream', upstream, ...flags], {
+        cwd: ROOT,
+        env,
+      })
       try {
         const result = (await client.callTool(big, undefined, { timeout: 30_000 })) as CallToolResult
         expect(result.isError === true, JSON.stringify(result.content).slice(0, 200)).toBe(limited)
@@ -261,7 +349,8 @@ describe('ptc serve, help and usage', () => {
   test('help lists every command; no command at all is exit 2', async () => {
     const help = await ptc(['help'])
     expect(help.code).toBe(0)
-    for (const command of ['run', 'sdk', 'check', 'log', 'bench', 'serve']) expect(help.stdout).toContain(`ptc ${command}`)
+    for (const command of ['run', 'sdk', 'check', 'log', 'bench', 'serve'])
+      expect(help.stdout).toContain(`ptc ${command}`)
     const none = await ptc([])
     expect(none.code).toBe(2)
     expect(none.stderr).toContain('ptc run FILE|-')
@@ -273,17 +362,20 @@ describe('ptc serve, help and usage', () => {
     expect(run.stdout).toMatch(/^ptc run FILE\|- \[options\][\s\S]*--approve yes\|no\|ask/)
   })
 
-  test.each(['run', 'resume', 'sdk', 'check', 'log', 'bench', 'serve'])('ptc %s: --help, -h and ptc help COMMAND print its usage on stdout, exit 0', async (command) => {
-    const runs = await Promise.all([ptc([command, '--help']), ptc([command, '-h']), ptc(['help', command])])
-    for (const run of runs) {
-      expect(run.code).toBe(0)
-      expect(run.stderr).toBe('')
-      if (command === 'serve') expect(run.stdout).toMatch(/^Usage: ptc serve --upstream /)
-      else expect(run.stdout).toMatch(new RegExp(`^ptc ${command} [\\s\\S]*\\n\\nExit status: 0 success`))
-    }
-    expect(runs[1]?.stdout).toBe(runs[0]?.stdout)
-    expect(runs[2]?.stdout).toBe(runs[0]?.stdout)
-  })
+  test.each(['run', 'resume', 'sdk', 'check', 'log', 'bench', 'serve'])(
+    'ptc %s: --help, -h and ptc help COMMAND print its usage on stdout, exit 0',
+    async (command) => {
+      const runs = await Promise.all([ptc([command, '--help']), ptc([command, '-h']), ptc(['help', command])])
+      for (const run of runs) {
+        expect(run.code).toBe(0)
+        expect(run.stderr).toBe('')
+        if (command === 'serve') expect(run.stdout).toMatch(/^Usage: ptc serve --upstream /)
+        else expect(run.stdout).toMatch(new RegExp(`^ptc ${command} [\\s\\S]*\\n\\nExit status: 0 success`))
+      }
+      expect(runs[1]?.stdout).toBe(runs[0]?.stdout)
+      expect(runs[2]?.stdout).toBe(runs[0]?.stdout)
+    },
+  )
 
   test('--help after -- is an argument, not a request for help; help for an unknown command is exit 2', async () => {
     const log = await ptc(['log', '--', '--help'])
@@ -296,11 +388,30 @@ describe('ptc serve, help and usage', () => {
 
   test('ptc run --help and ptc serve --help show every default limit of the CLI', async () => {
     const run = (await ptc(['run', '--help'])).stdout
-    for (const shown of ['default 10000 = 10 s', 'default 45000 = 45 s', 'default 256', 'default 32768 = 32 KiB', 'default 1000', '256 wait for a slot', '(default 10)', 'else quickjs)', 'else\n                          ask on a terminal, else no']) {
+    for (const shown of [
+      'default 10000 = 10 s',
+      'default 45000 = 45 s',
+      'default 256',
+      'default 32768 = 32 KiB',
+      'default 1000',
+      '256 wait for a slot',
+      '(default 10)',
+      'else quickjs)',
+      'else\n                          ask on a terminal, else no',
+    ]) {
       expect(run).toContain(shown)
     }
     const serve = (await ptc(['serve', '--help'])).stdout
-    for (const shown of ['(default 45000 ms)', '(default 10000 ms)', '(default 256)', '(default 32768)', 'default 1000; at most 256 wait at once', '10 concurrency-safe ones overlap', 'Approval: ', 'else quickjs']) {
+    for (const shown of [
+      '(default 45000 ms)',
+      '(default 10000 ms)',
+      '(default 256)',
+      '(default 32768)',
+      'default 1000; at most 256 wait at once',
+      '10 concurrency-safe ones overlap',
+      'Approval: ',
+      'else quickjs',
+    ]) {
       expect(serve).toContain(shown)
     }
   })

@@ -24,7 +24,9 @@ test('a program that searches the demo shop, then calls what it found, is logged
     expect(run.stdout).toMatch(/"tool": "search_products"/)
     const log = await ptc(['log', session])
     const lines = log.stdout.split('\n')
-    expect(lines[1]).toMatch(/^ {2}├─ call_\w+:ptc:1 search_tools\(\{"query":"find products in stock","limit":1\}\) — \d+ ms — ok/)
+    expect(lines[1]).toMatch(
+      /^ {2}├─ call_\w+:ptc:1 search_tools\(\{"query":"find products in stock","limit":1\}\) — \d+ ms — ok/,
+    )
     expect(lines[2]).toMatch(/^ {2}└─ call_\w+:ptc:2 search_products\(\{"inStockOnly":true\}\) — \d+ ms — ok/)
   } finally {
     dir.cleanup()

@@ -25,7 +25,11 @@ const HANG_TEST_MS = 25_000
 
 function expectNoRawControl(text: string): void {
   const found = RAW_CONTROL.exec(text)
-  expect(found === null ? null : `U+${found[0].charCodeAt(0).toString(16).padStart(4, '0')} at ${found.index}: ${JSON.stringify(text.slice(Math.max(0, found.index - 40), found.index + 40))}`).toBeNull()
+  expect(
+    found === null
+      ? null
+      : `U+${found[0].charCodeAt(0).toString(16).padStart(4, '0')} at ${found.index}: ${JSON.stringify(text.slice(Math.max(0, found.index - 40), found.index + 40))}`,
+  ).toBeNull()
 }
 
 const fixture = (name: string): string => join(ROOT, 'test/cli/fixtures', name)
@@ -102,7 +106,9 @@ describe('control characters from a program, a tool or a log are escaped on stde
     const run = await ptc(['run', files.path('described.js')], quick)
     expect(run.code).toBe(0)
     // The demo tools: the program is listed first (escaped too), then the header.
-    expect(run.stderr.split('\n').find((line) => line.startsWith('ptc: run_code '))).toBe(`ptc: run_code "${ESCAPED}" on quickjs, tools: built-in demo (shop); the model receives:`)
+    expect(run.stderr.split('\n').find((line) => line.startsWith('ptc: run_code '))).toBe(
+      `ptc: run_code "${ESCAPED}" on quickjs, tools: built-in demo (shop); the model receives:`,
+    )
     expectNoRawControl(run.stderr)
   })
 
@@ -117,7 +123,9 @@ describe('control characters from a program, a tool or a log are escaped on stde
     const run = await ptc(['check', files.path('check.ts')], quick)
     expect(run.code).toBe(1)
     // TypeScript writes C0 controls as \u001B itself; C1 and bidi controls it leaves raw, and the CLI escapes them.
-    expect(run.stdout).toContain(`error TS2322: Type '"\\u001B[31mred\\u001B]0;title\\u0007 \\x9b2J \\u202eevil"' is not assignable to type '"a"'.`)
+    expect(run.stdout).toContain(
+      `error TS2322: Type '"\\u001B[31mred\\u001B]0;title\\u0007 \\x9b2J \\u202eevil"' is not assignable to type '"a"'.`,
+    )
     expectNoRawControl(run.stdout)
     expectNoRawControl(run.stderr)
   })
@@ -137,7 +145,10 @@ describe('control characters from a program, a tool or a log are escaped on stde
 
   test('ptc log: a session log of a hostile run prints escaped, in the tree and in --json', async () => {
     const session = files.path('hostile.jsonl')
-    await ptc(['run', files.path('hostile-tools.js'), '--tools', fixture('tools-hostile.mjs'), '--session', session], quick)
+    await ptc(
+      ['run', files.path('hostile-tools.js'), '--tools', fixture('tools-hostile.mjs'), '--session', session],
+      quick,
+    )
     expect(readFileSync(session, 'utf8')).toContain('\\u001b[31mred')
     const log = await ptc(['log', session], quick)
     expect(log.code).toBe(0)
@@ -162,7 +173,10 @@ describe('control characters from a program, a tool or a log are escaped on stde
 
   test('ptc log: thousands of bad lines are counted after the first twenty, not printed one by one', async () => {
     const path = files.path('many-bad.jsonl')
-    writeFileSync(path, `{"type":"tool/call","time":1,"callId":"c1","name":"x","arguments":"{}"}\n${'nope\n'.repeat(5000)}`)
+    writeFileSync(
+      path,
+      `{"type":"tool/call","time":1,"callId":"c1","name":"x","arguments":"{}"}\n${'nope\n'.repeat(5000)}`,
+    )
     const run = await ptc(['log', path], quick)
     expect(run.code).toBe(0)
     const lines = run.stderr.trimEnd().split('\n')
@@ -175,7 +189,10 @@ describe('control characters from a program, a tool or a log are escaped on stde
     const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`
     writeFileSync(path, `{"type":"tool/call","time":1,"callId":"c1","name":"x","arguments":${deep}}\n`)
     const tree = await ptc(['log', path], quick)
-    expect(tree).toMatchObject({ code: 0, stdout: 'x c1 (arguments nested too deeply to show) — ? — no result logged\n' })
+    expect(tree).toMatchObject({
+      code: 0,
+      stdout: 'x c1 (arguments nested too deeply to show) — ? — no result logged\n',
+    })
     // As JSON, the log is printed whole; what lies deeper than 1 000 levels is said to be too deep to show.
     const json = await ptc(['log', path, '--json'], quick)
     expect(json.code, json.stderr).toBe(0)
@@ -185,7 +202,10 @@ describe('control characters from a program, a tool or a log are escaped on stde
     for (let depth = 0; depth < 1000; depth++) node = (node as unknown[])[0]
     expect(node).toBe('(nested too deeply to show)')
     // So are the arguments of a call a suspended program waits on.
-    writeFileSync(path, `{"type":"tool/ptc-suspend","time":2,"rootCallId":"c1","parentCallId":"c1","token":"t","awaiting":[{"name":"x","arguments":${deep}}]}\n`)
+    writeFileSync(
+      path,
+      `{"type":"tool/ptc-suspend","time":2,"rootCallId":"c1","parentCallId":"c1","token":"t","awaiting":[{"name":"x","arguments":${deep}}]}\n`,
+    )
     for (const args of [[], ['--json']]) {
       const shown = await ptc(['log', path, ...args], quick)
       expect(shown.code, shown.stderr).toBe(0)
@@ -215,8 +235,10 @@ describe.runIf(process.platform === 'linux' && hasScript())('on a terminal, stdo
     // Without colour; and a loaded machine may take over a second: the CLI's own progress line (no text of the
     // program in it) is taken out like the \r\n that `script` makes of each \n. Then nothing a terminal acts on may remain.
     const run = await ptcOnTerminal(['run', files.path('throws.js')], '', { NO_COLOR: '1' })
-    // eslint-disable-next-line no-control-regex -- the CLI's own erase-line sequence
-    const screen = run.stdout.replace(/\r\x1b\[2K(ptc: running [\d.]+ s; sub-calls: \d+ started, \d+ settled)?/g, '').replace(/\r\n/g, '\n')
+    const screen = run.stdout
+      // eslint-disable-next-line no-control-regex -- the CLI's own erase-line sequence
+      .replace(/\r\x1b\[2K(ptc: running [\d.]+ s; sub-calls: \d+ started, \d+ settled)?/g, '')
+      .replace(/\r\n/g, '\n')
     expectNoRawControl(screen)
     expect(screen).toContain(`log ${ESCAPED}`)
     expect(screen).toContain(`boom ${ESCAPED}`)
@@ -232,19 +254,71 @@ describe.runIf(process.platform === 'linux' && hasScript())('on a terminal, stdo
 
 describe('paths that are not regular files end at once with exit 2', () => {
   const cases: [string, () => string[], RegExp][] = [
-    ['ptc run /dev/zero', () => ['run', '/dev/zero'], /^ptc: program \/dev\/zero is a character device, not a regular file; give - to read the program from standard input$/],
-    ['ptc check /dev/zero', () => ['check', '/dev/zero'], /^ptc: program \/dev\/zero is a character device, not a regular file; give - to read the program from standard input$/],
-    ['ptc log /dev/zero', () => ['log', '/dev/zero'], /^ptc: session log \/dev\/zero is a character device, not a regular file$/],
-    ['--tools /dev/zero', () => ['run', files.path('ok.js'), '--tools', '/dev/zero'], /^ptc: tools module \/dev\/zero is a character device, not a regular file$/],
-    ['ptc sdk --tools /dev/zero', () => ['sdk', '--tools', '/dev/zero'], /^ptc: tools module \/dev\/zero is a character device, not a regular file$/],
-    ['ptc run on a FIFO', () => ['run', files.path('fifo')], /^ptc: program .*fifo is a FIFO \(named pipe\), not a regular file; give - to read the program from standard input$/],
-    ['ptc log on a FIFO', () => ['log', files.path('fifo')], /^ptc: session log .*fifo is a FIFO \(named pipe\), not a regular file$/],
-    ['--tools on a FIFO', () => ['sdk', '--tools', files.path('fifo')], /^ptc: tools module .*fifo is a FIFO \(named pipe\), not a regular file$/],
-    ['--session on a FIFO', () => ['run', files.path('ok.js'), '--session', files.path('fifo')], /^ptc: cannot open session file .*fifo: it is a FIFO \(named pipe\), not a regular file$/],
-    ['--session /dev/zero', () => ['run', files.path('ok.js'), '--session', '/dev/zero'], /^ptc: cannot open session file \/dev\/zero: it is a character device, not a regular file$/],
-    ['ptc run on a directory', () => ['run', files.path('folder')], /^ptc: program .*folder is a directory, not a regular file$/],
-    ['ptc log on a directory', () => ['log', files.path('folder')], /^ptc: session log .*folder is a directory, not a regular file$/],
-    ['--tools on a directory', () => ['sdk', '--tools', files.path('folder')], /^ptc: tools module .*folder is a directory, not a regular file$/],
+    [
+      'ptc run /dev/zero',
+      () => ['run', '/dev/zero'],
+      /^ptc: program \/dev\/zero is a character device, not a regular file; give - to read the program from standard input$/,
+    ],
+    [
+      'ptc check /dev/zero',
+      () => ['check', '/dev/zero'],
+      /^ptc: program \/dev\/zero is a character device, not a regular file; give - to read the program from standard input$/,
+    ],
+    [
+      'ptc log /dev/zero',
+      () => ['log', '/dev/zero'],
+      /^ptc: session log \/dev\/zero is a character device, not a regular file$/,
+    ],
+    [
+      '--tools /dev/zero',
+      () => ['run', files.path('ok.js'), '--tools', '/dev/zero'],
+      /^ptc: tools module \/dev\/zero is a character device, not a regular file$/,
+    ],
+    [
+      'ptc sdk --tools /dev/zero',
+      () => ['sdk', '--tools', '/dev/zero'],
+      /^ptc: tools module \/dev\/zero is a character device, not a regular file$/,
+    ],
+    [
+      'ptc run on a FIFO',
+      () => ['run', files.path('fifo')],
+      /^ptc: program .*fifo is a FIFO \(named pipe\), not a regular file; give - to read the program from standard input$/,
+    ],
+    [
+      'ptc log on a FIFO',
+      () => ['log', files.path('fifo')],
+      /^ptc: session log .*fifo is a FIFO \(named pipe\), not a regular file$/,
+    ],
+    [
+      '--tools on a FIFO',
+      () => ['sdk', '--tools', files.path('fifo')],
+      /^ptc: tools module .*fifo is a FIFO \(named pipe\), not a regular file$/,
+    ],
+    [
+      '--session on a FIFO',
+      () => ['run', files.path('ok.js'), '--session', files.path('fifo')],
+      /^ptc: cannot open session file .*fifo: it is a FIFO \(named pipe\), not a regular file$/,
+    ],
+    [
+      '--session /dev/zero',
+      () => ['run', files.path('ok.js'), '--session', '/dev/zero'],
+      /^ptc: cannot open session file \/dev\/zero: it is a character device, not a regular file$/,
+    ],
+    [
+      'ptc run on a directory',
+      () => ['run', files.path('folder')],
+      /^ptc: program .*folder is a directory, not a regular file$/,
+    ],
+    [
+      'ptc log on a directory',
+      () => ['log', files.path('folder')],
+      /^ptc: session log .*folder is a directory, not a regular file$/,
+    ],
+    [
+      '--tools on a directory',
+      () => ['sdk', '--tools', files.path('folder')],
+      /^ptc: tools module .*folder is a directory, not a regular file$/,
+    ],
   ]
   test.each(cases)(
     '%s',
@@ -268,29 +342,43 @@ describe('oversized input is a clear error', () => {
     writeFileSync(path, `${' '.repeat(1024 * 1024)}\nreturn 1\n`)
     const run = await ptc(['run', path], quick)
     expect(run.code).toBe(2)
-    expect(run.stderr).toMatch(/^ptc: program .*big\.js is too large: 1048586 bytes, the limit is 1 MiB \(1048576 bytes\)\n$/)
+    expect(run.stderr).toMatch(
+      /^ptc: program .*big\.js is too large: 1048586 bytes, the limit is 1 MiB \(1048576 bytes\)\n$/,
+    )
   })
 
   test('a program over 1 MiB on stdin is exit 2 as well', async () => {
     const run = await ptc(['run', '-'], { ...quick, input: `${'/'.repeat(1024 * 1024 + 10)}` })
     expect(run.code).toBe(2)
-    expect(run.stderr).toBe('ptc: program (stdin) is too large: more than 1048576 bytes, the limit is 1 MiB (1048576 bytes)\n')
+    expect(run.stderr).toBe(
+      'ptc: program (stdin) is too large: more than 1048576 bytes, the limit is 1 MiB (1048576 bytes)\n',
+    )
   })
 
-  test('a one-megabyte line of blanks after @description is read in linear time', async () => {
-    const path = files.path('blank-description.js')
-    writeFileSync(path, `// @description x${' '.repeat(1000 * 1000)}y\nreturn 1\n`)
-    const run = await ptc(['run', path, '--json'], quick)
-    expect(run.code).toBe(0)
-  }, HANG_TEST_MS)
+  test(
+    'a one-megabyte line of blanks after @description is read in linear time',
+    async () => {
+      const path = files.path('blank-description.js')
+      writeFileSync(path, `// @description x${' '.repeat(1000 * 1000)}y\nreturn 1\n`)
+      const run = await ptc(['run', path, '--json'], quick)
+      expect(run.code).toBe(0)
+    },
+    HANG_TEST_MS,
+  )
 })
 
 describe('other input that used to crash or stall the CLI', () => {
   test('--timeout above what a Node timer holds is a usage error (it used to time out at once)', async () => {
     const run = await ptc(['run', files.path('ok.js'), '--timeout', '99999999999'], quick)
-    expect(run).toMatchObject({ code: 2, stderr: 'ptc: --timeout must be at most 2147483647 milliseconds, not 99999999999\n' })
+    expect(run).toMatchObject({
+      code: 2,
+      stderr: 'ptc: --timeout must be at most 2147483647 milliseconds, not 99999999999\n',
+    })
     const memory = await ptc(['run', files.path('ok.js'), '--memory', '99999999999'], quick)
-    expect(memory).toMatchObject({ code: 2, stderr: 'ptc: --memory must be at most 1048576 megabytes, not 99999999999\n' })
+    expect(memory).toMatchObject({
+      code: 2,
+      stderr: 'ptc: --memory must be at most 1048576 megabytes, not 99999999999\n',
+    })
   })
 
   test('ptc check on a program nested too deeply for the checker: exit 1 with a reason, no internal error', async () => {
@@ -298,7 +386,9 @@ describe('other input that used to crash or stall the CLI', () => {
     writeFileSync(path, `return ${'('.repeat(100_000)}1${')'.repeat(100_000)}\n`)
     const run = await ptc(['check', path], quick)
     expect(run.code).toBe(1)
-    expect(run.stderr).toMatch(/^ptc: cannot type-check .*nested\.ts: Maximum call stack size exceeded \(is it nested too deeply\?\)\n$/)
+    expect(run.stderr).toMatch(
+      /^ptc: cannot type-check .*nested\.ts: Maximum call stack size exceeded \(is it nested too deeply\?\)\n$/,
+    )
   })
 
   test('a tool that leaves a rejected promise unhandled: one escaped warning, the run goes on', async () => {
@@ -307,7 +397,9 @@ describe('other input that used to crash or stall the CLI', () => {
       const run = await ptc(['run', dir.path('stray.js'), '--tools', fixture('tools-stray.mjs')], quick)
       expect(run.code, run.stderr).toBe(0)
       expect(run.stdout).toBe('ok\n')
-      expect(run.stderr).toContain('ptc: warning: a promise was rejected and never handled (a tool or tools module?): stray \\x1b[31mrejection\n')
+      expect(run.stderr).toContain(
+        'ptc: warning: a promise was rejected and never handled (a tool or tools module?): stray \\x1b[31mrejection\n',
+      )
       expect(noStack(run.stderr)).toBe(true)
       expectNoRawControl(run.stderr)
     } finally {
@@ -320,7 +412,9 @@ describe('other input that used to crash or stall the CLI', () => {
     try {
       const run = await ptc(['run', dir.path('throw.js'), '--tools', fixture('tools-stray.mjs')], quick)
       expect(run.code).toBe(1)
-      expect(reason(run)).toBe('ptc: internal error: an exception outside any call (a tool or tools module?): late \\x1b[31mthrow (set PTC_DEBUG=1 for the stack)')
+      expect(reason(run)).toBe(
+        'ptc: internal error: an exception outside any call (a tool or tools module?): late \\x1b[31mthrow (set PTC_DEBUG=1 for the stack)',
+      )
       expect(noStack(run.stderr)).toBe(true)
       expectNoRawControl(run.stderr)
     } finally {
@@ -328,36 +422,54 @@ describe('other input that used to crash or stall the CLI', () => {
     }
   })
 
-  test('a tool that never answers and ignores its abort signal: the run still ends at its timeout', async () => {
-    const dir = tempDir({ 'wait.js': 'return await tools.wait({})\n' })
-    try {
-      const run = await ptc(['run', dir.path('wait.js'), '--tools', fixture('tools-never.mjs'), '--timeout', '2000'], quick)
-      expect(run.code).toBe(1)
-      expect(run.stderr).toMatch(/^ptc: the program failed \(timeout\): wall-clock limit of 2000 ms exceeded/m)
-      expect(reason(run)).toBe('ptc: the run stopped at its wall-clock limit of 2000 ms, set on the command line: raise it with --wall MS, if the program needs more')
-    } finally {
-      dir.cleanup()
-    }
-  }, HANG_TEST_MS)
+  test(
+    'a tool that never answers and ignores its abort signal: the run still ends at its timeout',
+    async () => {
+      const dir = tempDir({ 'wait.js': 'return await tools.wait({})\n' })
+      try {
+        const run = await ptc(
+          ['run', dir.path('wait.js'), '--tools', fixture('tools-never.mjs'), '--timeout', '2000'],
+          quick,
+        )
+        expect(run.code).toBe(1)
+        expect(run.stderr).toMatch(/^ptc: the program failed \(timeout\): wall-clock limit of 2000 ms exceeded/m)
+        expect(reason(run)).toBe(
+          'ptc: the run stopped at its wall-clock limit of 2000 ms, set on the command line: raise it with --wall MS, if the program needs more',
+        )
+      } finally {
+        dir.cleanup()
+      }
+    },
+    HANG_TEST_MS,
+  )
 })
 
 describe('a tools module that never finishes or keeps the process alive', () => {
-  test('an import that awaits forever: a clear message and exit 1, not a silent exit', async () => {
-    const dir = tempDir({ 'forever.mjs': 'await new Promise(() => {})\n' })
-    try {
-      const run = await ptc(['sdk', '--tools', dir.path('forever.mjs')], quick)
-      expect(run.code).toBe(1)
-      expect(run.stderr).toMatch(/^ptc: the command stopped before it finished: something it waited for can never settle/)
-    } finally {
-      dir.cleanup()
-    }
-  }, HANG_TEST_MS)
+  test(
+    'an import that awaits forever: a clear message and exit 1, not a silent exit',
+    async () => {
+      const dir = tempDir({ 'forever.mjs': 'await new Promise(() => {})\n' })
+      try {
+        const run = await ptc(['sdk', '--tools', dir.path('forever.mjs')], quick)
+        expect(run.code).toBe(1)
+        expect(run.stderr).toMatch(
+          /^ptc: the command stopped before it finished: something it waited for can never settle/,
+        )
+      } finally {
+        dir.cleanup()
+      }
+    },
+    HANG_TEST_MS,
+  )
 
-  test('a module with a timer that never stops: the command still exits when it is done', async () => {
-    const path = fixture('tools-keeps-alive.mjs')
-    const run = await ptc(['run', files.path('ok.js'), '--tools', path, '--json'], quick)
-    expect(run.code).toBe(0)
-    expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, value: 1 })
-  }, HANG_TEST_MS)
+  test(
+    'a module with a timer that never stops: the command still exits when it is done',
+    async () => {
+      const path = fixture('tools-keeps-alive.mjs')
+      const run = await ptc(['run', files.path('ok.js'), '--tools', path, '--json'], quick)
+      expect(run.code).toBe(0)
+      expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, value: 1 })
+    },
+    HANG_TEST_MS,
+  )
 })
-

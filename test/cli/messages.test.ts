@@ -13,7 +13,8 @@ const files = tempDir({
   'throws.js': 'await tools.list_orders({ limit: 1 })\nconsole.log("before")\nthrow new Error("no good")\n',
   'misuse.ts': 'const c = await tools.get_customer({ id: 1 })\nreturn c.nickname\n',
   'not-a-log.jsonl': 'this is not JSON\n',
-  'partial.jsonl': '{"type":"tool/call","time":1,"callId":"c1","name":"t","arguments":"{}"}\nnot json\n{"type":"tool/ca',
+  'partial.jsonl':
+    '{"type":"tool/call","time":1,"callId":"c1","name":"t","arguments":"{}"}\nnot json\n{"type":"tool/ca',
 })
 afterAll(() => files.cleanup())
 beforeAll(() => buildCli(), 120_000)

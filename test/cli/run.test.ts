@@ -17,13 +17,16 @@ const program = (name: string): string => join(ROOT, 'examples/shop/programs', `
 const fixture = (name: string): string => join(ROOT, 'test/cli/fixtures', name)
 
 const files = tempDir({
-  'throws.ts': 'const orders = await tools.list_orders({ limit: 2 })\nconsole.log(`got ${orders.length}`)\nthrow new Error("no good order")',
+  'throws.ts':
+    'const orders = await tools.list_orders({ limit: 2 })\nconsole.log(`got ${orders.length}`)\nthrow new Error("no good order")',
   'syntax.ts': 'const = 1\nreturn 2',
   'loop.js': 'while (true) {}',
   'big.js': 'console.log("x".repeat(40000))\nreturn 1',
-  'math.js': 'const [x, y] = await Promise.all([tools.add({ a: 1, b: 2 }), tools.add({ a: 3, b: 4 })])\nreturn { sum: x + y }',
+  'math.js':
+    'const [x, y] = await Promise.all([tools.add({ a: 1, b: 2 }), tools.add({ a: 3, b: 4 })])\nreturn { sum: x + y }',
   'greet.ts': 'const g: { greeting: string } = await tools.greet({ name: "Ada" })\nreturn g.greeting',
-  'failing-call.js': 'try { await tools.shout({ word: "" }) } catch (e) { console.log("caught: " + e.message) }\nreturn await tools.shout({ word: "hi" })',
+  'failing-call.js':
+    'try { await tools.shout({ word: "" }) } catch (e) { console.log("caught: " + e.message) }\nreturn await tools.shout({ word: "hi" })',
 })
 afterAll(() => files.cleanup())
 beforeAll(() => buildCli(), 120_000)
@@ -45,15 +48,28 @@ describe('ptc run over the built-in demo shop', () => {
     expect(run.code).toBe(0)
     const report = JSON.parse(run.stdout) as Record<string, unknown>
     expect(Object.keys(report)).toEqual(expect.arrayContaining(['ok', 'text', 'value', 'logs', 'error', 'subCalls']))
-    expect(report).toMatchObject({ ok: true, error: null, logs: [expect.stringMatching(/^Scanned/)], sandbox: 'quickjs' })
+    expect(report).toMatchObject({
+      ok: true,
+      error: null,
+      logs: [expect.stringMatching(/^Scanned/)],
+      sandbox: 'quickjs',
+    })
     expect(report.value).toHaveLength(3)
     expect(report.subCalls).toHaveLength(7)
-    expect((report.subCalls as unknown[])[0]).toEqual({ id: expect.stringMatching(/^call_[0-9a-f]{8}:ptc:1$/), name: 'list_orders', isError: false, ms: expect.any(Number), bytes: expect.any(Number) })
+    expect((report.subCalls as unknown[])[0]).toEqual({
+      id: expect.stringMatching(/^call_[0-9a-f]{8}:ptc:1$/),
+      name: 'list_orders',
+      isError: false,
+      ms: expect.any(Number),
+      bytes: expect.any(Number),
+    })
     expect(run.stderr).toBe('')
   })
 
   test('reads the program from stdin with -', async () => {
-    const run = await ptc(['run', '-', '--json'], { input: 'const c = await tools.get_customer({ id: "C001" })\nreturn c.name' })
+    const run = await ptc(['run', '-', '--json'], {
+      input: 'const c = await tools.get_customer({ id: "C001" })\nreturn c.name',
+    })
     expect(run.code).toBe(0)
     expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, text: 'Ada Lindqvist', value: 'Ada Lindqvist' })
   })
@@ -65,7 +81,12 @@ describe('ptc run over the built-in demo shop', () => {
     expect(run.stdout).toContain('Captured output:\ngot 2')
     expect(reason(run)).toMatch(/^ptc: the program failed \(exception\): .*no good order/)
     const json = JSON.parse((await ptc(['run', files.path('throws.ts'), '--json'])).stdout) as Record<string, unknown>
-    expect(json).toMatchObject({ ok: false, value: null, logs: ['got 2'], error: { kind: 'exception', message: expect.stringContaining('no good order') } })
+    expect(json).toMatchObject({
+      ok: false,
+      value: null,
+      logs: ['got 2'],
+      error: { kind: 'exception', message: expect.stringContaining('no good order') },
+    })
   })
 
   test('a syntax error exits 1 with a one-line reason naming the position', async () => {
@@ -83,9 +104,15 @@ describe('ptc run over the built-in demo shop', () => {
 
   test('--cpu and --wall stop a program that never ends, each saying which limit it hit', async () => {
     const cpu = await ptc(['run', files.path('loop.js'), '--cpu', '300', '--json'])
-    expect(JSON.parse(cpu.stdout)).toMatchObject({ ok: false, error: { kind: 'timeout', message: expect.stringMatching(/cpu/i) } })
+    expect(JSON.parse(cpu.stdout)).toMatchObject({
+      ok: false,
+      error: { kind: 'timeout', message: expect.stringMatching(/cpu/i) },
+    })
     const wall = await ptc(['run', files.path('loop.js'), '--wall', '300', '--json'])
-    expect(JSON.parse(wall.stdout)).toMatchObject({ ok: false, error: { kind: 'timeout', message: expect.stringMatching(/wall/i) } })
+    expect(JSON.parse(wall.stdout)).toMatchObject({
+      ok: false,
+      error: { kind: 'timeout', message: expect.stringMatching(/wall/i) },
+    })
   })
 
   test('by default the output the model receives is cut at 32 KiB; --max-output raises or lowers it', async () => {
@@ -128,7 +155,9 @@ describe('ptc run over the built-in demo shop', () => {
   test.runIf(hasScript())('--approve ask prompts on the terminal and follows the answer', async () => {
     const yes = await ptcOnTerminal(['run', program('refund-damaged'), '--approve', 'ask'], 'y\n', { NO_COLOR: '1' })
     expect(yes.code).toBe(0)
-    expect(yes.stdout).toMatch(/ptc: approve issue_refund \(call_[0-9a-f]{8}:ptc:8\): Refund €[\d.]+ on order O-\d+\? \[y\/N\]/)
+    expect(yes.stdout).toMatch(
+      /ptc: approve issue_refund \(call_[0-9a-f]{8}:ptc:8\): Refund €[\d.]+ on order O-\d+\? \[y\/N\]/,
+    )
     expect(yes.stdout).toMatch(/issue_refund +\d+ ms +\d+ B {2}ok/)
     const no = await ptcOnTerminal(['run', program('refund-damaged'), '--approve', 'ask'], 'n\n', { NO_COLOR: '1' })
     expect(no.code).toBe(1)
@@ -138,7 +167,9 @@ describe('ptc run over the built-in demo shop', () => {
   test('--approve ask needs a terminal', async () => {
     const run = await ptc(['run', program('refund-damaged'), '--approve', 'ask'])
     expect(run.code).toBe(2)
-    expect(run.stderr).toBe('ptc: --approve ask needs to prompt on a terminal, but stdin is not a terminal; use --approve yes or --approve no\n')
+    expect(run.stderr).toBe(
+      'ptc: --approve ask needs to prompt on a terminal, but stdin is not a terminal; use --approve yes or --approve no\n',
+    )
   })
 
   test('--session appends the events to a JSON Lines file that ptc log reads back', async () => {
@@ -147,18 +178,33 @@ describe('ptc run over the built-in demo shop', () => {
       const session = dir.path('session.jsonl')
       expect((await ptc(['run', program('top-customers'), '--session', session])).code).toBe(0)
       expect((await ptc(['run', program('low-stock'), '--session', session])).code).toBe(0)
-      const events = readFileSync(session, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as { type: string })
+      const events = readFileSync(session, 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { type: string })
       expect(events.filter((e) => e.type === 'tool/call')).toHaveLength(2)
-      expect(events.filter((e) => e.type === 'tool/ptc-dispatch-start').length).toBe(events.filter((e) => e.type === 'tool/ptc-dispatch').length)
+      expect(events.filter((e) => e.type === 'tool/ptc-dispatch-start').length).toBe(
+        events.filter((e) => e.type === 'tool/ptc-dispatch').length,
+      )
       const log = await ptc(['log', session])
       expect(log.code).toBe(0)
       const lines = log.stdout.split('\n')
-      expect(lines[0]).toMatch(/^run_code call_[0-9a-f]{8} \[turn 1, step 1\] "Top 3 customers by 2026 spend, with their latest order" — \d+ ms — ok \([\d.]+ kB\): Scanned/)
-      expect(lines[1]).toMatch(/^ {2}├─ call_\w+:ptc:1 list_orders\(\{"since":"2026-01-01","limit":200\}\) — \d+ ms — ok \([\d.]+ kB\): \d+ order\(s\)/)
+      expect(lines[0]).toMatch(
+        /^run_code call_[0-9a-f]{8} \[turn 1, step 1\] "Top 3 customers by 2026 spend, with their latest order" — \d+ ms — ok \([\d.]+ kB\): Scanned/,
+      )
+      expect(lines[1]).toMatch(
+        /^ {2}├─ call_\w+:ptc:1 list_orders\(\{"since":"2026-01-01","limit":200\}\) — \d+ ms — ok \([\d.]+ kB\): \d+ order\(s\)/,
+      )
       expect(lines[7]).toMatch(/^ {2}└─ call_\w+:ptc:7 get_order\(\{"id":"O-\d+"\}\) — \d+ ms — ok/)
-      expect(lines[8]).toMatch(/^ {5}7 sub-call\(s\); [\d.]+ kB of tool results stayed in the sandbox, [\d.]+ kB reached the model$/)
-      expect(lines[9]).toMatch(/^run_code call_[0-9a-f]{8} \[turn 1, step 1\] "Products at or below their reorder level, per category"/)
-      const json = JSON.parse((await ptc(['log', session, '--json'])).stdout) as { calls: { description: string; subCalls: unknown[] }[] }
+      expect(lines[8]).toMatch(
+        /^ {5}7 sub-call\(s\); [\d.]+ kB of tool results stayed in the sandbox, [\d.]+ kB reached the model$/,
+      )
+      expect(lines[9]).toMatch(
+        /^run_code call_[0-9a-f]{8} \[turn 1, step 1\] "Products at or below their reorder level, per category"/,
+      )
+      const json = JSON.parse((await ptc(['log', session, '--json'])).stdout) as {
+        calls: { description: string; subCalls: unknown[] }[]
+      }
       expect(json.calls.map((c) => [c.description, c.subCalls.length])).toEqual([
         ['Top 3 customers by 2026 spend, with their latest order', 7],
         ['Products at or below their reorder level, per category', 5],
@@ -173,7 +219,11 @@ describe('ptc run with a tools module', () => {
   test('a JavaScript module with named exports', async () => {
     const run = await ptc(['run', files.path('math.js'), '--tools', fixture('tools.mjs'), '--json'])
     expect(run.code).toBe(0)
-    expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, value: { sum: 10 }, subCalls: [{ name: 'add' }, { name: 'add' }] })
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      ok: true,
+      value: { sum: 10 },
+      subCalls: [{ name: 'add' }, { name: 'add' }],
+    })
   })
 
   test('a TypeScript module with a default array, loaded through tsx', async () => {
@@ -188,14 +238,22 @@ describe('ptc run with a tools module', () => {
     expect(run.code).toBe(0)
     const line = run.stderr.split('\n').find((l) => l.startsWith('ptc: bytes of tool results')) ?? ''
     const toModel = Buffer.byteLength(run.stdout.trimEnd())
-    expect(line).toBe(`ptc: bytes of tool results that stayed in the sandbox: 2; bytes that reached the model: ${toModel} (${toModel - 2} more than the tools returned: the model reads what the program logged and returned (a value as indented JSON), the program's own text, not a share of the tool results)`)
+    expect(line).toBe(
+      `ptc: bytes of tool results that stayed in the sandbox: 2; bytes that reached the model: ${toModel} (${toModel - 2} more than the tools returned: the model reads what the program logged and returned (a value as indented JSON), the program's own text, not a share of the tool results)`,
+    )
     expect(line).not.toMatch(/\d%/)
   })
 
   test('a failing tool call fails that call only', async () => {
     const run = await ptc(['run', files.path('failing-call.js'), '--tools', fixture('tools.mjs'), '--json'])
     expect(run.code).toBe(0)
-    expect(JSON.parse(run.stdout)).toMatchObject({ text: 'caught: nothing to shout\nHI', subCalls: [{ name: 'shout', isError: true }, { name: 'shout', isError: false }] })
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      text: 'caught: nothing to shout\nHI',
+      subCalls: [
+        { name: 'shout', isError: true },
+        { name: 'shout', isError: false },
+      ],
+    })
   })
 })
 
@@ -209,17 +267,57 @@ describe.runIf(isolatedVmAvailability().available)('ptc run --sandbox isolated-v
 
 describe('bad input: one line on stderr, exit 2, no stack trace', () => {
   const cases: [string, () => string[], RegExp][] = [
-    ['a missing program file', () => ['run', files.path('nope.ts')], /^ptc: cannot read program .*nope\.ts: no such file$/],
+    [
+      'a missing program file',
+      () => ['run', files.path('nope.ts')],
+      /^ptc: cannot read program .*nope\.ts: no such file$/,
+    ],
     ['no program file at all', () => ['run'], /^ptc: missing program file \(or - for stdin\); see `ptc run --help`$/],
-    ['a tools module that throws on import', () => ['run', program('low-stock'), '--tools', fixture('tools-throws.mjs')], /^ptc: tools module .*tools-throws\.mjs failed to load: the tools database is unreachable \((thrown at [^;]+; )?set PTC_DEBUG=1 for its stack\)$/],
-    ['a tools module exporting something that is not a tool', () => ['run', program('low-stock'), '--tools', fixture('tools-not-a-tool.mjs')], /^ptc: tools module .*: export "settings" is not a tool \(no name\)/],
-    ['a tools module without tools', () => ['sdk', '--tools', fixture('tools-empty.mjs')], /^ptc: tools module .* exports no tools/],
-    ['a tools module that does not exist', () => ['run', program('low-stock'), '--tools', './missing-tools.js'], /^ptc: tools module \.\/missing-tools\.js not found$/],
-    ['an unknown option', () => ['run', program('low-stock'), '--colour'], /^ptc: Unknown option '--colour'; see `ptc run --help`$/],
-    ['a non-numeric limit', () => ['run', program('low-stock'), '--timeout', 'soon'], /^ptc: --timeout must be a positive whole number of milliseconds, not "soon"$/],
-    ['a zero memory limit', () => ['run', program('low-stock'), '--memory', '0'], /^ptc: --memory must be a positive whole number of megabytes/],
-    ['an unknown sandbox', () => ['run', program('low-stock'), '--sandbox', 'v8'], /^ptc: --sandbox must be one of quickjs, isolated-vm, not "v8"$/],
-    ['an unknown command', () => ['fly'], /^ptc: unknown command "fly"; one of run, resume, sdk, check, log, bench, serve/],
+    [
+      'a tools module that throws on import',
+      () => ['run', program('low-stock'), '--tools', fixture('tools-throws.mjs')],
+      /^ptc: tools module .*tools-throws\.mjs failed to load: the tools database is unreachable \((thrown at [^;]+; )?set PTC_DEBUG=1 for its stack\)$/,
+    ],
+    [
+      'a tools module exporting something that is not a tool',
+      () => ['run', program('low-stock'), '--tools', fixture('tools-not-a-tool.mjs')],
+      /^ptc: tools module .*: export "settings" is not a tool \(no name\)/,
+    ],
+    [
+      'a tools module without tools',
+      () => ['sdk', '--tools', fixture('tools-empty.mjs')],
+      /^ptc: tools module .* exports no tools/,
+    ],
+    [
+      'a tools module that does not exist',
+      () => ['run', program('low-stock'), '--tools', './missing-tools.js'],
+      /^ptc: tools module \.\/missing-tools\.js not found$/,
+    ],
+    [
+      'an unknown option',
+      () => ['run', program('low-stock'), '--colour'],
+      /^ptc: Unknown option '--colour'; see `ptc run --help`$/,
+    ],
+    [
+      'a non-numeric limit',
+      () => ['run', program('low-stock'), '--timeout', 'soon'],
+      /^ptc: --timeout must be a positive whole number of milliseconds, not "soon"$/,
+    ],
+    [
+      'a zero memory limit',
+      () => ['run', program('low-stock'), '--memory', '0'],
+      /^ptc: --memory must be a positive whole number of megabytes/,
+    ],
+    [
+      'an unknown sandbox',
+      () => ['run', program('low-stock'), '--sandbox', 'v8'],
+      /^ptc: --sandbox must be one of quickjs, isolated-vm, not "v8"$/,
+    ],
+    [
+      'an unknown command',
+      () => ['fly'],
+      /^ptc: unknown command "fly"; one of run, resume, sdk, check, log, bench, serve/,
+    ],
   ]
   test.each(cases)('%s', async (_label, args, expected) => {
     const run = await ptc(args())
@@ -246,7 +344,14 @@ describe('bad input: one line on stderr, exit 2, no stack trace', () => {
   test('a broken tools module never creates the session file', async () => {
     const dir = tempDir()
     try {
-      const run = await ptc(['run', program('low-stock'), '--tools', fixture('tools-throws.mjs'), '--session', dir.path('s.jsonl')])
+      const run = await ptc([
+        'run',
+        program('low-stock'),
+        '--tools',
+        fixture('tools-throws.mjs'),
+        '--session',
+        dir.path('s.jsonl'),
+      ])
       expect(run.code).toBe(2)
       expect(existsSync(dir.path('s.jsonl'))).toBe(false)
     } finally {
@@ -260,16 +365,22 @@ describe('ptc run stopped by a signal', () => {
     const dir = tempDir({ 'forever.js': 'await tools.sleep({ ms: 60000 })\nreturn "never"\n' })
     try {
       const log = dir.path('session.jsonl')
-      const child = spawn(process.execPath, [BIN, 'run', dir.path('forever.js'), '--tools', fixture('tools-slow.mjs'), '--session', log], {
-        cwd: ROOT,
-        env: { ...process.env, NODE_OPTIONS: '' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      })
+      const child = spawn(
+        process.execPath,
+        [BIN, 'run', dir.path('forever.js'), '--tools', fixture('tools-slow.mjs'), '--session', log],
+        {
+          cwd: ROOT,
+          env: { ...process.env, NODE_OPTIONS: '' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      )
       let stdout = ''
       let stderr = ''
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
       child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.once('close', (code, signal) => done({ code, signal })))
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+        child.once('close', (code, signal) => done({ code, signal })),
+      )
       const started = (): boolean => existsSync(log) && readFileSync(log, 'utf8').includes('"tool/ptc-dispatch-start"')
       for (const end = Date.now() + 30_000; !started(); await new Promise((r) => setTimeout(r, 25))) {
         if (Date.now() > end) {

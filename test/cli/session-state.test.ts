@@ -7,7 +7,8 @@ import { ROOT, buildCli } from './build.js'
 import { noStack, ptc, tempDir } from './cli.js'
 
 const files = tempDir({
-  'count.js': 'globalThis.count = (globalThis.count ?? 0) + 1\nconst hits = await tools.search_products({ query: "lamp" })\nreturn count',
+  'count.js':
+    'globalThis.count = (globalThis.count ?? 0) + 1\nconst hits = await tools.search_products({ query: "lamp" })\nreturn count',
   'declare.ts': 'const greeting: string = "hello"\nfunction shout(s: string) { return s.toUpperCase() }',
   'use.ts': 'return shout(greeting)',
 })
@@ -23,7 +24,10 @@ describe('ptc run --session-state', () => {
       expect(run.stdout.trim()).toBe(expected)
     }
     const last = await ptc(['run', 'count.js', '--session-state', 'counter', '--json'], { cwd })
-    const report = JSON.parse(last.stdout) as { value: number; session: { key: string; fresh: boolean; kept: boolean; runs: number } }
+    const report = JSON.parse(last.stdout) as {
+      value: number
+      session: { key: string; fresh: boolean; kept: boolean; runs: number }
+    }
     expect(report.value).toBe(4)
     expect(report.session).toMatchObject({ key: 'counter', fresh: false, kept: true, runs: 4 })
     const other = await ptc(['run', 'count.js', '--session-state', 'other'], { cwd })
@@ -41,7 +45,9 @@ describe('ptc run --session-state', () => {
   test('a session file altered on disk is refused: the run starts fresh and says why', async () => {
     const { dir, cleanup } = tempDir({ 'count.js': readFileSync(files.path('count.js'), 'utf8') })
     try {
-      expect((await ptc(['run', 'count.js', '--session-state', 's', '--session-dir', 'state'], { cwd: dir })).stdout.trim()).toBe('1')
+      expect(
+        (await ptc(['run', 'count.js', '--session-state', 's', '--session-dir', 'state'], { cwd: dir })).stdout.trim(),
+      ).toBe('1')
       const stored = readdirSync(join(dir, 'state')).find((name) => name.endsWith('.session'))
       expect(stored).toBeDefined()
       const path = join(dir, 'state', stored as string)
@@ -62,9 +68,19 @@ describe('ptc run --session-state', () => {
   test('a second run of a session while one runs is refused and changes nothing; after a kill -9 of the first, the next run continues at once', async () => {
     const { dir, cleanup } = tempDir()
     try {
-      writeFileSync(join(dir, 'hold.js'), `globalThis.count = (globalThis.count ?? 0) + 1\nawait tools.gate({ dir: ${JSON.stringify(dir)} })\nreturn count`)
+      writeFileSync(
+        join(dir, 'hold.js'),
+        `globalThis.count = (globalThis.count ?? 0) + 1\nawait tools.gate({ dir: ${JSON.stringify(dir)} })\nreturn count`,
+      )
       writeFileSync(join(dir, 'count.js'), 'globalThis.count = (globalThis.count ?? 0) + 1\nreturn count')
-      const gated = ['run', 'hold.js', '--tools', join(ROOT, 'test/cli/fixtures/tools-gate.mjs'), '--session-state', 'g']
+      const gated = [
+        'run',
+        'hold.js',
+        '--tools',
+        join(ROOT, 'test/cli/fixtures/tools-gate.mjs'),
+        '--session-state',
+        'g',
+      ]
       // Until the gated run is in its tool (or has ended: then the test fails on what it printed).
       const entered = async (run: Promise<unknown>): Promise<void> => {
         let ended = false
@@ -77,7 +93,9 @@ describe('ptc run --session-state', () => {
       await entered(holding)
       const refused = await ptc(['run', 'count.js', '--session-state', 'g'], { cwd: dir })
       expect(refused.code).toBe(1)
-      expect(refused.stdout).toMatch(/session "g" is held by another process sharing the session store .*: this program did not run/)
+      expect(refused.stdout).toMatch(
+        /session "g" is held by another process sharing the session store .*: this program did not run/,
+      )
       writeFileSync(join(dir, 'open'), '')
       const held = await holding
       expect(held.code, held.stderr).toBe(0)

@@ -34,7 +34,11 @@ interface Run {
 /** Runs a command to its end (never through a shell); `input` is written to its stdin. */
 function run(command: string, args: readonly string[], cwd: string, input?: string): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env: { ...process.env, NO_COLOR: '1', NODE_OPTIONS: '' }, stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn(command, args, {
+      cwd,
+      env: { ...process.env, NO_COLOR: '1', NODE_OPTIONS: '' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
@@ -50,7 +54,10 @@ const ptc = (args: readonly string[], cwd = project): Promise<Run> => run('npx',
 
 /** The run succeeded; otherwise its output is the failure message. */
 function expectOk(result: Run, what: string): void {
-  expect(result.code, `${what} exited ${String(result.code)}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(0)
+  expect(
+    result.code,
+    `${what} exited ${String(result.code)}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`,
+  ).toBe(0)
 }
 
 /** Writes the lines as the project's script `name` (ESM), runs it with node, and returns the JSON it printed. */
@@ -63,7 +70,9 @@ async function scriptOutput(name: string, lines: readonly string[]): Promise<unk
 
 /** The README's quick-start file `name` (a block with the flag `file=NAME`). */
 function readmeFile(name: string): string {
-  const block = extractBlocks('README.md', readFileSync(join(ROOT, 'README.md'), 'utf8')).find((b) => b.flags.has(`file=${name}`))
+  const block = extractBlocks('README.md', readFileSync(join(ROOT, 'README.md'), 'utf8')).find((b) =>
+    b.flags.has(`file=${name}`),
+  )
   if (block === undefined) throw new Error(`README.md has no block marked file=${name}`)
   return `${block.code}\n`
 }
@@ -75,7 +84,15 @@ beforeAll(async () => {
   expectOk(await run(process.execPath, [join(ROOT, 'packages/cli/bin/ptc.js'), 'init', 'my-agent'], work), 'ptc init')
   const install = await run(
     'npm',
-    ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', ...packed.map((p) => p.tarball), '@types/node@20'],
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--ignore-scripts',
+      '--loglevel=error',
+      ...packed.map((p) => p.tarball),
+      '@types/node@20',
+    ],
     project,
   )
   expectOk(install, 'npm install')
@@ -86,16 +103,33 @@ afterAll(() => rmSync(work, { recursive: true, force: true }))
 describe('the packed tarballs', () => {
   test('every workspace package is packed', () => {
     const names = packed.map((p) => p.name).sort()
-    expect(names).toEqual(['@ptc/adapters', '@ptc/bindings', '@ptc/cli', '@ptc/mcp', '@ptc/ptc', '@ptc/sandbox', '@ptc/sandbox-isolated-vm', '@ptc/sandbox-quickjs', '@ptc/tools'])
+    expect(names).toEqual([
+      '@ptc/adapters',
+      '@ptc/bindings',
+      '@ptc/cli',
+      '@ptc/mcp',
+      '@ptc/ptc',
+      '@ptc/sandbox',
+      '@ptc/sandbox-isolated-vm',
+      '@ptc/sandbox-quickjs',
+      '@ptc/tools',
+    ])
   })
 
   test('each holds only dist/ (and bin/), README.md, LICENSE and a manifest without workspace ranges or the source condition', () => {
     for (const { name, tarball } of packed) {
       const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n')
-      const unexpected = files.filter((f) => !/^package\/(dist\/|bin\/ptc\.js$|README\.md$|LICENSE$|package\.json$)/.test(f))
+      const unexpected = files.filter(
+        (f) => !/^package\/(dist\/|bin\/ptc\.js$|README\.md$|LICENSE$|package\.json$)/.test(f),
+      )
       expect(unexpected, name).toEqual([])
-      expect(files, name).toEqual(expect.arrayContaining(['package/README.md', 'package/LICENSE', 'package/package.json']))
-      expect(files.filter((f) => /\.test(-d)?\.|\/src\//.test(f)), name).toEqual([])
+      expect(files, name).toEqual(
+        expect.arrayContaining(['package/README.md', 'package/LICENSE', 'package/package.json']),
+      )
+      expect(
+        files.filter((f) => /\.test(-d)?\.|\/src\//.test(f)),
+        name,
+      ).toEqual([])
       const manifest = execFileSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' })
       expect(manifest, name).not.toContain('workspace:')
       expect(manifest, name).not.toContain('@ptc/source')
@@ -140,7 +174,10 @@ describe('a project outside the repository, as the README says', () => {
       files: ['host.ts', 'ptc.config.ts'],
     }
     writeFileSync(join(project, 'tsconfig.host.json'), JSON.stringify(tsconfig, null, 2))
-    expectOk(await run('npx', ['--no-install', 'tsc', '-p', 'tsconfig.host.json'], project), 'tsc -p tsconfig.host.json')
+    expectOk(
+      await run('npx', ['--no-install', 'tsc', '-p', 'tsconfig.host.json'], project),
+      'tsc -p tsconfig.host.json',
+    )
     const host = await run('npx', ['--no-install', 'tsx', 'host.ts'], project)
     expectOk(host, 'npx tsx host.ts')
     expect(host.stdout).toContain("text: 'warmest: Lima (19 C)'")
@@ -190,15 +227,36 @@ describe('a project outside the repository, as the README says', () => {
       "console.log(JSON.stringify([toAnthropicTools(schemas, { allowedCallers: ['code_execution_20250825'] })[0], toOpenAIResponsesTools(schemas)[0].name, calls[0]]))",
     ])
     expect(shapes).toEqual([
-      { name: 'fs_read', description: 'Read.', input_schema: { type: 'object', properties: {} }, allowed_callers: ['code_execution_20250825'] },
+      {
+        name: 'fs_read',
+        description: 'Read.',
+        input_schema: { type: 'object', properties: {} },
+        allowed_callers: ['code_execution_20250825'],
+      },
       'fs_read',
-      { type: 'tool_call', id: 't', name: 'fs.read', arguments: '{}', caller: { type: 'code_execution_20250825', id: 'p' } },
+      {
+        type: 'tool_call',
+        id: 't',
+        name: 'fs.read',
+        arguments: '{}',
+        caller: { type: 'code_execution_20250825', id: 'p' },
+      },
     ])
-    writeFileSync(join(project, 'root.mjs'), "import { toAiSdkTools } from '@ptc/adapters'\nconsole.log(typeof toAiSdkTools)\n")
+    writeFileSync(
+      join(project, 'root.mjs'),
+      "import { toAiSdkTools } from '@ptc/adapters'\nconsole.log(typeof toAiSdkTools)\n",
+    )
     const without = await run(process.execPath, ['root.mjs'], project)
     expect(without.code).not.toBe(0)
     expect(without.stderr).toMatch(/Cannot find (package|module) 'ai'/)
-    expectOk(await run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', 'ai@6', 'zod@4'], project), 'npm install ai zod')
+    expectOk(
+      await run(
+        'npm',
+        ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', 'ai@6', 'zod@4'],
+        project,
+      ),
+      'npm install ai zod',
+    )
     const withPeers = await run(process.execPath, ['root.mjs'], project)
     expectOk(withPeers, 'node root.mjs')
     expect(withPeers.stdout.trim()).toBe('function')
@@ -213,7 +271,12 @@ describe('a project outside the repository, as the README says', () => {
       "const result = await runtime.run({ code: 'const n: number = 20; return n + 1', bindings: [], call: async () => null })",
       'console.log(JSON.stringify(result.value ?? result.error))',
     ].join('\n')
-    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: project, encoding: 'utf8', timeout: 60_000, env: { ...process.env, NODE_OPTIONS: '' } })
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: project,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, NODE_OPTIONS: '' },
+    })
     expect([child.status, child.signal, child.stdout.trim(), child.stderr]).toEqual([0, null, '21', ''])
   }, 90_000)
 
@@ -262,7 +325,10 @@ describe('a project outside the repository, as the README says', () => {
           '',
         ].join('\n'),
       )
-      writeFileSync(join(plain, 'sum.ts'), '// @description Sum 1..5 in pairs\nlet total: number = 0\nfor (let i = 1; i <= 5; i++) total = await tools.add({ a: total, b: i })\nconsole.log(`total ${total}`)\nreturn total\n')
+      writeFileSync(
+        join(plain, 'sum.ts'),
+        '// @description Sum 1..5 in pairs\nlet total: number = 0\nfor (let i = 1; i <= 5; i++) total = await tools.add({ a: total, b: i })\nconsole.log(`total ${total}`)\nreturn total\n',
+      )
       writeFileSync(join(plain, 'wrong.ts'), 'const n: string = await tools.add({ a: 1 })\nreturn n\n')
     })
 
@@ -279,7 +345,10 @@ describe('a project outside the repository, as the README says', () => {
     }, 60_000)
 
     test('ptc run --session-state keeps a sandbox session across processes, from the installed packages', async () => {
-      writeFileSync(join(plain, 'count.ts'), 'globalThis.count = (globalThis.count ?? 0) + 1\nconst sum: number = await tools.add({ a: count, b: 100 })\nreturn sum\n')
+      writeFileSync(
+        join(plain, 'count.ts'),
+        'globalThis.count = (globalThis.count ?? 0) + 1\nconst sum: number = await tools.add({ a: count, b: 100 })\nreturn sum\n',
+      )
       for (const expected of ['101', '102']) {
         const result = await ptc(['run', 'count.ts', '--tools', 'tools.ts', '--session-state', 'consumer'], plain)
         expectOk(result, 'ptc run --session-state')
@@ -290,7 +359,10 @@ describe('a project outside the repository, as the README says', () => {
 
     test('ptc run --approve defer suspends a program that ptc resume continues in another process, from the installed packages', async () => {
       // The built-in demo shop: its refunds ask for approval.
-      writeFileSync(join(plain, 'refund.ts'), "const r = await tools.issue_refund({ orderId: 'O-1028', amountCents: 100, reason: 'scratched' })\nreturn r.amountCents\n")
+      writeFileSync(
+        join(plain, 'refund.ts'),
+        "const r = await tools.issue_refund({ orderId: 'O-1028', amountCents: 100, reason: 'scratched' })\nreturn r.amountCents\n",
+      )
       const waiting = await ptc(['run', 'refund.ts', '--approve', 'defer'], plain)
       expect(waiting.code, `ptc run --approve defer exited ${String(waiting.code)}\nstderr:\n${waiting.stderr}`).toBe(3)
       const token = /go on with: ptc resume (\S+) --decision/.exec(waiting.stderr)?.[1]
@@ -316,7 +388,7 @@ describe('a project outside the repository, as the README says', () => {
           "tools.setExecutor(createPtcExecutor({ runtime, durable: { store: createFileSessionStore({ directory: '.ptc/approvals' }) } }))",
           "const agent = { id: 'consumer' }",
           'const signal = AbortSignal.timeout(60_000)',
-          "const code = 'const before = 41; const r = await tools.refund({ order: \"A-1\" }); return [before + 1, r.refunded]'",
+          'const code = \'const before = 41; const r = await tools.refund({ order: "A-1" }); return [before + 1, r.refunded]\'',
           "const batch = mode === 'start'",
           "  ? await tools.execute({ calls: [{ type: 'tool_call', id: 'c1', name: 'run_code', arguments: JSON.stringify({ code, description: 'refund' }) }], signal, agent })",
           "  : await tools.resume({ token, decision: 'allowed-once', agent, signal })",
@@ -364,7 +436,9 @@ describe('a project outside the repository, as the README says', () => {
     expect(result.stderr).toMatch(/^ptc: the isolated-vm sandbox cannot start: /m)
     // npm ran with --ignore-scripts, as npm 12 does for a dependency the project did not allow: the package is
     // there, its native part is not, and the message says how to allow and build it.
-    expect(result.stderr).toContain('the optional dependency "isolated-vm" is installed but its native part was never built')
+    expect(result.stderr).toContain(
+      'the optional dependency "isolated-vm" is installed but its native part was never built',
+    )
     expect(result.stderr).toContain('`npm install-scripts approve isolated-vm`')
     expect(result.stderr).toContain('`npm rebuild isolated-vm`')
   }, 60_000)
@@ -380,11 +454,22 @@ describe('a project that installs the tarballs with pnpm', () => {
     mkdirSync(strict)
     // Each @ptc package from its tarball, also where another @ptc package depends on it (`overrides`).
     const tarballs = Object.fromEntries(packed.map((p) => [p.name, `file:${p.tarball}`]))
-    writeFileSync(join(strict, 'package.json'), JSON.stringify({ name: 'strict', private: true, type: 'module', dependencies: tarballs, pnpm: { overrides: tarballs } }, null, 2))
+    writeFileSync(
+      join(strict, 'package.json'),
+      JSON.stringify(
+        { name: 'strict', private: true, type: 'module', dependencies: tarballs, pnpm: { overrides: tarballs } },
+        null,
+        2,
+      ),
+    )
     // pnpm's default layout, whatever a user-level .npmrc says.
     writeFileSync(join(strict, '.npmrc'), 'node-linker=isolated\nshamefully-hoist=false\npublic-hoist-pattern=\n')
     const [command, ...prefix] = pnpmCommand(ROOT)
-    const install = await run(command as string, [...prefix, 'install', '--ignore-scripts', '--prefer-offline', '--reporter=append-only'], strict)
+    const install = await run(
+      command as string,
+      [...prefix, 'install', '--ignore-scripts', '--prefer-offline', '--reporter=append-only'],
+      strict,
+    )
     expectOk(install, 'pnpm install')
     // The layout this block is about: the sandbox's own dependencies are not visible from the project.
     expect(existsSync(join(strict, 'node_modules', 'acorn'))).toBe(false)

@@ -43,7 +43,8 @@ export function markdownFiles(root: string): string[] {
   }
   files.push('bindings/README.md')
   const docs = join(root, 'docs')
-  if (existsSync(docs)) for (const entry of readdirSync(docs).sort()) if (entry.endsWith('.md')) files.push(join('docs', entry))
+  if (existsSync(docs))
+    for (const entry of readdirSync(docs).sort()) if (entry.endsWith('.md')) files.push(join('docs', entry))
   return files.filter((file) => existsSync(join(root, file))).map((file) => relative(root, join(root, file)))
 }
 
@@ -57,17 +58,32 @@ export function extractBlocks(file: string, text: string): CodeBlock[] {
     const open = FENCE.exec(lines[i] as string)
     if (open === null) continue
     const [, indent = '', fence = '', info = ''] = open
-    const words = info.trim().split(/\s+/).filter((w) => w !== '')
+    const words = info
+      .trim()
+      .split(/\s+/)
+      .filter((w) => w !== '')
     const body: string[] = []
     let j = i + 1
     for (; j < lines.length; j++) {
       const line = lines[j] as string
       const close = FENCE.exec(line)
-      if (close !== null && close[2]?.[0] === fence[0] && (close[2]?.length ?? 0) >= fence.length && close[3]?.trim() === '') break
+      if (
+        close !== null &&
+        close[2]?.[0] === fence[0] &&
+        (close[2]?.length ?? 0) >= fence.length &&
+        close[3]?.trim() === ''
+      )
+        break
       body.push(line.startsWith(indent) ? line.slice(indent.length) : line.trimStart())
     }
     if (j === lines.length) throw new Error(`${file}:${i + 1}: a code fence is never closed`)
-    blocks.push({ file, line: i + 1, language: (words[0] ?? '').toLowerCase(), flags: new Set(words.slice(1)), code: body.join('\n') })
+    blocks.push({
+      file,
+      line: i + 1,
+      language: (words[0] ?? '').toLowerCase(),
+      flags: new Set(words.slice(1)),
+      code: body.join('\n'),
+    })
     i = j
   }
   return blocks

@@ -40,7 +40,8 @@ function compilerOptions(root: string): ts.CompilerOptions {
 
 function workspaceDirs(root: string): string[] {
   const dirs = [join(root, 'bindings')]
-  for (const parent of ['packages', 'sandbox']) for (const entry of readdirSync(join(root, parent))) dirs.push(join(root, parent, entry))
+  for (const parent of ['packages', 'sandbox'])
+    for (const entry of readdirSync(join(root, parent))) dirs.push(join(root, parent, entry))
   return dirs
 }
 
@@ -83,11 +84,18 @@ export function typeCheckBlocks(root: string, blocks: readonly CodeBlock[]): Map
       block,
       diagnostics.map((d) => {
         const line = d.start === undefined ? 0 : source.getLineAndCharacterOfPosition(d.start).line
-        return { where: `${block.file}:${block.line + 1 + line}`, code: d.code, message: ts.flattenDiagnosticMessageText(d.messageText, '\n') }
+        return {
+          where: `${block.file}:${block.line + 1 + line}`,
+          code: d.code,
+          message: ts.flattenDiagnosticMessageText(d.messageText, '\n'),
+        }
       }),
     )
   }
   const global = program.getGlobalDiagnostics().concat(program.getOptionsDiagnostics())
-  if (global.length > 0) throw new Error(`compiler options: ${global.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')).join('; ')}`)
+  if (global.length > 0)
+    throw new Error(
+      `compiler options: ${global.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')).join('; ')}`,
+    )
   return out
 }

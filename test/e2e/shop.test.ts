@@ -3,11 +3,29 @@
  * program runs as one `run_code` call through the PTC executor, and its answer
  * is checked against `data.json` computed independently here.
  */
-import { byteFigures, contentBytes, createShop, installShopPolicy, shopData, shopTools, subCallsOf, type Shop } from '@ptc/cli'
+import {
+  byteFigures,
+  contentBytes,
+  createShop,
+  installShopPolicy,
+  shopData,
+  shopTools,
+  subCallsOf,
+  type Shop,
+} from '@ptc/cli'
 import { createPtcExecutor, sdkText } from '@ptc/ptc'
 import type { CodeRuntime } from '@ptc/sandbox'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
-import { MemorySession, ToolsService, type Agent, type ApprovalOutcome, type ApprovalRequest, type JsonValue, type SessionEvent, type ToolExecutionResult } from '@ptc/tools'
+import {
+  MemorySession,
+  ToolsService,
+  type Agent,
+  type ApprovalOutcome,
+  type ApprovalRequest,
+  type JsonValue,
+  type SessionEvent,
+  type ToolExecutionResult,
+} from '@ptc/tools'
 import ts from 'typescript'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { loadProgram, SHOP_PROGRAMS, type ShopProgramName } from '../../examples/shop/programs.js'
@@ -38,7 +56,13 @@ interface ShopHarness {
 }
 
 /** A fresh shop, its tools and policy, an approval service answering `answer`, and a PTC executor over QuickJS. */
-function shopHarness({ answer = 'allowed-once', latencyMs = 2 }: { answer?: ApprovalOutcome; latencyMs?: number } = {}): ShopHarness {
+function shopHarness({
+  answer = 'allowed-once',
+  latencyMs = 2,
+}: {
+  answer?: ApprovalOutcome
+  latencyMs?: number
+} = {}): ShopHarness {
   const shop = createShop()
   const approvals: ApprovalRequest[] = []
   const approval = {
@@ -68,7 +92,8 @@ function shopHarness({ answer = 'allowed-once', latencyMs = 2 }: { answer?: Appr
     return {
       result,
       get value() {
-        if (result.isError) throw new Error(`run_code failed: ${result.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n')}`)
+        if (result.isError)
+          throw new Error(`run_code failed: ${result.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n')}`)
         return result.value as { logs: string[]; result?: JsonValue }
       },
       events: session.events.slice(from),
@@ -86,17 +111,23 @@ function expectCompleteLog(events: readonly SessionEvent[], runId: string, expec
   expect([...settles.map((e) => e.subCallId)].sort()).toEqual([...ids].sort())
   for (const e of [...starts, ...settles]) expect(e).toMatchObject({ rootCallId: runId, parentCallId: runId })
   // Each settle comes after its own start in the log.
-  for (const id of ids) expect(events.findIndex((e) => e.type === 'tool/ptc-dispatch' && e.subCallId === id)).toBeGreaterThan(events.findIndex((e) => e.type === 'tool/ptc-dispatch-start' && e.subCallId === id))
+  for (const id of ids)
+    expect(events.findIndex((e) => e.type === 'tool/ptc-dispatch' && e.subCallId === id)).toBeGreaterThan(
+      events.findIndex((e) => e.type === 'tool/ptc-dispatch-start' && e.subCallId === id),
+    )
   expect(subCallsOf(events, runId).every((c) => c.settledAt !== undefined)).toBe(true)
 }
 
 const productName = (sku: string): string => data.products.find((p) => p.sku === sku)?.name ?? `?${sku}`
-const newestFirst = <T extends { placedAt: string }>(orders: T[]): T[] => [...orders].sort((a, b) => b.placedAt.localeCompare(a.placedAt))
+const newestFirst = <T extends { placedAt: string }>(orders: T[]): T[] =>
+  [...orders].sort((a, b) => b.placedAt.localeCompare(a.placedAt))
 
 describe('the shop programs over QuickJS', () => {
   test('top customers: the 3 largest 2026 spenders with their latest order, and most result bytes stay in the sandbox', async () => {
     const spend = new Map<string, number>()
-    for (const o of data.orders) if (o.status !== 'cancelled' && o.placedAt >= '2026-01-01') spend.set(o.customerId, (spend.get(o.customerId) ?? 0) + o.totalCents)
+    for (const o of data.orders)
+      if (o.status !== 'cancelled' && o.placedAt >= '2026-01-01')
+        spend.set(o.customerId, (spend.get(o.customerId) ?? 0) + o.totalCents)
     const expected = [...spend]
       .sort((a, b) => b[1] - a[1])
       .slice(0, 3)
@@ -106,7 +137,12 @@ describe('the shop programs over QuickJS', () => {
         return {
           customer: `${customer?.name} (${id})`,
           spentCents: cents,
-          latestOrder: { id: latest?.id, placedAt: latest?.placedAt.slice(0, 10), status: latest?.status, items: latest?.items.map((i) => `${i.quantity} x ${productName(i.sku)}`) },
+          latestOrder: {
+            id: latest?.id,
+            placedAt: latest?.placedAt.slice(0, 10),
+            status: latest?.status,
+            items: latest?.items.map((i) => `${i.quantity} x ${productName(i.sku)}`),
+          },
         }
       })
 
@@ -118,7 +154,9 @@ describe('the shop programs over QuickJS', () => {
 
     // What stayed inside vs. what the model read.
     const subCalls = subCallsOf(run.events, 'run1')
-    const inSandbox = run.events.filter((e) => e.type === 'tool/ptc-dispatch').reduce((sum, e) => sum + contentBytes(e.content), 0)
+    const inSandbox = run.events
+      .filter((e) => e.type === 'tool/ptc-dispatch')
+      .reduce((sum, e) => sum + contentBytes(e.content), 0)
     const toModel = run.result.content.reduce((sum, b) => sum + (b.type === 'text' ? Buffer.byteLength(b.text) : 0), 0)
     expect(byteFigures(subCalls, run.result.content)).toEqual({ inSandbox, toModel })
     expect(inSandbox).toBeGreaterThan(toModel * 3)
@@ -144,7 +182,9 @@ describe('the shop programs over QuickJS', () => {
     expectCompleteLog(run.events, 'run1', categories.length)
     // All five safe calls started before the first one settled.
     const firstSettle = run.events.findIndex((e) => e.type === 'tool/ptc-dispatch')
-    expect(run.events.slice(0, firstSettle).filter((e) => e.type === 'tool/ptc-dispatch-start')).toHaveLength(categories.length)
+    expect(run.events.slice(0, firstSettle).filter((e) => e.type === 'tool/ptc-dispatch-start')).toHaveLength(
+      categories.length,
+    )
   })
 
   test('delayed orders: every late processing or shipped order is marked delayed, one exclusive write at a time', async () => {
@@ -156,33 +196,65 @@ describe('the shop programs over QuickJS', () => {
     const h = shopHarness()
     const run = await h.program('delayed-orders')
     expect(run.value.result).toEqual({ marked: late, failed: [] })
-    expect(h.shop.orders.filter((o) => o.status === 'delayed').map((o) => o.id).sort()).toEqual([...late].sort())
+    expect(
+      h.shop.orders
+        .filter((o) => o.status === 'delayed')
+        .map((o) => o.id)
+        .sort(),
+    ).toEqual([...late].sort())
     expectCompleteLog(run.events, 'run1', 2 + late.length)
     // An exclusive write starts only after the previous call settled.
-    const order = run.events.filter((e) => e.type.startsWith('tool/ptc-dispatch')).map((e) => `${e.type === 'tool/ptc-dispatch' ? 'end' : 'start'} ${String(e.name)}`)
+    const order = run.events
+      .filter((e) => e.type.startsWith('tool/ptc-dispatch'))
+      .map((e) => `${e.type === 'tool/ptc-dispatch' ? 'end' : 'start'} ${String(e.name)}`)
     const writes = order.slice(order.indexOf('start update_order_status'))
     expect(writes).toEqual(late.flatMap(() => ['start update_order_status', 'end update_order_status']))
   })
 
   test('refund a damaged item: the refund goes through approval and refunds one unit of the monitor', async () => {
     const gareth = data.customers.find((c) => c.name === 'Gareth Evans')
-    const screens = new Set(data.products.filter((p) => p.category === 'monitors' && p.name.includes('-inch')).map((p) => p.sku))
-    const order = newestFirst(data.orders.filter((o) => o.customerId === gareth?.id && o.status === 'delivered')).find((o) => o.items.some((i) => screens.has(i.sku)))
+    const screens = new Set(
+      data.products.filter((p) => p.category === 'monitors' && p.name.includes('-inch')).map((p) => p.sku),
+    )
+    const order = newestFirst(data.orders.filter((o) => o.customerId === gareth?.id && o.status === 'delivered')).find(
+      (o) => o.items.some((i) => screens.has(i.sku)),
+    )
     const line = order?.items.find((i) => screens.has(i.sku))
     expect(order).toBeDefined()
 
     const h = shopHarness()
     const run = await h.program('refund-damaged')
-    expect(run.value.result).toEqual({ refundId: 'R-0001', orderId: order?.id, amountCents: line?.unitPriceCents, refundedCents: line?.unitPriceCents, remainingCents: (order?.totalCents ?? 0) - (line?.unitPriceCents ?? 0) })
-    expect(h.shop.refunds).toEqual([{ id: 'R-0001', orderId: order?.id, amountCents: line?.unitPriceCents, reason: `${productName(line?.sku ?? '')} arrived damaged (cracked screen)` }])
+    expect(run.value.result).toEqual({
+      refundId: 'R-0001',
+      orderId: order?.id,
+      amountCents: line?.unitPriceCents,
+      refundedCents: line?.unitPriceCents,
+      remainingCents: (order?.totalCents ?? 0) - (line?.unitPriceCents ?? 0),
+    })
+    expect(h.shop.refunds).toEqual([
+      {
+        id: 'R-0001',
+        orderId: order?.id,
+        amountCents: line?.unitPriceCents,
+        reason: `${productName(line?.sku ?? '')} arrived damaged (cracked screen)`,
+      },
+    ])
     // Only the refund asked the user, as a sub-call of this run.
     expect(h.approvals).toHaveLength(1)
-    expect(h.approvals[0]?.exec).toMatchObject({ name: 'issue_refund', rootCallId: 'run1', arguments: { orderId: order?.id, amountCents: line?.unitPriceCents } })
+    expect(h.approvals[0]?.exec).toMatchObject({
+      name: 'issue_refund',
+      rootCallId: 'run1',
+      arguments: { orderId: order?.id, amountCents: line?.unitPriceCents },
+    })
     expect(h.approvals[0]?.exec.callId).toMatch(/^run1:ptc:\d+$/)
     expect(h.approvals[0]?.reason).toContain(order?.id)
     const subCalls = subCallsOf(run.events, 'run1')
     expectCompleteLog(run.events, 'run1', subCalls.length)
-    expect(subCalls.at(-1)).toMatchObject({ name: 'issue_refund', isError: false, subCallId: h.approvals[0]?.exec.callId })
+    expect(subCalls.at(-1)).toMatchObject({
+      name: 'issue_refund',
+      isError: false,
+      subCallId: h.approvals[0]?.exec.callId,
+    })
   })
 
   test('a refund above the order total is denied by the guard, even though the user approved it', async () => {
@@ -216,14 +288,19 @@ describe('the shop programs over QuickJS', () => {
     const run = await h.run(`
       const [missing, found] = await Promise.allSettled([tools.get_customer({ id: 'C999' }), tools.get_customer({ id: 'C001' })])
       return { missing: missing.status === 'rejected' ? String(missing.reason.message) : 'resolved', found: found.status === 'fulfilled' ? found.value.name : 'rejected' }`)
-    expect(run.value.result).toEqual({ missing: expect.stringMatching(/customer "C999" was not found \(ids look like "C001"; use search_customers/), found: data.customers[0]?.name })
+    expect(run.value.result).toEqual({
+      missing: expect.stringMatching(/customer "C999" was not found \(ids look like "C001"; use search_customers/),
+      found: data.customers[0]?.name,
+    })
     expect(subCallsOf(run.events, 'run1')).toMatchObject([{ isError: true, code: 'TOOL_ERROR' }, { isError: false }])
   })
 
   test('a misspelled argument is INVALID_ARGS rather than a silently ignored filter', async () => {
     const h = shopHarness()
     const run = await h.run(`return await tools.list_orders({ customer_id: 'C007' }).catch((e: Error) => e.message)`)
-    expect(run.value.result).toMatch(/\/customer_id: is not a list_orders argument \(known: customerId, status, since, limit\)/)
+    expect(run.value.result).toMatch(
+      /\/customer_id: is not a list_orders argument \(known: customerId, status, since, limit\)/,
+    )
     expect(subCallsOf(run.events, 'run1')).toMatchObject([{ isError: true, code: 'INVALID_ARGS' }])
   })
 
@@ -247,13 +324,24 @@ describe('the programs are valid against what the model reads', () => {
   let cached: Map<string, string[]> | undefined
   function typeErrors(name: string): string[] {
     if (cached === undefined) {
-      const bodies = new Map<string, string>([...SHOP_PROGRAMS.map((p): [string, string] => [p, loadProgram(p).code]), ['misuse', MISUSE]])
+      const bodies = new Map<string, string>([
+        ...SHOP_PROGRAMS.map((p): [string, string] => [p, loadProgram(p).code]),
+        ['misuse', MISUSE],
+      ])
       const files = new Map<string, string>([['/sdk.ts', sdk]])
-      for (const [key, body] of bodies) files.set(`/${key}.ts`, `export {}\nasync function program() {\n${body}\n}\nvoid program\n`)
-      const options: ts.CompilerOptions = { strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, lib: ['lib.es2023.d.ts'], types: [] }
+      for (const [key, body] of bodies)
+        files.set(`/${key}.ts`, `export {}\nasync function program() {\n${body}\n}\nvoid program\n`)
+      const options: ts.CompilerOptions = {
+        strict: true,
+        noEmit: true,
+        target: ts.ScriptTarget.ES2022,
+        lib: ['lib.es2023.d.ts'],
+        types: [],
+      }
       const host = ts.createCompilerHost(options)
       const read = host.getSourceFile.bind(host)
-      host.getSourceFile = (file, version) => (files.has(file) ? ts.createSourceFile(file, files.get(file) ?? '', version) : read(file, version))
+      host.getSourceFile = (file, version) =>
+        files.has(file) ? ts.createSourceFile(file, files.get(file) ?? '', version) : read(file, version)
       host.fileExists = (file) => files.has(file) || ts.sys.fileExists(file)
       const program = ts.createProgram([...files.keys()], options, host)
       cached = new Map()

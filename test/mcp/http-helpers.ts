@@ -4,9 +4,17 @@ import type { CodeRuntime } from '@ptc/sandbox'
 import { createPtcMcpServer, listenHttp, type HttpEndpoint, type HttpServeOptions, type PtcMcpServer } from '@ptc/mcp'
 import { inMemoryFixture } from '@ptc/mcp/testing'
 
-export const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1.0.0' } } }
+export const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1.0.0' } },
+}
 
-export const RUN_ECHO = { name: 'run_code', arguments: { code: 'return await tools["fx.echo"]({ text: "over http" })', description: 'http' } }
+export const RUN_ECHO = {
+  name: 'run_code',
+  arguments: { code: 'return await tools["fx.echo"]({ text: "over http" })', description: 'http' },
+}
 
 export interface Served extends AsyncDisposable {
   ptc: PtcMcpServer
@@ -18,7 +26,11 @@ export interface Served extends AsyncDisposable {
 
 /** `createPtcMcpServer` over an in-memory fixture upstream, listening on a free port. */
 export async function serve(runtime: CodeRuntime, options: Partial<HttpServeOptions> = {}): Promise<Served> {
-  const ptc = await createPtcMcpServer({ upstreams: [{ name: 'fx', transport: inMemoryFixture() }], runtime, onWarning: () => undefined })
+  const ptc = await createPtcMcpServer({
+    upstreams: [{ name: 'fx', transport: inMemoryFixture() }],
+    runtime,
+    onWarning: () => undefined,
+  })
   const endpoint = await listenHttp(ptc, { port: 0, ...options })
   const close = async (): Promise<void> => {
     await endpoint.close()
@@ -33,12 +45,22 @@ export function mcpHeaders(extra: Record<string, string> = {}): Record<string, s
 }
 
 /** POST `body` (serialized unless a string) with `fetch`; the status, headers and parsed JSON body (if JSON). */
-export async function post(url: string, body: unknown, headers: Record<string, string>): Promise<{ status: number; headers: Headers; json: unknown; text: string }> {
-  const response = await fetch(url, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) })
+export async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Headers; json: unknown; text: string }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  })
   return read(response)
 }
 
-export async function read(response: Response): Promise<{ status: number; headers: Headers; json: unknown; text: string }> {
+export async function read(
+  response: Response,
+): Promise<{ status: number; headers: Headers; json: unknown; text: string }> {
   const text = await response.text()
   let json: unknown
   if (response.headers.get('content-type')?.includes('application/json') === true) json = JSON.parse(text) as unknown
@@ -48,7 +70,8 @@ export async function read(response: Response): Promise<{ status: number; header
 /** The JSON-RPC error of a refusal body. */
 export function rpcError(json: unknown): { code: number; message: string } {
   const body = json as { jsonrpc?: string; error?: { code: number; message: string }; id?: unknown }
-  if (body.jsonrpc !== '2.0' || body.error === undefined || body.id !== null) throw new Error(`not a JSON-RPC error: ${JSON.stringify(json)}`)
+  if (body.jsonrpc !== '2.0' || body.error === undefined || body.id !== null)
+    throw new Error(`not a JSON-RPC error: ${JSON.stringify(json)}`)
   return body.error
 }
 
@@ -57,16 +80,36 @@ export function rpcError(json: unknown): { code: number; message: string } {
  * `Host`), on a fresh connection. With `expect: 100-continue` among the
  * headers the body is sent only after `100 Continue` (`continued` says whether it came).
  */
-export function rawRequest(options: { port: number; method?: string; headers: Record<string, string>; body?: string }): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; continued: boolean }> {
+export function rawRequest(options: {
+  port: number
+  method?: string
+  headers: Record<string, string>
+  body?: string
+}): Promise<{
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  text: string
+  continued: boolean
+}> {
   return new Promise((resolve, reject) => {
     let continued = false
-    const req = request({ host: '127.0.0.1', port: options.port, path: '/mcp', method: options.method ?? 'POST', headers: options.headers, agent: false }, (res) => {
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => (text += chunk))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, continued }))
-      res.on('error', reject)
-    })
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: options.port,
+        path: '/mcp',
+        method: options.method ?? 'POST',
+        headers: options.headers,
+        agent: false,
+      },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => (text += chunk))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, continued }))
+        res.on('error', reject)
+      },
+    )
     req.on('error', reject)
     if (options.headers.expect === '100-continue') {
       req.on('continue', () => {

@@ -9,7 +9,19 @@ import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { listenHttp } from '@ptc/mcp'
 import { connectHttpClient, type CallToolResult } from '@ptc/mcp/testing'
-import { INITIALIZE, initializeRaw, mcpHeaders, post, rawRequest, read, rpcError, RUN_ECHO, serve, until, type Served } from './http-helpers.js'
+import {
+  INITIALIZE,
+  initializeRaw,
+  mcpHeaders,
+  post,
+  rawRequest,
+  read,
+  rpcError,
+  RUN_ECHO,
+  serve,
+  until,
+  type Served,
+} from './http-helpers.js'
 
 let runtime: CodeRuntime
 let served: Served
@@ -36,7 +48,15 @@ describe('bearer token', () => {
 
   test('a request without the token, or with a wrong one, gets 401 with WWW-Authenticate: Bearer and a JSON-RPC error', async () => {
     const token = served.endpoint.token ?? ''
-    const wrong = [undefined, 'Bearer', `Basic ${token}`, `Bearer ${token.slice(0, -1)}x`, `Bearer ${token}x`, `Bearer ${token.slice(0, 10)}`, `Bearer  ${token} extra`]
+    const wrong = [
+      undefined,
+      'Bearer',
+      `Basic ${token}`,
+      `Bearer ${token.slice(0, -1)}x`,
+      `Bearer ${token}x`,
+      `Bearer ${token.slice(0, 10)}`,
+      `Bearer  ${token} extra`,
+    ]
     for (const authorization of wrong) {
       const response = await post(url, INITIALIZE, mcpHeaders(authorization === undefined ? {} : { authorization }))
       expect(response.status, String(authorization)).toBe(401)
@@ -53,37 +73,71 @@ describe('bearer token', () => {
     const result = (await client.callTool(RUN_ECHO)) as CallToolResult
     expect(result.content).toEqual([{ type: 'text', text: 'over http' }])
     await client.close()
-    expect((await post(url, INITIALIZE, mcpHeaders({ authorization: `bearer ${served.endpoint.token ?? ''}` }))).status).toBe(200)
+    expect(
+      (await post(url, INITIALIZE, mcpHeaders({ authorization: `bearer ${served.endpoint.token ?? ''}` }))).status,
+    ).toBe(200)
   })
 })
 
 describe('Origin', () => {
   test('a foreign Origin is refused with 403; the loopback origins, an --allow-origin one and none at all are accepted', async () => {
-    for (const origin of ['http://evil.example', `http://evil.example:${port}`, 'null', `https://127.0.0.1:${port}`, `http://127.0.0.1:${port + 1}`, 'https://app.example.evil']) {
+    for (const origin of [
+      'http://evil.example',
+      `http://evil.example:${port}`,
+      'null',
+      `https://127.0.0.1:${port}`,
+      `http://127.0.0.1:${port + 1}`,
+      'https://app.example.evil',
+    ]) {
       const response = await post(url, INITIALIZE, mcpHeaders({ authorization: served.bearer, origin }))
       expect(response.status, origin).toBe(403)
       expect(rpcError(response.json).message).toMatch(/Origin/)
     }
     const created = served.endpoint.stats().serversCreated
-    for (const origin of [`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`, 'https://app.example', 'https://APP.example:443']) {
-      expect((await post(url, INITIALIZE, mcpHeaders({ authorization: served.bearer, origin }))).status, origin).toBe(200)
+    for (const origin of [
+      `http://127.0.0.1:${port}`,
+      `http://localhost:${port}`,
+      `http://[::1]:${port}`,
+      'https://app.example',
+      'https://APP.example:443',
+    ]) {
+      expect((await post(url, INITIALIZE, mcpHeaders({ authorization: served.bearer, origin }))).status, origin).toBe(
+        200,
+      )
     }
     expect((await post(url, INITIALIZE, mcpHeaders({ authorization: served.bearer }))).status).toBe(200)
     expect(served.endpoint.stats().serversCreated).toBe(created + 6)
   })
 
   test('an allowed origin gets CORS headers (a preflight before the token check), a foreign one none', async () => {
-    const preflight = await fetch(url, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } })
+    const preflight = await fetch(url, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type',
+      },
+    })
     expect(preflight.status).toBe(204)
     expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example')
     expect(preflight.headers.get('access-control-allow-headers')).toMatch(/authorization.*mcp-session-id/)
-    const served200 = await post(url, INITIALIZE, mcpHeaders({ authorization: served.bearer, origin: 'https://app.example' }))
+    const served200 = await post(
+      url,
+      INITIALIZE,
+      mcpHeaders({ authorization: served.bearer, origin: 'https://app.example' }),
+    )
     expect(served200.headers.get('access-control-allow-origin')).toBe('https://app.example')
     expect(served200.headers.get('access-control-expose-headers')).toMatch(/mcp-session-id/)
     expect(served200.headers.get('mcp-session-id')).toMatch(/^[0-9a-f-]{36}$/)
     const unauthorized = await post(url, INITIALIZE, mcpHeaders({ origin: 'https://app.example' }))
-    expect([unauthorized.status, unauthorized.headers.get('access-control-allow-origin')]).toEqual([401, 'https://app.example'])
-    const foreign = await fetch(url, { method: 'OPTIONS', headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' } })
+    expect([unauthorized.status, unauthorized.headers.get('access-control-allow-origin')]).toEqual([
+      401,
+      'https://app.example',
+    ])
+    const foreign = await fetch(url, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' },
+    })
     expect([foreign.status, foreign.headers.get('access-control-allow-origin')]).toEqual([403, null])
     const noOrigin = await fetch(url, { method: 'OPTIONS' })
     expect(noOrigin.status).toBe(401)
@@ -93,13 +147,30 @@ describe('Origin', () => {
 describe('Host', () => {
   test('on a loopback bind, a Host that is not a loopback name with the bound port is refused with 403', async () => {
     const body = JSON.stringify(INITIALIZE)
-    for (const host of ['evil.example', `evil.example:${port}`, `127.0.0.1:${port + 1}`, 'localhost', `localhost.evil.example:${port}`, `[::2]:${port}`, `127.0.0.1:${port}.`, `127.0.0.1:${port}@evil.example`]) {
-      const response = await rawRequest({ port, headers: { ...mcpHeaders({ authorization: served.bearer }), host }, body })
+    for (const host of [
+      'evil.example',
+      `evil.example:${port}`,
+      `127.0.0.1:${port + 1}`,
+      'localhost',
+      `localhost.evil.example:${port}`,
+      `[::2]:${port}`,
+      `127.0.0.1:${port}.`,
+      `127.0.0.1:${port}@evil.example`,
+    ]) {
+      const response = await rawRequest({
+        port,
+        headers: { ...mcpHeaders({ authorization: served.bearer }), host },
+        body,
+      })
       expect(response.status, host).toBe(403)
       expect(rpcError(JSON.parse(response.text)).message).toMatch(/Host/)
     }
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`]) {
-      const response = await rawRequest({ port, headers: { ...mcpHeaders({ authorization: served.bearer }), host }, body })
+      const response = await rawRequest({
+        port,
+        headers: { ...mcpHeaders({ authorization: served.bearer }), host },
+        body,
+      })
       expect(response.status, host).toBe(200)
     }
   })
@@ -110,9 +181,13 @@ describe('Host', () => {
       const wport = Number(new URL(wide.endpoint.url).port)
       const headers = mcpHeaders({ authorization: wide.bearer })
       const body = JSON.stringify(INITIALIZE)
-      for (const host of ['evil.example', `evil.example:${wport}`, `mcp.example:${wport + 1}`]) expect((await rawRequest({ port: wport, headers: { ...headers, host }, body })).status, host).toBe(403)
-      for (const host of [`127.0.0.1:${wport}`, `localhost:${wport}`, `mcp.example:${wport}`]) expect((await rawRequest({ port: wport, headers: { ...headers, host }, body })).status, host).toBe(200)
-      expect((await rawRequest({ port: wport, headers: { ...mcpHeaders(), host: `127.0.0.1:${wport}` }, body })).status).toBe(401)
+      for (const host of ['evil.example', `evil.example:${wport}`, `mcp.example:${wport + 1}`])
+        expect((await rawRequest({ port: wport, headers: { ...headers, host }, body })).status, host).toBe(403)
+      for (const host of [`127.0.0.1:${wport}`, `localhost:${wport}`, `mcp.example:${wport}`])
+        expect((await rawRequest({ port: wport, headers: { ...headers, host }, body })).status, host).toBe(200)
+      expect(
+        (await rawRequest({ port: wport, headers: { ...mcpHeaders(), host: `127.0.0.1:${wport}` }, body })).status,
+      ).toBe(401)
     } finally {
       await wide.close()
     }
@@ -122,7 +197,10 @@ describe('Host', () => {
 describe('request bodies and JSON-RPC errors', () => {
   test('a 6 MB body gets 413 and Connection: close; the next request, on a new connection, works', async () => {
     const before = served.endpoint.stats().serversCreated
-    const big = JSON.stringify({ ...INITIALIZE, params: { ...INITIALIZE.params, padding: 'x'.repeat(6 * 1024 * 1024) } })
+    const big = JSON.stringify({
+      ...INITIALIZE,
+      params: { ...INITIALIZE.params, padding: 'x'.repeat(6 * 1024 * 1024) },
+    })
     const declared = await post(url, big, mcpHeaders({ authorization: served.bearer }))
     expect(declared.status).toBe(413)
     expect(declared.headers.get('connection')).toBe('close')
@@ -131,8 +209,17 @@ describe('request bodies and JSON-RPC errors', () => {
     const chunks = (function* () {
       for (let i = 0; i < 96; i++) yield new TextEncoder().encode('x'.repeat(64 * 1024))
     })()
-    const stream = new ReadableStream<Uint8Array>({ pull: (c) => void (((n) => (n.done ? c.close() : c.enqueue(n.value)))(chunks.next())) })
-    const chunked = await read(await fetch(url, { method: 'POST', headers: mcpHeaders({ authorization: served.bearer }), body: stream, duplex: 'half' } as RequestInit))
+    const stream = new ReadableStream<Uint8Array>({
+      pull: (c) => void ((n) => (n.done ? c.close() : c.enqueue(n.value)))(chunks.next()),
+    })
+    const chunked = await read(
+      await fetch(url, {
+        method: 'POST',
+        headers: mcpHeaders({ authorization: served.bearer }),
+        body: stream,
+        duplex: 'half',
+      } as RequestInit),
+    )
     expect(chunked.status).toBe(413)
     expect(chunks.next().done).toBe(false) // the server stopped reading long before the end
     expect(served.endpoint.stats().serversCreated).toBe(before)
@@ -145,7 +232,10 @@ describe('request bodies and JSON-RPC errors', () => {
     const base = { ...mcpHeaders(), expect: '100-continue', 'content-length': length }
     const noToken = await rawRequest({ port, headers: base, body })
     expect([noToken.status, noToken.continued, noToken.headers.connection]).toEqual([401, false, 'close'])
-    const tooLarge = await rawRequest({ port, headers: { ...base, authorization: served.bearer, 'content-length': String(8 * 1024 * 1024) } })
+    const tooLarge = await rawRequest({
+      port,
+      headers: { ...base, authorization: served.bearer, 'content-length': String(8 * 1024 * 1024) },
+    })
     expect([tooLarge.status, tooLarge.continued]).toEqual([413, false])
     const accepted = await rawRequest({ port, headers: { ...base, authorization: served.bearer }, body })
     expect([accepted.status, accepted.continued]).toEqual([200, true])
@@ -156,9 +246,17 @@ describe('request bodies and JSON-RPC errors', () => {
     for (const body of ['{"jsonrpc":"2.0",', '', 'nope']) {
       const response = await post(url, body, headers)
       expect(response.status).toBe(400)
-      expect(rpcError(response.json)).toEqual({ code: -32700, message: expect.stringMatching(/^Parse error/) as unknown })
+      expect(rpcError(response.json)).toEqual({
+        code: -32700,
+        message: expect.stringMatching(/^Parse error/) as unknown,
+      })
     }
-    for (const body of [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }, [INITIALIZE], { ...INITIALIZE, params: {} }, 42]) {
+    for (const body of [
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      [INITIALIZE],
+      { ...INITIALIZE, params: {} },
+      42,
+    ]) {
       const response = await post(url, body, headers)
       expect(response.status).toBe(400)
       expect(rpcError(response.json).code).toBe(-32600)
@@ -169,13 +267,34 @@ describe('request bodies and JSON-RPC errors', () => {
 
   test('inside a session, malformed JSON gets 400 / -32700 and valid JSON that is no JSON-RPC request 400 / -32600; the session lives on', async () => {
     const id = await initializeRaw(url, served.bearer)
-    const headers = mcpHeaders({ authorization: served.bearer, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' })
+    const headers = mcpHeaders({
+      authorization: served.bearer,
+      'mcp-session-id': id,
+      'mcp-protocol-version': '2025-06-18',
+    })
     const parse = await post(url, '{"jsonrpc":"2.0",', headers)
     expect([parse.status, rpcError(parse.json).code]).toEqual([400, -32700])
-    const bad = [42, '"text"', 'null', { foo: 1 }, { jsonrpc: '1.0', id: 1, method: 'tools/list' }, { jsonrpc: '2.0', id: 1 }, { jsonrpc: '2.0', id: 1, method: 7 }, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: 5 }, [], [{ a: 1 }]]
+    const bad = [
+      42,
+      '"text"',
+      'null',
+      { foo: 1 },
+      { jsonrpc: '1.0', id: 1, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 1 },
+      { jsonrpc: '2.0', id: 1, method: 7 },
+      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: 5 },
+      [],
+      [{ a: 1 }],
+    ]
     for (const body of bad) {
       const response = await post(url, body, headers)
-      expect([response.status, rpcError(response.json)], JSON.stringify(body)).toEqual([400, { code: -32600, message: expect.stringMatching(/^Invalid Request: the body must be a JSON-RPC 2\.0 message/) as unknown }])
+      expect([response.status, rpcError(response.json)], JSON.stringify(body)).toEqual([
+        400,
+        {
+          code: -32600,
+          message: expect.stringMatching(/^Invalid Request: the body must be a JSON-RPC 2\.0 message/) as unknown,
+        },
+      ])
     }
     // An unknown method is a valid request: the protocol server answers it (-32601), and the session still works.
     const unknown = await post(url, { jsonrpc: '2.0', id: 5, method: 'no/such' }, headers)
@@ -185,13 +304,23 @@ describe('request bodies and JSON-RPC errors', () => {
   })
 
   test('an unknown session id gets 404; another method 405; another content type 415; a bad Accept 406', async () => {
-    const unknown = await post(url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, mcpHeaders({ authorization: served.bearer, 'mcp-session-id': '00000000-0000-4000-8000-000000000000' }))
+    const unknown = await post(
+      url,
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      mcpHeaders({ authorization: served.bearer, 'mcp-session-id': '00000000-0000-4000-8000-000000000000' }),
+    )
     expect([unknown.status, rpcError(unknown.json).code]).toEqual([404, -32001])
     const put = await read(await fetch(url, { method: 'PUT', headers: { authorization: served.bearer } }))
     expect([put.status, put.headers.get('allow'), rpcError(put.json).code]).toEqual([405, 'GET, POST, DELETE', -32000])
-    expect((await post(url, INITIALIZE, mcpHeaders({ authorization: served.bearer, 'content-type': 'text/plain' }))).status).toBe(415)
-    expect((await post(url, INITIALIZE, mcpHeaders({ authorization: served.bearer, accept: 'application/json' }))).status).toBe(406)
-    expect((await read(await fetch(new URL('/other', url), { headers: { authorization: served.bearer } }))).status).toBe(404)
+    expect(
+      (await post(url, INITIALIZE, mcpHeaders({ authorization: served.bearer, 'content-type': 'text/plain' }))).status,
+    ).toBe(415)
+    expect(
+      (await post(url, INITIALIZE, mcpHeaders({ authorization: served.bearer, accept: 'application/json' }))).status,
+    ).toBe(406)
+    expect(
+      (await read(await fetch(new URL('/other', url), { headers: { authorization: served.bearer } }))).status,
+    ).toBe(404)
   })
 
   test('no protocol server is created for an initialize refused by any check', async () => {
@@ -202,7 +331,11 @@ describe('request bodies and JSON-RPC errors', () => {
     const refused = [
       post(url, INITIALIZE, mcpHeaders()),
       post(url, INITIALIZE, mcpHeaders({ authorization: bearer, origin: 'http://evil.example' })),
-      rawRequest({ port, headers: { ...mcpHeaders({ authorization: bearer }), host: 'evil.example' }, body: JSON.stringify(INITIALIZE) }),
+      rawRequest({
+        port,
+        headers: { ...mcpHeaders({ authorization: bearer }), host: 'evil.example' },
+        body: JSON.stringify(INITIALIZE),
+      }),
       post(url, 'x'.repeat(2 * 1024 * 1024), mcpHeaders({ authorization: bearer })),
       post(url, '{', mcpHeaders({ authorization: bearer })),
       post(url, { ...INITIALIZE, method: 'ping' }, mcpHeaders({ authorization: bearer })),
@@ -215,9 +348,16 @@ describe('request bodies and JSON-RPC errors', () => {
 
   test('an internal error is 500 / -32603 without its message or stack; the slot it reserved is released', async () => {
     const errors: string[] = []
-    const failing = { ...served.ptc, connect: () => Promise.reject(new Error('secret detail at /srv/internal/file.ts:12:3')) }
+    const failing = {
+      ...served.ptc,
+      connect: () => Promise.reject(new Error('secret detail at /srv/internal/file.ts:12:3')),
+    }
     await using endpoint = await listenHttp(failing, { port: 0, onError: (m) => errors.push(m) })
-    const response = await post(endpoint.url, INITIALIZE, mcpHeaders({ authorization: `Bearer ${endpoint.token ?? ''}` }))
+    const response = await post(
+      endpoint.url,
+      INITIALIZE,
+      mcpHeaders({ authorization: `Bearer ${endpoint.token ?? ''}` }),
+    )
     expect([response.status, rpcError(response.json)]).toEqual([500, { code: -32603, message: 'Internal error' }])
     expect(response.text).not.toMatch(/secret|srv|file\.ts/)
     expect(errors).toEqual([expect.stringContaining('secret detail') as unknown])
@@ -264,7 +404,10 @@ describe('connections', () => {
     await using slow = await serve(runtime, { headersTimeoutMs: 200, requestReadTimeoutMs: 200 })
     const client = await connectHttpClient(slow.endpoint.url, { token: slow.endpoint.token })
     try {
-      const result = (await client.callTool({ name: 'run_code', arguments: { code: 'return await tools["fx.sleep"]({ ms: 1500 })', description: 'long' } })) as CallToolResult
+      const result = (await client.callTool({
+        name: 'run_code',
+        arguments: { code: 'return await tools["fx.sleep"]({ ms: 1500 })', description: 'long' },
+      })) as CallToolResult
       expect(result.isError).not.toBe(true)
       expect(result.content).toEqual([{ type: 'text', text: 'slept 1500' }])
     } finally {
@@ -286,17 +429,29 @@ describe('connections', () => {
     expect(errors).toEqual(['refused a connection: 3 are open (maxConnections)'])
     held[0]?.socket.destroy()
     await until(() => capped.endpoint.stats().connections === 2)
-    const answer = await rawRequest({ port: cappedPort, headers: mcpHeaders({ authorization: capped.bearer }), body: JSON.stringify(INITIALIZE) })
+    const answer = await rawRequest({
+      port: cappedPort,
+      headers: mcpHeaders({ authorization: capped.bearer }),
+      body: JSON.stringify(INITIALIZE),
+    })
     expect(answer.status).toBe(200)
     for (const c of held) c.socket.destroy()
   })
 
   test('the timeouts and the connection cap are checked', async () => {
-    await expect(listenHttp(served.ptc, { port: 0, maxConnections: 0 })).rejects.toThrow('maxConnections must be a positive integer, not 0')
-    await expect(listenHttp(served.ptc, { port: 0, headersTimeoutMs: 2 ** 31 })).rejects.toThrow(/headersTimeoutMs must be a positive integer of at most 2147483647/)
+    await expect(listenHttp(served.ptc, { port: 0, maxConnections: 0 })).rejects.toThrow(
+      'maxConnections must be a positive integer, not 0',
+    )
+    await expect(listenHttp(served.ptc, { port: 0, headersTimeoutMs: 2 ** 31 })).rejects.toThrow(
+      /headersTimeoutMs must be a positive integer of at most 2147483647/,
+    )
     // An idle timer longer than Node's longest delay would fire at once and close every session at its first pause.
-    await expect(listenHttp(served.ptc, { port: 0, sessionIdleMs: 2 ** 31 })).rejects.toThrow('sessionIdleMs must be a positive integer of at most 2147483647, not 2147483648')
-    await expect(listenHttp(served.ptc, { port: 0, headersTimeoutMs: 5000, requestReadTimeoutMs: 1000 })).rejects.toThrow(
+    await expect(listenHttp(served.ptc, { port: 0, sessionIdleMs: 2 ** 31 })).rejects.toThrow(
+      'sessionIdleMs must be a positive integer of at most 2147483647, not 2147483648',
+    )
+    await expect(
+      listenHttp(served.ptc, { port: 0, headersTimeoutMs: 5000, requestReadTimeoutMs: 1000 }),
+    ).rejects.toThrow(
       'headersTimeoutMs (5000) must not exceed requestReadTimeoutMs (1000): the headers are part of the request',
     )
     // One given alone moves the other's default.

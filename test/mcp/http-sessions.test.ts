@@ -32,7 +32,9 @@ describe('Streamable HTTP sessions', () => {
     const client = new Client({ name: 'ptc-test-client', version: '1.0.0' })
     await client.connect(transport)
     const id = transport.sessionId ?? ''
-    expect((await client.callTool(RUN_ECHO)) as CallToolResult).toMatchObject({ content: [{ type: 'text', text: 'over http' }] })
+    expect((await client.callTool(RUN_ECHO)) as CallToolResult).toMatchObject({
+      content: [{ type: 'text', text: 'over http' }],
+    })
     expect(endpoint.stats()).toMatchObject({ sessions: 1, serversLive: 1 })
     await client.close() // closes its streams without ending the session
     await until(() => endpoint.stats().sessions === 0, 15_000)
@@ -46,9 +48,20 @@ describe('Streamable HTTP sessions', () => {
     const { endpoint, bearer } = served
     const id = await initializeRaw(endpoint.url, bearer)
     const headers = mcpHeaders({ authorization: bearer, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' })
-    expect((await post(endpoint.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers)).status).toBe(202)
+    expect((await post(endpoint.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers)).status).toBe(
+      202,
+    )
     const code = `await tools["fx.sleep"]({ ms: ${IDLE_MS + 1000} }); return "awake"`
-    const slow = await post(endpoint.url, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'run_code', arguments: { code, description: 'slow' } } }, headers)
+    const slow = await post(
+      endpoint.url,
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'run_code', arguments: { code, description: 'slow' } },
+      },
+      headers,
+    )
     expect(slow.status).toBe(200)
     expect(slow.text).toContain('awake')
     expect(endpoint.stats().sessions).toBe(1)
@@ -63,12 +76,15 @@ describe('Streamable HTTP sessions', () => {
       const { endpoint, bearer } = served
       const id = await initializeRaw(endpoint.url, bearer)
       const headers = mcpHeaders({ authorization: bearer, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' })
-      expect((await post(endpoint.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers)).status).toBe(202)
+      expect((await post(endpoint.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers)).status).toBe(
+        202,
+      )
       let started!: () => void
       const running = new Promise<void>((resolve) => (started = resolve))
       const ended = new Promise<string>((resolve) => {
         served.ptc.tools.on('tools/result', (exec, result) => {
-          if (exec.name === 'run_code') resolve(result.content.map((block) => (block.type === 'text' ? block.text : '')).join(''))
+          if (exec.name === 'run_code')
+            resolve(result.content.map((block) => (block.type === 'text' ? block.text : '')).join(''))
         })
       })
       served.ptc.tools.on('tools/pre-execute', (exec, next) => {
@@ -80,7 +96,12 @@ describe('Streamable HTTP sessions', () => {
         method: 'POST',
         headers,
         signal: client.signal,
-        body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'run_code', arguments: { code: 'for (;;) {}', description: 'spin' } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 4,
+          method: 'tools/call',
+          params: { name: 'run_code', arguments: { code: 'for (;;) {}', description: 'spin' } },
+        }),
       }).then((response) => response.text())
       await running
       client.abort()
@@ -103,7 +124,9 @@ describe('Streamable HTTP sessions', () => {
     expect(Number(full.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
     expect(rpcError(full.json).message).toMatch(/too many sessions/)
     expect(endpoint.stats()).toMatchObject({ sessions: 2, serversCreated: 2, serversLive: 2 })
-    const deleted = await read(await fetch(endpoint.url, { method: 'DELETE', headers: { authorization: bearer, 'mcp-session-id': first } }))
+    const deleted = await read(
+      await fetch(endpoint.url, { method: 'DELETE', headers: { authorization: bearer, 'mcp-session-id': first } }),
+    )
     expect(deleted.status).toBe(200)
     expect(endpoint.stats()).toMatchObject({ sessions: 1, serversLive: 1 })
     await initializeRaw(endpoint.url, bearer)
@@ -127,7 +150,13 @@ describe('Streamable HTTP sessions', () => {
       for (const r of batch) if (r !== undefined) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
     }
     expect(Object.fromEntries(statuses)).toEqual({ 401: 1000, 403: 500, 400: 1000, 404: 500 })
-    expect(endpoint.stats()).toMatchObject({ sessions: 0, initializing: 0, serversCreated: 0, serversLive: 0, connectionsRefused: 0 })
+    expect(endpoint.stats()).toMatchObject({
+      sessions: 0,
+      initializing: 0,
+      serversCreated: 0,
+      serversLive: 0,
+      connectionsRefused: 0,
+    })
   }, 180_000) // 9-17 s here; a hang guard, not a timing (a loaded machine took over 60 s)
 
   test('close() closes every session and server, and the listener', async () => {
@@ -137,8 +166,21 @@ describe('Streamable HTTP sessions', () => {
     const client = await connectHttpClient(endpoint.url, { token: endpoint.token })
     expect(endpoint.stats()).toMatchObject({ sessions: 2, serversLive: 2 })
     await served.close()
-    expect(endpoint.stats()).toEqual({ sessions: 0, initializing: 0, serversCreated: 2, serversLive: 0, connections: 0, connectionsRefused: 0 })
-    await expect(fetch(endpoint.url, { method: 'POST', headers: mcpHeaders({ authorization: bearer }), body: JSON.stringify(INITIALIZE) })).rejects.toThrow()
+    expect(endpoint.stats()).toEqual({
+      sessions: 0,
+      initializing: 0,
+      serversCreated: 2,
+      serversLive: 0,
+      connections: 0,
+      connectionsRefused: 0,
+    })
+    await expect(
+      fetch(endpoint.url, {
+        method: 'POST',
+        headers: mcpHeaders({ authorization: bearer }),
+        body: JSON.stringify(INITIALIZE),
+      }),
+    ).rejects.toThrow()
     await client.close()
   })
 })

@@ -18,14 +18,22 @@ afterAll(async () => {
 
 type Client = Awaited<ReturnType<typeof connectInMemory>>
 const run = async (client: Client, code: string): Promise<unknown> => {
-  const result = (await client.callTool({ name: 'run_code', arguments: { code, description: 'session' } })) as CallToolResult
+  const result = (await client.callTool({
+    name: 'run_code',
+    arguments: { code, description: 'session' },
+  })) as CallToolResult
   expect(result.isError ?? false).toBe(false)
   return (result.structuredContent as { result?: unknown } | undefined)?.result
 }
 
 describe('sandbox sessions over MCP', () => {
   test("a client's programs share state, another client's do not, and a disconnect ends the session", async () => {
-    await using ptc = await createPtcMcpServer({ upstreams: [{ name: 'fx', transport: inMemoryFixture() }], runtime, sandboxSessions: true, onWarning: () => undefined })
+    await using ptc = await createPtcMcpServer({
+      upstreams: [{ name: 'fx', transport: inMemoryFixture() }],
+      runtime,
+      sandboxSessions: true,
+      onWarning: () => undefined,
+    })
     const a = await connectInMemory(ptc)
     const b = await connectInMemory(ptc)
     try {
@@ -34,7 +42,9 @@ describe('sandbox sessions over MCP', () => {
       expect(await run(b, 'return typeof notes')).toBe('undefined')
       // The SDK text the client reads (run_code's description) says how sessions work.
       const listed = await a.listTools()
-      expect(listed.tools.find((t) => t.name === 'run_code')?.description).toContain('Programs in a session share state')
+      expect(listed.tools.find((t) => t.name === 'run_code')?.description).toContain(
+        'Programs in a session share state',
+      )
     } finally {
       await b.close()
     }
@@ -45,7 +55,12 @@ describe('sandbox sessions over MCP', () => {
   })
 
   test('a live connection keeps its session until it closes', async () => {
-    await using ptc = await createPtcMcpServer({ upstreams: [{ name: 'fx', transport: inMemoryFixture() }], runtime, sandboxSessions: true, onWarning: () => undefined })
+    await using ptc = await createPtcMcpServer({
+      upstreams: [{ name: 'fx', transport: inMemoryFixture() }],
+      runtime,
+      sandboxSessions: true,
+      onWarning: () => undefined,
+    })
     const client = await connectInMemory(ptc)
     await run(client, 'globalThis.kept = 1; return 1')
     const bytes = await runtime.suspendSession?.('ptc-serve:1')
@@ -54,7 +69,11 @@ describe('sandbox sessions over MCP', () => {
   })
 
   test('without --sandbox-sessions every program starts from nothing', async () => {
-    await using ptc = await createPtcMcpServer({ upstreams: [{ name: 'fx', transport: inMemoryFixture() }], runtime, onWarning: () => undefined })
+    await using ptc = await createPtcMcpServer({
+      upstreams: [{ name: 'fx', transport: inMemoryFixture() }],
+      runtime,
+      onWarning: () => undefined,
+    })
     const client = await connectInMemory(ptc)
     try {
       await run(client, 'globalThis.kept = 1; return 1')
@@ -66,7 +85,9 @@ describe('sandbox sessions over MCP', () => {
 
   test('--sandbox-sessions is a flag of ptc serve, on either sandbox', () => {
     expect(parseServeArgs(['--upstream', 'x=node x.js', '--sandbox-sessions']).sandboxSessions).toBe(true)
-    expect(parseServeArgs(['--upstream', 'x=node x.js', '--sandbox-sessions', '--sandbox', 'isolated-vm']).sandboxSessions).toBe(true)
+    expect(
+      parseServeArgs(['--upstream', 'x=node x.js', '--sandbox-sessions', '--sandbox', 'isolated-vm']).sandboxSessions,
+    ).toBe(true)
     expect(parseServeArgs(['--upstream', 'x=node x.js']).sandboxSessions).toBe(false)
   })
 })

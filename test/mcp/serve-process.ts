@@ -31,7 +31,10 @@ export const SERVE_BINARIES = {
 
 /** Start `ptc serve` with `args` (by default through `@ptc/mcp`'s binary). */
 export function spawnServe(args: string[], binary: keyof typeof SERVE_BINARIES = 'ptc-mcp'): ServeProcess {
-  const child = spawn(process.execPath, [...tsNode, ...SERVE_BINARIES[binary], ...args], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...tsNode, ...SERVE_BINARIES[binary], ...args], {
+    cwd: root,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
@@ -40,7 +43,9 @@ export function spawnServe(args: string[], binary: keyof typeof SERVE_BINARIES =
   child.stdout.on('error', () => undefined)
   child.stderr.on('error', () => undefined)
   child.stdin.on('error', () => undefined)
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.once('exit', (code, signal) => done({ code, signal })))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.once('exit', (code, signal) => done({ code, signal })),
+  )
   const send = (message: unknown): void => void child.stdin.write(`${JSON.stringify(message)}\n`)
   return {
     child,

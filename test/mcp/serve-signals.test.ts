@@ -23,10 +23,23 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('ptc serve (stdio) on %s', (signal
     dir = await mkdtemp(join(tmpdir(), 'ptc-serve-signal-'))
     const pidFile = join(dir, 'fixture.pid')
     const sessionFile = join(dir, 'session.jsonl')
-    const serve = spawnServe(['--upstream', `slow=node ${tsNode.join(' ')} ${fixture} --pid-file ${pidFile}`, '--session', sessionFile])
+    const serve = spawnServe([
+      '--upstream',
+      `slow=node ${tsNode.join(' ')} ${fixture} --pid-file ${pidFile}`,
+      '--session',
+      sessionFile,
+    ])
     try {
       await serve.initialize()
-      serve.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run_code', arguments: { code: 'return await tools["slow.sleep"]({ ms: 60000 })', description: 'waits' } } })
+      serve.send({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: {
+          name: 'run_code',
+          arguments: { code: 'return await tools["slow.sleep"]({ ms: 60000 })', description: 'waits' },
+        },
+      })
       await until(() => existsSync(`${pidFile}.sleeping`), 20_000)
       const upstream = await readPid(pidFile)
       expect(alive(upstream)).toBe(true)

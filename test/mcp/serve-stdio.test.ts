@@ -16,7 +16,10 @@ import { readPid } from './serve-process.js'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const requireFromMcp = createRequire(join(root, 'packages/mcp/package.json'))
-const filesystemServer = join(dirname(requireFromMcp.resolve('@modelcontextprotocol/server-filesystem/package.json')), 'dist/index.js')
+const filesystemServer = join(
+  dirname(requireFromMcp.resolve('@modelcontextprotocol/server-filesystem/package.json')),
+  'dist/index.js',
+)
 const tsNode = ['--conditions=@ptc/source', '--import', 'tsx']
 const fixture = join(root, 'packages/mcp/src/testing/fixture-server.ts')
 
@@ -37,9 +40,12 @@ beforeAll(async () => {
     [
       ...tsNode,
       join(root, 'packages/mcp/src/bin.ts'),
-      '--upstream', `fs=node ${filesystemServer} ${dir}`,
-      '--upstream', `slow=node ${tsNode.join(' ')} ${fixture} --pid-file ${pidFile}`,
-      '--session', sessionFile,
+      '--upstream',
+      `fs=node ${filesystemServer} ${dir}`,
+      '--upstream',
+      `slow=node ${tsNode.join(' ')} ${fixture} --pid-file ${pidFile}`,
+      '--session',
+      sessionFile,
       // Every declaration in run_code's description: the filesystem server's exceed the discovery budget.
       '--no-discovery',
     ],
@@ -52,8 +58,12 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-const runCode = (code: string): Promise<CallToolResult> => client.callTool({ name: 'run_code', arguments: { code, description: 'test' } }, undefined, { timeout: 30_000 }) as Promise<CallToolResult>
-const text = (r: CallToolResult): string => r.content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join('\n')
+const runCode = (code: string): Promise<CallToolResult> =>
+  client.callTool({ name: 'run_code', arguments: { code, description: 'test' } }, undefined, {
+    timeout: 30_000,
+  }) as Promise<CallToolResult>
+const text = (r: CallToolResult): string =>
+  r.content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join('\n')
 
 describe('ptc serve over stdio', () => {
   test('lists run_code, whose SDK text declares the filesystem tools as tools["fs.<name>"]', async () => {
@@ -72,10 +82,18 @@ describe('ptc serve over stdio', () => {
       return files.map((f) => f.content).join(",")`)
     expect(result.isError).toBeFalsy()
     expect(text(result)).toBe('listed\nalpha,bravo,charlie')
-    const events = (await readFile(sessionFile, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
+    const events = (await readFile(sessionFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
     const done = events.filter((e) => e['type'] === 'tool/ptc-dispatch')
     const started = events.filter((e) => e['type'] === 'tool/ptc-dispatch-start')
-    expect(done.map((e) => e['name']).sort()).toEqual(['fs.list_directory', 'fs.read_text_file', 'fs.read_text_file', 'fs.read_text_file'])
+    expect(done.map((e) => e['name']).sort()).toEqual([
+      'fs.list_directory',
+      'fs.read_text_file',
+      'fs.read_text_file',
+      'fs.read_text_file',
+    ])
     expect(started).toHaveLength(4)
     expect(done.every((e) => e['isError'] === false)).toBe(true)
     expect(events.some((e) => e['type'] === 'tool/result')).toBe(true)

@@ -41,10 +41,18 @@ try { await tools["up.echo"]({ text: "x".repeat(20000) }) } catch (error) { fail
 return [failed, await tools["up.echo"]({ text: "short" })]`
 
 async function runThroughPtc(upstream: UpstreamSpec, code: string, warnings: string[]): Promise<CallToolResult> {
-  await using ptc = await createPtcMcpServer({ upstreams: [upstream], runtime, maxUpstreamMessageBytes: 4096, onWarning: (m) => warnings.push(m) })
+  await using ptc = await createPtcMcpServer({
+    upstreams: [upstream],
+    runtime,
+    maxUpstreamMessageBytes: 4096,
+    onWarning: (m) => warnings.push(m),
+  })
   const client = await connectInMemory(ptc)
   try {
-    return (await client.callTool({ name: 'run_code', arguments: { code, description: 'bounded upstream' } })) as CallToolResult
+    return (await client.callTool({
+      name: 'run_code',
+      arguments: { code, description: 'bounded upstream' },
+    })) as CallToolResult
   } finally {
     await client.close()
   }
@@ -57,7 +65,10 @@ describe('an answer longer than maxUpstreamMessageBytes fails its call, and the 
     const result = await runThroughPtc({ name: 'up', url: upstream.url }, LONG_THEN_SHORT, warnings)
     expect(result.structuredContent).toEqual({
       logs: [],
-      result: ['upstream up: MCP error -32603: one event of its event stream went past 4096 bytes (maxMessageBytes) and was not read further', 'short'],
+      result: [
+        'upstream up: MCP error -32603: one event of its event stream went past 4096 bytes (maxMessageBytes) and was not read further',
+        'short',
+      ],
     })
     expect(warnings.filter((warning) => warning.includes('disconnected'))).toEqual([])
   })
@@ -67,7 +78,10 @@ describe('an answer longer than maxUpstreamMessageBytes fails its call, and the 
     const warnings: string[] = []
     const result = await runThroughPtc({ name: 'up', url: upstream.url, protocol: 'sse' }, LONG_THEN_SHORT, warnings)
     const reason = 'one event of its event stream went past 4096 bytes (maxMessageBytes) and was not read further'
-    expect(result.structuredContent).toEqual({ logs: [], result: [`upstream up: the connection was reset: ${reason}`, 'short'] })
+    expect(result.structuredContent).toEqual({
+      logs: [],
+      result: [`upstream up: the connection was reset: ${reason}`, 'short'],
+    })
     expect(warnings).toContain(`upstream up disconnected (reset: ${reason}); in-flight calls failed; reconnecting`)
   })
 
@@ -75,7 +89,10 @@ describe('an answer longer than maxUpstreamMessageBytes fails its call, and the 
     const warnings: string[] = []
     const result = await runThroughPtc(stdioFixture, LONG_THEN_SHORT, warnings)
     const reason = 'a line of its output went past 4096 bytes (maxMessageBytes)'
-    expect(result.structuredContent).toEqual({ logs: [], result: [`upstream up: the connection was reset: ${reason}`, 'short'] })
+    expect(result.structuredContent).toEqual({
+      logs: [],
+      result: [`upstream up: the connection was reset: ${reason}`, 'short'],
+    })
     expect(warnings).toContain(`upstream up disconnected (reset: ${reason}); in-flight calls failed; reconnecting`)
   }, 30_000)
 })
@@ -91,7 +108,9 @@ type Flood = 'json' | 'event' | 'trickle' | 'linger'
  * A hand-written Streamable HTTP upstream with one tool, `flood`, whose answer never ends. It counts the answers
  * it was writing when the client closed their connection.
  */
-async function floodingUpstream(flood: Flood): Promise<{ url: string; closedWhileFlooding: () => number } & AsyncDisposable> {
+async function floodingUpstream(
+  flood: Flood,
+): Promise<{ url: string; closedWhileFlooding: () => number } & AsyncDisposable> {
   let closed = 0
   const chunk = Buffer.alloc(1 << 20, 'x')
   const reply = (res: ServerResponse, id: unknown, result: unknown): void => {
@@ -106,12 +125,19 @@ async function floodingUpstream(flood: Flood): Promise<{ url: string; closedWhil
       const message = JSON.parse(body) as { id?: number; method: string; params?: { protocolVersion?: string } }
       if (message.id === undefined) return void res.writeHead(202).end()
       if (message.method === 'initialize') {
-        return reply(res, message.id, { protocolVersion: message.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'flood', version: '1' } })
+        return reply(res, message.id, {
+          protocolVersion: message.params?.protocolVersion,
+          capabilities: { tools: {} },
+          serverInfo: { name: 'flood', version: '1' },
+        })
       }
-      if (message.method === 'tools/list') return reply(res, message.id, { tools: [{ name: 'flood', inputSchema: { type: 'object' } }] })
+      if (message.method === 'tools/list')
+        return reply(res, message.id, { tools: [{ name: 'flood', inputSchema: { type: 'object' } }] })
       if (flood === 'linger') {
         res.writeHead(200, { 'content-type': 'text/event-stream' })
-        res.write(`event: message\ndata: {"jsonrpc":"2.0","id":${message.id},"result":{"content":[{"type":"text","text":"answered"}]}}\n\n`)
+        res.write(
+          `event: message\ndata: {"jsonrpc":"2.0","id":${message.id},"result":{"content":[{"type":"text","text":"answered"}]}}\n\n`,
+        )
         const timer = setInterval(() => res.write(': still here\n\n'), 50)
         res.on('close', () => {
           clearInterval(timer)
@@ -156,11 +182,18 @@ test('calls to a stdio upstream faster than its pipe takes them: no MaxListeners
   const warnings: string[] = []
   const onWarning = (warning: Error): void => void warnings.push(`${warning.name}: ${warning.message}`)
   process.on('warning', onWarning)
-  const connection = new UpstreamConnection(stdioFixture, { maxMessageBytes: 2 ** 20, requestTimeoutMs: 60_000, onTools: () => undefined, onWarning: (m) => warnings.push(m) })
+  const connection = new UpstreamConnection(stdioFixture, {
+    maxMessageBytes: 2 ** 20,
+    requestTimeoutMs: 60_000,
+    onTools: () => undefined,
+    onWarning: (m) => warnings.push(m),
+  })
   try {
     // Each request is larger than the pipe's high-water mark: every write of one waits for a drain.
     const texts = Array.from({ length: 40 }, (_, i) => `${i}:${'x'.repeat(64 * 1024)}`)
-    const answers = await Promise.all(texts.map((text) => connection.call('echo', { text }, new AbortController().signal)))
+    const answers = await Promise.all(
+      texts.map((text) => connection.call('echo', { text }, new AbortController().signal)),
+    )
     expect(answers.map((a) => (a.content[0] as { text: string }).text)).toEqual(texts)
     await new Promise((resolve) => setImmediate(resolve)) // a process warning is emitted on the next tick
     expect(warnings).toEqual([])
@@ -173,9 +206,14 @@ test('calls to a stdio upstream faster than its pipe takes them: no MaxListeners
 test('the answer of a call that timed out or was aborted is not read on: its connection is closed', async () => {
   await using upstream = await floodingUpstream('trickle')
   // The timeout also bounds connecting: 2 s leaves a loaded machine room to initialize.
-  const connection = new UpstreamConnection({ name: 'slow', url: upstream.url, protocol: 'streamable-http' }, { requestTimeoutMs: 2000, onTools: () => undefined, onWarning: () => undefined })
+  const connection = new UpstreamConnection(
+    { name: 'slow', url: upstream.url, protocol: 'streamable-http' },
+    { requestTimeoutMs: 2000, onTools: () => undefined, onWarning: () => undefined },
+  )
   try {
-    await expect(connection.call('flood', {}, new AbortController().signal)).rejects.toThrow('upstream slow: MCP error -32001: Request timed out')
+    await expect(connection.call('flood', {}, new AbortController().signal)).rejects.toThrow(
+      'upstream slow: MCP error -32001: Request timed out',
+    )
     await expect.poll(() => upstream.closedWhileFlooding(), { timeout: 10_000 }).toBe(1)
     const aborted = new AbortController()
     const call = connection.call('flood', {}, aborted.signal)
@@ -190,11 +228,18 @@ test('the answer of a call that timed out or was aborted is not read on: its con
 
 test('an answer whose stream the upstream keeps open after answering is taken, and the stream closed after a grace', async () => {
   await using upstream = await floodingUpstream('linger')
-  const connection = new UpstreamConnection({ name: 'slow', url: upstream.url, protocol: 'streamable-http' }, { onTools: () => undefined, onWarning: () => undefined })
+  const connection = new UpstreamConnection(
+    { name: 'slow', url: upstream.url, protocol: 'streamable-http' },
+    { onTools: () => undefined, onWarning: () => undefined },
+  )
   try {
-    expect(await connection.call('flood', {}, new AbortController().signal)).toEqual({ content: [{ type: 'text', text: 'answered' }] })
+    expect(await connection.call('flood', {}, new AbortController().signal)).toEqual({
+      content: [{ type: 'text', text: 'answered' }],
+    })
     await expect.poll(() => upstream.closedWhileFlooding(), { timeout: 10_000 }).toBe(1)
-    expect(await connection.call('flood', {}, new AbortController().signal)).toEqual({ content: [{ type: 'text', text: 'answered' }] })
+    expect(await connection.call('flood', {}, new AbortController().signal)).toEqual({
+      content: [{ type: 'text', text: 'answered' }],
+    })
     await expect.poll(() => upstream.closedWhileFlooding(), { timeout: 10_000 }).toBe(2)
   } finally {
     await connection.close()
@@ -207,7 +252,12 @@ describe.each(['json', 'event'] as const)('an upstream whose answer never ends (
     const warnings: string[] = []
     const connection = new UpstreamConnection(
       { name: 'flood', url: upstream.url, protocol: 'streamable-http' },
-      { maxMessageBytes: 2 ** 20, requestTimeoutMs: 60_000, onTools: () => undefined, onWarning: (m) => warnings.push(m) },
+      {
+        maxMessageBytes: 2 ** 20,
+        requestTimeoutMs: 60_000,
+        onTools: () => undefined,
+        onWarning: (m) => warnings.push(m),
+      },
     )
     try {
       const what = flood === 'json' ? 'its answer' : 'one event of its event stream'
@@ -228,21 +278,36 @@ describe.each(['json', 'event'] as const)('an upstream whose answer never ends (
 describe('the bound is usage', () => {
   test('createPtcMcpServer, UpstreamConnection and ptc serve refuse a bound that is not a positive integer within 512 MiB', async () => {
     for (const bad of [0, 1.5, Number.NaN, 2 ** 29 + 1]) {
-      await expect(createPtcMcpServer({ upstreams: [], runtime, maxUpstreamMessageBytes: bad })).rejects.toThrow(McpServeUsageError)
+      await expect(createPtcMcpServer({ upstreams: [], runtime, maxUpstreamMessageBytes: bad })).rejects.toThrow(
+        McpServeUsageError,
+      )
     }
     const spec = { url: 'http://127.0.0.1:9/mcp' }
     const handlers = { onTools: () => undefined, onWarning: () => undefined }
-    expect(() => new UpstreamConnection(spec, { ...handlers, maxMessageBytes: 0 })).toThrow(`maxMessageBytes must be a positive integer of at most ${2 ** 29}, not 0`)
-    expect(() => new UpstreamConnection(spec, { ...handlers, maxTools: 2.5 })).toThrow('maxTools must be a positive integer, not 2.5')
-    expect(parseServeArgs(['--upstream', 'x', '--max-upstream-message-bytes', '65536']).maxUpstreamMessageBytes).toBe(65_536)
-    expect(() => parseServeArgs(['--upstream', 'x', '--max-upstream-message-bytes', '0'])).toThrow('--max-upstream-message-bytes must be a positive integer, not "0"')
-    expect(() => parseServeArgs(['--upstream', 'x', '--max-upstream-message-bytes', String(2 ** 29 + 1)])).toThrow(`--max-upstream-message-bytes must be at most ${2 ** 29}`)
+    expect(() => new UpstreamConnection(spec, { ...handlers, maxMessageBytes: 0 })).toThrow(
+      `maxMessageBytes must be a positive integer of at most ${2 ** 29}, not 0`,
+    )
+    expect(() => new UpstreamConnection(spec, { ...handlers, maxTools: 2.5 })).toThrow(
+      'maxTools must be a positive integer, not 2.5',
+    )
+    expect(parseServeArgs(['--upstream', 'x', '--max-upstream-message-bytes', '65536']).maxUpstreamMessageBytes).toBe(
+      65_536,
+    )
+    expect(() => parseServeArgs(['--upstream', 'x', '--max-upstream-message-bytes', '0'])).toThrow(
+      '--max-upstream-message-bytes must be a positive integer, not "0"',
+    )
+    expect(() => parseServeArgs(['--upstream', 'x', '--max-upstream-message-bytes', String(2 ** 29 + 1)])).toThrow(
+      `--max-upstream-message-bytes must be at most ${2 ** 29}`,
+    )
   })
 })
 
 test('close() of a connection being made to an upstream that never answers ends it at once, not at the connect timeout', async () => {
   // A stdio upstream that reads nothing and answers nothing; the connect would wait for its timeout (a minute).
-  const connection = new UpstreamConnection({ name: 'mute', command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'] }, { requestTimeoutMs: 600_000, onTools: () => undefined, onWarning: () => undefined })
+  const connection = new UpstreamConnection(
+    { name: 'mute', command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'] },
+    { requestTimeoutMs: 600_000, onTools: () => undefined, onWarning: () => undefined },
+  )
   // connect() has spawned the upstream by the time it returns (its initialize goes next).
   const connecting = connection.connect().then(
     () => 'connected',
@@ -279,8 +344,18 @@ setInterval(() => {}, 1 << 30)`
   const mark = join(mkdtempSync(join(tmpdir(), 'ptc-deaf-')), 'closed-once')
   const warnings: string[] = []
   const connection = new UpstreamConnection(
-    { name: 'deaf', command: process.execPath, args: ['-e', server], env: { ...(process.env as Record<string, string>), MARK: mark } },
-    { requestTimeoutMs: 8000, reconnect: { initialMs: 50 }, onTools: () => undefined, onWarning: (m) => warnings.push(m) },
+    {
+      name: 'deaf',
+      command: process.execPath,
+      args: ['-e', server],
+      env: { ...(process.env as Record<string, string>), MARK: mark },
+    },
+    {
+      requestTimeoutMs: 8000,
+      reconnect: { initialMs: 50 },
+      onTools: () => undefined,
+      onWarning: (m) => warnings.push(m),
+    },
   )
   try {
     await connection.connect()
@@ -289,8 +364,14 @@ setInterval(() => {}, 1 << 30)`
     for (let i = 0; i < 6 && !warnings.some((w) => w.includes('stdin was closed')); i++) {
       await connection.call('echo', { text: 'x'.repeat(100_000) }, new AbortController().signal).catch(() => undefined)
     }
-    expect(warnings).toContainEqual(expect.stringMatching(/^upstream deaf disconnected \(reset: its stdin was closed \((EPIPE|ERR_STREAM_DESTROYED|ERR_STREAM_WRITE_AFTER_END)\): it reads no more requests\); in-flight calls failed; reconnecting$/))
-    expect(await connection.call('echo', {}, new AbortController().signal)).toEqual({ content: [{ type: 'text', text: 'heard' }] })
+    expect(warnings).toContainEqual(
+      expect.stringMatching(
+        /^upstream deaf disconnected \(reset: its stdin was closed \((EPIPE|ERR_STREAM_DESTROYED|ERR_STREAM_WRITE_AFTER_END)\): it reads no more requests\); in-flight calls failed; reconnecting$/,
+      ),
+    )
+    expect(await connection.call('echo', {}, new AbortController().signal)).toEqual({
+      content: [{ type: 'text', text: 'heard' }],
+    })
   } finally {
     await connection.close()
   }

@@ -21,8 +21,15 @@ const tool = (name: string): Tool => ({ name, description: `The ${name} tool.`, 
 test('a tool the upstream adds, or removes, after start is followed, and ptc clients are told the list changed', async () => {
   let extra = [tool('first')]
   let announce: () => Promise<void> = async () => undefined
-  const transport = inMemoryFixture({ extraTools: () => extra, onServer: (server) => (announce = () => server.sendToolListChanged()) })
-  await using ptc = await createPtcMcpServer({ upstreams: [{ name: 'up', transport }], runtime, onWarning: () => undefined })
+  const transport = inMemoryFixture({
+    extraTools: () => extra,
+    onServer: (server) => (announce = () => server.sendToolListChanged()),
+  })
+  await using ptc = await createPtcMcpServer({
+    upstreams: [{ name: 'up', transport }],
+    runtime,
+    onWarning: () => undefined,
+  })
   const client = await connectInMemory(ptc)
   let clientNotified = 0
   client.fallbackNotificationHandler = async (notification) => {
@@ -36,7 +43,10 @@ test('a tool the upstream adds, or removes, after start is followed, and ptc cli
   await expect.poll(() => ptc.tools.get('up.second') !== undefined).toBe(true)
   await expect.poll(() => clientNotified).toBeGreaterThan(0)
   expect(await described()).toContain('"up.second"')
-  const result = (await client.callTool({ name: 'run_code', arguments: { code: 'return await tools["up.second"]({})', description: 'new tool' } })) as CallToolResult
+  const result = (await client.callTool({
+    name: 'run_code',
+    arguments: { code: 'return await tools["up.second"]({})', description: 'new tool' },
+  })) as CallToolResult
   expect(result.structuredContent).toEqual({ logs: [], result: 'called second' })
 
   extra = [tool('second')]
@@ -51,8 +61,15 @@ test('changes announced in a flood are read a few times, spaced, and the last li
   let extra = [tool('first')]
   let reads = 0
   let announce: () => Promise<void> = async () => undefined
-  const transport = inMemoryFixture({ extraTools: () => (reads++, extra), onServer: (server) => (announce = () => server.sendToolListChanged()) })
-  await using ptc = await createPtcMcpServer({ upstreams: [{ name: 'up', transport }], runtime, onWarning: () => undefined })
+  const transport = inMemoryFixture({
+    extraTools: () => (reads++, extra),
+    onServer: (server) => (announce = () => server.sendToolListChanged()),
+  })
+  await using ptc = await createPtcMcpServer({
+    upstreams: [{ name: 'up', transport }],
+    runtime,
+    onWarning: () => undefined,
+  })
   const before = reads
   for (let i = 0; i < 50; i++) {
     extra = [tool(`t${i}`)]

@@ -35,7 +35,12 @@ export async function warmUp(runtime: CodeRuntime): Promise<void> {
 }
 
 /** Runs `code` as the agent's one `run_code` call through `tools`: the program's value; throws when the run failed. */
-export async function runProgram(tools: ToolsService, agent: Agent, code: string, description = 'test'): Promise<JsonValue | undefined> {
+export async function runProgram(
+  tools: ToolsService,
+  agent: Agent,
+  code: string,
+  description = 'test',
+): Promise<JsonValue | undefined> {
   const batch = await tools.execute({
     calls: [{ type: 'tool_call', id: 'run1', name: 'run_code', arguments: JSON.stringify({ code, description }) }],
     signal: new AbortController().signal,

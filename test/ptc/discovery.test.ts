@@ -6,7 +6,15 @@ import type { CodeRuntime } from '@ptc/sandbox'
 import { createPtcExecutor, sdkText, type PtcExecutorOptions } from '@ptc/ptc'
 import { text } from '@ptc/ptc/testing'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
-import { defineTool, MemorySession, ToolRegistrationError, ToolsService, type Agent, type ToolCallBlock, type ToolExecutionResult } from '@ptc/tools'
+import {
+  defineTool,
+  MemorySession,
+  ToolRegistrationError,
+  ToolsService,
+  type Agent,
+  type ToolCallBlock,
+  type ToolExecutionResult,
+} from '@ptc/tools'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { backends } from './backends.js'
 
@@ -16,7 +24,13 @@ function tool(name: string, description: string, parameters: Parameters<typeof d
     name,
     description,
     parameters,
-    output: { schema: { type: 'object', additionalProperties: false, properties: { tool: { type: 'string' }, args: { type: 'object', additionalProperties: true } } } },
+    output: {
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { tool: { type: 'string' }, args: { type: 'object', additionalProperties: true } },
+      },
+    },
     isConcurrencySafe: () => true,
     execute: (args) => Promise.resolve({ tool: name, args: args as never }),
   })
@@ -25,14 +39,30 @@ function tool(name: string, description: string, parameters: Parameters<typeof d
 /** A catalog of 60 tools in three namespaces, whose declarations exceed the default budget. */
 function catalog() {
   const list = [
-    tool('issues.create', 'Open a new issue in a repository.', { repo: { type: 'string', required: true }, title: { type: 'string', required: true }, body: { type: 'string' } }),
-    tool('issues.close', 'Close an issue.', { repo: { type: 'string', required: true }, number: { type: 'integer', required: true } }),
+    tool('issues.create', 'Open a new issue in a repository.', {
+      repo: { type: 'string', required: true },
+      title: { type: 'string', required: true },
+      body: { type: 'string' },
+    }),
+    tool('issues.close', 'Close an issue.', {
+      repo: { type: 'string', required: true },
+      number: { type: 'integer', required: true },
+    }),
     tool('repos.delete', 'Delete a repository permanently.', { repo: { type: 'string', required: true } }),
-    tool('mail.send', 'Send an email message to a recipient.', { to: { type: 'string', required: true, description: 'recipient address' }, subject: { type: 'string' } }),
+    tool('mail.send', 'Send an email message to a recipient.', {
+      to: { type: 'string', required: true, description: 'recipient address' },
+      subject: { type: 'string' },
+    }),
   ]
   for (let i = 0; i < 56; i++) {
     const ns = ['issues', 'repos', 'mail'][i % 3] as string
-    list.push(tool(`${ns}.op_${String(i).padStart(2, '0')}`, `Operation number ${i} of the ${ns} namespace, with a long enough description to weigh.`, { id: { type: 'string', required: true, description: 'the identifier of the thing to operate on' } }))
+    list.push(
+      tool(
+        `${ns}.op_${String(i).padStart(2, '0')}`,
+        `Operation number ${i} of the ${ns} namespace, with a long enough description to weigh.`,
+        { id: { type: 'string', required: true, description: 'the identifier of the thing to operate on' } },
+      ),
+    )
   }
   return list
 }
@@ -46,10 +76,22 @@ function service(runtime: CodeRuntime, options: Omit<PtcExecutorOptions, 'runtim
   let n = 0
   const call = async (name: string, args: unknown, who: Agent = agent): Promise<ToolExecutionResult> => {
     const block: ToolCallBlock = { type: 'tool_call', id: `c${++n}`, name, arguments: JSON.stringify(args) }
-    const out = await tools.execute({ calls: [block], signal: new AbortController().signal, agent: who, log: { turn: 1, step: n } })
+    const out = await tools.execute({
+      calls: [block],
+      signal: new AbortController().signal,
+      agent: who,
+      log: { turn: 1, step: n },
+    })
     return (out.results[0] as { result: ToolExecutionResult }).result
   }
-  return { tools, session, agent, disposers, call, run: (code: string, who?: Agent) => call('run_code', { code, description: 'test' }, who) }
+  return {
+    tools,
+    session,
+    agent,
+    disposers,
+    call,
+    run: (code: string, who?: Agent) => call('run_code', { code, description: 'test' }, who),
+  }
 }
 
 describe('the model input past the discovery budget', () => {
@@ -132,8 +174,12 @@ describe('the model input past the discovery budget', () => {
   })
 
   test('bad discovery options name what to change', () => {
-    expect(() => createPtcExecutor({ runtime, discovery: { budgetChars: 0 } })).toThrow(/discovery.budgetChars must be a positive integer/)
-    expect(() => createPtcExecutor({ runtime, discovery: { alwaysLoaded: [''] } })).toThrow(/discovery.alwaysLoaded must be an array of tool names/)
+    expect(() => createPtcExecutor({ runtime, discovery: { budgetChars: 0 } })).toThrow(
+      /discovery.budgetChars must be a positive integer/,
+    )
+    expect(() => createPtcExecutor({ runtime, discovery: { alwaysLoaded: [''] } })).toThrow(
+      /discovery.alwaysLoaded must be an array of tool names/,
+    )
   })
 })
 
@@ -152,7 +198,9 @@ describe('search_tools as a model-direct call', () => {
     expect(found[0]?.name).toBe('mail.send')
     expect(found.length).toBeLessThanOrEqual(3)
     expect(found[0]?.declaration).toContain('interface Tools {')
-    expect(found[0]?.declaration).toContain('"mail.send"(args: ToolArgsMap["mail.send"]): Promise<ToolOutputMap["mail.send"]>')
+    expect(found[0]?.declaration).toContain(
+      '"mail.send"(args: ToolArgsMap["mail.send"]): Promise<ToolOutputMap["mail.send"]>',
+    )
     expect(text(result)).toContain('mail.send: Send an email message to a recipient.')
     const logged = s.session.events.filter((e) => e.type === 'tool/call' || e.type === 'tool/result')
     expect(logged.map((e) => e.type)).toEqual(['tool/call', 'tool/result'])
@@ -176,7 +224,9 @@ describe('search_tools as a model-direct call', () => {
 
   test('a policy may refuse a search, and guards apply', async () => {
     const s = service(runtime)
-    const off = s.tools.on('tools/pre-execute', (exec, next) => (exec.name === 'search_tools' ? { kind: 'deny', reason: 'no searching' } : next()))
+    const off = s.tools.on('tools/pre-execute', (exec, next) =>
+      exec.name === 'search_tools' ? { kind: 'deny', reason: 'no searching' } : next(),
+    )
     const denied = await s.call('search_tools', { query: 'issue' })
     expect(denied.error?.info?.code).toBe('DENIED')
     off()
@@ -188,56 +238,69 @@ describe('search_tools as a model-direct call', () => {
 })
 
 for (const backend of backends) {
-  describe.skipIf(backend.skip !== undefined)(`search_tools from programs on ${backend.label}${backend.skip === undefined ? '' : ` (skipped: ${backend.skip})`}`, () => {
-    let runtime: CodeRuntime
-    beforeAll(() => {
-      runtime = backend.create()
-    })
-    afterAll(() => runtime.dispose())
+  describe.skipIf(backend.skip !== undefined)(
+    `search_tools from programs on ${backend.label}${backend.skip === undefined ? '' : ` (skipped: ${backend.skip})`}`,
+    () => {
+      let runtime: CodeRuntime
+      beforeAll(() => {
+        runtime = backend.create()
+      })
+      afterAll(() => runtime.dispose())
 
-    test('a program searches, then calls what it found; each search is a parented sub-dispatch', async () => {
-      const s = service(runtime)
-      const result = await s.run(`
+      test('a program searches, then calls what it found; each search is a parented sub-dispatch', async () => {
+        const s = service(runtime)
+        const result = await s.run(`
         const { tools: found } = await tools.search_tools({ query: 'open a new issue', limit: 2 })
         const made = await tools[found[0].name]({ repo: 'ptc', title: 'hello' })
         const mail = (await tools.search_tools({ query: 'email' })).tools[0]
         const sent = await tools[mail.name]({ to: 'a@b.c' })
         return [found[0].name, made.tool, sent.tool]
       `)
-      expect(text(result)).toBe('[\n  "issues.create",\n  "issues.create",\n  "mail.send"\n]')
-      const dispatches = s.session.events.filter((e) => e.type === 'tool/ptc-dispatch')
-      expect(dispatches.map((e) => (e as unknown as { name: string }).name)).toEqual(['search_tools', 'issues.create', 'search_tools', 'mail.send'])
-      expect(dispatches.every((e) => (e as unknown as { parentCallId: string }).parentCallId === 'c1')).toBe(true)
-    })
+        expect(text(result)).toBe('[\n  "issues.create",\n  "issues.create",\n  "mail.send"\n]')
+        const dispatches = s.session.events.filter((e) => e.type === 'tool/ptc-dispatch')
+        expect(dispatches.map((e) => (e as unknown as { name: string }).name)).toEqual([
+          'search_tools',
+          'issues.create',
+          'search_tools',
+          'mail.send',
+        ])
+        expect(dispatches.every((e) => (e as unknown as { parentCallId: string }).parentCallId === 'c1')).toBe(true)
+      })
 
-    test('search returns only the tools the agent may call, and follows registrations as they change', async () => {
-      const s = service(runtime)
-      const restricted: Agent = { id: 'restricted', session: new MemorySession() }
-      s.tools.scoped(restricted).restrict({ deny: ['repos.delete'] })
-      const names = async (query: string, who?: Agent) => {
-        const r = await s.run(`return (await tools.search_tools({ query: ${JSON.stringify(query)}, limit: 50 })).tools.map((t) => t.name)`, who)
-        expect(r.isError).toBe(false)
-        return JSON.parse(text(r)) as string[]
-      }
-      expect(await names('delete a repository')).toContain('repos.delete')
-      expect(await names('delete a repository', restricted)).not.toContain('repos.delete')
-      expect(await names('refund a payment')).not.toContain('payments.refund')
-      const off = s.tools.register(tool('payments.refund', 'Refund a payment to the customer.'))
-      expect((await names('refund a payment'))[0]).toBe('payments.refund')
-      off()
-      expect(await names('refund a payment')).not.toContain('payments.refund')
-      s.tools.register(tool('payments.refund', 'Give money back for a returned order.'))
-      expect((await names('money back returned order'))[0]).toBe('payments.refund')
-    })
+      test('search returns only the tools the agent may call, and follows registrations as they change', async () => {
+        const s = service(runtime)
+        const restricted: Agent = { id: 'restricted', session: new MemorySession() }
+        s.tools.scoped(restricted).restrict({ deny: ['repos.delete'] })
+        const names = async (query: string, who?: Agent) => {
+          const r = await s.run(
+            `return (await tools.search_tools({ query: ${JSON.stringify(query)}, limit: 50 })).tools.map((t) => t.name)`,
+            who,
+          )
+          expect(r.isError).toBe(false)
+          return JSON.parse(text(r)) as string[]
+        }
+        expect(await names('delete a repository')).toContain('repos.delete')
+        expect(await names('delete a repository', restricted)).not.toContain('repos.delete')
+        expect(await names('refund a payment')).not.toContain('payments.refund')
+        const off = s.tools.register(tool('payments.refund', 'Refund a payment to the customer.'))
+        expect((await names('refund a payment'))[0]).toBe('payments.refund')
+        off()
+        expect(await names('refund a payment')).not.toContain('payments.refund')
+        s.tools.register(tool('payments.refund', 'Give money back for a returned order.'))
+        expect((await names('money back returned order'))[0]).toBe('payments.refund')
+      })
 
-    test('a refused search is a ToolCallError the program can catch, with its code', async () => {
-      const s = service(runtime)
-      s.tools.on('tools/pre-execute', (exec, next) => (exec.name === 'search_tools' ? { kind: 'deny', reason: 'searching is off' } : next()))
-      const result = await s.run(`
+      test('a refused search is a ToolCallError the program can catch, with its code', async () => {
+        const s = service(runtime)
+        s.tools.on('tools/pre-execute', (exec, next) =>
+          exec.name === 'search_tools' ? { kind: 'deny', reason: 'searching is off' } : next(),
+        )
+        const result = await s.run(`
         try { await tools.search_tools({ query: 'issue' }); return 'searched' }
         catch (e) { return e.code + ': ' + e.message }
       `)
-      expect(text(result)).toMatch(/^DENIED: .*searching is off/)
-    })
-  })
+        expect(text(result)).toMatch(/^DENIED: .*searching is off/)
+      })
+    },
+  )
 }

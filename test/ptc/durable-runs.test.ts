@@ -23,13 +23,22 @@ const store = (): SessionStore => createFileSessionStore({ directory: join(dir, 
 /** A harness whose `write` calls ask for approval, and whose approval service defers. */
 function harness(runtime: CodeRuntime, options: Omit<PtcExecutorOptions, 'runtime'> = {}): PtcHarness {
   const h = ptcHarness(runtime, { ...options, approval: { request: async () => 'deferred' } })
-  h.tools.on('tools/pre-execute', (exec, next) => (exec.name === 'write' ? { kind: 'ask', reason: `writes ${String((exec.arguments as { key: string }).key)}` } : next()))
+  h.tools.on('tools/pre-execute', (exec, next) =>
+    exec.name === 'write'
+      ? { kind: 'ask', reason: `writes ${String((exec.arguments as { key: string }).key)}` }
+      : next(),
+  )
   return h
 }
 
 const value = (result: { value?: unknown }): Record<string, unknown> => result.value as Record<string, unknown>
-const awaiting = (result: { value?: unknown }) => value(result).awaiting as { token: string; calls: { tool: string; arguments: unknown; reason?: string }[] }
-const resume = (h: PtcHarness, token: string, decision: 'allowed-once' | 'rejected' | ('allowed-once' | 'rejected')[]) =>
+const awaiting = (result: { value?: unknown }) =>
+  value(result).awaiting as { token: string; calls: { tool: string; arguments: unknown; reason?: string }[] }
+const resume = (
+  h: PtcHarness,
+  token: string,
+  decision: 'allowed-once' | 'rejected' | ('allowed-once' | 'rejected')[],
+) =>
   h.tools.resume({ token, decision, agent: h.agent, signal: new AbortController().signal, log: { turn: 2, step: 1 } })
 
 describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)', (isolation) => {
@@ -56,7 +65,10 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     // Only the approved write ran: the rejected one never reached its body.
     expect(h.trace).toEqual(['start slow', 'end slow', 'start write a', 'end write a'])
     const types = h.session.events.map((e) => e.type)
-    expect(types.filter((t) => t === 'tool/ptc-suspend' || t === 'tool/ptc-resume')).toEqual(['tool/ptc-suspend', 'tool/ptc-resume'])
+    expect(types.filter((t) => t === 'tool/ptc-suspend' || t === 'tool/ptc-resume')).toEqual([
+      'tool/ptc-suspend',
+      'tool/ptc-resume',
+    ])
   })
 
   test("the resumed result reaches the run_code call's post-execute listeners and tools/result, with the call's arguments", async () => {
@@ -65,11 +77,22 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     const code = `const w = await tools.write({ key: 'k' }); return w.written`
     h.tools.on('tools/post-execute', (exec, result, next) => {
       if (exec.name !== 'run_code') return next()
-      seen.push({ stage: 'post', callId: exec.callId, code: (exec.arguments as { code?: unknown }).code, text: text(result) })
+      seen.push({
+        stage: 'post',
+        callId: exec.callId,
+        code: (exec.arguments as { code?: unknown }).code,
+        text: text(result),
+      })
       return { kind: 'accept', content: [{ type: 'text', text: `${text(result)} [checked]` }] }
     })
     h.tools.on('tools/result', (exec, result) => {
-      if (exec.name === 'run_code') seen.push({ stage: 'result', callId: exec.callId, code: (exec.arguments as { code?: unknown }).code, text: text(result) })
+      if (exec.name === 'run_code')
+        seen.push({
+          stage: 'result',
+          callId: exec.callId,
+          code: (exec.arguments as { code?: unknown }).code,
+          text: text(result),
+        })
     })
     const first = await h.runCode(code)
     expect(text(first)).toMatch(/\[checked\]$/)
@@ -89,13 +112,19 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
   test("the ask decision's localized displayReason travels with the waiting call: in awaiting and in the log", async () => {
     const h = ptcHarness(runtime, { durable: { store: store() }, approval: { request: async () => 'deferred' } })
     const displayReason = { en: 'Writes the record "k"', fr: "Écrit l'enregistrement « k »" }
-    h.tools.on('tools/pre-execute', (exec, next) => (exec.name === 'write' ? { kind: 'ask', reason: 'writes k', displayReason } : next()))
+    h.tools.on('tools/pre-execute', (exec, next) =>
+      exec.name === 'write' ? { kind: 'ask', reason: 'writes k', displayReason } : next(),
+    )
     const first = await h.runCode(`return (await tools.write({ key: 'k' })).written`)
-    expect(awaiting(first).calls).toEqual([{ tool: 'write', arguments: { key: 'k' }, reason: 'writes k', displayReason }])
+    expect(awaiting(first).calls).toEqual([
+      { tool: 'write', arguments: { key: 'k' }, reason: 'writes k', displayReason },
+    ])
     // The text the model reads keeps the plain reason only.
     expect(text(first)).toContain('(writes k)')
     expect(text(first)).not.toContain('Écrit')
-    const suspend = h.session.events.find((e) => e.type === 'tool/ptc-suspend') as { awaiting?: { displayReason?: unknown }[] } | undefined
+    const suspend = h.session.events.find((e) => e.type === 'tool/ptc-suspend') as
+      | { awaiting?: { displayReason?: unknown }[] }
+      | undefined
     expect(suspend?.awaiting?.[0]?.displayReason).toEqual(displayReason)
     const resumed = (await resume(h, awaiting(first).token, 'allowed-once')).results[0]?.result as { value?: unknown }
     expect(value(resumed).result).toBe('k')
@@ -103,10 +132,14 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
 
   test("the log's suspension keeps the waiting calls' arguments within the log limits; awaiting keeps them whole", async () => {
     const h = harness(runtime, { durable: { store: store() }, logLimits: { maxValueChars: 1_000 } })
-    const first = await h.runCode(`const long = 'v'.repeat(5000); await Promise.all([tools.write({ key: 'a' }), tools.write({ key: 'b', value: long })]); return 1`)
+    const first = await h.runCode(
+      `const long = 'v'.repeat(5000); await Promise.all([tools.write({ key: 'a' }), tools.write({ key: 'b', value: long })]); return 1`,
+    )
     const long = 'v'.repeat(5000)
     expect(awaiting(first).calls.map((c) => c.arguments)).toEqual([{ key: 'a' }, { key: 'b', value: long }])
-    const suspend = h.session.events.find((e) => e.type === 'tool/ptc-suspend') as { awaiting?: { name: string; arguments: unknown; elided?: unknown }[] } | undefined
+    const suspend = h.session.events.find((e) => e.type === 'tool/ptc-suspend') as
+      | { awaiting?: { name: string; arguments: unknown; elided?: unknown }[] }
+      | undefined
     const whole = JSON.stringify({ key: 'b', value: long })
     expect(suspend?.awaiting).toEqual([
       { name: 'write', arguments: { key: 'a' }, reason: 'writes a', subCallId: expect.any(String) },
@@ -118,13 +151,20 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
         elided: { arguments: { bytes: whole.length, sha256: createHash('sha256').update(whole).digest('hex') } },
       },
     ])
-    expect(value((await resume(h, awaiting(first).token, 'allowed-once')).results[0]?.result as { value?: unknown }).result).toBe(1)
+    expect(
+      value((await resume(h, awaiting(first).token, 'allowed-once')).results[0]?.result as { value?: unknown }).result,
+    ).toBe(1)
   })
 
   test('a program that waits twice suspends twice, each time under a new token', async () => {
     const h = harness(runtime, { durable: { store: store() } })
-    const first = await h.runCode(`const a = await tools.write({ key: 'one' }); console.log('first done'); const b = await tools.write({ key: 'two' }); return [a, b]`)
-    const second = (await resume(h, awaiting(first).token, 'allowed-once')).results[0]?.result as { value?: unknown; isError: boolean }
+    const first = await h.runCode(
+      `const a = await tools.write({ key: 'one' }); console.log('first done'); const b = await tools.write({ key: 'two' }); return [a, b]`,
+    )
+    const second = (await resume(h, awaiting(first).token, 'allowed-once')).results[0]?.result as {
+      value?: unknown
+      isError: boolean
+    }
     expect(value(second).logs).toEqual(['first done'])
     expect(awaiting(second).calls.map((c) => c.arguments)).toEqual([{ key: 'two' }])
     expect(awaiting(second).token).not.toBe(awaiting(first).token)
@@ -151,7 +191,9 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     expect(value(done).result).toBe(2)
     expect(JSON.parse(text(await h.runCode('return [count, w]')))).toEqual([2, { written: 'a' }])
     // Rejected: the program catches DENIED, and the session keeps what it did after.
-    const second = await h.runCode("try { await tools.write({ key: 'b' }) } catch (e) { globalThis.why = e.code } return count")
+    const second = await h.runCode(
+      "try { await tools.write({ key: 'b' }) } catch (e) { globalThis.why = e.code } return count",
+    )
     await resume(h, awaiting(second).token, 'rejected')
     expect(text(await h.runCode('return why'))).toBe('DENIED')
     expect(h.trace).toEqual(['start write a', 'end write a'])
@@ -159,9 +201,15 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
 
   test('without durable, or as a model-direct call, a deferral denies the call', async () => {
     const plain = harness(runtime)
-    expect(text(await plain.runCode(`try { await tools.write({ key: 'x' }) } catch (e) { return e.code + ': ' + e.message }`))).toMatch(/^DENIED: approval was deferred \(writes x\), but this call cannot wait/)
+    expect(
+      text(
+        await plain.runCode(`try { await tools.write({ key: 'x' }) } catch (e) { return e.code + ': ' + e.message }`),
+      ),
+    ).toMatch(/^DENIED: approval was deferred \(writes x\), but this call cannot wait/)
     const session = harness(runtime, { sessions: true })
-    expect(text(await session.runCode(`try { await tools.write({ key: 'y' }) } catch (e) { return e.code }`))).toBe('DENIED')
+    expect(text(await session.runCode(`try { await tools.write({ key: 'y' }) } catch (e) { return e.code }`))).toBe(
+      'DENIED',
+    )
     const direct = harness(runtime, { durable: { store: store() }, mode: 'both' })
     const out = await direct.batch([{ type: 'tool_call', id: 'd1', name: 'write', arguments: '{"key":"z"}' }])
     expect(out.results[0]?.result).toMatchObject({ isError: true, error: { info: { code: 'DENIED' } } })
@@ -176,8 +224,17 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     await expect(resume(h, token, ['allowed-once', 'allowed-once'])).rejects.toBeInstanceOf(ResumeError)
     await expect(resume(h, 'ptc-run-unknown', 'allowed-once')).rejects.toMatchObject({ code: 'UNKNOWN_TOKEN' })
     // Only the agent the program ran for may resume it.
-    await expect(h.tools.resume({ token, decision: 'allowed-once', agent: { id: 'someone-else' }, signal: new AbortController().signal })).rejects.toMatchObject({ code: 'WRONG_AGENT' })
-    await expect(h.tools.resume({ token, decision: 'allowed-once', signal: new AbortController().signal })).rejects.toMatchObject({ code: 'WRONG_AGENT' })
+    await expect(
+      h.tools.resume({
+        token,
+        decision: 'allowed-once',
+        agent: { id: 'someone-else' },
+        signal: new AbortController().signal,
+      }),
+    ).rejects.toMatchObject({ code: 'WRONG_AGENT' })
+    await expect(
+      h.tools.resume({ token, decision: 'allowed-once', signal: new AbortController().signal }),
+    ).rejects.toMatchObject({ code: 'WRONG_AGENT' })
     const done = await resume(h, token, 'allowed-once')
     expect(value(done.results[0]?.result as { value?: unknown }).result).toEqual({ written: 'k' })
   })
@@ -189,14 +246,29 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     for (const bad of ['', 'x'.repeat(5_000), 'lone \ud800 surrogate']) {
       const refused = resume(h, bad, 'allowed-once')
       await expect(refused).rejects.toBeInstanceOf(ResumeError)
-      await expect(refused).rejects.toMatchObject({ code: 'UNKNOWN_TOKEN', message: expect.stringMatching(/^no suspended program has token ".{0,101}": it cannot be one \(a session key /) })
+      await expect(refused).rejects.toMatchObject({
+        code: 'UNKNOWN_TOKEN',
+        message: expect.stringMatching(/^no suspended program has token ".{0,101}": it cannot be one \(a session key /),
+      })
     }
     // A store whose read throws at once, or rejects: the store could not answer; the state is untouched.
-    for (const fail of [() => { throw new Error('disk on fire') }, () => Promise.reject(new Error('disk on fire'))]) {
-      const failing: SessionStore = { ...kept, get: fail as SessionStore['get'], take: fail as NonNullable<SessionStore['take']> }
+    for (const fail of [
+      () => {
+        throw new Error('disk on fire')
+      },
+      () => Promise.reject(new Error('disk on fire')),
+    ]) {
+      const failing: SessionStore = {
+        ...kept,
+        get: fail as SessionStore['get'],
+        take: fail as NonNullable<SessionStore['take']>,
+      }
       const other = harness(runtime, { durable: { store: failing } })
       const refused = resume(other, token, 'allowed-once')
-      await expect(refused).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', message: `the store failed to give the state of token ${JSON.stringify(token)}: disk on fire; try again later` })
+      await expect(refused).rejects.toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+        message: `the store failed to give the state of token ${JSON.stringify(token)}: disk on fire; try again later`,
+      })
     }
     const done = await resume(h, token, 'allowed-once')
     expect(value(done.results[0]?.result as { value?: unknown }).result).toEqual({ written: 'k' })
@@ -211,7 +283,9 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     writeFileSync(entry, 'PTSF')
     const refused: unknown = await resume(h, token, 'allowed-once').catch((thrown: unknown) => thrown)
     expect(refused).toMatchObject({ code: 'STATE_REFUSED' })
-    expect((refused as Error).message).toContain(`the state of token ${JSON.stringify(token)} cannot be read: the session store file ${entry} (key ${JSON.stringify(token)}) is not a store file: it has 4 bytes, fewer than the 24-byte header. It was moved aside to ${entry}.unreadable-`)
+    expect((refused as Error).message).toContain(
+      `the state of token ${JSON.stringify(token)} cannot be read: the session store file ${entry} (key ${JSON.stringify(token)}) is not a store file: it has 4 bytes, fewer than the 24-byte header. It was moved aside to ${entry}.unreadable-`,
+    )
     expect(readdirSync(folder).filter((name) => name.includes('.unreadable-'))).toHaveLength(1)
     await expect(resume(h, token, 'allowed-once')).rejects.toMatchObject({ code: 'UNKNOWN_TOKEN' })
     expect(h.trace).toEqual([])
@@ -220,40 +294,72 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
   test('a refused resume leaves a store with claims untouched, and a store that takes gets the state back until it would have expired, not for a new TTL', async () => {
     const inner = store()
     const ttls: number[] = []
-    const set: SessionStore['set'] = (key, bytes, options) => (ttls.push(options?.ttlMs ?? -1), inner.set(key, bytes, options))
+    const set: SessionStore['set'] = (key, bytes, options) => (
+      ttls.push(options?.ttlMs ?? -1), inner.set(key, bytes, options)
+    )
     // With claims (the file store's own): the state never leaves the store before the program goes on.
     const claiming = harness(runtime, { durable: { store: { ...inner, set }, ttlMs: 60_000 } })
     const leased = awaiting(await claiming.runCode(`return await tools.write({ key: 'c' })`)).token
-    await expect(claiming.tools.resume({ token: leased, decision: 'allowed-once', agent: { id: 'someone-else' }, signal: new AbortController().signal })).rejects.toMatchObject({ code: 'WRONG_AGENT' })
+    await expect(
+      claiming.tools.resume({
+        token: leased,
+        decision: 'allowed-once',
+        agent: { id: 'someone-else' },
+        signal: new AbortController().signal,
+      }),
+    ).rejects.toMatchObject({ code: 'WRONG_AGENT' })
     expect(ttls).toEqual([60_000])
-    expect(value((await resume(claiming, leased, 'allowed-once')).results[0]?.result as { value?: unknown }).result).toEqual({ written: 'c' })
+    expect(
+      value((await resume(claiming, leased, 'allowed-once')).results[0]?.result as { value?: unknown }).result,
+    ).toEqual({ written: 'c' })
     ttls.length = 0
     // A store that takes, without claims: the state is taken at once, and put back.
-    const recording: SessionStore = { get: inner.get.bind(inner), delete: inner.delete.bind(inner), set, take: (inner.take as NonNullable<SessionStore['take']>).bind(inner) }
+    const recording: SessionStore = {
+      get: inner.get.bind(inner),
+      delete: inner.delete.bind(inner),
+      set,
+      take: (inner.take as NonNullable<SessionStore['take']>).bind(inner),
+    }
     const h = harness(runtime, { durable: { store: recording, ttlMs: 60_000 } })
     const { token } = awaiting(await h.runCode(`return await tools.write({ key: 'k' })`))
     expect(ttls).toEqual([60_000])
     await new Promise((resolve) => setTimeout(resolve, 30))
-    await expect(h.tools.resume({ token, decision: 'allowed-once', agent: { id: 'someone-else' }, signal: new AbortController().signal })).rejects.toMatchObject({ code: 'WRONG_AGENT' })
+    await expect(
+      h.tools.resume({
+        token,
+        decision: 'allowed-once',
+        agent: { id: 'someone-else' },
+        signal: new AbortController().signal,
+      }),
+    ).rejects.toMatchObject({ code: 'WRONG_AGENT' })
     // Put back (the file store takes on resume) with what was left of the first TTL.
     expect(ttls).toHaveLength(2)
     expect(ttls[1]).toBeGreaterThan(0)
     expect(ttls[1]).toBeLessThanOrEqual(60_000 - 25)
-    expect(value((await resume(h, token, 'allowed-once')).results[0]?.result as { value?: unknown }).result).toEqual({ written: 'k' })
+    expect(value((await resume(h, token, 'allowed-once')).results[0]?.result as { value?: unknown }).result).toEqual({
+      written: 'k',
+    })
   })
 
   test('a store that cannot remove the state as the program goes on: the program is stopped before its first call, the state stays, a later resume runs it once', async () => {
     const inner = store()
     let failing = true
-    const flaky: SessionStore = { ...inner, delete: async (key) => (failing ? Promise.reject(new Error('disk on fire')) : inner.delete(key)) }
+    const flaky: SessionStore = {
+      ...inner,
+      delete: async (key) => (failing ? Promise.reject(new Error('disk on fire')) : inner.delete(key)),
+    }
     const h = harness(runtime, { durable: { store: flaky } })
     const { token } = awaiting(await h.runCode(`const w = await tools.write({ key: 'flaky' }); return w.written`))
     const refused: unknown = await resume(h, token, 'allowed-once').catch((thrown: unknown) => thrown)
     expect(refused).toMatchObject({ code: 'STORE_UNAVAILABLE' })
-    expect((refused as Error).message).toMatch(/did not confirm .* that it removed the state of token .*, so the program was stopped before its first call: its state stays stored \(written back if the store removes it late\); try again later$/)
+    expect((refused as Error).message).toMatch(
+      /did not confirm .* that it removed the state of token .*, so the program was stopped before its first call: its state stays stored \(written back if the store removes it late\); try again later$/,
+    )
     expect(h.trace).toEqual([])
     failing = false
-    expect(value((await resume(h, token, 'allowed-once')).results[0]?.result as { value?: unknown }).result).toBe('flaky')
+    expect(value((await resume(h, token, 'allowed-once')).results[0]?.result as { value?: unknown }).result).toBe(
+      'flaky',
+    )
     expect(h.trace).toEqual(['start write flaky', 'end write flaky'])
     await expect(resume(h, token, 'allowed-once')).rejects.toMatchObject({ code: 'UNKNOWN_TOKEN' })
   })
@@ -282,25 +388,38 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     ;({ token } = awaiting(await h.runCode(`const w = await tools.write({ key: 'late' }); return w.written`)))
     const refused: unknown = await resume(h, token, 'allowed-once').catch((thrown: unknown) => thrown)
     expect(refused).toMatchObject({ code: 'STORE_UNAVAILABLE' })
-    expect((refused as Error).message).toMatch(/, so the program was stopped before its first call: its state stays stored \(written back if the store removes it late\); try again later$/)
+    expect((refused as Error).message).toMatch(
+      /, so the program was stopped before its first call: its state stays stored \(written back if the store removes it late\); try again later$/,
+    )
     // The lease is kept while the delete is pending: no other resume reads the state meanwhile.
     await expect(resume(h, token, 'allowed-once')).rejects.toMatchObject({ code: 'IN_PROGRESS' })
     letGo()
     await releasedLease
     expect(h.trace).toEqual([])
-    expect(value((await resume(h, token, 'allowed-once')).results[0]?.result as { value?: unknown }).result).toBe('late')
+    expect(value((await resume(h, token, 'allowed-once')).results[0]?.result as { value?: unknown }).result).toBe(
+      'late',
+    )
     expect(h.trace).toEqual(['start write late', 'end write late'])
     await expect(resume(h, token, 'allowed-once')).rejects.toMatchObject({ code: 'UNKNOWN_TOKEN' })
   })
 
   test('a long run that suspends in the background: its next part is the wait for approval', async () => {
     const h = harness(runtime, { durable: { store: store() }, longRuns: { returnAfterMs: 20 } })
-    let part = await h.runCode(`await tools.lookup({ key: 'slow', delayMs: 200 }); console.log('looked'); return await tools.write({ key: 'w' })`)
+    let part = await h.runCode(
+      `await tools.lookup({ key: 'slow', delayMs: 200 }); console.log('looked'); return await tools.write({ key: 'w' })`,
+    )
     const logs: unknown[] = []
     // The first part returns while the lookup runs (unless this machine is slower than the lookup); then wait.
     while (value(part).running !== undefined) {
       logs.push(...(value(part).logs as unknown[]))
-      const waited = await h.batch([{ type: 'tool_call', id: `w${logs.length}`, name: 'run_code', arguments: JSON.stringify({ wait: value(part).running, description: 'wait' }) }])
+      const waited = await h.batch([
+        {
+          type: 'tool_call',
+          id: `w${logs.length}`,
+          name: 'run_code',
+          arguments: JSON.stringify({ wait: value(part).running, description: 'wait' }),
+        },
+      ])
       part = waited.results[0]?.result as typeof part
     }
     logs.push(...(value(part).logs as unknown[]))
@@ -316,7 +435,10 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     const b = harness(runtime, { durable: { store: shared } })
     const first = await a.runCode(`return await tools.write({ key: 'once' })`)
     const { token } = awaiting(first)
-    const outcomes = await Promise.allSettled([resume(a, token, 'allowed-once'), b.tools.resume({ token, decision: 'allowed-once', agent: a.agent, signal: new AbortController().signal })])
+    const outcomes = await Promise.allSettled([
+      resume(a, token, 'allowed-once'),
+      b.tools.resume({ token, decision: 'allowed-once', agent: a.agent, signal: new AbortController().signal }),
+    ])
     expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected'])
     // Told that another resume has it (it holds the token's claim), or, once that one is done, that the token is gone.
     const told = (outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason as { code: string }
@@ -348,7 +470,11 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     await expect(resume(a, token, 'allowed-once')).rejects.toMatchObject({ code: 'SANDBOX_DISPOSED' })
     expect(a.trace).toEqual([])
     // Its log says the program suspended, not that it went on.
-    expect(a.session.events.map((e) => e.type).filter((t) => t.startsWith('tool/ptc-'))).toEqual(['tool/ptc-dispatch-start', 'tool/ptc-dispatch', 'tool/ptc-suspend'])
+    expect(a.session.events.map((e) => e.type).filter((t) => t.startsWith('tool/ptc-'))).toEqual([
+      'tool/ptc-dispatch-start',
+      'tool/ptc-dispatch',
+      'tool/ptc-suspend',
+    ])
     await using second = createQuickJSRuntime({ isolation, poolSize: 1, secret })
     const b = harness(second, { durable: { store: shared } })
     const done = (await resume(b, token, 'allowed-once')).results[0]?.result as ToolExecutionResult
@@ -369,12 +495,20 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
       },
       release: (key, holder) => (inner.release as NonNullable<SessionStore['release']>)(key, holder),
     }
-    await using sessions = createQuickJSRuntime({ isolation, poolSize: 1, secret: 'a secret of at least 16 bytes', sessions: { store: flaky } })
+    await using sessions = createQuickJSRuntime({
+      isolation,
+      poolSize: 1,
+      secret: 'a secret of at least 16 bytes',
+      sessions: { store: flaky },
+    })
     const h = harness(sessions, { durable: { store: store() }, sessions: true })
     expect(text(await h.runCode('let count = 1; return count'))).toBe('1')
     const { token } = awaiting(await h.runCode("count += 1; return await tools.write({ key: 'w' })"))
     failing = true
-    await expect(resume(h, token, 'allowed-once')).rejects.toMatchObject({ name: 'SessionStoreError', code: 'unavailable' })
+    await expect(resume(h, token, 'allowed-once')).rejects.toMatchObject({
+      name: 'SessionStoreError',
+      code: 'unavailable',
+    })
     expect(h.trace).toEqual([])
     failing = false
     const done = (await resume(h, token, 'allowed-once')).results[0]?.result as ToolExecutionResult
@@ -386,15 +520,24 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
   })
 
   test('a store that cannot keep the state fails the call, saying the program is lost', async () => {
-    const failing: SessionStore = { get: async () => undefined, set: async () => Promise.reject(new Error('disk full')), delete: async () => false }
+    const failing: SessionStore = {
+      get: async () => undefined,
+      set: async () => Promise.reject(new Error('disk full')),
+      delete: async () => false,
+    }
     const h = harness(runtime, { durable: { store: failing } })
     const result = await h.runCode(`console.log('so far'); return await tools.write({ key: 'k' })`)
     expect(result.isError).toBe(true)
     expect(text(result)).toMatch(/could not be stored \(disk full\); it is lost/)
     expect(text(result)).toContain('so far')
     // A store's message reaches the model's text only up to 300 characters.
-    const verbose: SessionStore = { ...failing, set: async () => Promise.reject(new Error(`disk full: ${'x'.repeat(100_000)}`)) }
-    const long = await harness(runtime, { durable: { store: verbose } }).runCode(`return await tools.write({ key: 'k' })`)
+    const verbose: SessionStore = {
+      ...failing,
+      set: async () => Promise.reject(new Error(`disk full: ${'x'.repeat(100_000)}`)),
+    }
+    const long = await harness(runtime, { durable: { store: verbose } }).runCode(
+      `return await tools.write({ key: 'k' })`,
+    )
     expect(text(long)).toMatch(/could not be stored \(disk full: x{289}…\); it is lost/)
     expect(text(long).length).toBeLessThan(1_000)
     // In a sandbox session: the lost program does not hold the session, which goes on from its state before it.
@@ -441,7 +584,10 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     const s = harness(runtime, { durable: { store: slow, storeWaitMs: 3000 } })
     const first = await s.runCode(`return await tools.write({ key: 'later' })`)
     const { token } = awaiting(first)
-    await expect(resume(s, token, 'allowed-once')).rejects.toMatchObject({ name: 'ResumeError', code: 'STORE_UNAVAILABLE' })
+    await expect(resume(s, token, 'allowed-once')).rejects.toMatchObject({
+      name: 'ResumeError',
+      code: 'STORE_UNAVAILABLE',
+    })
     expect(s.trace).toEqual([])
     release?.()
     // The late take took the state out of the files, then gave it back.
@@ -449,14 +595,26 @@ describe.each(['worker', 'inline'] as const)('durable approval on QuickJS (%s)',
     expect(tookLate).toBe(true)
     expect(await files.get(token)).toBeDefined()
     const again = harness(runtime, { durable: { store: files } })
-    const resumed = await again.tools.resume({ token, decision: 'allowed-once', agent: s.agent, signal: new AbortController().signal })
+    const resumed = await again.tools.resume({
+      token,
+      decision: 'allowed-once',
+      agent: s.agent,
+      signal: new AbortController().signal,
+    })
     expect(value(resumed.results[0]?.result as { value?: unknown }).result).toEqual({ written: 'later' })
   })
 })
 
 test('durable approval needs a runtime that suspends runs', () => {
-  const runtime = { name: 'fake', limits: createQuickJSRuntime({ prewarm: false }).limits, run: async () => ({ logs: [], stats: { cpuMs: 0, wallMs: 0, queueMs: 0, subCalls: 0 } }), dispose: async () => {} } as unknown as CodeRuntime
-  expect(() => createPtcExecutor({ runtime, durable: { store: store() } })).toThrow(/needs a runtime that suspends runs \(QuickJS\); the fake runtime does not/)
+  const runtime = {
+    name: 'fake',
+    limits: createQuickJSRuntime({ prewarm: false }).limits,
+    run: async () => ({ logs: [], stats: { cpuMs: 0, wallMs: 0, queueMs: 0, subCalls: 0 } }),
+    dispose: async () => {},
+  } as unknown as CodeRuntime
+  expect(() => createPtcExecutor({ runtime, durable: { store: store() } })).toThrow(
+    /needs a runtime that suspends runs \(QuickJS\); the fake runtime does not/,
+  )
 })
 
 test('a runtime whose resumeRun never answers: the resume is given up after the wall ceiling and a grace, as a timeout', async () => {

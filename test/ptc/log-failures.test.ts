@@ -11,7 +11,14 @@ import { createPtcExecutor, type PtcExecutorOptions } from '@ptc/ptc'
 import { fixtureTools, text } from '@ptc/ptc/testing'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
 import { createFileSessionStore } from '@ptc/sandbox/session'
-import { ToolBatchExecutionError, ToolsService, type Agent, type SessionEvent, type ToolBatchInput, type ToolExecutionResult } from '@ptc/tools'
+import {
+  ToolBatchExecutionError,
+  ToolsService,
+  type Agent,
+  type SessionEvent,
+  type ToolBatchInput,
+  type ToolExecutionResult,
+} from '@ptc/tools'
 import { afterAll, describe, expect, test } from 'vitest'
 
 const dir = mkdtempSync(join(tmpdir(), 'ptc-log-failures-'))
@@ -22,7 +29,10 @@ afterAll(async () => {
 })
 
 /** A session that refuses the events whose type `refuse` names (as a store with a row size limit might), and keeps the rest. */
-function refusingSession(refuse: (type: string) => boolean): { session: { append(event: SessionEvent): void }; events: SessionEvent[] } {
+function refusingSession(refuse: (type: string) => boolean): {
+  session: { append(event: SessionEvent): void }
+  events: SessionEvent[]
+} {
   const events: SessionEvent[] = []
   return {
     events,
@@ -35,7 +45,10 @@ function refusingSession(refuse: (type: string) => boolean): { session: { append
   }
 }
 
-function service(options: Omit<PtcExecutorOptions, 'runtime'> = {}, approval?: ConstructorParameters<typeof ToolsService>[0]): ToolsService {
+function service(
+  options: Omit<PtcExecutorOptions, 'runtime'> = {},
+  approval?: ConstructorParameters<typeof ToolsService>[0],
+): ToolsService {
   const tools = new ToolsService(approval)
   for (const tool of fixtureTools()) tools.register(tool)
   tools.setExecutor(createPtcExecutor({ runtime, ...options }))
@@ -46,14 +59,20 @@ let calls = 0
 function runCode(code: string, agent: Agent, logged: boolean, extra: Record<string, unknown> = {}): ToolBatchInput {
   // A long run's next part is asked for with { wait, description } alone.
   const args = JSON.stringify({ ...('wait' in extra ? {} : { code }), description: 'test', ...extra })
-  return { calls: [{ type: 'tool_call', id: `c${++calls}`, name: 'run_code', arguments: args }], signal: new AbortController().signal, agent, ...(logged && { log: { turn: 1, step: 1 } }) }
+  return {
+    calls: [{ type: 'tool_call', id: `c${++calls}`, name: 'run_code', arguments: args }],
+    signal: new AbortController().signal,
+    agent,
+    ...(logged && { log: { turn: 1, step: 1 } }),
+  }
 }
 
 const batchError = (thrown: unknown): ToolBatchExecutionError => {
   expect(thrown).toBeInstanceOf(ToolBatchExecutionError)
   return thrown as ToolBatchExecutionError
 }
-const resultOf = (error: ToolBatchExecutionError): ToolExecutionResult => (error.results[0] as { result: ToolExecutionResult }).result
+const resultOf = (error: ToolBatchExecutionError): ToolExecutionResult =>
+  (error.results[0] as { result: ToolExecutionResult }).result
 
 describe('sub-dispatch events a session did not take', () => {
   test.each([
@@ -63,7 +82,15 @@ describe('sub-dispatch events a session did not take', () => {
     const tools = service()
     const { session, events } = refusingSession((type) => type === 'tool/ptc-dispatch')
     const agent: Agent = { id: 'a', session }
-    const thrown = await tools.execute(runCode(`const r = await tools.lookup({ key: 'abc' }); console.log('got', r.value); return r.value`, agent, logged)).catch((e: unknown) => e)
+    const thrown = await tools
+      .execute(
+        runCode(
+          `const r = await tools.lookup({ key: 'abc' }); console.log('got', r.value); return r.value`,
+          agent,
+          logged,
+        ),
+      )
+      .catch((e: unknown) => e)
     const error = batchError(thrown)
     expect(error.code).toBe('BATCH_FAILED')
     expect(error.message).toBe('the session log failed: row too large (tool/ptc-dispatch)')
@@ -75,7 +102,13 @@ describe('sub-dispatch events a session did not take', () => {
     // The events the session took are there; the next batch on a session that works is not failed by this one.
     expect(events.map((e) => e.type)).toContain('tool/ptc-dispatch-start')
     const fine = service()
-    const ok = await fine.execute(runCode(`return (await tools.lookup({ key: 'x' })).value`, { id: 'b', session: refusingSession(() => false).session }, logged))
+    const ok = await fine.execute(
+      runCode(
+        `return (await tools.lookup({ key: 'x' })).value`,
+        { id: 'b', session: refusingSession(() => false).session },
+        logged,
+      ),
+    )
     expect(ok.results[0]?.result.value).toEqual({ logs: [], result: 1 })
   })
 
@@ -84,7 +117,9 @@ describe('sub-dispatch events a session did not take', () => {
     // The settle event of the slow call comes while the program runs in the background.
     const { session } = refusingSession((type) => type === 'tool/ptc-dispatch')
     const agent: Agent = { id: 'a', session }
-    const first = await tools.execute(runCode(`const r = await tools.lookup({ key: 'slow', delayMs: 300 }); return r.value`, agent, true))
+    const first = await tools.execute(
+      runCode(`const r = await tools.lookup({ key: 'slow', delayMs: 300 }); return r.value`, agent, true),
+    )
     const handle = (first.results[0]?.result.value as { running?: string }).running
     expect(typeof handle).toBe('string')
     let error: ToolBatchExecutionError | undefined
@@ -98,14 +133,25 @@ describe('sub-dispatch events a session did not take', () => {
   })
 
   test('a resumed durable program whose resumption the session did not take fails its resume, the outcome attached', async () => {
-    const tools = service({ durable: { store: createFileSessionStore({ directory: join(dir, 'store') }) } }, { approval: { request: async () => 'deferred' } })
+    const tools = service(
+      { durable: { store: createFileSessionStore({ directory: join(dir, 'store') }) } },
+      { approval: { request: async () => 'deferred' } },
+    )
     tools.on('tools/pre-execute', (exec, next) => (exec.name === 'write' ? { kind: 'ask', reason: 'writes' } : next()))
     const { session } = refusingSession((type) => type === 'tool/ptc-resume')
     const agent: Agent = { id: 'a', session }
     const first = await tools.execute(runCode(`return (await tools.write({ key: 'k' })).written`, agent, true))
     const token = (first.results[0]?.result.value as { awaiting?: { token: string } }).awaiting?.token
     expect(typeof token).toBe('string')
-    const thrown = await tools.resume({ token: token as string, decision: 'allowed-once', agent, signal: new AbortController().signal, log: { turn: 2, step: 1 } }).catch((e: unknown) => e)
+    const thrown = await tools
+      .resume({
+        token: token as string,
+        decision: 'allowed-once',
+        agent,
+        signal: new AbortController().signal,
+        log: { turn: 2, step: 1 },
+      })
+      .catch((e: unknown) => e)
     const error = batchError(thrown)
     expect(error.message).toBe('the session log failed: row too large (tool/ptc-resume)')
     expect(resultOf(error).value).toEqual({ logs: [], result: 'k' })

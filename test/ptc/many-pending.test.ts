@@ -36,7 +36,13 @@ test(`${CALLS} calls under one Promise.all start in order, each once, 10 at a ti
       },
     }),
   )
-  tools.setExecutor(createPtcExecutor({ runtime, maxParallelSubCalls: 10, limits: { maxPendingSubCalls: CALLS, maxSubCalls: CALLS, wallMs: 60_000 } }))
+  tools.setExecutor(
+    createPtcExecutor({
+      runtime,
+      maxParallelSubCalls: 10,
+      limits: { maxPendingSubCalls: CALLS, maxSubCalls: CALLS, wallMs: 60_000 },
+    }),
+  )
   const agent: Agent = { id: 'agent', session: new MemorySession() }
   const value = await runProgram(
     tools,

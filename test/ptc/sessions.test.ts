@@ -46,8 +46,14 @@ describe.each(isolations)('run_code sessions on QuickJS (%s)', (isolation) => {
   })
 
   test('the SDK text carries the session guidance only when sessions are on', () => {
-    const on = ptcHarness(runtime, { sessions: true }).tools.modelInput().sections.map((s) => s.text).join('\n')
-    const off = ptcHarness(runtime).tools.modelInput().sections.map((s) => s.text).join('\n')
+    const on = ptcHarness(runtime, { sessions: true })
+      .tools.modelInput()
+      .sections.map((s) => s.text)
+      .join('\n')
+    const off = ptcHarness(runtime)
+      .tools.modelInput()
+      .sections.map((s) => s.text)
+      .join('\n')
     expect(on).toContain(SESSION_GUIDANCE)
     expect(off).not.toContain(SESSION_GUIDANCE)
   })
@@ -70,7 +76,9 @@ describe.each(isolations)('run_code sessions on QuickJS (%s)', (isolation) => {
     await h.runCode('const small = "kept"')
     const big = await h.runCode('globalThis.big = "x".repeat(4_000_000); return small')
     expect(big.isError).toBe(false)
-    expect(text(big)).toMatch(/^\[sandbox session: the run left \d+ bytes of state, over the session's budget of 2000000 \(maxSessionBytes\); the session keeps its state from before the run\]\nkept$/)
+    expect(text(big)).toMatch(
+      /^\[sandbox session: the run left \d+ bytes of state, over the session's budget of 2000000 \(maxSessionBytes\); the session keeps its state from before the run\]\nkept$/,
+    )
     expect(text(await h.runCode('return [small, typeof big]'))).toBe('[\n  "kept",\n  "undefined"\n]')
   })
 
@@ -86,8 +94,18 @@ describe.each(isolations)('run_code sessions on QuickJS (%s)', (isolation) => {
     const tools = ptcHarness(runtime, { sessions: true }).tools
     const session = new MemorySession()
     const agent: Agent = { id: 'agent', session }
-    const call = (id: string, code: string): ToolCallBlock => ({ type: 'tool_call', id, name: 'run_code', arguments: JSON.stringify({ code, description: id }) })
-    const out = await tools.execute({ calls: [call('a', 'globalThis.n = 1; return n'), call('b', 'return typeof n')], signal: new AbortController().signal, agent, log: { turn: 1, step: 1 } })
+    const call = (id: string, code: string): ToolCallBlock => ({
+      type: 'tool_call',
+      id,
+      name: 'run_code',
+      arguments: JSON.stringify({ code, description: id }),
+    })
+    const out = await tools.execute({
+      calls: [call('a', 'globalThis.n = 1; return n'), call('b', 'return typeof n')],
+      signal: new AbortController().signal,
+      agent,
+      log: { turn: 1, step: 1 },
+    })
     const texts = out.results.map((r) => text((r as { result: ToolExecutionResult }).result))
     // run_code is exclusive by default: the two programs ran one after the other, on one session.
     expect(texts).toEqual(['1', 'number'])
@@ -95,19 +113,24 @@ describe.each(isolations)('run_code sessions on QuickJS (%s)', (isolation) => {
 })
 
 const ivm = isolatedVmAvailability()
-describe.skipIf(!ivm.available)(`run_code sessions on isolated-vm${ivm.available ? '' : ` (skipped: ${ivm.reason})`}`, () => {
-  test("createPtcExecutor takes sessions on isolated-vm, and one agent's run_code calls share state", async () => {
-    const runtime = createIsolatedVmRuntime({ processes: 1 })
-    try {
-      expect(() => createPtcExecutor({ runtime, sessions: true })).not.toThrow()
-      const h = ptcHarness(runtime, { sessions: true })
-      const first = await h.runCode('const seen: string[] = []\nseen.push((await tools.lookup({ key: "alpha" })).value + "")\nreturn seen.length')
-      expect(first.isError).toBe(false)
-      expect(text(first)).toBe('1')
-      expect(text(await h.runCode('seen.push("more"); return seen'))).toBe('[\n  "5",\n  "more"\n]')
-      expect(text(await ptcHarness(runtime, { sessions: true }).runCode('return typeof seen'))).toBe('undefined')
-    } finally {
-      await runtime.dispose()
-    }
-  })
-})
+describe.skipIf(!ivm.available)(
+  `run_code sessions on isolated-vm${ivm.available ? '' : ` (skipped: ${ivm.reason})`}`,
+  () => {
+    test("createPtcExecutor takes sessions on isolated-vm, and one agent's run_code calls share state", async () => {
+      const runtime = createIsolatedVmRuntime({ processes: 1 })
+      try {
+        expect(() => createPtcExecutor({ runtime, sessions: true })).not.toThrow()
+        const h = ptcHarness(runtime, { sessions: true })
+        const first = await h.runCode(
+          'const seen: string[] = []\nseen.push((await tools.lookup({ key: "alpha" })).value + "")\nreturn seen.length',
+        )
+        expect(first.isError).toBe(false)
+        expect(text(first)).toBe('1')
+        expect(text(await h.runCode('seen.push("more"); return seen'))).toBe('[\n  "5",\n  "more"\n]')
+        expect(text(await ptcHarness(runtime, { sessions: true }).runCode('return typeof seen'))).toBe('undefined')
+      } finally {
+        await runtime.dispose()
+      }
+    })
+  },
+)

@@ -62,7 +62,13 @@ return await AsyncFunction(body)()`
 let runs = 0
 
 function isMarker(args: JsonValue, nonce: string): boolean {
-  return typeof args === 'object' && args !== null && !Array.isArray(args) && args[MARK] === nonce && Object.keys(args).length === 1
+  return (
+    typeof args === 'object' &&
+    args !== null &&
+    !Array.isArray(args) &&
+    args[MARK] === nonce &&
+    Object.keys(args).length === 1
+  )
 }
 
 function round(ms: number): number {
@@ -73,7 +79,8 @@ function round(ms: number): number {
 async function guestBody(request: CodeRunRequest, signal: AbortSignal): Promise<string> {
   const { code } = request
   if (request.language === 'javascript') return code
-  const stripped = code.length <= INLINE_STRIP_UNITS ? stripTypeScript(code) : await stripTypeScriptOffThread(code, signal)
+  const stripped =
+    code.length <= INLINE_STRIP_UNITS ? stripTypeScript(code) : await stripTypeScriptOffThread(code, signal)
   if (stripped === undefined) throw new Error('the run ended while its program was being stripped')
   return stripped.ok ? stripped.code : code
 }
@@ -83,7 +90,9 @@ export function resumedDurableRuntime(inner: CodeRuntime): CodeRuntime {
   if (openRun === undefined || resumeRun === undefined) throw new Error(`${inner.name} cannot resume durable runs`)
   const run = async (request: CodeRunRequest): Promise<CodeRunResult> => {
     if (request.durable !== undefined || request.session !== undefined) {
-      throw new SandboxUsageError('the resumed-durable battery wrapper runs plain requests only (no durable, no session)')
+      throw new SandboxUsageError(
+        'the resumed-durable battery wrapper runs plain requests only (no durable, no session)',
+      )
     }
     const t0 = performance.now()
     const key = `battery-durable-${++runs}`
@@ -96,7 +105,10 @@ export function resumedDurableRuntime(inner: CodeRuntime): CodeRuntime {
       code: seed(binding, nonce),
       language: 'javascript',
       bindings,
-      call: (name, args) => Promise.reject(isMarker(args, nonce) ? parkCall({ nonce }) : new Error(`the seed made an unexpected call to ${name}`)),
+      call: (name, args) =>
+        Promise.reject(
+          isMarker(args, nonce) ? parkCall({ nonce }) : new Error(`the seed made an unexpected call to ${name}`),
+        ),
       limits: { ...request.limits, maxSubCalls },
       durable: { key, data: () => ({ nonce }) },
       ...(signal !== undefined && { signal }),
@@ -110,7 +122,8 @@ export function resumedDurableRuntime(inner: CodeRuntime): CodeRuntime {
       subCalls: Math.max(0, last.subCalls - 1),
     })
     if (seeded.suspended === undefined) {
-      if (seeded.error === undefined) throw new Error(`the seed ended without suspending: ${JSON.stringify(seeded.value)}`)
+      if (seeded.error === undefined)
+        throw new Error(`the seed ended without suspending: ${JSON.stringify(seeded.value)}`)
       return { ...seeded, stats: stats(seeded.stats, seeded.stats.queueMs) }
     }
     const parked = seeded.suspended.parked
@@ -134,7 +147,11 @@ export function resumedDurableRuntime(inner: CodeRuntime): CodeRuntime {
         ...(signal !== undefined && { signal }),
         ...(onLog !== undefined && { onLog }),
       })
-      return { ...resumed, logs: [...opened.logs, ...resumed.logs], stats: stats(resumed.stats, seeded.stats.queueMs + resumed.stats.queueMs) }
+      return {
+        ...resumed,
+        logs: [...opened.logs, ...resumed.logs],
+        stats: stats(resumed.stats, seeded.stats.queueMs + resumed.stats.queueMs),
+      }
     } catch (error) {
       if (!(error instanceof SandboxUsageError && error.code === 'SANDBOX_DISPOSED')) throw error
       return {

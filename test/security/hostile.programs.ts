@@ -48,28 +48,42 @@ export const TAMPERED_INTRINSICS = `Object.defineProperty(Object.prototype, 'the
 
 /** The hostile programs. Each names the behaviour it checks. */
 export function hostileProgramTests(s: HostileContext): void {
-  s.it('constructor-chain escapes through every injected object and host error reach only the guest realm', async () => {
-    const r = await s.run(`${ESCAPE_PROBES}\nreturn out`, {
-      call: async (name, args) => {
-        if (name === 'fail') throw new Error(`host failure at ${new Error().stack ?? ''}`)
-        return { name, args }
-      },
-    })
-    expect(r.error).toBeUndefined()
-    const v = r.value as Record<string, JsonValue>
-    for (const k of ['toolsValue', 'toolFn', 'toolFnProto', 'console', 'consoleLog', 'toolCallError', 'toolCallErrorProto', 'promise', 'unknownTool', 'unknownToolPromise']) {
-      expect(v[k], k).toBe('undefined,undefined,undefined')
-    }
-    expect(v.hostError).toBe('undefined')
-    expect(v.hostErrorCtor).toBe('undefined')
-    expect(v.argError).toBe('undefined')
-    expect(v.unknownError).toBe('undefined')
-    const keys = String(v.hostErrorKeys).split(',')
-    // SPEC section 8: a ToolCallError carries toolName, message, code and (where the pipeline has them) details.
-    for (const k of keys) expect(['message', 'name', 'stack', 'toolName', 'code', 'details']).toContain(k)
-    expect(keys).toContain('toolName')
-    expect(v.hostStack).toBe(false)
-  })
+  s.it(
+    'constructor-chain escapes through every injected object and host error reach only the guest realm',
+    async () => {
+      const r = await s.run(`${ESCAPE_PROBES}\nreturn out`, {
+        call: async (name, args) => {
+          if (name === 'fail') throw new Error(`host failure at ${new Error().stack ?? ''}`)
+          return { name, args }
+        },
+      })
+      expect(r.error).toBeUndefined()
+      const v = r.value as Record<string, JsonValue>
+      for (const k of [
+        'toolsValue',
+        'toolFn',
+        'toolFnProto',
+        'console',
+        'consoleLog',
+        'toolCallError',
+        'toolCallErrorProto',
+        'promise',
+        'unknownTool',
+        'unknownToolPromise',
+      ]) {
+        expect(v[k], k).toBe('undefined,undefined,undefined')
+      }
+      expect(v.hostError).toBe('undefined')
+      expect(v.hostErrorCtor).toBe('undefined')
+      expect(v.argError).toBe('undefined')
+      expect(v.unknownError).toBe('undefined')
+      const keys = String(v.hostErrorKeys).split(',')
+      // SPEC section 8: a ToolCallError carries toolName, message, code and (where the pipeline has them) details.
+      for (const k of keys) expect(['message', 'name', 'stack', 'toolName', 'code', 'details']).toContain(k)
+      expect(keys).toContain('toolName')
+      expect(v.hostStack).toBe(false)
+    },
+  )
 
   s.it('the globals are exactly the allow-list', async () => {
     const r = await s.run('return Reflect.ownKeys(globalThis).map(String)')
@@ -79,7 +93,8 @@ export function hostileProgramTests(s: HostileContext): void {
   })
 
   s.it('tampering with tools, ToolCallError and console fails and the tools keep working', async () => {
-    const r = await s.run(`
+    const r = await s.run(
+      `
       const attempts = [
         () => { tools.echo = () => 'hijacked' }, () => { delete tools.echo }, () => { tools.extra = 1 },
         () => Object.defineProperty(tools, 'echo', { value: 1 }), () => Object.setPrototypeOf(tools, { x: 1 }),
@@ -94,10 +109,19 @@ export function hostileProgramTests(s: HostileContext): void {
         ok: r.args.ok, echo: tools.echo.name, keys: Object.keys(tools), proto: Object.getPrototypeOf(tools) === null,
         same: globalThis.tools === tools, err: err instanceof ToolCallError && err.name === 'ToolCallError',
         log: typeof console.log, call: typeof tools.echo.call,
-      }`, { call: async (name, args) => (name === 'fail' ? Promise.reject(new Error('no')) : { name, args }) })
+      }`,
+      { call: async (name, args) => (name === 'fail' ? Promise.reject(new Error('no')) : { name, args }) },
+    )
     expect(r.error).toBeUndefined()
     expect(r.value).toEqual({
-      ok: true, echo: 'echo', keys: ['echo', 'slow', 'fail'], proto: true, same: true, err: true, log: 'function', call: 'function',
+      ok: true,
+      echo: 'echo',
+      keys: ['echo', 'slow', 'fail'],
+      proto: true,
+      same: true,
+      err: true,
+      log: 'function',
+      call: 'function',
     })
   })
 
@@ -169,7 +193,10 @@ export function hostileProgramTests(s: HostileContext): void {
     ['an infinite loop after an await', 'await tools.echo({})\nfor (;;) {}'],
     ['a microtask storm', 'while (true) await null'],
     // Each job queues the next and returns nothing, so memory stays flat and only the CPU budget can stop it.
-    ['a self-scheduling promise job', 'const f = () => { Promise.resolve().then(f) }\nf()\nawait tools.echo({})\nawait new Promise(() => {})'],
+    [
+      'a self-scheduling promise job',
+      'const f = () => { Promise.resolve().then(f) }\nf()\nawait tools.echo({})\nawait new Promise(() => {})',
+    ],
   ] as const) {
     s.it(`${name} hits the CPU budget`, async () => {
       const r = await s.run(code)
@@ -180,7 +207,9 @@ export function hostileProgramTests(s: HostileContext): void {
   // Each job returns the next job's promise, so every promise of the chain stays alive: whichever of the memory
   // and CPU budgets the machine's speed reaches first stops it (a fast machine fills 64 MiB within 500 ms).
   s.it('a self-adopting promise chain is stopped by the memory or the CPU budget', async () => {
-    const r = await s.run('const f = () => Promise.resolve().then(f)\nf()\nawait tools.echo({})\nawait new Promise(() => {})')
+    const r = await s.run(
+      'const f = () => Promise.resolve().then(f)\nf()\nawait tools.echo({})\nawait new Promise(() => {})',
+    )
     expect(['memory', 'timeout']).toContain(r.error?.kind)
   })
 
@@ -190,16 +219,20 @@ export function hostileProgramTests(s: HostileContext): void {
     ['a string bomb', 'const a = []\nlet i = 0\nwhile (true) a.push("x".repeat(1 << 16) + i++)'],
     ['a single huge allocation', 'const b = new ArrayBuffer(2 ** 30)\nreturn b.byteLength'],
   ] as const) {
-    s.it(`${name} hits the memory limit`, async () => {
-      const rss0 = process.memoryUsage().rss
-      // Roomy budgets: near its heap limit V8 collects again and again, and on a machine slowed 4x isolated-vm's
-      // bombs ran out of a 5 s budget before the 64 MiB; a fast machine stops them at the memory limit anyway.
-      const r = await s.run(code, { limits: { cpuMs: 20_000, wallMs: 25_000 } })
-      expect(['memory', 'exception'], r.error?.message).toContain(r.error?.kind)
-      if (name !== 'a single huge allocation') expect(r.error?.kind, r.error?.message).toBe('memory')
-      expect(process.memoryUsage().rss - rss0).toBeLessThan(512 * 1024 * 1024)
-      await s.expectNextRunWorks()
-    }, 90_000)
+    s.it(
+      `${name} hits the memory limit`,
+      async () => {
+        const rss0 = process.memoryUsage().rss
+        // Roomy budgets: near its heap limit V8 collects again and again, and on a machine slowed 4x isolated-vm's
+        // bombs ran out of a 5 s budget before the 64 MiB; a fast machine stops them at the memory limit anyway.
+        const r = await s.run(code, { limits: { cpuMs: 20_000, wallMs: 25_000 } })
+        expect(['memory', 'exception'], r.error?.message).toContain(r.error?.kind)
+        if (name !== 'a single huge allocation') expect(r.error?.kind, r.error?.message).toBe('memory')
+        expect(process.memoryUsage().rss - rss0).toBeLessThan(512 * 1024 * 1024)
+        await s.expectNextRunWorks()
+      },
+      90_000,
+    )
   }
 
   s.it('deep recursion is contained', async () => {
@@ -208,13 +241,22 @@ export function hostileProgramTests(s: HostileContext): void {
     const roomy = { cpuMs: 10_000, wallMs: 20_000 }
     // Deep values never leave the guest (MAX_VALUE_DEPTH): the host, and a harness's recursive JSON.stringify,
     // never see one.
-    const deepValue = await s.run('const o = {}\nlet x = o\nfor (let i = 0; i < 1e4; i++) { x.n = {}; x = x.n }\nreturn o', { limits: roomy })
-    expect(deepValue.error).toEqual({ kind: 'invalid-output', message: 'the return value is nested more than 1024 levels deep' })
-    let calls = 0
-    const deepArg = await s.run('let a = []\nfor (let i = 0; i < 1e4; i++) a = [a]\ntry { await tools.echo(a) } catch (e) { return e.code }\nreturn 1', {
-      call: async () => (calls++, null),
-      limits: roomy,
+    const deepValue = await s.run(
+      'const o = {}\nlet x = o\nfor (let i = 0; i < 1e4; i++) { x.n = {}; x = x.n }\nreturn o',
+      { limits: roomy },
+    )
+    expect(deepValue.error).toEqual({
+      kind: 'invalid-output',
+      message: 'the return value is nested more than 1024 levels deep',
     })
+    let calls = 0
+    const deepArg = await s.run(
+      'let a = []\nfor (let i = 0; i < 1e4; i++) a = [a]\ntry { await tools.echo(a) } catch (e) { return e.code }\nreturn 1',
+      {
+        call: async () => (calls++, null),
+        limits: roomy,
+      },
+    )
     expect(deepArg.value).toBe('INVALID_ARGS')
     expect(calls).toBe(0)
     await s.expectNextRunWorks()
@@ -223,7 +265,9 @@ export function hostileProgramTests(s: HostileContext): void {
   s.it('output floods stop at the output budget', async () => {
     // Not the suite's 500 ms CPU budget: what is tested is the output budget (a loaded machine ran out of the other).
     const roomy = { cpuMs: 5000, wallMs: 10_000 }
-    const r = await s.run('while (true) console.log("x".repeat(1000))', { limits: { ...roomy, maxOutputBytes: 100_000 } })
+    const r = await s.run('while (true) console.log("x".repeat(1000))', {
+      limits: { ...roomy, maxOutputBytes: 100_000 },
+    })
     expect(r.error?.kind).toBe('output-limit')
     // Each entry costs its 1000 bytes plus a 1-byte separator: 99 fit in 100 000 bytes.
     expect(r.logs.length).toBe(99)
@@ -247,15 +291,22 @@ export function hostileProgramTests(s: HostileContext): void {
     await s.expectNextRunWorks()
   })
 
-  s.it('10^4 concurrent sub-calls complete (or hit the pending cap) without stalling the host', async () => {
-    const code = 'const rs = await Promise.all(Array.from({ length: 10000 }, (_, i) => tools.echo({ i })))\nreturn rs.length'
-    const ok = await s.run(code, { limits: { maxPendingSubCalls: 10_000, maxSubCalls: 10_000, cpuMs: 10_000, wallMs: 20_000 } })
-    expect(ok.error).toBeUndefined()
-    expect(ok.value).toBe(10_000)
-    expect(ok.stats.subCalls).toBe(10_000)
-    const capped = await s.run(code, { limits: { cpuMs: 10_000, wallMs: 20_000 } })
-    expect(capped.error?.kind).toBe('limit')
-  }, 60_000)
+  s.it(
+    '10^4 concurrent sub-calls complete (or hit the pending cap) without stalling the host',
+    async () => {
+      const code =
+        'const rs = await Promise.all(Array.from({ length: 10000 }, (_, i) => tools.echo({ i })))\nreturn rs.length'
+      const ok = await s.run(code, {
+        limits: { maxPendingSubCalls: 10_000, maxSubCalls: 10_000, cpuMs: 10_000, wallMs: 20_000 },
+      })
+      expect(ok.error).toBeUndefined()
+      expect(ok.value).toBe(10_000)
+      expect(ok.stats.subCalls).toBe(10_000)
+      const capped = await s.run(code, { limits: { cpuMs: 10_000, wallMs: 20_000 } })
+      expect(capped.error?.kind).toBe('limit')
+    },
+    60_000,
+  )
 
   s.it('nothing leaks across runs, including late host results', async () => {
     let release!: () => void

@@ -97,8 +97,12 @@ export function hostileProgramSuite(
     afterAll(async () => {
       await runtime?.dispose()
       if (overruns.length > 0) {
-        const rows = overruns.map((o) => `  ${o.name}: ended ${o.overrunMs.toFixed(1)} ms after its ${o.wallMs} ms deadline`)
-        console.log(`[hostile ${label}] deadline overruns:\n${rows.join('\n')}\n  max event-loop lag: ${Math.max(0, ...lags).toFixed(1)} ms`)
+        const rows = overruns.map(
+          (o) => `  ${o.name}: ended ${o.overrunMs.toFixed(1)} ms after its ${o.wallMs} ms deadline`,
+        )
+        console.log(
+          `[hostile ${label}] deadline overruns:\n${rows.join('\n')}\n  max event-loop lag: ${Math.max(0, ...lags).toFixed(1)} ms`,
+        )
       }
     })
     // The wall runs from the call, engine start-up included: the suite's runtime is warmed up once
@@ -150,7 +154,9 @@ export function hostileProgramSuite(
         // It checks that the runtime serves again, not how fast: its wall leaves room for a replacement worker or
         // engine process to start on a loaded machine (with the default 1 s and a 1.5 s bound it failed under two
         // suites at once). A runtime left stuck still fails it, by this wall.
-        const r = await target.run(request('return (await tools.echo({ next: 1 })).args.next + 1', { limits: { wallMs: 30_000 } }))
+        const r = await target.run(
+          request('return (await tools.echo({ next: 1 })).args.next + 1', { limits: { wallMs: 30_000 } }),
+        )
         expect(r.error, 'the next run').toBeUndefined()
         expect(r.value).toBe(2)
       },
@@ -166,7 +172,8 @@ export function hostileProgramSuite(
       async run(code, req = {}) {
         const { result, lagMs } = await ctx.timed(code, req)
         lags.push(lagMs)
-        if (options.maxLagMs !== undefined) expect(lagMs, 'event-loop lag during the run').toBeLessThan(options.maxLagMs)
+        if (options.maxLagMs !== undefined)
+          expect(lagMs, 'event-loop lag during the run').toBeLessThan(options.maxLagMs)
         return result
       },
       expectTimeout(name, r, wallMs, which) {

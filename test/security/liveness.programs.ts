@@ -42,7 +42,9 @@ export function nativeCases(backend: LivenessBackend): NativeCase[] {
       // interruptible) and 0.3-0.55 s in join on this machine: too close to 700 ms to be sure the wall falls
       // inside the join. A join of 5e7 holes is about 1.5 s of join alone, after no setup at all.
       name: 'a long Array.prototype.join',
-      code: v8 ? 'return Array.from({ length: 1e7 }, (_, i) => i).join().length' : 'return new Array(5e7).join().length',
+      code: v8
+        ? 'return Array.from({ length: 1e7 }, (_, i) => i).join().length'
+        : 'return new Array(5e7).join().length',
       wallMs: v8 ? 300 : 700,
       memoryBytes: (v8 ? 512 : 256) * MiB,
     },
@@ -71,7 +73,9 @@ export function nativeCases(backend: LivenessBackend): NativeCase[] {
 /** Asserts that the process tree (this process, its threads and any child processes) stops burning CPU. */
 async function expectCpuSettles(name: string, when = 'after the answer'): Promise<void> {
   const { settled, windows } = await cpuSettles()
-  const shown = windows.map((w) => `${w.cpuMs.toFixed(0)} ms CPU in ${w.wallMs.toFixed(0)} ms at +${w.atMs.toFixed(0)} ms`).join('; ')
+  const shown = windows
+    .map((w) => `${w.cpuMs.toFixed(0)} ms CPU in ${w.wallMs.toFixed(0)} ms at +${w.atMs.toFixed(0)} ms`)
+    .join('; ')
   expect(settled, `${name}: CPU ${when} (${shown})`).toBe(true)
 }
 
@@ -99,16 +103,22 @@ export function livenessTests(s: HostileContext): void {
     async () => {
       // QuickJS polls for interrupts every 10 000 calls or jumps: here minutes apart (each overflow builds a
       // backtrace of the whole stack, then the catch joins a million characters). V8 stops it at once.
-      const code = "function f() { try { return f() } catch (e) { 'x'.repeat(1e6).split('').join(''); return f() } }\nreturn f()"
+      const code =
+        "function f() { try { return f() } catch (e) { 'x'.repeat(1e6).split('').join(''); return f() } }\nreturn f()"
       const wallMs = 20_000
       const t = await s.timed(code, { limits: { cpuMs: 300, wallMs } })
-      expect(t.result.error, t.result.error?.message).toMatchObject({ kind: 'timeout', message: expect.stringMatching(/^CPU time limit of 300 ms exceeded/) })
+      expect(t.result.error, t.result.error?.message).toMatchObject({
+        kind: 'timeout',
+        message: expect.stringMatching(/^CPU time limit of 300 ms exceeded/),
+      })
       s.expectAnsweredBy('catching recursion', t, wallMs)
       if (procAvailable) await expectCpuSettles('catching recursion')
       await s.expectNextRunWorks()
     },
     60_000,
-    inline ? 'inline isolation runs the guest on the calling thread: nothing can stop it between two of QuickJS\'s interrupt polls (documented limit of inline mode)' : undefined,
+    inline
+      ? "inline isolation runs the guest on the calling thread: nothing can stop it between two of QuickJS's interrupt polls (documented limit of inline mode)"
+      : undefined,
   )
 
   for (const [name, code] of [
@@ -118,16 +128,20 @@ export function livenessTests(s: HostileContext): void {
     ['string doubling', 'let s = "x"\nfor (;;) { s += s; s.indexOf("y") }'],
     ['typed arrays of 1 MiB', 'const a = []\nfor (;;) a.push(new Uint8Array(1 << 20).fill(1))'],
   ] as const) {
-    s.it(`liveness: a memory bomb (${name}) at 64 MiB ends as memory and the next run works`, async () => {
-      // The CPU budget is only a backstop here (the QuickJS interpreter fills 64 MiB of Map entries in
-      // 1.5-2.5 s of CPU on a quiet machine, more than 6 s on a loaded one): the kind must be memory.
-      const wallMs = 25_000
-      const t = await s.timed(code, { limits: { cpuMs: 20_000, wallMs, memoryBytes: 64 * MiB } })
-      expect(t.result.error?.kind, `${name}: ${t.result.error?.message ?? 'no error'}`).toBe('memory')
-      s.expectAnsweredBy(name, t, wallMs)
-      await s.expectNextRunWorks()
-      await s.expectNextRunWorks()
-    }, 60_000)
+    s.it(
+      `liveness: a memory bomb (${name}) at 64 MiB ends as memory and the next run works`,
+      async () => {
+        // The CPU budget is only a backstop here (the QuickJS interpreter fills 64 MiB of Map entries in
+        // 1.5-2.5 s of CPU on a quiet machine, more than 6 s on a loaded one): the kind must be memory.
+        const wallMs = 25_000
+        const t = await s.timed(code, { limits: { cpuMs: 20_000, wallMs, memoryBytes: 64 * MiB } })
+        expect(t.result.error?.kind, `${name}: ${t.result.error?.message ?? 'no error'}`).toBe('memory')
+        s.expectAnsweredBy(name, t, wallMs)
+        await s.expectNextRunWorks()
+        await s.expectNextRunWorks()
+      },
+      60_000,
+    )
   }
 
   s.it('liveness: 300 000 empty console.log() stop at a 1000-byte budget with exactly 1000 entries kept', async () => {
@@ -144,11 +158,13 @@ export function livenessTests(s: HostileContext): void {
   s.it('liveness: lone surrogates are charged 3 bytes each plus the separator and arrive as one U+FFFD', async () => {
     for (const c of OUTPUT_CASES) {
       const r = await s.run(c.code, { limits: { maxOutputBytes: c.maxOutputBytes } })
-      expect({ kind: r.error?.kind, logs: r.logs, value: r.value }, `${c.code} with ${c.maxOutputBytes} bytes`).toEqual({
-        kind: c.kind,
-        logs: c.logs,
-        value: c.value,
-      })
+      expect({ kind: r.error?.kind, logs: r.logs, value: r.value }, `${c.code} with ${c.maxOutputBytes} bytes`).toEqual(
+        {
+          kind: c.kind,
+          logs: c.logs,
+          value: c.value,
+        },
+      )
     }
   })
 
@@ -175,26 +191,30 @@ export function livenessTests(s: HostileContext): void {
     await s.expectNextRunWorks()
   })
 
-  s.it('liveness: a 900 KiB TypeScript program under the limit does not block the host event loop', async () => {
-    const lines: string[] = []
-    let size = 0
-    for (let i = 0; size < 900 * 1024; i++) {
-      const line = `interface Shape${i} { readonly id: number; tags: string[]; nested?: { ok: boolean } }`
-      lines.push(line)
-      size += line.length + 1
-    }
-    lines.push('const answer: number = 41', 'return answer + 1')
-    const code = lines.join('\n')
-    expect(Buffer.byteLength(code)).toBeLessThan(MiB)
-    const t = await s.timed(code, { limits: { cpuMs: 5000, wallMs: 15_000 } })
-    expect(t.result.error).toBeUndefined()
-    expect(t.result.value).toBe(42)
-    // A hang detector, like every lag check of this battery: stripping the program on the host thread blocks it
-    // for only 120-270 ms here, less than a loaded machine's own lag, so which thread strips a long program is
-    // asserted by behaviour instead (the "who prepares session programs" tests of both backends count sucrase's
-    // transforms on the host thread).
-    expect(t.lagMs, 'event-loop lag while the program was prepared and ran').toBeLessThan(HOST_LAG_BOUND_MS)
-  }, 30_000)
+  s.it(
+    'liveness: a 900 KiB TypeScript program under the limit does not block the host event loop',
+    async () => {
+      const lines: string[] = []
+      let size = 0
+      for (let i = 0; size < 900 * 1024; i++) {
+        const line = `interface Shape${i} { readonly id: number; tags: string[]; nested?: { ok: boolean } }`
+        lines.push(line)
+        size += line.length + 1
+      }
+      lines.push('const answer: number = 41', 'return answer + 1')
+      const code = lines.join('\n')
+      expect(Buffer.byteLength(code)).toBeLessThan(MiB)
+      const t = await s.timed(code, { limits: { cpuMs: 5000, wallMs: 15_000 } })
+      expect(t.result.error).toBeUndefined()
+      expect(t.result.value).toBe(42)
+      // A hang detector, like every lag check of this battery: stripping the program on the host thread blocks it
+      // for only 120-270 ms here, less than a loaded machine's own lag, so which thread strips a long program is
+      // asserted by behaviour instead (the "who prepares session programs" tests of both backends count sucrase's
+      // transforms on the host thread).
+      expect(t.lagMs, 'event-loop lag while the program was prepared and ran').toBeLessThan(HOST_LAG_BOUND_MS)
+    },
+    30_000,
+  )
 
   s.it('liveness: a host call that never settles and ignores its signal ends the run by its wall', async () => {
     const wallMs = 600
@@ -205,44 +225,61 @@ export function livenessTests(s: HostileContext): void {
     // The program returns with such a call in flight: the run ends then (a value, not a timeout), the call is
     // abandoned. Its wall is only a backstop (600 ms was too short for a resumed run on a loaded machine).
     const backstopMs = 5000
-    const left = await s.timed('tools.slow({}).catch(() => {})\nreturn 7', { call: never, limits: { wallMs: backstopMs } })
+    const left = await s.timed('tools.slow({}).catch(() => {})\nreturn 7', {
+      call: never,
+      limits: { wallMs: backstopMs },
+    })
     expect(left.result.error).toBeUndefined()
     expect(left.result.value).toBe(7)
     expect(left.elapsedMs).toBeLessThan(backstopMs + ANSWER_BOUND_MS)
     await s.expectNextRunWorks()
   })
 
-  s.it('liveness: a run waiting on slow host calls burns no CPU meanwhile, and gets each result', async () => {
-    // The engine waits in both shapes: on one call (a sequential loop), and on two at once.
-    const pending: (() => void)[] = []
-    let started = 0
-    const call = async (_name: string, args: JsonValue): Promise<JsonValue> => {
-      started++
-      await new Promise<void>((resolve) => pending.push(resolve))
-      return args
-    }
-    const releaseAll = (): void => pending.splice(0).forEach((resolve) => resolve())
-    const until = async (calls: number): Promise<void> => {
-      while (started < calls) await new Promise((resolve) => setTimeout(resolve, 5))
-    }
-    const code = 'const a = []\nfor (let i = 0; i < 3; i++) a.push((await tools.slow({ i })).i)\nconst b = await Promise.all([tools.slow({ i: 3 }), tools.slow({ i: 4 })])\nreturn [...a, ...b.map((x) => x.i)]'
-    const run = s.run(code, { call, limits: { wallMs: 30_000, cpuMs: 30_000 } })
-    // Each call settles only when released: meanwhile the process tree must go quiet.
-    for (const [calls, what] of [[1, 'the first call'], [2, 'the second call'], [3, 'the third call'], [5, 'two calls at once']] as const) {
-      await until(calls)
-      if (procAvailable && calls !== 3) await expectCpuSettles('a run waiting on slow host calls', `while it waits on ${what}`)
-      releaseAll()
-    }
-    const r = await run
-    expect(r.error).toBeUndefined()
-    expect(r.value).toEqual([0, 1, 2, 3, 4])
-  }, 60_000)
+  s.it(
+    'liveness: a run waiting on slow host calls burns no CPU meanwhile, and gets each result',
+    async () => {
+      // The engine waits in both shapes: on one call (a sequential loop), and on two at once.
+      const pending: (() => void)[] = []
+      let started = 0
+      const call = async (_name: string, args: JsonValue): Promise<JsonValue> => {
+        started++
+        await new Promise<void>((resolve) => pending.push(resolve))
+        return args
+      }
+      const releaseAll = (): void => pending.splice(0).forEach((resolve) => resolve())
+      const until = async (calls: number): Promise<void> => {
+        while (started < calls) await new Promise((resolve) => setTimeout(resolve, 5))
+      }
+      const code =
+        'const a = []\nfor (let i = 0; i < 3; i++) a.push((await tools.slow({ i })).i)\nconst b = await Promise.all([tools.slow({ i: 3 }), tools.slow({ i: 4 })])\nreturn [...a, ...b.map((x) => x.i)]'
+      const run = s.run(code, { call, limits: { wallMs: 30_000, cpuMs: 30_000 } })
+      // Each call settles only when released: meanwhile the process tree must go quiet.
+      for (const [calls, what] of [
+        [1, 'the first call'],
+        [2, 'the second call'],
+        [3, 'the third call'],
+        [5, 'two calls at once'],
+      ] as const) {
+        await until(calls)
+        if (procAvailable && calls !== 3)
+          await expectCpuSettles('a run waiting on slow host calls', `while it waits on ${what}`)
+        releaseAll()
+      }
+      const r = await run
+      expect(r.error).toBeUndefined()
+      expect(r.value).toEqual([0, 1, 2, 3, 4])
+    },
+    60_000,
+  )
 
   s.it('liveness: a host call that throws synchronously rejects only that call', async () => {
     const call = ((): Promise<JsonValue> => {
       throw new Error('sync boom')
     }) as (name: string, args: JsonValue, signal: AbortSignal) => Promise<JsonValue>
-    const t = await s.timed('try { await tools.echo({}); return "resolved" } catch (e) { return [e instanceof ToolCallError, e.message] }', { call })
+    const t = await s.timed(
+      'try { await tools.echo({}); return "resolved" } catch (e) { return [e instanceof ToolCallError, e.message] }',
+      { call },
+    )
     expect(t.result.error).toBeUndefined()
     expect(t.result.value).toEqual([true, 'sync boom'])
     expect(t.elapsedMs).toBeLessThan(ANSWER_BOUND_MS)
@@ -252,8 +289,19 @@ export function livenessTests(s: HostileContext): void {
   s.it('liveness: host results that are not JSON reject only that call', async () => {
     const cyclic: Record<string, unknown> = {}
     cyclic.self = cyclic
-    const bad: unknown[] = [10n, cyclic, { toJSON: () => { throw new Error('bad toJSON') } }]
-    const call = (async (_name: string, args: JsonValue) => bad[(args as { i: number }).i]) as (name: string, args: JsonValue) => Promise<JsonValue>
+    const bad: unknown[] = [
+      10n,
+      cyclic,
+      {
+        toJSON: () => {
+          throw new Error('bad toJSON')
+        },
+      },
+    ]
+    const call = (async (_name: string, args: JsonValue) => bad[(args as { i: number }).i]) as (
+      name: string,
+      args: JsonValue,
+    ) => Promise<JsonValue>
     const t = await s.timed(
       `const out = []
       for (let i = 0; i < 3; i++) {
@@ -268,18 +316,22 @@ export function livenessTests(s: HostileContext): void {
     await s.expectNextRunWorks()
   })
 
-  s.it('liveness: a huge host result (80 MiB) is answered by the wall (rejected call, memory, limit or timeout) and the next run works', async () => {
-    const wallMs = 3000
-    const huge = 'x'.repeat(80 * MiB)
-    const t = await s.timed(
-      'try { const r = await tools.echo({}); return r.length } catch (e) { return e instanceof ToolCallError ? "rejected" : "other" }',
-      { call: async () => huge, limits: { wallMs, cpuMs: 2000, memoryBytes: 64 * MiB } },
-    )
-    s.expectAnsweredBy('an 80 MiB host result', t, wallMs)
-    // The host chose to send 80 MiB to a 64 MiB guest: the call rejected, the run out of memory or
-    // over a limit, or stopped by its wall are all answers; a crash, a hang or a host exception is not.
-    const outcome = t.result.error?.kind ?? t.result.value
-    expect(['rejected', 'memory', 'limit', 'timeout'], `${t.result.error?.message ?? ''}`).toContain(outcome)
-    await s.expectNextRunWorks()
-  }, 30_000)
+  s.it(
+    'liveness: a huge host result (80 MiB) is answered by the wall (rejected call, memory, limit or timeout) and the next run works',
+    async () => {
+      const wallMs = 3000
+      const huge = 'x'.repeat(80 * MiB)
+      const t = await s.timed(
+        'try { const r = await tools.echo({}); return r.length } catch (e) { return e instanceof ToolCallError ? "rejected" : "other" }',
+        { call: async () => huge, limits: { wallMs, cpuMs: 2000, memoryBytes: 64 * MiB } },
+      )
+      s.expectAnsweredBy('an 80 MiB host result', t, wallMs)
+      // The host chose to send 80 MiB to a 64 MiB guest: the call rejected, the run out of memory or
+      // over a limit, or stopped by its wall are all answers; a crash, a hang or a host exception is not.
+      const outcome = t.result.error?.kind ?? t.result.value
+      expect(['rejected', 'memory', 'limit', 'timeout'], `${t.result.error?.message ?? ''}`).toContain(outcome)
+      await s.expectNextRunWorks()
+    },
+    30_000,
+  )
 }

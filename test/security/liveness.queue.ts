@@ -22,18 +22,32 @@ const INLINE_PROCESS =
  * timer of a queued run could fire meanwhile: that is inline's documented limit, not a queue property).
  * Its first call (`slow`) tells the host that its program runs, and so holds its place.
  */
-function blocker(s: HostileContext, wallMs: number, started: () => void): { code: string; request: Partial<CodeRunRequest> } {
-  const call = (answer: boolean) => (name: string, args: JsonValue): Promise<JsonValue> => {
-    if (name !== 'slow') return echo(name, args)
-    started()
-    return answer ? echo(name, args) : new Promise(() => {})
+function blocker(
+  s: HostileContext,
+  wallMs: number,
+  started: () => void,
+): { code: string; request: Partial<CodeRunRequest> } {
+  const call =
+    (answer: boolean) =>
+    (name: string, args: JsonValue): Promise<JsonValue> => {
+      if (name !== 'slow') return echo(name, args)
+      started()
+      return answer ? echo(name, args) : new Promise(() => {})
+    }
+  if (s.backend === 'quickjs-inline')
+    return { code: 'await tools.slow({})', request: { call: call(false), limits: { wallMs } } }
+  return {
+    code: 'await tools.slow({})\nwhile (true) {}',
+    request: { call: call(true), limits: { cpuMs: 60_000, wallMs } },
   }
-  if (s.backend === 'quickjs-inline') return { code: 'await tools.slow({})', request: { call: call(false), limits: { wallMs } } }
-  return { code: 'await tools.slow({})\nwhile (true) {}', request: { call: call(true), limits: { cpuMs: 60_000, wallMs } } }
 }
 
 /** A runtime with one run at a time and `maxQueuedRuns` waiting; disposed after `fn`. */
-async function withGate(s: HostileContext, maxQueuedRuns: number, fn: (rt: CodeRuntime) => Promise<void>): Promise<void> {
+async function withGate(
+  s: HostileContext,
+  maxQueuedRuns: number,
+  fn: (rt: CodeRuntime) => Promise<void>,
+): Promise<void> {
   const rt = await s.create({ maxConcurrentRuns: 1, maxQueuedRuns })
   try {
     await fn(rt)
@@ -77,7 +91,14 @@ function runFixture(script: string, args: readonly string[], killAfterMs: number
     const t0 = performance.now()
     const child = spawn(
       process.execPath,
-      ['--no-node-snapshot', '--conditions=@ptc/source', '--import', 'tsx', fileURLToPath(new URL(`./fixtures/${script}`, import.meta.url)), ...args],
+      [
+        '--no-node-snapshot',
+        '--conditions=@ptc/source',
+        '--import',
+        'tsx',
+        fileURLToPath(new URL(`./fixtures/${script}`, import.meta.url)),
+        ...args,
+      ],
       { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
     )
     let stdout = ''
@@ -96,62 +117,78 @@ function runFixture(script: string, args: readonly string[], killAfterMs: number
 export function queueingTests(s: HostileContext): void {
   const inline = s.backend === 'quickjs-inline'
 
-  s.it('liveness: a run queued behind a hostile run answers by its own wall, with queueMs reported', async () => {
-    await withGate(s, 4, async (rt) => {
-      const { running, stop } = await block(s, rt)
-      const queued = await s.timed('return 1', { limits: { wallMs: 500 } }, rt)
-      expect(queued.result.error?.kind, `queued run: ${JSON.stringify(queued.result)}`).toBe('timeout')
-      s.expectAnsweredBy('a run queued behind a hostile run', queued, 500)
-      expect(queued.result.stats.queueMs).toBeGreaterThan(0)
-      // The hostile run held its place throughout; aborted, it answers and gives the place up.
-      const stoppedAt = performance.now()
-      stop()
-      const b = await running
-      expect(b.result.error?.kind, JSON.stringify(b.result)).toBe('abort')
-      expect(performance.now() - stoppedAt, 'the hostile run answers its abort').toBeLessThan(ANSWER_BOUND_MS)
-      await s.expectNextRunWorks(rt)
-    })
-  }, 30_000)
+  s.it(
+    'liveness: a run queued behind a hostile run answers by its own wall, with queueMs reported',
+    async () => {
+      await withGate(s, 4, async (rt) => {
+        const { running, stop } = await block(s, rt)
+        const queued = await s.timed('return 1', { limits: { wallMs: 500 } }, rt)
+        expect(queued.result.error?.kind, `queued run: ${JSON.stringify(queued.result)}`).toBe('timeout')
+        s.expectAnsweredBy('a run queued behind a hostile run', queued, 500)
+        expect(queued.result.stats.queueMs).toBeGreaterThan(0)
+        // The hostile run held its place throughout; aborted, it answers and gives the place up.
+        const stoppedAt = performance.now()
+        stop()
+        const b = await running
+        expect(b.result.error?.kind, JSON.stringify(b.result)).toBe('abort')
+        expect(performance.now() - stoppedAt, 'the hostile run answers its abort').toBeLessThan(ANSWER_BOUND_MS)
+        await s.expectNextRunWorks(rt)
+      })
+    },
+    30_000,
+  )
 
-  s.it('liveness: a run past maxQueuedRuns ends as limit at once', async () => {
-    await withGate(s, 1, async (rt) => {
+  s.it(
+    'liveness: a run past maxQueuedRuns ends as limit at once',
+    async () => {
+      await withGate(s, 1, async (rt) => {
+        const { running } = await block(s, rt)
+        const waiting = s.timed('return 1', { limits: { wallMs: 5000 } }, rt)
+        await sleep(50)
+        const refused = await s.timed('return 2', {}, rt)
+        expect(refused.result.error?.kind, JSON.stringify(refused.result)).toBe('limit')
+        expect(refused.elapsedMs).toBeLessThan(ANSWER_BOUND_MS)
+        await rt.dispose()
+        expect((await waiting).result.error?.kind).toBe('abort')
+        expect((await running).result.error?.kind).toBe('abort')
+      })
+    },
+    30_000,
+  )
+
+  s.it(
+    'liveness: aborting a queued run ends it as abort at once',
+    async () => {
+      await withGate(s, 4, async (rt) => {
+        const { running } = await block(s, rt)
+        const controller = new AbortController()
+        setTimeout(() => controller.abort(), 200)
+        const queued = await s.timed('return 1', { limits: { wallMs: 5000 }, signal: controller.signal }, rt)
+        expect(queued.result.error?.kind, JSON.stringify(queued.result)).toBe('abort')
+        expect(queued.elapsedMs).toBeLessThan(200 + ANSWER_BOUND_MS)
+        expect(queued.result.stats.queueMs).toBeGreaterThan(0)
+        await rt.dispose()
+        expect((await running).result.error?.kind).toBe('abort')
+      })
+    },
+    30_000,
+  )
+
+  s.it(
+    'liveness: dispose while runs are queued settles every one of them',
+    async () => {
+      const rt = await s.create({ maxConcurrentRuns: 1, maxQueuedRuns: 8 })
       const { running } = await block(s, rt)
-      const waiting = s.timed('return 1', { limits: { wallMs: 5000 } }, rt)
-      await sleep(50)
-      const refused = await s.timed('return 2', {}, rt)
-      expect(refused.result.error?.kind, JSON.stringify(refused.result)).toBe('limit')
-      expect(refused.elapsedMs).toBeLessThan(ANSWER_BOUND_MS)
+      const queued = [1, 2, 3].map((i) => s.timed(`return ${i}`, { limits: { wallMs: 20_000 } }, rt))
+      await sleep(100)
+      const t0 = performance.now()
       await rt.dispose()
-      expect((await waiting).result.error?.kind).toBe('abort')
-      expect((await running).result.error?.kind).toBe('abort')
-    })
-  }, 30_000)
-
-  s.it('liveness: aborting a queued run ends it as abort at once', async () => {
-    await withGate(s, 4, async (rt) => {
-      const { running } = await block(s, rt)
-      const controller = new AbortController()
-      setTimeout(() => controller.abort(), 200)
-      const queued = await s.timed('return 1', { limits: { wallMs: 5000 }, signal: controller.signal }, rt)
-      expect(queued.result.error?.kind, JSON.stringify(queued.result)).toBe('abort')
-      expect(queued.elapsedMs).toBeLessThan(200 + ANSWER_BOUND_MS)
-      expect(queued.result.stats.queueMs).toBeGreaterThan(0)
-      await rt.dispose()
-      expect((await running).result.error?.kind).toBe('abort')
-    })
-  }, 30_000)
-
-  s.it('liveness: dispose while runs are queued settles every one of them', async () => {
-    const rt = await s.create({ maxConcurrentRuns: 1, maxQueuedRuns: 8 })
-    const { running } = await block(s, rt)
-    const queued = [1, 2, 3].map((i) => s.timed(`return ${i}`, { limits: { wallMs: 20_000 } }, rt))
-    await sleep(100)
-    const t0 = performance.now()
-    await rt.dispose()
-    const all = await Promise.all([running, ...queued])
-    expect(performance.now() - t0, 'dispose and every settle').toBeLessThan(ANSWER_BOUND_MS)
-    expect(all.map((t) => t.result.error?.kind)).toEqual(['abort', 'abort', 'abort', 'abort'])
-  }, 30_000)
+      const all = await Promise.all([running, ...queued])
+      expect(performance.now() - t0, 'dispose and every settle').toBeLessThan(ANSWER_BOUND_MS)
+      expect(all.map((t) => t.result.error?.kind)).toEqual(['abort', 'abort', 'abort', 'abort'])
+    },
+    30_000,
+  )
 
   s.it(
     'liveness: a pending run keeps the process alive: a script that ends on its own gets both answers (exit code 0, not 13)',

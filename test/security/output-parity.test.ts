@@ -28,10 +28,16 @@ test(`every backend gives the same output results${ivm.available ? '' : ` (isola
   for (const p of programs) {
     const seen: { backend: string; outcome: unknown }[] = []
     for (const [backend, rt] of runtimes) {
-      const r = await rt.run({ code: p.code, bindings: [], call, limits: { maxOutputBytes: p.maxOutputBytes, wallMs: 30_000, cpuMs: 10_000 } })
+      const r = await rt.run({
+        code: p.code,
+        bindings: [],
+        call,
+        limits: { maxOutputBytes: p.maxOutputBytes, wallMs: 30_000, cpuMs: 10_000 },
+      })
       seen.push({ backend, outcome: { kind: r.error?.kind, logs: r.logs, value: r.value } })
     }
     const first = seen[0]?.outcome
-    for (const s of seen) expect(s.outcome, `${s.backend} vs ${seen[0]?.backend}: ${p.code} with ${p.maxOutputBytes} bytes`).toEqual(first)
+    for (const s of seen)
+      expect(s.outcome, `${s.backend} vs ${seen[0]?.backend}: ${p.code} with ${p.maxOutputBytes} bytes`).toEqual(first)
   }
 }, 60_000)

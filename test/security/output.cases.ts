@@ -24,14 +24,38 @@ export const OUTPUT_CASES: readonly OutputCase[] = [
   { code: 'console.log("a\\uDC00b")', maxOutputBytes: 6, kind: undefined, logs: [`a${R}b`], value: undefined },
   { code: 'console.log("a\\uDC00b")', maxOutputBytes: 5, kind: 'output-limit', logs: [], value: undefined },
   // Two entries: the first that fits is kept.
-  { code: 'console.log("\\uD800")\nconsole.log("\\uDBFF")', maxOutputBytes: 8, kind: undefined, logs: [R, R], value: undefined },
-  { code: 'console.log("\\uD800")\nconsole.log("\\uDBFF")', maxOutputBytes: 7, kind: 'output-limit', logs: [R], value: undefined },
+  {
+    code: 'console.log("\\uD800")\nconsole.log("\\uDBFF")',
+    maxOutputBytes: 8,
+    kind: undefined,
+    logs: [R, R],
+    value: undefined,
+  },
+  {
+    code: 'console.log("\\uD800")\nconsole.log("\\uDBFF")',
+    maxOutputBytes: 7,
+    kind: 'output-limit',
+    logs: [R],
+    value: undefined,
+  },
   // A valid pair is one 4-byte character, not two replacements.
   { code: 'console.log("\\uD83D\\uDE00")', maxOutputBytes: 5, kind: undefined, logs: ['\u{1F600}'], value: undefined },
   { code: 'console.log("\\uD83D\\uDE00")', maxOutputBytes: 4, kind: 'output-limit', logs: [], value: undefined },
   // Empty entries cost their separator.
-  { code: 'console.log()\nconsole.log()\nconsole.log()', maxOutputBytes: 3, kind: undefined, logs: ['', '', ''], value: undefined },
-  { code: 'console.log()\nconsole.log()\nconsole.log()', maxOutputBytes: 2, kind: 'output-limit', logs: ['', ''], value: undefined },
+  {
+    code: 'console.log()\nconsole.log()\nconsole.log()',
+    maxOutputBytes: 3,
+    kind: undefined,
+    logs: ['', '', ''],
+    value: undefined,
+  },
+  {
+    code: 'console.log()\nconsole.log()\nconsole.log()',
+    maxOutputBytes: 2,
+    kind: 'output-limit',
+    logs: ['', ''],
+    value: undefined,
+  },
   // The value shares the ledger: its JSON text "é" is 4 bytes, after a 2-byte log.
   { code: 'console.log("a")\nreturn "é"', maxOutputBytes: 6, kind: undefined, logs: ['a'], value: 'é' },
   { code: 'console.log("a")\nreturn "é"', maxOutputBytes: 5, kind: 'output-limit', logs: ['a'], value: undefined },

@@ -105,7 +105,11 @@ export interface CpuWindow {
  * 25% of a core), an idle runtime passes within a window or two; `withinMs` leaves room for a
  * replacement worker or engine process to boot (from source, under tsx, that takes seconds of CPU).
  */
-export async function cpuSettles({ withinMs = 5000, windowMs = 500, maxShare = 0.25 } = {}): Promise<{ settled: boolean; windows: CpuWindow[] }> {
+export async function cpuSettles({
+  withinMs = 5000,
+  windowMs = 500,
+  maxShare = 0.25,
+} = {}): Promise<{ settled: boolean; windows: CpuWindow[] }> {
   const start = performance.now()
   const windows: CpuWindow[] = []
   while (performance.now() - start < withinMs) {

@@ -8,7 +8,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'
-import { SandboxUsageError, type CodeRunLimits, type CodeRunRequest, type CodeRunResult, type CodeRuntime, type JsonValue } from '@ptc/sandbox'
+import {
+  SandboxUsageError,
+  type CodeRunLimits,
+  type CodeRunRequest,
+  type CodeRunResult,
+  type CodeRuntime,
+  type JsonValue,
+} from '@ptc/sandbox'
 import { parkCall } from '@ptc/sandbox/session'
 import { TAMPERED_INTRINSICS } from './hostile.programs.js'
 
@@ -24,7 +31,12 @@ const parking: Call = async (name, args) => {
 
 let keys = 0
 
-async function start(rt: CodeRuntime, code: string, limits: Partial<CodeRunLimits> = {}, call: Call = parking): Promise<{ key: string; result: CodeRunResult }> {
+async function start(
+  rt: CodeRuntime,
+  code: string,
+  limits: Partial<CodeRunLimits> = {},
+  call: Call = parking,
+): Promise<{ key: string; result: CodeRunResult }> {
   const key = `attack-${++keys}`
   const result = await rt.run({
     code,
@@ -55,7 +67,11 @@ describe('durable runs under attack: quickjs worker', () => {
     for (const [code, kind, limits] of [
       ['tools.gate({})\nwhile (true) {}', 'timeout', {}],
       ['tools.gate({})\nwhile (true) await null', 'timeout', {}],
-      ['tools.gate({})\nconst f = () => { Promise.resolve().then(f) }\nf()\nawait new Promise(() => {})', 'timeout', {}],
+      [
+        'tools.gate({})\nconst f = () => { Promise.resolve().then(f) }\nf()\nawait new Promise(() => {})',
+        'timeout',
+        {},
+      ],
       // A synchronous flood: the pending cap (here 32) stops it before the host sees the calls.
       ['tools.gate({})\nfor (;;) tools.echo({})', 'limit', { maxPendingSubCalls: 32 }],
       // One call in flight at a time, forever: the host is never quiet, so the sub-call cap ends it.
@@ -71,18 +87,29 @@ describe('durable runs under attack: quickjs worker', () => {
 
   test('a guest that returns or throws with a call parked ends as usual; one stranded on its own promise suspends and its resumption reports it stuck', async () => {
     // The host is quiet (the gate parked, the echo answered) while the guest is still busy: no suspension.
-    const busy = await start(runtime, 'const g = tools.gate({ at: "busy" })\nawait tools.echo({})\nlet s = 0\nfor (let i = 0; i < 1e6; i++) s += i % 7\nreturn s')
+    const busy = await start(
+      runtime,
+      'const g = tools.gate({ at: "busy" })\nawait tools.echo({})\nlet s = 0\nfor (let i = 0; i < 1e6; i++) s += i % 7\nreturn s',
+    )
     expect(busy.result.error).toBeUndefined()
     expect(busy.result.suspended).toBeUndefined()
     expect(busy.result.value).toBe(2999997)
-    const thrown = await start(runtime, 'tools.gate({}).catch(() => {})\nawait tools.echo({})\nthrow new RangeError("out")')
+    const thrown = await start(
+      runtime,
+      'tools.gate({}).catch(() => {})\nawait tools.echo({})\nthrow new RangeError("out")',
+    )
     expect(thrown.result.suspended).toBeUndefined()
     expect(thrown.result.error?.kind).toBe('exception')
     expect(thrown.result.error?.message).toMatch(/RangeError: out/)
     // It waits on nothing the host could settle but the parked call: the run suspends (the host cannot tell);
     // once the call is answered, the resumed run ends at once as stuck instead of waiting for its wall.
-    const stranded = await start(runtime, 'tools.gate({ at: "stranded" })\nawait new Promise(() => {})\nreturn "unreachable"')
-    expect(stranded.result.suspended?.parked).toEqual([{ name: 'gate', args: { at: 'stranded' }, detail: { args: { at: 'stranded' } } }])
+    const stranded = await start(
+      runtime,
+      'tools.gate({ at: "stranded" })\nawait new Promise(() => {})\nreturn "unreachable"',
+    )
+    expect(stranded.result.suspended?.parked).toEqual([
+      { name: 'gate', args: { at: 'stranded' }, detail: { args: { at: 'stranded' } } },
+    ])
     const after = await resume(runtime, stranded.key, stranded.result, async () => 'answered')
     expect(after.suspended).toBeUndefined()
     expect(after.value).toBeUndefined()
@@ -91,7 +118,8 @@ describe('durable runs under attack: quickjs worker', () => {
   }, 30_000)
 
   test('parking as many calls as the pending cap allows suspends with all of them in order; one more ends as limit with no state', async () => {
-    const code = (n: number): string => `const rs = await Promise.all(Array.from({ length: ${n} }, (_, i) => tools.gate({ i })))\nreturn rs.reduce((a, b) => a + b, 0)`
+    const code = (n: number): string =>
+      `const rs = await Promise.all(Array.from({ length: ${n} }, (_, i) => tools.gate({ i })))\nreturn rs.reduce((a, b) => a + b, 0)`
     const full = await start(runtime, code(64), { maxPendingSubCalls: 64 })
     expect(full.result.error).toBeUndefined()
     expect(full.result.suspended?.parked.map((p) => p.args)).toEqual(Array.from({ length: 64 }, (_, i) => ({ i })))
@@ -120,11 +148,24 @@ describe('durable runs under attack: quickjs worker', () => {
       return { k: v.nested.k, list: v.list, more: await tools.echo({ after: true }) }`
     const first = await start(runtime, code)
     expect(first.result.error).toBeUndefined()
-    expect(first.result.suspended?.parked).toEqual([{ name: 'gate', args: { list: [1, 2], nested: { k: 'v' } }, detail: { args: { list: [1, 2], nested: { k: 'v' } } } }])
+    expect(first.result.suspended?.parked).toEqual([
+      {
+        name: 'gate',
+        args: { list: [1, 2], nested: { k: 'v' } },
+        detail: { args: { list: [1, 2], nested: { k: 'v' } } },
+      },
+    ])
     const other = createQuickJSRuntime({ isolation: 'worker', secret: SECRET, poolSize: 1 })
     try {
       const got: JsonValue[] = []
-      const resumed = await resume(other, first.key, first.result, async (name, args) => (got.push(args), name === 'gate' ? { ...(args as object), from: 'host' } : { name, args }))
+      const resumed = await resume(
+        other,
+        first.key,
+        first.result,
+        async (name, args) => (
+          got.push(args), name === 'gate' ? { ...(args as object), from: 'host' } : { name, args }
+        ),
+      )
       expect(got).toEqual([{ list: [1, 2], nested: { k: 'v' } }, { after: true }])
       expect(resumed.error).toBeUndefined()
       expect(resumed.logs).toEqual(['resumed v'])
@@ -145,9 +186,12 @@ describe('durable runs under attack: quickjs worker', () => {
         "const seen = [typeof leak, String(({}).polluted)]\nglobalThis.mine = 'A'; Array.prototype.evil = 'A'\nconst v = await tools.gate({ run: 'A' })\nreturn [seen, mine, [].evil, typeof leak, String(({}).polluted), v]",
       )
       expect(a.result.suspended?.parked.map((p) => p.args)).toEqual([{ run: 'A' }])
-      const between = "return [typeof mine, String([].evil), typeof leak, String(({}).polluted)]"
+      const between = 'return [typeof mine, String([].evil), typeof leak, String(({}).polluted)]'
       expect((await plain(between)).value).toEqual(['undefined', 'undefined', 'undefined', 'undefined'])
-      const b = await start(one, "const seen = [typeof mine, String([].evil)]\nglobalThis.mine = 'B'\nconst v = await tools.gate({ run: 'B' })\nreturn [seen, mine, String([].evil), v]")
+      const b = await start(
+        one,
+        "const seen = [typeof mine, String([].evil)]\nglobalThis.mine = 'B'\nconst v = await tools.gate({ run: 'B' })\nreturn [seen, mine, String([].evil), v]",
+      )
       const resumedA = await resume(one, a.key, a.result, async () => 'a')
       expect(resumedA.value).toEqual([['undefined', 'undefined'], 'A', 'A', 'undefined', 'undefined', 'a'])
       expect((await plain(between)).value).toEqual(['undefined', 'undefined', 'undefined', 'undefined'])
@@ -160,7 +204,9 @@ describe('durable runs under attack: quickjs worker', () => {
   }, 30_000)
 
   test('a guest that parks again after every resumption cannot escape its sub-call budget', async () => {
-    const { key, result: first } = await start(runtime, 'let n = 0\nfor (;;) n += await tools.gate({ n })', { maxSubCalls: 5 })
+    const { key, result: first } = await start(runtime, 'let n = 0\nfor (;;) n += await tools.gate({ n })', {
+      maxSubCalls: 5,
+    })
     let result = first
     let suspensions = 0
     while (result.suspended !== undefined && suspensions < 20) {
@@ -182,7 +228,8 @@ describe('durable runs under attack: quickjs worker', () => {
 
   test('the CPU and wall budgets carry across a suspension: a second part that would fit a fresh run times out', async () => {
     // Each part spins on the guest's own clock inside one engine entry, so it is charged at least that long.
-    const code = 'const spin = (ms) => { const t = Date.now(); while (Date.now() - t < ms) {} }\nspin(800)\nawait tools.gate({})\nspin(1400)\nreturn "fits"'
+    const code =
+      'const spin = (ms) => { const t = Date.now(); while (Date.now() - t < ms) {} }\nspin(800)\nawait tools.gate({})\nspin(1400)\nreturn "fits"'
     for (const [which, limits] of [
       ['cpu', { cpuMs: 2000, wallMs: 30_000 }],
       ['wall', { cpuMs: 30_000, wallMs: 2000 }],
@@ -199,19 +246,17 @@ describe('durable runs under attack: quickjs worker', () => {
 
   // Not a guest's doing, but a durable-run path: a host that builds keys from input (or sets durable and session)
   // would lose one place per refused request, until every run of the runtime waits out its wall in the queue.
-  test(
-    'a durable request refused as misuse gives its run place back: the next run is not left waiting in the queue',
-    async () => {
-      const gated = createQuickJSRuntime({ isolation: 'worker', secret: SECRET, poolSize: 1, maxConcurrentRuns: 1 })
-      try {
-        await expect(gated.run({ code: 'return 1', bindings: [], call: parking, durable: { key: '' } })).rejects.toBeInstanceOf(SandboxUsageError)
-        const next = await gated.run({ code: 'return 2', bindings: [], call: parking, limits: { wallMs: 10_000 } })
-        expect(next.error).toBeUndefined()
-        expect(next.value).toBe(2)
-      } finally {
-        await gated.dispose()
-      }
-    },
-    30_000,
-  )
+  test('a durable request refused as misuse gives its run place back: the next run is not left waiting in the queue', async () => {
+    const gated = createQuickJSRuntime({ isolation: 'worker', secret: SECRET, poolSize: 1, maxConcurrentRuns: 1 })
+    try {
+      await expect(
+        gated.run({ code: 'return 1', bindings: [], call: parking, durable: { key: '' } }),
+      ).rejects.toBeInstanceOf(SandboxUsageError)
+      const next = await gated.run({ code: 'return 2', bindings: [], call: parking, limits: { wallMs: 10_000 } })
+      expect(next.error).toBeUndefined()
+      expect(next.value).toBe(2)
+    } finally {
+      await gated.dispose()
+    }
+  }, 30_000)
 })

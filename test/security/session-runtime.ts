@@ -19,7 +19,8 @@ let sessions = 0
 
 export function resumedSessionRuntime(inner: CodeRuntime): CodeRuntime {
   const { suspendSession, resumeSession, endSession } = inner
-  if (suspendSession === undefined || resumeSession === undefined || endSession === undefined) throw new Error(`${inner.name} cannot suspend sessions`)
+  if (suspendSession === undefined || resumeSession === undefined || endSession === undefined)
+    throw new Error(`${inner.name} cannot suspend sessions`)
   const run = async (request: CodeRunRequest): Promise<CodeRunResult> => {
     const session = `battery-${++sessions}`
     // The seed, the suspension and the program are one run for the battery: the request's wall and signal bound
@@ -37,7 +38,8 @@ export function resumedSessionRuntime(inner: CodeRuntime): CodeRuntime {
       ...(request.signal !== undefined && { signal: request.signal }),
     })
     if (seeded.error !== undefined) {
-      if (seeded.error.kind === 'timeout' || seeded.error.kind === 'abort' || seeded.error.kind === 'limit') return seeded
+      if (seeded.error.kind === 'timeout' || seeded.error.kind === 'abort' || seeded.error.kind === 'limit')
+        return seeded
       throw new Error(`the seed program failed: ${seeded.error.message}`)
     }
     const bytes = await suspendSession.call(inner, session)

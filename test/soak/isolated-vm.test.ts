@@ -97,7 +97,8 @@ describe.skipIf(!availability.available)(
       await Promise.all(Array.from({ length: counts.concurrent }, (_, i) => run(i)))
       const concurrentMs = performance.now() - t1
       const after = await settle()
-      const fmt = (m: { rss: number; heap: number }) => `rss ${(m.rss / MB).toFixed(1)} MB, heap ${(m.heap / MB).toFixed(1)} MB`
+      const fmt = (m: { rss: number; heap: number }) =>
+        `rss ${(m.rss / MB).toFixed(1)} MB, heap ${(m.heap / MB).toFixed(1)} MB`
       console.log(
         `[soak isolated-vm] ${counts.sequential} sequential in ${sequentialMs.toFixed(0)} ms, ${counts.concurrent} concurrent in ${concurrentMs.toFixed(0)} ms\n` +
           `  before:            ${fmt(before)}\n  after sequential:  ${fmt(afterSequential)}\n  after concurrent:  ${fmt(after)}`,

@@ -58,7 +58,7 @@ describe.each(backends)('%s', (_name, create, unavailable) => {
         )
         // All ten burn before the short programs come, beside the pool's engines (booting a worker each from source
         // takes seconds on a loaded machine; with long runs keeping their places, only the pool's size ever start).
-        for (const t0 = performance.now(); started < 10 && performance.now() - t0 < 120_000;) await sleep(20)
+        for (const t0 = performance.now(); started < 10 && performance.now() - t0 < 120_000; ) await sleep(20)
         expect(started, 'the ten burners run at once').toBe(10)
         const shorts: CodeRunResult[] = await Promise.all(
           Array.from({ length: 90 }, (_, i) => rt.run(short(`agent-${i % 9}`))),

@@ -20,7 +20,11 @@ function programFor(i: number): { code: string; limits?: CodeRunRequest['limits'
     case 7:
       return { code: 'while (true) {}', limits: { cpuMs: 15 }, expected: 'timeout' }
     case 9:
-      return { code: 'while (true) console.log("xxxxxxxxxx")', limits: { maxOutputBytes: 2000 }, expected: 'output-limit' }
+      return {
+        code: 'while (true) console.log("xxxxxxxxxx")',
+        limits: { maxOutputBytes: 2000 },
+        expected: 'output-limit',
+      }
     default:
       return {
         code: `const r = await Promise.all([tools.echo({ i: ${i} }), tools.echo({ j: 1 })])\nconsole.log("run", ${i})\nreturn { i: r[0].args.i }`,

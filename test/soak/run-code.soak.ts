@@ -38,8 +38,12 @@ export const FULL_SOAK: SoakCounts = { sequential: 2000, concurrent: 200 }
 export function soakCounts(scale = process.env.PTC_SOAK_SCALE): SoakCounts {
   if (scale === undefined || scale === '') return { sequential: 300, concurrent: 50 }
   const factor = scale === 'full' ? 1 : Number(scale)
-  if (!Number.isFinite(factor) || factor <= 0) throw new Error(`PTC_SOAK_SCALE must be "full" or a positive number, not ${scale}`)
-  return { sequential: Math.max(10, Math.round(FULL_SOAK.sequential * factor)), concurrent: Math.max(10, Math.round(FULL_SOAK.concurrent * factor)) }
+  if (!Number.isFinite(factor) || factor <= 0)
+    throw new Error(`PTC_SOAK_SCALE must be "full" or a positive number, not ${scale}`)
+  return {
+    sequential: Math.max(10, Math.round(FULL_SOAK.sequential * factor)),
+    concurrent: Math.max(10, Math.round(FULL_SOAK.concurrent * factor)),
+  }
 }
 
 export interface MemoryPoint {
@@ -152,7 +156,10 @@ function soakTools(hanging: (() => void)[]): ReturnType<typeof defineTool>[] {
     name: 'echo',
     description: 'Echo k.',
     parameters: { k: { type: 'integer', required: true } },
-    output: { schema: { type: 'object', additionalProperties: false, properties: { k: { type: 'integer' } } }, render: (_a, v) => [{ type: 'text', text: String(v.k) }] },
+    output: {
+      schema: { type: 'object', additionalProperties: false, properties: { k: { type: 'integer' } } },
+      render: (_a, v) => [{ type: 'text', text: String(v.k) }],
+    },
     isConcurrencySafe: () => true,
     execute: async ({ k }) => {
       await null
@@ -172,7 +179,9 @@ function soakTools(hanging: (() => void)[]): ReturnType<typeof defineTool>[] {
 
 /** Reads the session file back: every line must parse; every start has exactly one settle. */
 export function checkSession(path: string, benignRuns: readonly string[]): SessionCheck {
-  const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l !== '')
+  const lines = readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
   let invalidLines = 0
   const types: Record<string, number> = {}
   const starts = new Map<string, number>()
@@ -191,7 +200,9 @@ export function checkSession(path: string, benignRuns: readonly string[]): Sessi
     if (type === 'tool/ptc-dispatch-start') starts.set(id, (starts.get(id) ?? 0) + 1)
     if (type === 'tool/ptc-dispatch') settles.set(id, (settles.get(id) ?? 0) + 1)
   }
-  const unmatched = [...starts].filter(([id, n]) => n !== 1 || settles.get(id) !== 1).map(([id]) => `${id}: ${starts.get(id)} starts, ${settles.get(id) ?? 0} settles`)
+  const unmatched = [...starts]
+    .filter(([id, n]) => n !== 1 || settles.get(id) !== 1)
+    .map(([id]) => `${id}: ${starts.get(id)} starts, ${settles.get(id) ?? 0} settles`)
   const orphans = [...settles.keys()].filter((id) => !starts.has(id))
   const missingStarts = benignRuns.flatMap((run) => [`${run}:ptc:1`, `${run}:ptc:2`]).filter((id) => !starts.has(id))
   return {
@@ -224,7 +235,11 @@ export async function runSoak(runtime: CodeRuntime, { counts, progress = () => {
     // collects over and over, and a memory bomb of small arrays burned its 5 s of CPU before reaching
     // 64 MiB on a machine at load 10, ending as timeout instead of memory.
     tools.setExecutor(
-      createPtcExecutor({ runtime, mode: 'code', limits: { wallMs: 60_000, cpuMs: 20_000, memoryBytes: 64 * MiB, maxOutputBytes: 16 * 1024 } }),
+      createPtcExecutor({
+        runtime,
+        mode: 'code',
+        limits: { wallMs: 60_000, cpuMs: 20_000, memoryBytes: 64 * MiB, maxOutputBytes: 16 * 1024 },
+      }),
     )
     const agent: Agent = { id: 'soak-agent', session }
     const benignFailures: string[] = []
@@ -237,7 +252,11 @@ export async function runSoak(runtime: CodeRuntime, { counts, progress = () => {
     const call = async (i: number): Promise<void> => {
       const p = programFor(i)
       const id = `run${i}`
-      const args = { code: p.code, description: `soak ${i}`, ...(p.timeoutMs !== undefined && { timeoutMs: p.timeoutMs }) }
+      const args = {
+        code: p.code,
+        description: `soak ${i}`,
+        ...(p.timeoutMs !== undefined && { timeoutMs: p.timeoutMs }),
+      }
       const guardMs = (p.timeoutMs ?? 60_000) + 15_000
       let timer: NodeJS.Timeout | undefined
       const guard = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), guardMs)))
@@ -259,7 +278,8 @@ export async function runSoak(runtime: CodeRuntime, { counts, progress = () => {
       const result = out.results[0]?.result
       const outcome = result === undefined ? 'no result' : outcomeOf(result)
       const tookMs = performance.now() - started
-      if (tookMs > (p.timeoutMs ?? 0) + 5000) progress(`[soak ${runtime.name}] ${id} (${p.expect}) took ${tookMs.toFixed(0)} ms: ${outcome}`)
+      if (tookMs > (p.timeoutMs ?? 0) + 5000)
+        progress(`[soak ${runtime.name}] ${id} (${p.expect}) took ${tookMs.toFixed(0)} ms: ${outcome}`)
       if (p.benign) {
         benign++
         benignRuns.push(id)
@@ -276,7 +296,8 @@ export async function runSoak(runtime: CodeRuntime, { counts, progress = () => {
         reference = await memory(done)
         progress(`[soak ${runtime.name}] at call ${done}: ${describeMemory(reference)}`)
       }
-      if (done % 500 === 0) progress(`[soak ${runtime.name}] ${done} calls, rss ${(process.memoryUsage().rss / MiB).toFixed(1)} MiB`)
+      if (done % 500 === 0)
+        progress(`[soak ${runtime.name}] ${done} calls, rss ${(process.memoryUsage().rss / MiB).toFixed(1)} MiB`)
     }
     const sequentialMs = performance.now() - t0
     const afterSequential = await memory(done)

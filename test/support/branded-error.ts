@@ -66,7 +66,20 @@ export function brandedErrorChecks(c: BrandedErrorCase): void {
   })
 
   it('plain objects, null and primitives are not instances', () => {
-    for (const value of [{}, { code: c.code }, [], null, undefined, 0, 'x', true, Symbol('x'), 1n, () => undefined, new Error('x')]) {
+    for (const value of [
+      {},
+      { code: c.code },
+      [],
+      null,
+      undefined,
+      0,
+      'x',
+      true,
+      Symbol('x'),
+      1n,
+      () => undefined,
+      new Error('x'),
+    ]) {
       expect(is(value, c.base)).toBe(false)
       expect(is(value, c.sub)).toBe(false)
     }

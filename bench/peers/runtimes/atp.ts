@@ -44,7 +44,14 @@ export const atpServer: RuntimeSpec = {
       server.use({
         name: 'bench',
         type: 'custom',
-        functions: [{ name: 'tool', description: 'the benchmark tool', inputSchema: { type: 'object', properties: { i: { type: 'integer' } }, required: ['i'] }, handler: hostTool }],
+        functions: [
+          {
+            name: 'tool',
+            description: 'the benchmark tool',
+            inputSchema: { type: 'object', properties: { i: { type: 'integer' } }, required: ['i'] },
+            handler: hostTool,
+          },
+        ],
       })
       await server.start()
       const executor = server.executor
@@ -53,7 +60,8 @@ export const atpServer: RuntimeSpec = {
       return {
         run: async (code) => {
           const out = await executor.execute(code, config)
-          if (out.status !== 'completed') throw new Error(`execution ${out.status}: ${out.error?.message ?? JSON.stringify(out)}`)
+          if (out.status !== 'completed')
+            throw new Error(`execution ${out.status}: ${out.error?.message ?? JSON.stringify(out)}`)
           return out.result
         },
         dispose: () => server.stop(),

@@ -13,7 +13,10 @@ import type { Driver, RuntimeSpec } from './driver.js'
 
 /** Host -> program: run a body. Program -> host: call the tool, or the run's outcome. */
 type ToProgram = { t: 'run'; body: string } | { t: 'result'; id: number; value: unknown }
-type ToHost = { t: 'call'; id: number; args: { i: number } } | { t: 'done'; value: unknown } | { t: 'failed'; message: string }
+type ToHost =
+  | { t: 'call'; id: number; args: { i: number } }
+  | { t: 'done'; value: unknown }
+  | { t: 'failed'; message: string }
 
 /**
  * The program side, as source (a worker's `eval`, a child's `-e`): `send` and `onMessage` are its channel.

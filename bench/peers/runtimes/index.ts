@@ -9,4 +9,13 @@ import { utcpCodeMode } from './utcp.js'
 export type { Driver, RuntimeSpec } from './driver.js'
 
 /** Every runtime of the comparison, in the order of the table (and of the processes in a round). */
-export const RUNTIMES: readonly RuntimeSpec[] = [plainNode, nodeWorkerThread, nodeWorkerSpinning, nodeChildProcess, ...ptcRuntimes, utcpCodeMode, atpServer, sebastianwesselQuickJs]
+export const RUNTIMES: readonly RuntimeSpec[] = [
+  plainNode,
+  nodeWorkerThread,
+  nodeWorkerSpinning,
+  nodeChildProcess,
+  ...ptcRuntimes,
+  utcpCodeMode,
+  atpServer,
+  sebastianwesselQuickJs,
+]

@@ -11,7 +11,8 @@ export const plainNode: RuntimeSpec = {
   kind: 'baseline',
   tool: 'tool',
   packages: [],
-  method: 'the same program text compiled as a host `AsyncFunction`, the tool passed in: what a sub-call costs without any sandbox',
+  method:
+    'the same program text compiled as a host `AsyncFunction`, the tool passed in: what a sub-call costs without any sandbox',
   load: async () => async (): Promise<Driver> => ({
     run: (body) => new AsyncFunction('tool', body)(hostTool),
     dispose: async () => undefined,

@@ -20,7 +20,9 @@ async function createRuntime(backend: Backend): Promise<CodeRuntime> {
     return createIsolatedVmRuntime(backend === 'isolated-vm-none' ? { containment: 'none' } : {})
   }
   const { createQuickJSRuntime } = await import('@ptc/sandbox-quickjs')
-  return backend === 'quickjs-worker' ? createQuickJSRuntime({ poolSize: 1 }) : createQuickJSRuntime({ isolation: 'inline' })
+  return backend === 'quickjs-worker'
+    ? createQuickJSRuntime({ poolSize: 1 })
+    : createQuickJSRuntime({ isolation: 'inline' })
 }
 
 async function wholePath(runtime: CodeRuntime): Promise<Driver> {
@@ -33,7 +35,11 @@ async function wholePath(runtime: CodeRuntime): Promise<Driver> {
       description: 'the benchmark tool',
       parameters: { i: { type: 'integer', required: true } },
       output: {
-        schema: { type: 'object', additionalProperties: false, properties: { ok: { type: 'boolean' }, i: { type: 'integer' } } },
+        schema: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { ok: { type: 'boolean' }, i: { type: 'integer' } },
+        },
         render: (_a, v) => [{ type: 'text', text: JSON.stringify(v) }],
       },
       isConcurrencySafe: () => true,
@@ -45,7 +51,12 @@ async function wholePath(runtime: CodeRuntime): Promise<Driver> {
   let n = 0
   return {
     run: async (code) => {
-      const call = { type: 'tool_call' as const, id: `r${n++}`, name: 'run_code', arguments: JSON.stringify({ code, description: 'bench' }) }
+      const call = {
+        type: 'tool_call' as const,
+        id: `r${n++}`,
+        name: 'run_code',
+        arguments: JSON.stringify({ code, description: 'bench' }),
+      }
       const out = await tools.execute({ calls: [call], signal })
       const result = out.results[0]?.result
       if (result === undefined || result.isError) throw new Error(`run_code failed: ${JSON.stringify(result?.content)}`)

@@ -14,7 +14,10 @@ interface SandboxOptions {
 }
 interface QuickJsModule {
   loadQuickJs(variant: unknown): Promise<{
-    runSandboxed(run: (sandbox: { evalCode(code: string): Promise<EvalResult> }) => Promise<EvalResult>, options: SandboxOptions): Promise<EvalResult>
+    runSandboxed(
+      run: (sandbox: { evalCode(code: string): Promise<EvalResult> }) => Promise<EvalResult>,
+      options: SandboxOptions,
+    ): Promise<EvalResult>
   }>
 }
 

@@ -7,7 +7,11 @@ import { hostTool } from '../programs.js'
 import { importPeer, type Driver, type RuntimeSpec } from './driver.js'
 
 interface CodeModeClient {
-  registerManual(template: { name: string; call_template_type: 'direct-call'; callable_name: string }): Promise<{ success: boolean; errors: string[] }>
+  registerManual(template: {
+    name: string
+    call_template_type: 'direct-call'
+    callable_name: string
+  }): Promise<{ success: boolean; errors: string[] }>
   callToolChain(code: string, timeout?: number, memoryLimit?: number): Promise<{ result: unknown; logs: string[] }>
   close(): Promise<void>
 }
@@ -50,7 +54,11 @@ export const utcpCodeMode: RuntimeSpec = {
       addFunctionToUtcpDirectCall('bench_tool', (i: number) => hostTool({ i }))
       addFunctionToUtcpDirectCall('bench_manual', async () => manual)
       const client = await CodeModeUtcpClient.create()
-      const registered = await client.registerManual({ name: 'bench', call_template_type: 'direct-call', callable_name: 'bench_manual' })
+      const registered = await client.registerManual({
+        name: 'bench',
+        call_template_type: 'direct-call',
+        callable_name: 'bench_manual',
+      })
       if (!registered.success) throw new Error(`registerManual failed: ${registered.errors.join('; ')}`)
       return {
         run: async (code) => {

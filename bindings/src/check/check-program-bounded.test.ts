@@ -38,31 +38,39 @@ const messageOf = (outcome: PromiseSettledResult<unknown>): string =>
   outcome.status === 'rejected' && outcome.reason instanceof Error ? outcome.reason.message : ''
 
 describe('checkProgramBounded', () => {
-  test('gives what checkProgram gives, against declarations and against a catalog', async () => {
-    const code = 'const s = await tools.get_stock({ sku: 1 })\nawait tools.list_al()\nreturn s.count'
-    expect(await checkProgramBounded(code, sdk, unhurried)).toEqual(checkProgram(code, sdk))
-    const read: string[] = []
-    const byName = new Map(sampleTools.map((t) => [t.name, t]))
-    const catalog: ToolCatalog = {
-      names: () => [...byName.keys()],
-      tool: (name) => (read.push(name), byName.get(name)),
-    }
-    const result = await checkProgramBounded(code, { catalog }, { ...unhurried, language: 'typescript' })
-    expect(result).toEqual(checkProgram(code, sdk))
-    expect(read).toEqual(['get_stock', 'list_all'])
-    const declarations: ToolCatalog = {
-      names: () => [...byName.keys()],
-      declaration: (name) => renderToolDeclaration(byName.get(name) ?? getStock),
-    }
-    expect(await checkProgramBounded(code, { catalog: declarations }, unhurried)).toEqual(checkProgram(code, sdk))
-  }, TEST_MS)
+  test(
+    'gives what checkProgram gives, against declarations and against a catalog',
+    async () => {
+      const code = 'const s = await tools.get_stock({ sku: 1 })\nawait tools.list_al()\nreturn s.count'
+      expect(await checkProgramBounded(code, sdk, unhurried)).toEqual(checkProgram(code, sdk))
+      const read: string[] = []
+      const byName = new Map(sampleTools.map((t) => [t.name, t]))
+      const catalog: ToolCatalog = {
+        names: () => [...byName.keys()],
+        tool: (name) => (read.push(name), byName.get(name)),
+      }
+      const result = await checkProgramBounded(code, { catalog }, { ...unhurried, language: 'typescript' })
+      expect(result).toEqual(checkProgram(code, sdk))
+      expect(read).toEqual(['get_stock', 'list_all'])
+      const declarations: ToolCatalog = {
+        names: () => [...byName.keys()],
+        declaration: (name) => renderToolDeclaration(byName.get(name) ?? getStock),
+      }
+      expect(await checkProgramBounded(code, { catalog: declarations }, unhurried)).toEqual(checkProgram(code, sdk))
+    },
+    TEST_MS,
+  )
 
-  test('types that expand without end are stopped at timeoutMs; the caller’s event loop runs meanwhile', async () => {
-    const { turns, outcome } = await loopTurnsDuring(checkProgramBounded(hostileProgram(), sdk, { timeoutMs: 2_000 }))
-    expect(codeOf(outcome)).toBe('CHECK_TIMEOUT')
-    expect(messageOf(outcome)).toMatch(/longer than 2000 ms .*raise `timeoutMs`/)
-    expect(turns).toBeGreaterThan(0)
-  }, TEST_MS)
+  test(
+    'types that expand without end are stopped at timeoutMs; the caller’s event loop runs meanwhile',
+    async () => {
+      const { turns, outcome } = await loopTurnsDuring(checkProgramBounded(hostileProgram(), sdk, { timeoutMs: 2_000 }))
+      expect(codeOf(outcome)).toBe('CHECK_TIMEOUT')
+      expect(messageOf(outcome)).toMatch(/longer than 2000 ms .*raise `timeoutMs`/)
+      expect(turns).toBeGreaterThan(0)
+    },
+    TEST_MS,
+  )
 
   test('types that need more heap than maxMemoryMb are stopped with CHECK_MEMORY; this process goes on', async () => {
     const check = checkProgramBounded(hostileProgram(), sdk, { maxMemoryMb: 256, timeoutMs: 600_000 })
@@ -72,10 +80,14 @@ describe('checkProgramBounded', () => {
     expect(await checkProgramBounded('return 1', sdk, unhurried)).toEqual({ ok: true, diagnostics: [] })
   }, 600_000)
 
-  test('a program nested too deeply for the checker is CHECK_STACK', async () => {
-    const nested = checkProgramBounded(`return ${'('.repeat(100_000)}1${')'.repeat(100_000)}`, sdk, unhurried)
-    await expect(nested).rejects.toMatchObject({ code: 'CHECK_STACK', cause: expect.any(RangeError) })
-  }, TEST_MS)
+  test(
+    'a program nested too deeply for the checker is CHECK_STACK',
+    async () => {
+      const nested = checkProgramBounded(`return ${'('.repeat(100_000)}1${')'.repeat(100_000)}`, sdk, unhurried)
+      await expect(nested).rejects.toMatchObject({ code: 'CHECK_STACK', cause: expect.any(RangeError) })
+    },
+    TEST_MS,
+  )
 
   test('an abort signal stops the check with its reason; one aborted before starts nothing', async () => {
     const controller = new AbortController()
@@ -85,16 +97,20 @@ describe('checkProgramBounded', () => {
     await expect(checkProgramBounded('return 1', sdk, { signal: AbortSignal.abort('early') })).rejects.toBe('early')
   })
 
-  test('what the catalog throws rejects the check', async () => {
-    const broken: ToolCatalog = {
-      names: () => ['get_stock'],
-      tool: () => {
-        throw new TypeError('catalog down')
-      },
-    }
-    const check = checkProgramBounded('await tools.get_stock({ sku: "a" })', { catalog: broken }, unhurried)
-    await expect(check).rejects.toThrow('catalog down')
-  }, TEST_MS)
+  test(
+    'what the catalog throws rejects the check',
+    async () => {
+      const broken: ToolCatalog = {
+        names: () => ['get_stock'],
+        tool: () => {
+          throw new TypeError('catalog down')
+        },
+      }
+      const check = checkProgramBounded('await tools.get_stock({ sku: "a" })', { catalog: broken }, unhurried)
+      await expect(check).rejects.toThrow('catalog down')
+    },
+    TEST_MS,
+  )
 
   test('a bound that is not a whole number from 1 is a RangeError', () => {
     expect(() => checkProgramBounded('', sdk, { timeoutMs: 0 })).toThrow(RangeError)

@@ -6,7 +6,8 @@ import { checkProgram, type ProgramDiagnostic } from './index.js'
 const sdk = renderDeclarations(sampleTools)
 /** 1-based column of `token` in `line`. */
 const col = (line: string, token: string): number => line.indexOf(token) + 1
-const at = (diagnostics: readonly ProgramDiagnostic[]): [number, number, number][] => diagnostics.map((d) => [d.line, d.column, d.code])
+const at = (diagnostics: readonly ProgramDiagnostic[]): [number, number, number][] =>
+  diagnostics.map((d) => [d.line, d.column, d.code])
 
 describe('checkProgram', () => {
   test('checking again against the same SDK (its parsed files reused, see host.test.ts) gives the same diagnostics', () => {
@@ -47,7 +48,8 @@ describe('checkProgram', () => {
   })
 
   test('a missing required key, an unknown key on a closed object and an unknown enum member are errors', () => {
-    const code = 'await tools.get_stock({ warehouse: "east" })\nawait tools.get_stock({ sku: "a", colour: "red" })\nawait tools.get_stock({ sku: "a", warehouse: "north" })'
+    const code =
+      'await tools.get_stock({ warehouse: "east" })\nawait tools.get_stock({ sku: "a", colour: "red" })\nawait tools.get_stock({ sku: "a", warehouse: "north" })'
     const result = checkProgram(code, sdk)
     expect(at(result.diagnostics)).toEqual([
       [1, 23, 2345],
@@ -60,7 +62,9 @@ describe('checkProgram', () => {
   test('an unknown tool names the Tools interface', () => {
     const result = checkProgram('  await tools.get_stocks({ sku: "a" })', sdk)
     expect(at(result.diagnostics)).toEqual([[1, 15, 2551]])
-    expect(result.diagnostics[0]?.message).toBe("Property 'get_stocks' does not exist on type 'Tools'. Did you mean 'get_stock'?")
+    expect(result.diagnostics[0]?.message).toBe(
+      "Property 'get_stocks' does not exist on type 'Tools'. Did you mean 'get_stock'?",
+    )
   })
 
   test('a misuse of an output field is an error', () => {
@@ -81,11 +85,15 @@ describe('checkProgram', () => {
       [3, 1, 2591],
       [4, 1, 2591],
     ])
-    expect(result.diagnostics[2]?.message).toBe("Cannot find name 'process'. Programs have only ECMAScript built-ins, tools, ToolCallError and console.")
+    expect(result.diagnostics[2]?.message).toBe(
+      "Cannot find name 'process'. Programs have only ECMAScript built-ins, tools, ToolCallError and console.",
+    )
   })
 
   test('JavaScript is checked too (checkJs), and TypeScript syntax in it is an error', () => {
-    expect(checkProgram('const s = await tools.get_stock({ sku: "a" })\nreturn s.count', sdk, { language: 'javascript' }).ok).toBe(true)
+    expect(
+      checkProgram('const s = await tools.get_stock({ sku: "a" })\nreturn s.count', sdk, { language: 'javascript' }).ok,
+    ).toBe(true)
     const wrong = checkProgram('await tools.get_stock({ sku: 1 })', sdk, { language: 'javascript' })
     expect(at(wrong.diagnostics)).toEqual([[1, col('await tools.get_stock({ sku: 1 })', 'sku'), 2322]])
     const typed = checkProgram('const x: number = 1', sdk, { language: 'javascript' })
@@ -105,6 +113,8 @@ describe('checkProgram', () => {
 
   test('broken declarations are reported as declaration diagnostics', () => {
     const result = checkProgram('', 'declare const x: NotAType\n')
-    expect(result.diagnostics).toEqual([{ line: 1, column: 18, message: "Cannot find name 'NotAType'.", code: 2304, source: 'declarations' }])
+    expect(result.diagnostics).toEqual([
+      { line: 1, column: 18, message: "Cannot find name 'NotAType'.", code: 2304, source: 'declarations' },
+    ])
   })
 })

@@ -64,7 +64,11 @@ process.disconnect()
 /** tsx's ESM loader, for a process that imports this package's TypeScript sources (under vitest, from source). */
 function tsxPreload(): string {
   // `require.resolve` finds the CommonJS build of `tsx/esm/api`; its ESM build sits beside it.
-  const api = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href
+  const api = pathToFileURL(
+    createRequire(import.meta.url)
+      .resolve('tsx/esm/api')
+      .replace(/\.cjs$/, '.mjs'),
+  ).href
   return `(await import(${JSON.stringify(api)})).register()`
 }
 

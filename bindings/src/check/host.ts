@@ -53,7 +53,10 @@ export function _createHost(
 ): TS.CompilerHost {
   const libDir = _libDirectory(ts)
   const target = options.target ?? ts.ScriptTarget.ES2022
-  const memory = new Map([[program.fileName, program.text], [_SDK_FILE, declarations]])
+  const memory = new Map([
+    [program.fileName, program.text],
+    [_SDK_FILE, declarations],
+  ])
   return {
     getSourceFile(fileName) {
       if (fileName === _SDK_FILE) return declarationFile(ts, declarations, target)
@@ -71,7 +74,8 @@ export function _createHost(
     getCanonicalFileName: (fileName) => fileName,
     useCaseSensitiveFileNames: () => true,
     getNewLine: () => '\n',
-    fileExists: (fileName) => memory.has(fileName) || (fileName.startsWith(libDir) && libFile(ts, fileName, target) !== undefined),
+    fileExists: (fileName) =>
+      memory.has(fileName) || (fileName.startsWith(libDir) && libFile(ts, fileName, target) !== undefined),
     readFile: (fileName) => memory.get(fileName),
     directoryExists: () => false,
   }

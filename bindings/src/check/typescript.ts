@@ -15,7 +15,9 @@ export function _typescript(): typeof TS {
   try {
     loaded = require('typescript') as typeof TS
   } catch (error) {
-    throw new Error('@ptc/bindings/check needs the `typescript` package (an optional peer dependency): install it', { cause: error })
+    throw new Error('@ptc/bindings/check needs the `typescript` package (an optional peer dependency): install it', {
+      cause: error,
+    })
   }
   return loaded
 }

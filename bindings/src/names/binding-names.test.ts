@@ -4,10 +4,12 @@ import { assertValidBindingNames, bindingKey, isIdentifierName, validateBindingN
 
 describe('isIdentifierName', () => {
   test('ASCII identifiers, reserved words included, are identifier names', () => {
-    for (const name of ['get_stock', '$x', '_', 'a1', 'class', 'delete', 'await', '__proto__']) expect(isIdentifierName(name)).toBe(true)
+    for (const name of ['get_stock', '$x', '_', 'a1', 'class', 'delete', 'await', '__proto__'])
+      expect(isIdentifierName(name)).toBe(true)
   })
   test('dotted, dashed, numeric, empty and non-ASCII names are not', () => {
-    for (const name of ['github.create_issue', 'get-stock', '1a', '', 'a b', 'ñame', 'a\u2028']) expect(isIdentifierName(name)).toBe(false)
+    for (const name of ['github.create_issue', 'get-stock', '1a', '', 'a b', 'ñame', 'a\u2028'])
+      expect(isIdentifierName(name)).toBe(false)
   })
 })
 
@@ -45,7 +47,11 @@ describe('validateBindingNames', () => {
   })
   test('is total on hostile input', () => {
     expect(validateBindingNames('nope' as unknown as string[])).toHaveLength(1)
-    const hostile = new Proxy(['a'], { get: () => { throw new Error('boom') } })
+    const hostile = new Proxy(['a'], {
+      get: () => {
+        throw new Error('boom')
+      },
+    })
     expect(() => validateBindingNames(hostile)).not.toThrow()
   })
   test('the asserting variant throws one error listing all problems', () => {

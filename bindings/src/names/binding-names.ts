@@ -20,7 +20,9 @@ export function isIdentifierName(name: string): boolean {
  * surrogates are escaped by `JSON.stringify` itself. Internal.
  */
 export function _quote(value: string): string {
-  return JSON.stringify(value).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')
+  return JSON.stringify(value)
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029')
 }
 
 /**

@@ -11,13 +11,21 @@ describe('renderDeclarations', () => {
   const text = renderDeclarations(sampleTools)
 
   test('renders the fixed prelude declarations', () => {
-    expect(text.startsWith('type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }\n\n')).toBe(true)
+    expect(
+      text.startsWith(
+        'type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }\n\n',
+      ),
+    ).toBe(true)
     expect(text).toContain('type ToolName = keyof ToolArgsMap\n')
     expect(text).toContain(
       'declare class ToolCallError extends Error {\n  constructor(toolName: string, message: string, code?: ToolErrorCode, details?: JsonValue)\n  readonly name: "ToolCallError"\n',
     )
-    expect(text).toContain('  readonly code: ToolErrorCode\n  /** Structured detail of the failure, where there is some. */\n  readonly details?: JsonValue\n}')
-    expect(text).toContain('type ToolErrorCode =\n  | "INVALID_ARGS" | "DENIED" | "TOOL_TIMEOUT" | "TOOL_ERROR" | "ABORTED"')
+    expect(text).toContain(
+      '  readonly code: ToolErrorCode\n  /** Structured detail of the failure, where there is some. */\n  readonly details?: JsonValue\n}',
+    )
+    expect(text).toContain(
+      'type ToolErrorCode =\n  | "INVALID_ARGS" | "DENIED" | "TOOL_TIMEOUT" | "TOOL_ERROR" | "ABORTED"',
+    )
     expect(text).toContain('declare const tools: Tools\n')
     expect(text).toContain(
       [
@@ -27,7 +35,9 @@ describe('renderDeclarations', () => {
       ].join('\n'),
     )
     expect(text).toContain('`UNKNOWN_TOOL` (no tool has that name; the message names the closest),\n')
-    expect(text).toContain('declare const console: {\n  log(...values: unknown[]): void\n  info(...values: unknown[]): void\n')
+    expect(text).toContain(
+      'declare const console: {\n  log(...values: unknown[]): void\n  info(...values: unknown[]): void\n',
+    )
   })
 
   test('a closed object renders exactly, with property docs, literal unions and optional keys', () => {
@@ -42,29 +52,57 @@ describe('renderDeclarations', () => {
       ].join('\n'),
     )
     expect(text).toContain(
-      ['    /** Units on hand. */', '    count: number', '    /**', '     * Last update', '     * @example "2024-01-01T00:00:00Z"', '     */', '    updatedAt?: string'].join('\n'),
+      [
+        '    /** Units on hand. */',
+        '    count: number',
+        '    /**',
+        '     * Last update',
+        '     * @example "2024-01-01T00:00:00Z"',
+        '     */',
+        '    updatedAt?: string',
+      ].join('\n'),
     )
   })
 
   test('an open object is intersected with Record<string, JsonValue>; oneOf is a union', () => {
     expect(text).toContain(
-      ['  "github.create_issue": {', '    title: string', '    labels?: string[]', '    assignee?: string | null', '  } & Record<string, JsonValue>'].join('\n'),
+      [
+        '  "github.create_issue": {',
+        '    title: string',
+        '    labels?: string[]',
+        '    assignee?: string | null',
+        '  } & Record<string, JsonValue>',
+      ].join('\n'),
     )
   })
 
   test('an array of objects uses Array<…> only when T[] would be ambiguous', () => {
     expect(text).toContain('  list_all: {\n    id: string\n  }[]\n')
-    expect(renderDeclarations([{ ...listAll, output: { type: 'array', items: { type: 'string', enum: ['a', 'b'] } } }])).toContain('  list_all: Array<"a" | "b">\n')
-    expect(renderDeclarations([{ ...listAll, output: { type: 'array', items: { type: 'object' } } }])).toContain('  list_all: Record<string, JsonValue>[]\n')
-    expect(renderDeclarations([{ ...listAll, output: { type: 'array', items: { type: 'array', items: { type: 'integer' } } } }])).toContain('list_all: number[][]\n')
+    expect(
+      renderDeclarations([{ ...listAll, output: { type: 'array', items: { type: 'string', enum: ['a', 'b'] } } }]),
+    ).toContain('  list_all: Array<"a" | "b">\n')
+    expect(renderDeclarations([{ ...listAll, output: { type: 'array', items: { type: 'object' } } }])).toContain(
+      '  list_all: Record<string, JsonValue>[]\n',
+    )
+    expect(
+      renderDeclarations([
+        { ...listAll, output: { type: 'array', items: { type: 'array', items: { type: 'integer' } } } },
+      ]),
+    ).toContain('list_all: number[][]\n')
     expect(renderDeclarations([{ ...listAll, output: { type: 'array' } }])).toContain('list_all: JsonValue[]\n')
     expect(renderDeclarations([{ ...listAll, output: { type: 'number', const: -1 } }])).toContain('list_all: -1\n')
-    expect(renderDeclarations([{ ...listAll, output: { type: 'array', items: { type: 'number', const: -1 } } }])).toContain('list_all: Array<-1>\n')
+    expect(
+      renderDeclarations([{ ...listAll, output: { type: 'array', items: { type: 'number', const: -1 } } }]),
+    ).toContain('list_all: Array<-1>\n')
   })
 
   test('each tool is a JSDoc’d method; exotic names are quoted; args are optional when nothing is required', () => {
-    expect(text).toContain('  /** Current stock of one product in one warehouse. */\n  get_stock(args: ToolArgsMap["get_stock"]): Promise<ToolOutputMap["get_stock"]>\n')
-    expect(text).toContain('  "github.create_issue"(args: ToolArgsMap["github.create_issue"]): Promise<ToolOutputMap["github.create_issue"]>\n')
+    expect(text).toContain(
+      '  /** Current stock of one product in one warehouse. */\n  get_stock(args: ToolArgsMap["get_stock"]): Promise<ToolOutputMap["get_stock"]>\n',
+    )
+    expect(text).toContain(
+      '  "github.create_issue"(args: ToolArgsMap["github.create_issue"]): Promise<ToolOutputMap["github.create_issue"]>\n',
+    )
     expect(text).toContain('  list_all(args?: ToolArgsMap["list_all"]): Promise<ToolOutputMap["list_all"]>\n')
     expect(text).toContain('  "__proto__"(args?: ToolArgsMap["__proto__"]): Promise<ToolOutputMap["__proto__"]>\n')
     expect(text).toContain('  "__proto__": Record<string, JsonValue>\n')
@@ -79,7 +117,12 @@ describe('renderDeclarations', () => {
 
   test('the same tool set gives byte-identical text in any order', () => {
     const reversed = renderDeclarations([...sampleTools].reverse())
-    const rotated = renderDeclarations([sampleTools[2], sampleTools[0], sampleTools[3], sampleTools[1]] as BindingTool[])
+    const rotated = renderDeclarations([
+      sampleTools[2],
+      sampleTools[0],
+      sampleTools[3],
+      sampleTools[1],
+    ] as BindingTool[])
     expect(reversed).toBe(text)
     expect(rotated).toBe(text)
   })
@@ -94,7 +137,13 @@ describe('renderDeclarations', () => {
     const tool: BindingTool = {
       name: 'evil',
       description: evil,
-      parameters: { type: 'object', description: evil, properties: { [`a*/b\u2028`]: { type: 'string', description: evil, title: evil, default: evil, examples: [evil] } } },
+      parameters: {
+        type: 'object',
+        description: evil,
+        properties: {
+          [`a*/b\u2028`]: { type: 'string', description: evil, title: evil, default: evil, examples: [evil] },
+        },
+      },
       output: { type: 'string', description: evil },
     }
     const rendered = renderDeclarations([tool])
@@ -149,7 +198,11 @@ describe('optional properties named after Object members', () => {
               { type: 'string' },
               {
                 type: 'object',
-                properties: { toString: { type: 'string' as const, const: '' }, valueOf: { type: 'integer' as const }, constructor: { type: 'boolean' as const } },
+                properties: {
+                  toString: { type: 'string' as const, const: '' },
+                  valueOf: { type: 'integer' as const },
+                  constructor: { type: 'boolean' as const },
+                },
                 required: [],
               },
             ],
@@ -161,7 +214,8 @@ describe('optional properties named after Object members', () => {
     }
     const declarations = renderDeclarations([tool])
     expect(declarations).toContain('toString?: "" | Object["toString"]')
-    const check = (args: string): string[] => checkProgram(`await tools.pick(${args})`, declarations).diagnostics.map((d) => d.message)
+    const check = (args: string): string[] =>
+      checkProgram(`await tools.pick(${args})`, declarations).diagnostics.map((d) => d.message)
     expect(check('{ mode: { other: 1 } }')).toEqual([])
     expect(check('{ mode: { toString: "", valueOf: 2, constructor: true } }')).toEqual([])
     expect(check('{ mode: { toString: "x" } }')).not.toEqual([])

@@ -105,7 +105,12 @@ function readEntries(tools: readonly BindingTool[]): Entry[] {
     const name = read('name')
     if (typeof name !== 'string' || name === '') continue
     const description = read('description')
-    entries.push({ name, description: typeof description === 'string' ? description : '', parameters: read('parameters'), output: read('output') })
+    entries.push({
+      name,
+      description: typeof description === 'string' ? description : '',
+      parameters: read('parameters'),
+      output: read('output'),
+    })
   }
   return entries
 }
@@ -117,7 +122,9 @@ function clamp(value: number | undefined, fallback: number, max: number): number
 /** Whether the root renders as an object with no required property (the args may be omitted). */
 function argsOptional(parameters: unknown, maxDepth: number): boolean {
   const shape = _shape(parameters, 0, maxDepth)
-  return shape.kind === 'text' ? shape.text.startsWith('Record<') : shape.kind === 'object' && shape.props.every((p) => p.optional)
+  return shape.kind === 'text'
+    ? shape.text.startsWith('Record<')
+    : shape.kind === 'object' && shape.props.every((p) => p.optional)
 }
 
 /**
@@ -136,17 +143,31 @@ export function renderDeclarations(tools: readonly BindingTool[], options: Rende
   const limits = renderLimits(options)
   const rendered = readEntries(tools)
     .map((entry) => renderEntry(entry, limits))
-    .sort((a, b) => compareNames(a.name, b.name) || compareNames(a.args + a.output + a.method, b.args + b.output + b.method))
+    .sort(
+      (a, b) =>
+        compareNames(a.name, b.name) || compareNames(a.args + a.output + a.method, b.args + b.output + b.method),
+    )
     .filter((entry, i, all) => i === 0 || all[i - 1]?.name !== entry.name)
-  return [
-    JSON_VALUE,
-    block('interface ToolArgsMap', rendered.map((e) => e.args)),
-    block('interface ToolOutputMap', rendered.map((e) => e.output)),
-    'type ToolName = keyof ToolArgsMap',
-    TOOL_CALL_ERROR,
-    `${TOOLS_DOC}\n${block('interface Tools', rendered.map((e) => e.method))}\ndeclare const tools: Tools`,
-    CONSOLE,
-  ].join('\n\n') + '\n'
+  return (
+    [
+      JSON_VALUE,
+      block(
+        'interface ToolArgsMap',
+        rendered.map((e) => e.args),
+      ),
+      block(
+        'interface ToolOutputMap',
+        rendered.map((e) => e.output),
+      ),
+      'type ToolName = keyof ToolArgsMap',
+      TOOL_CALL_ERROR,
+      `${TOOLS_DOC}\n${block(
+        'interface Tools',
+        rendered.map((e) => e.method),
+      )}\ndeclare const tools: Tools`,
+      CONSOLE,
+    ].join('\n\n') + '\n'
+  )
 }
 
 /**
@@ -158,7 +179,13 @@ export function renderToolDeclaration(tool: BindingTool, options: RenderDeclarat
   const entry = readEntries([tool])[0]
   if (entry === undefined) return ''
   const e = renderEntry(entry, renderLimits(options))
-  return [block('interface ToolArgsMap', [e.args]), block('interface ToolOutputMap', [e.output]), block('interface Tools', [e.method])].join('\n') + '\n'
+  return (
+    [
+      block('interface ToolArgsMap', [e.args]),
+      block('interface ToolOutputMap', [e.output]),
+      block('interface Tools', [e.method]),
+    ].join('\n') + '\n'
+  )
 }
 
 interface RenderedEntry {
@@ -169,7 +196,10 @@ interface RenderedEntry {
 }
 
 function renderLimits(options: RenderDeclarationsOptions): { readonly maxDepth: number; readonly maxNodes: number } {
-  return { maxDepth: clamp(options.maxDepth, DEFAULT_MAX_DEPTH, 100_000), maxNodes: clamp(options.maxNodes, DEFAULT_MAX_NODES, Number.MAX_SAFE_INTEGER) }
+  return {
+    maxDepth: clamp(options.maxDepth, DEFAULT_MAX_DEPTH, 100_000),
+    maxNodes: clamp(options.maxNodes, DEFAULT_MAX_NODES, Number.MAX_SAFE_INTEGER),
+  }
 }
 
 /** One tool's members; one budget per tool, so what a tool renders never depends on the other tools or their order. */

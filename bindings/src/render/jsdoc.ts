@@ -5,8 +5,9 @@
  */
 
 const LINE_BREAK = /\r\n|[\r\n\u2028\u2029]/
-// eslint-disable-next-line no-control-regex
-const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+const INVISIBLE =
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
 
 /** One text as safe comment lines (no terminator, no `*\/`, trailing blanks trimmed). */
 export function _commentLines(text: string): string[] {

@@ -23,7 +23,9 @@ describe('schema nodes', () => {
     expect(render({ type: 'object', properties: {} })).toBe('Record<string, JsonValue>')
   })
   test('property keys are quoted when needed, __proto__ is an ordinary key', () => {
-    const properties = JSON.parse('{"__proto__": {"type": "string"}, "a-b": {"type": "number"}, "class": {"type": "boolean"}}') as Record<string, unknown>
+    const properties = JSON.parse(
+      '{"__proto__": {"type": "string"}, "a-b": {"type": "number"}, "class": {"type": "boolean"}}',
+    ) as Record<string, unknown>
     expect(render({ type: 'object', properties, required: ['__proto__'], additionalProperties: false })).toBe(
       '{\n  "__proto__": string\n  "a-b"?: number\n  class?: boolean\n}',
     )
@@ -51,7 +53,15 @@ describe('what the subset cannot say degrades to unknown, never throws', () => {
     ['a non-object node', 42, 'unknown'],
     ['null', null, 'unknown'],
     ['an array node', [], 'unknown'],
-    ['a throwing getter', { get type(): string { throw new Error('boom') } }, 'unknown'],
+    [
+      'a throwing getter',
+      {
+        get type(): string {
+          throw new Error('boom')
+        },
+      },
+      'unknown',
+    ],
     ['a revoked proxy', revoked.proxy, 'unknown'],
     ['a cycle', cyclic, 'unknown[]'],
     ['a malformed item', { type: 'array', items: 'string' }, 'unknown[]'],
@@ -60,12 +70,20 @@ describe('what the subset cannot say degrades to unknown, never throws', () => {
     expect(render(node)).toBe(expected)
   })
   test('a malformed property degrades alone', () => {
-    expect(render({ type: 'object', properties: { a: { type: 'uuid' }, b: { type: 'string' } }, additionalProperties: false })).toBe(
-      '{\n  a?: unknown\n  b?: string\n}',
-    )
+    expect(
+      render({
+        type: 'object',
+        properties: { a: { type: 'uuid' }, b: { type: 'string' } },
+        additionalProperties: false,
+      }),
+    ).toBe('{\n  a?: unknown\n  b?: string\n}')
   })
   test('a hostile tool list renders a compiling file', () => {
-    const hostile = [{ name: 'x', description: 5, parameters: 'no', output: cyclic }, 7, { name: 3 }] as unknown as BindingTool[]
+    const hostile = [
+      { name: 'x', description: 5, parameters: 'no', output: cyclic },
+      7,
+      { name: 3 },
+    ] as unknown as BindingTool[]
     const text = renderDeclarations(hostile)
     expect(text).toContain('  x: unknown\n')
     expect(text).toContain('  x: unknown[]\n')
@@ -77,7 +95,8 @@ describe('what the subset cannot say degrades to unknown, never throws', () => {
 describe('deep schemas', () => {
   const deepObject = (depth: number): unknown => {
     let node: unknown = { type: 'string' }
-    for (let i = 0; i < depth; i++) node = { type: 'object', properties: { a: node }, required: ['a'], additionalProperties: false }
+    for (let i = 0; i < depth; i++)
+      node = { type: 'object', properties: { a: node }, required: ['a'], additionalProperties: false }
     return node
   }
   const deepArray = (depth: number): unknown => {
@@ -87,11 +106,21 @@ describe('deep schemas', () => {
   }
 
   test('a 10 000-deep schema renders exactly 16 levels below the root, then JsonValue, and compiles', () => {
-    const tool: BindingTool = { name: 'deep', description: '', parameters: deepObject(10_000) as BindingTool['parameters'], output: deepArray(10_000) as BindingTool['output'] }
+    const tool: BindingTool = {
+      name: 'deep',
+      description: '',
+      parameters: deepObject(10_000) as BindingTool['parameters'],
+      output: deepArray(10_000) as BindingTool['output'],
+    }
     const text = renderDeclarations([tool])
     expect(text).toContain(`${'  '.repeat(17)}a: JsonValue\n`)
     expect(text).toContain(`  deep: JsonValue${'[]'.repeat(17)}\n`)
-    expect(checkProgram('const r = await tools.deep({ a: { a: { a: {} } } })\nconst s: string = r[0]![0]![0]!', text).diagnostics.map((d) => d.code)).toEqual([
+    expect(
+      checkProgram(
+        'const r = await tools.deep({ a: { a: { a: {} } } })\nconst s: string = r[0]![0]![0]!',
+        text,
+      ).diagnostics.map((d) => d.code),
+    ).toEqual([
       2741, // property 'a' is missing: the first 16 levels are exact
       2322, // JsonValue[]… is not a string
     ])
@@ -109,7 +138,8 @@ describe('deep schemas', () => {
 
   test('a node budget bounds shared (DAG) schemas', () => {
     let node: unknown = { type: 'string' }
-    for (let i = 0; i < 40; i++) node = { type: 'object', properties: { l: node, r: node }, additionalProperties: false }
+    for (let i = 0; i < 40; i++)
+      node = { type: 'object', properties: { l: node, r: node }, additionalProperties: false }
     const text = _renderType(node, 0, { maxDepth: 100, nodesLeft: 1_000 })
     expect(text.length).toBeLessThan(200_000)
     expect(text).toContain('JsonValue')

@@ -11,7 +11,10 @@ export interface _RenderBudget {
   nodesLeft: number
 }
 
-type Instr = string | { readonly node: unknown; readonly indent: number; readonly depth: number } | { readonly exit: object }
+type Instr =
+  | string
+  | { readonly node: unknown; readonly indent: number; readonly depth: number }
+  | { readonly exit: object }
 
 const OPEN_TAIL = ' & Record<string, JsonValue>'
 
@@ -35,7 +38,15 @@ function postfixSafe(shape: _Shape): boolean {
  * type '""'"): an optional property of such a name also accepts the inherited member, or a program leaving
  * it out would not type-check.
  */
-const OBJECT_MEMBERS = new Set(['constructor', 'toString', 'toLocaleString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable'])
+const OBJECT_MEMBERS = new Set([
+  'constructor',
+  'toString',
+  'toLocaleString',
+  'valueOf',
+  'hasOwnProperty',
+  'isPrototypeOf',
+  'propertyIsEnumerable',
+])
 
 function expand(shape: _Shape, indent: number, depth: number, budget: _RenderBudget): Instr[] {
   switch (shape.kind) {
@@ -47,7 +58,10 @@ function expand(shape: _Shape, indent: number, depth: number, budget: _RenderBud
       return postfixSafe(_shape(shape.items, depth + 1, budget.maxDepth)) ? [item, '[]'] : ['Array<', item, '>']
     }
     case 'union':
-      return shape.branches.flatMap((node, i): Instr[] => [...(i > 0 ? [' | '] : []), { node, indent, depth: depth + 1 }])
+      return shape.branches.flatMap((node, i): Instr[] => [
+        ...(i > 0 ? [' | '] : []),
+        { node, indent, depth: depth + 1 },
+      ])
     case 'object': {
       const inner = pad(indent + 1)
       const out: Instr[] = ['{\n']

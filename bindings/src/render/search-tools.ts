@@ -13,7 +13,10 @@ const DESCRIPTION =
 const PARAMETERS: ObjectJsonSchema = {
   type: 'object',
   properties: {
-    query: { type: 'string', description: 'What the tool should do, in a few words (e.g. "create an issue"), a tool name, or /regex/' },
+    query: {
+      type: 'string',
+      description: 'What the tool should do, in a few words (e.g. "create an issue"), a tool name, or /regex/',
+    },
     limit: { type: 'integer', description: 'How many tools to return, 1 to 50 (default 5)' },
   },
   required: ['query'],
@@ -38,7 +41,12 @@ const OUTPUT: JsonSchemaNode = {
 }
 
 /** `search_tools` as a bound tool: its name, description and schemas, deep-frozen. */
-export const searchToolsBinding: BindingTool = deepFreeze({ name: 'search_tools', description: DESCRIPTION, parameters: PARAMETERS, output: OUTPUT })
+export const searchToolsBinding: BindingTool = deepFreeze({
+  name: 'search_tools',
+  description: DESCRIPTION,
+  parameters: PARAMETERS,
+  output: OUTPUT,
+})
 
 function deepFreeze<T>(value: T): T {
   const stack: unknown[] = [value]

@@ -25,7 +25,10 @@ function host(): { tools: ToolsService; runtime: FakeRuntime; agent: Agent; sess
 }
 
 const usageV2 = { inputTokens: 1, outputTokens: 1, totalTokens: 2 }
-const usageV3 = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } }
+const usageV3 = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 1, text: 1, reasoning: 0 },
+}
 
 /**
  * One major: its generateText, and a mock model that calls run_code with `input`, then answers `done`. The
@@ -42,32 +45,63 @@ const majors: Major[] = [
     async run(aiTools, system, input) {
       const model = new MockLanguageModelV2({
         doGenerate: [
-          { content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'run_code', input: JSON.stringify(input) }], finishReason: 'tool-calls', usage: usageV2, warnings: [] },
+          {
+            content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'run_code', input: JSON.stringify(input) }],
+            finishReason: 'tool-calls',
+            usage: usageV2,
+            warnings: [],
+          },
           { content: [{ type: 'text', text: 'done' }], finishReason: 'stop', usage: usageV2, warnings: [] },
         ],
       })
-      const result = await generateText5({ model, system, tools: aiTools, prompt: 'go', stopWhen: stepCountIs5(3) } as never)
+      const result = await generateText5({
+        model,
+        system,
+        tools: aiTools,
+        prompt: 'go',
+        stopWhen: stepCountIs5(3),
+      } as never)
       return { text: result.text, lastPrompt: model.doGenerateCalls[1]?.prompt.at(-1) }
     },
   },
-  ...([
-    ['ai 6', MockLanguageModelV3, generateText6, stepCountIs6],
-    ['ai 7', MockLanguageModelV4, generateText7, stepCountIs7],
-  ] as const).map(([name, Mock, generateText, stepCountIs]): Major => ({
-    name,
-    // ai 6 and 7 models (V3, V4) answer in the same shape.
-    async run(aiTools, system, input) {
-      const model = new Mock({
-        doGenerate: [
-          { content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'run_code', input: JSON.stringify(input) }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usageV3, warnings: [] },
-          { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usageV3, warnings: [] },
-        ],
-      } as never)
-      const generate = generateText as (options: never) => Promise<{ text: string }>
-      const result = await generate({ model, system, tools: aiTools, prompt: 'go', stopWhen: stepCountIs(3) } as never)
-      return { text: result.text, lastPrompt: model.doGenerateCalls[1]?.prompt.at(-1) }
-    },
-  })),
+  ...(
+    [
+      ['ai 6', MockLanguageModelV3, generateText6, stepCountIs6],
+      ['ai 7', MockLanguageModelV4, generateText7, stepCountIs7],
+    ] as const
+  ).map(
+    ([name, Mock, generateText, stepCountIs]): Major => ({
+      name,
+      // ai 6 and 7 models (V3, V4) answer in the same shape.
+      async run(aiTools, system, input) {
+        const model = new Mock({
+          doGenerate: [
+            {
+              content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'run_code', input: JSON.stringify(input) }],
+              finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+              usage: usageV3,
+              warnings: [],
+            },
+            {
+              content: [{ type: 'text', text: 'done' }],
+              finishReason: { unified: 'stop', raw: 'stop' },
+              usage: usageV3,
+              warnings: [],
+            },
+          ],
+        } as never)
+        const generate = generateText as (options: never) => Promise<{ text: string }>
+        const result = await generate({
+          model,
+          system,
+          tools: aiTools,
+          prompt: 'go',
+          stopWhen: stepCountIs(3),
+        } as never)
+        return { text: result.text, lastPrompt: model.doGenerateCalls[1]?.prompt.at(-1) }
+      },
+    }),
+  ),
 ]
 
 describe.each(majors)('toAiSdkTools with $name', (major) => {
@@ -78,28 +112,50 @@ describe.each(majors)('toAiSdkTools with $name', (major) => {
     const { text, lastPrompt } = await major.run(aiTools, instructions, { code, description: 'look up a key' })
     expect(text).toBe('done')
     expect(JSON.stringify(lastPrompt)).toContain('\\"value\\": 4')
-    expect(session.events.filter((e) => e.type === 'tool/ptc-dispatch').map((e) => e['subCallId'])).toEqual(['c1:ptc:1'])
+    expect(session.events.filter((e) => e.type === 'tool/ptc-dispatch').map((e) => e['subCallId'])).toEqual([
+      'c1:ptc:1',
+    ])
   })
 })
 
-test("images reach each major in its own part: ai 6 and 7 take image-data, ai 5 (which passes the output itself) media", () => {
+test('images reach each major in its own part: ai 6 and 7 take image-data, ai 5 (which passes the output itself) media', () => {
   const { tools, agent } = host()
   const run = toAiSdkTools(tools, { agent }).tools['run_code']
-  const output = { content: [{ type: 'text' as const, text: 'a chart' }, { type: 'image' as const, mimeType: 'image/png', data: 'AAA' }] }
+  const output = {
+    content: [
+      { type: 'text' as const, text: 'a chart' },
+      { type: 'image' as const, mimeType: 'image/png', data: 'AAA' },
+    ],
+  }
   const toModelOutput = run?.toModelOutput as ((options: unknown) => unknown) | undefined
   expect(toModelOutput?.({ toolCallId: 'c1', input: {}, output })).toEqual({
     type: 'content',
-    value: [{ type: 'text', text: 'a chart' }, { type: 'image-data', data: 'AAA', mediaType: 'image/png' }],
+    value: [
+      { type: 'text', text: 'a chart' },
+      { type: 'image-data', data: 'AAA', mediaType: 'image/png' },
+    ],
   })
-  expect(toModelOutput?.(output)).toEqual({ type: 'content', value: [{ type: 'text', text: 'a chart' }, { type: 'media', data: 'AAA', mediaType: 'image/png' }] })
+  expect(toModelOutput?.(output)).toEqual({
+    type: 'content',
+    value: [
+      { type: 'text', text: 'a chart' },
+      { type: 'media', data: 'AAA', mediaType: 'image/png' },
+    ],
+  })
 })
 
 /** A host whose policy asks before every run_code, with no approval service (an ask that reaches the service is DENIED). */
 function askingHost(): ReturnType<typeof host> & { runs: string[] } {
   const h = host()
   const runs: string[] = []
-  h.tools.on('tools/pre-execute', (exec, next) => (exec.name === 'run_code' ? { kind: 'ask', reason: 'programs need a yes' } : next()))
-  h.tools.on('tools/result', (exec, result) => void (exec.name === 'run_code' && runs.push(result.isError ? `error ${result.error.info?.code ?? ''}` : 'ran')))
+  h.tools.on('tools/pre-execute', (exec, next) =>
+    exec.name === 'run_code' ? { kind: 'ask', reason: 'programs need a yes' } : next(),
+  )
+  h.tools.on(
+    'tools/result',
+    (exec, result) =>
+      void (exec.name === 'run_code' && runs.push(result.isError ? `error ${result.error.info?.code ?? ''}` : 'ran')),
+  )
   return { ...h, runs }
 }
 
@@ -116,17 +172,44 @@ describe.each([
     const code = h.runtime.define('lookup', async (t) => (await t['lookup']?.({ key: 'abcd' })) as never)
     const model = new Mock({
       doGenerate: [
-        { content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'run_code', input: JSON.stringify({ code, description: 'look up' }) }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usageV3, warnings: [] },
-        { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usageV3, warnings: [] },
+        {
+          content: [
+            {
+              type: 'tool-call',
+              toolCallId: 'c1',
+              toolName: 'run_code',
+              input: JSON.stringify({ code, description: 'look up' }),
+            },
+          ],
+          finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+          usage: usageV3,
+          warnings: [],
+        },
+        {
+          content: [{ type: 'text', text: 'done' }],
+          finishReason: { unified: 'stop', raw: 'stop' },
+          usage: usageV3,
+          warnings: [],
+        },
       ],
     } as never)
     const { tools: aiTools, instructions } = toAiSdkTools(h.tools, { agent: h.agent, approval: 'ai-sdk' })
-    const first = await generate({ model, system: instructions, tools: aiTools, prompt: 'go', stopWhen: stepCountIs(3) })
+    const first = await generate({
+      model,
+      system: instructions,
+      tools: aiTools,
+      prompt: 'go',
+      stopWhen: stepCountIs(3),
+    })
     const request = first.content.find((p) => p.type === 'tool-approval-request')
     // generateText stopped for the approval: nothing ran yet.
     expect(request?.approvalId).toEqual(expect.any(String))
     expect(h.runs).toEqual([])
-    const messages = [{ role: 'user', content: 'go' }, ...first.response.messages, { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: request?.approvalId, approved }] }]
+    const messages = [
+      { role: 'user', content: 'go' },
+      ...first.response.messages,
+      { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: request?.approvalId, approved }] },
+    ]
     const second = await generate({ model, system: instructions, tools: aiTools, messages, stopWhen: stepCountIs(3) })
     return { h, second, lastPrompt: JSON.stringify(model.doGenerateCalls[1]?.prompt.at(-1)) }
   }
@@ -150,11 +233,20 @@ describe.each([
     const { tools: aiTools } = toAiSdkTools(h.tools, { agent: h.agent })
     expect((aiTools['run_code'] as { needsApproval?: unknown }).needsApproval).toBeUndefined()
     const { tools: asking } = toAiSdkTools(h.tools, { agent: h.agent, approval: 'ai-sdk' })
-    const needsApproval = (asking['run_code'] as unknown as { needsApproval: (input: unknown, options: { toolCallId: string }) => Promise<boolean> }).needsApproval
+    const needsApproval = (
+      asking['run_code'] as unknown as {
+        needsApproval: (input: unknown, options: { toolCallId: string }) => Promise<boolean>
+      }
+    ).needsApproval
     expect(await needsApproval({ code: 'x', description: 'd' }, { toolCallId: 'c9' })).toBe(true)
     const open = host()
     const { tools: plain } = toAiSdkTools(open.tools, { agent: open.agent, approval: 'ai-sdk' })
-    expect(await (plain['run_code'] as unknown as { needsApproval: typeof needsApproval }).needsApproval({ code: 'x', description: 'd' }, { toolCallId: 'c9' })).toBe(false)
+    expect(
+      await (plain['run_code'] as unknown as { needsApproval: typeof needsApproval }).needsApproval(
+        { code: 'x', description: 'd' },
+        { toolCallId: 'c9' },
+      ),
+    ).toBe(false)
   })
 })
 
@@ -170,9 +262,13 @@ test('an approval holds for the call it was asked for: a call reusing its id wit
   const approved = { code, description: 'look up' }
   expect(await run.needsApproval(approved, { toolCallId: 'c1' })).toBe(true)
   // The same id with another program was never approved: the approval service answers (none here: denied).
-  await expect(run.execute({ code: other, description: 'look up' }, { toolCallId: 'c1', messages: [] })).rejects.toThrow(/no approval service/)
+  await expect(
+    run.execute({ code: other, description: 'look up' }, { toolCallId: 'c1', messages: [] }),
+  ).rejects.toThrow(/no approval service/)
   // The approved call itself runs, once.
-  await expect(run.execute(approved, { toolCallId: 'c1', messages: [] })).resolves.toMatchObject({ content: [{ type: 'text' }] })
+  await expect(run.execute(approved, { toolCallId: 'c1', messages: [] })).resolves.toMatchObject({
+    content: [{ type: 'text' }],
+  })
   await expect(run.execute(approved, { toolCallId: 'c1', messages: [] })).rejects.toThrow(/no approval service/)
   expect(h.runs).toEqual(['error DENIED', 'ran', 'error DENIED'])
 })
@@ -187,5 +283,7 @@ test("ai 5 has no tool approval: with approval 'ai-sdk' the approval service ans
 })
 
 test('approval must be service or ai-sdk', () => {
-  expect(() => toAiSdkTools(host().tools, { approval: 'model' as never })).toThrow(/approval must be 'service' or 'ai-sdk', not "model"/)
+  expect(() => toAiSdkTools(host().tools, { approval: 'model' as never })).toThrow(
+    /approval must be 'service' or 'ai-sdk', not "model"/,
+  )
 })

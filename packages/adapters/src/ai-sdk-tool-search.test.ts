@@ -122,7 +122,7 @@ describe('toAiSdkTools deferral options', () => {
   test('deferring with nothing to find the deferred tools, or a toolSearch that is no tool search, is refused', () => {
     const { tools } = host()
     expect(() => toAiSdkTools(tools, { deferLoading: true, alwaysLoaded: ['lookup'] })).toThrow(
-      'deferLoading defers 1 tool(s), but no search tool finds them: pass toolSearch (the provider\'s, ' +
+      "deferLoading defers 1 tool(s), but no search tool finds them: pass toolSearch (the provider's, " +
         "anthropic.tools.toolSearchBm25_20251119() or openai.tools.toolSearch(), or ai 7's toolSearch())",
     )
     const webSearch = { type: 'provider', id: 'anthropic.web_search_20250305', args: {}, inputSchema: objectSchema }

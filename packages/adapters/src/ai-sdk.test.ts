@@ -8,16 +8,29 @@ import { describe, expect, test } from 'vitest'
 import { z } from 'zod'
 import { fromAiSdkTools, toAiSdkTools } from './index.js'
 
-const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } }
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 1, text: 1, reasoning: 0 },
+}
 const toolCall = (id: string, name: string, input: unknown): LanguageModelV3GenerateResult => ({
   content: [{ type: 'tool-call', toolCallId: id, toolName: name, input: JSON.stringify(input) }],
   finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
   usage,
   warnings: [],
 })
-const answer = (text: string): LanguageModelV3GenerateResult => ({ content: [{ type: 'text', text }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] })
+const answer = (text: string): LanguageModelV3GenerateResult => ({
+  content: [{ type: 'text', text }],
+  finishReason: { unified: 'stop', raw: 'stop' },
+  usage,
+  warnings: [],
+})
 
-function host(mode: 'code' | 'both'): { tools: ToolsService; runtime: FakeRuntime; agent: Agent; session: MemorySession } {
+function host(mode: 'code' | 'both'): {
+  tools: ToolsService
+  runtime: FakeRuntime
+  agent: Agent
+  session: MemorySession
+} {
   const runtime = new FakeRuntime()
   const tools = new ToolsService()
   for (const t of fixtureTools()) tools.register(t)
@@ -36,8 +49,16 @@ describe('toAiSdkTools', () => {
     const { tools: aiTools, instructions } = toAiSdkTools(tools, { agent, log: { turn: 1, step: 1 } })
     expect(Object.keys(aiTools)).toEqual(['run_code'])
     expect(instructions).toContain('declare const tools')
-    const model = new MockLanguageModelV3({ doGenerate: [toolCall('c1', 'run_code', { code, description: 'look up two keys' }), answer('done')] })
-    const result = await generateText({ model, system: instructions, tools: aiTools, prompt: 'look up ab and abcd', stopWhen: stepCountIs(5) })
+    const model = new MockLanguageModelV3({
+      doGenerate: [toolCall('c1', 'run_code', { code, description: 'look up two keys' }), answer('done')],
+    })
+    const result = await generateText({
+      model,
+      system: instructions,
+      tools: aiTools,
+      prompt: 'look up ab and abcd',
+      stopWhen: stepCountIs(5),
+    })
     expect(result.text).toBe('done')
     expect(model.doGenerateCalls).toHaveLength(2)
     const first = model.doGenerateCalls[0]
@@ -46,7 +67,10 @@ describe('toAiSdkTools', () => {
     const toolMessage = JSON.stringify(model.doGenerateCalls[1]?.prompt.at(-1))
     expect(toolMessage).toContain('\\"value\\": 2')
     expect(toolMessage).toContain('\\"value\\": 4')
-    expect(session.events.filter((e) => e.type === 'tool/ptc-dispatch').map((e) => e['subCallId'])).toEqual(['c1:ptc:1', 'c1:ptc:2'])
+    expect(session.events.filter((e) => e.type === 'tool/ptc-dispatch').map((e) => e['subCallId'])).toEqual([
+      'c1:ptc:1',
+      'c1:ptc:2',
+    ])
   })
 
   test('both mode adds the native tools; a failed call reaches the model as a tool error', async () => {
@@ -66,7 +90,10 @@ describe('toAiSdkTools: the calls of one model step', () => {
     const tools = new ToolsService()
     const peak: Record<string, number> = {}
     let running = 0
-    for (const [name, safe] of [['exclusive_write', false], ['safe_read', true]] as const) {
+    for (const [name, safe] of [
+      ['exclusive_write', false],
+      ['safe_read', true],
+    ] as const) {
       tools.register(
         defineTool({
           name,
@@ -88,7 +115,12 @@ describe('toAiSdkTools: the calls of one model step', () => {
     return { tools, agent: { id: 'agent', session: new MemorySession() }, peak }
   }
   const step = (calls: [string, string, unknown][]): LanguageModelV3GenerateResult => ({
-    content: calls.map(([id, name, input]) => ({ type: 'tool-call' as const, toolCallId: id, toolName: name, input: JSON.stringify(input) })),
+    content: calls.map(([id, name, input]) => ({
+      type: 'tool-call' as const,
+      toolCallId: id,
+      toolName: name,
+      input: JSON.stringify(input),
+    })),
     finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
     usage,
     warnings: [],
@@ -98,7 +130,14 @@ describe('toAiSdkTools: the calls of one model step', () => {
     const { tools, agent, peak } = overlapHost()
     const { tools: aiTools } = toAiSdkTools(tools, { agent })
     const model = new MockLanguageModelV3({
-      doGenerate: [step([['w1', 'exclusive_write', { key: 'a' }], ['w2', 'exclusive_write', { key: 'b' }], ['w3', 'exclusive_write', { key: 'c' }]]), answer('done')],
+      doGenerate: [
+        step([
+          ['w1', 'exclusive_write', { key: 'a' }],
+          ['w2', 'exclusive_write', { key: 'b' }],
+          ['w3', 'exclusive_write', { key: 'c' }],
+        ]),
+        answer('done'),
+      ],
     })
     const result = await generateText({ model, tools: aiTools, prompt: 'write three', stopWhen: stepCountIs(3) })
     expect(result.text).toBe('done')
@@ -111,7 +150,14 @@ describe('toAiSdkTools: the calls of one model step', () => {
     const { tools, agent, peak } = overlapHost()
     const { tools: aiTools } = toAiSdkTools(tools, { agent })
     const model = new MockLanguageModelV3({
-      doGenerate: [step([['r1', 'safe_read', { key: 'a' }], ['r2', 'safe_read', { key: 'b' }], ['r3', 'safe_read', { key: 'c' }]]), answer('done')],
+      doGenerate: [
+        step([
+          ['r1', 'safe_read', { key: 'a' }],
+          ['r2', 'safe_read', { key: 'b' }],
+          ['r3', 'safe_read', { key: 'c' }],
+        ]),
+        answer('done'),
+      ],
     })
     await generateText({ model, tools: aiTools, prompt: 'read three', stopWhen: stepCountIs(3) })
     expect(peak['safe_read']).toBe(3)
@@ -134,12 +180,22 @@ describe('fromAiSdkTools', () => {
       { onWarning: (m) => warnings.push(m) },
     )
     expect(defs.map((d) => d.name)).toEqual(['weather'])
-    expect(warnings).toContainEqual(expect.stringMatching(/weather: input \/properties\/city\/minLength: dropped "minLength"/))
+    expect(warnings).toContainEqual(
+      expect.stringMatching(/weather: input \/properties\/city\/minLength: dropped "minLength"/),
+    )
     expect(warnings).toContainEqual(expect.stringMatching(/skipped tool noExecute/))
-    expect(defs[0]?.parameters).toMatchObject({ type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['c', 'f'] } }, required: ['city'] })
+    expect(defs[0]?.parameters).toMatchObject({
+      type: 'object',
+      properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['c', 'f'] } },
+      required: ['city'],
+    })
     const tools = new ToolsService()
     for (const d of defs) tools.register(d)
-    const run = (args: unknown) => tools.execute({ calls: [{ type: 'tool_call', id: 'x', name: 'weather', arguments: JSON.stringify(args) }], signal: new AbortController().signal })
+    const run = (args: unknown) =>
+      tools.execute({
+        calls: [{ type: 'tool_call', id: 'x', name: 'weather', arguments: JSON.stringify(args) }],
+        signal: new AbortController().signal,
+      })
     const ok = (await run({ city: 'Paris' })).results[0]?.result
     expect(ok?.isError === false && ok.value).toEqual({ temp: 5 })
     const bad = (await run({ city: 'P' })).results[0]?.result

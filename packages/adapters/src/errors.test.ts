@@ -6,7 +6,12 @@ import { AdapterError, WireNameCollisionError } from './errors.js'
 describe('AdapterError and its subclasses', () => {
   it('have a stable code and the class name as name', () => {
     const collision = new WireNameCollisionError('fs_read', 'fs.read', 'fs_read')
-    expect([collision.code, collision.name, collision.wireName, collision.toolNames]).toEqual(['WIRE_NAME_COLLISION', 'WireNameCollisionError', 'fs_read', ['fs.read', 'fs_read']])
+    expect([collision.code, collision.name, collision.wireName, collision.toolNames]).toEqual([
+      'WIRE_NAME_COLLISION',
+      'WireNameCollisionError',
+      'fs_read',
+      ['fs.read', 'fs_read'],
+    ])
     expect(Object.isFrozen(collision.toolNames)).toBe(true)
   })
 

@@ -51,10 +51,10 @@ export class WireNameCollisionError extends AdapterError {
       'WIRE_NAME_COLLISION',
       addedTool === undefined
         ? `tools ${JSON.stringify(first)} and ${JSON.stringify(second)} have the same provider name ` +
-          `${JSON.stringify(wireName)} (names on the wire keep only A-Z, a-z, 0-9, _ and -, at most 64 characters): ` +
-          'rename one of them'
+            `${JSON.stringify(wireName)} (names on the wire keep only A-Z, a-z, 0-9, _ and -, at most 64 characters): ` +
+            'rename one of them'
         : `tool ${JSON.stringify(second)} has the provider name ${JSON.stringify(wireName)}, which ${addedTool} ` +
-          'takes: rename the tool',
+            'takes: rename the tool',
     )
     this.wireName = wireName
     this.toolNames = Object.freeze([first, second] as const)

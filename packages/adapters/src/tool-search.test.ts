@@ -108,7 +108,10 @@ describe('OpenAI Responses tool search: a conversation round trip', () => {
   test('a client-executed search call is no ptc call; items a next request does not repeat are left out', async () => {
     expect(fromOpenAIResponsesOutput([openaiClientSearchCall])).toEqual([])
     const batch = await registry().run([])
-    const output = [{ type: 'web_search_call', id: 'ws_1' }, { type: 'reasoning', id: 'rs_1' }]
+    const output = [
+      { type: 'web_search_call', id: 'ws_1' },
+      { type: 'reasoning', id: 'rs_1' },
+    ]
     expect(toOpenAIResponsesInput(batch, { output })).toEqual([{ type: 'reasoning', id: 'rs_1' }])
   })
 

@@ -4,7 +4,9 @@ import { suggestion } from './suggest.js'
 
 type Options = NonNullable<ParseArgsConfig['options']>
 
-type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>
+type Parsed<O extends Options> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>
+>
 
 /**
  * `util.parseArgs` in strict mode: an unknown option, a missing value, a value given to a flag, or an option
@@ -14,9 +16,15 @@ type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; o
 export function parseCommandArgs<O extends Options>(command: string, args: readonly string[], options: O): Parsed<O> {
   let parsed: Parsed<O> & { tokens?: { kind: string; name?: string; value?: string | undefined }[] }
   try {
-    parsed = parseArgs({ args: [...args], options, allowPositionals: true, strict: true, tokens: true }) as typeof parsed
+    parsed = parseArgs({
+      args: [...args],
+      options,
+      allowPositionals: true,
+      strict: true,
+      tokens: true,
+    }) as typeof parsed
   } catch (error) {
-    const message = error instanceof Error ? error.message.split('\n')[0] ?? '' : String(error)
+    const message = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error)
     const unknown = /^Unknown option '--([^'=]+)'/.exec(message)?.[1]
     const close = unknown === undefined ? '' : suggestion(unknown, Object.keys(options)).replace(/"([^"]+)"/, '--$1')
     const head = message.replace(/\. To specify a positional argument.*$/, '')
@@ -26,7 +34,10 @@ export function parseCommandArgs<O extends Options>(command: string, args: reado
   for (const token of parsed.tokens ?? []) {
     if (token.kind !== 'option' || token.name === undefined || options[token.name]?.multiple === true) continue
     if (seen.has(token.name) && seen.get(token.name) !== token.value) {
-      throw new CliError('USAGE', `--${token.name} is given twice (${JSON.stringify(seen.get(token.name))}, then ${JSON.stringify(token.value)}): give it once; see \`ptc ${command} --help\``)
+      throw new CliError(
+        'USAGE',
+        `--${token.name} is given twice (${JSON.stringify(seen.get(token.name))}, then ${JSON.stringify(token.value)}): give it once; see \`ptc ${command} --help\``,
+      )
     }
     seen.set(token.name, token.value)
   }
@@ -35,7 +46,12 @@ export function parseCommandArgs<O extends Options>(command: string, args: reado
 }
 
 /** A positive integer option value of at most `max`, or a usage error saying what was expected. */
-export function positiveInt(name: string, text: string | undefined, unit: string, max = Number.MAX_SAFE_INTEGER): number | undefined {
+export function positiveInt(
+  name: string,
+  text: string | undefined,
+  unit: string,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
   if (text === undefined) return undefined
   const value = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN
   if (!Number.isSafeInteger(value) || value <= 0) {
@@ -48,13 +64,18 @@ export function positiveInt(name: string, text: string | undefined, unit: string
 /** Exactly one positional argument (a file). */
 export function onePositional(command: string, positionals: readonly string[], what: string): string {
   if (positionals.length === 0) throw new CliError('USAGE', `missing ${what}; see \`ptc ${command} --help\``)
-  if (positionals.length > 1) throw new CliError('USAGE', `unexpected argument ${JSON.stringify(positionals[1])}; ptc ${command} takes one ${what}`)
+  if (positionals.length > 1)
+    throw new CliError(
+      'USAGE',
+      `unexpected argument ${JSON.stringify(positionals[1])}; ptc ${command} takes one ${what}`,
+    )
   return positionals[0] as string
 }
 
 /** No positional argument at all. */
 export function noPositional(command: string, positionals: readonly string[]): void {
-  if (positionals.length > 0) throw new CliError('USAGE', `unexpected argument ${JSON.stringify(positionals[0])}; ptc ${command} takes none`)
+  if (positionals.length > 0)
+    throw new CliError('USAGE', `unexpected argument ${JSON.stringify(positionals[0])}; ptc ${command} takes none`)
 }
 
 /** One of the allowed values of an option. */

@@ -15,7 +15,8 @@ import { main } from './main.js'
 
 const argv = process.argv.slice(2)
 const FLAG = '--no-node-snapshot'
-const wantsIsolatedVm = argv.some((arg) => arg === 'isolated-vm' || arg.endsWith('=isolated-vm')) || configWantsIsolatedVm(argv)
+const wantsIsolatedVm =
+  argv.some((arg) => arg === 'isolated-vm' || arg.endsWith('=isolated-vm')) || configWantsIsolatedVm(argv)
 const hasFlag = process.execArgv.includes(FLAG) || (process.env['NODE_OPTIONS'] ?? '').split(/\s+/).includes(FLAG)
 
 if (wantsIsolatedVm && !hasFlag && process.env['PTC_REEXEC'] !== '1') {
@@ -60,17 +61,24 @@ async function runMain(): Promise<number> {
   // A tool or a tools module may throw or reject outside any call (in a timer, a forgotten promise): say so in
   // one escaped line instead of Node's stack trace with the raw message.
   process.on('unhandledRejection', (reason) => {
-    process.stderr.write(`${escapeControl(`ptc: warning: a promise was rejected and never handled (a tool or tools module?): ${firstLine(reason)}`)}\n`)
+    process.stderr.write(
+      `${escapeControl(`ptc: warning: a promise was rejected and never handled (a tool or tools module?): ${firstLine(reason)}`)}\n`,
+    )
   })
   process.on('uncaughtException', (error) => {
     finished = true
-    process.stderr.write(`${escapeControl(`ptc: internal error: an exception outside any call (a tool or tools module?): ${firstLine(error)} (set PTC_DEBUG=1 for the stack)`)}\n`)
-    if (process.env['PTC_DEBUG'] === '1' && typeof error?.stack === 'string') process.stderr.write(`${escapeControl(error.stack, { multiline: true })}\n`)
+    process.stderr.write(
+      `${escapeControl(`ptc: internal error: an exception outside any call (a tool or tools module?): ${firstLine(error)} (set PTC_DEBUG=1 for the stack)`)}\n`,
+    )
+    if (process.env['PTC_DEBUG'] === '1' && typeof error?.stack === 'string')
+      process.stderr.write(`${escapeControl(error.stack, { multiline: true })}\n`)
     process.exit(1)
   })
   process.on('exit', () => {
     if (finished) return
-    process.stderr.write('ptc: the command stopped before it finished: something it waited for can never settle (a tools module whose import never completes, or a tool that never answers)\n')
+    process.stderr.write(
+      'ptc: the command stopped before it finished: something it waited for can never settle (a tools module whose import never completes, or a tool that never answers)\n',
+    )
     process.exitCode = 1
   })
   const code = await main(argv, processIo())
@@ -84,7 +92,11 @@ function flushed(stream: NodeJS.WriteStream): Promise<void> {
 
 /** The config of a command that reads one chooses isolated-vm, and no `--sandbox` overrides it. */
 function configWantsIsolatedVm(args: readonly string[]): boolean {
-  if (!['run', 'serve'].includes(args[0] ?? '') || args.some((arg) => arg === '--sandbox' || arg.startsWith('--sandbox='))) return false
+  if (
+    !['run', 'serve'].includes(args[0] ?? '') ||
+    args.some((arg) => arg === '--sandbox' || arg.startsWith('--sandbox='))
+  )
+    return false
   try {
     return configChoosesIsolatedVm(splitConfigOption(args.slice(1)).config, process.cwd())
   } catch {

@@ -46,5 +46,7 @@ export function paint(style: Style | undefined, text: string, colour: boolean): 
  * control character, in a styled span or not), styled spans coloured when `colour` is on.
  */
 export function renderLine(line: StyledLine, colour: boolean): string {
-  return line.map((span) => (typeof span === 'string' ? paint(undefined, span, colour) : paint(span.style, span.text, colour))).join('')
+  return line
+    .map((span) => (typeof span === 'string' ? paint(undefined, span, colour) : paint(span.style, span.text, colour)))
+    .join('')
 }

@@ -79,7 +79,9 @@ describe('a tools module or config that throws', () => {
     delete process.env['PTC_DEBUG']
     const { io, stderr } = memoryIo(dir)
     expect(await main(['sdk', '--tools', 'bad-schema.mjs'], io)).toBe(2)
-    expect(stderr()).toMatch(/^ptc: tools module bad-schema\.mjs failed to load: defineTool "\w+": (parameters|output\.schema): .*additionalProperties/)
+    expect(stderr()).toMatch(
+      /^ptc: tools module bad-schema\.mjs failed to load: defineTool "\w+": (parameters|output\.schema): .*additionalProperties/,
+    )
     expect(stderr()).toMatch(/\(thrown at bad-schema\.mjs:3:\d+; set PTC_DEBUG=1 for its stack\)\n$/)
   })
 

@@ -5,13 +5,28 @@ import { escapeControl, safeJson } from './escape.js'
 /** Everything a terminal may act on (the set `escapeControl` promises to remove). */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]/u
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const UNSAFE_KEEPING_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]/u
+const UNSAFE_KEEPING_LINES =
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]/u
 
 /** Any UTF-16 text, lone surrogates included, with control and bidi characters mixed in often. */
 const hostile = fc.string({
   unit: fc.oneof(
-    fc.constantFrom('\x1b', '\x07', '\x9b', '\u202e', '\u2066', '\r', '\n', '\t', '\x7f', '\0', '\ud800', '\udfff', '\u2028'),
+    fc.constantFrom(
+      '\x1b',
+      '\x07',
+      '\x9b',
+      '\u202e',
+      '\u2066',
+      '\r',
+      '\n',
+      '\t',
+      '\x7f',
+      '\0',
+      '\ud800',
+      '\udfff',
+      '\u2028',
+    ),
     fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
     fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 }),
   ),
@@ -19,7 +34,9 @@ const hostile = fc.string({
 
 describe('escapeControl', () => {
   test('escapes ESC, OSC, BEL, C1 CSI and bidi overrides visibly', () => {
-    expect(escapeControl('a\x1b[31mred\x1b]0;title\x07 \x9b1m \u202eevil')).toBe('a\\x1b[31mred\\x1b]0;title\\x07 \\x9b1m \\u202eevil')
+    expect(escapeControl('a\x1b[31mred\x1b]0;title\x07 \x9b1m \u202eevil')).toBe(
+      'a\\x1b[31mred\\x1b]0;title\\x07 \\x9b1m \\u202eevil',
+    )
     expect(escapeControl('\0\x7f\u2066\u2069\u061c\u200f')).toBe('\\x00\\x7f\\u2066\\u2069\\u061c\\u200f')
   })
 
@@ -33,7 +50,13 @@ describe('escapeControl', () => {
   })
 
   test('printable text is unchanged: ASCII, accents, CJK, emoji, zero-width joiners, backslashes', () => {
-    for (const text of ['plain ASCII ~!@#$%^&*()', 'café €5 — “quoted”', '漢字かな', '👩‍💻 🇸🇪', 'a\\x1b is already escaped']) {
+    for (const text of [
+      'plain ASCII ~!@#$%^&*()',
+      'café €5 — “quoted”',
+      '漢字かな',
+      '👩‍💻 🇸🇪',
+      'a\\x1b is already escaped',
+    ]) {
       expect(escapeControl(text)).toBe(text)
     }
   })
@@ -60,7 +83,16 @@ describe('escapeControl', () => {
   })
 
   test('property: each unsafe character becomes its own escape, every other code point stays as it is', () => {
-    const visible = (c: string): string => (c === '\n' ? '\\n' : c === '\t' ? '\\t' : c === '\r' ? '\\r' : c.charCodeAt(0) < 0x100 ? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}` : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    const visible = (c: string): string =>
+      c === '\n'
+        ? '\\n'
+        : c === '\t'
+          ? '\\t'
+          : c === '\r'
+            ? '\\r'
+            : c.charCodeAt(0) < 0x100
+              ? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`
+              : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
     fc.assert(
       fc.property(hostile, (text) => {
         const expected = Array.from(text, (c) => (UNSAFE.test(c) ? visible(c) : c)).join('')

@@ -18,7 +18,10 @@ export function oneLine(text: string, max: number): string {
     flat = pieces.length > 1 ? '⏎' : ''
   } else {
     const last = pieces.findLastIndex((piece) => piece !== '')
-    const middle = pieces.slice(first, last + 1).filter((piece) => piece !== '').join(' ⏎ ')
+    const middle = pieces
+      .slice(first, last + 1)
+      .filter((piece) => piece !== '')
+      .join(' ⏎ ')
     flat = `${first > 0 ? '⏎ ' : ''}${middle}${last < pieces.length - 1 ? ' ⏎' : ''}`
   }
   if (flat.length <= max) return flat

@@ -39,10 +39,14 @@ function reasonOf(error: unknown): string {
 }
 
 const tooLarge = (file: Pick<InputFile, 'what' | 'shown' | 'maxBytes' | 'code'>, detail: string): CliError =>
-  new CliError(file.code, `${file.what} ${file.shown} is too large: ${detail}, the limit is ${formatLimit(file.maxBytes)}`)
+  new CliError(
+    file.code,
+    `${file.what} ${file.shown} is too large: ${detail}, the limit is ${formatLimit(file.maxBytes)}`,
+  )
 
 function notRegular(file: InputFile, info: Stats): CliError {
-  const hint = file.streamHint !== undefined && (info.isFIFO() || info.isCharacterDevice()) ? `; ${file.streamHint}` : ''
+  const hint =
+    file.streamHint !== undefined && (info.isFIFO() || info.isCharacterDevice()) ? `; ${file.streamHint}` : ''
   return new CliError(file.code, `${file.what} ${file.shown} is ${kindOf(info)}, not a regular file${hint}`)
 }
 
@@ -101,7 +105,10 @@ export async function readRegularFile(file: InputFile): Promise<Buffer> {
 }
 
 /** Reads a stream to its end, at most `maxBytes` (stdin for `ptc run -`); more is a `CliError`. */
-export async function readBoundedStream(stream: NodeJS.ReadableStream, file: Pick<InputFile, 'what' | 'shown' | 'maxBytes' | 'code'>): Promise<Buffer> {
+export async function readBoundedStream(
+  stream: NodeJS.ReadableStream,
+  file: Pick<InputFile, 'what' | 'shown' | 'maxBytes' | 'code'>,
+): Promise<Buffer> {
   const chunks: Buffer[] = []
   let length = 0
   for await (const chunk of stream) {

@@ -39,7 +39,7 @@ describe('escapingStream over a target that does not take its text', () => {
     expect(stream.writableLength).toBe(0)
   })
 
-  test("a target that failed fails this stream (an error event, then destroyed), instead of the writes vanishing", async () => {
+  test('a target that failed fails this stream (an error event, then destroyed), instead of the writes vanishing', async () => {
     const target = new PassThrough()
     target.on('error', () => undefined)
     target.destroy(new Error('write EPIPE'))
@@ -60,10 +60,14 @@ describe('messages', () => {
 
   test('no message text in the sources has a prefix of its own: writeMessage and main add the one prefix', () => {
     const src = fileURLToPath(new URL('.', import.meta.url))
-    const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+    const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter(
+      (f) => f.endsWith('.ts') && !f.endsWith('.test.ts'),
+    )
     expect(files.length).toBeGreaterThan(20)
     const prefixed = /(?:new CliError\(\s*'[A-Z_]+',\s*|writeMessage\([^,]+,\s*|writeLine\(io\.stderr,\s*)[`'"]ptc[ :]/g
-    const found = files.flatMap((file) => [...readFileSync(join(src, file), 'utf8').matchAll(prefixed)].map((m) => `${file}: ${m[0]}`))
+    const found = files.flatMap((file) =>
+      [...readFileSync(join(src, file), 'utf8').matchAll(prefixed)].map((m) => `${file}: ${m[0]}`),
+    )
     expect(found).toEqual([])
   })
 })

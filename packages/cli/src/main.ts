@@ -19,7 +19,8 @@ const SERVE_USAGE = `ptc serve [--config FILE] [--upstream "[name=]command [args
 const HELP_USAGE = `ptc help [COMMAND]   (or ptc COMMAND --help, -h)
   Prints this text, or one command's usage with its defaults. ptc --version (-v) prints the version.`
 
-const EXIT_STATUS = 'Exit status: 0 success, 1 the program (or check, or a benchmark) failed, 2 bad usage or input, 3 the program waits\nfor an approval (ptc run --approve defer; go on with ptc resume).'
+const EXIT_STATUS =
+  'Exit status: 0 success, 1 the program (or check, or a benchmark) failed, 2 bad usage or input, 3 the program waits\nfor an approval (ptc run --approve defer; go on with ptc resume).'
 
 export const USAGE = `ptc — run model-style programs against tools in a sandbox (Programmatic Tool Calling)
 
@@ -75,7 +76,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   const [name, rest] = first === 'help' ? [more[0] as string, ['--help']] : [first, more]
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
   if (command === undefined) {
-    writeMessage(io.stderr, `unknown command ${safeJson(name)}; one of ${Object.keys(COMMANDS).join(', ')} (see \`ptc help\`)`)
+    writeMessage(
+      io.stderr,
+      `unknown command ${safeJson(name)}; one of ${Object.keys(COMMANDS).join(', ')} (see \`ptc help\`)`,
+    )
     return 2
   }
   // `ptc serve` answers --help itself (its usage shows the limits it would run with).
@@ -119,7 +123,8 @@ function usageOf(name: string): string {
 function version(io: CliIo): number {
   let text: unknown
   try {
-    text = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: unknown }).version
+    text = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: unknown })
+      .version
   } catch (error) {
     writeMessage(io.stderr, `cannot read the version from @ptc/cli's package.json: ${firstLine(error)}`)
     return 1

@@ -26,8 +26,20 @@ export const MAX_PROGRAM_BYTES = DEFAULT_LIMITS.maxProgramBytes
  * FIFO, a device) or one too large is a `CliError('INPUT')`.
  */
 export async function readProgram(path: string, io: CliIo): Promise<ProgramFile> {
-  const input = { what: 'program', shown: path === '-' ? '(stdin)' : path, maxBytes: MAX_PROGRAM_BYTES, code: 'INPUT' } as const
-  const bytes = path === '-' ? await readBoundedStream(io.stdin, input) : await readRegularFile({ ...input, path: resolve(io.cwd, path), streamHint: 'give - to read the program from standard input' })
+  const input = {
+    what: 'program',
+    shown: path === '-' ? '(stdin)' : path,
+    maxBytes: MAX_PROGRAM_BYTES,
+    code: 'INPUT',
+  } as const
+  const bytes =
+    path === '-'
+      ? await readBoundedStream(io.stdin, input)
+      : await readRegularFile({
+          ...input,
+          path: resolve(io.cwd, path),
+          streamHint: 'give - to read the program from standard input',
+        })
   const code = bytes.toString('utf8')
   if (code.trim() === '') throw new CliError('INPUT', `program ${path === '-' ? '(stdin)' : path} is empty`)
   const ext = extname(path).toLowerCase()

@@ -1,4 +1,10 @@
-import { DEFAULT_LIMITS, type CodeRunLimits, type CodeRunRequest, type CodeRunResult, type CodeRuntime } from '@ptc/sandbox'
+import {
+  DEFAULT_LIMITS,
+  type CodeRunLimits,
+  type CodeRunRequest,
+  type CodeRunResult,
+  type CodeRuntime,
+} from '@ptc/sandbox'
 import type { ResumeRunRequest, SuspendedRun } from '@ptc/sandbox/session'
 import type { QuickJSSessionOptions } from '@ptc/sandbox-quickjs'
 import { CliError, firstLine } from './errors.js'
@@ -65,18 +71,32 @@ export interface RuntimeState {
  * Starts the chosen backend (loaded on demand, so QuickJS runs never load the
  * native addon). A backend that cannot start here is a `CliError('BACKEND')`.
  */
-export async function createRuntime(name: SandboxName, limits: Partial<CodeRunLimits>, state: RuntimeState = {}): Promise<CodeRuntime> {
+export async function createRuntime(
+  name: SandboxName,
+  limits: Partial<CodeRunLimits>,
+  state: RuntimeState = {},
+): Promise<CodeRuntime> {
   const { sessions, secret } = state
-  if (sessions !== undefined && name !== 'quickjs') throw new CliError('USAGE', `sandbox sessions need the quickjs sandbox; ${name} does not keep them`)
+  if (sessions !== undefined && name !== 'quickjs')
+    throw new CliError('USAGE', `sandbox sessions need the quickjs sandbox; ${name} does not keep them`)
   try {
     if (name === 'quickjs') {
       const { createQuickJSRuntime } = await import('@ptc/sandbox-quickjs')
-      return createQuickJSRuntime({ poolSize: 1, limits, ...(sessions !== undefined && { sessions }), ...(sessions === undefined && secret !== undefined && { secret }) })
+      return createQuickJSRuntime({
+        poolSize: 1,
+        limits,
+        ...(sessions !== undefined && { sessions }),
+        ...(sessions === undefined && secret !== undefined && { secret }),
+      })
     }
     const { createIsolatedVmRuntime } = await import('@ptc/sandbox-isolated-vm')
     return createIsolatedVmRuntime({ limits, warmIsolates: 0, processes: 1 })
   } catch (error) {
-    throw new CliError('BACKEND', `the ${name} sandbox cannot start: ${firstLine(error).replace(/^the isolated-vm sandbox (cannot start|is not available): /, '')}`, { cause: error })
+    throw new CliError(
+      'BACKEND',
+      `the ${name} sandbox cannot start: ${firstLine(error).replace(/^the isolated-vm sandbox (cannot start|is not available): /, '')}`,
+      { cause: error },
+    )
   }
 }
 

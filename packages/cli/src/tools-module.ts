@@ -17,7 +17,11 @@ export interface ToolSet {
 /** The built-in demo: the shop's tools over a fresh copy of its data, with its policy. */
 export function demoToolSet(): ToolSet {
   const shop = createShop()
-  return { label: 'built-in demo (shop)', tools: shopTools({ shop }), install: (tools) => void installShopPolicy(tools, { shop }) }
+  return {
+    label: 'built-in demo (shop)',
+    tools: shopTools({ shop }),
+    install: (tools) => void installShopPolicy(tools, { shop }),
+  }
 }
 
 const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts'])
@@ -41,7 +45,10 @@ export async function loadToolSet(spec: string | undefined, cwd: string): Promis
     namespace = await importModuleFile(path, 'tools module', 'TOOLS_MODULE')
   } catch (error) {
     if (error instanceof CliError) throw error
-    throw userCodeError('TOOLS_MODULE', `tools module ${spec} failed to load: ${firstLine(error)}`, error, { path, shown: spec })
+    throw userCodeError('TOOLS_MODULE', `tools module ${spec} failed to load: ${firstLine(error)}`, error, {
+      path,
+      shown: spec,
+    })
   }
   let tools: ToolDefinition[]
   try {
@@ -49,9 +56,18 @@ export async function loadToolSet(spec: string | undefined, cwd: string): Promis
   } catch (error) {
     if (error instanceof CliError) throw error
     const file = { path, shown: spec }
-    throw userCodeError('TOOLS_MODULE', `tools module ${spec}: its exports cannot be read: ${firstLine(error)}`, error, file)
+    throw userCodeError(
+      'TOOLS_MODULE',
+      `tools module ${spec}: its exports cannot be read: ${firstLine(error)}`,
+      error,
+      file,
+    )
   }
-  if (tools.length === 0) throw new CliError('TOOLS_MODULE', `tools module ${spec} exports no tools; export tools made with defineTool (default export: an array)`)
+  if (tools.length === 0)
+    throw new CliError(
+      'TOOLS_MODULE',
+      `tools module ${spec} exports no tools; export tools made with defineTool (default export: an array)`,
+    )
   return { label: spec, tools }
 }
 
@@ -64,7 +80,11 @@ function toolsOf(spec: string, namespace: Record<string, unknown>): ToolDefiniti
     items.forEach((item, i) => {
       const problem = toolProblem(item)
       const where = Array.isArray(value) ? `${label}[${i}]` : label
-      if (problem !== undefined) throw new CliError('TOOLS_MODULE', `tools module ${spec}: ${where} is not a tool (${problem}); export tools made with defineTool`)
+      if (problem !== undefined)
+        throw new CliError(
+          'TOOLS_MODULE',
+          `tools module ${spec}: ${where} is not a tool (${problem}); export tools made with defineTool`,
+        )
       tools.push(item as ToolDefinition)
     })
   }
@@ -76,11 +96,17 @@ function toolsOf(spec: string, namespace: Record<string, unknown>): ToolDefiniti
  * `MAX_TOOLS_MODULE_BYTES` (an import would block on a FIFO or a device), else a `CliError(code)`;
  * a missing one says `<what> <shown> not found`.
  */
-export async function checkModuleFile(file: { what: string; shown: string; path: string; code: CliErrorCode }): Promise<void> {
+export async function checkModuleFile(file: {
+  what: string
+  shown: string
+  path: string
+  code: CliErrorCode
+}): Promise<void> {
   try {
     await checkRegularFile({ ...file, maxBytes: MAX_TOOLS_MODULE_BYTES })
   } catch (error) {
-    if ((error as { cause?: { code?: unknown } }).cause?.code === 'ENOENT') throw new CliError(file.code, `${file.what} ${file.shown} not found`, { cause: error })
+    if ((error as { cause?: { code?: unknown } }).cause?.code === 'ENOENT')
+      throw new CliError(file.code, `${file.what} ${file.shown} not found`, { cause: error })
     throw error
   }
 }
@@ -89,13 +115,20 @@ export async function checkModuleFile(file: { what: string; shown: string; path:
  * Imports an ES module file; `.ts`, `.mts` and `.cts` load through tsx (a
  * missing tsx is a `CliError(code)` naming `what`). Throws what the import throws.
  */
-export async function importModuleFile(path: string, what: string, code: CliErrorCode): Promise<Record<string, unknown>> {
-  if (!TS_EXTENSIONS.has(extname(path).toLowerCase())) return (await import(pathToFileURL(path).href)) as Record<string, unknown>
+export async function importModuleFile(
+  path: string,
+  what: string,
+  code: CliErrorCode,
+): Promise<Record<string, unknown>> {
+  if (!TS_EXTENSIONS.has(extname(path).toLowerCase()))
+    return (await import(pathToFileURL(path).href)) as Record<string, unknown>
   let api: { tsImport: (specifier: string, parent: string) => Promise<unknown> }
   try {
     api = (await import('tsx/esm/api')) as typeof api
   } catch (error) {
-    throw new CliError(code, `a TypeScript ${what} needs the tsx package (npm i tsx); or pass a compiled .js module`, { cause: error })
+    throw new CliError(code, `a TypeScript ${what} needs the tsx package (npm i tsx); or pass a compiled .js module`, {
+      cause: error,
+    })
   }
   return (await api.tsImport(pathToFileURL(path).href, import.meta.url)) as Record<string, unknown>
 }
@@ -104,7 +137,8 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
 
 /** Why `value` is not a tool definition, or `undefined` when it looks like one (registration checks the rest). */
 export function toolProblem(value: unknown): string | undefined {
-  if (!isRecord(value) || Array.isArray(value)) return value === null ? 'null' : `a ${Array.isArray(value) ? 'nested array' : typeof value}`
+  if (!isRecord(value) || Array.isArray(value))
+    return value === null ? 'null' : `a ${Array.isArray(value) ? 'nested array' : typeof value}`
   if (typeof value.name !== 'string') return 'no name'
   if (typeof value.description !== 'string') return 'no description'
   if (!isRecord(value.parameters)) return 'no parameters schema'

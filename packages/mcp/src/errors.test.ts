@@ -6,15 +6,27 @@ import { McpError, McpServeUsageError, UpstreamToolError, UpstreamUnavailableErr
 import { parseUpstreamCommand } from './upstream/command-line.js'
 import { parseServeArgs } from './serve-args.js'
 
-
 describe('McpError and its subclasses', () => {
   it('have a stable code, the class name as name, and the message', () => {
     const usage = new McpServeUsageError('--mode must be code or both')
-    expect([usage.code, usage.name, usage.message]).toEqual(['MCP_SERVE_USAGE', 'McpServeUsageError', '--mode must be code or both'])
+    expect([usage.code, usage.name, usage.message]).toEqual([
+      'MCP_SERVE_USAGE',
+      'McpServeUsageError',
+      '--mode must be code or both',
+    ])
     const down = new UpstreamUnavailableError('fs', 'upstream fs is closed')
-    expect([down.code, down.name, down.upstream, down.message]).toEqual(['UPSTREAM_UNAVAILABLE', 'UpstreamUnavailableError', 'fs', 'upstream fs is closed'])
+    expect([down.code, down.name, down.upstream, down.message]).toEqual([
+      'UPSTREAM_UNAVAILABLE',
+      'UpstreamUnavailableError',
+      'fs',
+      'upstream fs is closed',
+    ])
     const failed = new UpstreamToolError('no such file')
-    expect([failed.code, failed.name, failed.message]).toEqual(['UPSTREAM_TOOL_ERROR', 'UpstreamToolError', 'no such file'])
+    expect([failed.code, failed.name, failed.message]).toEqual([
+      'UPSTREAM_TOOL_ERROR',
+      'UpstreamToolError',
+      'no such file',
+    ])
     const base = new McpError('UPSTREAM_UNAVAILABLE', 'x')
     expect([base.code, base.name]).toEqual(['UPSTREAM_UNAVAILABLE', 'McpError'])
     for (const e of [usage, down, failed, base]) expect(e instanceof Error && e instanceof McpError).toBe(true)
@@ -23,10 +35,16 @@ describe('McpError and its subclasses', () => {
   })
 
   it('the package throws them with their codes', () => {
-    expect(thrownBy(() => parseUpstreamCommand("fs=echo 'open"))).toMatchObject({ name: 'McpServeUsageError', code: 'MCP_SERVE_USAGE' })
+    expect(thrownBy(() => parseUpstreamCommand("fs=echo 'open"))).toMatchObject({
+      name: 'McpServeUsageError',
+      code: 'MCP_SERVE_USAGE',
+    })
     const error = thrownBy(() => parseServeArgs(['--upstream', 'fs=echo', '--mode', 'neither'], {}))
     expect(error instanceof McpServeUsageError && error instanceof McpError).toBe(true)
-    expect(error).toMatchObject({ code: 'MCP_SERVE_USAGE', message: expect.stringContaining('--mode must be code or both') as unknown })
+    expect(error).toMatchObject({
+      code: 'MCP_SERVE_USAGE',
+      message: expect.stringContaining('--mode must be code or both') as unknown,
+    })
   })
 
   it('keep the cause they wrap, and have none otherwise', () => {

@@ -52,7 +52,9 @@ export class McpServeUsageError extends McpError {
  */
 export function checkBound<T extends number | undefined>(name: string, value: T, max = Number.MAX_SAFE_INTEGER): T {
   if (value === undefined || (Number.isSafeInteger(value) && value >= 1 && value <= max)) return value
-  throw new McpServeUsageError(`${name} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` of at most ${max}` : ''}, not ${String(value)}`)
+  throw new McpServeUsageError(
+    `${name} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` of at most ${max}` : ''}, not ${String(value)}`,
+  )
 }
 
 /** An upstream MCP server is not connected and could not be (re)connected. Stable code: `UPSTREAM_UNAVAILABLE`. */

@@ -159,7 +159,18 @@ export function discoveryOption(
   }
 }
 
-const HTTP_ONLY = ['token', 'no-auth', 'allow-origin', 'allow-host', 'max-body-bytes', 'session-idle-ms', 'max-sessions', 'max-connections', 'headers-timeout-ms', 'request-read-timeout-ms'] as const
+const HTTP_ONLY = [
+  'token',
+  'no-auth',
+  'allow-origin',
+  'allow-host',
+  'max-body-bytes',
+  'session-idle-ms',
+  'max-sessions',
+  'max-connections',
+  'headers-timeout-ms',
+  'request-read-timeout-ms',
+] as const
 
 /** The options of `ptc serve` (for `util.parseArgs`). */
 const SERVE_OPTIONS = {
@@ -211,7 +222,11 @@ function parseError(error: unknown): string {
 }
 
 /** Parse `ptc serve` arguments (`env` for `$PTC_SERVE_TOKEN`). @throws McpServeUsageError */
-export function parseServeArgs(argv: string[], env: Readonly<Record<string, string | undefined>> = process.env, options: ServeArgsOptions = {}): ServeArgs {
+export function parseServeArgs(
+  argv: string[],
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  options: ServeArgsOptions = {},
+): ServeArgs {
   let values
   try {
     ;({ values } = parseArgs({
@@ -236,14 +251,23 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
   }
   if (values.help) return { upstreams: [], mode: 'code', sandbox: 'quickjs', ...base }
   const upstreams = withHeaders((values.upstream ?? []).map(parseUpstreamCommand), values['upstream-header'] ?? [])
-  if (upstreams.length === 0 && options.localTools !== true) throw new McpServeUsageError('give at least one --upstream (or tools in a ptc.config.ts)')
-  if (values.mode !== 'code' && values.mode !== 'both') throw new McpServeUsageError(`--mode must be code or both, not ${JSON.stringify(values.mode)}`)
+  if (upstreams.length === 0 && options.localTools !== true)
+    throw new McpServeUsageError('give at least one --upstream (or tools in a ptc.config.ts)')
+  if (values.mode !== 'code' && values.mode !== 'both')
+    throw new McpServeUsageError(`--mode must be code or both, not ${JSON.stringify(values.mode)}`)
   const sandbox = values.sandbox ?? options.sandbox ?? 'quickjs'
-  if (sandbox !== 'quickjs' && sandbox !== 'isolated-vm') throw new McpServeUsageError(`--sandbox must be quickjs or isolated-vm, not ${JSON.stringify(sandbox)}`)
+  if (sandbox !== 'quickjs' && sandbox !== 'isolated-vm')
+    throw new McpServeUsageError(`--sandbox must be quickjs or isolated-vm, not ${JSON.stringify(sandbox)}`)
   const args: ServeArgs = { upstreams, mode: values.mode, sandbox, ...base }
-  if (values['max-upstream-tools'] !== undefined) args.maxUpstreamTools = positiveInt('--max-upstream-tools', values['max-upstream-tools'], false)
+  if (values['max-upstream-tools'] !== undefined)
+    args.maxUpstreamTools = positiveInt('--max-upstream-tools', values['max-upstream-tools'], false)
   if (values['max-upstream-message-bytes'] !== undefined) {
-    args.maxUpstreamMessageBytes = positiveInt('--max-upstream-message-bytes', values['max-upstream-message-bytes'], false, MAX_MESSAGE_BYTES)
+    args.maxUpstreamMessageBytes = positiveInt(
+      '--max-upstream-message-bytes',
+      values['max-upstream-message-bytes'],
+      false,
+      MAX_MESSAGE_BYTES,
+    )
   }
   if (values.timeout !== undefined) args.timeoutMs = positiveInt('--timeout', values.timeout, false, MAX_TIMER_MS)
   // As in `ptc run`: --timeout is the program's CPU and wall at once, each of --cpu and --wall wins over it.
@@ -253,11 +277,21 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
     ...(wallMs !== undefined && { wallMs }),
     ...(cpuMs !== undefined && { cpuMs }),
     // 2^20 MiB keeps the byte count a safe integer.
-    ...(values.memory !== undefined && { memoryBytes: positiveInt('--memory', values.memory, false, 2 ** 20) * 1024 * 1024 }),
-    ...(values['max-output'] !== undefined && { maxOutputBytes: positiveInt('--max-output', values['max-output'], false) }),
-    ...(values['max-sub-calls'] !== undefined && { maxSubCalls: positiveInt('--max-sub-calls', values['max-sub-calls'], false) }),
-    ...(values['max-result-chars'] !== undefined && { maxResultChars: positiveInt('--max-result-chars', values['max-result-chars'], false) }),
-    ...(values['max-argument-chars'] !== undefined && { maxArgumentChars: positiveInt('--max-argument-chars', values['max-argument-chars'], false) }),
+    ...(values.memory !== undefined && {
+      memoryBytes: positiveInt('--memory', values.memory, false, 2 ** 20) * 1024 * 1024,
+    }),
+    ...(values['max-output'] !== undefined && {
+      maxOutputBytes: positiveInt('--max-output', values['max-output'], false),
+    }),
+    ...(values['max-sub-calls'] !== undefined && {
+      maxSubCalls: positiveInt('--max-sub-calls', values['max-sub-calls'], false),
+    }),
+    ...(values['max-result-chars'] !== undefined && {
+      maxResultChars: positiveInt('--max-result-chars', values['max-result-chars'], false),
+    }),
+    ...(values['max-argument-chars'] !== undefined && {
+      maxArgumentChars: positiveInt('--max-argument-chars', values['max-argument-chars'], false),
+    }),
   }
   if (values.session !== undefined) args.session = values.session
   args.discovery = discoveryFlags(values['no-discovery'], values['discovery-budget'], values['always-load'])
@@ -267,17 +301,30 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
     return args
   }
   args.http = positiveInt('--http', values.http, true)
-  if (values['max-body-bytes'] !== undefined) args.maxBodyBytes = positiveInt('--max-body-bytes', values['max-body-bytes'], false)
-  if (values['session-idle-ms'] !== undefined) args.sessionIdleMs = positiveInt('--session-idle-ms', values['session-idle-ms'], false)
-  if (values['max-sessions'] !== undefined) args.maxSessions = positiveInt('--max-sessions', values['max-sessions'], false)
-  if (values['max-connections'] !== undefined) args.maxConnections = positiveInt('--max-connections', values['max-connections'], false)
-  if (values['headers-timeout-ms'] !== undefined) args.headersTimeoutMs = positiveInt('--headers-timeout-ms', values['headers-timeout-ms'], false, MAX_TIMER_MS)
+  if (values['max-body-bytes'] !== undefined)
+    args.maxBodyBytes = positiveInt('--max-body-bytes', values['max-body-bytes'], false)
+  if (values['session-idle-ms'] !== undefined)
+    args.sessionIdleMs = positiveInt('--session-idle-ms', values['session-idle-ms'], false)
+  if (values['max-sessions'] !== undefined)
+    args.maxSessions = positiveInt('--max-sessions', values['max-sessions'], false)
+  if (values['max-connections'] !== undefined)
+    args.maxConnections = positiveInt('--max-connections', values['max-connections'], false)
+  if (values['headers-timeout-ms'] !== undefined)
+    args.headersTimeoutMs = positiveInt('--headers-timeout-ms', values['headers-timeout-ms'], false, MAX_TIMER_MS)
   if (values['request-read-timeout-ms'] !== undefined) {
-    args.requestReadTimeoutMs = positiveInt('--request-read-timeout-ms', values['request-read-timeout-ms'], false, MAX_TIMER_MS)
+    args.requestReadTimeoutMs = positiveInt(
+      '--request-read-timeout-ms',
+      values['request-read-timeout-ms'],
+      false,
+      MAX_TIMER_MS,
+    )
   }
   if (args.noAuth) {
     if (values.token !== undefined) throw new McpServeUsageError('--no-auth and --token exclude each other')
-    if (!isLoopbackHost(args.host)) throw new McpServeUsageError(`--no-auth is allowed only with a loopback --host (127.0.0.1, ::1, localhost), not ${args.host}: a non-loopback bind always needs a token`)
+    if (!isLoopbackHost(args.host))
+      throw new McpServeUsageError(
+        `--no-auth is allowed only with a loopback --host (127.0.0.1, ::1, localhost), not ${args.host}: a non-loopback bind always needs a token`,
+      )
   } else if (values.token !== undefined) {
     args.token = values.token
     args.tokenSource = '--token'
@@ -285,9 +332,20 @@ export function parseServeArgs(argv: string[], env: Readonly<Record<string, stri
     args.token = env[TOKEN_ENV]
     args.tokenSource = TOKEN_ENV
   }
-  if (args.token !== undefined && !isBearerToken(args.token)) throw new McpServeUsageError(`${args.tokenSource ?? '--token'}: the token must be at least 16 visible ASCII characters (no spaces)`)
-  for (const origin of args.allowOrigins) if (parseOrigin(origin) === undefined) throw new McpServeUsageError(`--allow-origin ${JSON.stringify(origin)}: not an http(s) origin (e.g. https://app.example:8443)`)
-  for (const host of args.allowHosts) if (parseAllowedHost(host) === undefined) throw new McpServeUsageError(`--allow-host ${JSON.stringify(host)}: not a host name (e.g. mcp.example or mcp.example:8080)`)
+  if (args.token !== undefined && !isBearerToken(args.token))
+    throw new McpServeUsageError(
+      `${args.tokenSource ?? '--token'}: the token must be at least 16 visible ASCII characters (no spaces)`,
+    )
+  for (const origin of args.allowOrigins)
+    if (parseOrigin(origin) === undefined)
+      throw new McpServeUsageError(
+        `--allow-origin ${JSON.stringify(origin)}: not an http(s) origin (e.g. https://app.example:8443)`,
+      )
+  for (const host of args.allowHosts)
+    if (parseAllowedHost(host) === undefined)
+      throw new McpServeUsageError(
+        `--allow-host ${JSON.stringify(host)}: not a host name (e.g. mcp.example or mcp.example:8080)`,
+      )
   resolveHttpOptions(httpOptions(args, args.http))
   return args
 }
@@ -318,7 +376,8 @@ function withHeaders(upstreams: UpstreamCommand[], values: readonly string[]): U
   for (const text of values) {
     const { upstream, header, value } = parseUpstreamHeader(text)
     const target = upstreams.find((u) => u.name === upstream)
-    if (target === undefined || !('url' in target)) throw new McpServeUsageError(`--upstream-header ${JSON.stringify(text)}: no URL --upstream is named ${upstream}`)
+    if (target === undefined || !('url' in target))
+      throw new McpServeUsageError(`--upstream-header ${JSON.stringify(text)}: no URL --upstream is named ${upstream}`)
     headers.set(upstream, { ...headers.get(upstream), [header]: value })
   }
   return upstreams.map((u) => {
@@ -346,7 +405,10 @@ export function httpOptions(args: ServeArgs, port: number): HttpServeOptions {
 
 function positiveInt(flag: string, text: string, port: boolean, max = Number.MAX_SAFE_INTEGER): number {
   const n = Number(text)
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || (port ? n > 65_535 : n < 1)) throw new McpServeUsageError(`${flag} must be ${port ? 'a port number' : 'a positive integer'}, not ${JSON.stringify(text)}`)
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || (port ? n > 65_535 : n < 1))
+    throw new McpServeUsageError(
+      `${flag} must be ${port ? 'a port number' : 'a positive integer'}, not ${JSON.stringify(text)}`,
+    )
   if (n > max) throw new McpServeUsageError(`${flag} must be at most ${max}, not ${text}`)
   return n
 }

@@ -48,7 +48,10 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
   let args: ServeArgs
   try {
     const localTools = options.tools !== undefined && options.tools.definitions().length > 0
-    args = parseServeArgs(argv, options.env ?? process.env, { localTools, ...(options.sandbox !== undefined && { sandbox: options.sandbox }) })
+    args = parseServeArgs(argv, options.env ?? process.env, {
+      localTools,
+      ...(options.sandbox !== undefined && { sandbox: options.sandbox }),
+    })
   } catch (error) {
     // One line: the whole usage after it hid the message; --help prints it.
     io.stderr.write(`ptc serve: ${error instanceof Error ? error.message : String(error)}; see \`ptc serve --help\`\n`)
@@ -100,9 +103,12 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
         const stop = stopped(options.signal)
         try {
           const ended = await startStdio(ptc, io, () => ready('stdio'), stop.promise)
-          if (ended.stdoutFailed !== undefined) warn(`stopping: stdout failed (${ended.stdoutFailed}), so no answer can reach the client`)
+          if (ended.stdoutFailed !== undefined)
+            warn(`stopping: stdout failed (${ended.stdoutFailed}), so no answer can reach the client`)
           if (ended.inputFailed !== undefined) {
-            warn(`stopping: the client sent a message longer than a message may be (${ended.inputFailed}); the connection cannot go on after it`)
+            warn(
+              `stopping: the client sent a message longer than a message may be (${ended.inputFailed}); the connection cannot go on after it`,
+            )
             return 1
           }
         } finally {
@@ -112,7 +118,10 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
         const endpoint = await listenHttp(ptc, { ...httpOptions(args, args.http), onError: warn })
         warn(`listening on ${endpoint.url}`)
         if (endpoint.token === undefined) warn('authentication is off (--no-auth): any local process can call run_code')
-        else if (args.token === undefined) warn(`bearer token (generated; set $${TOKEN_ENV} to choose one): ${endpoint.token}\n  clients send "Authorization: Bearer ${endpoint.token}"`)
+        else if (args.token === undefined)
+          warn(
+            `bearer token (generated; set $${TOKEN_ENV} to choose one): ${endpoint.token}\n  clients send "Authorization: Bearer ${endpoint.token}"`,
+          )
         else warn(`clients send "Authorization: Bearer <the token from ${args.tokenSource ?? '--token'}>"`)
         ready(endpoint.url)
         const stop = stopped(options.signal)
@@ -135,7 +144,9 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
 /** What the readiness line says: the tools served, and each upstream's state. */
 function readiness(ptc: PtcMcpServer): string {
   const count = ptc.tools.definitions(ptc.agent).length
-  const upstreams = ptc.upstreams.map((u) => `upstream ${u.label} ${u.connected ? 'connected' : 'not connected (retrying)'}`)
+  const upstreams = ptc.upstreams.map(
+    (u) => `upstream ${u.label} ${u.connected ? 'connected' : 'not connected (retrying)'}`,
+  )
   return [`${count} tool${count === 1 ? '' : 's'}`, ...upstreams].join('; ')
 }
 
@@ -143,14 +154,18 @@ async function createRuntime(sandbox: ServeArgs['sandbox']): Promise<CodeRuntime
   if (sandbox === 'quickjs') return createQuickJSRuntime()
   // Optional backend: loaded only when asked for, and only if installed.
   const specifier = '@ptc/sandbox-isolated-vm'
-  let backend: { isolatedVmAvailability(): { available: boolean; reason?: string }; createIsolatedVmRuntime(): CodeRuntime }
+  let backend: {
+    isolatedVmAvailability(): { available: boolean; reason?: string }
+    createIsolatedVmRuntime(): CodeRuntime
+  }
   try {
     backend = (await import(specifier)) as typeof backend
   } catch {
     throw new McpServeUsageError('--sandbox isolated-vm: @ptc/sandbox-isolated-vm is not installed')
   }
   const availability = backend.isolatedVmAvailability()
-  if (!availability.available) throw new McpServeUsageError(`--sandbox isolated-vm is not available: ${availability.reason ?? 'unknown reason'}`)
+  if (!availability.available)
+    throw new McpServeUsageError(`--sandbox isolated-vm is not available: ${availability.reason ?? 'unknown reason'}`)
   return backend.createIsolatedVmRuntime()
 }
 

@@ -19,12 +19,21 @@ export const RUNTIME_ANSWER_GRACE_MS = 5_000
  * failure that says the runtime did not answer (`giveUp` is told; the run's late result is dropped). The timer
  * keeps the process alive as the run would: a pending `run_code` always ends.
  */
-export async function answered(running: Promise<CodeRunResult>, wallMs: number, runtime: string, giveUp: (why: Error) => void = () => undefined): Promise<CodeRunResult> {
+export async function answered(
+  running: Promise<CodeRunResult>,
+  wallMs: number,
+  runtime: string,
+  giveUp: (why: Error) => void = () => undefined,
+): Promise<CodeRunResult> {
   const graceMs = Math.max(RUNTIME_ANSWER_GRACE_MS, wallMs)
   const started = Date.now()
   const result = await within(running, Math.min(MAX_TIMER_MS, wallMs + graceMs))
   if (result !== undefined) return result
   const message = `the run did not end by its wall limit (at most ${wallMs} ms): the ${runtime} sandbox runtime had not answered ${graceMs} ms after that, and the run was given up`
   giveUp(new Error(message))
-  return { logs: [], error: { kind: 'timeout', message }, stats: { cpuMs: 0, wallMs: Date.now() - started, queueMs: 0, subCalls: 0 } }
+  return {
+    logs: [],
+    error: { kind: 'timeout', message },
+    stats: { cpuMs: 0, wallMs: Date.now() - started, queueMs: 0, subCalls: 0 },
+  }
 }

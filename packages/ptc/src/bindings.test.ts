@@ -34,7 +34,12 @@ describe('rememberedDeclarations', () => {
     expect(calls).toHaveLength(1)
     alpha.description = 'alpha, reworded'
     expect(declarations([alpha, beta])).toContain('alpha, reworded')
-    alpha.parameters = { type: 'object', properties: { m: { type: 'string' } }, required: ['m'], additionalProperties: false }
+    alpha.parameters = {
+      type: 'object',
+      properties: { m: { type: 'string' } },
+      required: ['m'],
+      additionalProperties: false,
+    }
     expect(declarations([alpha, beta])).toContain('m: string')
     expect(declarations([beta])).not.toContain('alpha')
     expect(declarations([beta, alpha])).toContain('alpha')
@@ -46,7 +51,9 @@ describe('rememberedDeclarations', () => {
     let reads = 0
     const base = tool('alpha')
     // A getter that answers differently at its first read (a description still loading).
-    const alpha = Object.create(base, { description: { get: () => (reads++ === 0 ? 'alpha (loading…)' : 'alpha: the real description') } }) as ToolDefinition
+    const alpha = Object.create(base, {
+      description: { get: () => (reads++ === 0 ? 'alpha (loading…)' : 'alpha: the real description') },
+    }) as ToolDefinition
     expect(declarations([alpha])).toContain('alpha (loading…)')
     expect(declarations([alpha])).toContain('alpha: the real description')
     expect(declarations([alpha])).toContain('alpha: the real description')

@@ -12,22 +12,33 @@ import type { Binding } from './scheduler.js'
  * out each registration's view, whose `parameters` is the frozen copy taken at registration, so every
  * sub-call's `schema` is what `schemas()` declares.
  */
-export function buildBindings(services: ToolExecutorServices, ctx: Pick<ToolRunContext, 'agent' | 'toolSet'>): Map<string, Binding> {
+export function buildBindings(
+  services: ToolExecutorServices,
+  ctx: Pick<ToolRunContext, 'agent' | 'toolSet'>,
+): Map<string, Binding> {
   const bindings = new Map<string, Binding>()
   // The executor's own tools (search_tools) last: reserved names, so no registration shadows them.
   for (const definition of [...callableTools(services, ctx).values(), ...services.builtins()]) {
-    const schema = Object.freeze({ name: definition.name, description: definition.description, parameters: definition.parameters })
+    const schema = Object.freeze({
+      name: definition.name,
+      description: definition.description,
+      parameters: definition.parameters,
+    })
     bindings.set(definition.name, Object.freeze({ definition, schema }))
   }
   return bindings
 }
 
 /** The registered tools an agent may call in a step, by name: visible, admitted and executable, never the transport. */
-export function callableTools(services: ToolExecutorServices, ctx: Pick<ToolRunContext, 'agent' | 'toolSet'>): Map<string, ToolDefinition> {
+export function callableTools(
+  services: ToolExecutorServices,
+  ctx: Pick<ToolRunContext, 'agent' | 'toolSet'>,
+): Map<string, ToolDefinition> {
   const callable = new Map<string, ToolDefinition>()
   for (const definition of services.definitions(ctx.agent, ctx.toolSet)) {
     // Without a step set, definitions() also lists conditional registrations, which cannot execute.
-    if (definition.name === RUN_CODE || services.executable(definition.name, ctx.agent, ctx.toolSet) !== definition) continue
+    if (definition.name === RUN_CODE || services.executable(definition.name, ctx.agent, ctx.toolSet) !== definition)
+      continue
     callable.set(definition.name, definition)
   }
   return callable
@@ -49,13 +60,25 @@ export function declarationsOf(definitions: readonly ToolDefinition[]): string {
  * read once per request, and what is compared is what was rendered (a description getter may answer differently
  * at each read). `render`: the renderer (tests count its calls).
  */
-export function rememberedDeclarations(render: (tools: readonly BindingTool[]) => string = renderDeclarations): (definitions: readonly ToolDefinition[]) => string {
-  let last: { readonly definitions: readonly ToolDefinition[]; readonly entries: readonly BindingTool[]; readonly text: string } | undefined
+export function rememberedDeclarations(
+  render: (tools: readonly BindingTool[]) => string = renderDeclarations,
+): (definitions: readonly ToolDefinition[]) => string {
+  let last:
+    | {
+        readonly definitions: readonly ToolDefinition[]
+        readonly entries: readonly BindingTool[]
+        readonly text: string
+      }
+    | undefined
   return (definitions) => {
     const kept = definitions.filter((d) => d.name !== RUN_CODE)
     const entries = kept.map(bindingTool)
     const before = last
-    if (before !== undefined && before.entries.length === entries.length && entries.every((e, i) => kept[i] === before.definitions[i] && sameEntry(e, before.entries[i]))) {
+    if (
+      before !== undefined &&
+      before.entries.length === entries.length &&
+      entries.every((e, i) => kept[i] === before.definitions[i] && sameEntry(e, before.entries[i]))
+    ) {
       return before.text
     }
     const text = render(entries)
@@ -70,5 +93,11 @@ export function bindingTool(d: ToolDefinition): BindingTool {
 }
 
 function sameEntry(a: BindingTool, b: BindingTool | undefined): boolean {
-  return b !== undefined && a.name === b.name && a.description === b.description && a.parameters === b.parameters && a.output === b.output
+  return (
+    b !== undefined &&
+    a.name === b.name &&
+    a.description === b.description &&
+    a.parameters === b.parameters &&
+    a.output === b.output
+  )
 }

@@ -14,7 +14,10 @@ describe('run_code over a fake runtime (the bridge)', () => {
       else seen.push(exec)
       return next()
     })
-    const code = runtime.define('two', async (tools) => [await tools.lookup!({ key: 'a' }), await tools.lookup!({ key: 'bb' })])
+    const code = runtime.define('two', async (tools) => [
+      await tools.lookup!({ key: 'a' }),
+      await tools.lookup!({ key: 'bb' }),
+    ])
     const result = await h.runCode(code)
     expect(result.isError).toBe(false)
     expect(seen.map((e) => e.callId)).toEqual(['run1:ptc:1', 'run1:ptc:2'])
@@ -58,7 +61,11 @@ describe('run_code over a fake runtime (the bridge)', () => {
   test.each([
     ['a whitespace-only description', { code: 'x', description: '   ' }, /description must not be blank/],
     ['a non-string program', { code: 42, description: 'd' }, /code must be a string/],
-    ['a timeout above the cap', { code: 'x', description: 'd', timeoutMs: 10_000_000 }, /timeoutMs must be at most 120000 ms/],
+    [
+      'a timeout above the cap',
+      { code: 'x', description: 'd', timeoutMs: 10_000_000 },
+      /timeoutMs must be at most 120000 ms/,
+    ],
     ['an unknown argument', { code: 'x', description: 'd', language: 'python' }, /language is not a run_code argument/],
   ])('run_code rejects %s with INVALID_ARGS', async (_label, args, message) => {
     const h = ptcHarness(new FakeRuntime())
@@ -98,7 +105,11 @@ describe('run_code over a fake runtime (the bridge)', () => {
     const runtime = new FakeRuntime()
     const h = ptcHarness(runtime)
     const code = runtime.define('mixed', async (tools) => {
-      await Promise.all([tools.lookup!({ key: 'a', delayMs: 20 }), tools.write!({ key: 'w', delayMs: 10 }), tools.lookup!({ key: 'b' })])
+      await Promise.all([
+        tools.lookup!({ key: 'a', delayMs: 20 }),
+        tools.write!({ key: 'w', delayMs: 10 }),
+        tools.lookup!({ key: 'b' }),
+      ])
       return null
     })
     await h.runCode(code)
@@ -117,7 +128,9 @@ describe('run_code over a fake runtime (the bridge)', () => {
       inPolicy--
       return next()
     })
-    const code = runtime.define('par', async (tools) => Promise.all(['a', 'b', 'c'].map((key) => tools.lookup!({ key, delayMs: 150 }))))
+    const code = runtime.define('par', async (tools) =>
+      Promise.all(['a', 'b', 'c'].map((key) => tools.lookup!({ key, delayMs: 150 }))),
+    )
     await h.runCode(code)
     expect(overlap).toBe(false)
     // every body started before the first one ended: the bodies overlapped
@@ -127,7 +140,9 @@ describe('run_code over a fake runtime (the bridge)', () => {
   test('the session log has a start and a settle per started call, reshaped by the dispatch-log waterfall', async () => {
     const runtime = new FakeRuntime()
     const h = ptcHarness(runtime)
-    h.tools.on('tools/ptc-dispatch-log', async (d, next) => (d.name === 'lookup' ? [{ type: 'text', text: 'redacted' }] : next()))
+    h.tools.on('tools/ptc-dispatch-log', async (d, next) =>
+      d.name === 'lookup' ? [{ type: 'text', text: 'redacted' }] : next(),
+    )
     const code = runtime.define('log', async (tools) => {
       await tools.lookup!({ key: 'a' })
       await tools.write!({ key: 'w' })
@@ -142,7 +157,13 @@ describe('run_code over a fake runtime (the bridge)', () => {
       'tool/ptc-dispatch-start run1:ptc:2',
       'tool/ptc-dispatch run1:ptc:2',
     ])
-    expect(ptc[1]).toMatchObject({ rootCallId: 'run1', parentCallId: 'run1', name: 'lookup', isError: false, content: [{ type: 'text', text: 'redacted' }] })
+    expect(ptc[1]).toMatchObject({
+      rootCallId: 'run1',
+      parentCallId: 'run1',
+      name: 'lookup',
+      isError: false,
+      content: [{ type: 'text', text: 'redacted' }],
+    })
     expect(ptc[3]).toMatchObject({ name: 'write', content: [{ type: 'text', text: 'wrote w' }] })
     expect(ptc[0]).toMatchObject({ arguments: { key: 'a' } })
     // every ptc event precedes the run_code result
@@ -159,7 +180,11 @@ describe('run_code over a fake runtime (the bridge)', () => {
         description: 'Count the letters of a word.',
         parameters: { word: { type: 'string', required: true } },
         output: {
-          schema: { type: 'object', additionalProperties: false, properties: { n: { type: 'integer', required: true } } },
+          schema: {
+            type: 'object',
+            additionalProperties: false,
+            properties: { n: { type: 'integer', required: true } },
+          },
           render: (_args, value) => [{ type: 'text', text: String(value.n) }],
           presentationMeta: (args, value) => ({ card: 'count', word: args.word, n: value.n }),
         },
@@ -168,9 +193,14 @@ describe('run_code over a fake runtime (the bridge)', () => {
     )
     const result = await h.runCode(runtime.define('count', async (tools) => tools.count!({ word: 'abc' })))
     expect(result.isError).toBe(false)
-    expect(h.session.events.find((e) => e.type === 'tool/ptc-dispatch')).toMatchObject({ name: 'count', meta: { card: 'count', word: 'abc', n: 3 } })
+    expect(h.session.events.find((e) => e.type === 'tool/ptc-dispatch')).toMatchObject({
+      name: 'count',
+      meta: { card: 'count', word: 'abc', n: 3 },
+    })
     await h.batch([{ type: 'tool_call', id: 'direct', name: 'count', arguments: '{"word":"abcd"}' }])
-    expect(h.session.events.find((e) => e.type === 'tool/result' && e['callId'] === 'direct')).toMatchObject({ meta: { card: 'count', word: 'abcd', n: 4 } })
+    expect(h.session.events.find((e) => e.type === 'tool/result' && e['callId'] === 'direct')).toMatchObject({
+      meta: { card: 'count', word: 'abcd', n: 4 },
+    })
   })
 
   test('a throwing dispatch-log listener is caught: the original content is logged', async () => {
@@ -181,13 +211,17 @@ describe('run_code over a fake runtime (the bridge)', () => {
     })
     const result = await h.runCode(runtime.define('one', async (tools) => tools.lookup!({ key: 'abc' })))
     expect(result.isError).toBe(false)
-    expect(h.session.events.find((e) => e.type === 'tool/ptc-dispatch')).toMatchObject({ content: [{ type: 'text', text: 'abc=3' }] })
+    expect(h.session.events.find((e) => e.type === 'tool/ptc-dispatch')).toMatchObject({
+      content: [{ type: 'text', text: 'abc=3' }],
+    })
   })
 
   test('a pre-execute denial of a sub-call rejects that call in the program, which keeps running', async () => {
     const runtime = new FakeRuntime()
     const h = ptcHarness(runtime)
-    h.tools.on('tools/pre-execute', (exec, next) => (exec.name === 'write' ? { kind: 'deny', reason: 'read-only session' } : next()))
+    h.tools.on('tools/pre-execute', (exec, next) =>
+      exec.name === 'write' ? { kind: 'deny', reason: 'read-only session' } : next(),
+    )
     const code = runtime.define('deny', async (tools, console) => {
       try {
         await tools.write!({ key: 'w' })
@@ -205,7 +239,9 @@ describe('run_code over a fake runtime (the bridge)', () => {
   test('a post-execute value replacement is what the program receives', async () => {
     const runtime = new FakeRuntime()
     const h = ptcHarness(runtime)
-    h.tools.on('tools/post-execute', (exec, _result, next) => (exec.name === 'lookup' ? { kind: 'accept', value: { key: 'replaced', value: 7 } } : next()))
+    h.tools.on('tools/post-execute', (exec, _result, next) =>
+      exec.name === 'lookup' ? { kind: 'accept', value: { key: 'replaced', value: 7 } } : next(),
+    )
     const result = await h.runCode(runtime.define('post', async (tools) => tools.lookup!({ key: 'a' })))
     expect(result.isError).toBe(false)
     expect(result.isError === false && result.value).toEqual({ logs: [], result: { key: 'replaced', value: 7 } })
@@ -215,13 +251,18 @@ describe('run_code over a fake runtime (the bridge)', () => {
     const runtime = new FakeRuntime()
     const h = ptcHarness(runtime, { maxParallelSubCalls: 1 })
     const controller = new AbortController()
-    const code = runtime.define('slow', async (tools) => Promise.all([tools.lookup!({ key: 'a', delayMs: 5_000 }), tools.lookup!({ key: 'b' })]))
+    const code = runtime.define('slow', async (tools) =>
+      Promise.all([tools.lookup!({ key: 'a', delayMs: 5_000 }), tools.lookup!({ key: 'b' })]),
+    )
     setTimeout(() => controller.abort(), 30)
     const result = await h.runCode(code, { signal: controller.signal })
     expect(result.isError).toBe(true)
     expect(text(result)).toMatch(/^Error: code run failed \(abort\)/)
     const ptc = h.session.events.filter((e) => e.type.startsWith('tool/ptc'))
-    expect(ptc.map((e) => `${e.type} ${String(e.subCallId)}`)).toEqual(['tool/ptc-dispatch-start run1:ptc:1', 'tool/ptc-dispatch run1:ptc:1'])
+    expect(ptc.map((e) => `${e.type} ${String(e.subCallId)}`)).toEqual([
+      'tool/ptc-dispatch-start run1:ptc:1',
+      'tool/ptc-dispatch run1:ptc:1',
+    ])
     expect(h.trace).toEqual(['start a'])
   })
 
@@ -255,7 +296,10 @@ describe('run_code over a fake runtime (the bridge)', () => {
     const runtime = new FakeRuntime()
     const trace: string[] = []
     const h = ptcHarness(runtime)
-    const extra = h.tools.register({ ...(await import('./testing/fixtures.js')).fixtureTools(trace)[0]!, name: 'extra' })
+    const extra = h.tools.register({
+      ...(await import('./testing/fixtures.js')).fixtureTools(trace)[0]!,
+      name: 'extra',
+    })
     const code = runtime.define('removed', async (tools, console) => {
       extra()
       await tools.extra!({ key: 'x' }).catch((e: Error) => console.log(e.message))
@@ -272,7 +316,9 @@ describe('run_code over a fake runtime (the bridge)', () => {
     const agent = h.agent
     const code = runtime.define('stale', async (tools, console) => {
       // replace `lookup` with a same-name tool in the agent's scope, and restrict `write` away
-      h.tools.scoped(agent).register({ ...(await import('./testing/fixtures.js')).fixtureTools()[0]!, description: 'impostor' })
+      h.tools
+        .scoped(agent)
+        .register({ ...(await import('./testing/fixtures.js')).fixtureTools()[0]!, description: 'impostor' })
       h.tools.scoped(agent).restrict({ deny: ['write'] })
       for (const call of [() => tools.lookup!({ key: 'a' }), () => tools.write!({ key: 'w' })]) {
         await call().then(
@@ -296,11 +342,18 @@ describe('run_code over a fake runtime (the bridge)', () => {
     // Without discovery, whose search_tools every program has.
     const h = ptcHarness(runtime, { discovery: false })
     const { fixtureTools } = await import('./testing/fixtures.js')
-    h.tools.register({ ...fixtureTools()[0]!, name: 'beta' }, { when: ({ modelSelection }) => modelSelection.model === 'big' })
+    h.tools.register(
+      { ...fixtureTools()[0]!, name: 'beta' },
+      { when: ({ modelSelection }) => modelSelection.model === 'big' },
+    )
     const code = runtime.define('names', async (tools) => Object.keys(tools).sort())
     const unadmitted = await h.runCode(code)
     expect(unadmitted.isError === false && unadmitted.value).toEqual({ logs: [], result: ['lookup', 'write'] })
-    const toolSet = await h.tools.resolve({ agent: h.agent, modelSelection: { provider: 'p', model: 'big' }, signal: new AbortController().signal })
+    const toolSet = await h.tools.resolve({
+      agent: h.agent,
+      modelSelection: { provider: 'p', model: 'big' },
+      signal: new AbortController().signal,
+    })
     const out = await h.tools.execute({
       calls: [{ type: 'tool_call', id: 'r', name: 'run_code', arguments: JSON.stringify({ code, description: 'd' }) }],
       signal: new AbortController().signal,
@@ -322,7 +375,9 @@ describe('run_code over a fake runtime (the bridge)', () => {
       title: 'Sum the orders',
       rawInput: 'return 1',
     })
-    expect(presentCall('run_code', { code: 'return 1', description: '  ' }, definition)).toMatchObject({ title: 'run_code' })
+    expect(presentCall('run_code', { code: 'return 1', description: '  ' }, definition)).toMatchObject({
+      title: 'run_code',
+    })
     expect(h.tools.definitions(h.agent).map((d) => d.name)).not.toContain('run_code')
   })
 
@@ -341,7 +396,9 @@ describe('run_code over a fake runtime (the bridge)', () => {
       },
     })
     const code = runtime.define('snap', async (tools) => tools.snap!({}))
-    const out = await h.batch([{ type: 'tool_call', id: 'r', name: 'run_code', arguments: JSON.stringify({ code, description: 'd' }) }])
+    const out = await h.batch([
+      { type: 'tool_call', id: 'r', name: 'run_code', arguments: JSON.stringify({ code, description: 'd' }) },
+    ])
     expect(out.additionalContexts).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'note from snap' }] },
       { role: 'user', content: [{ type: 'image', mimeType: 'image/png', data: 'AAAA' }] },
@@ -360,16 +417,32 @@ describe('run_code over a fake runtime (the bridge)', () => {
       output: { schema: { type: 'integer' }, render: (args) => [image((args as { n: number }).n)] },
       execute: async (args) => (args as { n: number }).n,
     })
-    const code = runtime.define('photos', async (tools) => [await tools.photo!({ n: 1 }), await tools.photo!({ n: 2 }), await tools.photo!({ n: 3 })])
-    const out = await h.batch([{ type: 'tool_call', id: 'r', name: 'run_code', arguments: JSON.stringify({ code, description: 'd' }) }])
+    const code = runtime.define('photos', async (tools) => [
+      await tools.photo!({ n: 1 }),
+      await tools.photo!({ n: 2 }),
+      await tools.photo!({ n: 3 }),
+    ])
+    const out = await h.batch([
+      { type: 'tool_call', id: 'r', name: 'run_code', arguments: JSON.stringify({ code, description: 'd' }) },
+    ])
     const result = out.results[0]!.result
     expect(result.isError === false && result.value).toEqual({ logs: [], result: [1, 2, 3] })
     expect(out.additionalContexts).toEqual([
       { role: 'user', content: [image(1)] },
       { role: 'user', content: [image(2)] },
-      { role: 'user', content: [{ type: 'text', text: "[ptc: 1 image that the program's tool calls returned was left out: they would have taken what a run_code result brings along past 250 characters (maxForwardedChars)]" }] },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'text',
+            text: "[ptc: 1 image that the program's tool calls returned was left out: they would have taken what a run_code result brings along past 250 characters (maxForwardedChars)]",
+          },
+        ],
+      },
     ])
-    expect(() => ptcHarness(runtime, { maxForwardedChars: -1 })).toThrow('maxForwardedChars must be a non-negative integer, not -1')
+    expect(() => ptcHarness(runtime, { maxForwardedChars: -1 })).toThrow(
+      'maxForwardedChars must be a non-negative integer, not -1',
+    )
   })
 
   test('a deferred context too deeply nested to write as JSON is left out, said in the note; the program goes on', async () => {
@@ -388,10 +461,14 @@ describe('run_code over a fake runtime (the bridge)', () => {
       },
     })
     const code = runtime.define('deep', async (tools) => [await tools.deep!({}), 'after'])
-    const out = await h.batch([{ type: 'tool_call', id: 'r', name: 'run_code', arguments: JSON.stringify({ code, description: 'd' }) }])
+    const out = await h.batch([
+      { type: 'tool_call', id: 'r', name: 'run_code', arguments: JSON.stringify({ code, description: 'd' }) },
+    ])
     const result = out.results[0]!.result
     expect(result.isError === false && result.value).toEqual({ logs: [], result: ['ok', 'after'] })
-    expect(out.additionalContexts).toEqual([{ role: 'user', content: [{ type: 'text', text: expect.stringMatching(/^\[ptc: 1 message that /) }] }])
+    expect(out.additionalContexts).toEqual([
+      { role: 'user', content: [{ type: 'text', text: expect.stringMatching(/^\[ptc: 1 message that /) }] },
+    ])
   })
 
   test('an image counts its block too: empty images do not pass maxForwardedChars', async () => {
@@ -401,14 +478,21 @@ describe('run_code over a fake runtime (the bridge)', () => {
       name: 'empties',
       description: 'returns ten empty images',
       parameters: { type: 'object', properties: {} },
-      output: { schema: { type: 'string' }, render: () => Array.from({ length: 10 }, () => ({ type: 'image' as const, mimeType: '', data: '' })) },
+      output: {
+        schema: { type: 'string' },
+        render: () => Array.from({ length: 10 }, () => ({ type: 'image' as const, mimeType: '', data: '' })),
+      },
       execute: async () => 'ok',
     })
     const code = runtime.define('empties', async (tools) => tools.empties!({}))
-    const out = await h.batch([{ type: 'tool_call', id: 'r', name: 'run_code', arguments: JSON.stringify({ code, description: 'd' }) }])
+    const out = await h.batch([
+      { type: 'tool_call', id: 'r', name: 'run_code', arguments: JSON.stringify({ code, description: 'd' }) },
+    ])
     // 40 characters a block: three fit in 150.
     expect(out.additionalContexts?.[0]?.content).toHaveLength(3)
-    expect(out.additionalContexts?.[1]?.content).toEqual([{ type: 'text', text: expect.stringMatching(/^\[ptc: 7 images that /) }])
+    expect(out.additionalContexts?.[1]?.content).toEqual([
+      { type: 'text', text: expect.stringMatching(/^\[ptc: 7 images that /) },
+    ])
   })
 
   test("a long run's images and contexts go with the part returned after they came, not only with the first", async () => {
@@ -420,7 +504,10 @@ describe('run_code over a fake runtime (the bridge)', () => {
       name: 'photo',
       description: 'returns an image, and a note',
       parameters: { type: 'object', properties: { n: { type: 'integer' } } },
-      output: { schema: { type: 'integer' }, render: (args) => [{ type: 'image', mimeType: 'image/png', data: `P${(args as { n: number }).n}` }] },
+      output: {
+        schema: { type: 'integer' },
+        render: (args) => [{ type: 'image', mimeType: 'image/png', data: `P${(args as { n: number }).n}` }],
+      },
       execute: async (args, ctx) => {
         ctx.deferContext({ role: 'user', content: [{ type: 'text', text: `note ${(args as { n: number }).n}` }] })
         return (args as { n: number }).n
@@ -435,14 +522,21 @@ describe('run_code over a fake runtime (the bridge)', () => {
       { role: 'user', content: [{ type: 'text', text: `note ${n}` }] },
       { role: 'user', content: [{ type: 'image', mimeType: 'image/png', data: `P${n}` }] },
     ]
-    const first = await h.batch([{ type: 'tool_call', id: 'r', name: 'run_code', arguments: JSON.stringify({ code, description: 'd' }) }])
+    const first = await h.batch([
+      { type: 'tool_call', id: 'r', name: 'run_code', arguments: JSON.stringify({ code, description: 'd' }) },
+    ])
     const handle = (first.results[0]!.result as { value?: { running?: string } }).value?.running
     expect(handle).toBe('run-1')
     release()
-    const last = await h.batch([{ type: 'tool_call', id: 'w', name: 'run_code', arguments: JSON.stringify({ wait: handle, description: 'w' }) }])
+    const last = await h.batch([
+      { type: 'tool_call', id: 'w', name: 'run_code', arguments: JSON.stringify({ wait: handle, description: 'w' }) },
+    ])
     expect((last.results[0]!.result as { value?: unknown }).value).toEqual({ logs: [], result: [1, 2] })
     // The first photo's go with the first part when it came within returnAfterMs (else with the last); the second's with the last.
-    expect([...(first.additionalContexts ?? []), ...(last.additionalContexts ?? [])]).toEqual([...contextsOf(1), ...contextsOf(2)])
+    expect([...(first.additionalContexts ?? []), ...(last.additionalContexts ?? [])]).toEqual([
+      ...contextsOf(1),
+      ...contextsOf(2),
+    ])
     expect(last.additionalContexts?.slice(-2)).toEqual(contextsOf(2))
   })
 })

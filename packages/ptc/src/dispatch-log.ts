@@ -1,4 +1,14 @@
-import { SessionQueue, type ContentBlock, type JsonValue, type PtcDispatchLog, type Session, type SessionEvent, type ToolExecution, type ToolExecutionResult, type ToolExecutorServices } from '@ptc/tools'
+import {
+  SessionQueue,
+  type ContentBlock,
+  type JsonValue,
+  type PtcDispatchLog,
+  type Session,
+  type SessionEvent,
+  type ToolExecution,
+  type ToolExecutionResult,
+  type ToolExecutorServices,
+} from '@ptc/tools'
 import type { LogFailure } from '@ptc/tools/executor'
 import { LogBudget, type LogLimits } from './log-limits.js'
 
@@ -52,7 +62,10 @@ export class DispatchLog {
    * A hosted program seen for the first time: `tool/ptc-program {callId, name, code?, turn?, step?}`, the
    * parent its sub-dispatches are logged under (a `run_code` program's parent is its own `tool/call`).
    */
-  program(caller: { readonly type: string; readonly code?: string }, step: { readonly turn: number; readonly step: number } | undefined): void {
+  program(
+    caller: { readonly type: string; readonly code?: string },
+    step: { readonly turn: number; readonly step: number } | undefined,
+  ): void {
     this.#queue?.append({
       type: 'tool/ptc-program',
       time: Date.now(),
@@ -67,7 +80,13 @@ export class DispatchLog {
     if (this.#queue === undefined) return
     // Fitted now, not when its turn to be written comes: a slow session must not keep large arguments alive.
     const { value, elided } = this.#budget.arguments(call.arguments)
-    this.#queue.append({ type: 'tool/ptc-dispatch-start', time: Date.now(), ...this.#ids(call), arguments: value, ...(elided !== undefined && { elided: { arguments: elided } }) })
+    this.#queue.append({
+      type: 'tool/ptc-dispatch-start',
+      time: Date.now(),
+      ...this.#ids(call),
+      arguments: value,
+      ...(elided !== undefined && { elided: { arguments: elided } }),
+    })
   }
 
   /**
@@ -83,7 +102,13 @@ export class DispatchLog {
     this.#append('tool/ptc-dispatch-late', call, result, settledAt, 'late')
   }
 
-  #append(type: string, call: SubCallIdentity, result: ToolExecutionResult, time: number, settlement: PtcDispatchLog['settlement']): void {
+  #append(
+    type: string,
+    call: SubCallIdentity,
+    result: ToolExecutionResult,
+    time: number,
+    settlement: PtcDispatchLog['settlement'],
+  ): void {
     this.#queue?.append(async (): Promise<SessionEvent> => {
       const shaped: ContentBlock[] = await this.services.ptcDispatchLog({
         exec: this.exec,
@@ -118,9 +143,20 @@ export class DispatchLog {
     if (this.#queue === undefined) return
     const calls = awaiting.map((call): JsonValue => {
       const { value, elided } = this.#budget.arguments(call.arguments)
-      return { ...call, arguments: value, ...(elided !== undefined && { elided: { arguments: elided } }) } as unknown as JsonValue
+      return {
+        ...call,
+        arguments: value,
+        ...(elided !== undefined && { elided: { arguments: elided } }),
+      } as unknown as JsonValue
     })
-    this.#queue.append({ type: 'tool/ptc-suspend', time: Date.now(), rootCallId: this.exec.rootCallId, parentCallId: this.exec.callId, token, awaiting: calls })
+    this.#queue.append({
+      type: 'tool/ptc-suspend',
+      time: Date.now(),
+      rootCallId: this.exec.rootCallId,
+      parentCallId: this.exec.callId,
+      token,
+      awaiting: calls,
+    })
   }
 
   /**
@@ -128,7 +164,14 @@ export class DispatchLog {
    * `wentOn` says it did (the events queued after it wait for that); not at all when the runtime refused it.
    */
   resumed(token: string, decisions: readonly string[], wentOn: Promise<boolean>): void {
-    const event: SessionEvent = { type: 'tool/ptc-resume', time: Date.now(), rootCallId: this.exec.rootCallId, parentCallId: this.exec.callId, token, decisions: [...decisions] }
+    const event: SessionEvent = {
+      type: 'tool/ptc-resume',
+      time: Date.now(),
+      rootCallId: this.exec.rootCallId,
+      parentCallId: this.exec.callId,
+      token,
+      decisions: [...decisions],
+    }
     this.#queue?.append(async () => ((await wentOn) ? event : undefined))
   }
 
@@ -161,8 +204,19 @@ export class DispatchLog {
     return this.#queue?.drain()
   }
 
-  #ids(call: SubCallIdentity): { rootCallId: string; parentCallId: string; subCallId: string; name: string; callId?: string } {
-    const ids = { rootCallId: this.exec.rootCallId, parentCallId: this.exec.callId, subCallId: call.subCallId, name: call.name }
+  #ids(call: SubCallIdentity): {
+    rootCallId: string
+    parentCallId: string
+    subCallId: string
+    name: string
+    callId?: string
+  } {
+    const ids = {
+      rootCallId: this.exec.rootCallId,
+      parentCallId: this.exec.callId,
+      subCallId: call.subCallId,
+      name: call.name,
+    }
     return call.callId === undefined ? ids : { ...ids, callId: call.callId }
   }
 }

@@ -8,8 +8,28 @@
  */
 import { randomUUID } from 'node:crypto'
 import { MAX_TIMER_MS, SandboxUsageError, type CodeRunResult, type CodeRuntime, type JsonValue } from '@ptc/sandbox'
-import { claimHolder, claimHolderGone, SessionStoreError, STORE_WAIT_MS, waitForStore, type DurableRun, type ResumeRunRequest, type SessionStore, type SuspendedRun } from '@ptc/sandbox/session'
-import type { ApprovalDecision, DisplayReason, ToolBatchResult, ToolExecutionResult, ToolExecutionToken, ToolExecutorServices, ToolResumeInput, ToolRunContext, UserMessage } from '@ptc/tools'
+import {
+  claimHolder,
+  claimHolderGone,
+  SessionStoreError,
+  STORE_WAIT_MS,
+  waitForStore,
+  type DurableRun,
+  type ResumeRunRequest,
+  type SessionStore,
+  type SuspendedRun,
+} from '@ptc/sandbox/session'
+import type {
+  ApprovalDecision,
+  DisplayReason,
+  ToolBatchResult,
+  ToolExecutionResult,
+  ToolExecutionToken,
+  ToolExecutorServices,
+  ToolResumeInput,
+  ToolRunContext,
+  UserMessage,
+} from '@ptc/tools'
 import { failureResult, sessionLogFailed, type LogFailure } from '@ptc/tools/executor'
 import { RUN_CODE, textHead } from '@ptc/tools'
 import { answered } from './answered.js'
@@ -102,12 +122,16 @@ export class DurableRuns {
       throw new TypeError('durable needs { store }: a SessionStore such as createFileSessionStore(dir)')
     }
     if (typeof runtime.openRun !== 'function' || typeof runtime.resumeRun !== 'function') {
-      throw new TypeError(`createPtcExecutor: durable approval needs a runtime that suspends runs (QuickJS); the ${runtime.name} runtime does not`)
+      throw new TypeError(
+        `createPtcExecutor: durable approval needs a runtime that suspends runs (QuickJS); the ${runtime.name} runtime does not`,
+      )
     }
     const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS
-    if (!(ttlMs > 0) || !Number.isFinite(ttlMs)) throw new TypeError('durable.ttlMs must be a positive number of milliseconds')
+    if (!(ttlMs > 0) || !Number.isFinite(ttlMs))
+      throw new TypeError('durable.ttlMs must be a positive number of milliseconds')
     const storeWaitMs = options.storeWaitMs ?? STORE_WAIT_MS
-    if (!(storeWaitMs > 0) || !Number.isFinite(storeWaitMs)) throw new TypeError('durable.storeWaitMs must be a positive number of milliseconds')
+    if (!(storeWaitMs > 0) || !Number.isFinite(storeWaitMs))
+      throw new TypeError('durable.storeWaitMs must be a positive number of milliseconds')
     this.#store = options.store
     this.#runtime = runtime
     this.#ttlMs = ttlMs
@@ -118,12 +142,23 @@ export class DurableRuns {
    * The `durable` of a run for `ctx`'s call: a fresh token its suspension is stored (and sealed) under,
    * with the call's ids and how many sub-call ids it used (a resumed program numbers on from there).
    */
-  begin(ctx: Pick<ToolRunContext, 'callId' | 'rootCallId' | 'agent' | 'arguments'>, numbering: SubCallNumbering): DurableRun {
+  begin(
+    ctx: Pick<ToolRunContext, 'callId' | 'rootCallId' | 'agent' | 'arguments'>,
+    numbering: SubCallNumbering,
+  ): DurableRun {
     const agent = ctx.agent?.id ?? null
     return {
       key: `ptc-run-${randomUUID()}`,
       // Sealed as the run suspends, just before the store is given the state for ttlMs.
-      data: () => ({ callId: ctx.callId, rootCallId: ctx.rootCallId, subCalls: numbering.count, agent, arguments: ctx.arguments, expiresAt: Date.now() + this.#ttlMs }) satisfies RunIdentity,
+      data: () =>
+        ({
+          callId: ctx.callId,
+          rootCallId: ctx.rootCallId,
+          subCalls: numbering.count,
+          agent,
+          arguments: ctx.arguments,
+          expiresAt: Date.now() + this.#ttlMs,
+        }) satisfies RunIdentity,
       // A program in a sandbox session holds it as long as its state may be resumed.
       holdMs: this.#ttlMs,
     }
@@ -145,7 +180,9 @@ export class DurableRuns {
         tool: call.name,
         arguments: call.args,
         ...(typeof detail?.reason === 'string' && { reason: detail.reason }),
-        ...(typeof displayReason === 'object' && displayReason !== null && typeof displayReason.en === 'string' && { displayReason }),
+        ...(typeof displayReason === 'object' &&
+          displayReason !== null &&
+          typeof displayReason.en === 'string' && { displayReason }),
         ...(typeof detail?.subCallId === 'string' && { subCallId: detail.subCallId }),
       }
     })
@@ -176,7 +213,12 @@ export class DurableRuns {
     const logFailure = await log.drain()
     this.#awaiting.set(run, {
       token: key,
-      calls: calls.map(({ tool, arguments: args, reason, displayReason }) => ({ tool, arguments: args, ...(reason !== undefined && { reason }), ...(displayReason !== undefined && { displayReason }) })),
+      calls: calls.map(({ tool, arguments: args, reason, displayReason }) => ({
+        tool,
+        arguments: args,
+        ...(reason !== undefined && { reason }),
+        ...(displayReason !== undefined && { displayReason }),
+      })),
     })
     return logFailure
   }
@@ -188,7 +230,11 @@ export class DurableRuns {
     if (awaiting === undefined || awaiting instanceof Error) {
       // The store's message reaches the model: a store may put anything in it.
       const why = awaiting === undefined ? 'it was not stored' : cut(awaiting.message, 300)
-      throw new CodeRunFailedError('abort', `the program suspended awaiting approval, but its state could not be stored (${why}); it is lost`, logs)
+      throw new CodeRunFailedError(
+        'abort',
+        `the program suspended awaiting approval, but its state could not be stored (${why}); it is lost`,
+        logs,
+      )
     }
     // A program in a sandbox session: the model learns that the session waits for it.
     const notice = run.session?.note
@@ -196,9 +242,15 @@ export class DurableRuns {
   }
 
   /** `ToolsService.resume`: see the module's comment. */
-  async resume(input: ToolResumeInput, services: ToolExecutorServices, config: DurableRunConfig, content: (value: JsonValue) => ToolExecutionResult['content']): Promise<ToolBatchResult> {
+  async resume(
+    input: ToolResumeInput,
+    services: ToolExecutorServices,
+    config: DurableRunConfig,
+    content: (value: JsonValue) => ToolExecutionResult['content'],
+  ): Promise<ToolBatchResult> {
     const { token } = input
-    if (this.#resuming.has(token)) throw new ResumeError('IN_PROGRESS', `the program of token ${token} is being resumed already`)
+    if (this.#resuming.has(token))
+      throw new ResumeError('IN_PROGRESS', `the program of token ${token} is being resumed already`)
     this.#resuming.add(token)
     let lease: Lease | undefined
     /** A delete of the leased state the store did not confirm in time, and what to do once it settles (see below). */
@@ -212,24 +264,40 @@ export class DurableRuns {
       // - else it is read, and deleted once the checks passed.
       const store = this.#store
       const unavailable = (what: string): ResumeError =>
-        new ResumeError('STORE_UNAVAILABLE', `the store did not answer within ${this.#storeWaitMs} ms ${what} token ${token}; try again later`)
+        new ResumeError(
+          'STORE_UNAVAILABLE',
+          `the store did not answer within ${this.#storeWaitMs} ms ${what} token ${token}; try again later`,
+        )
       // A store's throw, at once or later, is no raw error of the resume: a token it cannot take as a key is
       // no token of it, any other failure a store that could not answer.
       const storeFailure = (error: unknown, what: string): ResumeError => {
         const why = error instanceof Error ? error.message : String(error)
         if (error instanceof SessionStoreError && error.code === 'invalid-key') {
-          return new ResumeError('UNKNOWN_TOKEN', `no suspended program has token ${shownToken(token)}: it cannot be one (${why})`, { cause: error })
+          return new ResumeError(
+            'UNKNOWN_TOKEN',
+            `no suspended program has token ${shownToken(token)}: it cannot be one (${why})`,
+            { cause: error },
+          )
         }
         if (error instanceof SessionStoreError && error.code === 'corrupt-entry') {
-          return new ResumeError('STATE_REFUSED', `the state of token ${shownToken(token)} cannot be read: ${why}`, { cause: error })
+          return new ResumeError('STATE_REFUSED', `the state of token ${shownToken(token)} cannot be read: ${why}`, {
+            cause: error,
+          })
         }
-        return new ResumeError('STORE_UNAVAILABLE', `the store failed ${what} token ${shownToken(token)}: ${why}; try again later`, { cause: error })
+        return new ResumeError(
+          'STORE_UNAVAILABLE',
+          `the store failed ${what} token ${shownToken(token)}: ${why}; try again later`,
+          { cause: error },
+        )
       }
-      if (store.claim !== undefined && store.release !== undefined) lease = await this.#lease(token, config, input.signal, storeFailure, unavailable)
+      if (store.claim !== undefined && store.release !== undefined)
+        lease = await this.#lease(token, config, input.signal, storeFailure, unavailable)
       const taking = lease === undefined && store.take !== undefined
       // Aborted: nothing is taken (a take given up on would hold the state away until it is put back).
       if (input.signal.aborted) throw input.signal.reason
-      const reading = Promise.resolve().then(() => (taking ? (store.take as NonNullable<SessionStore['take']>)(token) : store.get(token)))
+      const reading = Promise.resolve().then(() =>
+        taking ? (store.take as NonNullable<SessionStore['take']>)(token) : store.get(token),
+      )
       let read: { ok: true; value: Uint8Array | undefined } | { ok: false; reason: 'wall' | 'abort' }
       try {
         read = await this.#bounded(reading, input.signal)
@@ -238,12 +306,19 @@ export class DurableRuns {
       }
       if (!read.ok) {
         // A take that answers after all hands the state back, for the next resume.
-        if (taking) void reading.then((late) => (late === undefined ? undefined : store.set(token, late, { ttlMs: this.#ttlMs }))).catch(() => undefined)
+        if (taking)
+          void reading
+            .then((late) => (late === undefined ? undefined : store.set(token, late, { ttlMs: this.#ttlMs })))
+            .catch(() => undefined)
         if (read.reason === 'abort') throw input.signal.reason
         throw unavailable('for the state of')
       }
       const bytes = read.value
-      if (bytes === undefined) throw new ResumeError('UNKNOWN_TOKEN', `no suspended program has token ${JSON.stringify(token)}: unknown, expired or already resumed`)
+      if (bytes === undefined)
+        throw new ResumeError(
+          'UNKNOWN_TOKEN',
+          `no suspended program has token ${JSON.stringify(token)}: unknown, expired or already resumed`,
+        )
       // A taken state goes back, until it would have expired (a state that says when); an expired one does not.
       // A leased one never left.
       const writeBack = async (expiresAt: unknown): Promise<void> => {
@@ -261,7 +336,13 @@ export class DurableRuns {
       try {
         run = await (config.runtime.openRun as NonNullable<CodeRuntime['openRun']>)(token, bytes)
       } catch (error) {
-        return await refuse(new ResumeError('STATE_REFUSED', `the state of token ${token} was refused (it stays stored): ${error instanceof Error ? error.message : String(error)}`, { cause: error }))
+        return await refuse(
+          new ResumeError(
+            'STATE_REFUSED',
+            `the state of token ${token} was refused (it stays stored): ${error instanceof Error ? error.message : String(error)}`,
+            { cause: error },
+          ),
+        )
       }
       const identity = run.data as Partial<RunIdentity> | undefined
       const expiresAt = identity?.expiresAt
@@ -271,16 +352,30 @@ export class DurableRuns {
       } catch (error) {
         return await refuse(error as ResumeError, expiresAt)
       }
-      if (typeof identity?.callId !== 'string' || typeof identity.rootCallId !== 'string' || !Number.isSafeInteger(identity.subCalls)) {
-        return await refuse(new ResumeError('STATE_REFUSED', `the state of token ${token} does not name the run_code call it belongs to`), expiresAt)
+      if (
+        typeof identity?.callId !== 'string' ||
+        typeof identity.rootCallId !== 'string' ||
+        !Number.isSafeInteger(identity.subCalls)
+      ) {
+        return await refuse(
+          new ResumeError('STATE_REFUSED', `the state of token ${token} does not name the run_code call it belongs to`),
+          expiresAt,
+        )
       }
       const agent = input.agent?.id ?? null
       if (agent !== (identity.agent ?? null)) {
-        return await refuse(new ResumeError('WRONG_AGENT', `the program of token ${token} ran for ${identity.agent === null || identity.agent === undefined ? 'no agent' : `agent ${JSON.stringify(identity.agent)}`}; only it may resume it, not ${agent === null ? 'a call without an agent' : `agent ${JSON.stringify(agent)}`}`), expiresAt)
+        return await refuse(
+          new ResumeError(
+            'WRONG_AGENT',
+            `the program of token ${token} ran for ${identity.agent === null || identity.agent === undefined ? 'no agent' : `agent ${JSON.stringify(identity.agent)}`}; only it may resume it, not ${agent === null ? 'a call without an agent' : `agent ${JSON.stringify(agent)}`}`,
+          ),
+          expiresAt,
+        )
       }
       // Taken: another resume of this token finds nothing. Unconfirmed, the program does not go on (it
       // could then run twice).
-      if (!taking && lease === undefined && !(await this.#bounded(store.delete(token))).ok) throw unavailable('to remove the state of')
+      if (!taking && lease === undefined && !(await this.#bounded(store.delete(token))).ok)
+        throw unavailable('to remove the state of')
       // Leased: the state is deleted as the program goes on, which waits for that (see `#run`). A delete the store
       // did not confirm in time stops the program, and may still happen later (a Redis command is sent when the
       // server is back): the state is then written back before the lease ends, as the resume answered that it stays.
@@ -295,7 +390,17 @@ export class DurableRuns {
             }
       // A runtime that refuses to resume at all (disposed: a harness shutting down) ran nothing: the state goes back
       // (taken or deleted above, whatever the store).
-      return await this.#run(run, identity as RunIdentity, decisions, input, services, config, content, () => putBack(expiresAt).catch(() => undefined), consume)
+      return await this.#run(
+        run,
+        identity as RunIdentity,
+        decisions,
+        input,
+        services,
+        config,
+        content,
+        () => putBack(expiresAt).catch(() => undefined),
+        consume,
+      )
     } finally {
       this.#resuming.delete(token)
       if (lease !== undefined) {
@@ -309,7 +414,10 @@ export class DurableRuns {
           const { deleting, restore } = late
           const { since, ttlMs } = lease
           void deleting
-            .then(() => (performance.now() < since + ttlMs - this.#storeWaitMs ? restore() : undefined), () => undefined)
+            .then(
+              () => (performance.now() < since + ttlMs - this.#storeWaitMs ? restore() : undefined),
+              () => undefined,
+            )
             .catch(() => undefined)
             .then(() => release(key, holder))
             .catch(() => undefined)
@@ -360,7 +468,10 @@ export class DurableRuns {
       if (!claimHolderGone(other.holder)) break
       replaces = other.holder
     }
-    throw new ResumeError('IN_PROGRESS', `the program of token ${shownToken(token)} is being resumed by another process`)
+    throw new ResumeError(
+      'IN_PROGRESS',
+      `the program of token ${shownToken(token)} is being resumed by another process`,
+    )
   }
 
   /** Drops the suspended run in `state` (see `CodeRuntime.dropRun`); best effort, at most `storeWaitMs`. */
@@ -407,12 +518,20 @@ export class DurableRuns {
     let wentOn = (_: boolean): void => undefined
     log.resumed(suspended.key, decisions, new Promise<boolean>((resolve) => (wentOn = resolve)))
     const numbering = { count: identity.subCalls }
-    const scheduler = new SubCallScheduler(services, ctx, buildBindings(services, ctx), config.maxParallelSubCalls, log, config.drainGraceMs, {
-      numbering,
-      // No early bound on values: the run's limits are sealed in its state; the sandbox applies its maxResultChars.
-      durable: { deferrable: true, decisions: [...decisions] },
-      maxForwardedChars: config.maxForwardedChars,
-    })
+    const scheduler = new SubCallScheduler(
+      services,
+      ctx,
+      buildBindings(services, ctx),
+      config.maxParallelSubCalls,
+      log,
+      config.drainGraceMs,
+      {
+        numbering,
+        // No early bound on values: the run's limits are sealed in its state; the sandbox applies its maxResultChars.
+        durable: { deferrable: true, decisions: [...decisions] },
+        maxForwardedChars: config.maxForwardedChars,
+      },
+    )
     const next = this.begin(ctx, numbering)
     let run: CodeRunResult | undefined
     let logFailure: LogFailure | undefined
@@ -439,14 +558,19 @@ export class DurableRuns {
         await goesOn()
         return scheduler.submit(name, args)
       }
-      run = await answered((config.runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(suspended, { call, signal, durable: next }), config.maxWallMs, config.runtime.name)
+      run = await answered(
+        (config.runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(suspended, { call, signal, durable: next }),
+        config.maxWallMs,
+        config.runtime.name,
+      )
       wentOn(true)
       // A program that made no call ends here: its state goes now (it did nothing that another resume would repeat).
       if (consume !== undefined && !unconsumed) await (consumed ??= consume(false))
     } catch (error) {
       // resumeRun throws only before the program goes on (misuse, a disposed runtime, a session store that failed
       // to give it its session): its state is not lost.
-      const refused = error instanceof SandboxUsageError || (error instanceof SessionStoreError && error.code === 'unavailable')
+      const refused =
+        error instanceof SandboxUsageError || (error instanceof SessionStoreError && error.code === 'unavailable')
       wentOn(!refused)
       if (refused) await putBack()
       throw error
@@ -455,7 +579,10 @@ export class DurableRuns {
       logFailure = await scheduler.close(run?.error?.kind === 'timeout')
     }
     if (unconsumed) {
-      throw new ResumeError('STORE_UNAVAILABLE', `the store did not confirm within ${this.#storeWaitMs} ms that it removed the state of token ${shownToken(suspended.key)}, so the program was stopped before its first call: its state stays stored (written back if the store removes it late); try again later`)
+      throw new ResumeError(
+        'STORE_UNAVAILABLE',
+        `the store did not confirm within ${this.#storeWaitMs} ms that it removed the state of token ${shownToken(suspended.key)}, so the program was stopped before its first call: its state stays stored (written back if the store removes it late); try again later`,
+      )
     }
     logFailure = (await this.suspended(run, next.key, log)) ?? logFailure
     let result: ToolExecutionResult
@@ -499,10 +626,17 @@ function decisionsFor(decision: ToolResumeInput['decision'], parked: number): Ap
   const ok = (d: unknown): d is ApprovalDecision => d === 'allowed-once' || d === 'rejected'
   if (ok(decision)) return Array.from({ length: parked }, () => decision)
   if (Array.isArray(decision) && decision.every(ok)) {
-    if (decision.length !== parked) throw new ResumeError('BAD_DECISION', `the program waits on ${parked} call(s): give one decision, or ${parked}, not ${decision.length}`)
+    if (decision.length !== parked)
+      throw new ResumeError(
+        'BAD_DECISION',
+        `the program waits on ${parked} call(s): give one decision, or ${parked}, not ${decision.length}`,
+      )
     return [...decision]
   }
-  throw new ResumeError('BAD_DECISION', `a decision is 'allowed-once' or 'rejected' (or an array of them, one per waiting call), not ${JSON.stringify(decision)}`)
+  throw new ResumeError(
+    'BAD_DECISION',
+    `a decision is 'allowed-once' or 'rejected' (or an array of them, one per waiting call), not ${JSON.stringify(decision)}`,
+  )
 }
 
 /** `text`, or its first `max` characters and an ellipsis: what a message quotes of a text it does not bound. */

@@ -14,7 +14,13 @@ export class CodeRunFailedError extends ToolsError {
 }
 
 /** Why `ToolsService.resume` refused a token; nothing stored was changed then. */
-export type ResumeErrorCode = 'UNKNOWN_TOKEN' | 'STATE_REFUSED' | 'IN_PROGRESS' | 'BAD_DECISION' | 'WRONG_AGENT' | 'STORE_UNAVAILABLE'
+export type ResumeErrorCode =
+  | 'UNKNOWN_TOKEN'
+  | 'STATE_REFUSED'
+  | 'IN_PROGRESS'
+  | 'BAD_DECISION'
+  | 'WRONG_AGENT'
+  | 'STORE_UNAVAILABLE'
 
 /** `ToolsService.resume` could not continue a suspended program. */
 export class ResumeError extends Error {

@@ -1,7 +1,18 @@
 import { randomUUID } from 'node:crypto'
 import type { CodeRunLimits, CodeRuntime } from '@ptc/sandbox'
 import { SESSION_GUIDANCE } from '@ptc/sandbox/session'
-import { createNativeExecutor, RUN_CODE, type ToolDefinition, type ToolExecutor, type ToolModelInput, type ToolPromptSection, type ToolExecutorServices, type ToolResumeInput, type ToolRunContext, type ToolSchema } from '@ptc/tools'
+import {
+  createNativeExecutor,
+  RUN_CODE,
+  type ToolDefinition,
+  type ToolExecutor,
+  type ToolModelInput,
+  type ToolPromptSection,
+  type ToolExecutorServices,
+  type ToolResumeInput,
+  type ToolRunContext,
+  type ToolSchema,
+} from '@ptc/tools'
 import { checkDrainGrace } from '@ptc/tools/executor'
 import { declarationsOf, rememberedDeclarations } from './bindings.js'
 import { LongRuns, type LongRunOptions } from './long-runs.js'
@@ -103,7 +114,6 @@ export interface PtcExecutorOptions {
   discovery?: DiscoveryOptions | false
 }
 
-
 /** The name of the SDK prompt section: the executor's own (the guidance) and each step's (guidance and declarations). */
 const SDK_SECTION = 'ptc-sdk'
 
@@ -119,11 +129,14 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
     throw new TypeError('createPtcExecutor needs { runtime }: a CodeRuntime such as createQuickJSRuntime()')
   }
   const mode = options.mode ?? 'code'
-  if (mode !== 'code' && mode !== 'both') throw new TypeError(`mode must be 'code' or 'both', not ${JSON.stringify(mode)}`)
+  if (mode !== 'code' && mode !== 'both')
+    throw new TypeError(`mode must be 'code' or 'both', not ${JSON.stringify(mode)}`)
   const maxParallelSubCalls = options.maxParallelSubCalls ?? 10
-  if (!Number.isInteger(maxParallelSubCalls) || maxParallelSubCalls < 1) throw new TypeError('maxParallelSubCalls must be a positive integer')
+  if (!Number.isInteger(maxParallelSubCalls) || maxParallelSubCalls < 1)
+    throw new TypeError('maxParallelSubCalls must be a positive integer')
   const maxForwardedChars = options.maxForwardedChars ?? DEFAULT_MAX_FORWARDED_CHARS
-  if (!Number.isSafeInteger(maxForwardedChars) || maxForwardedChars < 0) throw new TypeError(`maxForwardedChars must be a non-negative integer, not ${String(maxForwardedChars)}`)
+  if (!Number.isSafeInteger(maxForwardedChars) || maxForwardedChars < 0)
+    throw new TypeError(`maxForwardedChars must be a non-negative integer, not ${String(maxForwardedChars)}`)
   const limits = { ...options.limits }
   // A program's timeoutMs may shorten its wall, never lengthen it past what the harness configured:
   // the executor's limits, else the runtime's own.
@@ -134,10 +147,14 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
   const longRuns = options.longRuns === undefined ? undefined : new LongRuns(options.longRuns)
   const durable = options.durable === undefined ? undefined : new DurableRuns(options.durable, runtime)
   const guidanceText = guidance(sessionKey !== undefined, longRuns)
-  const native = createNativeExecutor({ drainGraceMs, ...(options.maxParallelToolCalls !== undefined && { maxParallelToolCalls: options.maxParallelToolCalls }) })
+  const native = createNativeExecutor({
+    drainGraceMs,
+    ...(options.maxParallelToolCalls !== undefined && { maxParallelToolCalls: options.maxParallelToolCalls }),
+  })
   const declarations = rememberedDeclarations()
   const discovery = resolveDiscovery(options.discovery)
-  const fullSection = (tools: readonly ToolDefinition[]): string => `${guidanceText}\n\n${declarationsBlock(declarations(tools))}`
+  const fullSection = (tools: readonly ToolDefinition[]): string =>
+    `${guidanceText}\n\n${declarationsBlock(declarations(tools))}`
   const section = discovery === undefined ? undefined : rememberedSections(guidanceText, discovery, fullSection)
   const runCodeSchema = (): ToolSchema => ({
     name: RUN_CODE,
@@ -178,7 +195,13 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
     execute: (input, services) => native.execute(input, services),
     ...(discovery !== undefined && { builtins: searchBuiltins }),
     ...(durable !== undefined && {
-      resume: (input: ToolResumeInput, services: ToolExecutorServices) => durable.resume(input, services, { runtime, maxWallMs: maxTimeoutMs, maxParallelSubCalls, maxForwardedChars, drainGraceMs, logLimits }, runCodeContent),
+      resume: (input: ToolResumeInput, services: ToolExecutorServices) =>
+        durable.resume(
+          input,
+          services,
+          { runtime, maxWallMs: maxTimeoutMs, maxParallelSubCalls, maxForwardedChars, drainGraceMs, logLimits },
+          runCodeContent,
+        ),
     }),
   } satisfies ToolExecutor)
   // Calls a provider-hosted program made are sub-dispatches of that program, as a run_code program's are.
@@ -189,18 +212,29 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
  * Guidance plus the declarations of the tools a scope can see, deterministic for the same tool set; with
  * `discovery` (off unless given), past its budget, the text the PTC executor gives with that option.
  */
-export function sdkText(tools: readonly ToolDefinition[], options?: { sessions?: boolean; discovery?: DiscoveryOptions | false }): string {
+export function sdkText(
+  tools: readonly ToolDefinition[],
+  options?: { sessions?: boolean; discovery?: DiscoveryOptions | false },
+): string {
   const text = guidance(options?.sessions === true, undefined)
   const full = (defs: readonly ToolDefinition[]): string => `${text}\n\n${declarationsBlock(declarationsOf(defs))}`
-  const discovery: ResolvedDiscovery | undefined = options?.discovery === undefined ? undefined : resolveDiscovery(options.discovery)
+  const discovery: ResolvedDiscovery | undefined =
+    options?.discovery === undefined ? undefined : resolveDiscovery(options.discovery)
   return discovery === undefined ? full(tools) : rememberedSections(text, discovery, full)(tools).text
 }
 
 /** The executor's own `search_tools`, one per set of services. */
-const searchBuiltins = Object.freeze({ names: Object.freeze([SEARCH_TOOLS]), define: (services: ToolExecutorServices) => [createSearchTool(services)] })
+const searchBuiltins = Object.freeze({
+  names: Object.freeze([SEARCH_TOOLS]),
+  define: (services: ToolExecutorServices) => [createSearchTool(services)],
+})
 
 function searchToolsSchema(): ToolSchema {
-  return { name: SEARCH_TOOLS, description: SEARCH_TOOLS_DESCRIPTION, parameters: structuredClone(SEARCH_TOOLS_PARAMETERS) }
+  return {
+    name: SEARCH_TOOLS,
+    description: SEARCH_TOOLS_DESCRIPTION,
+    parameters: structuredClone(SEARCH_TOOLS_PARAMETERS),
+  }
 }
 
 function guidance(sessions: boolean, longRuns: LongRuns | undefined): string {
@@ -219,10 +253,15 @@ function guidance(sessions: boolean, longRuns: LongRuns | undefined): string {
 const agentKeys = new WeakMap<object, string>()
 
 /** The per-call session key function of `sessions`, or undefined when sessions are off. */
-function sessionKeyOf(sessions: PtcExecutorOptions['sessions'], runtime: CodeRuntime): ((ctx: ToolRunContext) => string | undefined) | undefined {
+function sessionKeyOf(
+  sessions: PtcExecutorOptions['sessions'],
+  runtime: CodeRuntime,
+): ((ctx: ToolRunContext) => string | undefined) | undefined {
   if (sessions === undefined || sessions === false) return undefined
   if (typeof runtime.endSession !== 'function') {
-    throw new TypeError(`createPtcExecutor: sessions need a runtime that keeps them (one with endSession); the ${runtime.name} runtime does not`)
+    throw new TypeError(
+      `createPtcExecutor: sessions need a runtime that keeps them (one with endSession); the ${runtime.name} runtime does not`,
+    )
   }
   if (sessions === true) {
     return (ctx) => {

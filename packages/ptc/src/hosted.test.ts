@@ -1,4 +1,15 @@
-import { createNativeExecutor, defineTool, MemorySession, ToolBatchExecutionError, ToolsService, type Agent, type ApprovalRequest, type SessionEvent, type ToolCallBlock, type ToolExecution } from '@ptc/tools'
+import {
+  createNativeExecutor,
+  defineTool,
+  MemorySession,
+  ToolBatchExecutionError,
+  ToolsService,
+  type Agent,
+  type ApprovalRequest,
+  type SessionEvent,
+  type ToolCallBlock,
+  type ToolExecution,
+} from '@ptc/tools'
 import { describe, expect, test } from 'vitest'
 import { withHostedPrograms } from './hosted.js'
 import { FakeRuntime } from './testing/fake-runtime.js'
@@ -8,26 +19,45 @@ const PROGRAM = { type: 'code_execution_20250825', id: 'srvtoolu_1', code: 'r = 
 
 /** A call made by a hosted program. */
 function hosted(id: string, name: string, args: unknown, caller: ToolCallBlock['caller'] = PROGRAM): ToolCallBlock {
-  return { type: 'tool_call', id, name, arguments: typeof args === 'string' ? args : JSON.stringify(args), ...(caller !== undefined && { caller }) }
+  return {
+    type: 'tool_call',
+    id,
+    name,
+    arguments: typeof args === 'string' ? args : JSON.stringify(args),
+    ...(caller !== undefined && { caller }),
+  }
 }
 
 /** The fields of the dispatch events that tell who called what. */
 function dispatches(events: readonly SessionEvent[]): Array<Record<string, unknown>> {
   return events
     .filter((e) => e.type.startsWith('tool/ptc-'))
-    .map(({ type, callId, subCallId, parentCallId, rootCallId, name, isError, code }) => ({ type, callId, subCallId, parentCallId, rootCallId, name, isError, code }))
+    .map(({ type, callId, subCallId, parentCallId, rootCallId, name, isError, code }) => ({
+      type,
+      callId,
+      subCallId,
+      parentCallId,
+      rootCallId,
+      name,
+      isError,
+      code,
+    }))
     .map((e) => Object.fromEntries(Object.entries(e).filter(([, v]) => v !== undefined)))
 }
 
 /** A service over the native executor with hosted routing, the fixture tools, and an agent with a session. */
-function nativeHarness(options: Parameters<typeof withHostedPrograms>[1] = {}, approval?: (request: ApprovalRequest) => Promise<'allowed-once' | 'rejected'>) {
+function nativeHarness(
+  options: Parameters<typeof withHostedPrograms>[1] = {},
+  approval?: (request: ApprovalRequest) => Promise<'allowed-once' | 'rejected'>,
+) {
   const trace: string[] = []
   const tools = new ToolsService(approval === undefined ? {} : { approval: { request: approval } })
   for (const tool of fixtureTools(trace)) tools.register(tool)
   tools.setExecutor(withHostedPrograms(createNativeExecutor(), options))
   const session = new MemorySession()
   const agent: Agent = { id: 'agent', session }
-  const batch = (calls: ToolCallBlock[], signal = new AbortController().signal) => tools.execute({ calls, signal, agent, log: { turn: 1, step: 1 } })
+  const batch = (calls: ToolCallBlock[], signal = new AbortController().signal) =>
+    tools.execute({ calls, signal, agent, log: { turn: 1, step: 1 } })
   return { tools, session, agent, trace, batch }
 }
 
@@ -42,11 +72,17 @@ describe('calls made by a provider-hosted program', () => {
       },
     }
     const thrown = await tools
-      .execute({ calls: [hosted('toolu_a', 'lookup', { key: 'abc' })], signal: new AbortController().signal, agent: { id: 'agent', session: refusing } })
+      .execute({
+        calls: [hosted('toolu_a', 'lookup', { key: 'abc' })],
+        signal: new AbortController().signal,
+        agent: { id: 'agent', session: refusing },
+      })
       .catch((e: unknown) => e)
     expect(thrown).toBeInstanceOf(ToolBatchExecutionError)
     expect((thrown as ToolBatchExecutionError).message).toBe('the session log failed: row too large')
-    expect((thrown as ToolBatchExecutionError).results).toMatchObject([{ callId: 'toolu_a', result: { isError: false, value: { key: 'abc', value: 3 } } }])
+    expect((thrown as ToolBatchExecutionError).results).toMatchObject([
+      { callId: 'toolu_a', result: { isError: false, value: { key: 'abc', value: 3 } } },
+    ])
   })
 
   test('in code mode they are sub-dispatches of their program, logged under it; a direct call stays direct', async () => {
@@ -65,10 +101,40 @@ describe('calls made by a provider-hosted program', () => {
     expect(seen[0]?.parent).toBe(seen[1]?.parent)
     expect(dispatches(h.session.events)).toEqual([
       { type: 'tool/ptc-program', callId: 'srvtoolu_1', name: 'code_execution_20250825', code: PROGRAM.code },
-      { type: 'tool/ptc-dispatch-start', callId: 'toolu_a', subCallId: 'srvtoolu_1:ptc:1', parentCallId: 'srvtoolu_1', rootCallId: 'srvtoolu_1', name: 'lookup' },
-      { type: 'tool/ptc-dispatch-start', callId: 'toolu_b', subCallId: 'srvtoolu_1:ptc:2', parentCallId: 'srvtoolu_1', rootCallId: 'srvtoolu_1', name: 'lookup' },
-      { type: 'tool/ptc-dispatch', callId: 'toolu_a', subCallId: 'srvtoolu_1:ptc:1', parentCallId: 'srvtoolu_1', rootCallId: 'srvtoolu_1', name: 'lookup', isError: false },
-      { type: 'tool/ptc-dispatch', callId: 'toolu_b', subCallId: 'srvtoolu_1:ptc:2', parentCallId: 'srvtoolu_1', rootCallId: 'srvtoolu_1', name: 'lookup', isError: false },
+      {
+        type: 'tool/ptc-dispatch-start',
+        callId: 'toolu_a',
+        subCallId: 'srvtoolu_1:ptc:1',
+        parentCallId: 'srvtoolu_1',
+        rootCallId: 'srvtoolu_1',
+        name: 'lookup',
+      },
+      {
+        type: 'tool/ptc-dispatch-start',
+        callId: 'toolu_b',
+        subCallId: 'srvtoolu_1:ptc:2',
+        parentCallId: 'srvtoolu_1',
+        rootCallId: 'srvtoolu_1',
+        name: 'lookup',
+      },
+      {
+        type: 'tool/ptc-dispatch',
+        callId: 'toolu_a',
+        subCallId: 'srvtoolu_1:ptc:1',
+        parentCallId: 'srvtoolu_1',
+        rootCallId: 'srvtoolu_1',
+        name: 'lookup',
+        isError: false,
+      },
+      {
+        type: 'tool/ptc-dispatch',
+        callId: 'toolu_b',
+        subCallId: 'srvtoolu_1:ptc:2',
+        parentCallId: 'srvtoolu_1',
+        rootCallId: 'srvtoolu_1',
+        name: 'lookup',
+        isError: false,
+      },
     ])
     expect(h.session.ofType('tool/call')).toEqual([])
 
@@ -98,16 +164,23 @@ describe('calls made by a provider-hosted program', () => {
       ['t3', 'srvtoolu_1:ptc:3'],
       ['t4', 'srvtoolu_2:ptc:1'],
     ])
-    expect(h.session.ofType('tool/ptc-program').map((e) => [e.callId, e.name, e.code ?? null, e.turn, e.step])).toEqual([
-      ['srvtoolu_1', 'code_execution_20250825', PROGRAM.code, 1, 1],
-      ['srvtoolu_2', 'code_execution_20260120', null, 1, 1],
-    ])
+    expect(h.session.ofType('tool/ptc-program').map((e) => [e.callId, e.name, e.code ?? null, e.turn, e.step])).toEqual(
+      [
+        ['srvtoolu_1', 'code_execution_20250825', PROGRAM.code, 1, 1],
+        ['srvtoolu_2', 'code_execution_20260120', null, 1, 1],
+      ],
+    )
   })
 
   test('policy and approval apply to each call, with the program as parent', async () => {
     const asked: string[] = []
-    const h = nativeHarness({}, async (request) => (asked.push(request.exec.callId), request.exec.name === 'write' ? 'rejected' : 'allowed-once'))
-    h.tools.on('tools/pre-execute', (exec, next) => (exec.parent !== undefined ? { kind: 'ask', reason: 'a hosted program calls' } : next()))
+    const h = nativeHarness(
+      {},
+      async (request) => (asked.push(request.exec.callId), request.exec.name === 'write' ? 'rejected' : 'allowed-once'),
+    )
+    h.tools.on('tools/pre-execute', (exec, next) =>
+      exec.parent !== undefined ? { kind: 'ask', reason: 'a hosted program calls' } : next(),
+    )
     const out = await h.batch([hosted('t1', 'lookup', { key: 'a' }), hosted('t2', 'write', { key: 'w' })])
     expect(asked).toEqual(['srvtoolu_1:ptc:1', 'srvtoolu_1:ptc:2'])
     expect(out.results.map((r) => r.result.error?.info?.code ?? 'ok')).toEqual(['ok', 'DENIED'])
@@ -121,7 +194,12 @@ describe('calls made by a provider-hosted program', () => {
   test("a program's call is never approved by the batch's approved ids: its ask goes to the approval service", async () => {
     const h = nativeHarness({}, async () => 'rejected')
     h.tools.on('tools/pre-execute', () => ({ kind: 'ask', reason: 'careful' }))
-    const out = await h.tools.execute({ calls: [hosted('t1', 'lookup', { key: 'a' })], signal: new AbortController().signal, agent: h.agent, approved: ['t1', 'srvtoolu_1:ptc:1'] })
+    const out = await h.tools.execute({
+      calls: [hosted('t1', 'lookup', { key: 'a' })],
+      signal: new AbortController().signal,
+      agent: h.agent,
+      approved: ['t1', 'srvtoolu_1:ptc:1'],
+    })
     expect(out.results[0]?.result.error?.info?.code).toBe('DENIED')
     expect(h.trace).toEqual([])
   })
@@ -155,7 +233,12 @@ describe('calls made by a provider-hosted program', () => {
       { type: 'tool_call', id: 'd2', name: 'lookup', arguments: '{"key":"z"}' },
     ])
     expect(out.results.map((r) => r.callId)).toEqual(['d1', 't1', 't2', 'd2'])
-    expect(out.results.map((r) => r.result.value)).toEqual([{ written: 'direct' }, { met: true }, { met: true }, { key: 'z', value: 1 }])
+    expect(out.results.map((r) => r.result.value)).toEqual([
+      { written: 'direct' },
+      { met: true },
+      { met: true },
+      { key: 'z', value: 1 },
+    ])
     // The direct write ran alone; the program's two safe calls overlapped; the last direct call came after them.
     expect(h.trace.slice(0, 4)).toEqual(['start write direct', 'end write direct', 'start x', 'start y'])
     expect(h.trace.slice(6)).toEqual(['start z', 'end z'])
@@ -165,14 +248,28 @@ describe('calls made by a provider-hosted program', () => {
 
   test("a program's exclusive call waits for its earlier calls and runs alone", async () => {
     const h = nativeHarness()
-    await h.batch([hosted('t1', 'lookup', { key: 'a', delayMs: 20 }), hosted('t2', 'write', { key: 'w' }), hosted('t3', 'lookup', { key: 'b' })])
+    await h.batch([
+      hosted('t1', 'lookup', { key: 'a', delayMs: 20 }),
+      hosted('t2', 'write', { key: 'w' }),
+      hosted('t3', 'lookup', { key: 'b' }),
+    ])
     expect(h.trace).toEqual(['start a', 'end a', 'start write w', 'end write w', 'start b', 'end b'])
   })
 
   test('an unknown name, unreadable arguments and invalid arguments are answered and logged, the other calls run', async () => {
     const h = nativeHarness()
-    const out = await h.batch([hosted('t1', 'nope', {}), hosted('t2', 'lookup', '{"key": '), hosted('t3', 'lookup', { key: 7 }), hosted('t4', 'lookup', { key: 'ok' })])
-    expect(out.results.map((r) => r.result.error?.info?.code ?? 'ok')).toEqual(['UNKNOWN_TOOL', 'INVALID_ARGS', 'INVALID_ARGS', 'ok'])
+    const out = await h.batch([
+      hosted('t1', 'nope', {}),
+      hosted('t2', 'lookup', '{"key": '),
+      hosted('t3', 'lookup', { key: 7 }),
+      hosted('t4', 'lookup', { key: 'ok' }),
+    ])
+    expect(out.results.map((r) => r.result.error?.info?.code ?? 'ok')).toEqual([
+      'UNKNOWN_TOOL',
+      'INVALID_ARGS',
+      'INVALID_ARGS',
+      'ok',
+    ])
     expect(text(out.results[1]!.result)).toMatch(/arguments are not valid JSON/)
     expect(h.session.ofType('tool/ptc-dispatch').map((e) => [e.callId, e.isError])).toEqual([
       ['t1', true],
@@ -184,7 +281,10 @@ describe('calls made by a provider-hosted program', () => {
 
   test('a caller that is not { type, id } strings fails that call with a clear error; nothing is dispatched', async () => {
     const h = nativeHarness()
-    const out = await h.batch([hosted('t1', 'lookup', { key: 'a' }, { type: 'code_execution_20250825', id: '' }), hosted('t2', 'lookup', { key: 'b' })])
+    const out = await h.batch([
+      hosted('t1', 'lookup', { key: 'a' }, { type: 'code_execution_20250825', id: '' }),
+      hosted('t2', 'lookup', { key: 'b' }),
+    ])
     expect(out.results[0]?.result.error?.info?.code).toBe('INVALID_ARGS')
     expect(text(out.results[0]!.result)).toMatch(/call of lookup has a malformed caller/)
     expect(out.results[1]?.result.isError).toBe(false)
@@ -204,13 +304,23 @@ describe('calls made by a provider-hosted program', () => {
     const h = nativeHarness({ drainGraceMs: 20 })
     h.tools.register(stubborn)
     const controller = new AbortController()
-    const pending = h.batch([hosted('t1', 'stubborn', {}), hosted('t2', 'lookup', { key: 'slow', delayMs: 10_000 }), hosted('t3', 'write', { key: 'never' })], controller.signal)
+    const pending = h.batch(
+      [
+        hosted('t1', 'stubborn', {}),
+        hosted('t2', 'lookup', { key: 'slow', delayMs: 10_000 }),
+        hosted('t3', 'write', { key: 'never' }),
+      ],
+      controller.signal,
+    )
     while (!h.trace.includes('start slow')) await sleep(1)
     controller.abort(new Error('user pressed stop'))
     const out = await pending
     // The stubborn call is abandoned, the cooperative one fails with the abort reason it threw, the queued one never starts.
     expect(out.results.map((r) => [r.result.error?.info?.code, text(r.result)])).toEqual([
-      ['ABORTED', 'Error: the batch was aborted and the tool call was abandoned: it ignored its abort signal and had not settled 20 ms later'],
+      [
+        'ABORTED',
+        'Error: the batch was aborted and the tool call was abandoned: it ignored its abort signal and had not settled 20 ms later',
+      ],
       ['TOOL_ERROR', 'Error: user pressed stop'],
       ['ABORTED', 'Error: the batch was aborted before this call started'],
     ])
@@ -224,23 +334,39 @@ describe('calls made by a provider-hosted program', () => {
     release()
     while (h.session.ofType('tool/ptc-dispatch-late').length === 0) await sleep(1)
     // Its body's own outcome, logged late: a success after the abort is ABORTED, as for any call.
-    expect(h.session.ofType('tool/ptc-dispatch-late').map((e) => [e.callId, (e.error as { info?: { code?: string } } | undefined)?.info?.code])).toEqual([['t1', 'ABORTED']])
+    expect(
+      h.session
+        .ofType('tool/ptc-dispatch-late')
+        .map((e) => [e.callId, (e.error as { info?: { code?: string } } | undefined)?.info?.code]),
+    ).toEqual([['t1', 'ABORTED']])
   })
 
   test("two agents' programs with the same id do not share numbering; a forgotten program numbers from 1", async () => {
     const h = nativeHarness({ maxPrograms: 1 })
     const other: Agent = { id: 'other', session: h.session }
     await h.batch([hosted('t1', 'lookup', { key: 'a' })])
-    await h.tools.execute({ calls: [hosted('t2', 'lookup', { key: 'b' })], signal: new AbortController().signal, agent: other })
+    await h.tools.execute({
+      calls: [hosted('t2', 'lookup', { key: 'b' })],
+      signal: new AbortController().signal,
+      agent: other,
+    })
     await h.batch([hosted('t3', 'lookup', { key: 'c' })])
-    expect(h.session.ofType('tool/ptc-dispatch-start').map((e) => e.subCallId)).toEqual(['srvtoolu_1:ptc:1', 'srvtoolu_1:ptc:1', 'srvtoolu_1:ptc:1'])
+    expect(h.session.ofType('tool/ptc-dispatch-start').map((e) => e.subCallId)).toEqual([
+      'srvtoolu_1:ptc:1',
+      'srvtoolu_1:ptc:1',
+      'srvtoolu_1:ptc:1',
+    ])
     expect(h.session.ofType('tool/ptc-program')).toHaveLength(3)
   })
 
   test('options are checked', () => {
-    expect(() => withHostedPrograms(createNativeExecutor(), { maxParallelSubCalls: 0 })).toThrow(/maxParallelSubCalls must be a positive integer/)
+    expect(() => withHostedPrograms(createNativeExecutor(), { maxParallelSubCalls: 0 })).toThrow(
+      /maxParallelSubCalls must be a positive integer/,
+    )
     expect(() => withHostedPrograms(createNativeExecutor(), { drainGraceMs: -1 })).toThrow(/drainGraceMs/)
-    expect(() => withHostedPrograms(createNativeExecutor(), { maxPrograms: 1.5 })).toThrow(/maxPrograms must be a positive integer/)
+    expect(() => withHostedPrograms(createNativeExecutor(), { maxPrograms: 1.5 })).toThrow(
+      /maxPrograms must be a positive integer/,
+    )
     expect(() => withHostedPrograms({} as never)).toThrow(/needs a ToolExecutor/)
   })
 })

@@ -18,7 +18,14 @@ import {
   type ToolRunContext,
   type UserMessage,
 } from '@ptc/tools'
-import { checkDrainGrace, failureResult, parseToolCall, sessionLogFailed, whenAborted, type LogFailure } from '@ptc/tools/executor'
+import {
+  checkDrainGrace,
+  failureResult,
+  parseToolCall,
+  sessionLogFailed,
+  whenAborted,
+  type LogFailure,
+} from '@ptc/tools/executor'
 import { buildBindings } from './bindings.js'
 import { DispatchLog } from './dispatch-log.js'
 import { resolveLogLimits, type LogLimits } from './log-limits.js'
@@ -65,10 +72,15 @@ interface HostedProgram {
  * provider's id of the call, as `run_code`'s sub-calls do (`ptc log` shows them under their program).
  * A hosted call's result is its whole result (content, contexts, conclusion), returned to the provider.
  */
-export function withHostedPrograms(executor: ToolExecutor = createNativeExecutor(), options: HostedProgramsOptions = {}): ToolExecutor {
-  if (typeof executor !== 'object' || executor === null || typeof executor.execute !== 'function') throw new TypeError('withHostedPrograms needs a ToolExecutor')
+export function withHostedPrograms(
+  executor: ToolExecutor = createNativeExecutor(),
+  options: HostedProgramsOptions = {},
+): ToolExecutor {
+  if (typeof executor !== 'object' || executor === null || typeof executor.execute !== 'function')
+    throw new TypeError('withHostedPrograms needs a ToolExecutor')
   const maxParallel = options.maxParallelSubCalls ?? 10
-  if (!Number.isInteger(maxParallel) || maxParallel < 1) throw new TypeError('maxParallelSubCalls must be a positive integer')
+  if (!Number.isInteger(maxParallel) || maxParallel < 1)
+    throw new TypeError('maxParallelSubCalls must be a positive integer')
   const graceMs = checkDrainGrace(options.drainGraceMs)
   const maxPrograms = options.maxPrograms ?? 10_000
   if (!Number.isInteger(maxPrograms) || maxPrograms < 1) throw new TypeError('maxPrograms must be a positive integer')
@@ -89,7 +101,9 @@ export function withHostedPrograms(executor: ToolExecutor = createNativeExecutor
       program.logged = true
       log.program(caller, input.log)
     }
-    const scheduler = new SubCallScheduler(services, exec, buildBindings(services, input), maxParallel, log, graceMs, { numbering: program.numbering })
+    const scheduler = new SubCallScheduler(services, exec, buildBindings(services, input), maxParallel, log, graceMs, {
+      numbering: program.numbering,
+    })
     // An abort stops the program's calls as a run's end does: queued ones never start, in-flight ones get the grace.
     const stopWaiting = whenAborted(input.signal, () => void scheduler.close(false, 'the batch was aborted'))
     let results: ToolCallResult[]
@@ -113,7 +127,12 @@ export function withHostedPrograms(executor: ToolExecutor = createNativeExecutor
     let logFailure: LogFailure | undefined
     for (const run of runs) {
       if (run.caller === 'malformed') {
-        results.push(...run.calls.map((call) => ({ callId: typeof call?.id === 'string' ? call.id : '', result: malformedCaller(call) })))
+        results.push(
+          ...run.calls.map((call) => ({
+            callId: typeof call?.id === 'string' ? call.id : '',
+            result: malformedCaller(call),
+          })),
+        )
       } else if (run.caller === undefined) {
         const batch = await executor.execute({ ...input, calls: run.calls }, services)
         results.push(...batch.results)
@@ -157,7 +176,11 @@ function runsOf(calls: readonly ToolCallBlock[]): CallRun[] {
   for (const call of calls) {
     const caller = callerOf(call)
     const last = runs.at(-1)
-    const same = last !== undefined && (typeof caller === 'object' && typeof last.caller === 'object' ? caller.id === last.caller.id : caller === last.caller)
+    const same =
+      last !== undefined &&
+      (typeof caller === 'object' && typeof last.caller === 'object'
+        ? caller.id === last.caller.id
+        : caller === last.caller)
     if (same) last.calls.push(call)
     else runs.push({ caller, calls: [call] })
   }
@@ -170,13 +193,23 @@ function callerOf(call: ToolCallBlock): HostedCaller | undefined | 'malformed' {
   if (caller === undefined) return undefined
   if (typeof caller !== 'object' || caller === null) return 'malformed'
   const { type, id, code } = caller as Record<string, unknown>
-  if (typeof type !== 'string' || type === '' || typeof id !== 'string' || id === '' || (code !== undefined && typeof code !== 'string')) return 'malformed'
+  if (
+    typeof type !== 'string' ||
+    type === '' ||
+    typeof id !== 'string' ||
+    id === '' ||
+    (code !== undefined && typeof code !== 'string')
+  )
+    return 'malformed'
   return code === undefined ? { type, id } : { type, id, code }
 }
 
 function malformedCaller(call: ToolCallBlock | undefined): ToolCallResult['result'] {
   const name = typeof call?.name === 'string' ? call.name : '?'
-  return failureResult('INVALID_ARGS', `the call of ${name} has a malformed caller: expected { type, id } (non-empty strings) and an optional code string`)
+  return failureResult(
+    'INVALID_ARGS',
+    `the call of ${name} has a malformed caller: expected { type, id } (non-empty strings) and an optional code string`,
+  )
 }
 
 /**
@@ -208,7 +241,11 @@ class ProgramTable {
 
   get(id: string, agentId: string | undefined): HostedProgram {
     const key = `${agentId ?? ''}\u0000${id}`
-    const program = this.#programs.get(key) ?? { token: Symbol(id) as ToolExecutionToken, numbering: { count: 0 }, logged: false }
+    const program = this.#programs.get(key) ?? {
+      token: Symbol(id) as ToolExecutionToken,
+      numbering: { count: 0 },
+      logged: false,
+    }
     this.#programs.delete(key)
     this.#programs.set(key, program)
     if (this.#programs.size > this.max) this.#programs.delete(this.#programs.keys().next().value as string)

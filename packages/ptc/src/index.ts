@@ -3,7 +3,14 @@ export { SDK_GUIDANCE } from './guidance.js'
 export { withHostedPrograms, type HostedProgramsOptions } from './hosted.js'
 export { CodeRunFailedError, ResumeError, type ResumeErrorCode } from './errors.js'
 export type { AwaitingApproval, DurableOptions } from './durable.js'
-export { RUN_CODE_DESCRIPTION, RUN_CODE_LONG_PARAMETERS, RUN_CODE_PARAMETERS, parseRunCodeArgs, type RunCodeArgs, type RunCodeWaitArgs } from './run-code-args.js'
+export {
+  RUN_CODE_DESCRIPTION,
+  RUN_CODE_LONG_PARAMETERS,
+  RUN_CODE_PARAMETERS,
+  parseRunCodeArgs,
+  type RunCodeArgs,
+  type RunCodeWaitArgs,
+} from './run-code-args.js'
 export type { LongRunOptions } from './long-runs.js'
 export { DEFAULT_LOG_LIMITS, ELIDED_HEAD_CHARS, type Elision, type LogLimits } from './log-limits.js'
 export { renderRunText } from './render.js'

@@ -11,7 +11,10 @@ describe('LogBudget', () => {
     expect(budget.arguments(small)).toEqual({ value: small })
     const large = { text: 'é'.repeat(1000) }
     const json = JSON.stringify(large)
-    expect(budget.arguments(large)).toEqual({ value: `${json.slice(0, ELIDED_HEAD_CHARS)}…`, elided: { bytes: Buffer.byteLength(json), sha256: sha(json) } })
+    expect(budget.arguments(large)).toEqual({
+      value: `${json.slice(0, ELIDED_HEAD_CHARS)}…`,
+      elided: { bytes: Buffer.byteLength(json), sha256: sha(json) },
+    })
   })
 
   test('past maxRunChars values are elided; a value no longer than the head is always whole', () => {
@@ -58,10 +61,19 @@ describe('LogBudget', () => {
 describe('resolveLogLimits', () => {
   test('defaults, overrides, false, and bad values', () => {
     expect(resolveLogLimits(undefined)).toEqual(DEFAULT_LOG_LIMITS)
-    expect(resolveLogLimits({ maxRunChars: 5 })).toEqual({ maxValueChars: DEFAULT_LOG_LIMITS.maxValueChars, maxRunChars: 5 })
+    expect(resolveLogLimits({ maxRunChars: 5 })).toEqual({
+      maxValueChars: DEFAULT_LOG_LIMITS.maxValueChars,
+      maxRunChars: 5,
+    })
     expect(resolveLogLimits(false)).toBeUndefined()
-    expect(() => resolveLogLimits({ maxValueChars: 0 })).toThrow('logLimits.maxValueChars must be a positive integer, not 0')
-    expect(() => resolveLogLimits({ maxRunChars: Number.NaN })).toThrow('logLimits.maxRunChars must be a positive integer, not NaN')
-    expect(() => resolveLogLimits(true as unknown as false)).toThrow('logLimits must be false or { maxValueChars?, maxRunChars? }')
+    expect(() => resolveLogLimits({ maxValueChars: 0 })).toThrow(
+      'logLimits.maxValueChars must be a positive integer, not 0',
+    )
+    expect(() => resolveLogLimits({ maxRunChars: Number.NaN })).toThrow(
+      'logLimits.maxRunChars must be a positive integer, not NaN',
+    )
+    expect(() => resolveLogLimits(true as unknown as false)).toThrow(
+      'logLimits must be false or { maxValueChars?, maxRunChars? }',
+    )
   })
 })

@@ -14,7 +14,10 @@ export interface LogLimits {
   readonly maxRunChars: number
 }
 
-export const DEFAULT_LOG_LIMITS: Readonly<LogLimits> = Object.freeze({ maxValueChars: 64 * 1024, maxRunChars: 16 * 1024 * 1024 })
+export const DEFAULT_LOG_LIMITS: Readonly<LogLimits> = Object.freeze({
+  maxValueChars: 64 * 1024,
+  maxRunChars: 16 * 1024 * 1024,
+})
 
 /**
  * The characters of its JSON text (arguments) or of its text (content) an elided value keeps; a value no
@@ -33,11 +36,13 @@ export interface Elision {
 /** `options.logLimits` checked: the limits, or `undefined` to log every value whole (`false`). @throws TypeError */
 export function resolveLogLimits(limits: Partial<LogLimits> | false | undefined): LogLimits | undefined {
   if (limits === false) return undefined
-  if (limits !== undefined && (typeof limits !== 'object' || limits === null)) throw new TypeError('logLimits must be false or { maxValueChars?, maxRunChars? }')
+  if (limits !== undefined && (typeof limits !== 'object' || limits === null))
+    throw new TypeError('logLimits must be false or { maxValueChars?, maxRunChars? }')
   const resolved = { ...DEFAULT_LOG_LIMITS, ...limits }
   for (const name of ['maxValueChars', 'maxRunChars'] as const) {
     const value = resolved[name]
-    if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`logLimits.${name} must be a positive integer, not ${String(value)}`)
+    if (!Number.isSafeInteger(value) || value < 1)
+      throw new TypeError(`logLimits.${name} must be a positive integer, not ${String(value)}`)
   }
   return resolved
 }
@@ -69,7 +74,8 @@ export class LogBudget {
       if (block.type === 'text') bytes += Buffer.byteLength(block.text, 'utf8')
       else bytes += block.data.length
       // Each block's own head first: a whole 20 MB text joined here would be copied to take 256 characters.
-      if (shown.length < ELIDED_HEAD_CHARS) shown += `${shown === '' ? '' : '\n'}${block.type === 'text' ? textHead(block.text, ELIDED_HEAD_CHARS) : `[${block.mimeType} image]`}`
+      if (shown.length < ELIDED_HEAD_CHARS)
+        shown += `${shown === '' ? '' : '\n'}${block.type === 'text' ? textHead(block.text, ELIDED_HEAD_CHARS) : `[${block.mimeType} image]`}`
     }
     return { content: [{ type: 'text', text: head(shown) }], elided: { bytes, sha256: sha256(text) } }
   }

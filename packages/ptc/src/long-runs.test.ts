@@ -15,11 +15,17 @@ describe('long-run options', () => {
   test('a duration a timer cannot wait for is refused with its name and the longest one allowed', () => {
     const runtime = new FakeRuntime()
     expect(() => createPtcExecutor({ runtime, longRuns: { returnAfterMs: 2 ** 31 } })).toThrow(
-      'longRuns.returnAfterMs must be at most 2147483647 ms (a timer\'s longest delay), not 2147483648',
+      "longRuns.returnAfterMs must be at most 2147483647 ms (a timer's longest delay), not 2147483648",
     )
-    expect(() => createPtcExecutor({ runtime, longRuns: { returnAfterMs: 1000, keepMs: 30 * 86_400_000 } })).toThrow(/^longRuns\.keepMs must be at most 2147483647 ms/)
-    expect(() => createPtcExecutor({ runtime, longRuns: { returnAfterMs: 0 } })).toThrow('longRuns.returnAfterMs must be a positive number of milliseconds')
-    expect(() => createPtcExecutor({ runtime, longRuns: { returnAfterMs: 2 ** 31 - 1, keepMs: 2 ** 31 - 1 } })).not.toThrow()
+    expect(() => createPtcExecutor({ runtime, longRuns: { returnAfterMs: 1000, keepMs: 30 * 86_400_000 } })).toThrow(
+      /^longRuns\.keepMs must be at most 2147483647 ms/,
+    )
+    expect(() => createPtcExecutor({ runtime, longRuns: { returnAfterMs: 0 } })).toThrow(
+      'longRuns.returnAfterMs must be a positive number of milliseconds',
+    )
+    expect(() =>
+      createPtcExecutor({ runtime, longRuns: { returnAfterMs: 2 ** 31 - 1, keepMs: 2 ** 31 - 1 } }),
+    ).not.toThrow()
   })
 })
 
@@ -35,7 +41,19 @@ describe('long runs keep a bounded number of programs', () => {
     const agent: Agent = { id: 'agent', session: new MemorySession() }
     let n = 0
     const call = async (args: object): Promise<ToolExecutionResult> => {
-      const out = await tools.execute({ calls: [{ type: 'tool_call', id: `c${++n}`, name: 'run_code', arguments: JSON.stringify({ description: 'd', ...args }) }], signal: new AbortController().signal, agent, log: { turn: 1, step: n } })
+      const out = await tools.execute({
+        calls: [
+          {
+            type: 'tool_call',
+            id: `c${++n}`,
+            name: 'run_code',
+            arguments: JSON.stringify({ description: 'd', ...args }),
+          },
+        ],
+        signal: new AbortController().signal,
+        agent,
+        log: { turn: 1, step: n },
+      })
       return (out.results[0] as { result: ToolExecutionResult }).result
     }
     expect((await call({ code: 'A' })).value).toEqual({ logs: [], running: 'run-1' })
@@ -61,7 +79,18 @@ describe('calls that arrive together', () => {
     const agent: Agent = { id: 'agent', session: new MemorySession() }
     let answered = 0
     const calls = programs.map(async (_, i) => {
-      const out = await tools.execute({ calls: [{ type: 'tool_call', id: `c${i}`, name: 'run_code', arguments: JSON.stringify({ description: 'd', code: `P${i}` }) }], signal: new AbortController().signal, agent })
+      const out = await tools.execute({
+        calls: [
+          {
+            type: 'tool_call',
+            id: `c${i}`,
+            name: 'run_code',
+            arguments: JSON.stringify({ description: 'd', code: `P${i}` }),
+          },
+        ],
+        signal: new AbortController().signal,
+        agent,
+      })
       answered++
       return (out.results[0] as { result: ToolExecutionResult }).result.value as { running?: string; result?: string }
     })
@@ -93,7 +122,18 @@ describe('a backend that breaks its contract under a long run', () => {
       const agent: Agent = { id: 'agent', session: new MemorySession() }
       let n = 0
       const call = async (args: object): Promise<ToolExecutionResult> => {
-        const out = await tools.execute({ calls: [{ type: 'tool_call', id: `c${++n}`, name: 'run_code', arguments: JSON.stringify({ description: 'd', ...args }) }], signal: new AbortController().signal, agent })
+        const out = await tools.execute({
+          calls: [
+            {
+              type: 'tool_call',
+              id: `c${++n}`,
+              name: 'run_code',
+              arguments: JSON.stringify({ description: 'd', ...args }),
+            },
+          ],
+          signal: new AbortController().signal,
+          agent,
+        })
         return (out.results[0] as { result: ToolExecutionResult }).result
       }
       expect((await call({ code: 'anything' })).value).toEqual({ logs: [], running: 'run-1' })

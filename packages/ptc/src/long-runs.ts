@@ -40,7 +40,11 @@ export class LogStream {
   }
   /** The context of the run's sub-calls: deferred contexts and conclusions wait here for the next part. */
   context(ctx: ToolRunContext): ToolRunContext {
-    return Object.freeze({ ...ctx, deferContext: (message: UserMessage) => void this.#contexts.push(message), concludeTurn: () => void (this.#concluded = true) })
+    return Object.freeze({
+      ...ctx,
+      deferContext: (message: UserMessage) => void this.#contexts.push(message),
+      concludeTurn: () => void (this.#concluded = true),
+    })
   }
   /** Hands what the sub-calls brought along since the last part to `ctx`, the call that returns this part. */
   forward(ctx: ToolRunContext): void {
@@ -64,8 +68,10 @@ interface BackgroundRun {
  * at once, which would return every call at once (`returnAfterMs`) or drop every ended run (`keepMs`).
  */
 function timerMs(name: string, ms: number): void {
-  if (!(ms > 0) || !Number.isFinite(ms)) throw new TypeError(`longRuns.${name} must be a positive number of milliseconds`)
-  if (ms > MAX_TIMER_MS) throw new TypeError(`longRuns.${name} must be at most ${MAX_TIMER_MS} ms (a timer's longest delay), not ${ms}`)
+  if (!(ms > 0) || !Number.isFinite(ms))
+    throw new TypeError(`longRuns.${name} must be a positive number of milliseconds`)
+  if (ms > MAX_TIMER_MS)
+    throw new TypeError(`longRuns.${name} must be at most ${MAX_TIMER_MS} ms (a timer's longest delay), not ${ms}`)
 }
 
 /** A place in the background (`LongRuns.place`). */
@@ -91,7 +97,8 @@ export class LongRuns {
   constructor(options: LongRunOptions) {
     const { returnAfterMs, maxBackgroundRuns = 16, keepMs = 10 * 60_000 } = options
     timerMs('returnAfterMs', returnAfterMs)
-    if (!Number.isInteger(maxBackgroundRuns) || maxBackgroundRuns < 1) throw new TypeError('longRuns.maxBackgroundRuns must be a positive integer')
+    if (!Number.isInteger(maxBackgroundRuns) || maxBackgroundRuns < 1)
+      throw new TypeError('longRuns.maxBackgroundRuns must be a positive integer')
     timerMs('keepMs', keepMs)
     this.returnAfterMs = returnAfterMs
     this.#max = maxBackgroundRuns
@@ -152,15 +159,23 @@ export class LongRuns {
    * outcome when it has ended (a failure throws `CodeRunFailedError`, as `run_code` does); otherwise,
    * after `returnAfterMs`, the output so far and the handle again.
    */
-  async wait(handle: string, ctx: ToolRunContext, finish: (result: CodeRunResult, logs: string[]) => JsonValue): Promise<JsonValue> {
+  async wait(
+    handle: string,
+    ctx: ToolRunContext,
+    finish: (result: CodeRunResult, logs: string[]) => JsonValue,
+  ): Promise<JsonValue> {
     const run = this.#runs.get(handle)
     if (run === undefined || !sameOwner(run.owner, ownerOf(ctx))) {
-      throw new ToolArgsError(`invalid run_code arguments: /wait no running program "${handle}": it ended and was returned, expired, or belongs to another agent`, [
-        { path: '/wait', message: `no running program "${handle}"` },
-      ])
+      throw new ToolArgsError(
+        `invalid run_code arguments: /wait no running program "${handle}": it ended and was returned, expired, or belongs to another agent`,
+        [{ path: '/wait', message: `no running program "${handle}"` }],
+      )
     }
     if (run.waiting) {
-      throw new ToolArgsError(`invalid run_code arguments: /wait program "${handle}" is already being waited on by another call`, [{ path: '/wait', message: 'already being waited on' }])
+      throw new ToolArgsError(
+        `invalid run_code arguments: /wait program "${handle}" is already being waited on by another call`,
+        [{ path: '/wait', message: 'already being waited on' }],
+      )
     }
     run.waiting = true
     try {
@@ -219,5 +234,9 @@ export async function within<T>(done: Promise<T>, ms: number, signal?: AbortSign
 export function failure(result: CodeRunResult, logs: readonly string[]): CodeRunFailedError {
   const error = result.error ?? { kind: 'crash' as const, message: 'the run failed' }
   const notice = result.session?.note
-  return new CodeRunFailedError(error.kind, notice === undefined ? error.message : `${error.message} [sandbox session: ${notice}]`, logs)
+  return new CodeRunFailedError(
+    error.kind,
+    notice === undefined ? error.message : `${error.message} [sandbox session: ${notice}]`,
+    logs,
+  )
 }

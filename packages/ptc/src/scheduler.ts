@@ -1,6 +1,17 @@
 import { setMaxListeners } from 'node:events'
 import { ToolsError } from '@ptc/tools'
-import { abandonedRefusal, abandonedResult, abandonReason, adoptParsedJson, countAbandoned, failureResult, isConcurrencySafeCall, whenAborted, type LogFailure, type ParsedToolCall } from '@ptc/tools/executor'
+import {
+  abandonedRefusal,
+  abandonedResult,
+  abandonReason,
+  adoptParsedJson,
+  countAbandoned,
+  failureResult,
+  isConcurrencySafeCall,
+  whenAborted,
+  type LogFailure,
+  type ParsedToolCall,
+} from '@ptc/tools/executor'
 import { parkCall } from '@ptc/sandbox/session'
 import type {
   ApprovalDecision,
@@ -221,11 +232,27 @@ export class SubCallScheduler {
         if (!abandoned) this.#forward(result)
         if (result.isError && this.durable.deferrable && result.error.info?.code === 'APPROVAL_DEFERRED') {
           const { reason, displayReason } = result.error.info
-          reject(parkCall({ subCallId, ...(reason !== undefined && { reason }), ...(displayReason !== undefined && { displayReason }) }, result.error.message))
+          reject(
+            parkCall(
+              {
+                subCallId,
+                ...(reason !== undefined && { reason }),
+                ...(displayReason !== undefined && { displayReason }),
+              },
+              result.error.message,
+            ),
+          )
         } else if (result.isError) reject(subCallError(result.error.message, result.error.info?.code))
         else resolve(result.value)
       }
-      this.#queue.push({ subCallId, name, arguments: owned, binding, deliver, ...(decision !== undefined && { decision }) })
+      this.#queue.push({
+        subCallId,
+        name,
+        arguments: owned,
+        binding,
+        deliver,
+        ...(decision !== undefined && { decision }),
+      })
       this.#pump()
     })
   }
@@ -276,12 +303,16 @@ export class SubCallScheduler {
   async #close(timedOut: boolean, ending: string): Promise<LogFailure | undefined> {
     this.#closed = true
     this.#run.abort(new Error(ending))
-    for (const call of this.#queue.takeAll()) call.deliver(failureResult('ABORTED', `${ending} before this call started`), false)
+    for (const call of this.#queue.takeAll())
+      call.deliver(failureResult('ABORTED', `${ending} before this call started`), false)
     if (this.#inFlight.length > 0) {
       let timer: ReturnType<typeof setTimeout> | undefined
       await new Promise<void>((resolve) => {
         this.#idle = resolve
-        timer = setTimeout(() => this.#abandon(timedOut ? 'TOOL_TIMEOUT' : 'ABORTED', timedOut ? 'the program timed out' : ending), this.drainGraceMs)
+        timer = setTimeout(
+          () => this.#abandon(timedOut ? 'TOOL_TIMEOUT' : 'ABORTED', timedOut ? 'the program timed out' : ending),
+          this.drainGraceMs,
+        )
       })
       clearTimeout(timer)
     }
@@ -307,9 +338,18 @@ export class SubCallScheduler {
       // classified safe: only a call in flight alone can be exclusive (a scan of every call in flight made a
       // Promise.all of n calls under a cap of n cost n²/2 checks).
       if (this.#inFlight.length === 1 && exclusive(this.#inFlight[0] as SubCall)) return
-      if (head.binding !== undefined && this.services.executable(head.name, this.ctx.agent, this.ctx.toolSet) !== head.binding.definition) {
+      if (
+        head.binding !== undefined &&
+        this.services.executable(head.name, this.ctx.agent, this.ctx.toolSet) !== head.binding.definition
+      ) {
         this.#queue.shift()
-        head.deliver(failureResult('UNKNOWN_TOOL', `unknown tool: ${head.name} (it was removed, replaced or restricted after the program started)`), false)
+        head.deliver(
+          failureResult(
+            'UNKNOWN_TOOL',
+            `unknown tool: ${head.name} (it was removed, replaced or restricted after the program started)`,
+          ),
+          false,
+        )
         continue
       }
       const refusal = abandonedRefusal(head.binding?.definition, head.name)
@@ -417,7 +457,11 @@ export class SubCallScheduler {
       else this.#leftOut.messages++
     }
     // Each block counts its JSON around the data too: 200 000 empty images counted nothing, and went to the client.
-    const images = result.content.filter((b): b is ImageBlock => b.type === 'image' && (this.#fits(IMAGE_BLOCK_CHARS + b.data.length + b.mimeType.length) || (this.#leftOut.images++, false)))
+    const images = result.content.filter(
+      (b): b is ImageBlock =>
+        b.type === 'image' &&
+        (this.#fits(IMAGE_BLOCK_CHARS + b.data.length + b.mimeType.length) || (this.#leftOut.images++, false)),
+    )
     if (images.length > 0) this.ctx.deferContext({ role: 'user', content: images })
     if (!result.isError && result.concludesTurn === true) this.ctx.concludeTurn()
   }
@@ -434,7 +478,12 @@ export class SubCallScheduler {
     const { images, messages } = this.#leftOut
     if (images + messages === 0) return
     this.#leftOut = { images: 0, messages: 0 }
-    const parts = [images > 0 && `${images} image${images === 1 ? '' : 's'}`, messages > 0 && `${messages} message${messages === 1 ? '' : 's'}`].filter(Boolean).join(' and ')
+    const parts = [
+      images > 0 && `${images} image${images === 1 ? '' : 's'}`,
+      messages > 0 && `${messages} message${messages === 1 ? '' : 's'}`,
+    ]
+      .filter(Boolean)
+      .join(' and ')
     const text = `[ptc: ${parts} that the program's tool calls returned ${images + messages === 1 ? 'was' : 'were'} left out: they would have taken what a run_code result brings along past ${this.#forwardMax} characters (maxForwardedChars)]`
     this.ctx.deferContext({ role: 'user', content: [{ type: 'text', text }] })
   }
@@ -457,7 +506,6 @@ function exclusive(call: SubCall): boolean {
   call.exclusive ??= call.binding === undefined || !isConcurrencySafeCall(call.binding.definition, call.arguments)
   return call.exclusive
 }
-
 
 /**
  * The rejection a program sees for a failed sub-call: the pipeline's message and its stable code

@@ -20,7 +20,10 @@ function withHang(runtime: FakeRuntime, options?: PtcHarnessOptions): PtcHarness
       name: 'hang',
       description: 'Ignores its signal.',
       parameters: {},
-      output: { schema: { type: 'object', additionalProperties: false, properties: { ok: { type: 'boolean' } } }, render: () => [{ type: 'text', text: 'ok' }] },
+      output: {
+        schema: { type: 'object', additionalProperties: false, properties: { ok: { type: 'boolean' } } },
+        render: () => [{ type: 'text', text: 'ok' }],
+      },
       isConcurrencySafe: () => true,
       execute: () => new Promise<{ ok: boolean }>((resolve) => waiting.push(() => resolve({ ok: true }))),
     }),
@@ -29,7 +32,8 @@ function withHang(runtime: FakeRuntime, options?: PtcHarnessOptions): PtcHarness
 }
 
 const settles = (h: PtcHarness): SessionEvent[] => h.session.events.filter((e) => e.type === 'tool/ptc-dispatch')
-const codeOf = (e: SessionEvent | undefined): unknown => (e?.error as { info?: { code?: string } } | undefined)?.info?.code
+const codeOf = (e: SessionEvent | undefined): unknown =>
+  (e?.error as { info?: { code?: string } } | undefined)?.info?.code
 
 async function eventually(check: () => boolean, ms = 5000): Promise<void> {
   const until = Date.now() + ms
@@ -129,11 +133,17 @@ describe('bounded drain at run end (fake runtime)', () => {
  * and `slow`: a safe tool without a budget that settles after `delayMs`.
  * The timeout policy is installed.
  */
-function withStuck(runtime: FakeRuntime, options: PtcHarnessOptions & { timeoutMs?: number; settleAfterMs?: number } = {}): PtcHarness & { release: () => void } {
+function withStuck(
+  runtime: FakeRuntime,
+  options: PtcHarnessOptions & { timeoutMs?: number; settleAfterMs?: number } = {},
+): PtcHarness & { release: () => void } {
   const { timeoutMs = 50, settleAfterMs, ...harnessOptions } = options
   const h = ptcHarness(runtime, harnessOptions)
   const waiting: (() => void)[] = []
-  const output = { schema: { type: 'object', additionalProperties: false, properties: { ok: { type: 'boolean' } } }, render: () => [{ type: 'text' as const, text: 'ok' }] } as const
+  const output = {
+    schema: { type: 'object', additionalProperties: false, properties: { ok: { type: 'boolean' } } },
+    render: () => [{ type: 'text' as const, text: 'ok' }],
+  } as const
   h.tools.register(
     defineTool({
       name: 'stuck',
@@ -166,7 +176,8 @@ function withStuck(runtime: FakeRuntime, options: PtcHarnessOptions & { timeoutM
   return Object.assign(h, { release: () => waiting.splice(0).forEach((release) => release()) })
 }
 
-const trail = (h: PtcHarness): unknown[][] => h.session.events.filter((e) => e.type.startsWith('tool/ptc-dispatch')).map((e) => [e.type, e.name, e.abandoned])
+const trail = (h: PtcHarness): unknown[][] =>
+  h.session.events.filter((e) => e.type.startsWith('tool/ptc-dispatch')).map((e) => [e.type, e.name, e.abandoned])
 
 describe('mid-run abandonment of a call told to stop (fake runtime)', () => {
   test('a call abandoned behind a slower earlier call commits in submission order; its late settle is logged after its abandonment', async () => {
@@ -187,7 +198,10 @@ describe('mid-run abandonment of a call told to stop (fake runtime)', () => {
     })
     const result = await h.runCode(code)
     expect(text(result)).toBe('done')
-    expect(order).toEqual(['slow', expect.stringMatching(/^stuck rejected: tool call timed out after 50 ms and was abandoned/)])
+    expect(order).toEqual([
+      'slow',
+      expect.stringMatching(/^stuck rejected: tool call timed out after 50 ms and was abandoned/),
+    ])
     expect(trail(h)).toEqual([
       ['tool/ptc-dispatch-start', 'slow', undefined],
       ['tool/ptc-dispatch-start', 'stuck', undefined],
@@ -201,7 +215,12 @@ describe('mid-run abandonment of a call told to stop (fake runtime)', () => {
   test('a body that settles within the grace after its timeout is not abandoned: the program gets the policy timeout', async () => {
     const runtime = new FakeRuntime()
     const h = withStuck(runtime, { timeoutMs: 20, drainGraceMs: 1000, settleAfterMs: 60 })
-    const code = runtime.define('within-grace', async (tools) => tools.stuck!({}).then(() => 'resolved', (e: Error) => e.message))
+    const code = runtime.define('within-grace', async (tools) =>
+      tools.stuck!({}).then(
+        () => 'resolved',
+        (e: Error) => e.message,
+      ),
+    )
     const result = await h.runCode(code)
     expect(text(result)).toBe('tool call timed out after 20 ms')
     expect(settles(h).map((e) => [e.name, codeOf(e), e.abandoned])).toEqual([['stuck', 'TOOL_TIMEOUT', undefined]])
@@ -224,12 +243,17 @@ describe('mid-run abandonment of a call told to stop (fake runtime)', () => {
       }
     })
     const code = runtime.define('aborted-mid-run', async (tools) => {
-      const message = await tools.stuck!({}).then(() => 'resolved', (e: Error) => e.message)
+      const message = await tools.stuck!({}).then(
+        () => 'resolved',
+        (e: Error) => e.message,
+      )
       await tools.lookup!({ key: 'after' })
       return message
     })
     const result = await h.runCode(code)
-    expect(text(result)).toMatch(/^the tool call was aborted and was abandoned: it ignored its abort signal and had not settled 20 ms later$/)
+    expect(text(result)).toMatch(
+      /^the tool call was aborted and was abandoned: it ignored its abort signal and had not settled 20 ms later$/,
+    )
     expect(settles(h).map((e) => [e.name, codeOf(e), e.abandoned])).toEqual([
       ['stuck', 'ABORTED', true],
       ['lookup', undefined, undefined],
@@ -251,7 +275,9 @@ describe('mid-run abandonment of a call told to stop (fake runtime)', () => {
     const [settle] = settles(h)
     expect(settle).toMatchObject({ name: 'stuck', isError: true, abandoned: true })
     expect(codeOf(settle)).toBe('ABORTED')
-    expect((settle?.error as { message?: string } | undefined)?.message).toMatch(/^the program ended and the tool call was abandoned/)
+    expect((settle?.error as { message?: string } | undefined)?.message).toMatch(
+      /^the program ended and the tool call was abandoned/,
+    )
     h.release()
   })
 })

@@ -8,8 +8,18 @@ import { text } from './testing/fixtures.js'
 
 /** A tool whose parameter and output schemas stay reachable (and mutable) after registration. */
 function mutableTool(): { definition: ToolDefinition; parameters: ObjectJsonSchema; outputSchema: ObjectJsonSchema } {
-  const parameters: ObjectJsonSchema = { type: 'object', properties: { q: { type: 'string' } }, required: ['q'], additionalProperties: false }
-  const outputSchema: ObjectJsonSchema = { type: 'object', properties: { hits: { type: 'integer' } }, required: ['hits'], additionalProperties: false }
+  const parameters: ObjectJsonSchema = {
+    type: 'object',
+    properties: { q: { type: 'string' } },
+    required: ['q'],
+    additionalProperties: false,
+  }
+  const outputSchema: ObjectJsonSchema = {
+    type: 'object',
+    properties: { hits: { type: 'integer' } },
+    required: ['hits'],
+    additionalProperties: false,
+  }
   const definition: ToolDefinition = {
     name: 'find',
     description: 'Find things.',
@@ -21,7 +31,11 @@ function mutableTool(): { definition: ToolDefinition; parameters: ObjectJsonSche
 }
 
 /** A service with `find` registered and a PTC executor over `runtime`. */
-function registered(runtime: FakeRuntime): { tools: ToolsService; parameters: ObjectJsonSchema; outputSchema: ObjectJsonSchema } {
+function registered(runtime: FakeRuntime): {
+  tools: ToolsService
+  parameters: ObjectJsonSchema
+  outputSchema: ObjectJsonSchema
+} {
   const tools = new ToolsService()
   const { definition, parameters, outputSchema } = mutableTool()
   tools.register(definition)
@@ -44,11 +58,19 @@ const REGISTERED_SCHEMA = {
 describe('the transport reads the copy frozen at registration', () => {
   test('mutating a definition after registration changes neither the SDK text nor schemas()', () => {
     const { tools, parameters, outputSchema } = registered(new FakeRuntime())
-    const sdk = tools.modelInput().sections.map((s) => s.text).join('\n\n')
+    const sdk = tools
+      .modelInput()
+      .sections.map((s) => s.text)
+      .join('\n\n')
     expect(sdk).toContain('interface ToolArgsMap {\n  find: {\n    q: string\n  }\n}')
     expect(sdk).toContain('interface ToolOutputMap {\n  find: {\n    hits: number\n  }\n}')
     mutate(parameters, outputSchema)
-    expect(tools.modelInput().sections.map((s) => s.text).join('\n\n')).toBe(sdk)
+    expect(
+      tools
+        .modelInput()
+        .sections.map((s) => s.text)
+        .join('\n\n'),
+    ).toBe(sdk)
     expect(tools.schemas()).toEqual([REGISTERED_SCHEMA])
   })
 
@@ -63,7 +85,9 @@ describe('the transport reads the copy frozen at registration', () => {
     })
     const code = runtime.define('find', async (t) => t.find!({ q: 'x' }))
     const out = await tools.execute({
-      calls: [{ type: 'tool_call', id: 'r', name: 'run_code', arguments: JSON.stringify({ code, description: 'find' }) }],
+      calls: [
+        { type: 'tool_call', id: 'r', name: 'run_code', arguments: JSON.stringify({ code, description: 'find' }) },
+      ],
       signal: new AbortController().signal,
     })
     expect(text(out.results[0]!.result)).toContain('"hits": 1')
@@ -82,12 +106,18 @@ describe('the text of a program awaiting approval', () => {
       ],
     }
     const [content] = runCodeContent({ logs: ['a log'], awaiting })
-    expect(content.text).toMatch(/^a log\n\(the program is waiting for approval of tools\.remove\(\{"path":"\/tmp\/x"\}\) \(removes a file\), tools\.upload\(\{"blob":"b+… \(5000011 characters\)\); it continues/)
+    expect(content.text).toMatch(
+      /^a log\n\(the program is waiting for approval of tools\.remove\(\{"path":"\/tmp\/x"\}\) \(removes a file\), tools\.upload\(\{"blob":"b+… \(5000011 characters\)\); it continues/,
+    )
     expect(content.text.length).toBeLessThan(1300)
   })
 
   test('names the calls up to 16 Ki characters in all, then how many more there are', () => {
-    const calls = Array.from({ length: 256 }, (_, i) => ({ tool: 'upload', arguments: { n: i, blob: 'b'.repeat(2_000) }, reason: 'sends a file' }))
+    const calls = Array.from({ length: 256 }, (_, i) => ({
+      tool: 'upload',
+      arguments: { n: i, blob: 'b'.repeat(2_000) },
+      reason: 'sends a file',
+    }))
     const [content] = runCodeContent({ logs: [], awaiting: { token: 't', calls } })
     // Each call takes about 1 070 characters (1 024 of its arguments): fifteen stay under 16 Ki, the sixteenth passes it.
     const args = JSON.stringify(calls[0]?.arguments)
@@ -115,7 +145,17 @@ describe('a runtime that never answers', () => {
     const tools = new ToolsService()
     tools.setExecutor(createPtcExecutor({ runtime, longRuns: { returnAfterMs: 60_000 } }))
     const started = Date.now()
-    const batch = await tools.execute({ calls: [{ type: 'tool_call', id: 'c1', name: 'run_code', arguments: JSON.stringify({ code: 'hang', description: 'd' }) }], signal: new AbortController().signal })
+    const batch = await tools.execute({
+      calls: [
+        {
+          type: 'tool_call',
+          id: 'c1',
+          name: 'run_code',
+          arguments: JSON.stringify({ code: 'hang', description: 'd' }),
+        },
+      ],
+      signal: new AbortController().signal,
+    })
     const result = batch.results[0]?.result
     expect(result?.isError).toBe(true)
     expect(result !== undefined && text(result)).toContain(

@@ -3,14 +3,27 @@
  * runtime with each guest call submitted to the run's sub-call scheduler, and the outcome rendered.
  */
 import type { CodeRunLimits, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
-import { RUN_CODE, textHead, type JsonSchemaNode, type JsonValue, type ToolDefinition, type ToolExecutorServices, type ToolRunContext } from '@ptc/tools'
+import {
+  RUN_CODE,
+  textHead,
+  type JsonSchemaNode,
+  type JsonValue,
+  type ToolDefinition,
+  type ToolExecutorServices,
+  type ToolRunContext,
+} from '@ptc/tools'
 import { reportLogFailure, type LogFailure } from '@ptc/tools/executor'
 import { answered } from './answered.js'
 import { buildBindings } from './bindings.js'
 import { DispatchLog } from './dispatch-log.js'
 import { renderRunText } from './render.js'
 import { failure, LogStream, within, type BackgroundPlace, type LongRuns } from './long-runs.js'
-import { parseRunCodeArgs, RUN_CODE_DESCRIPTION, RUN_CODE_LONG_PARAMETERS, RUN_CODE_PARAMETERS } from './run-code-args.js'
+import {
+  parseRunCodeArgs,
+  RUN_CODE_DESCRIPTION,
+  RUN_CODE_LONG_PARAMETERS,
+  RUN_CODE_PARAMETERS,
+} from './run-code-args.js'
 import { SubCallScheduler } from './scheduler.js'
 import type { LogLimits } from './log-limits.js'
 import type { AwaitingApproval, DurableRuns } from './durable.js'
@@ -39,7 +52,13 @@ export interface TransportConfig {
 /** The canonical value of a run: `{ logs, result? }`. */
 const RUN_CODE_OUTPUT: JsonSchemaNode = {
   type: 'object',
-  properties: { logs: { type: 'array', items: { type: 'string' } }, result: {}, session: { type: 'string' }, running: { type: 'string' }, awaiting: {} },
+  properties: {
+    logs: { type: 'array', items: { type: 'string' } },
+    result: {},
+    session: { type: 'string' },
+    running: { type: 'string' },
+    awaiting: {},
+  },
   required: ['logs'],
   additionalProperties: false,
 }
@@ -65,18 +84,24 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
     },
     execute: async (args: unknown, ctx: ToolRunContext): Promise<JsonValue> => {
       const longRuns = config.longRuns
-      const parsed = longRuns === undefined ? parseRunCodeArgs(args, config.maxTimeoutMs) : parseRunCodeArgs(args, config.maxTimeoutMs, { wait: true })
+      const parsed =
+        longRuns === undefined
+          ? parseRunCodeArgs(args, config.maxTimeoutMs)
+          : parseRunCodeArgs(args, config.maxTimeoutMs, { wait: true })
       const outcome = (run: CodeRunResult, logs: string[] | undefined): JsonValue => {
         // The call that returns the outcome (this one, or a long run's last wait) is the one whose batch fails.
         const logFailure = logFailures.get(run)
-        if (logFailure !== undefined && ctx.agent?.session !== undefined) reportLogFailure(ctx.agent.session, ctx.callId, logFailure.error)
+        if (logFailure !== undefined && ctx.agent?.session !== undefined)
+          reportLogFailure(ctx.agent.session, ctx.callId, logFailure.error)
         return config.durable?.awaitingOf(run, logs) ?? ended(run, logs)
       }
       if ('wait' in parsed) return (longRuns as LongRuns).wait(parsed.wait, ctx, (run, logs) => outcome(run, logs))
       const { code, timeoutMs } = parsed
       const session = config.sessionKey?.(ctx)
       if (session !== undefined && (typeof session !== 'string' || session === '')) {
-        throw new TypeError(`the sessions.key function returned ${JSON.stringify(session)}: a session key is a non-empty string (or undefined for none)`)
+        throw new TypeError(
+          `the sessions.key function returned ${JSON.stringify(session)}: a session key is a non-empty string (or undefined for none)`,
+        )
       }
       const bindings = buildBindings(services, ctx)
       const log = new DispatchLog(services, ctx, ctx.agent?.session, config.logLimits)
@@ -86,12 +111,20 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
       // A program that may go on in the background has a signal of its own: the call's aborts it only
       // while the call waits for it. What its sub-calls bring along goes with the part returned next.
       const stream = longRuns === undefined ? undefined : new LogStream()
-      const scheduler = new SubCallScheduler(services, stream?.context(ctx) ?? ctx, bindings, config.maxParallelSubCalls, log, config.drainGraceMs, {
-        numbering,
-        durable: { deferrable: durable !== undefined },
-        maxValueChars: config.limits.maxResultChars ?? config.runtime.limits.maxResultChars,
-        maxForwardedChars: config.maxForwardedChars,
-      })
+      const scheduler = new SubCallScheduler(
+        services,
+        stream?.context(ctx) ?? ctx,
+        bindings,
+        config.maxParallelSubCalls,
+        log,
+        config.drainGraceMs,
+        {
+          numbering,
+          durable: { deferrable: durable !== undefined },
+          maxValueChars: config.limits.maxResultChars ?? config.runtime.limits.maxResultChars,
+          maxForwardedChars: config.maxForwardedChars,
+        },
+      )
       const controller = longRuns === undefined ? undefined : new AbortController()
       const forward = (): void => controller?.abort(ctx.signal.reason)
       if (controller !== undefined) {
@@ -120,7 +153,8 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
           return run
         } finally {
           let logFailure = await scheduler.close(run?.error?.kind === 'timeout')
-          if (run !== undefined && durable !== undefined) logFailure = (await config.durable?.suspended(run, durable.key, log)) ?? logFailure
+          if (run !== undefined && durable !== undefined)
+            logFailure = (await config.durable?.suspended(run, durable.key, log)) ?? logFailure
           if (run !== undefined && logFailure !== undefined) logFailures.set(run, logFailure)
         }
       })()
@@ -146,7 +180,13 @@ const logFailures = new WeakMap<CodeRunResult, LogFailure>()
 
 /** The content of a `run_code` value: its logs and result, or the part of a program still running or awaiting approval. */
 export function runCodeContent(value: JsonValue): [{ type: 'text'; text: string }] {
-  const v = value as unknown as { logs: string[]; result?: JsonValue; session?: string; running?: string; awaiting?: AwaitingApproval }
+  const v = value as unknown as {
+    logs: string[]
+    result?: JsonValue
+    session?: string
+    running?: string
+    awaiting?: AwaitingApproval
+  }
   let text =
     v.awaiting !== undefined
       ? [...v.logs, awaitingText(v.awaiting)].join('\n')
@@ -180,7 +220,10 @@ function awaitingText(awaiting: AwaitingApproval): string {
       break
     }
     const args = JSON.stringify(c.arguments)
-    const shown = args.length <= AWAITED_ARGUMENTS_CHARS ? args : `${textHead(args, AWAITED_ARGUMENTS_CHARS)}… (${args.length} characters)`
+    const shown =
+      args.length <= AWAITED_ARGUMENTS_CHARS
+        ? args
+        : `${textHead(args, AWAITED_ARGUMENTS_CHARS)}… (${args.length} characters)`
     const call = `tools.${c.tool}(${shown})${c.reason === undefined ? '' : ` (${c.reason})`}`
     calls.push(call)
     chars += call.length
@@ -194,7 +237,11 @@ function ended(run: CodeRunResult, logs: string[] | undefined): JsonValue {
   if (run.error !== undefined) throw failure(run, entries)
   // What the model must know about its session: state it expected is gone, or this run's was not kept.
   const notice = run.session?.note
-  return { logs: entries, ...(run.value !== undefined && { result: run.value }), ...(notice !== undefined && { session: notice }) }
+  return {
+    logs: entries,
+    ...(run.value !== undefined && { result: run.value }),
+    ...(notice !== undefined && { session: notice }),
+  }
 }
 
 /** The line that ends a part of a program still running. */

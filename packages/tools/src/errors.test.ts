@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest'
 import { brandedErrorChecks } from '../../../test/support/branded-error.js'
 import * as errors from './errors.js'
-import { SessionError, ToolAbortedError, ToolArgsError, ToolExecutionError, ToolNotFoundError, ToolsError, ToolTimeoutError } from './errors.js'
+import {
+  SessionError,
+  ToolAbortedError,
+  ToolArgsError,
+  ToolExecutionError,
+  ToolNotFoundError,
+  ToolsError,
+  ToolTimeoutError,
+} from './errors.js'
 
 describe('ToolsError', () => {
   it('has a stable code, the class name as name, and the message', () => {
@@ -9,10 +17,18 @@ describe('ToolsError', () => {
     expect(e).toBeInstanceOf(Error)
     expect([e.code, e.name, e.message]).toEqual(['NOT_JSON', 'ToolsError', 'bad value'])
     const found = new ToolNotFoundError('lookup')
-    expect([found.code, found.name, found.message, found.toolName]).toEqual(['UNKNOWN_TOOL', 'ToolNotFoundError', 'unknown tool: lookup', 'lookup'])
+    expect([found.code, found.name, found.message, found.toolName]).toEqual([
+      'UNKNOWN_TOOL',
+      'ToolNotFoundError',
+      'unknown tool: lookup',
+      'lookup',
+    ])
     expect([new ToolTimeoutError(50).code, new ToolTimeoutError(50).name]).toEqual(['TOOL_TIMEOUT', 'ToolTimeoutError'])
     expect(new ToolAbortedError('ABORTED_BEFORE_DISPATCH', 'stop').code).toBe('ABORTED_BEFORE_DISPATCH')
-    expect([new SessionError('SESSION_CLOSED', 'closed').code, new SessionError('SESSION_CLOSED', 'closed').name]).toEqual(['SESSION_CLOSED', 'SessionError'])
+    expect([
+      new SessionError('SESSION_CLOSED', 'closed').code,
+      new SessionError('SESSION_CLOSED', 'closed').name,
+    ]).toEqual(['SESSION_CLOSED', 'SessionError'])
   })
 
   it('keeps the cause it wraps, and has none otherwise', () => {

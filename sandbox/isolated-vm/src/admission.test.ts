@@ -27,7 +27,11 @@ const COUNTED = 'await tools.enter({})\nawait tools.leave({})\nreturn 1'
 async function heldRun(rt: IsolatedVmRuntime): Promise<{ first: Promise<CodeRunResult>; release(): void }> {
   let release!: () => void
   const held = new Promise<void>((resolve) => (release = resolve))
-  const first = rt.run({ code: 'await tools.hold({})\nreturn 1', bindings: ['hold'], call: async () => (await held, null) })
+  const first = rt.run({
+    code: 'await tools.hold({})\nreturn 1',
+    bindings: ['hold'],
+    call: async () => (await held, null),
+  })
   await sleep(50)
   return { first, release }
 }
@@ -55,7 +59,9 @@ describe.skipIf(!availability.available)('isolated-vm run admission (maxConcurre
     const rt = createIsolatedVmRuntime({ processes: 1, runsPerProcess: 3 })
     try {
       const host = counter()
-      await Promise.all(Array.from({ length: 20 }, () => rt.run({ code: COUNTED, bindings: ['enter', 'leave'], call: host.call })))
+      await Promise.all(
+        Array.from({ length: 20 }, () => rt.run({ code: COUNTED, bindings: ['enter', 'leave'], call: host.call })),
+      )
       expect(host.peak).toBeLessThanOrEqual(3)
     } finally {
       await rt.dispose()
@@ -103,10 +109,19 @@ describe.skipIf(!availability.available)('isolated-vm run admission (maxConcurre
     try {
       // Warm: the engine processes have booted (a fresh runtime's first run waits for them).
       expect((await rt.run({ code: 'return 0', bindings: [], call: async () => null })).value).toBe(0)
-      const first = rt.run({ code: 'await tools.wait({})', bindings: ['wait'], call: async () => (await sleep(400), null) })
+      const first = rt.run({
+        code: 'await tools.wait({})',
+        bindings: ['wait'],
+        call: async () => (await sleep(400), null),
+      })
       await sleep(20)
       // Its wall leaves it a second to run after the queue (on a loaded machine 400 ms gave it no CPU at all).
-      const second = await rt.run({ code: 'while (true) {}', bindings: [], call: async () => null, limits: { wallMs: 1400, cpuMs: 60_000 } })
+      const second = await rt.run({
+        code: 'while (true) {}',
+        bindings: [],
+        call: async () => null,
+        limits: { wallMs: 1400, cpuMs: 60_000 },
+      })
       await first
       expect(second.error?.kind).toBe('timeout')
       expect(second.error?.message).not.toMatch(/before the program started/)

@@ -18,10 +18,18 @@ interface Hostile {
 }
 
 const HOSTILE: Hostile[] = [
-  { code: 'const a = Array.from({ length: 8e6 }, () => Math.random())\na.sort()', limits: { wallMs: 700 }, kinds: ['timeout', 'memory', 'crash'] },
+  {
+    code: 'const a = Array.from({ length: 8e6 }, () => Math.random())\na.sort()',
+    limits: { wallMs: 700 },
+    kinds: ['timeout', 'memory', 'crash'],
+  },
   { code: 'return (3n ** 8000000n).toString().length', limits: { wallMs: 300 }, kinds: ['timeout', 'crash'] },
   { code: 'while (true) {}', limits: { cpuMs: 150, wallMs: 2000 }, kinds: ['timeout', 'crash'] },
-  { code: "const m = new Map()\nfor (let i = 0; ; i++) m.set(i, { i, s: 'v' + i })", limits: { memoryBytes: 32 * 1024 * 1024 }, kinds: ['memory', 'crash'] },
+  {
+    code: "const m = new Map()\nfor (let i = 0; ; i++) m.set(i, { i, s: 'v' + i })",
+    limits: { memoryBytes: 32 * 1024 * 1024 },
+    kinds: ['memory', 'crash'],
+  },
   { code: 'for (;;) console.log("flood")', limits: { maxOutputBytes: 2000 }, kinds: ['output-limit', 'crash'] },
   { code: 'await tools.echo({})\nwhile (true) {}', limits: { cpuMs: 100, wallMs: 2000 }, kinds: ['timeout', 'crash'] },
 ]
@@ -90,7 +98,8 @@ describe.skipIf(!availability.available)('isolated-vm under chaos', () => {
     const counts: Record<string, number> = {}
     for (const { i, hostile, expected, result, wallMs } of outcomes) {
       const kind = result.error?.kind ?? 'ok'
-      counts[`${hostile ? 'hostile' : 'benign'} ${kind}`] = (counts[`${hostile ? 'hostile' : 'benign'} ${kind}`] ?? 0) + 1
+      counts[`${hostile ? 'hostile' : 'benign'} ${kind}`] =
+        (counts[`${hostile ? 'hostile' : 'benign'} ${kind}`] ?? 0) + 1
       const wallLimit = hostile?.limits['wallMs'] ?? (hostile ? 120_000 : 30_000)
       expect(wallMs, `run ${i} settled late`).toBeLessThan(wallLimit + 3000)
       if (hostile) {
@@ -115,9 +124,17 @@ describe.skipIf(!availability.available)('isolated-vm under chaos', () => {
     expect(rt.processIds.filter((pid) => killed.has(pid))).toEqual([])
     // A hostile built-in's child may still be killed by the pool's stop grace meanwhile (its other
     // runs crash, as documented): only that reason earns a second probe.
-    let last = await rt.run({ code: 'return (await tools.echo({ n: 1 })).n', bindings: ['echo'], call: async (_n, a) => a })
+    let last = await rt.run({
+      code: 'return (await tools.echo({ n: 1 })).n',
+      bindings: ['echo'],
+      call: async (_n, a) => a,
+    })
     for (let t = 0; t < 3 && /did not stop within/.test(last.error?.message ?? ''); t++) {
-      last = await rt.run({ code: 'return (await tools.echo({ n: 1 })).n', bindings: ['echo'], call: async (_n, a) => a })
+      last = await rt.run({
+        code: 'return (await tools.echo({ n: 1 })).n',
+        bindings: ['echo'],
+        call: async (_n, a) => a,
+      })
     }
     expect(last.error, last.error?.message).toBeUndefined()
     expect(last.value).toBe(1)

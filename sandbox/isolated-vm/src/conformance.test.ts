@@ -8,6 +8,8 @@ describe.skipIf(!availability.available)(
   `isolated-vm backend${availability.available ? '' : ` (skipped: ${availability.reason})`}`,
   () => {
     runtimeConformance('isolated-vm', () => createIsolatedVmRuntime(), { sessions: true })
-    runtimeConformance('isolated-vm without containment', () => createIsolatedVmRuntime({ containment: 'none' }), { sessions: true })
+    runtimeConformance('isolated-vm without containment', () => createIsolatedVmRuntime({ containment: 'none' }), {
+      sessions: true,
+    })
   },
 )

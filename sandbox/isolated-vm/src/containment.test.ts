@@ -57,7 +57,12 @@ describe.skipIf(!availability.available)(
     }, 60_000)
 
     test('a 2e8-slot array past memoryBytes ends as memory, and the next run works', async () => {
-      const r = await rt.run({ code: 'new Array(2e8).fill(0)', bindings: [], call: echo, limits: { memoryBytes: 64 * 1024 * 1024 } })
+      const r = await rt.run({
+        code: 'new Array(2e8).fill(0)',
+        bindings: [],
+        call: echo,
+        limits: { memoryBytes: 64 * 1024 * 1024 },
+      })
       expect(r.error?.kind).toBe('memory')
       await next()
     }, 60_000)
@@ -121,7 +126,12 @@ describe.skipIf(!availability.available)(
         await next(own)
         const slowTool = async (_n: string, args: JsonValue) => (await sleep(1500), args)
         // A busy loop obeys the isolate's disposal: the process is not killed, the neighbour finishes.
-        const calm = own.run({ code: 'return (await tools.slow({ ok: 1 })).ok', bindings: ['slow'], call: slowTool, limits: { wallMs: 20_000 } })
+        const calm = own.run({
+          code: 'return (await tools.slow({ ok: 1 })).ok',
+          bindings: ['slow'],
+          call: slowTool,
+          limits: { wallMs: 20_000 },
+        })
         await sleep(200)
         const pid = own.processIds[0]
         const loop = await own.run({ code: 'while (true) {}', bindings: [], call: echo, limits: { wallMs: 300 } })
@@ -133,7 +143,8 @@ describe.skipIf(!availability.available)(
         const doomed = own.run({
           code: 'return await tools.hang({})',
           bindings: ['hang'],
-          call: (_n, _a, signal) => new Promise<JsonValue>((resolve) => signal.addEventListener('abort', () => resolve(null))),
+          call: (_n, _a, signal) =>
+            new Promise<JsonValue>((resolve) => signal.addEventListener('abort', () => resolve(null))),
           limits: { wallMs: 30_000 },
         })
         // Stopped 500 ms after the sort began, however long building the array took (a wall fixed in advance
@@ -176,9 +187,18 @@ describe.skipIf(!availability.available)(
         await next(own)
         const pid = own.processIds[0]
         for (const code of ['for (;;) console.log("x")', 'for (;;) console.log()']) {
-          const tenant = own.run({ code: 'return await tools.slow({})', bindings: ['slow'], call: async () => (await sleep(600), 1) })
+          const tenant = own.run({
+            code: 'return await tools.slow({})',
+            bindings: ['slow'],
+            call: async () => (await sleep(600), 1),
+          })
           await sleep(20)
-          const flood = await own.run({ code, bindings: [], call: echo, limits: { wallMs: 300, maxOutputBytes: 1024 * 1024 } })
+          const flood = await own.run({
+            code,
+            bindings: [],
+            call: echo,
+            limits: { wallMs: 300, maxOutputBytes: 1024 * 1024 },
+          })
           expect(flood.error?.kind).toBe('timeout')
           expect(flood.logs.length).toBeGreaterThan(1000)
           await next(own)

@@ -22,7 +22,11 @@ describe('SandboxBackendUnavailableError', () => {
       'start node with --no-node-snapshot',
     ])
     const sub = new NoIsolatedVmError()
-    expect([sub.code, sub.name, sub.reason]).toEqual(['SANDBOX_BACKEND_UNAVAILABLE', 'NoIsolatedVmError', 'missing-module'])
+    expect([sub.code, sub.name, sub.reason]).toEqual([
+      'SANDBOX_BACKEND_UNAVAILABLE',
+      'NoIsolatedVmError',
+      'missing-module',
+    ])
   })
 
   it('keeps the cause it wraps, and has none otherwise', () => {
@@ -40,7 +44,10 @@ describe('SandboxBackendUnavailableError', () => {
     makeSub: () => new NoIsolatedVmError(),
     secondCopy: async () => {
       const copy = (await import(/* @vite-ignore */ new URL('./errors.ts?copy', import.meta.url).href)) as typeof errors
-      return { base: copy.SandboxBackendUnavailableError, instance: new copy.SandboxBackendUnavailableError('missing-module', 'x') }
+      return {
+        base: copy.SandboxBackendUnavailableError,
+        instance: new copy.SandboxBackendUnavailableError('missing-module', 'x'),
+      }
     },
   })
 })

@@ -11,9 +11,13 @@ const fixture = fileURLToPath(new URL('./fixtures/runtime-host.ts', import.meta.
 
 /** Starts the fixture host; resolves with its first stdout line (parsed), its stderr and its exit. */
 function startHost(mode: 'exit' | 'wait') {
-  const child = spawn(process.execPath, ['--no-node-snapshot', '--conditions=@ptc/source', '--import', tsx, fixture, mode], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  const child = spawn(
+    process.execPath,
+    ['--no-node-snapshot', '--conditions=@ptc/source', '--import', tsx, fixture, mode],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  )
   let stderr = ''
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>

@@ -51,7 +51,9 @@ describe('loading the optional isolated-vm module', () => {
       expect(caught).toBeInstanceOf(SandboxBackendUnavailableError)
       const error = caught as SandboxBackendUnavailableError
       expect(error.reason).toBe('missing-module')
-      expect(error.message).toMatch(/^the isolated-vm sandbox is not available: the optional dependency "isolated-vm" is installed but its native part was never built \(Cannot find module '\.\/out\/isolated_vm'\)\. Its install script did not run, or its build failed\./)
+      expect(error.message).toMatch(
+        /^the isolated-vm sandbox is not available: the optional dependency "isolated-vm" is installed but its native part was never built \(Cannot find module '\.\/out\/isolated_vm'\)\. Its install script did not run, or its build failed\./,
+      )
       expect(error.message).toContain('`npm install-scripts approve isolated-vm`')
       expect(error.message).toContain('`npm rebuild isolated-vm`')
       expect(error.message).toContain('`onlyBuiltDependencies`')

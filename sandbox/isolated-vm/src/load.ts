@@ -7,7 +7,7 @@ export type IvmModule = typeof IsolatedVM
 
 /** What lets a package manager run isolated-vm's install script (which builds its native part). */
 const ALLOW_BUILD =
-  'npm 12+ and pnpm 10+ run a dependency\'s install script only when the project allows it: ' +
+  "npm 12+ and pnpm 10+ run a dependency's install script only when the project allows it: " +
   '`npm install-scripts approve isolated-vm` (it writes `"allowScripts": { "isolated-vm": true }` into package.json), or pnpm\'s ' +
   '`onlyBuiltDependencies` (`pnpm approve-builds`)'
 
@@ -102,7 +102,9 @@ export function loadIsolatedVm(options: LoadOptions = {}): IvmModule {
  * Whether isolated-vm can be used in this process (for `describe.skipIf` and feature detection);
  * never throws. `reason` is the message of the error `createIsolatedVmRuntime` would throw.
  */
-export function isolatedVmAvailability(options: LoadOptions = {}): { available: true } | { available: false; reason: string } {
+export function isolatedVmAvailability(
+  options: LoadOptions = {},
+): { available: true } | { available: false; reason: string } {
   try {
     loadIsolatedVm(options)
     return { available: true }
@@ -114,5 +116,7 @@ export function isolatedVmAvailability(options: LoadOptions = {}): { available: 
 function isIvmModule(mod: unknown): mod is IvmModule {
   if (mod === null || (typeof mod !== 'object' && typeof mod !== 'function')) return false
   const m = mod as Record<string, unknown>
-  return typeof m['Isolate'] === 'function' && typeof m['Callback'] === 'function' && typeof m['Reference'] === 'function'
+  return (
+    typeof m['Isolate'] === 'function' && typeof m['Callback'] === 'function' && typeof m['Reference'] === 'function'
+  )
 }

@@ -25,7 +25,9 @@ describe.skipIf(!availability.available)(
       expect(rt.name).toBe('isolated-vm')
       expect(() => createIsolatedVmRuntime({ warmIsolates: -1 })).toThrow(SandboxUsageError)
       // A grace a timer cannot wait for would fire at once: every child killed at every answer.
-      expect(() => createIsolatedVmRuntime({ stopGraceMs: 2 ** 31 })).toThrow(new SandboxUsageError('stopGraceMs must be at most 2147483647, not 2147483648'))
+      expect(() => createIsolatedVmRuntime({ stopGraceMs: 2 ** 31 })).toThrow(
+        new SandboxUsageError('stopGraceMs must be at most 2147483647, not 2147483648'),
+      )
     })
 
     test('WebAssembly, SharedArrayBuffer and Atomics are gone and cannot be recovered', async () => {
@@ -121,18 +123,23 @@ describe.skipIf(!availability.available)(
       class HostSecret extends Error {
         secret = 'host-only'
       }
-      const r = await run('try { await tools.echo({}) } catch (e) { return [e.name, e.message, e.toolName, "secret" in e, Object.getPrototypeOf(e) === ToolCallError.prototype] }', {
-        call: async () => {
-          throw new HostSecret('denied')
+      const r = await run(
+        'try { await tools.echo({}) } catch (e) { return [e.name, e.message, e.toolName, "secret" in e, Object.getPrototypeOf(e) === ToolCallError.prototype] }',
+        {
+          call: async () => {
+            throw new HostSecret('denied')
+          },
         },
-      })
+      )
       expect(r.value).toEqual(['ToolCallError', 'denied', 'echo', false, true])
     })
 
     test('concurrent runs stay apart', async () => {
       const results = await Promise.all(
         Array.from({ length: 12 }, (_, i) =>
-          run(`globalThis.mine = ${i}\nconst rs = await Promise.all([1, 2, 3].map((k) => tools.echo({ k })))\nreturn [mine, rs.length]`),
+          run(
+            `globalThis.mine = ${i}\nconst rs = await Promise.all([1, 2, 3].map((k) => tools.echo({ k })))\nreturn [mine, rs.length]`,
+          ),
         ),
       )
       expect(results.map((r) => r.value)).toEqual(Array.from({ length: 12 }, (_, i) => [i, 3]))

@@ -1,6 +1,15 @@
 import { availableParallelism } from 'node:os'
 import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, MAX_TIMER_MS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
-import { DEFAULT_MAX_QUEUED_PROGRAM_BYTES, GUEST_PRELUDE, PROGRAM_FILENAME, checkSessionKey, RunGate, acceptRun, preloadTypeScriptStripper, resolveSessionLimits } from '@ptc/sandbox/backend'
+import {
+  DEFAULT_MAX_QUEUED_PROGRAM_BYTES,
+  GUEST_PRELUDE,
+  PROGRAM_FILENAME,
+  checkSessionKey,
+  RunGate,
+  acceptRun,
+  preloadTypeScriptStripper,
+  resolveSessionLimits,
+} from '@ptc/sandbox/backend'
 import type { CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
 import type { SessionLimits } from '@ptc/sandbox/session'
 import { InlineLane } from './host/inline.js'
@@ -121,7 +130,13 @@ export interface IsolatedVmRuntime extends CodeRuntime {
   readonly processIds: readonly number[]
 }
 
-function positiveInteger(value: number | undefined, fallback: number, name: string, min = 1, max = Number.MAX_SAFE_INTEGER): number {
+function positiveInteger(
+  value: number | undefined,
+  fallback: number,
+  name: string,
+  min = 1,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   const v = value ?? fallback
   if (!Number.isInteger(v) || v < min) throw new SandboxUsageError(`${name} must be an integer of at least ${min}`)
   if (v > max) throw new SandboxUsageError(`${name} must be at most ${max}, not ${v}`)
@@ -147,17 +162,26 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
   constructor(options: IsolatedVmRuntimeOptions) {
     this.#defaults = Object.freeze(resolveLimits(options.limits, DEFAULT_LIMITS))
     const containment = options.containment ?? 'process'
-    if (containment !== 'process' && containment !== 'none') throw new SandboxUsageError('containment must be "process" or "none"')
+    if (containment !== 'process' && containment !== 'none')
+      throw new SandboxUsageError('containment must be "process" or "none"')
     const inline = containment === 'none'
     const warm = positiveInteger(options.warmIsolates, inline ? 2 : 1, 'warmIsolates', 0)
     const processes = positiveInteger(options.processes, Math.max(2, availableParallelism()), 'processes')
     const perProcess = positiveInteger(options.runsPerProcess, 1, 'runsPerProcess')
     // A timer longer than MAX_TIMER_MS fires at once: a child killed at every answer, not given longer.
     const graceMs = positiveInteger(options.stopGraceMs, 100, 'stopGraceMs', 1, MAX_TIMER_MS)
-    const concurrent = positiveInteger(options.maxConcurrentRuns, inline ? 8 : processes * perProcess, 'maxConcurrentRuns')
+    const concurrent = positiveInteger(
+      options.maxConcurrentRuns,
+      inline ? 8 : processes * perProcess,
+      'maxConcurrentRuns',
+    )
     const queued = positiveInteger(options.maxQueuedRuns, DEFAULT_MAX_QUEUED_RUNS, 'maxQueuedRuns', 0)
     const maxExtraRuns = positiveInteger(options.maxExtraRuns, 0, 'maxExtraRuns', 0)
-    const queuedBytes = positiveInteger(options.maxQueuedProgramBytes, DEFAULT_MAX_QUEUED_PROGRAM_BYTES, 'maxQueuedProgramBytes')
+    const queuedBytes = positiveInteger(
+      options.maxQueuedProgramBytes,
+      DEFAULT_MAX_QUEUED_PROGRAM_BYTES,
+      'maxQueuedProgramBytes',
+    )
     const sessionLimits = Object.freeze(resolveSessionLimits(options.sessions))
     const ivm = loadIsolatedVm({ loader: options.loader, checkNodeSnapshot: options.checkNodeSnapshot })
     // A kept isolate may wait for the program's leftover jobs this long, well within the grace after
@@ -170,7 +194,12 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
         processes,
         runsPerProcess: perProcess,
         graceMs,
-        config: { warmIsolates: warm, memoryBytes: this.#defaults.memoryBytes, prelude: GUEST_PRELUDE, programFilename: PROGRAM_FILENAME },
+        config: {
+          warmIsolates: warm,
+          memoryBytes: this.#defaults.memoryBytes,
+          prelude: GUEST_PRELUDE,
+          programFilename: PROGRAM_FILENAME,
+        },
         // Runs past a slice of CPU share their children with fresh runs: their places go to those.
         maxExtraRuns,
         lend: (places) => this.#gate.lend(places),
@@ -188,7 +217,9 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
     // Its parked calls would wait until the wall ceiling: say at once that this backend cannot suspend.
     if (request !== null && typeof request === 'object' && request.durable !== undefined) {
-      throw new SandboxUsageError('isolated-vm cannot suspend a run: durable runs need a runtime with resumeRun (QuickJS)')
+      throw new SandboxUsageError(
+        'isolated-vm cannot suspend a run: durable runs need a runtime with resumeRun (QuickJS)',
+      )
     }
     const accepted = await acceptRun(request, this.#defaults, this.#gate)
     if (!accepted.ok) return accepted.result
@@ -198,7 +229,11 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
       if (!taken.ok) {
         accepted.release()
         const wallMs = performance.now() - accepted.startedAt
-        return { logs: [], error: { kind: 'limit', message: taken.message }, stats: { cpuMs: 0, wallMs, queueMs: wallMs, subCalls: 0 } }
+        return {
+          logs: [],
+          error: { kind: 'limit', message: taken.message },
+          stats: { cpuMs: 0, wallMs, queueMs: wallMs, subCalls: 0 },
+        }
       }
       ticket = taken
     }
@@ -259,4 +294,3 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
 export function createIsolatedVmRuntime(options: IsolatedVmRuntimeOptions = {}): IsolatedVmRuntime {
   return new IsolatedVmCodeRuntime(options)
 }
-

@@ -68,17 +68,28 @@ describe.skipIf(!availability.available)(
     let keys = 0
     /** A session key no other test uses. */
     const fresh = (name: string): string => `${name}-${++keys}`
-    const run = (session: string | undefined, code: string, extra: Partial<CodeRunRequest> = {}, on: IsolatedVmRuntime = rt): Promise<CodeRunResult> =>
-      on.run(request(code, { ...(session === undefined ? {} : { session }), ...extra }))
+    const run = (
+      session: string | undefined,
+      code: string,
+      extra: Partial<CodeRunRequest> = {},
+      on: IsolatedVmRuntime = rt,
+    ): Promise<CodeRunResult> => on.run(request(code, { ...(session === undefined ? {} : { session }), ...extra }))
     /** A run expected to succeed: its value. */
-    const value = async (session: string | undefined, code: string, extra: Partial<CodeRunRequest> = {}, on: IsolatedVmRuntime = rt): Promise<JsonValue | undefined> => {
+    const value = async (
+      session: string | undefined,
+      code: string,
+      extra: Partial<CodeRunRequest> = {},
+      on: IsolatedVmRuntime = rt,
+    ): Promise<JsonValue | undefined> => {
       const result = await run(session, code, extra, on)
       expect(result.error, `${code}: ${JSON.stringify(result.error)}`).toBeUndefined()
       return result.value
     }
 
     test('a durable run is refused at once: isolated-vm cannot suspend a run', async () => {
-      await expect(rt.run(request('return 1', { durable: { key: 'k' } }))).rejects.toThrow(/isolated-vm cannot suspend a run/)
+      await expect(rt.run(request('return 1', { durable: { key: 'k' } }))).rejects.toThrow(
+        /isolated-vm cannot suspend a run/,
+      )
     })
 
     beforeAll(async () => {
@@ -93,12 +104,20 @@ describe.skipIf(!availability.available)(
       const counts = new Map(sessions.map((s) => [s, 0]))
       const step = async (session: string | undefined): Promise<void> => {
         if (session === undefined) {
-          expect(await value(undefined, 'const r = [typeof tag, typeof count]; globalThis.tag = "plain"; await tools.echo({}); return r')).toEqual(['undefined', 'undefined'])
+          expect(
+            await value(
+              undefined,
+              'const r = [typeof tag, typeof count]; globalThis.tag = "plain"; await tools.echo({}); return r',
+            ),
+          ).toEqual(['undefined', 'undefined'])
           return
         }
         const n = (counts.get(session) as number) + 1
         counts.set(session, n)
-        const got = await run(session, 'count += 1; seen.push(count); await tools.echo({}); return [tag, count, seen.length]')
+        const got = await run(
+          session,
+          'count += 1; seen.push(count); await tools.echo({}); return [tag, count, seen.length]',
+        )
         expect(got.value).toEqual([session, n, n])
         expect(info(got)).toMatchObject({ fresh: false, kept: true, runs: n + 1 })
       }
@@ -126,7 +145,10 @@ describe.skipIf(!availability.available)(
 
     test('a program that throws, overflows its stack, does not compile or returns what JSON cannot hold keeps the session', async () => {
       const s = fresh('clean-ends')
-      const thrown = await run(s, 'const before = 1\nglobalThis.alsoBefore = 2\nthrow new Error("stop here")\nconst after = 3')
+      const thrown = await run(
+        s,
+        'const before = 1\nglobalThis.alsoBefore = 2\nthrow new Error("stop here")\nconst after = 3',
+      )
       expect(thrown.error?.kind).toBe('exception')
       expect(info(thrown).kept).toBe(true)
       const deep = await run(s, 'const depth = 1; function down(n) { return down(n + 1) + 1 } down(0)')
@@ -142,10 +164,18 @@ describe.skipIf(!availability.available)(
       const big = await run(s, 'const huge = "y".repeat(2000); return huge', { limits: { maxOutputBytes: 100 } })
       expect(big.error?.kind).toBe('output-limit')
       expect(info(big).kept).toBe(true)
-      expect(await value(s, 'return [before, alsoBefore, typeof after, depth, fn(), huge.length]')).toEqual([1, 2, 'undefined', 1, 1, 2000])
+      expect(await value(s, 'return [before, alsoBefore, typeof after, depth, fn(), huge.length]')).toEqual([
+        1,
+        2,
+        'undefined',
+        1,
+        1,
+        2000,
+      ])
     })
 
-    const never = (name: string, args: JsonValue): Promise<JsonValue> => (name === 'hold' ? new Promise<JsonValue>(() => undefined) : call(name, args))
+    const never = (name: string, args: JsonValue): Promise<JsonValue> =>
+      name === 'hold' ? new Promise<JsonValue>(() => undefined) : call(name, args)
     for (const [how, code, limits] of [
       ['its CPU limit', 'globalThis.during = 1; while (true) {}', { cpuMs: 200 }],
       ['its wall limit (the guest waiting on a tool)', 'globalThis.during = 1; await tools.hold({})', { wallMs: 300 }],
@@ -161,7 +191,9 @@ describe.skipIf(!availability.available)(
         const next = await run(s, 'return [typeof earlier, typeof during]')
         expect(next.value).toEqual(['undefined', 'undefined'])
         expect(info(next)).toMatchObject({ fresh: true, kept: true })
-        expect(info(next).note).toMatch(new RegExp(`earlier state was dropped: .*ended as ${stopped.error?.kind ?? ''}`))
+        expect(info(next).note).toMatch(
+          new RegExp(`earlier state was dropped: .*ended as ${stopped.error?.kind ?? ''}`),
+        )
         expect(info(await run(s, 'return 1')).note).toBeUndefined()
       })
     }
@@ -201,7 +233,8 @@ describe.skipIf(!availability.available)(
             setTimeout(() => process.kill(pid, 'SIGCONT'), 600)
           })
         })
-      const code = 'tools.hold({}).catch(() => 0)\nPromise.resolve().then(() => 0).then(() => 0).then(() => { const t = Date.now(); while (Date.now() - t < 40) {} })\nreturn 2'
+      const code =
+        'tools.hold({}).catch(() => 0)\nPromise.resolve().then(() => 0).then(() => 0).then(() => { const t = Date.now(); while (Date.now() - t < 40) {} })\nreturn 2'
       const answered = await run(s, code, { call: stopOnAbort }, own)
       expect(stopped).toBe(true)
       expect(answered.value).toBe(2)
@@ -215,11 +248,17 @@ describe.skipIf(!availability.available)(
 
     test('jobs a program leaves behind run on; one still busy past the end loses the session, and the runtime is fine', async () => {
       const s = fresh('leftover')
-      const first = await run(s, 'Promise.resolve().then(() => 0).then(() => { globalThis.late = 1 }); return typeof globalThis.late')
+      const first = await run(
+        s,
+        'Promise.resolve().then(() => 0).then(() => { globalThis.late = 1 }); return typeof globalThis.late',
+      )
       expect(first.value).toBe('undefined')
       expect(await value(s, 'return globalThis.late')).toBe(1)
       // The loop runs after the job that reports the program's value.
-      const busy = await run(s, 'Promise.resolve().then(() => 0).then(() => 0).then(() => { for (;;) {} }); return "answered"')
+      const busy = await run(
+        s,
+        'Promise.resolve().then(() => 0).then(() => 0).then(() => { for (;;) {} }); return "answered"',
+      )
       expect(busy.value).toBe('answered')
       expect(info(busy).kept).toBe(false)
       expect(info(busy).note).toMatch(/jobs the program left/)
@@ -275,7 +314,12 @@ describe.skipIf(!availability.available)(
       const small = await run('big', 'const before = "small"', {}, limited)
       expect(info(small)).toMatchObject({ kept: true })
       expect(info(small).bytes).toBeLessThanOrEqual(4 * 1024 * 1024)
-      const big = await run('big', 'globalThis.huge = Array.from({ length: 200000 }, (_, i) => "item " + i); return huge.length', {}, limited)
+      const big = await run(
+        'big',
+        'globalThis.huge = Array.from({ length: 200000 }, (_, i) => "item " + i); return huge.length',
+        {},
+        limited,
+      )
       expect(big.value).toBe(200000)
       expect(info(big)).toMatchObject({ kept: false, bytes: 0 })
       expect(info(big).note).toMatch(/maxSessionBytes/)
@@ -285,7 +329,7 @@ describe.skipIf(!availability.available)(
       expect(info(next).note).toMatch(/maxSessionBytes/)
     })
 
-    test("a session run waits for the engine keeping its isolate; one that ends while waiting leaves the session as it was", async () => {
+    test('a session run waits for the engine keeping its isolate; one that ends while waiting leaves the session as it was', async () => {
       // Runs admitted beyond the one engine's place wait in the pool's queue.
       const own = make({ maxConcurrentRuns: 3 })
       await value('s', 'const x = 1', {}, own)
@@ -318,7 +362,10 @@ describe.skipIf(!availability.available)(
       expect(await value('s', 'return x', {}, own)).toBe(1)
       const pid = own.processIds[0] as number
       process.kill(pid, 'SIGKILL')
-      await until(() => own.processIds.length === 1 && !own.processIds.includes(pid), 'the killed engine process is replaced')
+      await until(
+        () => own.processIds.length === 1 && !own.processIds.includes(pid),
+        'the killed engine process is replaced',
+      )
       const next = await run('s', 'return typeof x', {}, own)
       expect(next.error).toBeUndefined()
       expect(next.value).toBe('undefined')
@@ -346,15 +393,25 @@ describe.skipIf(!availability.available)(
       const pids = [...own.processIds]
       await own.dispose()
       for (const pid of pids) expect(isAlive(pid)).toBe(false)
-      await expect(run('a', 'return x', {}, own)).rejects.toMatchObject({ name: 'SandboxUsageError', code: 'SANDBOX_DISPOSED' })
+      await expect(run('a', 'return x', {}, own)).rejects.toMatchObject({
+        name: 'SandboxUsageError',
+        code: 'SANDBOX_DISPOSED',
+      })
     })
 
-    test.each(['process', 'none'])('a pending session run keeps the host process alive until it settles (%s containment)', async (containment) => {
-      const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm')).href
-      const fixture = fileURLToPath(new URL('./fixtures/session-host.ts', import.meta.url))
-      const { stdout } = await promisify(execFile)(process.execPath, ['--no-node-snapshot', '--conditions=@ptc/source', '--import', tsx, fixture, containment], { timeout: 15_000 })
-      expect(stdout.trim()).toBe('100')
-    })
+    test.each(['process', 'none'])(
+      'a pending session run keeps the host process alive until it settles (%s containment)',
+      async (containment) => {
+        const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm')).href
+        const fixture = fileURLToPath(new URL('./fixtures/session-host.ts', import.meta.url))
+        const { stdout } = await promisify(execFile)(
+          process.execPath,
+          ['--no-node-snapshot', '--conditions=@ptc/source', '--import', tsx, fixture, containment],
+          { timeout: 15_000 },
+        )
+        expect(stdout.trim()).toBe('100')
+      },
+    )
 
     // A session program is stripped of its TypeScript (sucrase) and parsed whole (acorn, about 0.6 s per MiB
     // here): a long one on a worker thread, never on the host's, whose event loop serves every other run meanwhile.
@@ -362,12 +419,19 @@ describe.skipIf(!availability.available)(
       ['process', 'short', true, 2],
       ['process', 'long', false, 0],
       ['none', 'long', false, 0],
-    ])('who prepares session programs: %s containment, %s programs', async (containment, length, acornHere, strippedHere) => {
-      const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm')).href
-      const fixture = fileURLToPath(new URL('./fixtures/session-parse.ts', import.meta.url))
-      const { stdout } = await promisify(execFile)(process.execPath, ['--no-node-snapshot', '--conditions=@ptc/source', '--import', tsx, fixture, containment, length], { timeout: 30_000 })
-      expect(JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null')).toEqual({ acornHere, strippedHere, value: 42 })
-    })
+    ])(
+      'who prepares session programs: %s containment, %s programs',
+      async (containment, length, acornHere, strippedHere) => {
+        const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm')).href
+        const fixture = fileURLToPath(new URL('./fixtures/session-parse.ts', import.meta.url))
+        const { stdout } = await promisify(execFile)(
+          process.execPath,
+          ['--no-node-snapshot', '--conditions=@ptc/source', '--import', tsx, fixture, containment, length],
+          { timeout: 30_000 },
+        )
+        expect(JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null')).toEqual({ acornHere, strippedHere, value: 42 })
+      },
+    )
 
     describe("containment: 'none'", () => {
       let inline: IsolatedVmRuntime
@@ -378,7 +442,11 @@ describe.skipIf(!availability.available)(
       test('state is kept and isolated, a timed-out run loses the session, and endSession works', async () => {
         await value('a', 'const tag = "a"; let n = 0', {}, inline)
         await value('b', 'const tag = "b"', {}, inline)
-        expect(await value('a', 'n += 1; return [tag, n, (await tools.double({ n: 2 }))]', {}, inline)).toEqual(['a', 1, 4])
+        expect(await value('a', 'n += 1; return [tag, n, (await tools.double({ n: 2 }))]', {}, inline)).toEqual([
+          'a',
+          1,
+          4,
+        ])
         expect(await value(undefined, 'return typeof tag', {}, inline)).toBe('undefined')
         const stopped = await run('a', 'while (true) {}', { limits: { cpuMs: 100 } }, inline)
         expect(stopped.error?.kind).toBe('timeout')
@@ -394,7 +462,12 @@ describe.skipIf(!availability.available)(
       test('dispose with live sessions completes, and nothing keeps running', async () => {
         const own = createIsolatedVmRuntime({ containment: 'none' })
         await value('a', 'globalThis.x = 1', {}, own)
-        const leftover = await run('b', 'Promise.resolve().then(() => 0).then(() => 0).then(() => { for (;;) {} }); return 1', {}, own)
+        const leftover = await run(
+          'b',
+          'Promise.resolve().then(() => 0).then(() => 0).then(() => { for (;;) {} }); return 1',
+          {},
+          own,
+        )
         expect(info(leftover).kept).toBe(false)
         await own.dispose()
         const growth = await cpuGrowth([], 100, 500)

@@ -19,7 +19,11 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
  * How much CPU (ms) this process and the given children use during `windowMs`, starting after
  * `afterMs`; a child gone by the end of the window counts as 0.
  */
-export async function cpuGrowth(pids: readonly number[], afterMs: number, windowMs: number): Promise<{ self: number; children: number }> {
+export async function cpuGrowth(
+  pids: readonly number[],
+  afterMs: number,
+  windowMs: number,
+): Promise<{ self: number; children: number }> {
   await sleep(afterMs)
   const self0 = selfCpuMs()
   const before = pids.map(processCpuMs)

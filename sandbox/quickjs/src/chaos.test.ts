@@ -44,7 +44,12 @@ function plan(random: () => number): Plan {
   }
   if (r < 0.08) {
     const wallMs = 5000
-    return { kind: 'aborted-hostile', wallMs, abortAfterMs: Math.floor(random() * 300), request: { ...base, code: HOSTILE, limits: { wallMs, cpuMs: 60_000 } } }
+    return {
+      kind: 'aborted-hostile',
+      wallMs,
+      abortAfterMs: Math.floor(random() * 300),
+      request: { ...base, code: HOSTILE, limits: { wallMs, cpuMs: 60_000 } },
+    }
   }
   const wallMs = 30_000
   const request = { ...base, code: BENIGN.replace('N', String(n)), limits: { wallMs } }
@@ -68,10 +73,13 @@ test(`500 runs on a 2-worker pool with worker terminations and aborts at random 
   const one = async (index: number): Promise<void> => {
     const p = plans[index] as Plan
     const controller = new AbortController()
-    const request: CodeRunRequest = p.abortAfterMs === undefined ? p.request : { ...p.request, signal: controller.signal }
+    const request: CodeRunRequest =
+      p.abortAfterMs === undefined ? p.request : { ...p.request, signal: controller.signal }
     const abortTimer = p.abortAfterMs === undefined ? undefined : setTimeout(() => controller.abort(), p.abortAfterMs)
     let stuck: ReturnType<typeof setTimeout> | undefined
-    const bound = new Promise<'stuck'>((resolve) => (stuck = setTimeout(() => resolve('stuck'), p.wallMs + SETTLE_BOUND_MS)))
+    const bound = new Promise<'stuck'>(
+      (resolve) => (stuck = setTimeout(() => resolve('stuck'), p.wallMs + SETTLE_BOUND_MS)),
+    )
     const outcome: CodeRunResult | 'stuck' = await Promise.race([runtime.run(request), bound])
     clearTimeout(stuck)
     clearTimeout(abortTimer)
@@ -100,7 +108,11 @@ test(`500 runs on a 2-worker pool with worker terminations and aborts at random 
       while (next < RUNS) await one(next++)
     }
     await Promise.all(Array.from({ length: IN_FLIGHT }, lane))
-    const final = await runtime.run({ code: 'return (await tools.add({ a: 40, b: 2 })).sum', bindings: ['add'], call: async (_n, args) => ({ sum: (args as { a: number; b: number }).a + 2 }) })
+    const final = await runtime.run({
+      code: 'return (await tools.add({ a: 40, b: 2 })).sum',
+      bindings: ['add'],
+      call: async (_n, args) => ({ sum: (args as { a: number; b: number }).a + 2 }),
+    })
     console.log(
       `chaos seed ${SEED}: ${RUNS} runs in ${Math.round(performance.now() - t0)} ms, ${pool.spawned} workers spawned;`,
       JSON.stringify(counts),

@@ -9,7 +9,10 @@ const INLINE_SKIPS = {
 }
 
 runtimeConformance('quickjs worker', () => createQuickJSRuntime({ isolation: 'worker' }), { sessions: true })
-runtimeConformance('quickjs inline', () => createQuickJSRuntime({ isolation: 'inline' }), { skip: INLINE_SKIPS, sessions: true })
+runtimeConformance('quickjs inline', () => createQuickJSRuntime({ isolation: 'inline' }), {
+  skip: INLINE_SKIPS,
+  sessions: true,
+})
 runtimeConformance('quickjs-ng inline', () => createQuickJSRuntime({ isolation: 'inline', variant: 'quickjs-ng' }), {
   skip: INLINE_SKIPS,
 })

@@ -25,13 +25,19 @@ describe.each(['worker', 'inline'] as const)('durable runs (%s)', (isolation) =>
     ...extra,
   })
 
-  async function resume(rt: CodeRuntime, state: Uint8Array, answer: (name: string, args: JsonValue) => Promise<JsonValue>, key = 'run-1') {
+  async function resume(
+    rt: CodeRuntime,
+    state: Uint8Array,
+    answer: (name: string, args: JsonValue) => Promise<JsonValue>,
+    key = 'run-1',
+  ) {
     const opened = await (rt.openRun as NonNullable<CodeRuntime['openRun']>)(key, state)
     return { opened, result: await (rt.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(opened, { call: answer }) }
   }
 
   test('suspends on a parked call and goes on where it waited, with what it held', async () => {
-    const code = 'const m = new Map([["a", 1]]); const r = await tools.read({ n: 2 }); console.log("before", r.n)\n' +
+    const code =
+      'const m = new Map([["a", 1]]); const r = await tools.read({ n: 2 }); console.log("before", r.n)\n' +
       'const yes = await tools.ask({ q: "ok?" }); m.set("b", yes); console.log("after"); return [...m, r.n]'
     const first = await runtime.run({ code, ...parking() })
     expect(first.error).toBeUndefined()
@@ -52,7 +58,8 @@ describe.each(['worker', 'inline'] as const)('durable runs (%s)', (isolation) =>
   })
 
   test('a rejection on resume throws ToolCallError with its code where the program waited', async () => {
-    const code = 'try { await tools.ask({}) } catch (e) { return [e.name, e.code, e.message, e instanceof ToolCallError] }'
+    const code =
+      'try { await tools.ask({}) } catch (e) { return [e.name, e.code, e.message, e instanceof ToolCallError] }'
     const first = await runtime.run({ code, ...parking() })
     const { result } = await resume(runtime, first.suspended?.state as Uint8Array, async () => {
       throw Object.assign(new Error('the user rejected this call'), { code: 'DENIED' })
@@ -72,7 +79,8 @@ describe.each(['worker', 'inline'] as const)('durable runs (%s)', (isolation) =>
         return { n: (args as { n: number }).n * 10 }
       },
     })
-    const code = 'const r = await Promise.allSettled([tools.ask({ i: 1 }), tools.read({ n: 1 }), tools.ask({ i: 2 })]); return r.map((x) => x.status + ":" + JSON.stringify(x.value ?? x.reason.code))'
+    const code =
+      'const r = await Promise.allSettled([tools.ask({ i: 1 }), tools.read({ n: 1 }), tools.ask({ i: 2 })]); return r.map((x) => x.status + ":" + JSON.stringify(x.value ?? x.reason.code))'
     const pending = runtime.run({ code, ...request })
     let settled = false
     void pending.then(() => (settled = true))
@@ -107,7 +115,10 @@ describe.each(['worker', 'inline'] as const)('durable runs (%s)', (isolation) =>
   test('parks again after a resume: each suspension under its own key', async () => {
     const code = 'const a = await tools.ask({ i: 1 }); const b = await tools.ask({ i: 2 }); return a + b'
     const first = await runtime.run({ code, ...parking() })
-    const opened = await (runtime.openRun as NonNullable<CodeRuntime['openRun']>)('run-1', first.suspended?.state as Uint8Array)
+    const opened = await (runtime.openRun as NonNullable<CodeRuntime['openRun']>)(
+      'run-1',
+      first.suspended?.state as Uint8Array,
+    )
     const second = await (runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(opened, {
       call: async (_name, args) => {
         if ((args as { i: number }).i === 2) throw parkCall()
@@ -116,17 +127,25 @@ describe.each(['worker', 'inline'] as const)('durable runs (%s)', (isolation) =>
       durable: { key: 'run-1b' },
     })
     expect(second.suspended?.parked).toEqual([{ name: 'ask', args: { i: 2 } }])
-    await expect(runtime.openRun?.('run-1', second.suspended?.state as Uint8Array)).rejects.toMatchObject({ code: 'foreign-session' })
+    await expect(runtime.openRun?.('run-1', second.suspended?.state as Uint8Array)).rejects.toMatchObject({
+      code: 'foreign-session',
+    })
     const { result } = await resume(runtime, second.suspended?.state as Uint8Array, async () => 41, 'run-1b')
     expect(result.value).toBe(42)
   })
 
   test('the output budget and the sub-call cap cover every part of the run', async () => {
     const limits = { maxOutputBytes: 20, maxSubCalls: 3 }
-    const output = await runtime.run({ code: 'console.log("0123456789"); await tools.ask({}); console.log("0123456789")', ...parking({ limits }) })
+    const output = await runtime.run({
+      code: 'console.log("0123456789"); await tools.ask({}); console.log("0123456789")',
+      ...parking({ limits }),
+    })
     const { result: over } = await resume(runtime, output.suspended?.state as Uint8Array, async () => 1)
     expect(over.error?.kind).toBe('output-limit')
-    const calls = await runtime.run({ code: 'await tools.read({ n: 1 }); await tools.ask({}); await tools.read({ n: 2 }); await tools.read({ n: 3 })', ...parking({ limits }) })
+    const calls = await runtime.run({
+      code: 'await tools.read({ n: 1 }); await tools.ask({}); await tools.read({ n: 2 }); await tools.read({ n: 3 })',
+      ...parking({ limits }),
+    })
     const { result: capped } = await resume(runtime, calls.suspended?.state as Uint8Array, async () => ({ n: 0 }))
     expect(capped.error?.kind).toBe('limit')
   })
@@ -161,10 +180,15 @@ describe.each(['worker', 'inline'] as const)('durable runs (%s)', (isolation) =>
   test('a run holding more state than a suspended run may (maxSessionBytes) cannot suspend: it ends as limit', async () => {
     const small = createQuickJSRuntime({ isolation, poolSize: 1, secret, sessions: { maxSessionBytes: 1_000_000 } })
     try {
-      const result = await small.run({ code: 'globalThis.big = "x".repeat(3000000) + "y"; return await tools.ask({})', ...parking() })
+      const result = await small.run({
+        code: 'globalThis.big = "x".repeat(3000000) + "y"; return await tools.ask({})',
+        ...parking(),
+      })
       expect(result.suspended).toBeUndefined()
       expect(result.error?.kind).toBe('limit')
-      expect(result.error?.message).toMatch(/waits on a parked call with \d+ bytes of state, over the 1000000-byte budget of a suspended run/)
+      expect(result.error?.message).toMatch(
+        /waits on a parked call with \d+ bytes of state, over the 1000000-byte budget of a suspended run/,
+      )
       // The engine is fine: the next run (durable, small) suspends and resumes.
       const next = await small.run({ code: 'return await tools.ask({})', ...parking() })
       const { result: done } = await resume(small, next.suspended?.state as Uint8Array, async () => 'ok')
@@ -176,9 +200,14 @@ describe.each(['worker', 'inline'] as const)('durable runs (%s)', (isolation) =>
 
   test('misuse: an opened run resumes once; a bad holdMs is refused', async () => {
     const first = await runtime.run({ code: 'return await tools.ask({})', ...parking() })
-    const opened = await (runtime.openRun as NonNullable<CodeRuntime['openRun']>)('run-1', first.suspended?.state as Uint8Array)
+    const opened = await (runtime.openRun as NonNullable<CodeRuntime['openRun']>)(
+      'run-1',
+      first.suspended?.state as Uint8Array,
+    )
     await (runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(opened, { call: async () => 1 })
     await expect(runtime.resumeRun?.(opened, { call: async () => 1 })).rejects.toBeInstanceOf(SandboxUsageError)
-    await expect(runtime.run({ code: 'return 1', ...parking({ durable: { key: 'run-1', holdMs: -1 } }) })).rejects.toThrow(/holdMs must be a positive finite number/)
+    await expect(
+      runtime.run({ code: 'return 1', ...parking({ durable: { key: 'run-1', holdMs: -1 } }) }),
+    ).rejects.toThrow(/holdMs must be a positive finite number/)
   })
 })

@@ -27,7 +27,12 @@ test('a script with nothing else pending stays alive while its runs wait for a r
   const child = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     const p = spawn(
       process.execPath,
-      ['--conditions=@ptc/source', '--import', 'tsx', fileURLToPath(new URL('./fixtures/pending-runs.ts', import.meta.url))],
+      [
+        '--conditions=@ptc/source',
+        '--import',
+        'tsx',
+        fileURLToPath(new URL('./fixtures/pending-runs.ts', import.meta.url)),
+      ],
       { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
     )
     let stdout = ''
@@ -54,7 +59,9 @@ describe('the watchdog on a worker pool', () => {
   test('a native builtin past the wall answers by the wall, its thread exits, the pool keeps its size and serves the next run', async () => {
     expect((await runtime.run(request('return 0'))).value).toBe(0)
     for (let i = 0; i < 3; i++) {
-      const { result, elapsedMs } = await timed(runtime.run(request(HOSTILE, { limits: { wallMs: 700, cpuMs: 60_000 } })))
+      const { result, elapsedMs } = await timed(
+        runtime.run(request(HOSTILE, { limits: { wallMs: 700, cpuMs: 60_000 } })),
+      )
       expect(result.error?.kind).toBe('timeout')
       expect(result.error?.message).toMatch(/terminated/)
       expect(elapsedMs).toBeLessThan(700 + BOUND_MS)
@@ -146,11 +153,13 @@ describe('an inline run whose program calls tools in a loop', () => {
       order.push('loop')
       return r
     })
-    const other = runtime.run(request('return await tools.echo({ n: 2 })', { call: async (_name, args) => args })).then((r) => {
-      order.push('other')
-      controller.abort()
-      return r
-    })
+    const other = runtime
+      .run(request('return await tools.echo({ n: 2 })', { call: async (_name, args) => args }))
+      .then((r) => {
+        order.push('other')
+        controller.abort()
+        return r
+      })
     const [loop, done] = await Promise.all([looping, other])
     expect(done.value).toEqual({ n: 2 })
     expect(loop.error?.kind).toBe('abort')

@@ -11,7 +11,9 @@ describe.each(['worker', 'inline'] as const)('the output ledger on QuickJS (%s)'
   afterAll(() => runtime.dispose())
 
   test('300 000 empty console.log() against 1000 bytes end as output-limit with exactly the 1000 entries that fit', async () => {
-    const r = await runtime.run(request('for (let i = 0; i < 300000; i++) console.log()', { limits: { maxOutputBytes: 1000 } }))
+    const r = await runtime.run(
+      request('for (let i = 0; i < 300000; i++) console.log()', { limits: { maxOutputBytes: 1000 } }),
+    )
     expect(r.error?.kind).toBe('output-limit')
     expect(r.logs).toHaveLength(1000)
     expect(r.logs.every((l) => l === '')).toBe(true)
@@ -70,7 +72,11 @@ describe('logs of a worker the watchdog terminates', () => {
     const r = await runtime.run(request(code, { limits: { wallMs: 10_000, cpuMs: 60_000, maxOutputBytes: 3000 } }))
     expect(r.error?.kind).toBe('output-limit')
     expect(r.logs).toHaveLength(3000)
-    const under = await runtime.run(request(`for (let i = 0; i < 2000; i++) console.log(String(i % 10)); ${HOSTILE}`, { limits: { wallMs: 3000, cpuMs: 60_000, maxOutputBytes: 5000 } }))
+    const under = await runtime.run(
+      request(`for (let i = 0; i < 2000; i++) console.log(String(i % 10)); ${HOSTILE}`, {
+        limits: { wallMs: 3000, cpuMs: 60_000, maxOutputBytes: 5000 },
+      }),
+    )
     expect(under.error?.kind).toBe('timeout')
     expect(under.logs).toEqual(Array.from({ length: 2000 }, (_, i) => String(i % 10)))
   }, 30_000)

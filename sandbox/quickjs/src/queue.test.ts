@@ -52,7 +52,11 @@ async function maxOverlap(rt: CodeRuntime, runs: number, goal: number, patienceM
     inside--
     return null
   }
-  const results = await Promise.all(Array.from({ length: runs }, (_, i) => rt.run(request(`await tools.meet({}); return ${i}`, { call: meet, limits: { wallMs: 30_000 } }))))
+  const results = await Promise.all(
+    Array.from({ length: runs }, (_, i) =>
+      rt.run(request(`await tools.meet({}); return ${i}`, { call: meet, limits: { wallMs: 30_000 } })),
+    ),
+  )
   expect(results.map((r) => r.value)).toEqual(Array.from({ length: runs }, (_, i) => i))
   return most
 }
@@ -97,7 +101,9 @@ describe('waiting for an engine counts against the wall ceiling', () => {
     await using(createQuickJSRuntime({ poolSize: 1 }), async (rt) => {
       await rt.run(request('return 0'))
       const hostile = timed(rt.run(request(HOSTILE, { limits: { wallMs: 1000, cpuMs: 60_000 } })))
-      const queued = Array.from({ length: 20 }, (_, i) => timed(rt.run(request(`return ${i}`, { limits: { wallMs: 2000 + 100 * i } }))))
+      const queued = Array.from({ length: 20 }, (_, i) =>
+        timed(rt.run(request(`return ${i}`, { limits: { wallMs: 2000 + 100 * i } }))),
+      )
       expect((await hostile).result.error?.kind).toBe('timeout')
       const settled = await Promise.all(queued)
       settled.forEach(({ result, elapsedMs }, i) => {
@@ -113,12 +119,22 @@ describe('waiting for an engine counts against the wall ceiling', () => {
 describe('maxConcurrentRuns and maxQueuedRuns', () => {
   test('worker isolation: by default as many runs at once as workers; maxConcurrentRuns lowers it', async () => {
     expect(await using(createQuickJSRuntime({ poolSize: 2 }), (rt) => maxOverlap(rt, 4, 2, 5000))).toBe(2)
-    expect(await using(createQuickJSRuntime({ poolSize: 2, maxConcurrentRuns: 1 }), (rt) => maxOverlap(rt, 3, 2, 200))).toBe(1)
+    expect(
+      await using(createQuickJSRuntime({ poolSize: 2, maxConcurrentRuns: 1 }), (rt) => maxOverlap(rt, 3, 2, 200)),
+    ).toBe(1)
   }, 60_000)
 
   test('inline isolation: maxConcurrentRuns runs at once', async () => {
-    expect(await using(createQuickJSRuntime({ isolation: 'inline', maxConcurrentRuns: 3 }), (rt) => maxOverlap(rt, 5, 3, 5000))).toBe(3)
-    expect(await using(createQuickJSRuntime({ isolation: 'inline', maxConcurrentRuns: 1 }), (rt) => maxOverlap(rt, 3, 2, 200))).toBe(1)
+    expect(
+      await using(createQuickJSRuntime({ isolation: 'inline', maxConcurrentRuns: 3 }), (rt) =>
+        maxOverlap(rt, 5, 3, 5000),
+      ),
+    ).toBe(3)
+    expect(
+      await using(createQuickJSRuntime({ isolation: 'inline', maxConcurrentRuns: 1 }), (rt) =>
+        maxOverlap(rt, 3, 2, 200),
+      ),
+    ).toBe(1)
   }, 60_000)
 
   test('a run past maxQueuedRuns ends as limit at once; the waiting run goes on', async () => {
@@ -143,7 +159,9 @@ describe('maxConcurrentRuns and maxQueuedRuns', () => {
       const waiting = rt.run(request(`return "${'w'.repeat(900)}".length`))
       const refused = await rt.run(request(`return "${'r'.repeat(100)}".length`))
       expect(refused.error?.kind).toBe('limit')
-      expect(refused.error?.message).toMatch(/queue is full \(1 runs running, 1 waiting with 916 bytes of programs; it holds at most 256 runs and 1000 bytes\)/)
+      expect(refused.error?.message).toMatch(
+        /queue is full \(1 runs running, 1 waiting with 916 bytes of programs; it holds at most 256 runs and 1000 bytes\)/,
+      )
       hold.release()
       await hold.result
       expect((await waiting).value).toBe(900)
@@ -170,9 +188,15 @@ describe('maxConcurrentRuns and maxQueuedRuns', () => {
       [{ isolation: 'inline', maxQueuedRuns: -1 }, 'maxQueuedRuns must be a non-negative integer'],
       [{ isolation: 'inline', maxQueuedProgramBytes: 0 }, 'maxQueuedProgramBytes must be a positive integer'],
       [{ isolation: 'inline', watchdogGraceMs: -1 }, 'watchdogGraceMs must be a non-negative number'],
-      [{ isolation: 'inline', watchdogGraceMs: Number.POSITIVE_INFINITY }, 'watchdogGraceMs must be a non-negative number'],
+      [
+        { isolation: 'inline', watchdogGraceMs: Number.POSITIVE_INFINITY },
+        'watchdogGraceMs must be a non-negative number',
+      ],
       // A longer grace would fire at once: a stopped engine terminated without any grace.
-      [{ isolation: 'inline', watchdogGraceMs: 2 ** 31 }, "watchdogGraceMs must be at most 2147483647 ms (a timer's longest delay), not 2147483648"],
+      [
+        { isolation: 'inline', watchdogGraceMs: 2 ** 31 },
+        "watchdogGraceMs must be at most 2147483647 ms (a timer's longest delay), not 2147483648",
+      ],
     ]
     for (const [options, message] of cases) {
       let thrown: unknown
@@ -196,7 +220,9 @@ describe.each(['worker', 'inline'] as const)('queued runs end on abort and dispo
       await hold.started
       const controller = new AbortController()
       setTimeout(() => controller.abort(), 100)
-      const { result, elapsedMs } = await timed(rt.run(request('return 1', { signal: controller.signal, limits: { wallMs: 20_000 } })))
+      const { result, elapsedMs } = await timed(
+        rt.run(request('return 1', { signal: controller.signal, limits: { wallMs: 20_000 } })),
+      )
       expect(result.error?.kind).toBe('abort')
       expect(result.stats.queueMs).toBeGreaterThan(0)
       expect(elapsedMs).toBeLessThan(100 + BOUND_MS)

@@ -1,12 +1,51 @@
 import { availableParallelism } from 'node:os'
 import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, MAX_TIMER_MS, SandboxUsageError, resolveLimits } from '@ptc/sandbox'
-import { DEFAULT_HOLD_MS, DEFAULT_MAX_EXTRA_RUNS, DEFAULT_MAX_QUEUED_PROGRAM_BYTES, RunGate, parkedHolder, checkSessionKey, claimHolder, claimHolderGone, SessionTable, acceptRun, messageOf, preloadTypeScriptStripper, resolveSessionLimits, stopError, type SessionSpill, type SessionTurn } from '@ptc/sandbox/backend'
+import {
+  DEFAULT_HOLD_MS,
+  DEFAULT_MAX_EXTRA_RUNS,
+  DEFAULT_MAX_QUEUED_PROGRAM_BYTES,
+  RunGate,
+  parkedHolder,
+  checkSessionKey,
+  claimHolder,
+  claimHolderGone,
+  SessionTable,
+  acceptRun,
+  messageOf,
+  preloadTypeScriptStripper,
+  resolveSessionLimits,
+  stopError,
+  type SessionSpill,
+  type SessionTurn,
+} from '@ptc/sandbox/backend'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import type { LimitCeilings, ParkedHostCall } from '@ptc/sandbox/backend'
 import { randomBytes } from 'node:crypto'
-import { openSnapshotAsync, sealSnapshotAsync, SessionStoreError, SnapshotError, STORE_WAIT_MS, type DurableRun, type ParkedCall, type ResumeRunRequest, type SessionLimits, type SessionStore, type SnapshotKey, type SuspendedRun, type SuspendedRunState } from '@ptc/sandbox/session'
+import {
+  openSnapshotAsync,
+  sealSnapshotAsync,
+  SessionStoreError,
+  SnapshotError,
+  STORE_WAIT_MS,
+  type DurableRun,
+  type ParkedCall,
+  type ResumeRunRequest,
+  type SessionLimits,
+  type SessionStore,
+  type SnapshotKey,
+  type SuspendedRun,
+  type SuspendedRunState,
+} from '@ptc/sandbox/session'
 import type { SessionMemory } from './engine/image.js'
-import { decodeRun, decodeSession, encodeRun, encodeSession, sessionBuild, type SavedRun, type SavedSession } from './host/session-snapshot.js'
+import {
+  decodeRun,
+  decodeSession,
+  encodeRun,
+  encodeSession,
+  sessionBuild,
+  type SavedRun,
+  type SavedSession,
+} from './host/session-snapshot.js'
 import { MAX_GUEST_BYTES, type QuickJSVariantName } from './engine/module.js'
 import type { Engines } from './host/engines.js'
 import { RunHost } from './host/run-host.js'
@@ -129,7 +168,10 @@ const SWEEP_EVERY_MS = 10 * 60_000
 
 /** A QuickJS engine's memory is WebAssembly's: at most 2 GiB, its own 32 MiB included. */
 const CEILINGS: LimitCeilings = {
-  memoryBytes: { max: MAX_GUEST_BYTES, why: "a QuickJS engine's memory is WebAssembly memory, at most 2 GiB, of which 32 MiB is the engine's own" },
+  memoryBytes: {
+    max: MAX_GUEST_BYTES,
+    why: "a QuickJS engine's memory is WebAssembly memory, at most 2 GiB, of which 32 MiB is the engine's own",
+  },
 }
 
 /** Default `watchdogGraceMs`. */
@@ -161,7 +203,9 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     const { store, secret, suspendAfterMs, storeWaitMs, claimMs, ...sessionLimits } = options.sessions ?? {}
     const limits = Object.freeze(resolveSessionLimits(sessionLimits))
     if (store !== undefined && secret === undefined && options.secret === undefined) {
-      throw new SandboxUsageError('sessions.store needs sessions.secret: the key that authenticates suspended sessions, the same in every process that resumes them')
+      throw new SandboxUsageError(
+        'sessions.store needs sessions.secret: the key that authenticates suspended sessions, the same in every process that resumes them',
+      )
     }
     if (suspendAfterMs !== undefined && !(suspendAfterMs > 0 && Number.isFinite(suspendAfterMs))) {
       throw new SandboxUsageError('sessions.suspendAfterMs must be a positive finite number')
@@ -203,7 +247,11 @@ export class QuickJSCodeRuntime implements CodeRuntime {
               } catch (error) {
                 // What the store holds may be fine: the run is refused rather than started fresh (and saved over it later).
                 if (error instanceof SessionStoreError && error.code !== 'unavailable') throw error
-                throw new SessionStoreError('unavailable', `the session store failed to read session "${key}": ${messageOf(error)}`, { cause: error })
+                throw new SessionStoreError(
+                  'unavailable',
+                  `the session store failed to read session "${key}": ${messageOf(error)}`,
+                  { cause: error },
+                )
               }
               if (bytes === undefined) return undefined
               const { memory, runs } = await this.#open(key, bytes)
@@ -216,7 +264,9 @@ export class QuickJSCodeRuntime implements CodeRuntime {
                 claim: async (key, ttlMs, replaces) => {
                   const other = await claim(key, holder, ttlMs, replaces === undefined ? {} : { replaces })
                   // Held by a process of this machine that died (killed, crashed): taken over now, not once its claim runs out.
-                  return other !== undefined && claimHolderGone(other.holder) ? claim(key, holder, ttlMs, { replaces: other.holder }) : other
+                  return other !== undefined && claimHolderGone(other.holder)
+                    ? claim(key, holder, ttlMs, { replaces: other.holder })
+                    : other
                 },
                 release: (key) => release(key, holder),
                 hand: (key, to, ttlMs) => claim(key, to, ttlMs, { replaces: holder }),
@@ -232,14 +282,23 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     const poolSize = options.poolSize ?? cores
     if (!Number.isInteger(poolSize) || poolSize < 1) throw new SandboxUsageError('poolSize must be a positive integer')
     const grace = options.watchdogGraceMs ?? DEFAULT_WATCHDOG_GRACE_MS
-    if (!(grace >= 0) || !Number.isFinite(grace)) throw new SandboxUsageError('watchdogGraceMs must be a non-negative number')
-    if (grace > MAX_TIMER_MS) throw new SandboxUsageError(`watchdogGraceMs must be at most ${MAX_TIMER_MS} ms (a timer's longest delay), not ${grace}`)
-    const concurrent = options.maxConcurrentRuns ?? (engines instanceof WorkerPool ? engines.size : inline ? 2 * cores : poolSize)
+    if (!(grace >= 0) || !Number.isFinite(grace))
+      throw new SandboxUsageError('watchdogGraceMs must be a non-negative number')
+    if (grace > MAX_TIMER_MS)
+      throw new SandboxUsageError(
+        `watchdogGraceMs must be at most ${MAX_TIMER_MS} ms (a timer's longest delay), not ${grace}`,
+      )
+    const concurrent =
+      options.maxConcurrentRuns ?? (engines instanceof WorkerPool ? engines.size : inline ? 2 * cores : poolSize)
     const maxExtraRuns = options.maxExtraRuns ?? DEFAULT_MAX_EXTRA_RUNS
     if (!Number.isInteger(maxExtraRuns) || maxExtraRuns < 0) {
       throw new SandboxUsageError('maxExtraRuns must be a non-negative integer')
     }
-    this.#gate = new RunGate(concurrent, options.maxQueuedRuns ?? DEFAULT_MAX_QUEUED_RUNS, options.maxQueuedProgramBytes ?? DEFAULT_MAX_QUEUED_PROGRAM_BYTES)
+    this.#gate = new RunGate(
+      concurrent,
+      options.maxQueuedRuns ?? DEFAULT_MAX_QUEUED_RUNS,
+      options.maxQueuedProgramBytes ?? DEFAULT_MAX_QUEUED_PROGRAM_BYTES,
+    )
     this.#grace = grace
     this.#engines =
       engines ??
@@ -263,13 +322,22 @@ export class QuickJSCodeRuntime implements CodeRuntime {
   async run(request: CodeRunRequest): Promise<CodeRunResult> {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
     // Checked before the run takes a place in the gate: a refused request must not keep one.
-    const durable = request !== null && typeof request === 'object' && request.durable !== undefined ? checkDurable(request.durable) : undefined
-    const accepted = await acceptRun(request, this.#defaults, this.#gate, { sessionSourceOnEngine: this.#engines instanceof WorkerPool, ceilings: CEILINGS })
+    const durable =
+      request !== null && typeof request === 'object' && request.durable !== undefined
+        ? checkDurable(request.durable)
+        : undefined
+    const accepted = await acceptRun(request, this.#defaults, this.#gate, {
+      sessionSourceOnEngine: this.#engines instanceof WorkerPool,
+      ceilings: CEILINGS,
+    })
     if (!accepted.ok) return accepted.result
     const { bindings, limits, program } = accepted
     let turn: SessionTurn<SessionMemory> | undefined
     if (request.session !== undefined) {
-      turn = await this.#sessions.take(request.session, Date.now(), { deadline: accepted.deadline, signal: request.signal })
+      turn = await this.#sessions.take(request.session, Date.now(), {
+        deadline: accepted.deadline,
+        signal: request.signal,
+      })
       if (!turn.ok) {
         accepted.release()
         const wallMs = performance.now() - accepted.startedAt
@@ -277,7 +345,10 @@ export class QuickJSCodeRuntime implements CodeRuntime {
           turn.reason === 'abort'
             ? stopError('abort', limits)
             : turn.reason === 'wall'
-              ? { kind: 'timeout', message: `wall-clock limit of ${limits.wallMs} ms exceeded before the program started (${turn.message})` }
+              ? {
+                  kind: 'timeout',
+                  message: `wall-clock limit of ${limits.wallMs} ms exceeded before the program started (${turn.message})`,
+                }
               : { kind: 'limit', message: turn.message }
         return { logs: [], error, stats: { cpuMs: 0, wallMs, queueMs: wallMs, subCalls: 0 } }
       }
@@ -292,20 +363,47 @@ export class QuickJSCodeRuntime implements CodeRuntime {
         this.#live.add(host)
         const memory = turn?.ok === true ? turn.entry.state : undefined
         const maxBytes = this.#sessions.limits.maxSessionBytes
-        const session = turn === undefined ? undefined : memory === undefined ? { maxBytes } : { id: memory.id, memory, maxBytes }
+        const session =
+          turn === undefined ? undefined : memory === undefined ? { maxBytes } : { id: memory.id, memory, maxBytes }
         // A session program is wrapped on its engine's thread (a parse of the whole program): in a worker.
-        const source = program.session && this.#engines instanceof WorkerPool ? { sessionBody: program.body } : program.source
-        this.#engines.execute(host, { source, bindings, limits, ...(session === undefined ? {} : { session }), ...(durable !== undefined && { durable: { maxBytes } }) })
+        const source =
+          program.session && this.#engines instanceof WorkerPool ? { sessionBody: program.body } : program.source
+        this.#engines.execute(host, {
+          source,
+          bindings,
+          limits,
+          ...(session === undefined ? {} : { session }),
+          ...(durable !== undefined && { durable: { maxBytes } }),
+        })
       }
       const result = await host.result
       if (durable !== undefined && host.suspended !== undefined) {
-        const session = turn?.ok === true ? { key: turn.entry.key, runs: turn.entry.runs, ...(this.#sessions.holdsInStore && { stored: true as const }) } : undefined
-        result.suspended = await this.#suspended(durable, host, { code: request.code, language: request.language ?? 'typescript', bindings, limits, logs: result.logs, ...(session !== undefined && { session }) })
+        const session =
+          turn?.ok === true
+            ? {
+                key: turn.entry.key,
+                runs: turn.entry.runs,
+                ...(this.#sessions.holdsInStore && { stored: true as const }),
+              }
+            : undefined
+        result.suspended = await this.#suspended(durable, host, {
+          code: request.code,
+          language: request.language ?? 'typescript',
+          bindings,
+          limits,
+          logs: result.logs,
+          ...(session !== undefined && { session }),
+        })
       }
       if (turn?.ok === true && result.suspended !== undefined && durable !== undefined) {
         // The session's state goes on with the suspended run: held for its resume.
         given = true
-        result.session = await this.#sessions.park(turn.entry, parkedHolder(durable.key), durable.holdMs ?? DEFAULT_HOLD_MS, turn.fresh)
+        result.session = await this.#sessions.park(
+          turn.entry,
+          parkedHolder(durable.key),
+          durable.holdMs ?? DEFAULT_HOLD_MS,
+          turn.fresh,
+        )
       } else if (turn?.ok === true) {
         given = true
         result.session = this.#sessions.give(turn.entry, this.#left(host, result), turn.fresh, turn.note)
@@ -315,7 +413,12 @@ export class QuickJSCodeRuntime implements CodeRuntime {
       this.#live.delete(host)
       accepted.release()
       // Whatever happened on the host side, the session is not left taken.
-      if (turn?.ok === true && !given) this.#sessions.give(turn.entry, { reason: 'the run failed on the host; the session keeps its state from before the run' }, turn.fresh)
+      if (turn?.ok === true && !given)
+        this.#sessions.give(
+          turn.entry,
+          { reason: 'the run failed on the host; the session keeps its state from before the run' },
+          turn.fresh,
+        )
     }
   }
 
@@ -324,9 +427,13 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     const left = host.session
     if (left !== undefined) return { state: left, bytes: sizeOf(left) }
     if (host.sessionOver !== undefined) {
-      return { reason: `the run left ${host.sessionOver} bytes of state, over the session's budget of ${this.#sessions.limits.maxSessionBytes} (maxSessionBytes); the session keeps its state from before the run` }
+      return {
+        reason: `the run left ${host.sessionOver} bytes of state, over the session's budget of ${this.#sessions.limits.maxSessionBytes} (maxSessionBytes); the session keeps its state from before the run`,
+      }
     }
-    return { reason: `the run ended (${result.error?.kind ?? 'ok'}) without its engine's state; the session keeps its state from before the run` }
+    return {
+      reason: `the run ended (${result.error?.kind ?? 'ok'}) without its engine's state; the session keeps its state from before the run`,
+    }
   }
 
   /** The sealed state and parked calls of a run that suspended (`host.suspended`). */
@@ -346,7 +453,11 @@ export class QuickJSCodeRuntime implements CodeRuntime {
       parked: s.parked,
       ...(durable.data !== undefined && { data: durable.data() }),
     }
-    const state = await sealSnapshotAsync(encodeRun(saved), { build: await sessionBuild(this.#variant), session: runIdentity(durable.key) }, this.#secret)
+    const state = await sealSnapshotAsync(
+      encodeRun(saved),
+      { build: await sessionBuild(this.#variant), session: runIdentity(durable.key) },
+      this.#secret,
+    )
     return { state, parked: s.parked.map(parkedCall) }
   }
 
@@ -357,7 +468,11 @@ export class QuickJSCodeRuntime implements CodeRuntime {
    */
   async openRun(key: string, state: Uint8Array): Promise<SuspendedRun> {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
-    const payload = await openSnapshotAsync(state, { build: await sessionBuild(this.#variant), session: runIdentity(checkSessionKey(key)) }, this.#secret)
+    const payload = await openSnapshotAsync(
+      state,
+      { build: await sessionBuild(this.#variant), session: runIdentity(checkSessionKey(key)) },
+      this.#secret,
+    )
     let saved: SavedRun
     try {
       saved = decodeRun(payload)
@@ -383,8 +498,9 @@ export class QuickJSCodeRuntime implements CodeRuntime {
   async resumeRun(run: SuspendedRun, request: ResumeRunRequest): Promise<CodeRunResult> {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
     const saved = this.#opened.get(run)
-    if (saved === undefined) throw new SandboxUsageError('resumeRun takes a run from this runtime\'s openRun, once')
-    if (request === null || typeof request !== 'object' || typeof request.call !== 'function') throw new SandboxUsageError('resumeRun needs { call }')
+    if (saved === undefined) throw new SandboxUsageError("resumeRun takes a run from this runtime's openRun, once")
+    if (request === null || typeof request !== 'object' || typeof request.call !== 'function')
+      throw new SandboxUsageError('resumeRun needs { call }')
     if (saved.session?.stored === true && !this.#sessions.holdsInStore) {
       // Resumed here, it would take a session of this runtime's own, and the one in the store would stay held for it.
       throw new SandboxUsageError(
@@ -420,17 +536,28 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     let turn: SessionTurn<SessionMemory> | undefined
     let wentOn: string | undefined
     if (session !== undefined) {
-      turn = await this.#sessions.take(session.key, Date.now(), { deadline: accepted.deadline, signal }, parkedHolder(run.key))
+      turn = await this.#sessions.take(
+        session.key,
+        Date.now(),
+        { deadline: accepted.deadline, signal },
+        parkedHolder(run.key),
+      )
       if (!turn.ok && turn.reason === 'store') {
         // Nothing ran, and the session stays held: its caller may put the run's state back and resume it later.
         accepted.release()
-        throw new SessionStoreError('unavailable', `${turn.message.replace(/; the program did not run.*$/, '')}: the run did not go on, and the session is still held for it`)
+        throw new SessionStoreError(
+          'unavailable',
+          `${turn.message.replace(/; the program did not run.*$/, '')}: the run did not go on, and the session is still held for it`,
+        )
       }
       if (!turn.ok && turn.reason !== undefined) {
         await unhold()
         accepted.release()
         const wallMs = performance.now() - accepted.startedAt
-        const error: CodeRunError = turn.reason === 'abort' ? stopError('abort', saved.limits) : { kind: 'timeout', message: `the run's wall-clock limit was reached before it went on (${turn.message})` }
+        const error: CodeRunError =
+          turn.reason === 'abort'
+            ? stopError('abort', saved.limits)
+            : { kind: 'timeout', message: `the run's wall-clock limit was reached before it went on (${turn.message})` }
         return { logs: [], error, stats: { cpuMs: saved.cpuMs, wallMs, queueMs: wallMs, subCalls: saved.subCalls } }
       }
       // The session went on without this run (its hold ended): the run goes on, its state is not the session's.
@@ -452,26 +579,53 @@ export class QuickJSCodeRuntime implements CodeRuntime {
           outputBytes: saved.outputBytes,
         }
         const maxBytes = this.#sessions.limits.maxSessionBytes
-        this.#engines.execute(host, { source: '', bindings: saved.bindings, limits: saved.limits, durable: { maxBytes }, ...(turn?.ok === true && { session: { maxBytes } }), resume })
+        this.#engines.execute(host, {
+          source: '',
+          bindings: saved.bindings,
+          limits: saved.limits,
+          durable: { maxBytes },
+          ...(turn?.ok === true && { session: { maxBytes } }),
+          resume,
+        })
       }
       const result = await host.result
       if (host.suspended !== undefined) {
         const held = turn?.ok === true ? { key: turn.entry.key, runs: turn.entry.runs } : undefined
-        result.suspended = await this.#suspended(durable, host, { code: saved.code, language: saved.language, bindings: saved.bindings, limits: saved.limits, logs: [...saved.logs, ...result.logs], ...(held !== undefined && { session: held }) })
+        result.suspended = await this.#suspended(durable, host, {
+          code: saved.code,
+          language: saved.language,
+          bindings: saved.bindings,
+          limits: saved.limits,
+          logs: [...saved.logs, ...result.logs],
+          ...(held !== undefined && { session: held }),
+        })
       }
       if (turn?.ok === true) {
         given = true
-        result.session = result.suspended !== undefined
-          ? await this.#sessions.park(turn.entry, parkedHolder(durable.key), durable.holdMs ?? DEFAULT_HOLD_MS, false)
-          : this.#sessions.give(turn.entry, this.#left(host, result), false)
+        result.session =
+          result.suspended !== undefined
+            ? await this.#sessions.park(turn.entry, parkedHolder(durable.key), durable.holdMs ?? DEFAULT_HOLD_MS, false)
+            : this.#sessions.give(turn.entry, this.#left(host, result), false)
       } else if (session !== undefined) {
-        result.session = { key: session.key, fresh: false, kept: false, bytes: 0, runs: session.runs + 1, note: wentOn ?? 'the session was not taken' }
+        result.session = {
+          key: session.key,
+          fresh: false,
+          kept: false,
+          bytes: 0,
+          runs: session.runs + 1,
+          note: wentOn ?? 'the session was not taken',
+        }
       }
       return result
     } finally {
       this.#live.delete(host)
       accepted.release()
-      if (turn?.ok === true && !given) this.#sessions.give(turn.entry, { reason: 'the resumed run failed on the host; the session keeps its state from before the run' }, false)
+      if (turn?.ok === true && !given)
+        this.#sessions.give(
+          turn.entry,
+          { reason: 'the resumed run failed on the host; the session keeps its state from before the run' },
+          false,
+        )
     }
   }
 
@@ -482,7 +636,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
   async dropRun(run: SuspendedRun): Promise<void> {
     if (this.#disposed) throw new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
     const saved = this.#opened.get(run)
-    if (saved === undefined) throw new SandboxUsageError('dropRun takes a run from this runtime\'s openRun, once')
+    if (saved === undefined) throw new SandboxUsageError("dropRun takes a run from this runtime's openRun, once")
     this.#opened.delete(run)
     if (saved.session !== undefined) await this.#sessions.unpark(saved.session.key, parkedHolder(run.key))
   }
@@ -523,11 +677,17 @@ export class QuickJSCodeRuntime implements CodeRuntime {
   }
 
   async #seal(key: string, saved: SavedSession): Promise<Uint8Array> {
-    return sealSnapshotAsync(encodeSession(saved), { build: await sessionBuild(this.#variant), session: key }, this.#secret)
+    return sealSnapshotAsync(
+      encodeSession(saved),
+      { build: await sessionBuild(this.#variant), session: key },
+      this.#secret,
+    )
   }
 
   async #open(key: string, snapshot: Uint8Array): Promise<SavedSession> {
-    return decodeSession(await openSnapshotAsync(snapshot, { build: await sessionBuild(this.#variant), session: key }, this.#secret))
+    return decodeSession(
+      await openSnapshotAsync(snapshot, { build: await sessionBuild(this.#variant), session: key }, this.#secret),
+    )
   }
 
   dispose(): Promise<void> {
@@ -560,20 +720,33 @@ function runIdentity(key: string): string {
 }
 
 function checkDurable(durable: unknown): DurableRun {
-  if (typeof durable !== 'object' || durable === null) throw new SandboxUsageError('durable must be { key, data?, holdMs? }')
+  if (typeof durable !== 'object' || durable === null)
+    throw new SandboxUsageError('durable must be { key, data?, holdMs? }')
   const { key, data, holdMs } = durable as { key?: unknown; data?: unknown; holdMs?: unknown }
   checkSessionKey(key)
-  if (data !== undefined && typeof data !== 'function') throw new SandboxUsageError('durable.data must be a function returning the JSON value to seal with the state')
-  if (holdMs !== undefined && !(typeof holdMs === 'number' && holdMs > 0 && Number.isFinite(holdMs))) throw new SandboxUsageError('durable.holdMs must be a positive finite number of milliseconds')
-  return { key: key as string, ...(data !== undefined && { data: data as () => JsonValue }), ...(holdMs !== undefined && { holdMs: holdMs as number }) }
+  if (data !== undefined && typeof data !== 'function')
+    throw new SandboxUsageError('durable.data must be a function returning the JSON value to seal with the state')
+  if (holdMs !== undefined && !(typeof holdMs === 'number' && holdMs > 0 && Number.isFinite(holdMs)))
+    throw new SandboxUsageError('durable.holdMs must be a positive finite number of milliseconds')
+  return {
+    key: key as string,
+    ...(data !== undefined && { data: data as () => JsonValue }),
+    ...(holdMs !== undefined && { holdMs: holdMs as number }),
+  }
 }
 
 function parkedCall(call: ParkedHostCall): ParkedCall {
-  return { name: call.name, args: JSON.parse(call.argsJson) as JsonValue, ...(call.detail !== undefined && { detail: call.detail }) }
+  return {
+    name: call.name,
+    args: JSON.parse(call.argsJson) as JsonValue,
+    ...(call.detail !== undefined && { detail: call.detail }),
+  }
 }
 
 function sameKey(a: SnapshotKey, b: SnapshotKey): boolean {
-  return Buffer.from(typeof a === 'string' ? Buffer.from(a) : a).equals(Buffer.from(typeof b === 'string' ? Buffer.from(b) : b))
+  return Buffer.from(typeof a === 'string' ? Buffer.from(a) : a).equals(
+    Buffer.from(typeof b === 'string' ? Buffer.from(b) : b),
+  )
 }
 
 function sizeOf(memory: SessionMemory): number {

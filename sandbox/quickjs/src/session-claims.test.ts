@@ -30,7 +30,9 @@ test('a session one runtime holds is refused by another sharing the store; suspe
   expect((await one.run(request('globalThis.n = 1; return n', 's'))).value).toBe(1)
   const refused = await two.run(request('globalThis.n = 100; return n', 's'))
   expect(refused.error?.kind).toBe('limit')
-  expect(refused.error?.message).toMatch(/^session "s" is held by another process sharing the session store \(its claim runs out in \d+ s unless renewed; .*\): this program did not run, and the session's state is unchanged/)
+  expect(refused.error?.message).toMatch(
+    /^session "s" is held by another process sharing the session store \(its claim runs out in \d+ s unless renewed; .*\): this program did not run, and the session's state is unchanged/,
+  )
   expect((await one.run(request('return ++n', 's'))).value).toBe(2)
   // Resuming bytes into a key another runtime holds is refused too, and changes nothing there.
   const other = await one.run(request('globalThis.m = 7; return m', 'other'))
@@ -67,7 +69,11 @@ test('a store that fails to read a session refuses its run, and its saved state 
   await using second = runtimeOver(flaky)
   failing = true
   const refused = await second.run(request('globalThis.kept = "overwritten"; return kept', 'k'))
-  expect(refused.error).toEqual({ kind: 'limit', message: 'the session store failed to read session "k": ECONNRESET; the program did not run, and the session\'s saved state is as it was' })
+  expect(refused.error).toEqual({
+    kind: 'limit',
+    message:
+      'the session store failed to read session "k": ECONNRESET; the program did not run, and the session\'s saved state is as it was',
+  })
   failing = false
   expect((await second.run(request('return kept', 'k'))).value).toBe('state')
 }, 30_000)
@@ -81,7 +87,9 @@ test('sessions.claimMs sets how long a claim lasts past its run; a bad one is re
   expect(other?.expiresInMs).toBeGreaterThan(0)
   expect(other?.expiresInMs).toBeLessThanOrEqual(2000) // its run's wall and claimMs: far below the default 30 s
   for (const claimMs of [0, 999, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
-    expect(() => createQuickJSRuntime({ isolation: 'inline', sessions: { store, secret, claimMs } })).toThrow(/sessions\.claimMs must be a number of milliseconds from 1000 to/)
+    expect(() => createQuickJSRuntime({ isolation: 'inline', sessions: { store, secret, claimMs } })).toThrow(
+      /sessions\.claimMs must be a number of milliseconds from 1000 to/,
+    )
   }
 })
 
@@ -109,7 +117,11 @@ test("suspendSession removes the store's older copy of the session: a later run 
   removing = 'fail'
   const error: unknown = await second.suspendSession?.('k').catch((thrown: unknown) => thrown)
   expect(error).toBeInstanceOf(SessionStoreError)
-  expect(error).toMatchObject({ code: 'unavailable', message: 'the session store failed (ECONNRESET) when its older copy of session "k" was to be removed: the session was not suspended, and stays here as it was' })
+  expect(error).toMatchObject({
+    code: 'unavailable',
+    message:
+      'the session store failed (ECONNRESET) when its older copy of session "k" was to be removed: the session was not suspended, and stays here as it was',
+  })
   expect((await second.run(request('return ++n', 'k'))).value).toBe(3)
   removing = 'answer'
   const bytes = (await second.suspendSession?.('k')) as Uint8Array

@@ -13,6 +13,10 @@ test.each([
   ['worker-long', { acornHere: false, strippedHere: 0, value: 42 }],
   ['inline', { acornHere: true, strippedHere: 2, value: 42 }],
   ['inline-long', { acornHere: false, strippedHere: 0, value: 42 }],
-])('who prepares session programs: %s isolation', (isolation, expected) => {
-  expect(fixtureJson('session-parse.ts', isolation)).toEqual(expected)
-}, 90_000)
+])(
+  'who prepares session programs: %s isolation',
+  (isolation, expected) => {
+    expect(fixtureJson('session-parse.ts', isolation)).toEqual(expected)
+  },
+  90_000,
+)

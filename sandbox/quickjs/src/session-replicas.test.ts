@@ -20,7 +20,14 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 interface Replica {
   code: number | null
   signal: NodeJS.Signals | null
-  out?: { value?: unknown; error?: { kind: string; message: string }; session?: { fresh: boolean; kept: boolean; runs: number; note?: string }; pid: number } | undefined
+  out?:
+    | {
+        value?: unknown
+        error?: { kind: string; message: string }
+        session?: { fresh: boolean; kept: boolean; runs: number; note?: string }
+        pid: number
+      }
+    | undefined
   stderr: string
 }
 
@@ -37,13 +44,22 @@ function replica(args: string[], env: Record<string, string> = {}, script = REPL
     child.once('error', reject)
     child.once('close', (code, signal) => {
       const line = stdout.trim().split('\n').at(-1)
-      resolve({ code, signal, stderr, ...(line !== undefined && line.startsWith('{') && { out: JSON.parse(line) as Replica['out'] }) })
+      resolve({
+        code,
+        signal,
+        stderr,
+        ...(line !== undefined && line.startsWith('{') && { out: JSON.parse(line) as Replica['out'] }),
+      })
     })
   })
 }
 
 /** A `hold` replica: its first result once printed, and `end()` ends its standard input (it disposes and exits). */
-function holding(key: string, code: string, env: Record<string, string> = {}): { first: Promise<Replica['out']>; end: () => Promise<number | null>; kill: () => Promise<unknown> } {
+function holding(
+  key: string,
+  code: string,
+  env: Record<string, string> = {},
+): { first: Promise<Replica['out']>; end: () => Promise<number | null>; kill: () => Promise<unknown> } {
   const child = spawn(process.execPath, ['--conditions=@ptc/source', '--import', 'tsx', REPLICA, 'hold', key, code], {
     env: { ...process.env, NODE_OPTIONS: '', PTC_SECRET: secret, PTC_STORE_DIR: join(dir, 'store'), ...env },
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -94,7 +110,9 @@ async function handOverWhileHeld(key: string, env: Record<string, string> = {}):
     const two = await replica(['run', key, CONTINUE], env)
     expect(two.code, two.stderr).toBe(0)
     expect(two.out?.error?.kind).toBe('limit')
-    expect(two.out?.error?.message).toMatch(new RegExp(`^session "${key}" is held by another process sharing the session store .*this program did not run`))
+    expect(two.out?.error?.message).toMatch(
+      new RegExp(`^session "${key}" is held by another process sharing the session store .*this program did not run`),
+    )
     expect(two.out?.value).toBeUndefined()
   } finally {
     expect(await one.end()).toBe(0)
@@ -113,7 +131,11 @@ async function handOverWhileHeld(key: string, env: Record<string, string> = {}):
  */
 async function noForks(env: Record<string, string>, prefix: string): Promise<void> {
   const keys = [`${prefix}-a`, `${prefix}-b`]
-  const replicas = await Promise.all([0, 1, 2].map(() => replica(['hammer', keys.join(','), '24'], { PTC_SUSPEND_AFTER_MS: '30', PTC_ISOLATION: 'inline', ...env })))
+  const replicas = await Promise.all(
+    [0, 1, 2].map(() =>
+      replica(['hammer', keys.join(','), '24'], { PTC_SUSPEND_AFTER_MS: '30', PTC_ISOLATION: 'inline', ...env }),
+    ),
+  )
   const runs: { key: string; tag: string; tags: string[] }[] = []
   for (const r of replicas) {
     expect(r.code, r.stderr).toBe(0)
@@ -131,7 +153,8 @@ async function noForks(env: Record<string, string>, prefix: string): Promise<voi
   }
 }
 
-const DECLARE = 'const names = ["a"]; function add(n) { names.push(n); return names.length } class Box { constructor(v) { this.v = v } }; globalThis.box = new Box(await tools.double({ n: 21 })); return names.length'
+const DECLARE =
+  'const names = ["a"]; function add(n) { names.push(n); return names.length } class Box { constructor(v) { this.v = v } }; globalThis.box = new Box(await tools.double({ n: 21 })); return names.length'
 const CONTINUE = 'add("b"); return [names, box instanceof Box, box.v, await tools.double({ n: box.v })]'
 
 describe('sessions across processes', () => {
@@ -154,7 +177,11 @@ describe('sessions across processes', () => {
     // engine's memory once held the host script's path, so such a process refused the session as another build.
     const longer = join(dir, `replica-started-from-another-path-${'x'.repeat(40)}.ts`)
     symlinkSync(REPLICA, longer)
-    for (const [from, to] of [['inline', 'worker'], ['worker', 'inline'], ['inline', 'inline']] as const) {
+    for (const [from, to] of [
+      ['inline', 'worker'],
+      ['worker', 'inline'],
+      ['inline', 'inline'],
+    ] as const) {
       const file = join(dir, `moved-${from}-${to}.session`)
       const first = await replica(['suspend-and-die', 'm', DECLARE, file], { PTC_ISOLATION: from })
       expect(first.signal, first.stderr).toBe('SIGKILL')
@@ -208,7 +235,10 @@ describe.skipIf('reason' in redisLookup)('replicas sharing a Redis store', () =>
   }, 90_000) // three processes one after another: 20 s was not enough with two suites on two cores
 
   test('a session live in one replica is refused in another sharing Redis, then continues once the first lets it go', async () => {
-    await handOverWhileHeld('redis-held', { PTC_REDIS_PORT: String(server?.port), PTC_REDIS_PASSWORD: server?.password ?? '' })
+    await handOverWhileHeld('redis-held', {
+      PTC_REDIS_PORT: String(server?.port),
+      PTC_REDIS_PASSWORD: server?.password ?? '',
+    })
   }, 90_000)
 
   test('three replicas running two sessions at once through Redis never fork a session', async () => {
@@ -216,6 +246,9 @@ describe.skipIf('reason' in redisLookup)('replicas sharing a Redis store', () =>
   }, 120_000)
 
   test('a replica killed while holding a session: another on this machine takes it over at once (Redis)', async () => {
-    await takeOverFromKilled('redis-killed', { PTC_REDIS_PORT: String(server?.port), PTC_REDIS_PASSWORD: server?.password ?? '' })
+    await takeOverFromKilled('redis-killed', {
+      PTC_REDIS_PORT: String(server?.port),
+      PTC_REDIS_PASSWORD: server?.password ?? '',
+    })
   }, 90_000)
 })

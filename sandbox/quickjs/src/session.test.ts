@@ -59,10 +59,17 @@ describe.each(MODES)('QuickJS sandbox sessions ($isolation isolation)', ({ isola
   let keys = 0
   /** A session key no other test uses. */
   const fresh = (name: string): string => `${isolation}-${name}-${++keys}`
-  const run = (session: string | undefined, code: string, extra: Partial<CodeRunRequest> = {}): Promise<CodeRunResult> =>
-    rt.run(request(code, { ...(session === undefined ? {} : { session }), ...extra }))
+  const run = (
+    session: string | undefined,
+    code: string,
+    extra: Partial<CodeRunRequest> = {},
+  ): Promise<CodeRunResult> => rt.run(request(code, { ...(session === undefined ? {} : { session }), ...extra }))
   /** A session run expected to succeed: its value. */
-  const value = async (session: string | undefined, code: string, extra: Partial<CodeRunRequest> = {}): Promise<JsonValue | undefined> => {
+  const value = async (
+    session: string | undefined,
+    code: string,
+    extra: Partial<CodeRunRequest> = {},
+  ): Promise<JsonValue | undefined> => {
     const result = await run(session, code, extra)
     expect(result.error, `${code}: ${JSON.stringify(result.error)}`).toBeUndefined()
     return result.value
@@ -81,16 +88,27 @@ describe.each(MODES)('QuickJS sandbox sessions ($isolation isolation)', ({ isola
     // 30 session runs and 10 plain runs in a shuffled order, taken two at a time (so both workers
     // are busy and a session's next run may find the worker that holds its memory taken), never two
     // runs of one session together. A session's expected count is the number of its runs dispatched.
-    const queue: (string | undefined)[] = shuffle([...sessions.flatMap((s) => Array<string>(10).fill(s)), ...Array<undefined>(10).fill(undefined)], 20240611)
+    const queue: (string | undefined)[] = shuffle(
+      [...sessions.flatMap((s) => Array<string>(10).fill(s)), ...Array<undefined>(10).fill(undefined)],
+      20240611,
+    )
     const dispatched = new Map(sessions.map((s) => [s, 0]))
     const runStep = async (session: string | undefined): Promise<void> => {
       if (session === undefined) {
-        expect(await value(undefined, 'const r = [typeof tag, typeof count, typeof seen]; globalThis.tag = "plain"; await tools.echo({}); return r')).toEqual(['undefined', 'undefined', 'undefined'])
+        expect(
+          await value(
+            undefined,
+            'const r = [typeof tag, typeof count, typeof seen]; globalThis.tag = "plain"; await tools.echo({}); return r',
+          ),
+        ).toEqual(['undefined', 'undefined', 'undefined'])
         return
       }
       const n = (dispatched.get(session) as number) + 1
       dispatched.set(session, n)
-      const got = await value(session, 'count += 1; seen.push(count); await tools.echo({}); return [tag, count, seen.length, seen.every((x, i) => x === i + 1)]')
+      const got = await value(
+        session,
+        'count += 1; seen.push(count); await tools.echo({}); return [tag, count, seen.length, seen.every((x, i) => x === i + 1)]',
+      )
       expect(got).toEqual([session, n, n, true])
     }
     while (queue.length > 0) {
@@ -102,38 +120,43 @@ describe.each(MODES)('QuickJS sandbox sessions ($isolation isolation)', ({ isola
     for (const s of sessions) expect(await value(s, 'return [tag, count]')).toEqual([s, 10])
   }, 60_000)
 
-  ;(isolation === 'worker' ? test : test.skip)('a session whose worker is busy runs its next program on the other worker, with its state (worker isolation only)', async () => {
-    const s = fresh('moves')
-    const holders: { release(): void; started: Promise<void>; result: Promise<CodeRunResult> }[] = []
-    const hold = (): (typeof holders)[number] => {
-      let release!: () => void
-      let started!: () => void
-      const released = new Promise<JsonValue>((resolve) => (release = () => resolve(null)))
-      const startedP = new Promise<void>((resolve) => (started = resolve))
-      const result = run(undefined, 'return await tools.hold({})', { call: (name, args) => (name === 'hold' ? (started(), released) : call(name, args)) })
-      const h = { release, started: startedP, result }
-      holders.push(h)
-      return h
-    }
-    // Both workers busy; the session's first run waits, and gets the worker the first holder frees (X).
-    const [p1, p2] = [hold(), hold()] as const
-    await Promise.all([p1.started, p2.started])
-    const first = run(s, 'const mine = "state"; return 1')
-    p1.release()
-    expect((await first).value).toBe(1)
-    await p1.result
-    // X (the only idle worker) takes a new holder; freeing the other worker (Y) leaves only Y idle.
-    const p3 = hold()
-    await p3.started
-    p2.release()
-    await p2.result
-    try {
-      expect(await value(s, 'return mine')).toBe('state')
-    } finally {
-      p3.release()
-      await p3.result
-    }
-  })
+  ;(isolation === 'worker' ? test : test.skip)(
+    'a session whose worker is busy runs its next program on the other worker, with its state (worker isolation only)',
+    async () => {
+      const s = fresh('moves')
+      const holders: { release(): void; started: Promise<void>; result: Promise<CodeRunResult> }[] = []
+      const hold = (): (typeof holders)[number] => {
+        let release!: () => void
+        let started!: () => void
+        const released = new Promise<JsonValue>((resolve) => (release = () => resolve(null)))
+        const startedP = new Promise<void>((resolve) => (started = resolve))
+        const result = run(undefined, 'return await tools.hold({})', {
+          call: (name, args) => (name === 'hold' ? (started(), released) : call(name, args)),
+        })
+        const h = { release, started: startedP, result }
+        holders.push(h)
+        return h
+      }
+      // Both workers busy; the session's first run waits, and gets the worker the first holder frees (X).
+      const [p1, p2] = [hold(), hold()] as const
+      await Promise.all([p1.started, p2.started])
+      const first = run(s, 'const mine = "state"; return 1')
+      p1.release()
+      expect((await first).value).toBe(1)
+      await p1.result
+      // X (the only idle worker) takes a new holder; freeing the other worker (Y) leaves only Y idle.
+      const p3 = hold()
+      await p3.started
+      p2.release()
+      await p2.result
+      try {
+        expect(await value(s, 'return mine')).toBe('state')
+      } finally {
+        p3.release()
+        await p3.result
+      }
+    },
+  )
 
   test('programs that leave nothing behind do not grow the session: each run record is freed when the next starts', async () => {
     const s = fresh('steady')
@@ -155,8 +178,9 @@ return JSON.stringify(data).length`
     expect(made.error).toBeUndefined()
     const state = info(made).bytes
     expect(state).toBeGreaterThan(4 * 1024 * 1024)
-    const check = 'return [data.length, data[24999].name, data.reduce((sum, r) => sum + r.price, 0), data.filter((r) => r.ok).length]'
-    const expected = [25000, 'item-24999', (24999 * 25000 / 2) * 1.25, 12500]
+    const check =
+      'return [data.length, data[24999].name, data.reduce((sum, r) => sum + r.price, 0), data.filter((r) => r.ok).length]'
+    const expected = [25000, 'item-24999', ((24999 * 25000) / 2) * 1.25, 12500]
     const sealed = await (rt.suspendSession as (key: string) => Promise<Uint8Array | undefined>)(s)
     expect(sealed).toBeDefined()
     expect((sealed as Uint8Array).byteLength / state).toBeLessThan(0.15)
@@ -178,7 +202,10 @@ return JSON.stringify(data).length`
 
   test('a program that throws keeps the declarations made before the throw', async () => {
     const s = fresh('throw')
-    const thrown = await run(s, 'const before = 1\nglobalThis.alsoBefore = 2\nthrow new Error("stop here")\nconst after = 3')
+    const thrown = await run(
+      s,
+      'const before = 1\nglobalThis.alsoBefore = 2\nthrow new Error("stop here")\nconst after = 3',
+    )
     expect(thrown.error?.kind).toBe('exception')
     expect(thrown.error?.message).toMatch(/stop here/)
     expect(info(thrown).kept).toBe(true)
@@ -205,7 +232,10 @@ return JSON.stringify(data).length`
       controller.abort()
       return new Promise<JsonValue>(() => undefined)
     }
-    const aborted = await run(s, 'globalThis.during = 1; await tools.hold({}); return "not reached"', { call: held, signal: controller.signal })
+    const aborted = await run(s, 'globalThis.during = 1; await tools.hold({}); return "not reached"', {
+      call: held,
+      signal: controller.signal,
+    })
     expect(aborted.error?.kind).toBe('abort')
     const { kept } = info(aborted)
     expect(await value(s, 'return [earlier, typeof during]')).toEqual(['kept', kept ? 'number' : 'undefined'])
@@ -213,7 +243,10 @@ return JSON.stringify(data).length`
 
   test('a promise chain still unfinished when a program returns runs on: the next program sees its effect after `await null`', async () => {
     const s = fresh('leftover')
-    const first = await run(s, 'Promise.resolve().then(() => 0).then(() => 0).then(() => 0).then(() => { globalThis.late = 1 }); return typeof globalThis.late')
+    const first = await run(
+      s,
+      'Promise.resolve().then(() => 0).then(() => 0).then(() => 0).then(() => { globalThis.late = 1 }); return typeof globalThis.late',
+    )
     expect(first.value).toBe('undefined')
     expect(await value(s, 'await null; return globalThis.late')).toBe(1)
   })
@@ -223,7 +256,8 @@ return JSON.stringify(data).length`
     const limits = { memoryBytes: 32 * 1024 * 1024 }
     const own = createQuickJSRuntime({ ...options, ...(isolation === 'worker' ? { poolSize: 1 } : {}), limits })
     try {
-      const on = async (session: string | undefined, code: string): Promise<CodeRunResult> => own.run(request(code, { limits, ...(session === undefined ? {} : { session }) }))
+      const on = async (session: string | undefined, code: string): Promise<CodeRunResult> =>
+        own.run(request(code, { limits, ...(session === undefined ? {} : { session }) }))
       expect((await on('m', 'const earlier = "kept"')).error).toBeUndefined()
       const blown = await on('m', '(() => { const a = []; for (;;) a.push({ s: "z".repeat(100) + a.length }) })()')
       expect(blown.error?.kind, JSON.stringify(blown.error)).toBe('memory')
@@ -245,17 +279,21 @@ return JSON.stringify(data).length`
     expect(await value(s, 'return earlier')).toBe('kept')
   })
 
-  ;(isolation === 'worker' ? test : test.skip)('a run the watchdog kills (worker isolation only) is not kept, and the next run of the session has the state from before it', async () => {
-    const s = fresh('watchdog')
-    await value(s, 'const earlier = "kept"')
-    const killed = await run(s, `globalThis.during = 1; ${HOSTILE}`, { limits: { wallMs: 500 } })
-    expect(killed.error?.kind).toBe('timeout')
-    expect(killed.error?.message).toMatch(/terminated/)
-    const left = info(killed)
-    expect(left.kept).toBe(false)
-    expect(left.note).toMatch(/without its engine's state/)
-    expect(await value(s, 'return [earlier, typeof during]')).toEqual(['kept', 'undefined'])
-  }, 30_000)
+  ;(isolation === 'worker' ? test : test.skip)(
+    'a run the watchdog kills (worker isolation only) is not kept, and the next run of the session has the state from before it',
+    async () => {
+      const s = fresh('watchdog')
+      await value(s, 'const earlier = "kept"')
+      const killed = await run(s, `globalThis.during = 1; ${HOSTILE}`, { limits: { wallMs: 500 } })
+      expect(killed.error?.kind).toBe('timeout')
+      expect(killed.error?.message).toMatch(/terminated/)
+      const left = info(killed)
+      expect(left.kept).toBe(false)
+      expect(left.note).toMatch(/without its engine's state/)
+      expect(await value(s, 'return [earlier, typeof during]')).toEqual(['kept', 'undefined'])
+    },
+    30_000,
+  )
 
   test('an empty or over-long session key is misuse: run() rejects with SandboxUsageError', async () => {
     await expect(run('', 'return 1')).rejects.toBeInstanceOf(SandboxUsageError)
@@ -335,7 +373,10 @@ return JSON.stringify(data).length`
     await own.run(request('const y = 2', { session: 'other' }))
     expect((await own.run(request('return x', { session: 'alive' }))).value).toBe(1)
     await own.dispose()
-    await expect(own.run(request('return x', { session: 'alive' }))).rejects.toMatchObject({ name: 'SandboxUsageError', code: 'SANDBOX_DISPOSED' })
+    await expect(own.run(request('return x', { session: 'alive' }))).rejects.toMatchObject({
+      name: 'SandboxUsageError',
+      code: 'SANDBOX_DISPOSED',
+    })
     await expect(own.run(request('return 1'))).rejects.toBeInstanceOf(SandboxUsageError)
   })
 })
@@ -343,20 +384,23 @@ return JSON.stringify(data).length`
 const ivm = isolatedVmAvailability()
 
 describe('the other backend', () => {
-  test.skipIf(!ivm.available)(`isolated-vm keeps sessions too, as live isolates it cannot suspend${ivm.available ? '' : ` (skipped: ${ivm.reason})`}`, async () => {
-    const rt = createIsolatedVmRuntime({ processes: 1 })
-    try {
-      const first = await rt.run(request('const x = 1; return x', { session: 's' }))
-      expect(info(first)).toMatchObject({ key: 's', fresh: true, kept: true, runs: 1 })
-      const second = await rt.run(request('return x + 1', { session: 's' }))
-      expect(second.value).toBe(2)
-      expect(info(second)).toMatchObject({ fresh: false, kept: true, runs: 2 })
-      expect((await rt.run(request('return typeof x'))).value).toBe('undefined')
-      expect(await endSession(rt, 's')).toBe(true)
-      expect(rt.suspendSession).toBeUndefined()
-      expect(rt.resumeSession).toBeUndefined()
-    } finally {
-      await rt.dispose()
-    }
-  })
+  test.skipIf(!ivm.available)(
+    `isolated-vm keeps sessions too, as live isolates it cannot suspend${ivm.available ? '' : ` (skipped: ${ivm.reason})`}`,
+    async () => {
+      const rt = createIsolatedVmRuntime({ processes: 1 })
+      try {
+        const first = await rt.run(request('const x = 1; return x', { session: 's' }))
+        expect(info(first)).toMatchObject({ key: 's', fresh: true, kept: true, runs: 1 })
+        const second = await rt.run(request('return x + 1', { session: 's' }))
+        expect(second.value).toBe(2)
+        expect(info(second)).toMatchObject({ fresh: false, kept: true, runs: 2 })
+        expect((await rt.run(request('return typeof x'))).value).toBe('undefined')
+        expect(await endSession(rt, 's')).toBe(true)
+        expect(rt.suspendSession).toBeUndefined()
+        expect(rt.resumeSession).toBeUndefined()
+      } finally {
+        await rt.dispose()
+      }
+    },
+  )
 })

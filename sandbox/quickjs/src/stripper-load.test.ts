@@ -5,6 +5,10 @@ import { fixtureJson } from './fixtures/child-json.js'
 test.each([
   ['prewarm', { afterImport: false, afterCreate: true, afterRun: true, value: 42 }],
   ['no-prewarm', { afterImport: false, afterCreate: false, afterRun: true, value: 42 }],
-])('importing the package does not load the TypeScript stripper; %s', (mode, expected) => {
-  expect(fixtureJson('stripper-load.ts', mode)).toEqual(expected)
-}, 90_000)
+])(
+  'importing the package does not load the TypeScript stripper; %s',
+  (mode, expected) => {
+    expect(fixtureJson('stripper-load.ts', mode)).toEqual(expected)
+  },
+  90_000,
+)

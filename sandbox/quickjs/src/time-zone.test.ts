@@ -18,26 +18,39 @@ const UTC_CALENDAR = {
 }
 
 describe('the time zone a program sees', () => {
-  test.each(['Asia/Kolkata', 'America/New_York', 'Pacific/Chatham'])('is UTC on a host in %s, on every variant and isolation', (zone) => {
-    const out = fixtureJson('time-zone.ts', 'all', { TZ: zone }) as { hostOffset: number; seen: Record<string, unknown> }
-    // The host itself is not in UTC: what the programs saw did not come from it.
-    expect(out.hostOffset).not.toBe(0)
-    expect(out.seen).toEqual({
-      'quickjs inline': UTC_CALENDAR,
-      'quickjs worker': UTC_CALENDAR,
-      'quickjs-ng inline': UTC_CALENDAR,
-      'quickjs-ng worker': UTC_CALENDAR,
-    })
-  }, 60_000)
+  test.each(['Asia/Kolkata', 'America/New_York', 'Pacific/Chatham'])(
+    'is UTC on a host in %s, on every variant and isolation',
+    (zone) => {
+      const out = fixtureJson('time-zone.ts', 'all', { TZ: zone }) as {
+        hostOffset: number
+        seen: Record<string, unknown>
+      }
+      // The host itself is not in UTC: what the programs saw did not come from it.
+      expect(out.hostOffset).not.toBe(0)
+      expect(out.seen).toEqual({
+        'quickjs inline': UTC_CALENDAR,
+        'quickjs worker': UTC_CALENDAR,
+        'quickjs-ng inline': UTC_CALENDAR,
+        'quickjs-ng worker': UTC_CALENDAR,
+      })
+    },
+    60_000,
+  )
 
   test('an engine glue whose time-zone imports are not found is refused, not run with the host zone', () => {
     const memory = { buffer: new ArrayBuffer(65_536), grow: () => 0 }
     expect(() => utcTimeImports({ a: { x: () => 0 } }, memory)).toThrow(/were not found/)
     const twoLocaltimes = {
       a: {
-        x: function (d: Date) { return [d.getSeconds(), d.getTimezoneOffset()] },
-        y: function (d: Date) { return [d.getSeconds(), d.getTimezoneOffset()] },
-        z: function (d: Date) { return String(d.getTimezoneOffset()).padStart(2) },
+        x: function (d: Date) {
+          return [d.getSeconds(), d.getTimezoneOffset()]
+        },
+        y: function (d: Date) {
+          return [d.getSeconds(), d.getTimezoneOffset()]
+        },
+        z: function (d: Date) {
+          return String(d.getTimezoneOffset()).padStart(2)
+        },
       },
     }
     expect(() => utcTimeImports(twoLocaltimes, memory)).toThrow(/were not found/)

@@ -43,7 +43,9 @@ describe.each([
     const controller = new AbortController()
     const ran: string[] = []
     const thrown: (() => void)[] = []
-    const nextTick = vi.spyOn(process, 'nextTick').mockImplementation(((callback: () => void) => void thrown.push(callback)) as typeof process.nextTick)
+    const nextTick = vi
+      .spyOn(process, 'nextTick')
+      .mockImplementation(((callback: () => void) => void thrown.push(callback)) as typeof process.nextTick)
     try {
       whenAborted(controller.signal, () => {
         ran.push('first')

@@ -14,11 +14,19 @@ describe('SandboxUsageError', () => {
   it('has a stable code (SANDBOX_MISUSE unless given), the class name as name, and the message', () => {
     const e = new SandboxUsageError('bindings must be an array of strings')
     expect(e instanceof Error).toBe(true)
-    expect([e.code, e.name, e.message]).toEqual(['SANDBOX_MISUSE', 'SandboxUsageError', 'bindings must be an array of strings'])
+    expect([e.code, e.name, e.message]).toEqual([
+      'SANDBOX_MISUSE',
+      'SandboxUsageError',
+      'bindings must be an array of strings',
+    ])
     const disposed = new SandboxUsageError('the runtime is disposed', 'SANDBOX_DISPOSED')
     expect([disposed.code, disposed.name]).toEqual(['SANDBOX_DISPOSED', 'SandboxUsageError'])
     const sub = new DisposedRuntimeError()
-    expect([sub.code, sub.name, sub instanceof SandboxUsageError]).toEqual(['SANDBOX_DISPOSED', 'DisposedRuntimeError', true])
+    expect([sub.code, sub.name, sub instanceof SandboxUsageError]).toEqual([
+      'SANDBOX_DISPOSED',
+      'DisposedRuntimeError',
+      true,
+    ])
   })
 
   it('keeps the cause it wraps, and has none otherwise', () => {

@@ -72,9 +72,12 @@ export class RunGate {
   readonly #closing = new AbortController()
 
   constructor(maxConcurrent: number, maxQueued: number, maxQueuedBytes = DEFAULT_MAX_QUEUED_PROGRAM_BYTES) {
-    if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1) throw new SandboxUsageError('maxConcurrentRuns must be a positive integer')
-    if (!Number.isInteger(maxQueued) || maxQueued < 0) throw new SandboxUsageError('maxQueuedRuns must be a non-negative integer')
-    if (!Number.isSafeInteger(maxQueuedBytes) || maxQueuedBytes < 1) throw new SandboxUsageError('maxQueuedProgramBytes must be a positive integer')
+    if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1)
+      throw new SandboxUsageError('maxConcurrentRuns must be a positive integer')
+    if (!Number.isInteger(maxQueued) || maxQueued < 0)
+      throw new SandboxUsageError('maxQueuedRuns must be a non-negative integer')
+    if (!Number.isSafeInteger(maxQueuedBytes) || maxQueuedBytes < 1)
+      throw new SandboxUsageError('maxQueuedProgramBytes must be a positive integer')
     this.maxConcurrent = maxConcurrent
     this.maxQueued = maxQueued
     this.maxQueuedBytes = maxQueuedBytes

@@ -8,7 +8,12 @@ function request(call: CodeRunRequest['call'], signal?: AbortSignal): CodeRunReq
 }
 
 /** A `HostCalls` whose deliveries and stops are recorded. */
-function hostCalls(call: CodeRunRequest['call'], flush: ReplyFlush, limits: Partial<HostCallsOptions['limits']> = {}, signal?: AbortSignal) {
+function hostCalls(
+  call: CodeRunRequest['call'],
+  flush: ReplyFlush,
+  limits: Partial<HostCallsOptions['limits']> = {},
+  signal?: AbortSignal,
+) {
   const batches: [string, number][] = []
   const stops: string[] = []
   const calls = new HostCalls(request(call, signal), {
@@ -82,7 +87,9 @@ describe.each<ReplyFlush>(['microtask', 'immediate'])('HostCalls (%s flush)', (f
 
   test('maxPendingSubCalls counts calls not yet delivered back: a delivered call frees its place', async () => {
     const answers: ((value: JsonValue) => void)[] = []
-    const { calls, batches, stops } = hostCalls(() => new Promise((resolve) => answers.push(resolve)), flush, { maxPendingSubCalls: 2 })
+    const { calls, batches, stops } = hostCalls(() => new Promise((resolve) => answers.push(resolve)), flush, {
+      maxPendingSubCalls: 2,
+    })
     calls.start(1, 't', '{}')
     calls.start(2, 't', '{}')
     answers[0]?.(1)
@@ -100,7 +107,9 @@ describe.each<ReplyFlush>(['microtask', 'immediate'])('HostCalls (%s flush)', (f
 
   test('results that finish together are delivered in batches of at most a quarter of memoryBytes of text; a longer result goes alone', async () => {
     const answers: ((value: JsonValue) => void)[] = []
-    const { calls, batches } = hostCalls(() => new Promise((resolve) => answers.push(resolve)), flush, { memoryBytes: 160 })
+    const { calls, batches } = hostCalls(() => new Promise((resolve) => answers.push(resolve)), flush, {
+      memoryBytes: 160,
+    })
     for (let id = 1; id <= 6; id++) calls.start(id, 't', '{}')
     // Each entry is [id,1,"xxxxxxxxxx"]: 18 characters; two fit in a quarter of 160 with the brackets and a comma.
     for (const answer of answers.slice(0, 4)) answer('x'.repeat(10))
@@ -111,14 +120,19 @@ describe.each<ReplyFlush>(['microtask', 'immediate'])('HostCalls (%s flush)', (f
       ['[[1,1,"xxxxxxxxxx"],[2,1,"xxxxxxxxxx"]]', 2],
       ['[[3,1,"xxxxxxxxxx"],[4,1,"xxxxxxxxxx"]]', 2],
       [`[[5,1,"${'y'.repeat(100)}"]]`, 1],
-      ['[[6,0,"the tool result is at least 202 characters of JSON, more than this sandbox\'s memory (160 bytes) can hold"]]', 1],
+      [
+        '[[6,0,"the tool result is at least 202 characters of JSON, more than this sandbox\'s memory (160 bytes) can hold"]]',
+        1,
+      ],
     ])
     expect(calls.idle).toBe(true)
   })
 
   test('the argument text of the calls the host holds is bounded by memoryBytes: a settled call gives its share back, a parked one keeps it', async () => {
     const answers: ((value: JsonValue) => void)[] = []
-    const { calls, batches, stops } = hostCalls(() => new Promise((resolve) => answers.push(resolve)), flush, { memoryBytes: 100 })
+    const { calls, batches, stops } = hostCalls(() => new Promise((resolve) => answers.push(resolve)), flush, {
+      memoryBytes: 100,
+    })
     const args = (chars: number): string => JSON.stringify({ s: 'x'.repeat(chars - 8) })
     calls.start(1, 't', args(60))
     calls.start(2, 't', args(40))
@@ -140,7 +154,9 @@ describe.each<ReplyFlush>(['microtask', 'immediate'])('HostCalls (%s flush)', (f
     // A tool that rejects when the run's signal aborts, as the PTC scheduler's calls do.
     const call: CodeRunRequest['call'] = (name) => {
       started.push(name)
-      return new Promise((_resolve, reject) => controller.signal.addEventListener('abort', () => reject(new Error('This operation was aborted'))))
+      return new Promise((_resolve, reject) =>
+        controller.signal.addEventListener('abort', () => reject(new Error('This operation was aborted'))),
+      )
     }
     const { calls, batches, stops } = hostCalls(call, flush, {}, controller.signal)
     calls.start(1, 'slow', '{}')
@@ -159,13 +175,20 @@ describe.each<ReplyFlush>(['microtask', 'immediate'])('HostCalls (%s flush)', (f
       for (let i = 1; i < depth; i++) v = [v]
       return v
     }
-    const { calls, batches } = hostCalls(async (name) => nest(name === 'at' ? MAX_RESULT_DEPTH : MAX_RESULT_DEPTH + 1), flush)
+    const { calls, batches } = hostCalls(
+      async (name) => nest(name === 'at' ? MAX_RESULT_DEPTH : MAX_RESULT_DEPTH + 1),
+      flush,
+    )
     calls.start(1, 'at', '{}')
     calls.start(2, 'past', '{}')
     await turn()
     const [batch] = batches[0] ?? []
     const entries = JSON.parse(batch ?? '[]') as JsonValue[][]
     expect(entries[0]?.slice(0, 2)).toEqual([1, 1])
-    expect(entries[1]).toEqual([2, 0, `the tool result nests more than ${MAX_RESULT_DEPTH} levels deep, more than this sandbox can receive`])
+    expect(entries[1]).toEqual([
+      2,
+      0,
+      `the tool result nests more than ${MAX_RESULT_DEPTH} levels deep, more than this sandbox can receive`,
+    ])
   })
 })

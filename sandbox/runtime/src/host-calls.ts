@@ -40,7 +40,10 @@ export const YIELD_AFTER_MS = 5
 /** What `HostCalls` needs from its run. */
 export interface HostCallsOptions {
   /** The run's resolved limits: the sub-call caps, and `memoryBytes` bounds a result's length. */
-  readonly limits: Pick<CodeRunLimits, 'maxSubCalls' | 'maxPendingSubCalls' | 'memoryBytes' | 'maxResultChars' | 'maxArgumentChars'>
+  readonly limits: Pick<
+    CodeRunLimits,
+    'maxSubCalls' | 'maxPendingSubCalls' | 'memoryBytes' | 'maxResultChars' | 'maxArgumentChars'
+  >
   readonly flush: ReplyFlush
   /** Delivers a batch of `count` results (`SettleEntry[]` as JSON text) into the guest. */
   deliver(batchJson: string, count: number): void
@@ -116,7 +119,11 @@ export class HostCalls {
     const memoryChars = Math.min(memoryBytes, MAX_BATCH_CHARS)
     this.#bounds =
       maxResultChars < memoryChars
-        ? { maxDepth: MAX_RESULT_DEPTH, maxChars: maxResultChars, beyond: `the ${maxResultChars} a sub-call may return (the maxResultChars limit)` }
+        ? {
+            maxDepth: MAX_RESULT_DEPTH,
+            maxChars: maxResultChars,
+            beyond: `the ${maxResultChars} a sub-call may return (the maxResultChars limit)`,
+          }
         : { maxDepth: MAX_RESULT_DEPTH, maxChars: memoryChars }
     this.#batchChars = Math.min(Math.floor(options.limits.memoryBytes / 4), MAX_BATCH_CHARS)
     this.started = options.started ?? 0
@@ -147,7 +154,12 @@ export class HostCalls {
     if (typeof argsJson === 'number' || argsJson.length > limits.maxArgumentChars) {
       this.started++
       this.#undelivered++
-      return this.#queue(rejectEntry(id, tooLongArguments(typeof argsJson === 'number' ? argsJson : argsJson.length, limits.maxArgumentChars)))
+      return this.#queue(
+        rejectEntry(
+          id,
+          tooLongArguments(typeof argsJson === 'number' ? argsJson : argsJson.length, limits.maxArgumentChars),
+        ),
+      )
     }
     if (this.#argChars + argsJson.length > limits.memoryBytes) return this.#options.stop('limit-args')
     this.started++
@@ -155,7 +167,15 @@ export class HostCalls {
     this.#inHost++
     this.#argChars += argsJson.length
     // Only a durable run parks: in any other, a `parkCall` rejection is an ordinary one.
-    void settleHostCall(this.#request, id, name, argsJson, (this.#signal ??= new AbortController()).signal, this.#bounds, this.#request.durable !== undefined).then((entry) => {
+    void settleHostCall(
+      this.#request,
+      id,
+      name,
+      argsJson,
+      (this.#signal ??= new AbortController()).signal,
+      this.#bounds,
+      this.#request.durable !== undefined,
+    ).then((entry) => {
       if (this.#closed) return
       this.#inHost--
       if (typeof entry === 'string') {
@@ -184,7 +204,8 @@ export class HostCalls {
     this.#replies.push(entry)
     if (this.#flushQueued) return
     this.#flushQueued = true
-    if (this.#options.flush === 'microtask' && performance.now() - this.#turnAt < YIELD_AFTER_MS) queueMicrotask(this.#deliverBatch)
+    if (this.#options.flush === 'microtask' && performance.now() - this.#turnAt < YIELD_AFTER_MS)
+      queueMicrotask(this.#deliverBatch)
     else setImmediate(this.#deliverInTurn)
   }
 
@@ -203,7 +224,8 @@ export class HostCalls {
     for (let start = 0; start < replies.length && !this.#closed; ) {
       let end = start + 1
       let chars = 2 + (replies[start] as string).length
-      while (end < replies.length && chars + 1 + (replies[end] as string).length <= this.#batchChars) chars += 1 + (replies[end++] as string).length
+      while (end < replies.length && chars + 1 + (replies[end] as string).length <= this.#batchChars)
+        chars += 1 + (replies[end++] as string).length
       const count = end - start
       this.#undelivered -= count
       this.#options.deliver(`[${(count === replies.length ? replies : replies.slice(start, end)).join(',')}]`, count)
@@ -223,6 +245,8 @@ export function heldBackArguments(argsJson: string, maxArgumentChars: number): s
 
 /** The refusal of arguments longer than `maxArgumentChars`: what the program's `ToolCallError` says. */
 function tooLongArguments(chars: number, max: number): Error {
-  const error = new Error(`the arguments are ${chars} characters of JSON, more than the ${max} a sub-call may pass (the maxArgumentChars limit)`)
+  const error = new Error(
+    `the arguments are ${chars} characters of JSON, more than the ${max} a sub-call may pass (the maxArgumentChars limit)`,
+  )
   return Object.assign(error, { code: 'INVALID_ARGS' })
 }

@@ -57,7 +57,9 @@ export interface LimitCeilings {
 function withinCeilings(limits: CodeRunLimits, ceilings: LimitCeilings | undefined): CodeRunLimits {
   const memory = ceilings?.memoryBytes
   if (memory !== undefined && limits.memoryBytes > memory.max) {
-    throw new SandboxUsageError(`limit "memoryBytes" must be at most ${memory.max} (${memory.max / 1024 / 1024} MiB): ${memory.why}; not ${limits.memoryBytes}`)
+    throw new SandboxUsageError(
+      `limit "memoryBytes" must be at most ${memory.max} (${memory.max / 1024 / 1024} MiB): ${memory.why}; not ${limits.memoryBytes}`,
+    )
   }
   return limits
 }

@@ -7,7 +7,10 @@ const parked = Symbol.for('@ptc/sandbox.parked')
  * does not settle; the run suspends once it waits on nothing else. `detail` goes with the suspended
  * run's `parked` list. In a run that is not durable it is an ordinary rejection with this message.
  */
-export function parkCall(detail?: JsonValue, message = 'the call is waiting for a decision and this run cannot suspend'): Error {
+export function parkCall(
+  detail?: JsonValue,
+  message = 'the call is waiting for a decision and this run cannot suspend',
+): Error {
   return Object.assign(new Error(message), { [parked]: detail === undefined ? { detail: undefined } : { detail } })
 }
 

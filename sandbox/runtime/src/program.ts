@@ -62,7 +62,10 @@ export function programFromStripped(
   if (!stripped.ok) {
     return {
       ok: false,
-      error: { kind: 'syntax', message: `SyntaxError: ${stripped.message} (line ${stripped.line}, column ${stripped.column})` },
+      error: {
+        kind: 'syntax',
+        message: `SyntaxError: ${stripped.message} (line ${stripped.line}, column ${stripped.column})`,
+      },
     }
   }
   const body = stripped.code
@@ -142,7 +145,12 @@ export function findProgramPosition(
  * position of the innermost frame in the model's code, when there is one.
  */
 export function formatGuestError(info: GuestErrorInfo, program: PreparedProgram): string {
-  const head = info.name === undefined ? `Uncaught ${info.message}` : info.name === '' ? info.message : `${info.name}: ${info.message}`
+  const head =
+    info.name === undefined
+      ? `Uncaught ${info.message}`
+      : info.name === ''
+        ? info.message
+        : `${info.name}: ${info.message}`
   const pos = findProgramPosition(info.stack, program) ?? findProgramPosition(info.message, program)
   const text = head.replace(new RegExp(POSITION.source, 'g'), (_m, l: string, c: string) => {
     const p = program.mapPosition(Number(l), Number(c))

@@ -8,7 +8,12 @@ import { INLINE_STRIP_UNITS } from './strip.js'
 import type { CodeRunRequest, JsonValue } from './types.js'
 
 const call = async (): Promise<JsonValue> => null
-const request = (code: string, extra: Partial<CodeRunRequest> = {}): CodeRunRequest => ({ code, bindings: [], call, ...extra })
+const request = (code: string, extra: Partial<CodeRunRequest> = {}): CodeRunRequest => ({
+  code,
+  bindings: [],
+  call,
+  ...extra,
+})
 
 /** A TypeScript program of about `units` UTF-16 units, with a type annotation on every line. */
 function longProgram(units: number): string {
@@ -20,7 +25,9 @@ describe('acceptRun', () => {
   test('misuse rejects with SandboxUsageError', async () => {
     await expect(acceptRun({ code: 1 } as never, DEFAULT_LIMITS)).rejects.toThrow(SandboxUsageError)
     await expect(acceptRun(request('1', { language: 'python' as never }), DEFAULT_LIMITS)).rejects.toThrow(/language/)
-    await expect(acceptRun(request('1', { limits: { maxProgramBytes: -1 } }), DEFAULT_LIMITS)).rejects.toThrow(/maxProgramBytes/)
+    await expect(acceptRun(request('1', { limits: { maxProgramBytes: -1 } }), DEFAULT_LIMITS)).rejects.toThrow(
+      /maxProgramBytes/,
+    )
   })
 
   test('a program over maxProgramBytes ends as limit, counted in UTF-8 bytes', async () => {
@@ -29,7 +36,10 @@ describe('acceptRun', () => {
     const over = await acceptRun(request('return "éé"', { limits: { maxProgramBytes: 12 } }), DEFAULT_LIMITS)
     expect(over.ok).toBe(false)
     if (over.ok) return
-    expect(over.result.error).toEqual({ kind: 'limit', message: 'the program has 13 bytes, over the maxProgramBytes limit of 12' })
+    expect(over.result.error).toEqual({
+      kind: 'limit',
+      message: 'the program has 13 bytes, over the maxProgramBytes limit of 12',
+    })
     // Far over the limit: refused without encoding the text, with the same kind.
     const huge = await acceptRun(request('x'.repeat(5_000_000)), DEFAULT_LIMITS)
     expect(!huge.ok && huge.result.error?.kind).toBe('limit')
@@ -69,7 +79,9 @@ describe('acceptRun', () => {
       // Its top-level declarations become the session's globals.
       expect(accepted.program.source.split('\n')[0]).toMatch(/^var v\w+, v\w+/)
     }
-    const onEngine = await acceptRun(request(code, { session: 's' }), DEFAULT_LIMITS, undefined, { sessionSourceOnEngine: true })
+    const onEngine = await acceptRun(request(code, { session: 's' }), DEFAULT_LIMITS, undefined, {
+      sessionSourceOnEngine: true,
+    })
     expect(onEngine.ok && onEngine.program.body).not.toMatch(/: number/)
     // A session program whose JavaScript does not parse keeps the plain wrapper: the engine reports its syntax error.
     const broken = `${'// padding\n'.repeat(INLINE_STRIP_UNITS / 8)}const a = 1 +\nreturn a`
@@ -130,17 +142,26 @@ describe('acceptRun', () => {
     const pending = acceptRun(request(longProgram(900 * 1024)), DEFAULT_LIMITS, gate)
     setTimeout(() => gate.close(), 5)
     const closed = await pending
-    expect(!closed.ok && closed.result.error).toEqual({ kind: 'abort', message: 'the run was aborted: the runtime is disposed' })
+    expect(!closed.ok && closed.result.error).toEqual({
+      kind: 'abort',
+      message: 'the run was aborted: the runtime is disposed',
+    })
     expect(gate.active).toBe(0)
   })
 
   test("a run's place in the queue is weighed by its program's UTF-8 bytes", async () => {
     const gate = new RunGate(1, 10, 3000)
     const holder = await acceptRun(request('return 1'), DEFAULT_LIMITS, gate)
-    const first = acceptRun(request(`return "${'é'.repeat(1000)}"`, { limits: { wallMs: 30_000 } }), DEFAULT_LIMITS, gate)
+    const first = acceptRun(
+      request(`return "${'é'.repeat(1000)}"`, { limits: { wallMs: 30_000 } }),
+      DEFAULT_LIMITS,
+      gate,
+    )
     expect(gate.queuedBytes).toBe(2009)
     const refused = await acceptRun(request(`return "${'x'.repeat(1000)}"`), DEFAULT_LIMITS, gate)
-    expect(!refused.ok && refused.result.error?.message).toMatch(/run queue is full \(1 runs running, 1 waiting with 2009 bytes of programs; it holds at most 10 runs and 3000 bytes\)/)
+    expect(!refused.ok && refused.result.error?.message).toMatch(
+      /run queue is full \(1 runs running, 1 waiting with 2009 bytes of programs; it holds at most 10 runs and 3000 bytes\)/,
+    )
     if (holder.ok) holder.release()
     const admitted = await first
     expect(admitted.ok).toBe(true)
@@ -156,7 +177,8 @@ describe('acceptRun', () => {
     const refused = await acceptRun(request(broken), DEFAULT_LIMITS, gate)
     expect(!refused.ok && refused.result.error).toEqual({
       kind: 'limit',
-      message: "the runtime's run queue is full (1 runs running, 0 waiting with 0 bytes of programs; it holds at most 0 runs and 16777216 bytes)",
+      message:
+        "the runtime's run queue is full (1 runs running, 0 waiting with 0 bytes of programs; it holds at most 0 runs and 16777216 bytes)",
     })
     if (holder.ok) holder.release()
     const bad = await acceptRun(request(broken), DEFAULT_LIMITS, gate)

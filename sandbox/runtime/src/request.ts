@@ -69,7 +69,12 @@ export interface AcceptOptions {
  *    never on this one; a syntax error ends as `syntax` (and gives its place back).
  * A run whose signal aborts, or whose deadline passes, during 3 or 4 ends as `abort` or `timeout`.
  */
-export async function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits, gate?: RunGate, options?: AcceptOptions): Promise<AcceptedRun> {
+export async function acceptRun(
+  request: CodeRunRequest,
+  defaults: CodeRunLimits,
+  gate?: RunGate,
+  options?: AcceptOptions,
+): Promise<AcceptedRun> {
   const startedAt = performance.now()
   if (request === null || typeof request !== 'object') throw new SandboxUsageError('the run request must be an object')
   if (typeof request.code !== 'string') throw new SandboxUsageError('code must be a string')
@@ -111,14 +116,24 @@ export async function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits
     waiting.dispose()
     if (done === undefined) {
       release()
-      return refuse(refusal(gate?.closing.aborted === true ? 'closed' : signal?.aborted === true ? 'abort' : 'wall', limits, startedAt, gate))
+      return refuse(
+        refusal(
+          gate?.closing.aborted === true ? 'closed' : signal?.aborted === true ? 'abort' : 'wall',
+          limits,
+          startedAt,
+          gate,
+        ),
+      )
     }
     stripped = done.stripped
     sessionSource = done.source
   } else {
     stripped = typescript ? stripTypeScript(code) : { ok: true, code }
   }
-  const prepared = programFromStripped(code, stripped, { session: session !== undefined, ...(sessionSource === undefined ? {} : { sessionSource }) })
+  const prepared = programFromStripped(code, stripped, {
+    session: session !== undefined,
+    ...(sessionSource === undefined ? {} : { sessionSource }),
+  })
   if (!prepared.ok) {
     release()
     return refuse(prepared.error)
@@ -129,12 +144,18 @@ export async function acceptRun(request: CodeRunRequest, defaults: CodeRunLimits
 /** The UTF-8 size of a program of at most `maxBytes`, or the `limit` message of a longer one. */
 function programBytes(code: string, maxBytes: number): number | string {
   // UTF-8 never takes fewer bytes than UTF-16 units: a long string is refused without encoding it.
-  if (code.length > maxBytes) return `the program has more than ${maxBytes} bytes, over the maxProgramBytes limit of ${maxBytes}`
+  if (code.length > maxBytes)
+    return `the program has more than ${maxBytes} bytes, over the maxProgramBytes limit of ${maxBytes}`
   const bytes = utf8ByteLength(code)
   return bytes > maxBytes ? `the program has ${bytes} bytes, over the maxProgramBytes limit of ${maxBytes}` : bytes
 }
 
-function refusal(reason: GateRefusal, limits: CodeRunLimits, startedAt: number, gate: RunGate | undefined): CodeRunError {
+function refusal(
+  reason: GateRefusal,
+  limits: CodeRunLimits,
+  startedAt: number,
+  gate: RunGate | undefined,
+): CodeRunError {
   switch (reason) {
     case 'abort':
       return stopError('abort', limits)
@@ -157,7 +178,10 @@ function refusal(reason: GateRefusal, limits: CodeRunLimits, startedAt: number, 
  * A signal that aborts when one of `signals` does or when `deadline` passes (its timer keeps the process
  * alive meanwhile).
  */
-function waitSignal(deadline: number, ...signals: (AbortSignal | undefined)[]): { signal: AbortSignal; dispose(): void } {
+function waitSignal(
+  deadline: number,
+  ...signals: (AbortSignal | undefined)[]
+): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController()
   const abort = (): void => controller.abort()
   const timer = setTimeout(abort, Math.max(0, deadline - performance.now()))

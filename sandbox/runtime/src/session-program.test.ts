@@ -32,7 +32,9 @@ function session(reserved: readonly string[] = RESERVED) {
   return {
     global: global as Record<string, unknown>,
     run(body: string): Promise<unknown> {
-      const fn = new vm.Script(wrapped(body, reserved), { filename: PROGRAM_FILENAME }).runInContext(ctx) as ProgramFunction
+      const fn = new vm.Script(wrapped(body, reserved), { filename: PROGRAM_FILENAME }).runInContext(
+        ctx,
+      ) as ProgramFunction
       return fn.call(global)
     },
   }
@@ -79,19 +81,29 @@ describe('wrapSessionProgram: declarations carry over', () => {
 
   it('a function called before its declaration line is published for the next program', async () => {
     const s = session()
-    await s.run('const v = twice(2)\nfunction twice(n) { return n * 2 }\nasync function later() { return v }\nfunction* gen() { yield 1 }\nasync function* agen() { yield 2 }')
-    expect(await s.run('const g = gen()\nconst out = []\nfor await (const x of agen()) out.push(x)\nreturn [v, twice(5), await later(), g.next().value, out[0]]')).toEqual([4, 10, 4, 1, 2])
+    await s.run(
+      'const v = twice(2)\nfunction twice(n) { return n * 2 }\nasync function later() { return v }\nfunction* gen() { yield 1 }\nasync function* agen() { yield 2 }',
+    )
+    expect(
+      await s.run(
+        'const g = gen()\nconst out = []\nfor await (const x of agen()) out.push(x)\nreturn [v, twice(5), await later(), g.next().value, out[0]]',
+      ),
+    ).toEqual([4, 10, 4, 1, 2])
   })
 
   it('a class is a global the next program can `new`, keeping its name', async () => {
     const s = session()
     await s.run('class Counter { n = 0; inc() { return ++this.n } }')
-    expect(await s.run('const c = new Counter()\nc.inc()\nreturn [c.inc(), Counter.name, c instanceof Counter]')).toEqual([2, 'Counter', true])
+    expect(
+      await s.run('const c = new Counter()\nc.inc()\nreturn [c.inc(), Counter.name, c instanceof Counter]'),
+    ).toEqual([2, 'Counter', true])
   })
 
   it('destructuring of any depth, with defaults and rest, assigns every name', async () => {
     const s = session()
-    await s.run("const {a, b: [c = 1, ...d]} = { a: 'A', b: [undefined, 2, 3] }, e = 2\nlet [[f] = [9], { g, ...h }] = [undefined, { g: 'G', i: 1, j: 2 }]")
+    await s.run(
+      "const {a, b: [c = 1, ...d]} = { a: 'A', b: [undefined, 2, 3] }, e = 2\nlet [[f] = [9], { g, ...h }] = [undefined, { g: 'G', i: 1, j: 2 }]",
+    )
     expect(await s.run('return JSON.stringify([a, c, d, e, f, g, h])')).toBe('["A",1,[2,3],2,9,"G",{"i":1,"j":2}]')
   })
 
@@ -124,14 +136,28 @@ describe('wrapSessionProgram: declarations carry over', () => {
     const s = session()
     const err = await thrown(s.run("'use strict'\nfunction early() { return 'e' }\nundeclaredName = 1"))
     expect(err.name).toBe('ReferenceError')
-    expect(await s.run("'use strict';\nreturn early() + helper()\nfunction helper() { return this === undefined ? 'strict' : 'sloppy' }")).toBe('estrict')
+    expect(
+      await s.run(
+        "'use strict';\nreturn early() + helper()\nfunction helper() { return this === undefined ? 'strict' : 'sloppy' }",
+      ),
+    ).toBe('estrict')
     expect(await s.run('return early()')).toBe('e')
   })
 
   it('nested declarations are not leaked', async () => {
     const s = session()
-    await s.run('{ const n1 = 1 }\nif (true) { let n2 = 2; var n3 = 3 }\nfor (let n4 = 0; n4 < 1; n4++) {}\nfunction outer() { var n5 = 5 }\nlbl: { var n6 = 6 }\ntry { var n7 = 7 } catch {}')
-    expect(await s.run("return ['n1', 'n2', 'n3', 'n4', 'n5', 'n6', 'n7'].map((n) => n in globalThis)")).toEqual([false, false, false, false, false, false, false])
+    await s.run(
+      '{ const n1 = 1 }\nif (true) { let n2 = 2; var n3 = 3 }\nfor (let n4 = 0; n4 < 1; n4++) {}\nfunction outer() { var n5 = 5 }\nlbl: { var n6 = 6 }\ntry { var n7 = 7 } catch {}',
+    )
+    expect(await s.run("return ['n1', 'n2', 'n3', 'n4', 'n5', 'n6', 'n7'].map((n) => n in globalThis)")).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ])
   })
 
   it('a top-level var also declared in a nested statement stays local (its assignment would hit the local binding)', async () => {
@@ -145,15 +171,15 @@ describe('wrapSessionProgram: declarations carry over', () => {
 
   it('reserved names stay local to the program, and so does a whole declaration touching one', async () => {
     const s = session()
-    expect(await s.run("const tools = 'mine'\nfunction console() {}\nclass ToolCallError {}\nvar [z, ToolCallError2] = [1, 2]\nreturn typeof tools")).toBe('string')
+    expect(
+      await s.run(
+        "const tools = 'mine'\nfunction console() {}\nclass ToolCallError {}\nvar [z, ToolCallError2] = [1, 2]\nreturn typeof tools",
+      ),
+    ).toBe('string')
     expect(await s.run('let [console, zz] = [1, 2]\nreturn console + zz')).toBe(3)
-    expect(await s.run("return [typeof tools.echo, typeof console.log, ToolCallError.name, typeof zz, 'z' in globalThis]")).toEqual([
-      'function',
-      'function',
-      'ToolCallError',
-      'undefined',
-      true,
-    ])
+    expect(
+      await s.run("return [typeof tools.echo, typeof console.log, ToolCallError.name, typeof zz, 'z' in globalThis]"),
+    ).toEqual(['function', 'function', 'ToolCallError', 'undefined', true])
   })
 
   it('unassignable globals (undefined, NaN…) are never rewritten', async () => {
@@ -176,7 +202,9 @@ describe('wrapSessionProgram: declarations carry over', () => {
 
   it('rewritten statements never merge with their neighbours (ASI)', async () => {
     const s = session()
-    await s.run("globalThis.t = 1\nconst {m} = { m: 3 }\nlet u\n(function () { globalThis.iife = 'ran' })()\nclass K {}\n[1, 2].forEach((n) => { globalThis.sum = (globalThis.sum ?? 0) + n })\nvar vv\n`tpl`")
+    await s.run(
+      "globalThis.t = 1\nconst {m} = { m: 3 }\nlet u\n(function () { globalThis.iife = 'ran' })()\nclass K {}\n[1, 2].forEach((n) => { globalThis.sum = (globalThis.sum ?? 0) + n })\nvar vv\n`tpl`",
+    )
     expect(await s.run('return [m, u, iife, sum, typeof K]')).toEqual([3, undefined, 'ran', 3, 'function'])
   })
 })
@@ -220,7 +248,12 @@ describe('wrapSessionProgram: positions', () => {
   })
 
   it('a body without any declaration word is the plain wrapper, whatever it holds (what the caller falls back to)', () => {
-    for (const body of ['return 1', 'await tools.x({})\nreturn "const"', '#!/usr/bin/env node\n1', '})\n(async () => {']) {
+    for (const body of [
+      'return 1',
+      'await tools.x({})\nreturn "const"',
+      '#!/usr/bin/env node\n1',
+      '})\n(async () => {',
+    ]) {
       expect(wrapSessionProgram(body)).toBe(wrapProgram(body))
     }
   })
@@ -241,7 +274,11 @@ describe('wrapSessionProgram: source shape', () => {
 
   it('with a directive prologue, functions are published after the last directive on its line', () => {
     const source = wrapped("'use strict'\n'use asm';\nf()\nfunction f() {}")
-    expect(source.split('\n').slice(0, 3)).toEqual(['var f;(async function () {', "'use strict'", "'use asm';this.f = f;"])
+    expect(source.split('\n').slice(0, 3)).toEqual([
+      'var f;(async function () {',
+      "'use strict'",
+      "'use asm';this.f = f;",
+    ])
   })
 
   it('a program without top-level declarations is the plain wrapper', () => {
@@ -296,7 +333,16 @@ describe('SESSION_GUIDANCE', () => {
     const sentences = SESSION_GUIDANCE.split(/(?<=\.)\s+/).filter((x) => x !== '')
     expect(sentences.length).toBeGreaterThanOrEqual(3)
     expect(sentences.length).toBeLessThanOrEqual(5)
-    for (const word of ['globalThis', 'by reference', 'nested', 'const', 'before its declaration', 'tools', 'console', 'ToolCallError']) {
+    for (const word of [
+      'globalThis',
+      'by reference',
+      'nested',
+      'const',
+      'before its declaration',
+      'tools',
+      'console',
+      'ToolCallError',
+    ]) {
       expect(SESSION_GUIDANCE).toContain(word)
     }
   })

@@ -82,7 +82,9 @@ export function wrapSessionProgram(body: string, options?: { reserved?: readonly
   } catch {
     return undefined
   }
-  const statements = program.body.filter((s): s is Statement => !s.type.startsWith('Import') && !s.type.startsWith('Export'))
+  const statements = program.body.filter(
+    (s): s is Statement => !s.type.startsWith('Import') && !s.type.startsWith('Export'),
+  )
   const excluded = new Set([...UNASSIGNABLE, ...(options?.reserved ?? [])])
   const prologue = directivePrologue(statements)
   const strict = prologue.some((s) => s.type === 'ExpressionStatement' && s.directive === 'use strict')
@@ -113,7 +115,10 @@ export function wrapSessionProgram(body: string, options?: { reserved?: readonly
   if (last !== undefined && publish !== '') {
     edits.push({ at: last.end, remove: 0, text: (body[last.end - 1] === ';' ? '' : ';') + publish })
   }
-  const head = (globals.size === 0 ? '' : `var ${[...globals].join(', ')};`) + '(async function () {' + (last === undefined ? publish : '')
+  const head =
+    (globals.size === 0 ? '' : `var ${[...globals].join(', ')};`) +
+    '(async function () {' +
+    (last === undefined ? publish : '')
   return `${head}\n${applyEdits(body, edits)}\n})`
 }
 
@@ -133,7 +138,11 @@ function rewriteDeclaration(body: string, d: VariableDeclaration, edits: Edit[])
     if (declarator.init != null) continue
     if (d.kind === 'var') {
       // `var x` without initializer: the global keeps its value; `0` reads nothing.
-      edits.push({ at: declarator.id.start, remove: declarator.id.end - declarator.id.start, text: '0'.padEnd(declarator.id.end - declarator.id.start, ' ') })
+      edits.push({
+        at: declarator.id.start,
+        remove: declarator.id.end - declarator.id.start,
+        text: '0'.padEnd(declarator.id.end - declarator.id.start, ' '),
+      })
     } else {
       edits.push({ at: declarator.id.end, remove: 0, text: ' = void 0' })
     }

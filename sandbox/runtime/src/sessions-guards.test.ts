@@ -95,7 +95,8 @@ describe('the cap on live sessions (maxSessions)', () => {
     expect([a.fresh, a.entry.state?.name]).toEqual([false, 'a2'])
     table.give(a.entry, { state: state('a3'), bytes: 1 }, false)
     const b = await taken(table, 'b')
-    const note = "the session's earlier state was dropped: it was the least recently used of 2 sessions (maxSessions) when a new one started"
+    const note =
+      "the session's earlier state was dropped: it was the least recently used of 2 sessions (maxSessions) when a new one started"
     expect(b).toMatchObject({ fresh: true, note })
   })
 })
@@ -132,12 +133,13 @@ describe('a store that does not answer', () => {
     await expect(table.end('k')).rejects.toMatchObject({ code: 'unavailable', message })
   })
 
-  test("dropping a suspended run held in the store says the session stays held until the hold ends", async () => {
+  test('dropping a suspended run held in the store says the session stays held until the hold ends', async () => {
     const { spill } = memorySpill({ storeWaitMs: 20, unhand: never })
     const table = tableOf(4, spill)
     await expect(table.unpark('k', 'parked:x')).rejects.toMatchObject({
       code: 'unavailable',
-      message: 'the session store did not answer within 20 ms: session "k" stays held for the dropped run until its hold ends',
+      message:
+        'the session store did not answer within 20 ms: session "k" stays held for the dropped run until its hold ends',
     })
   })
 })
@@ -163,7 +165,8 @@ describe("a claim's renewal that the store fails", () => {
     const covered = await taken(table, 'k', { deadline: performance.now() + 800 })
     table.give(covered.entry, { state: state('k2'), bytes: 1 }, false)
     const refused = await table.take('k', Date.now(), { deadline: performance.now() + 5_000 })
-    const message = 'the session store failed to renew this process\'s claim on session "k" (connection reset); the program did not run'
+    const message =
+      'the session store failed to renew this process\'s claim on session "k" (connection reset); the program did not run'
     expect(refused).toEqual({ ok: false, message })
   })
 })

@@ -43,7 +43,11 @@ function tableOf(maxSessions: number, spill: SessionSpill<State>): SessionTable<
 }
 
 /** Takes `key`, leaves a state named after it, gives it back. */
-async function runIn(table: SessionTable<State>, key: string, wait = { deadline: performance.now() + 60_000 }): Promise<SessionTurn<State>> {
+async function runIn(
+  table: SessionTable<State>,
+  key: string,
+  wait = { deadline: performance.now() + 60_000 },
+): Promise<SessionTurn<State>> {
   const turn = await table.take(key, Date.now(), wait)
   if (turn.ok) table.give(turn.entry, { state: { name: key, dropped: false }, bytes: 1 }, turn.fresh)
   return turn
@@ -80,7 +84,9 @@ describe('SessionTable with a spill that is behind', () => {
     expect(turn).toEqual({
       ok: false,
       reason: 'wall',
-      message: expect.stringMatching(/^the session store was still saving 1 session \(at most maxSessions = 1 saves wait at once\) after \d+ ms: session "c" could not start$/),
+      message: expect.stringMatching(
+        /^the session store was still saving 1 session \(at most maxSessions = 1 saves wait at once\) after \d+ ms: session "c" could not start$/,
+      ),
     })
     const aborted = new AbortController()
     const waiting = table.take('c', Date.now(), { deadline: performance.now() + 60_000, signal: aborted.signal })
@@ -119,7 +125,10 @@ describe('SessionTable with a spill that is behind', () => {
     const resumed: State = { name: 'r', dropped: false }
     const error: unknown = await table.attach('r', resumed, 1, 3).catch((thrown: unknown) => thrown)
     expect(error).toBeInstanceOf(SessionStoreError)
-    expect(error).toMatchObject({ code: 'unavailable', message: expect.stringMatching(/still saving 1 session .* after 30 ms: session "r" was not resumed$/) })
+    expect(error).toMatchObject({
+      code: 'unavailable',
+      message: expect.stringMatching(/still saving 1 session .* after 30 ms: session "r" was not resumed$/),
+    })
     expect(table.size).toBe(1)
     const b = await table.take('b', Date.now(), { deadline: performance.now() + 60_000 })
     expect(b.ok && b.entry.state?.name).toBe('b')
@@ -136,7 +145,9 @@ describe('SessionTable with a spill that is behind', () => {
     const { spill, pending, saved } = slowSpill({ suspendAfterMs: 1_000 })
     const table = tableOf(4, spill)
     await runIn(table, 'a')
-    const state = (await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })) as SessionTurn<State> & { ok: true }
+    const state = (await table.take('a', Date.now(), {
+      deadline: performance.now() + 60_000,
+    })) as SessionTurn<State> & { ok: true }
     table.give(state.entry, { state: { name: 'a2', dropped: false }, bytes: 1 }, false)
     const held = state.entry.state as State
     table.sweep(Date.now() + 2_000)
@@ -160,7 +171,8 @@ describe('SessionTable with a spill that is behind', () => {
       const table = tableOf(4, spill)
       await runIn(table, 'a')
       table.sweep(Date.now() + 2_000)
-      const cutting = cut === 'end' ? table.end('a') : cut === 'close' ? table.close() : Promise.resolve(table.detach('a'))
+      const cutting =
+        cut === 'end' ? table.end('a') : cut === 'close' ? table.close() : Promise.resolve(table.detach('a'))
       pending.shift()?.fail(new Error('store down'))
       await cutting
       await tick()
@@ -191,7 +203,9 @@ describe('SessionTable with a spill that is behind', () => {
     await tick()
     table.sweep(Date.now() + 31 * 60_000)
     const expired = await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
-    expect(expired.ok && expired.note).toMatch(/it was idle for 1800000 ms \(idleTtlMs\), and saving it to the session store kept failing: store still down$/)
+    expect(expired.ok && expired.note).toMatch(
+      /it was idle for 1800000 ms \(idleTtlMs\), and saving it to the session store kept failing: store still down$/,
+    )
   })
 
   test("a run that starts while the idle save is in progress gets the state when the save fails, not the store's older one", async () => {
@@ -203,7 +217,11 @@ describe('SessionTable with a spill that is behind', () => {
     const taking = table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
     pending.shift()?.fail(new Error('store down'))
     const turn = await taking
-    expect([turn.ok && turn.entry.state?.name, turn.ok && turn.fresh, turn.ok && turn.note]).toEqual(['a', false, undefined])
+    expect([turn.ok && turn.entry.state?.name, turn.ok && turn.fresh, turn.ok && turn.note]).toEqual([
+      'a',
+      false,
+      undefined,
+    ])
   })
 
   test('a session this process saved that the store no longer has (evicted, flushed, expired there) starts fresh with a note saying so', async () => {
@@ -215,7 +233,12 @@ describe('SessionTable with a spill that is behind', () => {
     await tick()
     saved.delete('a')
     const turn = await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
-    expect([turn.ok && turn.fresh, turn.ok && turn.note]).toEqual([true, expect.stringMatching(/^the session's state, which this process saved to the session store \d+ s ago, was not there any more \(expired or removed there\): it starts fresh$/)])
+    expect([turn.ok && turn.fresh, turn.ok && turn.note]).toEqual([
+      true,
+      expect.stringMatching(
+        /^the session's state, which this process saved to the session store \d+ s ago, was not there any more \(expired or removed there\): it starts fresh$/,
+      ),
+    ])
     // Told once: the session's next run after that is an ordinary one.
     if (turn.ok) table.give(turn.entry, { state: { name: 'again', dropped: false }, bytes: 1 }, true)
     const next = await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
@@ -233,7 +256,9 @@ describe('SessionTable with a spill that is behind', () => {
     const turn = await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
     expect([turn.ok && turn.entry.state?.name, turn.ok && turn.note]).toEqual([
       'older',
-      expect.stringMatching(/^the session's latest state was dropped \(it was the least recently used .*, and saving it failed: disk full\); it goes on from the state the session store had$/),
+      expect.stringMatching(
+        /^the session's latest state was dropped \(it was the least recently used .*, and saving it failed: disk full\); it goes on from the state the session store had$/,
+      ),
     ])
   })
 
@@ -242,13 +267,16 @@ describe('SessionTable with a spill that is behind', () => {
     const table = tableOf(1, spill)
     await runIn(table, 'a')
     await runIn(table, 'b')
-    const tail = ' It was moved aside to /var/ptc/sessions/0a1b.session.unreadable-1765000000000: inspect it, then delete it'
+    const tail =
+      ' It was moved aside to /var/ptc/sessions/0a1b.session.unreadable-1765000000000: inspect it, then delete it'
     pending.shift()?.fail(new Error(`refused: ${'x'.repeat(10_000)}.${tail}`))
     await tick()
     const turn = await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
     const note = turn.ok ? (turn.note ?? '') : ''
     const length = 'refused: '.length + 10_000 + 1 + tail.length
-    expect(note).toContain(`and saving it failed: refused: ${'x'.repeat(150 - 'refused: '.length)}… (${length} characters) …${'x'.repeat(250 - 1 - tail.length)}.${tail}`)
+    expect(note).toContain(
+      `and saving it failed: refused: ${'x'.repeat(150 - 'refused: '.length)}… (${length} characters) …${'x'.repeat(250 - 1 - tail.length)}.${tail}`,
+    )
     expect(note.length).toBeLessThan(700)
   })
 
@@ -262,7 +290,11 @@ describe('SessionTable with a spill that is behind', () => {
     }
     // k11 is live; k0..k10 were let go of and their saves failed. Only the most recent 4 x maxSessions reasons are kept.
     const recent = await table.take('k10', Date.now(), { deadline: performance.now() + 60_000 })
-    expect(recent).toMatchObject({ ok: true, fresh: true, note: expect.stringContaining('and saving it failed: disk full (k10)') })
+    expect(recent).toMatchObject({
+      ok: true,
+      fresh: true,
+      note: expect.stringContaining('and saving it failed: disk full (k10)'),
+    })
     if (recent.ok) table.give(recent.entry, { reason: 'no state' }, true)
     for (const save of pending.splice(0)) save.settle()
     await tick()
@@ -280,7 +312,10 @@ function sharedStore() {
   const claims = new Map<string, { holder: string; until: number }>()
   const saved = new Map<string, State>()
   const log: string[] = []
-  const spillFor = (holder: string, options: { failClaims?: () => boolean; suspendAfterMs?: number; claimMs?: number } = {}): SessionSpill<State> => ({
+  const spillFor = (
+    holder: string,
+    options: { failClaims?: () => boolean; suspendAfterMs?: number; claimMs?: number } = {},
+  ): SessionSpill<State> => ({
     suspendAfterMs: options.suspendAfterMs ?? 1_000,
     storeWaitMs: 1_000,
     ...(options.claimMs !== undefined && { claimMs: options.claimMs }),
@@ -298,7 +333,8 @@ function sharedStore() {
       if (options.failClaims?.() === true) throw new Error('connection reset')
       const now = Date.now()
       const current = claims.get(key)
-      if (current !== undefined && current.holder !== holder && current.until > now) return { holder: current.holder, expiresInMs: current.until - now }
+      if (current !== undefined && current.holder !== holder && current.until > now)
+        return { holder: current.holder, expiresInMs: current.until - now }
       log.push(`${holder} claim ${key}`)
       claims.set(key, { holder, until: now + ttlMs })
       return undefined
@@ -324,7 +360,9 @@ describe('SessionTable with a store that has claims', () => {
     const refused = await two.take('k', Date.now(), later())
     expect(refused).toEqual({
       ok: false,
-      message: expect.stringMatching(/^session "k" is held by another process sharing the session store \(its claim runs out in \d+ s unless renewed; a process lets a session go to the store once it has been idle for suspendAfterMs = 1000 ms\): this program did not run, and the session's state is unchanged/),
+      message: expect.stringMatching(
+        /^session "k" is held by another process sharing the session store \(its claim runs out in \d+ s unless renewed; a process lets a session go to the store once it has been idle for suspendAfterMs = 1000 ms\): this program did not run, and the session's state is unchanged/,
+      ),
     })
     expect(two.size).toBe(0)
     // The refusal loaded nothing, and the first table's session is untouched.
@@ -366,7 +404,10 @@ describe('SessionTable with a store that has claims', () => {
     const resumed = table.take('k', Date.now(), later(), 'parked:x')
     await tick()
     open()
-    expect(await other).toMatchObject({ ok: false, message: expect.stringMatching(/^session "k" waits for the resume of a program of it that suspended/) as unknown })
+    expect(await other).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/^session "k" waits for the resume of a program of it that suspended/) as unknown,
+    })
     expect(await resumed).toMatchObject({ ok: true, fresh: false })
     expect(claims.get('k')).toBe('me')
   })
@@ -404,7 +445,12 @@ describe('SessionTable with a store that has claims', () => {
     await one.settled()
     one.give(turn.entry, { state: { name: 'one-state', dropped: false }, bytes: 1 }, true)
     const next = await one.take('k', Date.now(), later())
-    expect(next).toMatchObject({ ok: false, message: expect.stringMatching(/^session "k" is held by another process .*this process's claim on it had lapsed: this program did not run, and the state this process held was dropped$/) })
+    expect(next).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(
+        /^session "k" is held by another process .*this process's claim on it had lapsed: this program did not run, and the state this process held was dropped$/,
+      ),
+    })
     one.sweep(Date.now() + 10 ** 9)
     await one.settled()
     expect(saved.get('k')?.name).toBe('two-state')
@@ -419,7 +465,10 @@ describe('SessionTable with a store that has claims', () => {
     await runIn(one, 'k')
     const error: unknown = await two.end('k').catch((thrown: unknown) => thrown)
     expect(error).toBeInstanceOf(SessionStoreError)
-    expect(error).toMatchObject({ code: 'claimed', message: expect.stringMatching(/^session "k" is held by another process .*: it was not ended$/) })
+    expect(error).toMatchObject({
+      code: 'claimed',
+      message: expect.stringMatching(/^session "k" is held by another process .*: it was not ended$/),
+    })
     const still = await one.take('k', Date.now(), later())
     expect(still.ok && still.entry.state?.name).toBe('k')
     if (still.ok) one.give(still.entry, { state: { name: 'k', dropped: false }, bytes: 1 }, false)
@@ -438,22 +487,35 @@ describe('SessionTable with a store that has claims', () => {
     let failing = true
     const one = tableOf(4, spillFor('one', { failClaims: () => failing }))
     const refused = await one.take('k', Date.now(), later())
-    expect(refused).toEqual({ ok: false, reason: 'store', message: 'the session store failed to claim session "k" for this process (connection reset); the program did not run, and the session\'s saved state is as it was' })
+    expect(refused).toEqual({
+      ok: false,
+      reason: 'store',
+      message:
+        'the session store failed to claim session "k" for this process (connection reset); the program did not run, and the session\'s saved state is as it was',
+    })
     failing = false
     const turn = await one.take('k', Date.now(), later())
     expect(turn.ok && turn.entry.state?.name).toBe('kept')
     const two = tableOf(4, spillFor('two'))
-    const error: unknown = await two.attach('k', { name: 'resumed', dropped: false }, 1, 1).catch((thrown: unknown) => thrown)
+    const error: unknown = await two
+      .attach('k', { name: 'resumed', dropped: false }, 1, 1)
+      .catch((thrown: unknown) => thrown)
     expect(error).toBeInstanceOf(SessionStoreError)
-    expect(error).toMatchObject({ code: 'claimed', message: expect.stringMatching(/^session "k" is held by another process .*: it was not resumed here$/) })
+    expect(error).toMatchObject({
+      code: 'claimed',
+      message: expect.stringMatching(/^session "k" is held by another process .*: it was not resumed here$/),
+    })
     expect(two.size).toBe(0)
   })
 })
 
-test("a store that cannot be read refuses the run (the saved state is not started over and later saved over); a saved state that cannot be resumed starts fresh", async () => {
+test('a store that cannot be read refuses the run (the saved state is not started over and later saved over); a saved state that cannot be resumed starts fresh', async () => {
   const { spill, saved, pending } = slowSpill()
   saved.set('k', { name: 'saved', dropped: false })
-  let failure: Error | undefined = new SessionStoreError('unavailable', 'the session store failed to read session "k": ECONNRESET')
+  let failure: Error | undefined = new SessionStoreError(
+    'unavailable',
+    'the session store failed to read session "k": ECONNRESET',
+  )
   const load = spill.load
   const table = tableOf(4, {
     ...spill,
@@ -464,7 +526,8 @@ test("a store that cannot be read refuses the run (the saved state is not starte
   })
   expect(await table.take('k', Date.now(), later())).toEqual({
     ok: false,
-    message: 'the session store failed to read session "k": ECONNRESET; the program did not run, and the session\'s saved state is as it was',
+    message:
+      'the session store failed to read session "k": ECONNRESET; the program did not run, and the session\'s saved state is as it was',
   })
   expect(table.size).toBe(0)
   failure = undefined
@@ -474,7 +537,11 @@ test("a store that cannot be read refuses the run (the saved state is not starte
   await table.end('k')
   saved.set('k', { name: 'saved', dropped: false })
   failure = new Error('its HMAC does not match')
-  expect(await table.take('k', Date.now(), later())).toMatchObject({ ok: true, fresh: true, note: expect.stringContaining('could not be resumed (its HMAC does not match); it starts fresh') })
+  expect(await table.take('k', Date.now(), later())).toMatchObject({
+    ok: true,
+    fresh: true,
+    note: expect.stringContaining('could not be resumed (its HMAC does not match); it starts fresh'),
+  })
   expect(pending).toEqual([])
 })
 
@@ -484,12 +551,22 @@ test("a claim's renewal that the store never answers ends the run's wait at its 
   const spill = spillFor('one', { claimMs: 20 })
   const claim = spill.claim
   let stalled = false
-  const table = tableOf(4, { ...spill, claim: (key, ttlMs) => (stalled ? new Promise(() => undefined) : (claim?.(key, ttlMs) ?? Promise.resolve(undefined))) })
+  const table = tableOf(4, {
+    ...spill,
+    claim: (key, ttlMs) =>
+      stalled ? new Promise(() => undefined) : (claim?.(key, ttlMs) ?? Promise.resolve(undefined)),
+  })
   await runIn(table, 'k', { deadline: performance.now() + 10 })
   stalled = true
   // The renewal the next run needs never answers.
   const turn = await table.take('k', Date.now(), { deadline: performance.now() + 50 })
-  expect(turn).toMatchObject({ ok: false, reason: 'wall', message: expect.stringMatching(/^the session store had not answered the renewal of this process's claim on session "k" after \d+ ms$/) })
+  expect(turn).toMatchObject({
+    ok: false,
+    reason: 'wall',
+    message: expect.stringMatching(
+      /^the session store had not answered the renewal of this process's claim on session "k" after \d+ ms$/,
+    ),
+  })
   const aborted = new AbortController()
   const waiting = table.take('k', Date.now(), { deadline: performance.now() + 60_000, signal: aborted.signal })
   aborted.abort()
@@ -539,7 +616,10 @@ describe('SessionTable.detach (suspendSession)', () => {
     await tick()
     expect(removals.map((r) => r.key)).toEqual(['a'])
     const during = await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
-    expect(during).toEqual({ ok: false, message: 'session "a" is being suspended (suspendSession): this program did not run' })
+    expect(during).toEqual({
+      ok: false,
+      message: 'session "a" is being suspended (suspendSession): this program did not run',
+    })
     await expect(table.detach('a')).rejects.toThrow('session "a" is being suspended already')
     removals.shift()?.settle()
     expect((await detaching)?.state.name).toBe('a')
@@ -556,7 +636,11 @@ describe('SessionTable.detach (suspendSession)', () => {
     const failing = table.detach('a')
     await tick()
     removals.shift()?.fail(new Error('store down'))
-    await expect(failing).rejects.toMatchObject({ code: 'unavailable', message: 'the session store failed (store down) when its older copy of session "a" was to be removed: the session was not suspended, and stays here as it was' })
+    await expect(failing).rejects.toMatchObject({
+      code: 'unavailable',
+      message:
+        'the session store failed (store down) when its older copy of session "a" was to be removed: the session was not suspended, and stays here as it was',
+    })
     const after = await table.take('a', Date.now(), { deadline: performance.now() + 60_000 })
     expect([after.ok && after.entry.state?.name, saved.get('a')?.name]).toEqual(['a', 'older'])
     if (after.ok) table.give(after.entry, { state: { name: 'a2', dropped: false }, bytes: 1 }, false)
@@ -586,7 +670,9 @@ describe('SessionTable.detach (suspendSession)', () => {
     const error: unknown = await one.detach('k').catch((thrown: unknown) => thrown)
     expect(error).toMatchObject({
       code: 'claimed',
-      message: expect.stringMatching(/^session "k" is held by another process sharing the session store \(its claim runs out in \d+ s unless renewed; .*\): this process's claim on it had lapsed: it was not suspended, and the state this process held was dropped$/),
+      message: expect.stringMatching(
+        /^session "k" is held by another process sharing the session store \(its claim runs out in \d+ s unless renewed; .*\): this process's claim on it had lapsed: it was not suspended, and the state this process held was dropped$/,
+      ),
     })
     expect([saved.get('k')?.name, claims.get('k')?.holder, one.size]).toEqual(['newer, by two', 'two', 0])
     expect(log.filter((line) => line.includes('release'))).toEqual(['one release k'])
@@ -614,4 +700,3 @@ describe('SessionTable.detach (suspendSession)', () => {
     expect(saved.get('a')?.name).toBe('a')
   })
 })
-

@@ -30,7 +30,9 @@ function brief(error: unknown): string {
 /** Why a session cannot be resumed into now: a program of it runs, or it is being suspended. */
 function busyForResume(key: string, live: { suspending?: boolean }): SandboxUsageError {
   return new SandboxUsageError(
-    live.suspending === true ? `session "${key}" is being suspended: resume into it once that has ended` : `session "${key}" is running a program: resume into it once the program has ended`,
+    live.suspending === true
+      ? `session "${key}" is being suspended: resume into it once that has ended`
+      : `session "${key}" is running a program: resume into it once the program has ended`,
   )
 }
 
@@ -69,7 +71,10 @@ function overBudget(key: string, bytes: number, max: number): SnapshotError {
 
 /** Why a resumed run's state does not become its session's: the session went on without it. */
 function wentOn(key: string, other?: SessionClaim): string {
-  const held = other === undefined ? '' : `; another process sharing the session store holds it now (its claim runs out in ${Math.ceil(other.expiresInMs / 1000)} s)`
+  const held =
+    other === undefined
+      ? ''
+      : `; another process sharing the session store holds it now (its claim runs out in ${Math.ceil(other.expiresInMs / 1000)} s)`
   return `session "${key}" went on without this program (its hold on the session for this resume had ended${held}): the program went on, and the state it leaves is not the session's`
 }
 
@@ -87,7 +92,6 @@ export interface SessionLimits {
   /** The most state one session may keep; a run that leaves more does not keep it. */
   maxSessionBytes: number
 }
-
 
 /** Default `SessionLimits`: 30 minutes idle, 64 sessions, 64 MiB of state each. */
 export const DEFAULT_SESSION_LIMITS: Readonly<SessionLimits> = Object.freeze({
@@ -207,7 +211,9 @@ export interface SessionWait {
 }
 
 /** Whether `spill` claims sessions in its store and can hand a claim over: where `park` holds a session for a resume. */
-function holdsInStore<S>(spill: SessionSpill<S> | undefined): spill is SessionSpill<S> & Required<Pick<SessionSpill<S>, 'hand' | 'claim'>> {
+function holdsInStore<S>(
+  spill: SessionSpill<S> | undefined,
+): spill is SessionSpill<S> & Required<Pick<SessionSpill<S>, 'hand' | 'claim'>> {
   return spill?.hand !== undefined && spill.claim !== undefined
 }
 
@@ -282,7 +288,8 @@ export class SessionTable<S> {
       this.sweep(now)
       const live = this.#sessions.get(key)
       if (live?.parked !== undefined) {
-        if (live.parked.holder !== resumes) return { ok: false, message: `${parkedMessage(key, live.parked.until - now)}: this program did not run` }
+        if (live.parked.holder !== resumes)
+          return { ok: false, message: `${parkedMessage(key, live.parked.until - now)}: this program did not run` }
         live.parked = undefined
         live.lastUsed = now
         return { ok: true, entry: live, fresh: false }
@@ -290,14 +297,27 @@ export class SessionTable<S> {
       if (resumes !== undefined && live?.busy === true && live.claimedUntil === 0 && this.#spill?.claim !== undefined) {
         // Another program of this process is claiming the session (the hold refuses it, unless the session went on):
         // the store's answer says which. Looked at again shortly.
-        if (performance.now() >= (wait?.deadline ?? Infinity)) return { ok: false, reason: 'wall', message: `session "${key}" was being claimed for another program here until the run's wall` }
-        if (wait?.signal?.aborted === true) return { ok: false, reason: 'abort', message: `session "${key}" was being claimed for another program here` }
+        if (performance.now() >= (wait?.deadline ?? Infinity))
+          return {
+            ok: false,
+            reason: 'wall',
+            message: `session "${key}" was being claimed for another program here until the run's wall`,
+          }
+        if (wait?.signal?.aborted === true)
+          return { ok: false, reason: 'abort', message: `session "${key}" was being claimed for another program here` }
         await new Promise((resolve) => setTimeout(resolve, 2))
         now = Date.now()
         continue
       }
       if (resumes !== undefined && live !== undefined) return { ok: false, message: wentOn(key) }
-      if (live?.busy === true) return { ok: false, message: live.suspending === true ? `session "${key}" is being suspended (suspendSession): this program did not run` : `session "${key}" is running another program; a session runs one program at a time` }
+      if (live?.busy === true)
+        return {
+          ok: false,
+          message:
+            live.suspending === true
+              ? `session "${key}" is being suspended (suspendSession): this program did not run`
+              : `session "${key}" is running another program; a session runs one program at a time`,
+        }
       if (live !== undefined) {
         if (live.claimLost !== undefined || !this.#claimCovers(live, wait)) {
           // Its claim is lost, or would run out before this run could end: renewed first (or the session is dropped).
@@ -305,12 +325,18 @@ export class SessionTable<S> {
           if (refused === undefined) {
             const renewing = performance.now()
             const renewed = await waitForStore(this.#renew(live, wait), wait ?? {})
-            if (!renewed.ok) return { ok: false, reason: renewed.reason, message: `the session store had not answered the renewal of this process's claim on session "${key}" after ${Math.round(performance.now() - renewing)} ms` }
+            if (!renewed.ok)
+              return {
+                ok: false,
+                reason: renewed.reason,
+                message: `the session store had not answered the renewal of this process's claim on session "${key}" after ${Math.round(performance.now() - renewing)} ms`,
+              }
             refused = renewed.value
           }
           if (refused !== undefined) {
             // Held by another process now: this one's copy goes. (A store that failed keeps it, for a later try.)
-            if (live.claimLost !== undefined && this.#sessions.get(key) === live && !live.busy) this.#forget(live, undefined, false)
+            if (live.claimLost !== undefined && this.#sessions.get(key) === live && !live.busy)
+              this.#forget(live, undefined, false)
             return { ok: false, message: refused }
           }
           if (this.#sessions.get(key) !== live || live.busy) {
@@ -326,7 +352,9 @@ export class SessionTable<S> {
         this.#sessions.set(key, live)
         const note = live.note
         live.note = undefined
-        return note === undefined ? { ok: true, entry: live, fresh: live.state === undefined } : { ok: true, entry: live, fresh: live.state === undefined, note }
+        return note === undefined
+          ? { ok: true, entry: live, fresh: live.state === undefined }
+          : { ok: true, entry: live, fresh: live.state === undefined, note }
       }
       if (this.#sessions.size < this.limits.maxSessions) break
       const idle = [...this.#sessions.values()].find((e) => !e.busy)
@@ -336,14 +364,31 @@ export class SessionTable<S> {
       if (this.#savesFull(idle)) {
         // Letting the idle one go now would hold one more state until the store takes it: wait for room.
         const room = await waitForStore(Promise.race(this.#inFlight), wait ?? {})
-        if (!room.ok) return { ok: false, reason: room.reason, message: `${this.#behind()} after ${Math.round(performance.now() - since)} ms: session "${key}" could not start` }
+        if (!room.ok)
+          return {
+            ok: false,
+            reason: room.reason,
+            message: `${this.#behind()} after ${Math.round(performance.now() - since)} ms: session "${key}" could not start`,
+          }
         now = Date.now()
         continue
       }
-      this.#letGo(idle, `it was the least recently used of ${this.limits.maxSessions} sessions (maxSessions) when a new one started`)
+      this.#letGo(
+        idle,
+        `it was the least recently used of ${this.limits.maxSessions} sessions (maxSessions) when a new one started`,
+      )
       break
     }
-    const entry: SessionEntry<S> = { key, state: undefined, bytes: 0, runs: 0, busy: true, ended: false, lastUsed: now, claimedUntil: 0 }
+    const entry: SessionEntry<S> = {
+      key,
+      state: undefined,
+      bytes: 0,
+      runs: 0,
+      busy: true,
+      ended: false,
+      lastUsed: now,
+      claimedUntil: 0,
+    }
     this.#sessions.set(key, entry)
     this.#startSweeping()
     const spill = this.#spill
@@ -352,11 +397,18 @@ export class SessionTable<S> {
       let refused: string | undefined
       let failed = false
       try {
-        const claimed = await waitForStore(this.#serial(key, () => this.#claim(entry, wait, resumes)), wait ?? {})
+        const claimed = await waitForStore(
+          this.#serial(key, () => this.#claim(entry, wait, resumes)),
+          wait ?? {},
+        )
         if (!claimed.ok) {
           if (this.#sessions.get(key) === entry) this.#giveUp(entry)
           this.#releaseLate(key)
-          return { ok: false, reason: claimed.reason, message: `the session store had not answered the claim of session "${key}" after ${Math.round(performance.now() - claiming)} ms` }
+          return {
+            ok: false,
+            reason: claimed.reason,
+            message: `the session store had not answered the claim of session "${key}" after ${Math.round(performance.now() - claiming)} ms`,
+          }
         }
         if (claimed.value !== undefined) {
           refused =
@@ -364,7 +416,11 @@ export class SessionTable<S> {
               ? wentOn(key, claimed.value)
               : parked(claimed.value)
                 ? this.#heldElsewhere(key, claimed.value, 'this program did not run')
-                : this.#heldElsewhere(key, claimed.value, 'this program did not run, and the session\'s state is unchanged: send a session\'s programs to one process at a time, or retry later')
+                : this.#heldElsewhere(
+                    key,
+                    claimed.value,
+                    "this program did not run, and the session's state is unchanged: send a session's programs to one process at a time, or retry later",
+                  )
         }
       } catch (error) {
         failed = true
@@ -393,10 +449,17 @@ export class SessionTable<S> {
     if (spill !== undefined) {
       const loading = performance.now()
       try {
-        const loaded = await waitForStore(this.#serial(key, () => (entry.state !== undefined ? Promise.resolve(undefined) : spill.load(key))), wait ?? {})
+        const loaded = await waitForStore(
+          this.#serial(key, () => (entry.state !== undefined ? Promise.resolve(undefined) : spill.load(key))),
+          wait ?? {},
+        )
         if (!loaded.ok) {
           if (this.#sessions.get(key) === entry) this.#giveUp(entry)
-          return { ok: false, reason: loaded.reason, message: `the session store had not answered for session "${key}" after ${Math.round(performance.now() - loading)} ms` }
+          return {
+            ok: false,
+            reason: loaded.reason,
+            message: `the session store had not answered for session "${key}" after ${Math.round(performance.now() - loading)} ms`,
+          }
         }
         if (entry.state !== undefined) return { ok: true, entry, fresh: false }
         const saved = loaded.value
@@ -415,14 +478,23 @@ export class SessionTable<S> {
           entry.bytes = saved.bytes
           entry.runs = saved.runs
           // What this process dropped was newer than what the store had: the run is told it goes on from that.
-          if (gone !== undefined) return { ok: true, entry, fresh: false, note: `the session's latest state was dropped (${gone}); it goes on from the state the session store had` }
+          if (gone !== undefined)
+            return {
+              ok: true,
+              entry,
+              fresh: false,
+              note: `the session's latest state was dropped (${gone}); it goes on from the state the session store had`,
+            }
           return { ok: true, entry, fresh: false }
         }
       } catch (error) {
         if (error instanceof SessionStoreError && error.code === 'unavailable') {
           if (this.#sessions.get(key) === entry) this.#forget(entry, undefined)
           if (gone !== undefined) this.#remember(key, gone)
-          return { ok: false, message: `${brief(error)}; the program did not run, and the session's saved state is as it was` }
+          return {
+            ok: false,
+            message: `${brief(error)}; the program did not run, and the session's saved state is as it was`,
+          }
         }
         note = `the session's saved state could not be resumed (${brief(error)}); it starts fresh`
       }
@@ -446,12 +518,17 @@ export class SessionTable<S> {
     if (entry === undefined) return undefined
     // A failed idle save of an older state must not put that one back once this one is the caller's.
     this.#cancelRetry(key)
-    if (entry.parked !== undefined) throw new SandboxUsageError(`${parkedMessage(key, entry.parked.until - Date.now())}: it cannot be suspended now`)
+    if (entry.parked !== undefined)
+      throw new SandboxUsageError(`${parkedMessage(key, entry.parked.until - Date.now())}: it cannot be suspended now`)
     if (entry.suspending === true) throw new SandboxUsageError(`session "${key}" is being suspended already`)
-    if (entry.busy) throw new SandboxUsageError(`session "${key}" is running a program: suspend it once the program has ended`)
+    if (entry.busy)
+      throw new SandboxUsageError(`session "${key}" is running a program: suspend it once the program has ended`)
     if (entry.claimLost !== undefined) {
       this.#forget(entry, undefined, false)
-      throw new SessionStoreError('claimed', `session "${key}" is held by another process sharing the session store (this process's claim on it had lapsed): it was not suspended, and the state this process held was dropped`)
+      throw new SessionStoreError(
+        'claimed',
+        `session "${key}" is held by another process sharing the session store (this process's claim on it had lapsed): it was not suspended, and the state this process held was dropped`,
+      )
     }
     const spill = this.#spill
     if (spill !== undefined) {
@@ -479,7 +556,10 @@ export class SessionTable<S> {
         throw new SessionStoreError('claimed', outcome.held)
       }
       if (outcome.failure !== undefined) {
-        throw new SessionStoreError('unavailable', `the session store ${outcome.failure} when its older copy of session "${key}" was to be removed: the session was not suspended, and stays here as it was`)
+        throw new SessionStoreError(
+          'unavailable',
+          `the session store ${outcome.failure} when its older copy of session "${key}" was to be removed: the session was not suspended, and stays here as it was`,
+        )
       }
       this.#savedHere.delete(key)
     }
@@ -498,7 +578,12 @@ export class SessionTable<S> {
         this.#serial(entry.key, async (): Promise<string | undefined> => {
           // For the removal's longest wait and a claim's time beyond: no other process takes the session meanwhile.
           const other = await this.#claim(entry, { deadline: performance.now() + waitMs })
-          if (other !== undefined) return this.#heldElsewhere(entry.key, other, "this process's claim on it had lapsed: it was not suspended, and the state this process held was dropped")
+          if (other !== undefined)
+            return this.#heldElsewhere(
+              entry.key,
+              other,
+              "this process's claim on it had lapsed: it was not suspended, and the state this process held was dropped",
+            )
           await spill.remove(entry.key)
           return undefined
         }),
@@ -523,19 +608,36 @@ export class SessionTable<S> {
     this.#cancelRetry(key)
     const since = performance.now()
     const held = this.#sessions.get(key)?.parked
-    if (held !== undefined) throw new SessionStoreError('claimed', `${parkedMessage(key, held.until - Date.now())}: it was not resumed`)
-    const entry: SessionEntry<S> = { key, state, bytes, runs, busy: false, ended: false, lastUsed: Date.now(), claimedUntil: 0 }
+    if (held !== undefined)
+      throw new SessionStoreError('claimed', `${parkedMessage(key, held.until - Date.now())}: it was not resumed`)
+    const entry: SessionEntry<S> = {
+      key,
+      state,
+      bytes,
+      runs,
+      busy: false,
+      ended: false,
+      lastUsed: Date.now(),
+      claimedUntil: 0,
+    }
     const spill = this.#spill
     if (spill?.claim !== undefined) {
       const live = this.#sessions.get(key)
       if (live?.busy === true) throw busyForResume(key, live)
       const waitMs = this.#storeWaitMs
-      const claimed = await waitForStore(this.#serial(key, () => this.#claim(entry, undefined)), { deadline: since + waitMs })
+      const claimed = await waitForStore(
+        this.#serial(key, () => this.#claim(entry, undefined)),
+        { deadline: since + waitMs },
+      )
       if (!claimed.ok) {
         this.#releaseLate(key)
-        throw new SessionStoreError('unavailable', `the session store did not answer the claim of session "${key}" within ${waitMs} ms: it was not resumed`)
+        throw new SessionStoreError(
+          'unavailable',
+          `the session store did not answer the claim of session "${key}" within ${waitMs} ms: it was not resumed`,
+        )
       }
-      if (claimed.value !== undefined) throw new SessionStoreError('claimed', this.#heldElsewhere(key, claimed.value, 'it was not resumed here'))
+      if (claimed.value !== undefined)
+        throw new SessionStoreError('claimed', this.#heldElsewhere(key, claimed.value, 'it was not resumed here'))
       // The claim (this process's, renewed) is the resumed session's now.
       if (live !== undefined) live.claimedUntil = 0
     }
@@ -544,7 +646,8 @@ export class SessionTable<S> {
     } catch (error) {
       // The live session of that key stays: the claim is its own again.
       const live = this.#sessions.get(key)
-      if (live !== undefined && live.claimedUntil === 0 && entry.claimedUntil > 0) live.claimedUntil = entry.claimedUntil
+      if (live !== undefined && live.claimedUntil === 0 && entry.claimedUntil > 0)
+        live.claimedUntil = entry.claimedUntil
       else this.#release(entry)
       throw error
     }
@@ -568,11 +671,18 @@ export class SessionTable<S> {
       if (this.#savesFull(idle)) {
         const waitMs = this.#storeWaitMs
         const room = await waitForStore(Promise.race(this.#inFlight), { deadline: since + waitMs })
-        if (!room.ok) throw new SessionStoreError('unavailable', `${this.#behind()} after ${waitMs} ms: session "${key}" was not resumed`)
+        if (!room.ok)
+          throw new SessionStoreError(
+            'unavailable',
+            `${this.#behind()} after ${waitMs} ms: session "${key}" was not resumed`,
+          )
         continue
       }
       if (live !== undefined) this.#forget(live, undefined)
-      this.#letGo(idle, `it was the least recently used of ${this.limits.maxSessions} sessions (maxSessions) when another was resumed`)
+      this.#letGo(
+        idle,
+        `it was the least recently used of ${this.limits.maxSessions} sessions (maxSessions) when another was resumed`,
+      )
       break
     }
   }
@@ -582,7 +692,12 @@ export class SessionTable<S> {
    * and within the budget; otherwise the session keeps the state it had. Returns what the run's
    * result says about the session.
    */
-  give(entry: SessionEntry<S>, left: { state: S; bytes: number } | { reason: string }, fresh: boolean, note?: string): CodeRunSessionInfo {
+  give(
+    entry: SessionEntry<S>,
+    left: { state: S; bytes: number } | { reason: string },
+    fresh: boolean,
+    note?: string,
+  ): CodeRunSessionInfo {
     entry.busy = false
     entry.runs++
     entry.lastUsed = Date.now()
@@ -602,7 +717,14 @@ export class SessionTable<S> {
       entry.bytes = left.bytes
       kept = true
     }
-    const info: CodeRunSessionInfo = { key: entry.key, fresh, kept, bytes: entry.ended ? 0 : entry.bytes, runs: entry.runs, ...(why === undefined ? {} : { note: why }) }
+    const info: CodeRunSessionInfo = {
+      key: entry.key,
+      fresh,
+      kept,
+      bytes: entry.ended ? 0 : entry.bytes,
+      runs: entry.runs,
+      ...(why === undefined ? {} : { note: why }),
+    }
     if (entry.ended) this.#sessions.delete(entry.key)
     else if (kept) entry.bare = undefined
     // A resume that left no state: the session's state is the one its store kept from before the resumed run.
@@ -626,7 +748,7 @@ export class SessionTable<S> {
       kept: false,
       bytes: entry.bytes,
       runs: entry.runs,
-      note: 'the program suspended: the session waits for its resume, and runs no other program until then (its state is the program\'s, which the resume goes on with)',
+      note: "the program suspended: the session waits for its resume, and runs no other program until then (its state is the program's, which the resume goes on with)",
     }
     if (entry.ended) {
       // Ended during the run: nothing is held; a resume finds the session gone (and starts it from the run's state).
@@ -647,11 +769,21 @@ export class SessionTable<S> {
     const saveMs = this.#storeWaitMs
     // Saved (the state before the run, which the session goes on from if the hold ends), then held for the resume:
     // refused (another holder) or failed, the hold is not in the store.
-    const handing = this.#saveThen(key, state, runs, claimedUntil, (error) => `its state before a program that suspended could not be saved: ${brief(error)}`, async () => (await hand(key, holder, holdMs).catch(() => 'failed')) === undefined)
+    const handing = this.#saveThen(
+      key,
+      state,
+      runs,
+      claimedUntil,
+      (error) => `its state before a program that suspended could not be saved: ${brief(error)}`,
+      async () => (await hand(key, holder, holdMs).catch(() => 'failed')) === undefined,
+    )
     const handed = await waitForStore(handing, { deadline: performance.now() + saveMs })
     if (handed.ok && handed.value) return info
     // Not held in the store: another process may run the session meanwhile, and this run's resume would not keep its state then.
-    return { ...info, note: `${info.note}; but the session store did not confirm the hold${handed.ok ? '' : ` within ${saveMs} ms`}: another process may run the session meanwhile` }
+    return {
+      ...info,
+      note: `${info.note}; but the session store did not confirm the hold${handed.ok ? '' : ` within ${saveMs} ms`}: another process may run the session meanwhile`,
+    }
   }
 
   /**
@@ -664,14 +796,22 @@ export class SessionTable<S> {
       live.parked = undefined
       live.busy = false
       live.lastUsed = Date.now()
-      live.note = 'a program of this session that suspended was dropped without being resumed: the session went on from its state before that program'
+      live.note =
+        'a program of this session that suspended was dropped without being resumed: the session went on from its state before that program'
       return
     }
     const unhand = this.#spill?.unhand
     if (live !== undefined || unhand === undefined) return
     const waitMs = this.#storeWaitMs
-    const ended = await waitForStore(this.#serial(key, () => unhand(key, holder)), { deadline: performance.now() + waitMs })
-    if (!ended.ok) throw new SessionStoreError('unavailable', `the session store did not answer within ${waitMs} ms: session "${key}" stays held for the dropped run until its hold ends`)
+    const ended = await waitForStore(
+      this.#serial(key, () => unhand(key, holder)),
+      { deadline: performance.now() + waitMs },
+    )
+    if (!ended.ok)
+      throw new SessionStoreError(
+        'unavailable',
+        `the session store did not answer within ${waitMs} ms: session "${key}" stays held for the dropped run until its hold ends`,
+      )
   }
 
   /**
@@ -686,12 +826,21 @@ export class SessionTable<S> {
     if (spill?.claim !== undefined) {
       // Held live by another process, it is not ended here: that process's next save would bring it back.
       const claim = spill.claim.bind(spill)
-      const claimed = await waitForStore(this.#serial(key, () => claim(key, this.#claimMs)), { deadline: performance.now() + waitMs })
-      if (!claimed.ok) throw new SessionStoreError('unavailable', `the session store did not answer the claim of session "${key}" within ${waitMs} ms: it was not ended`)
-      if (claimed.value !== undefined) throw new SessionStoreError('claimed', this.#heldElsewhere(key, claimed.value, 'it was not ended'))
+      const claimed = await waitForStore(
+        this.#serial(key, () => claim(key, this.#claimMs)),
+        { deadline: performance.now() + waitMs },
+      )
+      if (!claimed.ok)
+        throw new SessionStoreError(
+          'unavailable',
+          `the session store did not answer the claim of session "${key}" within ${waitMs} ms: it was not ended`,
+        )
+      if (claimed.value !== undefined)
+        throw new SessionStoreError('claimed', this.#heldElsewhere(key, claimed.value, 'it was not ended'))
     }
     const entry = this.#sessions.get(key)
-    if (entry?.parked !== undefined) throw new SessionStoreError('claimed', `${parkedMessage(key, entry.parked.until - Date.now())}: it was not ended`)
+    if (entry?.parked !== undefined)
+      throw new SessionStoreError('claimed', `${parkedMessage(key, entry.parked.until - Date.now())}: it was not ended`)
     this.#gone.delete(key)
     this.#savedHere.delete(key)
     if (entry !== undefined) entry.claimedUntil = 0 // released below, with the saved state
@@ -707,7 +856,11 @@ export class SessionTable<S> {
         }),
         { deadline: performance.now() + waitMs },
       )
-      if (!removed.ok) throw new SessionStoreError('unavailable', `the session store did not answer within ${waitMs} ms: session "${key}" may still be saved there`)
+      if (!removed.ok)
+        throw new SessionStoreError(
+          'unavailable',
+          `the session store did not answer within ${waitMs} ms: session "${key}" may still be saved there`,
+        )
       saved = removed.value
     }
     return entry !== undefined || saved
@@ -721,19 +874,29 @@ export class SessionTable<S> {
         entry.parked = undefined
         entry.busy = false
         entry.lastUsed = now
-        entry.note = 'a program of this session suspended (durable approval) and was not resumed within its hold: the session went on from its state before that program'
+        entry.note =
+          'a program of this session suspended (durable approval) and was not resumed within its hold: the session went on from its state before that program'
       }
       // A claim that would run out before the next sweeps is renewed, for a running session too.
-      if (entry.claimedUntil > 0 && entry.claimedUntil - now < this.#claimMs / 2 && entry.claimLost === undefined) void this.#renew(entry, undefined)
+      if (entry.claimedUntil > 0 && entry.claimedUntil - now < this.#claimMs / 2 && entry.claimLost === undefined)
+        void this.#renew(entry, undefined)
       if (entry.busy) continue
       const idle = now - entry.lastUsed
       const failed = entry.saveFailed
       if (idle >= this.limits.idleTtlMs) {
-        this.#forget(entry, `it was idle for ${this.limits.idleTtlMs} ms (idleTtlMs)${failed === undefined ? '' : `, and saving it to the session store kept failing: ${failed.why}`}`)
+        this.#forget(
+          entry,
+          `it was idle for ${this.limits.idleTtlMs} ms (idleTtlMs)${failed === undefined ? '' : `, and saving it to the session store kept failing: ${failed.why}`}`,
+        )
       }
       // At the cap of saves in progress it stays live (and counts as live) until the store catches up; after a save
       // that failed, the next is tried suspendAfterMs later.
-      else if (this.#spill !== undefined && idle >= this.#spill.suspendAfterMs && !this.#savesFull(entry) && (failed === undefined || now - failed.at >= this.#spill.suspendAfterMs)) {
+      else if (
+        this.#spill !== undefined &&
+        idle >= this.#spill.suspendAfterMs &&
+        !this.#savesFull(entry) &&
+        (failed === undefined || now - failed.at >= this.#spill.suspendAfterMs)
+      ) {
         this.#letGo(entry, 'it was idle', true)
       }
     }
@@ -791,7 +954,11 @@ export class SessionTable<S> {
   }
 
   /** Claims `entry`'s key for the run of `wait` and a claim's time beyond: `undefined` when held, else why not. */
-  async #claim(entry: SessionEntry<S>, wait: SessionWait | undefined, replaces?: string): Promise<SessionClaim | undefined> {
+  async #claim(
+    entry: SessionEntry<S>,
+    wait: SessionWait | undefined,
+    replaces?: string,
+  ): Promise<SessionClaim | undefined> {
     const claim = this.#spill?.claim
     if (claim === undefined) return undefined
     const at = Date.now()
@@ -811,10 +978,17 @@ export class SessionTable<S> {
       if (this.#sessions.get(entry.key) !== entry || entry.claimedUntil === 0) return undefined // let go of, ended, replaced meanwhile
       try {
         const other = await this.#claim(entry, wait)
-        if (other !== undefined) entry.claimLost = this.#heldElsewhere(entry.key, other, "this process's claim on it had lapsed: this program did not run, and the state this process held was dropped")
+        if (other !== undefined)
+          entry.claimLost = this.#heldElsewhere(
+            entry.key,
+            other,
+            "this process's claim on it had lapsed: this program did not run, and the state this process held was dropped",
+          )
         return entry.claimLost
       } catch (error) {
-        return entry.claimedUntil > Date.now() + this.#runMs(wait) ? undefined : `the session store failed to renew this process's claim on session "${entry.key}" (${brief(error)}); the program did not run`
+        return entry.claimedUntil > Date.now() + this.#runMs(wait)
+          ? undefined
+          : `the session store failed to renew this process's claim on session "${entry.key}" (${brief(error)}); the program did not run`
       }
     })
     entry.renewing = renewing
@@ -828,7 +1002,10 @@ export class SessionTable<S> {
   /** Why `key` cannot run here: `other` holds it. */
   #heldElsewhere(key: string, other: SessionClaim, then: string): string {
     if (parked(other)) return `${parkedMessage(key, other.expiresInMs)}: ${then}`
-    const after = this.#spill === undefined ? '' : `; a process lets a session go to the store once it has been idle for suspendAfterMs = ${this.#spill.suspendAfterMs} ms`
+    const after =
+      this.#spill === undefined
+        ? ''
+        : `; a process lets a session go to the store once it has been idle for suspendAfterMs = ${this.#spill.suspendAfterMs} ms`
     return `session "${key}" is held by another process sharing the session store (its claim runs out in ${Math.ceil(other.expiresInMs / 1000)} s unless renewed${after}): ${then}`
   }
 
@@ -876,7 +1053,8 @@ export class SessionTable<S> {
       if (live !== undefined) {
         // A run of the session started during the save: it waits for the save before it loads (`#serial`), and
         // takes the state from here instead (see `take`).
-        if (!live.busy || live.state !== undefined || live.bare === true || live.ended || live.claimLost !== undefined) return false
+        if (!live.busy || live.state !== undefined || live.bare === true || live.ended || live.claimLost !== undefined)
+          return false
         Object.assign(live, { state, bytes: entry.bytes, runs })
         return (kept = true)
       }
@@ -916,7 +1094,15 @@ export class SessionTable<S> {
    * first, and one that lapsed leaves the state unsaved. A failed save is remembered for the session's next run,
    * unless `keep()` took the state back (a store that failed, not another process's claim).
    */
-  #saveThen<T>(key: string, state: S | undefined, runs: number, claimedUntil: number, failed: (error: unknown) => string, after: () => Promise<T>, keep?: (error: unknown) => boolean): Promise<T> {
+  #saveThen<T>(
+    key: string,
+    state: S | undefined,
+    runs: number,
+    claimedUntil: number,
+    failed: (error: unknown) => string,
+    after: () => Promise<T>,
+    keep?: (error: unknown) => boolean,
+  ): Promise<T> {
     const spill = this.#spill as SessionSpill<S>
     const saveMs = this.#storeWaitMs
     const saving = this.#serial(key, async () => {
@@ -927,7 +1113,9 @@ export class SessionTable<S> {
             const other = await spill.claim(key, saveMs + this.#claimMs)
             if (other !== undefined) {
               keep = undefined
-              throw new Error(this.#heldElsewhere(key, other, "this process's claim on it had lapsed, and its state was not saved"))
+              throw new Error(
+                this.#heldElsewhere(key, other, "this process's claim on it had lapsed, and its state was not saved"),
+              )
             }
           }
           await spill.save(key, state, runs)
@@ -941,10 +1129,12 @@ export class SessionTable<S> {
       }
       return after()
     })
-    const done: Promise<void> = saving.then(
-      () => undefined,
-      () => undefined,
-    ).finally(() => this.#inFlight.delete(done))
+    const done: Promise<void> = saving
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => this.#inFlight.delete(done))
     this.#inFlight.add(done)
     return saving
   }
@@ -1025,7 +1215,12 @@ export class SessionTable<S> {
 
   #startSweeping(): void {
     if (this.#sweeper !== undefined || this.#closed) return
-    const every = Math.min(this.limits.idleTtlMs, this.#spill?.suspendAfterMs ?? Infinity, this.#spill?.claim === undefined ? Infinity : this.#claimMs / 2) / 2
+    const every =
+      Math.min(
+        this.limits.idleTtlMs,
+        this.#spill?.suspendAfterMs ?? Infinity,
+        this.#spill?.claim === undefined ? Infinity : this.#claimMs / 2,
+      ) / 2
     this.#sweeper = setInterval(() => this.sweep(), Math.max(50, Math.min(60_000, every)))
     this.#sweeper.unref()
   }
@@ -1035,4 +1230,3 @@ export class SessionTable<S> {
     this.#sweeper = undefined
   }
 }
-

@@ -35,7 +35,8 @@ export interface ResultBounds {
 export function fulfilEntry(id: number, value: unknown, bounds: ResultBounds = {}): string {
   const { maxDepth = Number.POSITIVE_INFINITY, maxChars = Number.POSITIVE_INFINITY } = bounds
   const beyond = bounds.beyond ?? `this sandbox's memory (${maxChars} bytes) can hold`
-  const tooLong = (chars: string): string => rejectEntry(id, new Error(`the tool result is ${chars} characters of JSON, more than ${beyond}`))
+  const tooLong = (chars: string): string =>
+    rejectEntry(id, new Error(`the tool result is ${chars} characters of JSON, more than ${beyond}`))
   // A string's JSON text is at least the string and its two quotes: one too long is refused unserialized.
   if (typeof value === 'string' && value.length + 2 > maxChars) return tooLong(`at least ${value.length + 2}`)
   let json: string | undefined
@@ -47,7 +48,10 @@ export function fulfilEntry(id: number, value: unknown, bounds: ResultBounds = {
   // The length first: it costs nothing, the depth a pass over the text.
   if (json !== undefined && json.length > maxChars) return tooLong(String(json.length))
   if (json !== undefined && textNestsDeeperThan(json, maxDepth)) {
-    return rejectEntry(id, new Error(`the tool result nests more than ${maxDepth} levels deep, more than this sandbox can receive`))
+    return rejectEntry(
+      id,
+      new Error(`the tool result nests more than ${maxDepth} levels deep, more than this sandbox can receive`),
+    )
   }
   return `[${id},1,${json ?? 'null'}]`
 }
@@ -72,7 +76,11 @@ const MAX_MESSAGE_CHARS = 64 * 1024
  */
 export function rejectEntry(id: number, error: unknown): string {
   const text = messageOf(error)
-  const message = JSON.stringify(text.length <= MAX_MESSAGE_CHARS ? text : `${text.slice(0, MAX_MESSAGE_CHARS)}… (cut from ${text.length} characters)`)
+  const message = JSON.stringify(
+    text.length <= MAX_MESSAGE_CHARS
+      ? text
+      : `${text.slice(0, MAX_MESSAGE_CHARS)}… (cut from ${text.length} characters)`,
+  )
   const code = readProperty(error, 'code')
   if (typeof code !== 'string' || !ERROR_CODE.test(code)) return `[${id},0,${message}]`
   const details = readProperty(error, 'details')
@@ -171,7 +179,8 @@ export function settleHostCall(
   let pending: Promise<JsonValue>
   try {
     // The prelude refuses deeper arguments where it makes their text: this only holds if it did not.
-    if (textNestsDeeperThan(argsJson, MAX_VALUE_DEPTH)) throw new Error(`the arguments nest more than ${MAX_VALUE_DEPTH} levels deep`)
+    if (textNestsDeeperThan(argsJson, MAX_VALUE_DEPTH))
+      throw new Error(`the arguments nest more than ${MAX_VALUE_DEPTH} levels deep`)
     pending = Promise.resolve(request.call(name, JSON.parse(argsJson) as JsonValue, signal))
   } catch (error) {
     pending = Promise.reject(error)
@@ -187,6 +196,9 @@ export function settleHostCall(
  * nested deeper than `MAX_VALUE_DEPTH` (the prelude refuses those first: this only holds if it did not).
  */
 export function parseProgramValue(text: string): { value: JsonValue } | { error: CodeRunError } {
-  if (textNestsDeeperThan(text, MAX_VALUE_DEPTH)) return { error: { kind: 'invalid-output', message: `the return value is nested more than ${MAX_VALUE_DEPTH} levels deep` } }
+  if (textNestsDeeperThan(text, MAX_VALUE_DEPTH))
+    return {
+      error: { kind: 'invalid-output', message: `the return value is nested more than ${MAX_VALUE_DEPTH} levels deep` },
+    }
   return { value: JSON.parse(text) as JsonValue }
 }

@@ -12,8 +12,15 @@ import type { JsonValue } from './types.js'
 describe('limits', () => {
   test('defaults live in one place and per-run limits override them', () => {
     expect(DEFAULT_LIMITS).toEqual({
-      cpuMs: 30_000, wallMs: 120_000, memoryBytes: 256 * 1024 * 1024, maxOutputBytes: 1024 * 1024, maxSubCalls: 10_000, maxPendingSubCalls: 256,
-      maxProgramBytes: 1024 * 1024, maxResultChars: 16 * 1024 * 1024, maxArgumentChars: 16 * 1024 * 1024,
+      cpuMs: 30_000,
+      wallMs: 120_000,
+      memoryBytes: 256 * 1024 * 1024,
+      maxOutputBytes: 1024 * 1024,
+      maxSubCalls: 10_000,
+      maxPendingSubCalls: 256,
+      maxProgramBytes: 1024 * 1024,
+      maxResultChars: 16 * 1024 * 1024,
+      maxArgumentChars: 16 * 1024 * 1024,
     })
     expect(resolveLimits({ cpuMs: 5 }, { ...DEFAULT_LIMITS, wallMs: 9 })).toMatchObject({ cpuMs: 5, wallMs: 9 })
     expect(() => resolveLimits({ cpuMs: Number.NaN })).toThrow(SandboxUsageError)
@@ -105,8 +112,12 @@ describe('withinOutputBudget', () => {
 describe('fulfilEntry', () => {
   test('a result longer than maxChars of JSON text (more than the guest memory holds) rejects its call', () => {
     expect(fulfilEntry(1, 'x'.repeat(8), { maxChars: 10 })).toBe(`[1,1,"${'x'.repeat(8)}"]`)
-    expect(fulfilEntry(2, 'x'.repeat(9), { maxChars: 10 })).toBe('[2,0,"the tool result is at least 11 characters of JSON, more than this sandbox\'s memory (10 bytes) can hold"]')
-    expect(fulfilEntry(2, ['x'.repeat(7)], { maxChars: 10 })).toBe('[2,0,"the tool result is 11 characters of JSON, more than this sandbox\'s memory (10 bytes) can hold"]')
+    expect(fulfilEntry(2, 'x'.repeat(9), { maxChars: 10 })).toBe(
+      '[2,0,"the tool result is at least 11 characters of JSON, more than this sandbox\'s memory (10 bytes) can hold"]',
+    )
+    expect(fulfilEntry(2, ['x'.repeat(7)], { maxChars: 10 })).toBe(
+      '[2,0,"the tool result is 11 characters of JSON, more than this sandbox\'s memory (10 bytes) can hold"]',
+    )
     expect(fulfilEntry(3, [[[1]]], { maxDepth: 2 })).toMatch(/^\[3,0,"the tool result nests more than 2 levels deep/)
   })
 
@@ -122,7 +133,9 @@ describe('fulfilEntry', () => {
 
 describe('rejectEntry', () => {
   test("a host error's message crosses up to 64 Ki characters, its code and small details beside it", () => {
-    expect(rejectEntry(1, Object.assign(new Error('no'), { code: 'DENIED', details: { why: 1 } }))).toBe('[1,0,"no","DENIED",{"why":1}]')
+    expect(rejectEntry(1, Object.assign(new Error('no'), { code: 'DENIED', details: { why: 1 } }))).toBe(
+      '[1,0,"no","DENIED",{"why":1}]',
+    )
     // 300 000 quotes escape to 600 000 characters; at 300 million the escaping threw past V8's longest string.
     const entry = rejectEntry(2, new Error('"'.repeat(300_000)))
     expect(entry).toBe(`[2,0,${JSON.stringify(`${'"'.repeat(65_536)}… (cut from 300000 characters)`)}]`)
@@ -139,7 +152,8 @@ describe('settleHostCall', () => {
         received.push(args)
         const echoed = JSON.stringify(args)
         // The callee owns the value: it may freeze or change it.
-        if (typeof args === 'object' && args !== null && !Array.isArray(args)) (args as Record<string, JsonValue>)['mutated'] = true
+        if (typeof args === 'object' && args !== null && !Array.isArray(args))
+          (args as Record<string, JsonValue>)['mutated'] = true
         return JSON.parse(echoed) as JsonValue
       },
     }

@@ -2,7 +2,14 @@ import { spawnSync } from 'node:child_process'
 import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, test, vi } from 'vitest'
-import { INLINE_STRIP_UNITS, PREPARE_IDLE_MS, _idlePrepareWorkers, prepareOffThread, prepareWorkerCounts, type PrepareJob } from './strip.js'
+import {
+  INLINE_STRIP_UNITS,
+  PREPARE_IDLE_MS,
+  _idlePrepareWorkers,
+  prepareOffThread,
+  prepareWorkerCounts,
+  type PrepareJob,
+} from './strip.js'
 
 /** A TypeScript program past `INLINE_STRIP_UNITS`, different for each `n`. */
 const long = (n: number): string => `const a: number = ${n}\n// ${'x'.repeat(INLINE_STRIP_UNITS)}\nreturn a as number`
@@ -42,9 +49,15 @@ describe('prepare workers (programs longer than INLINE_STRIP_UNITS)', () => {
   })
 
   test('a session program gets its session source; a syntax error comes back with its line', async () => {
-    const session = await prepareOffThread({ code: `var kept: number = 1\n${long(1)}`, typescript: true, session: true }, never)
+    const session = await prepareOffThread(
+      { code: `var kept: number = 1\n${long(1)}`, typescript: true, session: true },
+      never,
+    )
     expect(session?.source?.split('\n')[0]).toMatch(/^var kept/)
-    const broken = await prepareOffThread({ code: `// ${'x'.repeat(INLINE_STRIP_UNITS)}\nconst a: = 1`, typescript: true, session: false }, never)
+    const broken = await prepareOffThread(
+      { code: `// ${'x'.repeat(INLINE_STRIP_UNITS)}\nconst a: = 1`, typescript: true, session: false },
+      never,
+    )
     expect(broken?.stripped).toMatchObject({ ok: false, line: 2 })
     // The worker that reported the error prepares the next program.
     const started = prepareWorkerCounts().started
@@ -104,7 +117,11 @@ describe('prepare workers (programs longer than INLINE_STRIP_UNITS)', () => {
       'const answered = performance.now()',
       "process.on('exit', () => console.log(JSON.stringify({ ok: done.stripped.ok, lived: performance.now() - answered })))",
     ].join('\n')
-    const child = spawnSync(process.execPath, ['--import', 'tsx', '--conditions=@ptc/source', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 })
+    const child = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', '--conditions=@ptc/source', '--input-type=module', '-e', script],
+      { encoding: 'utf8', timeout: 60_000 },
+    )
     expect(child.status, child.stderr).toBe(0)
     const seen = JSON.parse(child.stdout.trim()) as { ok: boolean; lived: number }
     expect(seen.ok).toBe(true)

@@ -5,9 +5,7 @@ import { IMPORT_MESSAGE } from './prelude/missing.js'
 import { spawnSourceWorker, startWorker } from './worker-argv.js'
 
 /** Result of stripping TypeScript types from a program body. */
-export type StripResult =
-  | { ok: true; code: string }
-  | { ok: false; message: string; line: number; column: number }
+export type StripResult = { ok: true; code: string } | { ok: false; message: string; line: number; column: number }
 
 /**
  * Removes erasable TypeScript syntax with sucrase (`transforms: ['typescript']`, no ES transforms).
@@ -75,7 +73,9 @@ let loaded: typeof import('sucrase') | undefined
  * it is `stripper.cjs` beside this chunk (sucrase bundled into one file: tsup.config.ts); from sources, the package.
  */
 function sucrase(): typeof import('sucrase') {
-  return (loaded ??= createRequire(import.meta.url)(import.meta.url.endsWith('.ts') ? 'sucrase' : './stripper.cjs') as typeof import('sucrase'))
+  return (loaded ??= createRequire(import.meta.url)(
+    import.meta.url.endsWith('.ts') ? 'sucrase' : './stripper.cjs',
+  ) as typeof import('sucrase'))
 }
 
 /**
@@ -198,7 +198,9 @@ export function prepareWorkerCounts(): { started: number; idle: number } {
  */
 function startPrepareWorker(): Worker {
   const here = import.meta.url
-  const worker = here.endsWith('.ts') ? spawnSourceWorker(new URL('./prepare-worker.ts', here), undefined) : startWorker(new URL('./prepare-worker.js', here), {})
+  const worker = here.endsWith('.ts')
+    ? spawnSourceWorker(new URL('./prepare-worker.ts', here), undefined)
+    : startWorker(new URL('./prepare-worker.js', here), {})
   workersStarted++
   // A worker that fails or ends while it waits leaves the idle list (a job's own listeners report the
   // failure of a worker at work); without an 'error' listener, its error would throw in this process.
@@ -246,7 +248,9 @@ function isPrepared(message: unknown): message is PreparedOffThread {
   if (source !== undefined && typeof source !== 'string') return false
   if (typeof stripped !== 'object' || stripped === null) return false
   const s = stripped as Record<string, unknown>
-  return s.ok === true ? typeof s.code === 'string' : s.ok === false && typeof s.message === 'string' && typeof s.line === 'number' && typeof s.column === 'number'
+  return s.ok === true
+    ? typeof s.code === 'string'
+    : s.ok === false && typeof s.message === 'string' && typeof s.line === 'number' && typeof s.column === 'number'
 }
 
 /**
@@ -256,13 +260,18 @@ function isPrepared(message: unknown): message is PreparedOffThread {
 function prepareInWorker(job: PrepareJob, signal: AbortSignal, fresh = false): Promise<PreparedOffThread | undefined> {
   if (signal.aborted) return Promise.resolve(undefined)
   const failed = (why: string): PreparedOffThread => ({
-    stripped: stripFailure(`${job.typescript ? 'TypeScript stripping' : 'Preparing the session program'} failed: ${why}`, undefined),
+    stripped: stripFailure(
+      `${job.typescript ? 'TypeScript stripping' : 'Preparing the session program'} failed: ${why}`,
+      undefined,
+    ),
   })
   let taken: { worker: Worker; reused: boolean }
   try {
     taken = takeWorker(fresh)
   } catch (error) {
-    return Promise.resolve(failed(`its worker did not start (${error instanceof Error ? error.message : String(error)})`))
+    return Promise.resolve(
+      failed(`its worker did not start (${error instanceof Error ? error.message : String(error)})`),
+    )
   }
   const { worker, reused } = taken
   return new Promise((resolve) => {

@@ -148,7 +148,6 @@ export interface CodeRunSessionInfo {
   readonly note?: string
 }
 
-
 /** What a run cost. */
 export interface CodeRunStats {
   /** Guest execution time. */

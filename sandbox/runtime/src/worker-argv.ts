@@ -25,7 +25,8 @@ function workerArgs(args: readonly string[]): string[] | undefined {
     const eq = arg.indexOf('=')
     const flag = eq === -1 ? arg : arg.slice(0, eq)
     if (arg === '--input-type' || (PRELOADS.has(arg) && isTypeScriptLoader(args[i + 1] ?? ''))) i++
-    else if (!isInputType(arg) && !(eq !== -1 && PRELOADS.has(flag) && isTypeScriptLoader(arg.slice(eq + 1)))) kept.push(arg)
+    else if (!isInputType(arg) && !(eq !== -1 && PRELOADS.has(flag) && isTypeScriptLoader(arg.slice(eq + 1))))
+      kept.push(arg)
   }
   return kept.length === args.length ? undefined : kept
 }
@@ -88,8 +89,15 @@ export function startWorker(entry: string | URL, options: WorkerOptions): Worker
   } catch (error) {
     if ((error as { code?: unknown }).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw error
     // "Initiated Worker with invalid execArgv flags: --a, --b"
-    const refused = new Set(String((error as Error).message).replace(/^[^:]*:\s*/, '').split(/,\s*/))
-    return new Worker(entry, { ...own, execArgv: execArgv.filter((arg) => !refused.has(arg) && !refused.has(arg.split('=')[0] as string)) })
+    const refused = new Set(
+      String((error as Error).message)
+        .replace(/^[^:]*:\s*/, '')
+        .split(/,\s*/),
+    )
+    return new Worker(entry, {
+      ...own,
+      execArgv: execArgv.filter((arg) => !refused.has(arg) && !refused.has(arg.split('=')[0] as string)),
+    })
   }
 }
 
@@ -101,7 +109,11 @@ export function startWorker(entry: string | URL, options: WorkerOptions): Worker
  */
 export function spawnSourceWorker(entry: URL, workerData: unknown): Worker {
   // `require.resolve` finds the CommonJS build of `tsx/esm/api`; its ESM build sits beside it.
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href
+  const tsx = pathToFileURL(
+    createRequire(import.meta.url)
+      .resolve('tsx/esm/api')
+      .replace(/\.cjs$/, '.mjs'),
+  ).href
   const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}) })`
   return new Worker(boot, { eval: true, workerData, execArgv: ['--conditions=@ptc/source'] })
 }

@@ -6,7 +6,10 @@ import { SEARCH_TOOLS_BINDING } from '@ptc/ptc'
 import type { ToolDefinition } from '@ptc/tools'
 import { githubCatalog } from '../../fixtures/catalogs/github.js'
 
-const declared = (tool: { name: string; description: string; parameters: ToolDefinition['parameters'] }, schema: ToolDefinition['output']['schema'] = {}): ToolDefinition => ({
+const declared = (
+  tool: { name: string; description: string; parameters: ToolDefinition['parameters'] },
+  schema: ToolDefinition['output']['schema'] = {},
+): ToolDefinition => ({
   ...tool,
   output: { schema, render: () => [] },
   execute: () => Promise.resolve(null),
@@ -15,4 +18,7 @@ const declared = (tool: { name: string; description: string; parameters: ToolDef
 const issuesCreate = githubCatalog().find((t) => t.name === 'issues_create')
 if (issuesCreate === undefined) throw new Error('the GitHub catalog has no issues_create')
 
-export const tools: ToolDefinition[] = [declared(SEARCH_TOOLS_BINDING, SEARCH_TOOLS_BINDING.output), declared(issuesCreate)]
+export const tools: ToolDefinition[] = [
+  declared(SEARCH_TOOLS_BINDING, SEARCH_TOOLS_BINDING.output),
+  declared(issuesCreate),
+]

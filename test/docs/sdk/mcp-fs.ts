@@ -16,7 +16,12 @@ export const tools: ToolDefinition[] = [
       additionalProperties: false,
     },
     output: {
-      schema: { type: 'object', properties: { content: { type: 'string' } }, required: ['content'], additionalProperties: false },
+      schema: {
+        type: 'object',
+        properties: { content: { type: 'string' } },
+        required: ['content'],
+        additionalProperties: false,
+      },
       render: () => [],
     },
     execute: async () => ({ content: '' }),

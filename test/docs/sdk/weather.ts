@@ -7,7 +7,11 @@ export const tools: ToolDefinition[] = [
     description: 'Current temperature in a city, in degrees Celsius.',
     parameters: { city: { type: 'string', required: true } },
     output: {
-      schema: { type: 'object', additionalProperties: false, properties: { celsius: { type: 'number', required: true } } },
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { celsius: { type: 'number', required: true } },
+      },
       render: (args, value) => [{ type: 'text', text: `${args.city}: ${value.celsius} °C` }],
     },
     isConcurrencySafe: () => true,

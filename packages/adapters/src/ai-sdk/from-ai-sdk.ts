@@ -24,7 +24,11 @@ export function fromAiSdkTools(tools: Readonly<ToolSet>, options: FromAiSdkTools
   const warn = options.onWarning ?? (() => undefined)
   const out: ToolDefinition[] = []
   for (const [name, source] of Object.entries(tools)) {
-    const execute = (source as { execute?: (input: unknown, options: { toolCallId: string; messages: []; abortSignal: AbortSignal }) => unknown }).execute
+    const execute = (
+      source as {
+        execute?: (input: unknown, options: { toolCallId: string; messages: []; abortSignal: AbortSignal }) => unknown
+      }
+    ).execute
     if (typeof execute !== 'function') {
       warn(`skipped tool ${name}: it has no execute function`)
       continue
@@ -54,16 +58,23 @@ export function fromAiSdkTools(tools: Readonly<ToolSet>, options: FromAiSdkTools
       parameters: input.schema,
       output: Object.freeze({
         schema: output,
-        render: (_args: unknown, value: JsonValue) => [{ type: 'text' as const, text: typeof value === 'string' ? value : prettyJson(value) }],
+        render: (_args: unknown, value: JsonValue) => [
+          { type: 'text' as const, text: typeof value === 'string' ? value : prettyJson(value) },
+        ],
       }),
       execute: async (args, ctx) => {
         let value = args
         if (validator.validate !== undefined) {
           const checked = await validator.validate(args)
-          if (!checked.success) throw new ToolArgsError(`invalid arguments: ${checked.error.message}`, [{ path: '', message: checked.error.message }])
+          if (!checked.success)
+            throw new ToolArgsError(`invalid arguments: ${checked.error.message}`, [
+              { path: '', message: checked.error.message },
+            ])
           value = checked.value
         }
-        const result = await lastOf(execute.call(source, value, { toolCallId: ctx.callId, messages: [], abortSignal: ctx.signal }))
+        const result = await lastOf(
+          execute.call(source, value, { toolCallId: ctx.callId, messages: [], abortSignal: ctx.signal }),
+        )
         return result === undefined ? null : result
       },
     }

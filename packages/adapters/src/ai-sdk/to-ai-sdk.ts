@@ -1,6 +1,14 @@
 import { jsonSchema, tool, type Tool } from 'ai'
 import type { JSONSchema7 } from '@ai-sdk/provider'
-import type { Agent, ContentBlock, ResolvedToolSet, ScopeKey, ToolBatchResult, ToolCallBlock, ToolsView } from '@ptc/tools'
+import type {
+  Agent,
+  ContentBlock,
+  ResolvedToolSet,
+  ScopeKey,
+  ToolBatchResult,
+  ToolCallBlock,
+  ToolsView,
+} from '@ptc/tools'
 import { aiSdkDeferral, TOOL_SEARCH_KEY } from './tool-search.js'
 
 /** Options of {@link toAiSdkTools}. */
@@ -73,20 +81,31 @@ export interface AiSdkTools {
  */
 export function toAiSdkTools(tools: ToolsView, options: ToAiSdkToolsOptions = {}): AiSdkTools {
   const approval = options.approval ?? 'service'
-  if (approval !== 'service' && approval !== 'ai-sdk') throw new TypeError(`approval must be 'service' or 'ai-sdk', not ${JSON.stringify(approval)}`)
+  if (approval !== 'service' && approval !== 'ai-sdk')
+    throw new TypeError(`approval must be 'service' or 'ai-sdk', not ${JSON.stringify(approval)}`)
   const scope: ScopeKey | undefined = options.agent ?? tools.scope
   const input = tools.modelInput(scope, options.toolSet)
-  const deferral = aiSdkDeferral(options, input.schemas.map((s) => s.name))
+  const deferral = aiSdkDeferral(
+    options,
+    input.schemas.map((s) => s.name),
+  )
   const step = new StepBatcher(tools, options)
   // Calls whose needsApproval said yes, by id, name and input: the AI SDK runs one only once its approval was
   // granted. A later call that reuses an id (some providers number calls per response) is not taken for it.
   const asked = new BoundedSet(10_000)
-  const askKey = (toolCallId: string, name: string, args: unknown): string => JSON.stringify([toolCallId, name, args ?? {}])
+  const askKey = (toolCallId: string, name: string, args: unknown): string =>
+    JSON.stringify([toolCallId, name, args ?? {}])
   const out: Record<string, Tool<unknown, PtcToolOutput>> = {}
   for (const schema of input.schemas) {
     const needsApproval = async (args: unknown, { toolCallId }: { toolCallId: string }): Promise<boolean> => {
       const { agent, toolSet } = options
-      const decision = await tools.preflight({ callId: toolCallId, name: schema.name, arguments: args ?? {}, ...(agent !== undefined && { agent }), ...(toolSet !== undefined && { toolSet }) })
+      const decision = await tools.preflight({
+        callId: toolCallId,
+        name: schema.name,
+        arguments: args ?? {},
+        ...(agent !== undefined && { agent }),
+        ...(toolSet !== undefined && { toolSet }),
+      })
       const key = askKey(toolCallId, schema.name, args)
       if (decision.kind !== 'ask') {
         asked.take(key)
@@ -101,12 +120,23 @@ export function toAiSdkTools(tools: ToolsView, options: ToAiSdkToolsOptions = {}
       ...deferral.mark(schema.name),
       ...(approval === 'ai-sdk' && { needsApproval }),
       execute: async (args, { toolCallId, abortSignal }) => {
-        const call: ToolCallBlock = { type: 'tool_call', id: toolCallId, name: schema.name, arguments: JSON.stringify(args ?? {}) }
-        const { batch, last } = await step.submit(call, abortSignal ?? options.signal ?? new AbortController().signal, asked.take(askKey(toolCallId, schema.name, args)))
+        const call: ToolCallBlock = {
+          type: 'tool_call',
+          id: toolCallId,
+          name: schema.name,
+          arguments: JSON.stringify(args ?? {}),
+        }
+        const { batch, last } = await step.submit(
+          call,
+          abortSignal ?? options.signal ?? new AbortController().signal,
+          asked.take(askKey(toolCallId, schema.name, args)),
+        )
         const result = batch.results.find((r) => r.callId === toolCallId)?.result
         if (result === undefined) throw new Error(`no result for ${schema.name}`)
         // A batch's additional context (no AI SDK counterpart) follows the result of its last call.
-        const content = last ? [...result.content, ...batch.additionalContexts.flatMap((m) => m.content)] : result.content
+        const content = last
+          ? [...result.content, ...batch.additionalContexts.flatMap((m) => m.content)]
+          : result.content
         if (result.isError) throw new Error(textOf(content).replace(/^Error: /, ''))
         return { content }
       },
@@ -170,7 +200,11 @@ class StepBatcher {
     private readonly options: ToAiSdkToolsOptions,
   ) {}
 
-  submit(call: ToolCallBlock, signal: AbortSignal, approved: boolean): Promise<{ batch: ToolBatchResult; last: boolean }> {
+  submit(
+    call: ToolCallBlock,
+    signal: AbortSignal,
+    approved: boolean,
+  ): Promise<{ batch: ToolBatchResult; last: boolean }> {
     return new Promise((resolve, reject) => {
       if (this.#pending.length === 0) setImmediate(() => void this.#flush())
       this.#pending.push({ call, approved, signal, resolve, reject })
@@ -203,11 +237,18 @@ class StepBatcher {
  * Text-only content as one text output; with images, a content output (image parts as `image-data`, the
  * part ai 6 and 7 take; `media` for ai 5).
  */
-export function toModelOutput(output: PtcToolOutput, imagePart: 'image-data' | 'media' = 'image-data'): ToolResultOutput {
+export function toModelOutput(
+  output: PtcToolOutput,
+  imagePart: 'image-data' | 'media' = 'image-data',
+): ToolResultOutput {
   if (output.content.every((b) => b.type === 'text')) return { type: 'text', value: textOf(output.content) }
   return {
     type: 'content',
-    value: output.content.map((b) => (b.type === 'text' ? { type: 'text' as const, text: b.text } : { type: imagePart as 'image-data', data: b.data, mediaType: b.mimeType })),
+    value: output.content.map((b) =>
+      b.type === 'text'
+        ? { type: 'text' as const, text: b.text }
+        : { type: imagePart as 'image-data', data: b.data, mediaType: b.mimeType },
+    ),
   }
 }
 

@@ -53,7 +53,10 @@ type WithoutToolSearch<C extends AnthropicAllowedCaller> = AnthropicToolsOptions
 export type AnthropicTextBlock = { type: 'text'; text: string }
 /** The image types the Messages API takes. */
 export type AnthropicImageMediaType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp'
-export type AnthropicImageBlock = { type: 'image'; source: { type: 'base64'; media_type: AnthropicImageMediaType; data: string } }
+export type AnthropicImageBlock = {
+  type: 'image'
+  source: { type: 'base64'; media_type: AnthropicImageMediaType; data: string }
+}
 export interface AnthropicToolUseBlock {
   type: 'tool_use'
   id: string
@@ -114,19 +117,25 @@ export function toAnthropicTools<const C extends AnthropicAllowedCaller>(
   schemas: readonly ToolSchema[],
   options: AnthropicToolsOptions<C> = {},
 ): Array<AnthropicTool<C> | AnthropicToolSearchTool> {
-  const callers = checkAllowedCallers(options.allowedCallers, (c) => c === 'direct' || /^code_execution_\w+$/.test(c), "'direct' or a code execution version such as 'code_execution_20250825'")
+  const callers = checkAllowedCallers(
+    options.allowedCallers,
+    (c) => c === 'direct' || /^code_execution_\w+$/.test(c),
+    "'direct' or a code execution version such as 'code_execution_20250825'",
+  )
   const deferred = deferralOf(options)
   const { toolSearch } = options
   if (toolSearch !== undefined && toolSearch !== false && toolSearch !== 'bm25' && toolSearch !== 'regex') {
     throw new TypeError(`toolSearch must be 'bm25', 'regex' or false, not ${shown(toolSearch)}`)
   }
-  const tools = wireSchemas(schemas).map(({ name, description, parameters }, i): AnthropicTool<C> => ({
-    name,
-    description,
-    input_schema: parameters,
-    ...(callers !== undefined && { allowed_callers: [...callers] }),
-    ...(deferred?.((schemas[i] as ToolSchema).name) === true && { defer_loading: true }),
-  }))
+  const tools = wireSchemas(schemas).map(
+    ({ name, description, parameters }, i): AnthropicTool<C> => ({
+      name,
+      description,
+      input_schema: parameters,
+      ...(callers !== undefined && { allowed_callers: [...callers] }),
+      ...(deferred?.((schemas[i] as ToolSchema).name) === true && { defer_loading: true }),
+    }),
+  )
   const search = toolSearch ?? (tools.some((t) => t.defer_loading === true) ? 'bm25' : false)
   if (search === false) return tools
   const searchTool = TOOL_SEARCH[search]
@@ -162,9 +171,16 @@ export function fromAnthropicToolUses(message: AnthropicAssistantMessage, names?
   return message.content
     .filter((b): b is AnthropicToolUseBlock => b.type === 'tool_use')
     .map((b) => {
-      const call: ToolCallBlock = { type: 'tool_call', id: b.id, name: fromWireToolName(b.name, names), arguments: JSON.stringify(b.input ?? {}) }
+      const call: ToolCallBlock = {
+        type: 'tool_call',
+        id: b.id,
+        name: fromWireToolName(b.name, names),
+        arguments: JSON.stringify(b.input ?? {}),
+      }
       const caller = b.caller
-      return caller === undefined || caller === null || caller.type === 'direct' ? call : { ...call, caller: hostedCaller(caller.type, caller.tool_id, programs) }
+      return caller === undefined || caller === null || caller.type === 'direct'
+        ? call
+        : { ...call, caller: hostedCaller(caller.type, caller.tool_id, programs) }
     })
 }
 
@@ -184,11 +200,23 @@ export function toAnthropicToolResults(batch: ToolBatchResult): AnthropicToolRes
   return { role: 'user', content }
 }
 
-const MEDIA_TYPES: readonly string[] = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] satisfies AnthropicImageMediaType[]
+const MEDIA_TYPES: readonly string[] = [
+  'image/jpeg',
+  'image/png',
+  'image/gif',
+  'image/webp',
+] satisfies AnthropicImageMediaType[]
 
 /** A content block as a Messages API block; an image of a type the API does not take is named in a text block instead. */
 function toBlock(block: ContentBlock): AnthropicTextBlock | AnthropicImageBlock {
   if (block.type === 'text') return { type: 'text', text: block.text }
-  if (!MEDIA_TYPES.includes(block.mimeType)) return { type: 'text', text: `[an image of type ${block.mimeType} was left out: the Messages API takes JPEG, PNG, GIF or WebP]` }
-  return { type: 'image', source: { type: 'base64', media_type: block.mimeType as AnthropicImageMediaType, data: block.data } }
+  if (!MEDIA_TYPES.includes(block.mimeType))
+    return {
+      type: 'text',
+      text: `[an image of type ${block.mimeType} was left out: the Messages API takes JPEG, PNG, GIF or WebP]`,
+    }
+  return {
+    type: 'image',
+    source: { type: 'base64', media_type: block.mimeType as AnthropicImageMediaType, data: block.data },
+  }
 }

@@ -56,7 +56,11 @@ export interface WireSchema {
  */
 export function wireSchemas(schemas: readonly ToolSchema[]): WireSchema[] {
   const names = wireToolNames(schemas.map((s) => s.name))
-  return schemas.map((s, i) => ({ name: names[i] as string, description: s.description, parameters: { ...structuredClone(s.parameters) } }))
+  return schemas.map((s, i) => ({
+    name: names[i] as string,
+    description: s.description,
+    parameters: { ...structuredClone(s.parameters) },
+  }))
 }
 
 /** An image block as a `data:` URL (how both OpenAI APIs take inline images). */
@@ -68,10 +72,17 @@ export function dataUrl(image: { readonly mimeType: string; readonly data: strin
  * A provider's `allowed_callers` list checked: undefined when not given, else a non-empty list of accepted values.
  * @throws TypeError naming the first value that is not one (`what` says what is)
  */
-export function checkAllowedCallers<C extends string>(callers: readonly C[] | undefined, accepted: (caller: string) => boolean, what: string): readonly C[] | undefined {
+export function checkAllowedCallers<C extends string>(
+  callers: readonly C[] | undefined,
+  accepted: (caller: string) => boolean,
+  what: string,
+): readonly C[] | undefined {
   if (callers === undefined) return undefined
-  if (!Array.isArray(callers) || callers.length === 0) throw new TypeError(`allowedCallers must be a non-empty array of ${what}`)
-  for (const caller of callers) if (typeof caller !== 'string' || !accepted(caller)) throw new TypeError(`allowedCallers: ${JSON.stringify(caller)} is not ${what}`)
+  if (!Array.isArray(callers) || callers.length === 0)
+    throw new TypeError(`allowedCallers must be a non-empty array of ${what}`)
+  for (const caller of callers)
+    if (typeof caller !== 'string' || !accepted(caller))
+      throw new TypeError(`allowedCallers: ${JSON.stringify(caller)} is not ${what}`)
   return callers
 }
 

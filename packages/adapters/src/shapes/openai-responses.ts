@@ -55,7 +55,9 @@ export interface OpenAIResponsesProgram {
 }
 
 /** What a function's output may hold: text, and images as data URLs. */
-export type OpenAIResponsesOutputPart = { type: 'input_text'; text: string } | { type: 'input_image'; image_url: string; detail: 'auto' }
+export type OpenAIResponsesOutputPart =
+  | { type: 'input_text'; text: string }
+  | { type: 'input_image'; image_url: string; detail: 'auto' }
 
 /** The answer to one `function_call`, as an input item of the next request. */
 export interface OpenAIResponsesFunctionCallOutput {
@@ -95,21 +97,27 @@ export function toOpenAIResponsesTools(
   schemas: readonly ToolSchema[],
   options: OpenAIResponsesToolsOptions = {},
 ): Array<OpenAIResponsesTool | OpenAIResponsesToolSearchTool> {
-  const callers = checkAllowedCallers(options.allowedCallers, (c) => c === 'direct' || c === 'programmatic', "'direct' or 'programmatic'")
+  const callers = checkAllowedCallers(
+    options.allowedCallers,
+    (c) => c === 'direct' || c === 'programmatic',
+    "'direct' or 'programmatic'",
+  )
   const deferred = deferralOf(options)
   const { toolSearch } = options
   if (toolSearch !== undefined && typeof toolSearch !== 'boolean') {
     throw new TypeError(`toolSearch must be true or false, not ${shown(toolSearch)}`)
   }
-  const tools = wireSchemas(schemas).map(({ name, description, parameters }, i): OpenAIResponsesTool => ({
-    type: 'function',
-    name,
-    description,
-    parameters,
-    strict: strictCompatible(parameters),
-    ...(callers !== undefined && { allowed_callers: [...callers] }),
-    ...(deferred?.((schemas[i] as ToolSchema).name) === true && { defer_loading: true }),
-  }))
+  const tools = wireSchemas(schemas).map(
+    ({ name, description, parameters }, i): OpenAIResponsesTool => ({
+      type: 'function',
+      name,
+      description,
+      parameters,
+      strict: strictCompatible(parameters),
+      ...(callers !== undefined && { allowed_callers: [...callers] }),
+      ...(deferred?.((schemas[i] as ToolSchema).name) === true && { defer_loading: true }),
+    }),
+  )
   return (toolSearch ?? tools.some((t) => t.defer_loading === true)) ? [...tools, { type: 'tool_search' }] : tools
 }
 
@@ -121,7 +129,10 @@ export function toOpenAIResponsesTools(
  * Other items are not calls: a hosted tool search's `tool_search_call` and `tool_search_output` ran on the API
  * (a client-executed `tool_search_call` asks for a `tool_search_output`, which ptc does not make).
  */
-export function fromOpenAIResponsesOutput(output: readonly { type: string }[], names?: readonly string[]): ToolCallBlock[] {
+export function fromOpenAIResponsesOutput(
+  output: readonly { type: string }[],
+  names?: readonly string[],
+): ToolCallBlock[] {
   const programs = new Map<string, string>()
   for (const item of output) {
     if (item.type !== 'program') continue
@@ -131,9 +142,16 @@ export function fromOpenAIResponsesOutput(output: readonly { type: string }[], n
   return output
     .filter((item): item is OpenAIResponsesFunctionCall => item.type === 'function_call')
     .map((item) => {
-      const call: ToolCallBlock = { type: 'tool_call', id: item.call_id, name: fromWireToolName(item.name, names), arguments: item.arguments }
+      const call: ToolCallBlock = {
+        type: 'tool_call',
+        id: item.call_id,
+        name: fromWireToolName(item.name, names),
+        arguments: item.arguments,
+      }
       const caller = item.caller
-      return caller === undefined || caller === null || caller.type === 'direct' ? call : { ...call, caller: hostedCaller(caller.type, (caller as { caller_id?: unknown }).caller_id, programs) }
+      return caller === undefined || caller === null || caller.type === 'direct'
+        ? call
+        : { ...call, caller: hostedCaller(caller.type, (caller as { caller_id?: unknown }).caller_id, programs) }
     })
 }
 
@@ -184,22 +202,39 @@ export function toOpenAIResponsesInput(
   if (options !== undefined && !Array.isArray(output)) {
     throw new TypeError(`output must be a response's output items (an array), not ${shown(output)}`)
   }
-  const items: Array<OpenAIResponsesFunctionCallOutput | OpenAIResponsesUserMessage> = batch.results.map(({ callId, result }) => ({
-    type: 'function_call_output',
-    call_id: callId,
-    output: result.content.every((b) => b.type === 'text') ? result.content.map((b) => b.text).join('\n') : result.content.map(toPart),
-  }))
+  const items: Array<OpenAIResponsesFunctionCallOutput | OpenAIResponsesUserMessage> = batch.results.map(
+    ({ callId, result }) => ({
+      type: 'function_call_output',
+      call_id: callId,
+      output: result.content.every((b) => b.type === 'text')
+        ? result.content.map((b) => b.text).join('\n')
+        : result.content.map(toPart),
+    }),
+  )
   const context = batch.additionalContexts.flatMap((m) => m.content.map(toPart))
   if (context.length > 0) items.push({ type: 'message', role: 'user', content: context })
   return output === undefined ? items : [...output.filter((item) => CARRIED.has(item.type)), ...items]
 }
 
 function toPart(block: ContentBlock): OpenAIResponsesOutputPart {
-  return block.type === 'text' ? { type: 'input_text', text: block.text } : { type: 'input_image', image_url: dataUrl(block), detail: 'auto' }
+  return block.type === 'text'
+    ? { type: 'input_text', text: block.text }
+    : { type: 'input_image', image_url: dataUrl(block), detail: 'auto' }
 }
 
 /** The keywords strict mode takes (structured outputs' supported subset). */
-const STRICT_KEYWORDS = new Set(['type', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'const', 'anyOf', 'description', 'title'])
+const STRICT_KEYWORDS = new Set([
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'enum',
+  'const',
+  'anyOf',
+  'description',
+  'title',
+])
 
 /** Whether a JSON Schema meets strict mode's rules as it is. */
 export function strictCompatible(schema: unknown): boolean {
@@ -213,7 +248,8 @@ export function strictCompatible(schema: unknown): boolean {
     if (types.includes('object') || n['properties'] !== undefined) {
       const properties = (n['properties'] ?? {}) as Record<string, unknown>
       const required = Array.isArray(n['required']) ? (n['required'] as unknown[]) : []
-      if (n['additionalProperties'] !== false || Object.keys(properties).some((key) => !required.includes(key))) return false
+      if (n['additionalProperties'] !== false || Object.keys(properties).some((key) => !required.includes(key)))
+        return false
       stack.push(...Object.values(properties))
     }
     if (n['items'] !== undefined) stack.push(n['items'])

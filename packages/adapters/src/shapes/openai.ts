@@ -40,7 +40,10 @@ export interface OpenAIUserMessage {
  * @throws WireNameCollisionError when two tools would have the same API name
  */
 export function toOpenAITools(schemas: readonly ToolSchema[]): OpenAITool[] {
-  return wireSchemas(schemas).map(({ name, description, parameters }) => ({ type: 'function', function: { name, description, parameters } }))
+  return wireSchemas(schemas).map(({ name, description, parameters }) => ({
+    type: 'function',
+    function: { name, description, parameters },
+  }))
 }
 
 /**
@@ -51,8 +54,18 @@ export function toOpenAITools(schemas: readonly ToolSchema[]): OpenAITool[] {
 export function fromOpenAIToolCalls(message: OpenAIAssistantMessage, names?: readonly string[]): ToolCallBlock[] {
   return (message.tool_calls ?? []).map((call) =>
     call.type === 'function'
-      ? { type: 'tool_call', id: call.id, name: fromWireToolName(call.function.name, names), arguments: call.function.arguments }
-      : { type: 'tool_call', id: call.id, name: fromWireToolName(call.custom.name, names), arguments: call.custom.input },
+      ? {
+          type: 'tool_call',
+          id: call.id,
+          name: fromWireToolName(call.function.name, names),
+          arguments: call.function.arguments,
+        }
+      : {
+          type: 'tool_call',
+          id: call.id,
+          name: fromWireToolName(call.custom.name, names),
+          arguments: call.custom.input,
+        },
   )
 }
 
@@ -66,7 +79,10 @@ export function toOpenAIToolMessages(batch: ToolBatchResult): Array<OpenAIToolMe
   for (const { callId, result } of batch.results) {
     const images = result.content.filter((b) => b.type === 'image')
     const text = result.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n')
-    const note = images.length === 0 ? '' : `${text === '' ? '' : '\n'}[${images.length} image(s) from this call follow in the next message]`
+    const note =
+      images.length === 0
+        ? ''
+        : `${text === '' ? '' : '\n'}[${images.length} image(s) from this call follow in the next message]`
     messages.push({ role: 'tool', tool_call_id: callId, content: text + note })
     extra.push(...images.map(toPart))
   }
@@ -76,5 +92,7 @@ export function toOpenAIToolMessages(batch: ToolBatchResult): Array<OpenAIToolMe
 }
 
 function toPart(block: ContentBlock): OpenAIUserContentPart {
-  return block.type === 'text' ? { type: 'text', text: block.text } : { type: 'image_url', image_url: { url: dataUrl(block) } }
+  return block.type === 'text'
+    ? { type: 'text', text: block.text }
+    : { type: 'image_url', image_url: { url: dataUrl(block) } }
 }

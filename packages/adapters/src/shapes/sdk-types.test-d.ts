@@ -54,8 +54,12 @@ test('Responses API: function tools and the output items are request params; an 
 })
 
 test('programmatic tool calling: tools with allowed_callers are request params of both APIs', () => {
-  const anthropic: Anthropic.Messages.ToolUnion[] = toAnthropicTools(schemas, { allowedCallers: ['code_execution_20250825'] })
-  const both: Anthropic.Messages.Tool[] = toAnthropicTools(schemas, { allowedCallers: ['direct', 'code_execution_20260120'] })
+  const anthropic: Anthropic.Messages.ToolUnion[] = toAnthropicTools(schemas, {
+    allowedCallers: ['code_execution_20250825'],
+  })
+  const both: Anthropic.Messages.Tool[] = toAnthropicTools(schemas, {
+    allowedCallers: ['direct', 'code_execution_20260120'],
+  })
   const openai: OpenAI.Responses.Tool[] = toOpenAIResponsesTools(schemas, { allowedCallers: ['programmatic'] })
   const request: Anthropic.Messages.MessageCreateParamsNonStreaming = {
     model: 'm',

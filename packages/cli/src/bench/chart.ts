@@ -1,7 +1,8 @@
 import type { BenchResult } from './scripts.js'
 import { costRatio, formatRatio } from './table.js'
 
-const escape = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
+const escape = (text: string): string =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
 
 /**
  * A self-contained SVG bar chart of cost ratios against the baselines (log
@@ -10,7 +11,15 @@ const escape = (text: string): string => text.replace(/&/g, '&amp;').replace(/</
 export function ratioChart(title: string, rows: readonly { script: string; result: BenchResult }[]): string {
   const bars = rows.flatMap(({ script, result }) => {
     const ratio = costRatio(result)
-    return ratio === undefined ? [] : [{ label: `${script} · ${result.group === undefined ? '' : `${result.group}: `}${result.case}`, ratio, baseline: result.baseline?.case ?? '' }]
+    return ratio === undefined
+      ? []
+      : [
+          {
+            label: `${script} · ${result.group === undefined ? '' : `${result.group}: `}${result.case}`,
+            ratio,
+            baseline: result.baseline?.case ?? '',
+          },
+        ]
   })
   // About 6.6 px per character at 12 px: wide enough for the longest label (bench --peers names runtimes with their versions).
   const labelWidth = Math.max(430, Math.ceil(Math.max(0, ...bars.map((b) => b.label.length)) * 6.6) + 16)
@@ -30,7 +39,9 @@ export function ratioChart(title: string, rows: readonly { script: string; resul
   for (let tick = 1; tick <= 10 ** Math.ceil(maxLog); tick *= 10) {
     const tx = labelWidth + x(tick)
     if (tx > labelWidth + barWidth + 1) break
-    parts.push(`<line x1="${tx.toFixed(1)}" y1="${top - 4}" x2="${tx.toFixed(1)}" y2="${height - 24}" stroke="#ddd"/><text x="${tx.toFixed(1)}" y="${height - 10}" text-anchor="middle" fill="#555">${tick}x</text>`)
+    parts.push(
+      `<line x1="${tx.toFixed(1)}" y1="${top - 4}" x2="${tx.toFixed(1)}" y2="${height - 24}" stroke="#ddd"/><text x="${tx.toFixed(1)}" y="${height - 10}" text-anchor="middle" fill="#555">${tick}x</text>`,
+    )
   }
   bars.forEach((bar, i) => {
     const y = top + i * rowHeight

@@ -42,11 +42,20 @@ export interface PeersInstall {
 export function installPeers(root: string): Promise<PeersInstall> {
   const started = performance.now()
   return new Promise((resolve) => {
-    const child = spawn('npm', ['ci', '--no-audit', '--no-fund'], { cwd: join(root, PEERS_DIR), env: installEnv(process.env), stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn('npm', ['ci', '--no-audit', '--no-fund'], {
+      cwd: join(root, PEERS_DIR),
+      env: installEnv(process.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     const out: Buffer[] = []
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk))
     child.stderr.on('data', (chunk: Buffer) => out.push(chunk))
-    const finish = (ok: boolean, extra = ''): void => resolve({ ok, seconds: (performance.now() - started) / 1000, output: Buffer.concat(out).toString('utf8') + extra })
+    const finish = (ok: boolean, extra = ''): void =>
+      resolve({
+        ok,
+        seconds: (performance.now() - started) / 1000,
+        output: Buffer.concat(out).toString('utf8') + extra,
+      })
     child.on('error', (error) => finish(false, `cannot run npm: ${error.message}`))
     child.on('close', (code) => finish(code === 0))
   })

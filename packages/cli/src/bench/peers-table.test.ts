@@ -3,7 +3,14 @@ import { peersTable } from './peers-table.js'
 import type { BenchJson, BenchResult } from './scripts.js'
 
 const figures = (group: string, seq: number, par: number, samples = [seq]): BenchResult[] => [
-  { group, case: 'sequential', median: seq, unit: 'µs/call', better: 'lower', spread: { min: Math.min(...samples), max: Math.max(...samples), samples } },
+  {
+    group,
+    case: 'sequential',
+    median: seq,
+    unit: 'µs/call',
+    better: 'lower',
+    spread: { min: Math.min(...samples), max: Math.max(...samples), samples },
+  },
   { group, case: 'Promise.all', median: par, unit: 'µs/call', better: 'lower' },
   { group, case: 'cold first run', median: 123.4, unit: 'ms', better: 'lower' },
 ]
@@ -13,7 +20,12 @@ const json: BenchJson = {
   title: 'test',
   machine: 'test machine',
   quick: true,
-  results: [...figures('plain Node', 0.3, 0.5), ...figures('ptc QuickJS inline, whole path', 20, 10, [20, 18, 27]), ...figures('peer A 1.0.0', 40, 50), ...figures('peer C 3.0.0', 80, 25)],
+  results: [
+    ...figures('plain Node', 0.3, 0.5),
+    ...figures('ptc QuickJS inline, whole path', 20, 10, [20, 18, 27]),
+    ...figures('peer A 1.0.0', 40, 50),
+    ...figures('peer C 3.0.0', 80, 25),
+  ],
   runtimes: [
     { group: 'plain Node', kind: 'baseline', method: 'no sandbox' },
     { group: 'ptc QuickJS inline, whole path', kind: 'ptc', method: 'run_code' },
@@ -52,7 +64,12 @@ describe('peersTable', () => {
   })
 
   test('no ratios without a measured peer; a run where everything failed still shows each error', () => {
-    const failed: BenchJson = { ...json, results: [], runtimes: [{ group: 'peer A', kind: 'peer', method: 'a', error: 'boom' }], notes: [] }
+    const failed: BenchJson = {
+      ...json,
+      results: [],
+      runtimes: [{ group: 'peer A', kind: 'peer', method: 'a', error: 'boom' }],
+      notes: [],
+    }
     expect(peersTable(failed)).toEqual(['| runtime | result |', '|---|---|', '| peer A | failed: boom |'])
     const noPeers: BenchJson = { ...json, runtimes: (json.runtimes ?? []).filter((r) => r.kind !== 'peer'), notes: [] }
     expect(peersTable(noPeers).some((line) => line.includes('best peer'))).toBe(false)

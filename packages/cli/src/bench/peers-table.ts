@@ -3,13 +3,16 @@ import type { BenchJson, BenchResult, BenchRuntime } from './scripts.js'
 /** The cases whose ratio to the best peer is printed (µs per call, lower is better). */
 const RATIO_CASES = ['sequential', 'Promise.all']
 
-const figure = (value: number): string => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2))
+const figure = (value: number): string =>
+  value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2)
 
 /** `median (max/min x)` when the median was taken across several processes. */
 function cell(result: BenchResult | undefined): string {
   if (result === undefined) return '—'
   const spread = result.spread
-  return spread === undefined || spread.samples.length < 2 || !(spread.min > 0) ? figure(result.median) : `${figure(result.median)} (${(spread.max / spread.min).toFixed(2)}x)`
+  return spread === undefined || spread.samples.length < 2 || !(spread.min > 0)
+    ? figure(result.median)
+    : `${figure(result.median)} (${(spread.max / spread.min).toFixed(2)}x)`
 }
 
 /**
@@ -18,13 +21,22 @@ function cell(result: BenchResult | undefined): string {
  * failed shows its error. Then each ptc row's ratio to the best peer, and the notes on method.
  */
 export function peersTable(json: BenchJson): string[] {
-  const runtimes: readonly BenchRuntime[] = json.runtimes ?? [...new Set(json.results.map((r) => r.group ?? ''))].map((group) => ({ group, kind: 'peer', method: '' }))
+  const runtimes: readonly BenchRuntime[] =
+    json.runtimes ??
+    [...new Set(json.results.map((r) => r.group ?? ''))].map((group) => ({ group, kind: 'peer', method: '' }))
   const measured = [...new Map(json.results.map((r) => [r.case, r.unit])).entries()]
   const cases: [string, string][] = measured.length > 0 ? measured : [['result', '']]
-  const find = (group: string, name: string): BenchResult | undefined => json.results.find((r) => r.group === group && r.case === name)
-  const lines = [`| runtime | ${cases.map(([name, unit]) => (unit === '' ? name : `${name} (${unit})`)).join(' | ')} |`, `|---|${cases.map(() => '---|').join('')}`]
+  const find = (group: string, name: string): BenchResult | undefined =>
+    json.results.find((r) => r.group === group && r.case === name)
+  const lines = [
+    `| runtime | ${cases.map(([name, unit]) => (unit === '' ? name : `${name} (${unit})`)).join(' | ')} |`,
+    `|---|${cases.map(() => '---|').join('')}`,
+  ]
   for (const runtime of runtimes) {
-    const cells = runtime.error !== undefined ? [`failed: ${runtime.error.split('\n')[0] ?? ''}`, ...cases.slice(1).map(() => '—')] : cases.map(([name]) => cell(find(runtime.group, name)))
+    const cells =
+      runtime.error !== undefined
+        ? [`failed: ${runtime.error.split('\n')[0] ?? ''}`, ...cases.slice(1).map(() => '—')]
+        : cases.map(([name]) => cell(find(runtime.group, name)))
     lines.push(`| ${runtime.group} | ${cells.join(' | ')} |`)
   }
   const peers = runtimes.filter((r) => r.kind === 'peer' && r.error === undefined)
@@ -38,7 +50,11 @@ export function peersTable(json: BenchJson): string[] {
       const peer = best[i]
       return peer === undefined ? name : `${name} (best peer: ${peer.group}, ${figure(peer.median)} ${peer.unit})`
     })
-    lines.push('', `| ptc against the best peer (time per call; below 1 = ptc faster) | ${heads.join(' | ')} |`, `|---|${RATIO_CASES.map(() => '---|').join('')}`)
+    lines.push(
+      '',
+      `| ptc against the best peer (time per call; below 1 = ptc faster) | ${heads.join(' | ')} |`,
+      `|---|${RATIO_CASES.map(() => '---|').join('')}`,
+    )
     for (const runtime of ptc) {
       const ratios = RATIO_CASES.map((name, i) => {
         const own = find(runtime.group, name)

@@ -53,7 +53,8 @@ export const BENCH_SCRIPTS: readonly BenchScript[] = [
   { path: 'bench/sandbox/isolated-vm.ts', backend: 'isolated-vm', filters: false },
 ]
 
-const isRepoRoot = (dir: string): boolean => existsSync(join(dir, 'bench', 'run.ts')) && existsSync(join(dir, 'pnpm-workspace.yaml'))
+const isRepoRoot = (dir: string): boolean =>
+  existsSync(join(dir, 'bench', 'run.ts')) && existsSync(join(dir, 'pnpm-workspace.yaml'))
 
 /** The clone of the ptc repository that `cwd` is in, or `undefined` outside one. */
 export function findRepoRoot(cwd: string): string | undefined {
@@ -74,11 +75,15 @@ export interface ScriptRun {
 
 /** The last `PTC_BENCH_JSON` line of a script's output, or `undefined` when it printed none (or a malformed one). */
 export function parseBenchJson(stdout: string): BenchJson | undefined {
-  const line = stdout.split('\n').reverse().find((l) => l.startsWith(BENCH_JSON_PREFIX))
+  const line = stdout
+    .split('\n')
+    .reverse()
+    .find((l) => l.startsWith(BENCH_JSON_PREFIX))
   if (line === undefined) return undefined
   try {
     const value: unknown = JSON.parse(line.slice(BENCH_JSON_PREFIX.length))
-    if (typeof value !== 'object' || value === null || !Array.isArray((value as { results?: unknown }).results)) return undefined
+    if (typeof value !== 'object' || value === null || !Array.isArray((value as { results?: unknown }).results))
+      return undefined
     return value as BenchJson
   } catch {
     return undefined
@@ -86,14 +91,23 @@ export function parseBenchJson(stdout: string): BenchJson | undefined {
 }
 
 /** Runs one script in its own node process (the way bench/run.ts does) and collects its output. */
-export function runScript(root: string, script: BenchScript, args: readonly string[], onTick: (seconds: number) => void): Promise<ScriptRun> {
+export function runScript(
+  root: string,
+  script: BenchScript,
+  args: readonly string[],
+  onTick: (seconds: number) => void,
+): Promise<ScriptRun> {
   const started = performance.now()
   const elapsed = (): number => (performance.now() - started) / 1000
   return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, ['--no-node-snapshot', '--conditions=@ptc/source', '--import', 'tsx', script.path, '--json', ...args], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const child = spawn(
+      process.execPath,
+      ['--no-node-snapshot', '--conditions=@ptc/source', '--import', 'tsx', script.path, '--json', ...args],
+      {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
     const out: Buffer[] = []
     const err: Buffer[] = []
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk))
@@ -102,7 +116,14 @@ export function runScript(root: string, script: BenchScript, args: readonly stri
     const finish = (exitCode: number | null, extra = ''): void => {
       clearInterval(timer)
       const stdout = Buffer.concat(out).toString('utf8')
-      resolvePromise({ script: script.path, exitCode, seconds: elapsed(), stdout, stderr: Buffer.concat(err).toString('utf8') + extra, json: parseBenchJson(stdout) })
+      resolvePromise({
+        script: script.path,
+        exitCode,
+        seconds: elapsed(),
+        stdout,
+        stderr: Buffer.concat(err).toString('utf8') + extra,
+        json: parseBenchJson(stdout),
+      })
     }
     child.on('error', (error) => finish(null, error.message))
     child.on('close', (code) => finish(code))

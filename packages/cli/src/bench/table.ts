@@ -12,7 +12,12 @@ export function costRatio(result: BenchResult): number | undefined {
 
 export function formatValue(value: number, unit: string): string {
   const digits = value >= 100 ? 0 : value >= 10 ? 1 : value >= 1 ? 2 : 3
-  const scaled = !unit.endsWith('/s') || value < 10_000 ? value.toFixed(digits) : value < 1e6 ? `${(value / 1e3).toFixed(1)} k` : `${(value / 1e6).toFixed(2)} M`
+  const scaled =
+    !unit.endsWith('/s') || value < 10_000
+      ? value.toFixed(digits)
+      : value < 1e6
+        ? `${(value / 1e3).toFixed(1)} k`
+        : `${(value / 1e6).toFixed(2)} M`
   return `${scaled} ${unit}`
 }
 
@@ -25,8 +30,13 @@ export function benchTable(rows: readonly { script: string; result: BenchResult 
   const lines = ['| script | case | median | baseline | cost vs baseline |', '|---|---|---|---|---|']
   for (const { script, result } of rows) {
     const label = result.group === undefined ? result.case : `${result.group}: ${result.case}`
-    const baseline = result.baseline === undefined ? '—' : `${result.baseline.case} (${formatValue(result.baseline.median, result.unit)})`
-    lines.push(`| ${script} | ${label} | ${formatValue(result.median, result.unit)} | ${baseline} | ${formatRatio(costRatio(result))} |`)
+    const baseline =
+      result.baseline === undefined
+        ? '—'
+        : `${result.baseline.case} (${formatValue(result.baseline.median, result.unit)})`
+    lines.push(
+      `| ${script} | ${label} | ${formatValue(result.median, result.unit)} | ${baseline} | ${formatRatio(costRatio(result))} |`,
+    )
   }
   return lines
 }

@@ -24,7 +24,12 @@ ptc bench --peers [--quick] [--backend quickjs|isolated-vm]… [--out DIR]
   missing, into bench/peers/node_modules with npm ci (pinned by bench/peers/package-lock.json).
   Works inside a clone of the ptc repository only.`
 
-const OPTIONS = { quick: { type: 'boolean' }, peers: { type: 'boolean' }, backend: { type: 'string', multiple: true }, out: { type: 'string' } } as const
+const OPTIONS = {
+  quick: { type: 'boolean' },
+  peers: { type: 'boolean' },
+  backend: { type: 'string', multiple: true },
+  out: { type: 'string' },
+} as const
 
 /** `ptc bench`: 0 when every script ran, 1 when one failed, 2 outside the repository or on bad usage. */
 export async function benchCommand(args: readonly string[], io: CliIo): Promise<number> {
@@ -33,12 +38,22 @@ export async function benchCommand(args: readonly string[], io: CliIo): Promise<
   const backends = (values.backend ?? []).map((b) => oneOf('backend', b, SANDBOXES) ?? 'quickjs')
   const root = findRepoRoot(io.cwd)
   if (root === undefined) {
-    throw new CliError('UNAVAILABLE', 'bench runs the benchmark scripts of the ptc repository (bench/), which are not installed with the package; run it inside a clone of the repository')
+    throw new CliError(
+      'UNAVAILABLE',
+      'bench runs the benchmark scripts of the ptc repository (bench/), which are not installed with the package; run it inside a clone of the repository',
+    )
   }
   const quick = values.quick === true
   const peers = values.peers === true
-  const scripts = peers ? [PEERS_SCRIPT] : BENCH_SCRIPTS.filter((s) => (s.backend === undefined || backends.length === 0 || backends.includes(s.backend)) && existsSync(join(root, s.path)))
-  if (peers && !existsSync(join(root, PEERS_SCRIPT.path))) throw new CliError('UNAVAILABLE', `bench --peers needs ${PEERS_SCRIPT.path}, which this clone does not have`)
+  const scripts = peers
+    ? [PEERS_SCRIPT]
+    : BENCH_SCRIPTS.filter(
+        (s) =>
+          (s.backend === undefined || backends.length === 0 || backends.includes(s.backend)) &&
+          existsSync(join(root, s.path)),
+      )
+  if (peers && !existsSync(join(root, PEERS_SCRIPT.path)))
+    throw new CliError('UNAVAILABLE', `bench --peers needs ${PEERS_SCRIPT.path}, which this clone does not have`)
   if (peers && !(await ensurePeers(root, io))) return 1
   const stamp = new Date().toISOString().replace(/:/g, '-').replace(/\..*$/, '')
   const outDir = values.out === undefined ? join(root, '.ptc-bench', stamp) : resolve(io.cwd, values.out)
@@ -49,16 +64,30 @@ export async function benchCommand(args: readonly string[], io: CliIo): Promise<
     const head = `[${i + 1}/${scripts.length}] ${script.path}`
     if (!tty) writeMessage(io.stderr, `${head} …`)
     const args = [...(quick ? ['--quick'] : []), ...(script.filters ? backends.flatMap((b) => ['--backend', b]) : [])]
-    const run = await runScript(root, script, args, (s) => tty && io.stderr.write(`\r${MESSAGE_PREFIX}${escapeControl(head)} … ${s.toFixed(0)} s`))
+    const run = await runScript(
+      root,
+      script,
+      args,
+      (s) => tty && io.stderr.write(`\r${MESSAGE_PREFIX}${escapeControl(head)} … ${s.toFixed(0)} s`),
+    )
     runs.push(run)
-    const status = run.exitCode !== 0 ? `failed (exit ${String(run.exitCode)})` : run.json === undefined ? 'done, no machine-readable results' : `done, ${run.json.results.length} results`
+    const status =
+      run.exitCode !== 0
+        ? `failed (exit ${String(run.exitCode)})`
+        : run.json === undefined
+          ? 'done, no machine-readable results'
+          : `done, ${run.json.results.length} results`
     if (tty) io.stderr.write('\r') // back over the progress line (writeLine would print `\r` visibly)
     writeMessage(io.stderr, `${head} ${status} in ${run.seconds.toFixed(1)} s`)
     if (run.exitCode !== 0) writeLine(io.stderr, indentTail(run.stderr || run.stdout))
   }
   const totalSeconds = (performance.now() - started) / 1000
-  const rows = runs.flatMap((run) => (run.json?.results ?? []).map((result) => ({ script: run.json?.script ?? run.script, result })))
-  const table = peers ? runs.flatMap((run) => (run.json === undefined ? [] : [run.json.title, '', ...peersTable(run.json)])) : benchTable(rows)
+  const rows = runs.flatMap((run) =>
+    (run.json?.results ?? []).map((result) => ({ script: run.json?.script ?? run.script, result })),
+  )
+  const table = peers
+    ? runs.flatMap((run) => (run.json === undefined ? [] : [run.json.title, '', ...peersTable(run.json)]))
+    : benchTable(rows)
   for (const line of table) writeLine(io.stdout, line)
 
   await mkdir(outDir, { recursive: true })
@@ -80,10 +109,20 @@ export async function benchCommand(args: readonly string[], io: CliIo): Promise<
     })),
   }
   await writeFile(join(outDir, 'results.json'), `${JSON.stringify(summary, null, 2)}\n`)
-  await writeFile(join(outDir, 'chart.svg'), ratioChart(`ptc bench${peers ? ' --peers' : ''}${quick ? ' --quick' : ''} — ${machine}`, rows))
-  for (const run of runs) await writeFile(join(outDir, `${run.script.replace(/^bench\//, '').replace(/[/.]/g, '-')}.txt`), run.stdout + run.stderr)
+  await writeFile(
+    join(outDir, 'chart.svg'),
+    ratioChart(`ptc bench${peers ? ' --peers' : ''}${quick ? ' --quick' : ''} — ${machine}`, rows),
+  )
+  for (const run of runs)
+    await writeFile(
+      join(outDir, `${run.script.replace(/^bench\//, '').replace(/[/.]/g, '-')}.txt`),
+      run.stdout + run.stderr,
+    )
   const shown = relative(io.cwd, outDir)
-  writeMessage(io.stderr, `${runs.length} scripts in ${totalSeconds.toFixed(1)} s; results in ${shown === '' || shown.startsWith('..') ? outDir : shown}/ (results.json, chart.svg)`)
+  writeMessage(
+    io.stderr,
+    `${runs.length} scripts in ${totalSeconds.toFixed(1)} s; results in ${shown === '' || shown.startsWith('..') ? outDir : shown}/ (results.json, chart.svg)`,
+  )
   return runs.every((r) => r.exitCode === 0) ? 0 : 1
 }
 
@@ -107,5 +146,10 @@ async function ensurePeers(root: string, io: CliIo): Promise<boolean> {
 }
 
 function indentTail(text: string): string {
-  return text.trimEnd().split('\n').slice(-8).map((l) => `    ${l}`).join('\n')
+  return text
+    .trimEnd()
+    .split('\n')
+    .slice(-8)
+    .map((l) => `    ${l}`)
+    .join('\n')
 }

@@ -66,11 +66,15 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
   const name = escapeControl(program.path === '-' ? '(stdin)' : program.path)
   let result: Awaited<ReturnType<typeof checkProgramBounded>>
   try {
-    result = await checkProgramBounded(program.code, { catalog: catalogOf(service.definitions()) }, {
-      language: program.language,
-      timeoutMs: timeoutMs ?? DEFAULT_TIMEOUT_MS,
-      maxMemoryMb: maxMemoryMb ?? DEFAULT_MEMORY_MB,
-    })
+    result = await checkProgramBounded(
+      program.code,
+      { catalog: catalogOf(service.definitions()) },
+      {
+        language: program.language,
+        timeoutMs: timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        maxMemoryMb: maxMemoryMb ?? DEFAULT_MEMORY_MB,
+      },
+    )
   } catch (error) {
     if (!(error instanceof CheckError)) throw error
     writeMessage(io.stderr, `cannot type-check ${name}: ${escapeControl(CHECK_ERRORS[error.code](error))}`)

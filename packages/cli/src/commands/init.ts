@@ -18,7 +18,11 @@ export const INIT_USAGE = `ptc init [DIR]
 /** `ptc init`: 0 after writing the starter; 2 when the folder is not empty or cannot be written (nothing is written). */
 export async function initCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { positionals } = parseCommandArgs('init', args, {})
-  if (positionals.length > 1) throw new CliError('USAGE', `unexpected argument ${JSON.stringify(positionals[1])}; give one folder; see \`ptc init --help\``)
+  if (positionals.length > 1)
+    throw new CliError(
+      'USAGE',
+      `unexpected argument ${JSON.stringify(positionals[1])}; give one folder; see \`ptc init --help\``,
+    )
   const given = positionals[0] ?? '.'
   const dir = resolve(io.cwd, given)
   const shown = given === '.' ? 'the working directory' : given
@@ -32,7 +36,10 @@ export async function initCommand(args: readonly string[], io: CliIo): Promise<n
     throw new CliError('INIT', `cannot write the starter into ${shown}: ${firstLine(error)}`, { cause: error })
   }
   const where = relative(io.cwd, dir)
-  writeLine(io.stdout, `ptc: wrote a starter project to ${where === '' ? 'the working directory' : where}: ${[...files.keys()].join(', ')}`)
+  writeLine(
+    io.stdout,
+    `ptc: wrote a starter project to ${where === '' ? 'the working directory' : where}: ${[...files.keys()].join(', ')}`,
+  )
   const install = installSteps(clonePacks())
   writeLine(io.stdout, 'Next steps:')
   if (where !== '') writeLine(io.stdout, `  cd ${/^[\w./@+-]+$/.test(where) ? where : JSON.stringify(where)}`)
@@ -50,7 +57,11 @@ async function checkEmpty(dir: string, shown: string): Promise<void> {
     throw new CliError('INIT', `cannot use ${shown}: ${firstLine(error)}`, { cause: error })
   })
   if (info === undefined) return
-  if (!info.isDirectory()) throw new CliError('INIT', `${shown} is ${info.isFile() ? 'a file' : kindOf(info)}, not a folder; ptc init writes into an empty folder`)
+  if (!info.isDirectory())
+    throw new CliError(
+      'INIT',
+      `${shown} is ${info.isFile() ? 'a file' : kindOf(info)}, not a folder; ptc init writes into an empty folder`,
+    )
   let entries: string[]
   try {
     entries = await readdir(dir)
@@ -58,8 +69,15 @@ async function checkEmpty(dir: string, shown: string): Promise<void> {
     throw new CliError('INIT', `cannot read ${shown}: ${firstLine(error)}`, { cause: error })
   }
   if (entries.length > 0) {
-    const listed = entries.sort().slice(0, 3).map((e) => JSON.stringify(e)).join(', ')
+    const listed = entries
+      .sort()
+      .slice(0, 3)
+      .map((e) => JSON.stringify(e))
+      .join(', ')
     const more = entries.length > 3 ? ` and ${entries.length - 3} more` : ''
-    throw new CliError('INIT', `${shown} is not empty (${listed}${more}); ptc init writes into an empty folder or a new one, and wrote nothing`)
+    throw new CliError(
+      'INIT',
+      `${shown} is not empty (${listed}${more}); ptc init writes into an empty folder or a new one, and wrote nothing`,
+    )
   }
 }

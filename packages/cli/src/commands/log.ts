@@ -25,25 +25,51 @@ export const LOG_USAGE = `ptc log FILE.jsonl [--json]
 export async function logCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandArgs('log', args, { json: { type: 'boolean' } })
   const path = onePositional('log', positionals, 'session log file')
-  const read = parseJsonl(await readRegularFile({ what: 'session log', shown: path, path: resolve(io.cwd, path), maxBytes: MAX_LOG_BYTES, code: 'INPUT' }))
+  const read = parseJsonl(
+    await readRegularFile({
+      what: 'session log',
+      shown: path,
+      path: resolve(io.cwd, path),
+      maxBytes: MAX_LOG_BYTES,
+      code: 'INPUT',
+    }),
+  )
   const firstBad = read.invalidLines[0]
   if (read.events.length === 0 && firstBad !== undefined) {
-    throw new CliError('LOG_FORMAT', `${path} is not a JSON Lines session log (line ${firstBad.line}: ${firstBad.message})`)
+    throw new CliError(
+      'LOG_FORMAT',
+      `${path} is not a JSON Lines session log (line ${firstBad.line}: ${firstBad.message})`,
+    )
   }
   if (read.events.length === 0 && read.partialTail !== undefined) {
     throw new CliError('LOG_FORMAT', `${path} is not a JSON Lines session log (no complete line)`)
   }
-  for (const bad of read.invalidLines.slice(0, MAX_SKIPPED_SHOWN)) writeMessage(io.stderr, `${path}:${bad.line}: skipped: ${oneLine(bad.message, 300)}`)
+  for (const bad of read.invalidLines.slice(0, MAX_SKIPPED_SHOWN))
+    writeMessage(io.stderr, `${path}:${bad.line}: skipped: ${oneLine(bad.message, 300)}`)
   const more = read.invalidLines.length - MAX_SKIPPED_SHOWN
-  if (more > 0) writeMessage(io.stderr, `${path}: skipped ${more} more line${more === 1 ? '' : 's'} that are not session events`)
-  if (read.partialTail !== undefined) writeMessage(io.stderr, `${path}: ignored an unterminated last line (${read.partialTail.bytes} bytes, a write cut short)`)
+  if (more > 0)
+    writeMessage(io.stderr, `${path}: skipped ${more} more line${more === 1 ? '' : 's'} that are not session events`)
+  if (read.partialTail !== undefined)
+    writeMessage(
+      io.stderr,
+      `${path}: ignored an unterminated last line (${read.partialTail.bytes} bytes, a write cut short)`,
+    )
   const tree = buildLogTree(read.events)
   if (values.json === true) {
     let json: string
     try {
-      json = safeJson({ events: read.events.length, calls: logTreeJson(tree), skippedLines: read.invalidLines.length, partialTail: read.partialTail !== undefined })
+      json = safeJson({
+        events: read.events.length,
+        calls: logTreeJson(tree),
+        skippedLines: read.invalidLines.length,
+        partialTail: read.partialTail !== undefined,
+      })
     } catch (error) {
-      throw new CliError('LOG_FORMAT', `${path} cannot be printed as JSON: ${firstLine(error)} (a value in it is nested too deeply)`, { cause: error })
+      throw new CliError(
+        'LOG_FORMAT',
+        `${path} cannot be printed as JSON: ${firstLine(error)} (a value in it is nested too deeply)`,
+        { cause: error },
+      )
     }
     writeLine(io.stdout, json)
   } else {

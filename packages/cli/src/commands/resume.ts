@@ -33,21 +33,44 @@ export async function resumeCommand(args: readonly string[], io: CliIo): Promise
   const { values, positionals } = parseCommandArgs('resume', args, OPTIONS)
   const token = onePositional('resume', positionals, 'token (printed by ptc run --approve defer)')
   const chosen = oneOf('decision', values.decision, ['allow', 'reject'] as const)
-  if (chosen === undefined) throw new CliError('USAGE', 'missing --decision allow or --decision reject; see `ptc resume --help`')
+  if (chosen === undefined)
+    throw new CliError('USAGE', 'missing --decision allow or --decision reject; see `ptc resume --help`')
   const harness = await openHarness({ values, io, programFromStdin: false, durable: true })
   try {
-    return await runHarnessBatch(harness, values, io, `resume ${oneLine(token, 100)} (${chosen})`, async (agent, signal) => {
-      try {
-        return await harness.service.resume({ token, decision: DECISIONS[chosen], agent, signal, log: { turn: 2, step: 1 } })
-      } catch (error) {
-        // Refused before the program went on (the state stays stored): the token, its state, or this runtime (a
-        // program of a session whose store these flags do not give, a session store that failed).
-        if (!(error instanceof ResumeError || error instanceof SandboxUsageError || error instanceof SessionStoreError)) throw error
-        const refused = (error instanceof ResumeError && error.code === 'STATE_REFUSED') || error instanceof SandboxUsageError
-        const hint = refused ? ' (give the --durable-dir, and --session-state and --session-dir if it had them, that the run had)' : ''
-        throw new CliError('RESUME', `cannot resume ${oneLine(token, 100)}: ${oneLine(firstLine(error), 600)}${hint}`, { cause: error })
-      }
-    })
+    return await runHarnessBatch(
+      harness,
+      values,
+      io,
+      `resume ${oneLine(token, 100)} (${chosen})`,
+      async (agent, signal) => {
+        try {
+          return await harness.service.resume({
+            token,
+            decision: DECISIONS[chosen],
+            agent,
+            signal,
+            log: { turn: 2, step: 1 },
+          })
+        } catch (error) {
+          // Refused before the program went on (the state stays stored): the token, its state, or this runtime (a
+          // program of a session whose store these flags do not give, a session store that failed).
+          if (
+            !(error instanceof ResumeError || error instanceof SandboxUsageError || error instanceof SessionStoreError)
+          )
+            throw error
+          const refused =
+            (error instanceof ResumeError && error.code === 'STATE_REFUSED') || error instanceof SandboxUsageError
+          const hint = refused
+            ? ' (give the --durable-dir, and --session-state and --session-dir if it had them, that the run had)'
+            : ''
+          throw new CliError(
+            'RESUME',
+            `cannot resume ${oneLine(token, 100)}: ${oneLine(firstLine(error), 600)}${hint}`,
+            { cause: error },
+          )
+        }
+      },
+    )
   } finally {
     await harness.runtime.dispose()
   }

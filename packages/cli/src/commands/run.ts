@@ -33,12 +33,23 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
   const flags = limitFlags(values)
   const maxParallelSubCalls = positiveInt('max-parallel', values['max-parallel'], 'calls') ?? CLI_DEFAULT_MAX_PARALLEL
   const program = await readProgram(file, io)
-  const harness = await openHarness({ values, io, programFromStdin: file === '-', limitFlags: flags, maxParallelSubCalls })
+  const harness = await openHarness({
+    values,
+    io,
+    programFromStdin: file === '-',
+    limitFlags: flags,
+    maxParallelSubCalls,
+  })
   try {
     // Unique per run, so that runs appending to one session file stay apart in `ptc log`.
     const callId = `call_${randomBytes(4).toString('hex')}`
     const preface = harness.demo && values.json !== true ? () => showProgram(program, io) : undefined
-    const call: ToolCallBlock = { type: 'tool_call', id: callId, name: RUN_CODE, arguments: JSON.stringify({ code: program.code, description: program.description }) }
+    const call: ToolCallBlock = {
+      type: 'tool_call',
+      id: callId,
+      name: RUN_CODE,
+      arguments: JSON.stringify({ code: program.code, description: program.description }),
+    }
     const what = `run_code "${oneLine(program.description, 200)}"`
     const batch = (agent: Agent, signal: AbortSignal): Promise<ToolBatchResult> =>
       harness.service.execute({ calls: [call], signal, agent, log: { turn: 1, step: 1 } })

@@ -25,11 +25,17 @@ export async function sdkCommand(args: readonly string[], io: CliIo): Promise<nu
   noPositional('sdk', positionals)
   const flags = discoveryFlags(values)
   const config = await commandConfig(values.config, io.cwd)
-  const tools = (await configuredService({ config, toolsModule: values.tools, cwd: io.cwd, fallback: 'demo' })).service.definitions()
+  const tools = (
+    await configuredService({ config, toolsModule: values.tools, cwd: io.cwd, fallback: 'demo' })
+  ).service.definitions()
   // The executor's default is discovery on; sdkText's is off: say it, so the text is the one a run gives.
   const discovery = discoveryOption(config?.config.discovery, flags) ?? {}
   if (discovery !== false) {
-    checkAlwaysLoaded(flags, config && { ...config.config, shown: config.shown }, tools.map((t) => t.name))
+    checkAlwaysLoaded(
+      flags,
+      config && { ...config.config, shown: config.shown },
+      tools.map((t) => t.name),
+    )
   }
   writeModelText(io.stdout, sdkText(tools, { discovery }))
   return 0

@@ -35,9 +35,14 @@ export async function serveCommand(args: readonly string[], io: CliIo): Promise<
     serve = mod.serveCommand
     mcpApproval = mod.createMcpApproval
   } catch (error) {
-    throw new CliError('UNAVAILABLE', `the serve command is not available: ${MCP_PACKAGE} could not be loaded (${firstLine(error)})`, { cause: error })
+    throw new CliError(
+      'UNAVAILABLE',
+      `the serve command is not available: ${MCP_PACKAGE} could not be loaded (${firstLine(error)})`,
+      { cause: error },
+    )
   }
-  if (typeof serve !== 'function') throw new CliError('UNAVAILABLE', `the serve command is not available: ${MCP_PACKAGE} does not export serveCommand`)
+  if (typeof serve !== 'function')
+    throw new CliError('UNAVAILABLE', `the serve command is not available: ${MCP_PACKAGE} does not export serveCommand`)
   const { config: explicit, rest } = splitConfigOption(args)
   const help = rest.includes('--help') || rest.includes('-h')
   const config = help ? undefined : await commandConfig(explicit, io.cwd)
@@ -46,7 +51,8 @@ export async function serveCommand(args: readonly string[], io: CliIo): Promise<
   if (config !== undefined) {
     const { approval, sandbox, discovery } = config.config
     // Without an approval in the config, an `ask` goes to the calling MCP client (elicitation).
-    const fromClient = approval === undefined && typeof mcpApproval === 'function' ? (mcpApproval as () => ApprovalService)() : undefined
+    const fromClient =
+      approval === undefined && typeof mcpApproval === 'function' ? (mcpApproval as () => ApprovalService)() : undefined
     const { service, label } = await configuredService({
       config,
       toolsModule: undefined,
@@ -60,8 +66,15 @@ export async function serveCommand(args: readonly string[], io: CliIo): Promise<
     // serve's flags win over it (`--no-discovery`, `--discovery-budget`, `--always-load`).
     if (discovery !== undefined) options.discovery = discovery
     const names = service.definitions().map((t) => t.name)
-    writeMessage(io.stderr, `config ${config.shown}: ${label === undefined || names.length === 0 ? 'no local tools' : `serving local tools ${names.join(', ')}`}`)
+    writeMessage(
+      io.stderr,
+      `config ${config.shown}: ${label === undefined || names.length === 0 ? 'no local tools' : `serving local tools ${names.join(', ')}`}`,
+    )
   }
   // stdout may be the MCP channel (byte-exact); stderr is for people: upstream text reaches it escaped.
-  return (serve as ServeCommand)(rest, { stdin: io.stdin, stdout: io.stdout, stderr: escapingStream(io.stderr) }, options)
+  return (serve as ServeCommand)(
+    rest,
+    { stdin: io.stdin, stdout: io.stdout, stderr: escapingStream(io.stderr) },
+    options,
+  )
 }

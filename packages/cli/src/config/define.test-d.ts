@@ -17,7 +17,9 @@ describe('defineConfig', () => {
       tools: [echo],
       setup(service) {
         expectTypeOf(service).toEqualTypeOf<ToolsService>()
-        service.on('tools/pre-execute', (exec, next) => (exec.name === 'echo' ? { kind: 'deny', reason: 'no echoes' } : next()))
+        service.on('tools/pre-execute', (exec, next) =>
+          exec.name === 'echo' ? { kind: 'deny', reason: 'no echoes' } : next(),
+        )
         service.guard((exec) => (exec.name === 'echo' ? 'never' : undefined))
       },
       approval: {

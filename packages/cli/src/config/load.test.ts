@@ -10,9 +10,15 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 describe('splitConfigOption', () => {
   test('takes --config FILE and --config=FILE off the arguments, the last one winning', () => {
-    expect(splitConfigOption(['--upstream', 'x', '--config', 'a.ts', '--http', '0'])).toEqual({ config: 'a.ts', rest: ['--upstream', 'x', '--http', '0'] })
+    expect(splitConfigOption(['--upstream', 'x', '--config', 'a.ts', '--http', '0'])).toEqual({
+      config: 'a.ts',
+      rest: ['--upstream', 'x', '--http', '0'],
+    })
     expect(splitConfigOption(['--config=a.ts', '--config=b.mjs'])).toEqual({ config: 'b.mjs', rest: [] })
-    expect(splitConfigOption(['--', '--config', 'a.ts'])).toEqual({ config: undefined, rest: ['--', '--config', 'a.ts'] })
+    expect(splitConfigOption(['--', '--config', 'a.ts'])).toEqual({
+      config: undefined,
+      rest: ['--', '--config', 'a.ts'],
+    })
   })
 
   test('a --config without a file is a usage error', () => {
@@ -34,7 +40,9 @@ describe('findConfigFile', () => {
 
   test('two config files in one folder are an error naming both', () => {
     writeFileSync(join(dir, 'ptc.config.ts'), 'export default {}')
-    expect(() => findConfigFile(undefined, dir)).toThrow(`2 config files in ${dir}: ptc.config.ts and ptc.config.mjs; keep one, or choose one with --config FILE`)
+    expect(() => findConfigFile(undefined, dir)).toThrow(
+      `2 config files in ${dir}: ptc.config.ts and ptc.config.mjs; keep one, or choose one with --config FILE`,
+    )
     expect(configChoosesIsolatedVm(undefined, dir)).toBe(false)
   })
 })
@@ -50,13 +58,19 @@ describe('loadConfig', () => {
   }
 
   test('a config that throws a revoked proxy fails to load with a CONFIG CliError, not a TypeError', async () => {
-    const error = await loadError('ptc.config.mjs', 'const { proxy, revoke } = Proxy.revocable({}, {})\nrevoke()\nthrow proxy\n')
+    const error = await loadError(
+      'ptc.config.mjs',
+      'const { proxy, revoke } = Proxy.revocable({}, {})\nrevoke()\nthrow proxy\n',
+    )
     expect(error instanceof CliError).toBe(true)
     expect(error).toMatchObject({ code: 'CONFIG', message: 'config file ptc.config.mjs failed to load: unknown error' })
   })
 
   test('a .ts config that throws an error whose code getter throws fails to load with a CONFIG CliError', async () => {
-    const error = await loadError('ptc.config.ts', "throw Object.defineProperty(new Error('boom'), 'code', { get() { throw new Error('getter') } })\n")
+    const error = await loadError(
+      'ptc.config.ts',
+      "throw Object.defineProperty(new Error('boom'), 'code', { get() { throw new Error('getter') } })\n",
+    )
     expect(error instanceof CliError).toBe(true)
     expect(error).toMatchObject({ code: 'CONFIG', message: 'config file ptc.config.ts failed to load: boom' })
   })

@@ -34,7 +34,10 @@ export function findConfigFile(explicit: string | undefined, cwd: string): Confi
   const found = CONFIG_FILE_NAMES.filter((name) => existsSync(join(cwd, name)))
   if (found.length > 1) {
     const names = `${found.slice(0, -1).join(', ')} and ${found.at(-1) ?? ''}`
-    throw new CliError('CONFIG', `${found.length} config files in ${cwd}: ${names}; keep one, or choose one with --config FILE`)
+    throw new CliError(
+      'CONFIG',
+      `${found.length} config files in ${cwd}: ${names}; keep one, or choose one with --config FILE`,
+    )
   }
   const name = found[0]
   return name === undefined ? undefined : { shown: name, path: join(cwd, name) }
@@ -49,7 +52,10 @@ export function findConfigFile(explicit: string | undefined, cwd: string): Confi
 export async function loadConfig(file: ConfigFile): Promise<LoadedConfig> {
   const { shown, path } = file
   if (!CONFIG_EXTENSIONS.has(extname(path).toLowerCase())) {
-    throw new CliError('CONFIG', `config file ${shown} is not a JavaScript or TypeScript module; name it ptc.config.ts, .mts, .js or .mjs`)
+    throw new CliError(
+      'CONFIG',
+      `config file ${shown} is not a JavaScript or TypeScript module; name it ptc.config.ts, .mts, .js or .mjs`,
+    )
   }
   await checkModuleFile({ what: 'config file', shown, path, code: 'CONFIG' })
   let namespace: Record<string, unknown>
@@ -62,7 +68,11 @@ export async function loadConfig(file: ConfigFile): Promise<LoadedConfig> {
   }
   let value: unknown
   try {
-    if (!Object.hasOwn(namespace, 'default')) throw new CliError('CONFIG', `config file ${shown} has no default export; write export default defineConfig({ … })`)
+    if (!Object.hasOwn(namespace, 'default'))
+      throw new CliError(
+        'CONFIG',
+        `config file ${shown} has no default export; write export default defineConfig({ … })`,
+      )
     value = namespace['default']
   } catch (error) {
     if (error instanceof CliError) throw error
@@ -71,7 +81,8 @@ export async function loadConfig(file: ConfigFile): Promise<LoadedConfig> {
   const violations = configViolations(value)
   const first = violations[0]
   if (first !== undefined) {
-    const more = violations.length > 1 ? ` (and ${violations.length - 1} more problem${violations.length === 2 ? '' : 's'})` : ''
+    const more =
+      violations.length > 1 ? ` (and ${violations.length - 1} more problem${violations.length === 2 ? '' : 's'})` : ''
     throw new CliError('CONFIG', `config file ${shown}: ${first.message}${more}`)
   }
   return { shown, path, config: copyOf(value as PtcConfig) }
@@ -117,7 +128,8 @@ export function splitConfigOption(args: readonly string[]): { config: string | u
     if (arg.startsWith('--config=')) config = arg.slice('--config='.length)
     else if (arg === '--config') {
       const value = args[i + 1]
-      if (value === undefined || value.startsWith('-')) throw new CliError('USAGE', '--config needs a file name: --config FILE')
+      if (value === undefined || value.startsWith('-'))
+        throw new CliError('USAGE', '--config needs a file name: --config FILE')
       config = value
       i++
     } else rest.push(arg)
@@ -138,7 +150,11 @@ export function configChoosesIsolatedVm(explicit: string | undefined, cwd: strin
     const file = findConfigFile(explicit, cwd)
     if (file === undefined) return false
     const info = statSync(file.path)
-    return info.isFile() && info.size <= MAX_TOOLS_MODULE_BYTES && /\bsandbox\s*:\s*['"`]isolated-vm['"`]/.test(readFileSync(file.path, 'utf8'))
+    return (
+      info.isFile() &&
+      info.size <= MAX_TOOLS_MODULE_BYTES &&
+      /\bsandbox\s*:\s*['"`]isolated-vm['"`]/.test(readFileSync(file.path, 'utf8'))
+    )
   } catch {
     return false
   }
@@ -148,7 +164,10 @@ export function configChoosesIsolatedVm(explicit: string | undefined, cwd: strin
 function loadError(error: unknown): string {
   const first = firstLine(error)
   if (!first.endsWith(':')) return first
-  const next = describeThrown(error).split('\n').map((line) => line.trim()).find((line, i) => i > 0 && line !== '')
+  const next = describeThrown(error)
+    .split('\n')
+    .map((line) => line.trim())
+    .find((line, i) => i > 0 && line !== '')
   return next === undefined ? first : `${first} ${next}`
 }
 

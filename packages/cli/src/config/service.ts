@@ -50,7 +50,11 @@ export async function configuredService(options: ServiceOptions): Promise<Config
       service.register(tool)
     } catch (error) {
       const where = fromConfig ? `config file ${toolSet?.label ?? ''}` : `tools module ${toolSet?.label ?? ''}`
-      throw new CliError(fromConfig ? 'CONFIG' : 'TOOLS_MODULE', `${where}: tool ${JSON.stringify(tool.name)} cannot be registered: ${firstLine(error)}`, { cause: error })
+      throw new CliError(
+        fromConfig ? 'CONFIG' : 'TOOLS_MODULE',
+        `${where}: tool ${JSON.stringify(tool.name)} cannot be registered: ${firstLine(error)}`,
+        { cause: error },
+      )
     }
   }
   toolSet?.install?.(service)

@@ -13,9 +13,14 @@ export interface ConfigViolation {
 
 export { suggestion }
 
-export const CONFIG_KEYS = ['tools', 'setup', 'approval', 'limits', 'sandbox', 'discovery'] as const satisfies readonly (
-  keyof PtcConfig
-)[]
+export const CONFIG_KEYS = [
+  'tools',
+  'setup',
+  'approval',
+  'limits',
+  'sandbox',
+  'discovery',
+] as const satisfies readonly (keyof PtcConfig)[]
 const DISCOVERY_KEYS = ['budgetChars', 'alwaysLoaded']
 const LIMIT_KEYS = Object.keys(DEFAULT_LIMITS)
 const TIME_LIMITS = new Set(['cpuMs', 'wallMs'])
@@ -33,28 +38,50 @@ export function configViolations(value: unknown): ConfigViolation[] {
 }
 
 function violationsOf(value: unknown): ConfigViolation[] {
-  if (!isPlainObject(value)) return [{ path: '', message: `the default export is ${kindOf(value)}, not a config object; export default defineConfig({ … })` }]
+  if (!isPlainObject(value))
+    return [
+      {
+        path: '',
+        message: `the default export is ${kindOf(value)}, not a config object; export default defineConfig({ … })`,
+      },
+    ]
   const out: ConfigViolation[] = []
   for (const key of Object.keys(value)) {
-    if (!(CONFIG_KEYS as readonly string[]).includes(key)) out.push({ path: key, message: `unknown key ${JSON.stringify(key)}${suggestion(key, CONFIG_KEYS) || `; the keys are ${CONFIG_KEYS.join(', ')}`}` })
+    if (!(CONFIG_KEYS as readonly string[]).includes(key))
+      out.push({
+        path: key,
+        message: `unknown key ${JSON.stringify(key)}${suggestion(key, CONFIG_KEYS) || `; the keys are ${CONFIG_KEYS.join(', ')}`}`,
+      })
   }
   const { tools, setup, approval, limits, sandbox, discovery } = value as Record<string, unknown>
   if (tools !== undefined) {
-    if (!Array.isArray(tools)) out.push({ path: 'tools', message: `tools must be an array of tools made with defineTool, not ${kindOf(tools)}` })
+    if (!Array.isArray(tools))
+      out.push({ path: 'tools', message: `tools must be an array of tools made with defineTool, not ${kindOf(tools)}` })
     else
       (tools as unknown[]).forEach((tool, i) => {
         const problem = toolProblem(tool)
-        if (problem !== undefined) out.push({ path: `tools[${i}]`, message: `tools[${i}] is not a tool (${problem}); make tools with defineTool` })
+        if (problem !== undefined)
+          out.push({
+            path: `tools[${i}]`,
+            message: `tools[${i}] is not a tool (${problem}); make tools with defineTool`,
+          })
       })
   }
-  if (setup !== undefined && typeof setup !== 'function') out.push({ path: 'setup', message: `setup must be a function (service) => { … }, not ${kindOf(setup)}` })
+  if (setup !== undefined && typeof setup !== 'function')
+    out.push({ path: 'setup', message: `setup must be a function (service) => { … }, not ${kindOf(setup)}` })
   if (approval !== undefined && (!isObject(approval) || typeof approval.request !== 'function')) {
-    out.push({ path: 'approval', message: `approval must be an approval service { request(request) => Promise<'allowed-once' | 'rejected' | …> }, not ${isObject(approval) ? 'an object without a request function' : kindOf(approval)}` })
+    out.push({
+      path: 'approval',
+      message: `approval must be an approval service { request(request) => Promise<'allowed-once' | 'rejected' | …> }, not ${isObject(approval) ? 'an object without a request function' : kindOf(approval)}`,
+    })
   }
   if (limits !== undefined) out.push(...limitViolations(limits))
   if (sandbox !== undefined && !(SANDBOXES as readonly unknown[]).includes(sandbox)) {
     const shown = typeof sandbox === 'string' ? JSON.stringify(sandbox) : kindOf(sandbox)
-    out.push({ path: 'sandbox', message: `sandbox must be one of ${SANDBOXES.map((s) => JSON.stringify(s)).join(', ')}, not ${shown}${typeof sandbox === 'string' ? suggestion(sandbox, SANDBOXES) : ''}` })
+    out.push({
+      path: 'sandbox',
+      message: `sandbox must be one of ${SANDBOXES.map((s) => JSON.stringify(s)).join(', ')}, not ${shown}${typeof sandbox === 'string' ? suggestion(sandbox, SANDBOXES) : ''}`,
+    })
   }
   if (discovery !== undefined) out.push(...discoveryViolations(discovery))
   return out
@@ -100,14 +127,24 @@ function discoveryViolations(discovery: unknown): ConfigViolation[] {
 }
 
 function limitViolations(limits: unknown): ConfigViolation[] {
-  if (!isPlainObject(limits)) return [{ path: 'limits', message: `limits must be an object such as { cpuMs: 5000 }, not ${kindOf(limits)}` }]
+  if (!isPlainObject(limits))
+    return [{ path: 'limits', message: `limits must be an object such as { cpuMs: 5000 }, not ${kindOf(limits)}` }]
   const out: ConfigViolation[] = []
   for (const [key, value] of Object.entries(limits)) {
     const path = `limits.${key}`
-    if (!LIMIT_KEYS.includes(key)) out.push({ path, message: `${path} is not a limit${suggestion(key, LIMIT_KEYS) || `; the limits are ${LIMIT_KEYS.join(', ')}`}` })
+    if (!LIMIT_KEYS.includes(key))
+      out.push({
+        path,
+        message: `${path} is not a limit${suggestion(key, LIMIT_KEYS) || `; the limits are ${LIMIT_KEYS.join(', ')}`}`,
+      })
     else if (value === undefined) continue
-    else if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) out.push({ path, message: `${path} must be a non-negative number, not ${typeof value === 'number' ? String(value) : kindOf(value)}` })
-    else if (TIME_LIMITS.has(key) && value > MAX_TIMER_MS) out.push({ path, message: `${path} must be at most ${MAX_TIMER_MS} ms, not ${value}` })
+    else if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+      out.push({
+        path,
+        message: `${path} must be a non-negative number, not ${typeof value === 'number' ? String(value) : kindOf(value)}`,
+      })
+    else if (TIME_LIMITS.has(key) && value > MAX_TIMER_MS)
+      out.push({ path, message: `${path} must be at most ${MAX_TIMER_MS} ms, not ${value}` })
   }
   return out
 }

@@ -13,7 +13,9 @@ export interface ShopPolicyOptions {
 
 /** `exec.arguments` are a frozen JSON snapshot, not yet validated: read fields defensively. */
 function field(args: unknown, key: string): unknown {
-  return typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>)[key] : undefined
+  return typeof args === 'object' && args !== null && !Array.isArray(args)
+    ? (args as Record<string, unknown>)[key]
+    : undefined
 }
 
 /** Registers the shop's approval rule and refund guard on `tools`. Returns the disposer of both. */
@@ -23,14 +25,20 @@ export function installShopPolicy(tools: ToolsView, { shop }: ShopPolicyOptions)
     const amount = field(exec.arguments, 'amountCents')
     const orderId = field(exec.arguments, 'orderId')
     const what = typeof amount === 'number' ? money(amount) : 'a refund'
-    return { kind: 'ask', reason: `refund ${what} on order ${String(orderId)}`, displayReason: { en: `Refund ${what} on order ${String(orderId)}?` } }
+    return {
+      kind: 'ask',
+      reason: `refund ${what} on order ${String(orderId)}`,
+      displayReason: { en: `Refund ${what} on order ${String(orderId)}?` },
+    }
   })
   const offGuard = tools.guard((exec) => {
     if (exec.name !== 'issue_refund') return undefined
     const amount = field(exec.arguments, 'amountCents')
     const order = shop.orders.find((o) => o.id === field(exec.arguments, 'orderId'))
     if (order === undefined || typeof amount !== 'number') return undefined // the tool reports bad arguments itself
-    return amount > order.totalCents ? `a refund of ${money(amount)} exceeds the total of order ${order.id} (${money(order.totalCents)})` : undefined
+    return amount > order.totalCents
+      ? `a refund of ${money(amount)} exceeds the total of order ${order.id} (${money(order.totalCents)})`
+      : undefined
   })
   return () => {
     offAsk()

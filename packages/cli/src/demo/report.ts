@@ -21,7 +21,6 @@ export interface SubCallRecord {
   readonly contentBytes: number
 }
 
-
 /** UTF-8 bytes of the text blocks in `content` (images are counted by their base64 length). */
 export function contentBytes(content: unknown): number {
   if (!Array.isArray(content)) return 0

@@ -88,10 +88,12 @@ export const STATUS_TRANSITIONS: Readonly<Record<OrderStatus, readonly OrderStat
 export function shopData(): ShopData {
   const copy = structuredClone(data) as ShopData
   for (const order of copy.orders) {
-    if (!(ORDER_STATUSES as readonly string[]).includes(order.status)) throw new Error(`data.json: order ${order.id} has status ${order.status}`)
+    if (!(ORDER_STATUSES as readonly string[]).includes(order.status))
+      throw new Error(`data.json: order ${order.id} has status ${order.status}`)
   }
   for (const product of copy.products) {
-    if (!(CATEGORIES as readonly string[]).includes(product.category)) throw new Error(`data.json: product ${product.sku} has category ${product.category}`)
+    if (!(CATEGORIES as readonly string[]).includes(product.category))
+      throw new Error(`data.json: product ${product.sku} has category ${product.category}`)
   }
   return copy
 }
@@ -107,9 +109,27 @@ export function createShop(): Shop {
   return {
     ...seed,
     refunds: [],
-    customer: (id) => find(seed.customers, (c) => c.id === id, `customer ${JSON.stringify(id)}`, 'ids look like "C001"; use search_customers to find one'),
-    product: (sku) => find(seed.products, (p) => p.sku === sku, `product ${JSON.stringify(sku)}`, 'SKUs look like "KB-101"; use search_products to find one'),
-    order: (id) => find(seed.orders, (o) => o.id === id, `order ${JSON.stringify(id)}`, 'ids look like "O-1001"; use list_orders to find one'),
+    customer: (id) =>
+      find(
+        seed.customers,
+        (c) => c.id === id,
+        `customer ${JSON.stringify(id)}`,
+        'ids look like "C001"; use search_customers to find one',
+      ),
+    product: (sku) =>
+      find(
+        seed.products,
+        (p) => p.sku === sku,
+        `product ${JSON.stringify(sku)}`,
+        'SKUs look like "KB-101"; use search_products to find one',
+      ),
+    order: (id) =>
+      find(
+        seed.orders,
+        (o) => o.id === id,
+        `order ${JSON.stringify(id)}`,
+        'ids look like "O-1001"; use list_orders to find one',
+      ),
   }
 }
 

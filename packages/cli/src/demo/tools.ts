@@ -3,7 +3,15 @@
  * writes over one `Shop` instance. The model reads these as TypeScript
  * declarations (the PTC SDK), so descriptions say what matters to a program.
  */
-import { defineTool, formatViolations, ToolArgsError, type InferValue, type ToolDefinition, type ToolRunContext, type ValueSchemaSpec } from '@ptc/tools'
+import {
+  defineTool,
+  formatViolations,
+  ToolArgsError,
+  type InferValue,
+  type ToolDefinition,
+  type ToolRunContext,
+  type ValueSchemaSpec,
+} from '@ptc/tools'
 import { CATEGORIES, createShop, money, ORDER_STATUSES, STATUS_TRANSITIONS, type Order, type Shop } from './shop.js'
 
 export interface ShopToolsOptions {
@@ -113,15 +121,20 @@ function closedParameters(tool: ToolDefinition): ToolDefinition {
   return Object.freeze({
     ...tool,
     execute: (args: unknown, ctx: ToolRunContext): Promise<unknown> => {
-      const extra = typeof args === 'object' && args !== null ? Object.keys(args).filter((key) => !known.includes(key)) : []
+      const extra =
+        typeof args === 'object' && args !== null ? Object.keys(args).filter((key) => !known.includes(key)) : []
       if (extra.length === 0) return tool.execute(args, ctx)
-      const violations = extra.map((key) => ({ path: `/${key}`, message: `is not a ${tool.name} argument (known: ${known.join(', ') || 'none'})` }))
+      const violations = extra.map((key) => ({
+        path: `/${key}`,
+        message: `is not a ${tool.name} argument (known: ${known.join(', ') || 'none'})`,
+      }))
       return Promise.reject(new ToolArgsError(`invalid arguments: ${formatViolations(violations)}`, violations))
     },
   })
 }
 
-const clampLimit = (limit: number | undefined, fallback: number, max: number): number => Math.max(1, Math.min(limit ?? fallback, max))
+const clampLimit = (limit: number | undefined, fallback: number, max: number): number =>
+  Math.max(1, Math.min(limit ?? fallback, max))
 
 /** The shop's tools over one shop instance. */
 export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
@@ -132,17 +145,29 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
 
   const searchCustomers = defineTool({
     name: 'search_customers',
-    description: 'Find customers whose name, email or city contains `query` (case-insensitive; "" matches everyone). Sorted by id; at most `limit` (default 10, max 100).',
+    description:
+      'Find customers whose name, email or city contains `query` (case-insensitive; "" matches everyone). Sorted by id; at most `limit` (default 10, max 100).',
     parameters: { query: str, limit: { type: 'integer' } },
     output: {
       schema: { type: 'array', items: customerSpec },
-      render: (args, hits) => [{ type: 'text', text: [`${hits.length} customer(s) matching ${JSON.stringify(args.query)}`, ...hits.map((c) => `${c.id} ${c.name} <${c.email}> ${c.city}, ${c.country} (${c.tier})`)].join('\n') }],
+      render: (args, hits) => [
+        {
+          type: 'text',
+          text: [
+            `${hits.length} customer(s) matching ${JSON.stringify(args.query)}`,
+            ...hits.map((c) => `${c.id} ${c.name} <${c.email}> ${c.city}, ${c.country} (${c.tier})`),
+          ].join('\n'),
+        },
+      ],
     },
     isConcurrencySafe: safe,
     execute: async ({ query, limit }, ctx) => {
       await delay(read, ctx.signal)
       const q = query.toLowerCase()
-      return shop.customers.filter((c) => [c.name, c.email, c.city].some((f) => f.toLowerCase().includes(q))).slice(0, clampLimit(limit, 10, 100)).map((c) => ({ ...c }))
+      return shop.customers
+        .filter((c) => [c.name, c.email, c.city].some((f) => f.toLowerCase().includes(q)))
+        .slice(0, clampLimit(limit, 10, 100))
+        .map((c) => ({ ...c }))
     },
   })
 
@@ -150,7 +175,12 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
     name: 'get_customer',
     description: 'One customer by id (e.g. "C001"). Fails for an unknown id.',
     parameters: { id: str },
-    output: { schema: customerSpec, render: (_args, c) => [{ type: 'text', text: `${c.id} ${c.name} <${c.email}> ${c.city}, ${c.country}; ${c.tier} since ${c.joinedAt}` }] },
+    output: {
+      schema: customerSpec,
+      render: (_args, c) => [
+        { type: 'text', text: `${c.id} ${c.name} <${c.email}> ${c.city}, ${c.country}; ${c.tier} since ${c.joinedAt}` },
+      ],
+    },
     isConcurrencySafe: safe,
     execute: async ({ id }, ctx) => {
       await delay(read, ctx.signal)
@@ -162,17 +192,39 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
     name: 'list_orders',
     description:
       'Order summaries (no line items; use get_order), newest first. Filters: `customerId`, `status`, `since` (ISO date, inclusive, on placedAt). At most `limit` (default 50, max 200).',
-    parameters: { customerId: { type: 'string' }, status: { type: 'string', enum: ORDER_STATUSES }, since: { type: 'string', description: 'ISO date, e.g. "2026-02-01"' }, limit: { type: 'integer' } },
+    parameters: {
+      customerId: { type: 'string' },
+      status: { type: 'string', enum: ORDER_STATUSES },
+      since: { type: 'string', description: 'ISO date, e.g. "2026-02-01"' },
+      limit: { type: 'integer' },
+    },
     output: {
       schema: { type: 'array', items: orderSummarySpec },
-      render: (_args, orders) => [{ type: 'text', text: [`${orders.length} order(s)`, ...orders.map((o) => `${o.id} ${o.customerId} ${o.placedAt.slice(0, 10)} ${o.status} ${money(o.totalCents)} (${o.itemCount} item(s), due ${o.expectedDeliveryAt})`)].join('\n') }],
+      render: (_args, orders) => [
+        {
+          type: 'text',
+          text: [
+            `${orders.length} order(s)`,
+            ...orders.map(
+              (o) =>
+                `${o.id} ${o.customerId} ${o.placedAt.slice(0, 10)} ${o.status} ${money(o.totalCents)} (${o.itemCount} item(s), due ${o.expectedDeliveryAt})`,
+            ),
+          ].join('\n'),
+        },
+      ],
     },
     isConcurrencySafe: safe,
     execute: async ({ customerId, status, since, limit }, ctx) => {
-      if (since !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(since)) throw new Error(`since must be an ISO date like "2026-02-01", not ${JSON.stringify(since)}`)
+      if (since !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(since))
+        throw new Error(`since must be an ISO date like "2026-02-01", not ${JSON.stringify(since)}`)
       await delay(read, ctx.signal)
       return shop.orders
-        .filter((o) => (customerId === undefined || o.customerId === customerId) && (status === undefined || o.status === status) && (since === undefined || o.placedAt.slice(0, 10) >= since))
+        .filter(
+          (o) =>
+            (customerId === undefined || o.customerId === customerId) &&
+            (status === undefined || o.status === status) &&
+            (since === undefined || o.placedAt.slice(0, 10) >= since),
+        )
         .sort((a, b) => b.placedAt.localeCompare(a.placedAt))
         .slice(0, clampLimit(limit, 50, 200))
         .map(summary)
@@ -181,12 +233,19 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
 
   const getOrder = defineTool({
     name: 'get_order',
-    description: 'One order by id (e.g. "O-1001") with its line items (product names included) and refund total. Fails for an unknown id.',
+    description:
+      'One order by id (e.g. "O-1001") with its line items (product names included) and refund total. Fails for an unknown id.',
     parameters: { id: str },
     output: {
       schema: orderSpec,
       render: (_args, o) => [
-        { type: 'text', text: [`${o.id} for ${o.customerId}, ${o.status}, total ${money(o.totalCents)}, refunded ${money(o.refundedCents)}`, ...o.items.map((i) => `  ${i.quantity} x ${i.sku} ${i.name} @ ${money(i.unitPriceCents)}`)].join('\n') },
+        {
+          type: 'text',
+          text: [
+            `${o.id} for ${o.customerId}, ${o.status}, total ${money(o.totalCents)}, refunded ${money(o.refundedCents)}`,
+            ...o.items.map((i) => `  ${i.quantity} x ${i.sku} ${i.name} @ ${money(i.unitPriceCents)}`),
+          ].join('\n'),
+        },
       ],
     },
     isConcurrencySafe: safe,
@@ -198,18 +257,39 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
         ...(order.shippedAt !== undefined && { shippedAt: order.shippedAt }),
         ...(order.deliveredAt !== undefined && { deliveredAt: order.deliveredAt }),
         refundedCents: order.refundedCents,
-        items: order.items.map((i) => ({ ...i, name: shop.product(i.sku).name, lineTotalCents: i.quantity * i.unitPriceCents })),
+        items: order.items.map((i) => ({
+          ...i,
+          name: shop.product(i.sku).name,
+          lineTotalCents: i.quantity * i.unitPriceCents,
+        })),
       }
     },
   })
 
   const searchProducts = defineTool({
     name: 'search_products',
-    description: 'Products, sorted by SKU. All filters are optional: `query` (name or SKU contains, case-insensitive), `category`, `maxPrice` (unit price in cents, inclusive), `inStockOnly`.',
-    parameters: { query: { type: 'string' }, category: { type: 'string', enum: CATEGORIES }, maxPrice: { type: 'integer', description: 'cents' }, inStockOnly: { type: 'boolean' } },
+    description:
+      'Products, sorted by SKU. All filters are optional: `query` (name or SKU contains, case-insensitive), `category`, `maxPrice` (unit price in cents, inclusive), `inStockOnly`.',
+    parameters: {
+      query: { type: 'string' },
+      category: { type: 'string', enum: CATEGORIES },
+      maxPrice: { type: 'integer', description: 'cents' },
+      inStockOnly: { type: 'boolean' },
+    },
     output: {
       schema: { type: 'array', items: productSpec },
-      render: (_args, hits) => [{ type: 'text', text: [`${hits.length} product(s)`, ...hits.map((p) => `${p.sku} ${p.name} [${p.category}] ${money(p.priceCents)}, ${p.stock} in stock (reorder at ${p.reorderLevel})`)].join('\n') }],
+      render: (_args, hits) => [
+        {
+          type: 'text',
+          text: [
+            `${hits.length} product(s)`,
+            ...hits.map(
+              (p) =>
+                `${p.sku} ${p.name} [${p.category}] ${money(p.priceCents)}, ${p.stock} in stock (reorder at ${p.reorderLevel})`,
+            ),
+          ].join('\n'),
+        },
+      ],
     },
     isConcurrencySafe: safe,
     execute: async ({ query, category, maxPrice, inStockOnly }, ctx) => {
@@ -232,7 +312,15 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
     name: 'get_product',
     description: 'One product by SKU (e.g. "KB-101"). Fails for an unknown SKU.',
     parameters: { sku: str },
-    output: { schema: productSpec, render: (_args, p) => [{ type: 'text', text: `${p.sku} ${p.name} [${p.category}] ${money(p.priceCents)}, ${p.stock} in stock (reorder at ${p.reorderLevel})` }] },
+    output: {
+      schema: productSpec,
+      render: (_args, p) => [
+        {
+          type: 'text',
+          text: `${p.sku} ${p.name} [${p.category}] ${money(p.priceCents)}, ${p.stock} in stock (reorder at ${p.reorderLevel})`,
+        },
+      ],
+    },
     isConcurrencySafe: safe,
     execute: async ({ sku }, ctx) => {
       await delay(read, ctx.signal)
@@ -243,10 +331,14 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
   const updateOrderStatus = defineTool({
     name: 'update_order_status',
     description:
-      'Change an order\'s status. Allowed: pending->processing|cancelled, processing->shipped|delayed|cancelled, shipped->delivered|delayed, delayed->shipped|delivered|cancelled. Runs alone (mutates).',
+      "Change an order's status. Allowed: pending->processing|cancelled, processing->shipped|delayed|cancelled, shipped->delivered|delayed, delayed->shipped|delivered|cancelled. Runs alone (mutates).",
     parameters: { id: str, status: statusSpec },
     output: {
-      schema: { type: 'object', additionalProperties: false, properties: { id: str, previousStatus: statusSpec, status: statusSpec } },
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { id: str, previousStatus: statusSpec, status: statusSpec },
+      },
       render: (_args, v) => [{ type: 'text', text: `${v.id}: ${v.previousStatus} -> ${v.status}` }],
     },
     execute: async ({ id, status }, ctx) => {
@@ -254,7 +346,8 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
       // Check and write with no await in between.
       const order = shop.order(id)
       const previousStatus = order.status
-      if (!STATUS_TRANSITIONS[previousStatus].includes(status)) throw new Error(`order ${id} cannot go from ${previousStatus} to ${status}`)
+      if (!STATUS_TRANSITIONS[previousStatus].includes(status))
+        throw new Error(`order ${id} cannot go from ${previousStatus} to ${status}`)
       order.status = status
       return { id, previousStatus, status }
     },
@@ -262,11 +355,31 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
 
   const issueRefund = defineTool({
     name: 'issue_refund',
-    description: 'Refund part or all of an order (in cents) to the customer\'s original payment method. Needs the user\'s approval; never more than the order total minus earlier refunds. Runs alone (mutates).',
-    parameters: { orderId: str, amountCents: { ...int, description: 'positive, in euro cents' }, reason: { ...str, description: 'shown to the customer' } },
+    description:
+      "Refund part or all of an order (in cents) to the customer's original payment method. Needs the user's approval; never more than the order total minus earlier refunds. Runs alone (mutates).",
+    parameters: {
+      orderId: str,
+      amountCents: { ...int, description: 'positive, in euro cents' },
+      reason: { ...str, description: 'shown to the customer' },
+    },
     output: {
-      schema: { type: 'object', additionalProperties: false, properties: { refundId: str, orderId: str, amountCents: int, refundedCents: { ...int, description: 'refunded on this order so far' }, remainingCents: { ...int, description: 'still refundable' } } },
-      render: (_args, v) => [{ type: 'text', text: `refund ${v.refundId}: ${money(v.amountCents)} on ${v.orderId} (${money(v.remainingCents)} still refundable)` }],
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          refundId: str,
+          orderId: str,
+          amountCents: int,
+          refundedCents: { ...int, description: 'refunded on this order so far' },
+          remainingCents: { ...int, description: 'still refundable' },
+        },
+      },
+      render: (_args, v) => [
+        {
+          type: 'text',
+          text: `refund ${v.refundId}: ${money(v.amountCents)} on ${v.orderId} (${money(v.remainingCents)} still refundable)`,
+        },
+      ],
     },
     execute: async ({ orderId, amountCents, reason }, ctx) => {
       await delay(write, ctx.signal)
@@ -279,9 +392,24 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
       order.refundedCents += amountCents
       const refund = { id: `R-${String(shop.refunds.length + 1).padStart(4, '0')}`, orderId, amountCents, reason }
       shop.refunds.push(refund)
-      return { refundId: refund.id, orderId, amountCents, refundedCents: order.refundedCents, remainingCents: order.totalCents - order.refundedCents }
+      return {
+        refundId: refund.id,
+        orderId,
+        amountCents,
+        refundedCents: order.refundedCents,
+        remainingCents: order.totalCents - order.refundedCents,
+      }
     },
   })
 
-  return [searchCustomers, getCustomer, listOrders, getOrder, searchProducts, getProduct, updateOrderStatus, issueRefund].map(closedParameters)
+  return [
+    searchCustomers,
+    getCustomer,
+    listOrders,
+    getOrder,
+    searchProducts,
+    getProduct,
+    updateOrderStatus,
+    issueRefund,
+  ].map(closedParameters)
 }

@@ -8,13 +8,25 @@ export function starterFiles(name: string, versions: StarterVersions): ReadonlyM
     private: true,
     type: 'module',
     scripts: { start: 'ptc run program.ts', check: 'ptc check program.ts', sdk: 'ptc sdk', typecheck: 'tsc -p .' },
-    dependencies: { '@ptc/cli': versions.cli, '@ptc/tools': versions.tools, tsx: versions.tsx, typescript: versions.typescript },
+    dependencies: {
+      '@ptc/cli': versions.cli,
+      '@ptc/tools': versions.tools,
+      tsx: versions.tsx,
+      typescript: versions.typescript,
+    },
     // isolated-vm (the optional native backend, `--sandbox isolated-vm`) builds in its install script, which npm
     // 12 runs only for a dependency the project allows (npm 11 runs it and warns that it is not yet allowed).
     allowScripts: { 'isolated-vm': true },
   }
   const tsconfig = {
-    compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true },
+    compilerOptions: {
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+    },
     include: ['ptc.config.ts'],
   }
   return new Map([

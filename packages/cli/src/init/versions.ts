@@ -41,5 +41,10 @@ export function starterVersions(): StarterVersions {
     const range = typeof deps === 'object' && deps !== null ? (deps as Record<string, unknown>)[name] : undefined
     return typeof range === 'string' ? range : fallback
   }
-  return { cli: version(cli, '@ptc/cli'), tools: version(tools, '@ptc/tools'), tsx: dependency('tsx', 'latest'), typescript: dependency('typescript', 'latest') }
+  return {
+    cli: version(cli, '@ptc/cli'),
+    tools: version(tools, '@ptc/tools'),
+    tsx: dependency('tsx', 'latest'),
+    typescript: dependency('typescript', 'latest'),
+  }
 }

@@ -2,7 +2,8 @@ import { escapeControl } from '../escape.js'
 import { formatBytes, formatMs, oneLine } from '../format.js'
 import { jsonText, TOO_DEEP, type LogCall, type LogRoot } from './tree.js'
 
-const ms = (call: LogCall): number | undefined => (call.startedAt === undefined || call.settledAt === undefined ? undefined : call.settledAt - call.startedAt)
+const ms = (call: LogCall): number | undefined =>
+  call.startedAt === undefined || call.settledAt === undefined ? undefined : call.settledAt - call.startedAt
 
 function outcome(call: LogCall): string {
   if (call.settledAt === undefined) return 'no result logged'
@@ -47,8 +48,10 @@ export function renderLogTree(roots: readonly LogRoot[]): string[] {
   const lines: string[] = []
   const push = (line: string): void => void lines.push(escapeControl(line))
   for (const root of roots) {
-    const where = root.turn === undefined ? '' : ` [turn ${root.turn}${root.step === undefined ? '' : `, step ${root.step}`}]`
-    const label = root.description !== undefined ? `"${oneLine(root.description, 80)}"` : argumentsSummary(root.arguments)
+    const where =
+      root.turn === undefined ? '' : ` [turn ${root.turn}${root.step === undefined ? '' : `, step ${root.step}`}]`
+    const label =
+      root.description !== undefined ? `"${oneLine(root.description, 80)}"` : argumentsSummary(root.arguments)
     if (root.hosted) push(`${root.name} ${root.id}${where} ${label} — a program the provider ran`)
     else push(`${root.name} ${root.id}${where} ${label} — ${formatMs(ms(root))} — ${outcome(root)}`)
     const pausesAfter = (n: number): void => {
@@ -64,16 +67,23 @@ export function renderLogTree(roots: readonly LogRoot[]): string[] {
     pausesAfter(0)
     root.subCalls.forEach((call, i) => {
       const branch = i === root.subCalls.length - 1 ? '└─' : '├─'
-      const elided = call.argumentsElided === undefined ? '' : ` [arguments ${formatBytes(call.argumentsElided)}, not logged whole]`
-      push(`  ${branch} ${call.id} ${call.name}(${argumentsSummary(call.arguments)})${elided} — ${formatMs(ms(call))} — ${outcome(call)}`)
+      const elided =
+        call.argumentsElided === undefined ? '' : ` [arguments ${formatBytes(call.argumentsElided)}, not logged whole]`
+      push(
+        `  ${branch} ${call.id} ${call.name}(${argumentsSummary(call.arguments)})${elided} — ${formatMs(ms(call))} — ${outcome(call)}`,
+      )
       pausesAfter(i + 1)
     })
     if (root.hosted) {
       const bytes = root.subCalls.reduce((sum, c) => sum + c.resultBytes, 0)
-      push(`     ${root.subCalls.length} call(s) from the provider's program; ${formatBytes(bytes)} of tool results went to it`)
+      push(
+        `     ${root.subCalls.length} call(s) from the provider's program; ${formatBytes(bytes)} of tool results went to it`,
+      )
     } else if (root.subCalls.length > 0) {
       const bytes = root.subCalls.reduce((sum, c) => sum + c.resultBytes, 0)
-      push(`     ${root.subCalls.length} sub-call(s); ${formatBytes(bytes)} of tool results stayed in the sandbox, ${formatBytes(root.resultBytes)} reached the model`)
+      push(
+        `     ${root.subCalls.length} sub-call(s); ${formatBytes(bytes)} of tool results stayed in the sandbox, ${formatBytes(root.resultBytes)} reached the model`,
+      )
     }
   }
   return lines
@@ -82,10 +92,26 @@ export function renderLogTree(roots: readonly LogRoot[]): string[] {
 /** `ptc log --json`: the same tree as data. */
 export function logTreeJson(roots: readonly LogRoot[]): unknown[] {
   const call = (c: LogCall) => ({
-    id: c.id, name: c.name, arguments: c.arguments === undefined ? null : shallow(c.arguments, 0), ms: ms(c) ?? null, settled: c.settledAt !== undefined, isError: c.isError ?? null,
-    code: c.code ?? null, bytes: c.resultBytes, summary: oneLine(c.resultText, 200), abandoned: c.abandoned,
-    argumentsElided: c.argumentsElided ?? null, resultElided: c.resultElided,
-    late: c.late === undefined ? null : { ms: c.startedAt === undefined ? null : c.late.at - c.startedAt, isError: c.late.isError, code: c.late.code ?? null },
+    id: c.id,
+    name: c.name,
+    arguments: c.arguments === undefined ? null : shallow(c.arguments, 0),
+    ms: ms(c) ?? null,
+    settled: c.settledAt !== undefined,
+    isError: c.isError ?? null,
+    code: c.code ?? null,
+    bytes: c.resultBytes,
+    summary: oneLine(c.resultText, 200),
+    abandoned: c.abandoned,
+    argumentsElided: c.argumentsElided ?? null,
+    resultElided: c.resultElided,
+    late:
+      c.late === undefined
+        ? null
+        : {
+            ms: c.startedAt === undefined ? null : c.late.at - c.startedAt,
+            isError: c.late.isError,
+            code: c.late.code ?? null,
+          },
   })
   return roots.map((r) => ({
     ...call(r),

@@ -50,7 +50,6 @@ export interface LogPause {
   readonly detail: string[]
 }
 
-
 /** Enough of a result's text for any summary; the rest is not kept (a log may hold hundreds of MB of results). */
 export const SUMMARY_CHARS = 4096
 
@@ -59,7 +58,12 @@ function textOf(content: unknown): string {
   let text = ''
   for (const [i, b] of (content as unknown[]).entries()) {
     if (text.length >= SUMMARY_CHARS) break
-    const piece = isRecord(b) && b.type === 'text' && typeof b.text === 'string' ? b.text.slice(0, SUMMARY_CHARS) : isRecord(b) && b.type === 'image' ? '[image]' : ''
+    const piece =
+      isRecord(b) && b.type === 'text' && typeof b.text === 'string'
+        ? b.text.slice(0, SUMMARY_CHARS)
+        : isRecord(b) && b.type === 'image'
+          ? '[image]'
+          : ''
     text += i === 0 ? piece : `\n${piece}`
   }
   return text.slice(0, SUMMARY_CHARS)
@@ -97,7 +101,21 @@ function settleLate(call: LogCall | undefined, event: SessionEvent): void {
 }
 
 function newCall(id: string, name: string, args: unknown, startedAt: number | undefined): LogCall {
-  return { id, name, arguments: args, argumentsElided: undefined, resultElided: false, startedAt, settledAt: undefined, isError: undefined, code: undefined, resultText: '', resultBytes: 0, abandoned: false, late: undefined }
+  return {
+    id,
+    name,
+    arguments: args,
+    argumentsElided: undefined,
+    resultElided: false,
+    startedAt,
+    settledAt: undefined,
+    isError: undefined,
+    code: undefined,
+    resultText: '',
+    resultBytes: 0,
+    abandoned: false,
+    late: undefined,
+  }
 }
 
 /**
@@ -110,7 +128,15 @@ export function buildLogTree(events: readonly SessionEvent[]): LogRoot[] {
   const current = new Map<string, LogRoot>()
   const subCalls = new Map<string, LogCall>()
   const open = (id: string, event: SessionEvent, name: string): LogRoot => {
-    const created: LogRoot = { ...newCall(id, name, undefined, undefined), description: undefined, hosted: false, turn: event.turn, step: event.step, subCalls: [], pauses: [] }
+    const created: LogRoot = {
+      ...newCall(id, name, undefined, undefined),
+      description: undefined,
+      hosted: false,
+      turn: event.turn,
+      step: event.step,
+      subCalls: [],
+      pauses: [],
+    }
     roots.push(created)
     current.set(id, created)
     return created
@@ -120,16 +146,36 @@ export function buildLogTree(events: readonly SessionEvent[]): LogRoot[] {
     const existing = current.get(id)
     return existing === undefined || existing.startedAt !== undefined ? open(id, event, name) : existing
   }
-  const root = (id: string, event: SessionEvent): LogRoot => current.get(id) ?? open(id, event, typeof event.name === 'string' && event.type === 'tool/result' ? event.name : 'run_code')
+  const root = (id: string, event: SessionEvent): LogRoot =>
+    current.get(id) ??
+    open(id, event, typeof event.name === 'string' && event.type === 'tool/result' ? event.name : 'run_code')
   for (const event of events) {
     if (event.type === 'tool/call' && typeof event.callId === 'string') {
       const name = typeof event.name === 'string' ? event.name : '?'
-      Object.assign(started(event.callId, event, name), { name, arguments: event.arguments, description: descriptionOf(name, event.arguments), startedAt: event.time, turn: event.turn, step: event.step })
+      Object.assign(started(event.callId, event, name), {
+        name,
+        arguments: event.arguments,
+        description: descriptionOf(name, event.arguments),
+        startedAt: event.time,
+        turn: event.turn,
+        step: event.step,
+      })
     } else if (event.type === 'tool/ptc-program' && typeof event.callId === 'string') {
-      Object.assign(started(event.callId, event, String(event.name)), { name: String(event.name), arguments: typeof event.code === 'string' ? event.code : undefined, hosted: true, startedAt: event.time, turn: event.turn, step: event.step })
+      Object.assign(started(event.callId, event, String(event.name)), {
+        name: String(event.name),
+        arguments: typeof event.code === 'string' ? event.code : undefined,
+        hosted: true,
+        startedAt: event.time,
+        turn: event.turn,
+        step: event.step,
+      })
     } else if (event.type === 'tool/result' && typeof event.callId === 'string') {
       settle(root(event.callId, event), event)
-    } else if (event.type === 'tool/ptc-dispatch-start' && typeof event.subCallId === 'string' && typeof event.parentCallId === 'string') {
+    } else if (
+      event.type === 'tool/ptc-dispatch-start' &&
+      typeof event.subCallId === 'string' &&
+      typeof event.parentCallId === 'string'
+    ) {
       const call = newCall(event.subCallId, String(event.name), event.arguments, event.time)
       call.argumentsElided = elidedBytes(event, 'arguments')
       subCalls.set(event.subCallId, call)
@@ -139,13 +185,27 @@ export function buildLogTree(events: readonly SessionEvent[]): LogRoot[] {
       if (call !== undefined) settle(call, event)
     } else if (event.type === 'tool/ptc-dispatch-late' && typeof event.subCallId === 'string') {
       settleLate(subCalls.get(event.subCallId), event)
-    } else if ((event.type === 'tool/ptc-suspend' || event.type === 'tool/ptc-resume') && typeof event.parentCallId === 'string' && typeof event.token === 'string') {
+    } else if (
+      (event.type === 'tool/ptc-suspend' || event.type === 'tool/ptc-resume') &&
+      typeof event.parentCallId === 'string' &&
+      typeof event.token === 'string'
+    ) {
       const parent = root(event.parentCallId, event)
       const suspend = event.type === 'tool/ptc-suspend'
       const detail = suspend
-        ? (Array.isArray(event.awaiting) ? event.awaiting : []).map((a) => (isRecord(a) ? `${String(a.name)}(${jsonText(a.arguments ?? null)})${typeof a.reason === 'string' ? ` (${a.reason})` : ''}` : '?'))
+        ? (Array.isArray(event.awaiting) ? event.awaiting : []).map((a) =>
+            isRecord(a)
+              ? `${String(a.name)}(${jsonText(a.arguments ?? null)})${typeof a.reason === 'string' ? ` (${a.reason})` : ''}`
+              : '?',
+          )
         : (Array.isArray(event.decisions) ? event.decisions : []).map(String)
-      parent.pauses.push({ kind: suspend ? 'suspend' : 'resume', token: event.token, time: event.time, after: parent.subCalls.length, detail })
+      parent.pauses.push({
+        kind: suspend ? 'suspend' : 'resume',
+        token: event.token,
+        time: event.time,
+        after: parent.subCalls.length,
+        detail,
+      })
     } else if (event.type === 'tool/result-late' && typeof event.callId === 'string') {
       settleLate(current.get(event.callId), event)
     }

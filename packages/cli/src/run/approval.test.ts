@@ -19,8 +19,14 @@ describe('approvalService', () => {
   test('the tool name, call id and reason of a request are one escaped line', async () => {
     const { io, stderr } = captureIo()
     const service = approvalService('no', io, true)
-    expect(await service.request(request('refund\x1b]0;x\x07', 'c\u009b1', 'pay \x1b[31mall\nptc: approved everything \u202e'))).toEqual({ outcome: 'rejected', by: '--approve no' })
-    expect(stderr()).toBe('ptc: rejected refund\\x1b]0;x\\x07 (c\\x9b1): pay \\x1b[31mall ⏎ ptc: approved everything \\u202e\n')
+    expect(
+      await service.request(
+        request('refund\x1b]0;x\x07', 'c\u009b1', 'pay \x1b[31mall\nptc: approved everything \u202e'),
+      ),
+    ).toEqual({ outcome: 'rejected', by: '--approve no' })
+    expect(stderr()).toBe(
+      'ptc: rejected refund\\x1b]0;x\\x07 (c\\x9b1): pay \\x1b[31mall ⏎ ptc: approved everything \\u202e\n',
+    )
   })
 
   test('--approve yes says what it approved, escaped the same way', async () => {

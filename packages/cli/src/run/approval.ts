@@ -16,7 +16,10 @@ export function approveMode(requested: ApproveMode | undefined, io: CliIo, progr
   const interactive = io.stdin.isTTY === true && !programFromStdin
   if (requested === 'ask' && !interactive) {
     const why = programFromStdin ? 'the program is read from stdin' : 'stdin is not a terminal'
-    throw new CliError('USAGE', `--approve ask needs to prompt on a terminal, but ${why}; use --approve yes or --approve no`)
+    throw new CliError(
+      'USAGE',
+      `--approve ask needs to prompt on a terminal, but ${why}; use --approve yes or --approve no`,
+    )
   }
   return requested ?? (interactive ? 'ask' : 'no')
 }
@@ -31,7 +34,12 @@ function describe(request: ApprovalRequest): string {
  * `stepAside` takes whatever else draws on stderr (the progress line) off the screen while it writes or
  * prompts, until the function it returns is called.
  */
-export function approvalService(mode: ApproveMode, io: CliIo, explicit: boolean, stepAside: () => () => void = () => () => undefined): ApprovalService {
+export function approvalService(
+  mode: ApproveMode,
+  io: CliIo,
+  explicit: boolean,
+  stepAside: () => () => void = () => () => undefined,
+): ApprovalService {
   let queue: Promise<unknown> = Promise.resolve()
   const decide = async (request: ApprovalRequest): Promise<ApprovalOutcome> => {
     // The name, id and reason may quote the program's arguments: one escaped line.
@@ -45,10 +53,21 @@ export function approvalService(mode: ApproveMode, io: CliIo, explicit: boolean,
       return 'deferred'
     }
     if (mode === 'no') {
-      writeMessage(io.stderr, `rejected ${what}${explicit ? '' : ' (pass --approve yes to allow, or --approve ask on a terminal)'}`, 'yellow')
-      return { outcome: 'rejected', by: explicit ? '--approve no' : 'ptc run without a terminal to ask on (--approve no)' }
+      writeMessage(
+        io.stderr,
+        `rejected ${what}${explicit ? '' : ' (pass --approve yes to allow, or --approve ask on a terminal)'}`,
+        'yellow',
+      )
+      return {
+        outcome: 'rejected',
+        by: explicit ? '--approve no' : 'ptc run without a terminal to ask on (--approve no)',
+      }
     }
-    return prompt(io, `${MESSAGE_PREFIX}${escapeControl(`approve ${what}${what.endsWith('?') ? '' : '?'}`)} [y/N] `, request.signal)
+    return prompt(
+      io,
+      `${MESSAGE_PREFIX}${escapeControl(`approve ${what}${what.endsWith('?') ? '' : '?'}`)} [y/N] `,
+      request.signal,
+    )
   }
   return {
     request: (request) => {
@@ -83,7 +102,12 @@ async function prompt(io: CliIo, question: string, signal: AbortSignal): Promise
  * does (`ptc: approved … (ptc.config.ts)`). What it throws reaches the pipeline,
  * which denies the call with the reason.
  */
-export function configApproval(service: ApprovalService, shown: string, io: CliIo, stepAside: () => () => void = () => () => undefined): ApprovalService {
+export function configApproval(
+  service: ApprovalService,
+  shown: string,
+  io: CliIo,
+  stepAside: () => () => void = () => () => undefined,
+): ApprovalService {
   return {
     request: async (request) => {
       const what = `${request.exec.name} (${request.exec.callId}): ${oneLine(describe(request), 300)}`
@@ -93,14 +117,24 @@ export function configApproval(service: ApprovalService, shown: string, io: CliI
       } catch (error) {
         const resume = stepAside()
         try {
-          writeMessage(io.stderr, `the approval service of ${shown} failed on ${what}: ${oneLine(firstLine(error), 200)}`, 'red')
+          writeMessage(
+            io.stderr,
+            `the approval service of ${shown} failed on ${what}: ${oneLine(firstLine(error), 200)}`,
+            'red',
+          )
         } finally {
           resume()
         }
         throw error
       }
-      const answer = typeof outcome === 'object' && outcome !== null ? (outcome as { outcome?: unknown }).outcome : outcome
-      const said = answer === 'allowed-once' ? 'approved' : answer === 'rejected' ? 'rejected' : `answered ${typeof answer === 'string' ? JSON.stringify(oneLine(answer, 40)) : typeof answer} to`
+      const answer =
+        typeof outcome === 'object' && outcome !== null ? (outcome as { outcome?: unknown }).outcome : outcome
+      const said =
+        answer === 'allowed-once'
+          ? 'approved'
+          : answer === 'rejected'
+            ? 'rejected'
+            : `answered ${typeof answer === 'string' ? JSON.stringify(oneLine(answer, 40)) : typeof answer} to`
       const resume = stepAside()
       try {
         writeMessage(io.stderr, `${said} ${what} (by ${shown})`, answer === 'allowed-once' ? 'green' : 'yellow')

@@ -126,20 +126,35 @@ export async function openHarness(setup: HarnessSetup): Promise<Harness> {
     values.approve === undefined && config?.config.approval !== undefined
       ? configApproval(config.config.approval, config.shown, io, stepAside)
       : approvalService(approve, io, values.approve !== undefined, stepAside)
-  const { service, label, demo } = await configuredService({ config, toolsModule: values.tools, cwd: io.cwd, approval, fallback: 'demo' })
+  const { service, label, demo } = await configuredService({
+    config,
+    toolsModule: values.tools,
+    cwd: io.cwd,
+    approval,
+    fallback: 'demo',
+  })
   if (discovery !== false) {
     const names = service.definitions().map((t) => t.name)
     checkAlwaysLoaded(discoveryAsked, config && { ...config.config, shown: config.shown }, names)
   }
   const stateKey = values['session-state']
-  if (stateKey === undefined && values['session-dir'] !== undefined) throw new CliError('USAGE', '--session-dir goes with --session-state')
-  const sessions = stateKey === undefined ? undefined : await sessionStateOptions(stateKey, values['session-dir'] ?? DEFAULT_SESSION_DIR, io.cwd)
+  if (stateKey === undefined && values['session-dir'] !== undefined)
+    throw new CliError('USAGE', '--session-dir goes with --session-state')
+  const sessions =
+    stateKey === undefined
+      ? undefined
+      : await sessionStateOptions(stateKey, values['session-dir'] ?? DEFAULT_SESSION_DIR, io.cwd)
   const durable = setup.durable === true || approve === 'defer' || values['durable-dir'] !== undefined
   if (durable && sandbox !== 'quickjs') {
-    throw new CliError('USAGE', `a program that waits for an approval (--approve defer, --durable-dir, ptc resume) needs the quickjs sandbox; ${sandbox} cannot suspend one`)
+    throw new CliError(
+      'USAGE',
+      `a program that waits for an approval (--approve defer, --durable-dir, ptc resume) needs the quickjs sandbox; ${sandbox} cannot suspend one`,
+    )
   }
   const folder = durable ? await durableFolder(values['durable-dir'] ?? DEFAULT_DURABLE_DIR, io.cwd) : undefined
-  const runtime = recordingRuntime(await createRuntime(sandbox, limits, { sessions, secret: sessions === undefined ? folder?.secret : undefined }))
+  const runtime = recordingRuntime(
+    await createRuntime(sandbox, limits, { sessions, secret: sessions === undefined ? folder?.secret : undefined }),
+  )
   try {
     service.setExecutor(
       createPtcExecutor({
@@ -180,7 +195,11 @@ export async function runHarnessBatch(
   const { runtime, config, label, sandbox } = harness
   const sessionFile = values.session === undefined ? undefined : await openSession(values.session, io.cwd)
   preface?.()
-  if (values.json !== true) writeMessage(io.stderr, `${what} on ${sandbox}, tools: ${label ?? 'none'}${config === undefined ? '' : `, config: ${config.shown}`}; the model receives:`)
+  if (values.json !== true)
+    writeMessage(
+      io.stderr,
+      `${what} on ${sandbox}, tools: ${label ?? 'none'}${config === undefined ? '' : `, config: ${config.shown}`}; the model receives:`,
+    )
   const session = new RecordingSession(sessionFile)
   const progress = progressLine(io.stderr, { counts: () => session.subCalls })
   harness.progress.line = progress
@@ -207,12 +226,30 @@ export async function runHarnessBatch(
   const first = outcome.results[0]
   if (first === undefined) throw new Error('run_code returned no result')
   const { result, callId } = first
-  const { report, subCalls } = runReport({ callId, result, run: runtime.last, events: session.events, sandbox: harness.sandbox, wallMs: performance.now() - started })
+  const { report, subCalls } = runReport({
+    callId,
+    result,
+    run: runtime.last,
+    events: session.events,
+    sandbox: harness.sandbox,
+    wallMs: performance.now() - started,
+  })
   const awaiting = awaitingOf(result.isError ? undefined : result.value)
   const state = runtime.last?.session
   if (values.json === true) {
-    writeLine(io.stdout, reportJson({ ...report, ...(state !== undefined && { session: state }), ...(awaiting !== undefined && { awaiting }) }, io))
-    if (report.error !== null) writeMessage(io.stderr, `the program failed (${report.error.kind}): ${oneLine(firstLine(report.error.message), 200)}`, 'red')
+    writeLine(
+      io.stdout,
+      reportJson(
+        { ...report, ...(state !== undefined && { session: state }), ...(awaiting !== undefined && { awaiting }) },
+        io,
+      ),
+    )
+    if (report.error !== null)
+      writeMessage(
+        io.stderr,
+        `the program failed (${report.error.kind}): ${oneLine(firstLine(report.error.message), 200)}`,
+        'red',
+      )
   } else {
     writeModelText(io.stdout, report.text)
     for (const line of formatFooter(report, subCalls, awaiting !== undefined)) writeStyledLine(io.stderr, line)
@@ -221,11 +258,20 @@ export async function runHarnessBatch(
   if (hint !== undefined) writeMessage(io.stderr, hint, 'yellow')
   if (state !== undefined && values.json !== true) {
     const what = state.fresh ? 'new' : `continued (${state.runs} programs so far)`
-    writeMessage(io.stderr, `session ${JSON.stringify(oneLine(state.key, 80))}: ${what}, ${state.kept ? `${state.bytes} bytes of state kept` : 'state of this run not kept'}${state.note === undefined ? '' : ` (${oneLine(state.note, 200)})`}`)
+    writeMessage(
+      io.stderr,
+      `session ${JSON.stringify(oneLine(state.key, 80))}: ${what}, ${state.kept ? `${state.bytes} bytes of state kept` : 'state of this run not kept'}${state.note === undefined ? '' : ` (${oneLine(state.note, 200)})`}`,
+    )
   }
   if (awaiting !== undefined) {
-    const calls = awaiting.calls.map((call) => `${call.tool}${call.reason === undefined ? '' : ` (${oneLine(call.reason, 120)})`}`).join(', ')
-    writeMessage(io.stderr, `the program waits for an approval of ${calls}; go on with: ptc resume ${awaiting.token} --decision allow|reject${resumeFlags(values)}`, 'yellow')
+    const calls = awaiting.calls
+      .map((call) => `${call.tool}${call.reason === undefined ? '' : ` (${oneLine(call.reason, 120)})`}`)
+      .join(', ')
+    writeMessage(
+      io.stderr,
+      `the program waits for an approval of ${calls}; go on with: ptc resume ${awaiting.token} --decision allow|reject${resumeFlags(values)}`,
+      'yellow',
+    )
     return EXIT_AWAITING
   }
   return report.ok ? 0 : 1
@@ -239,10 +285,14 @@ interface Awaiting {
 /** The `awaiting` of a run_code value (`{ logs, awaiting: { token, calls } }`), if it suspended. */
 function awaitingOf(value: JsonValue | undefined): Awaiting | undefined {
   const awaiting = isRecord(value) ? value['awaiting'] : undefined
-  if (!isRecord(awaiting) || typeof awaiting['token'] !== 'string' || !Array.isArray(awaiting['calls'])) return undefined
+  if (!isRecord(awaiting) || typeof awaiting['token'] !== 'string' || !Array.isArray(awaiting['calls']))
+    return undefined
   const calls = awaiting['calls'].map((call: unknown) => {
     const c = isRecord(call) ? call : {}
-    return { tool: typeof c['tool'] === 'string' ? c['tool'] : '?', ...(typeof c['reason'] === 'string' && { reason: c['reason'] }) }
+    return {
+      tool: typeof c['tool'] === 'string' ? c['tool'] : '?',
+      ...(typeof c['reason'] === 'string' && { reason: c['reason'] }),
+    }
   })
   return { token: awaiting['token'], calls }
 }
@@ -287,7 +337,8 @@ function reportJson(report: RunReport & { session?: CodeRunSessionInfo; awaiting
  */
 async function openSession(path: string, cwd: string): Promise<JsonlSession> {
   const info = await stat(resolve(cwd, path)).catch(() => undefined)
-  if (info !== undefined && !info.isFile()) throw new CliError('SESSION', `cannot open session file ${path}: it is ${kindOf(info)}, not a regular file`)
+  if (info !== undefined && !info.isFile())
+    throw new CliError('SESSION', `cannot open session file ${path}: it is ${kindOf(info)}, not a regular file`)
   try {
     return await JsonlSession.open(resolve(cwd, path))
   } catch (error) {

@@ -2,7 +2,9 @@ import type { CodeRunLimits } from '@ptc/sandbox'
 
 /** Where a run's limit came from: a flag, the config file, or the CLI's default. */
 export type LimitSource =
-  { readonly kind: 'flag' } | { readonly kind: 'config'; readonly file: string } | { readonly kind: 'default' }
+  | { readonly kind: 'flag' }
+  | { readonly kind: 'config'; readonly file: string }
+  | { readonly kind: 'default' }
 
 /** The source of each limit, as `mergeLimits` layers them: the flags over the config, the config over the defaults. */
 export function limitSources(

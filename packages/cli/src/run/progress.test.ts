@@ -4,7 +4,11 @@ import { CLEAR_LINE, progressLine, type ProgressCounts } from './progress.js'
 /** A stream that says it is a terminal (or not), with what was written to it. */
 function fakeStream(columns = 80, isTTY = true): { stream: NodeJS.WritableStream; written: () => string } {
   let text = ''
-  const stream = { isTTY, columns, write: (chunk: string) => ((text += chunk), true) } as unknown as NodeJS.WritableStream
+  const stream = {
+    isTTY,
+    columns,
+    write: (chunk: string) => ((text += chunk), true),
+  } as unknown as NodeJS.WritableStream
   return { stream, written: () => text }
 }
 

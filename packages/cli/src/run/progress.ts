@@ -64,7 +64,9 @@ export function progressLine(stream: NodeJS.WritableStream, options: ProgressOpt
     // Wider than the terminal, it would wrap, and `\r` would rewrite only its last row.
     const columns = (stream as { columns?: number }).columns
     shown = true
-    stream.write(`${CLEAR_LINE}${columns !== undefined && columns > 1 && text.length >= columns ? `${text.slice(0, columns - 2)}…` : text}`)
+    stream.write(
+      `${CLEAR_LINE}${columns !== undefined && columns > 1 && text.length >= columns ? `${text.slice(0, columns - 2)}…` : text}`,
+    )
   }
   const stop = (): void => {
     if (timer !== undefined) clearInterval(timer)

@@ -33,14 +33,24 @@ export interface RunFacts {
 export function runReport(facts: RunFacts): { report: RunReport; subCalls: SubCallRecord[] } {
   const { result, run } = facts
   const subCalls = subCallsOf(facts.events, facts.callId)
-  const error = !result.isError ? null : run?.error !== undefined ? { kind: run.error.kind, message: run.error.message } : { kind: result.error.info?.code ?? 'error', message: result.error.message }
+  const error = !result.isError
+    ? null
+    : run?.error !== undefined
+      ? { kind: run.error.kind, message: run.error.message }
+      : { kind: result.error.info?.code ?? 'error', message: result.error.message }
   const report: RunReport = {
     ok: !result.isError,
     text: contentText(result.content),
     value: run?.error === undefined ? (run?.value ?? null) : null,
     logs: run?.logs ?? [],
     error,
-    subCalls: subCalls.map((c) => ({ id: c.subCallId, name: c.name, isError: c.isError, ms: c.settledAt === undefined ? null : c.settledAt - c.startedAt, bytes: c.contentBytes })),
+    subCalls: subCalls.map((c) => ({
+      id: c.subCallId,
+      name: c.name,
+      isError: c.isError,
+      ms: c.settledAt === undefined ? null : c.settledAt - c.startedAt,
+      bytes: c.contentBytes,
+    })),
     bytes: byteFigures(subCalls, result.content),
     sandbox: facts.sandbox,
     wallMs: Math.round(facts.wallMs),
@@ -57,8 +67,14 @@ export function runReport(facts: RunFacts): { report: RunReport; subCalls: SubCa
 export function byteSummary(report: Pick<RunReport, 'bytes' | 'error'>, subCalls: number): string {
   const { inSandbox, toModel } = report.bytes
   const figures = `bytes of tool results that stayed in the sandbox: ${inSandbox}; bytes that reached the model: ${toModel}`
-  if (toModel <= inSandbox) return inSandbox === 0 ? figures : `${figures} (${Math.round((100 * toModel) / inSandbox)}% of what the tools returned)`
-  const own = report.error !== null ? 'the error message and the logs captured before it' : 'what the program logged and returned (a value as indented JSON)'
+  if (toModel <= inSandbox)
+    return inSandbox === 0
+      ? figures
+      : `${figures} (${Math.round((100 * toModel) / inSandbox)}% of what the tools returned)`
+  const own =
+    report.error !== null
+      ? 'the error message and the logs captured before it'
+      : 'what the program logged and returned (a value as indented JSON)'
   if (subCalls === 0) return `${figures} (no tool was called: all of it is ${own})`
   return `${figures} (${toModel - inSandbox} more than the tools returned: the model reads ${own}, the program's own text, not a share of the tool results)`
 }
@@ -70,7 +86,11 @@ export function byteSummary(report: Pick<RunReport, 'bytes' | 'error'>, subCalls
  * start a line of their own.
  */
 export function formatFooter(report: RunReport, subCalls: readonly SubCallRecord[], suspended = false): StyledLine[] {
-  const lines: StyledLine[] = [[`ptc: ${subCalls.length} sub-call${subCalls.length === 1 ? '' : 's'} (${report.sandbox}, run ${report.wallMs} ms)`]]
+  const lines: StyledLine[] = [
+    [
+      `ptc: ${subCalls.length} sub-call${subCalls.length === 1 ? '' : 's'} (${report.sandbox}, run ${report.wallMs} ms)`,
+    ],
+  ]
   const rows = subCalls.map((c) => ({ call: c, id: escapeControl(c.subCallId), name: escapeControl(c.name) }))
   const idWidth = Math.max(0, ...rows.map((r) => r.id.length))
   const nameWidth = Math.max(0, ...rows.map((r) => r.name.length))
@@ -86,12 +106,16 @@ export function formatFooter(report: RunReport, subCalls: readonly SubCallRecord
           : c.isError
             ? styled('red', `error ${c.code ?? ''}: ${oneLine(c.errorMessage ?? '', 80)}`)
             : styled('green', 'ok')
-    lines.push([`  ${id.padEnd(idWidth)}  ${name.padEnd(nameWidth)}  ${ms.padStart(7)}  ${formatBytes(c.contentBytes).padStart(8)}  `, outcome])
+    lines.push([
+      `  ${id.padEnd(idWidth)}  ${name.padEnd(nameWidth)}  ${ms.padStart(7)}  ${formatBytes(c.contentBytes).padStart(8)}  `,
+      outcome,
+    ])
   }
   lines.push([`ptc: ${byteSummary(report, subCalls.length)}`])
   // A failed run's text is its error: no measure of what PTC saved.
   const comparison = report.error === null ? nativeComparison(subCalls.length, report.bytes) : undefined
   if (comparison !== undefined) lines.push([`ptc: ${comparison}`])
-  if (report.error !== null) lines.push([styled('red', `ptc: the program failed (${report.error.kind}): ${oneLine(report.error.message, 200)}`)])
+  if (report.error !== null)
+    lines.push([styled('red', `ptc: the program failed (${report.error.kind}): ${oneLine(report.error.message, 200)}`)])
   return lines
 }

@@ -9,7 +9,8 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
 })
 
-const hex = (secret: Uint8Array | string | undefined): string => (secret === undefined ? '' : typeof secret === 'string' ? secret : Buffer.from(secret).toString('hex'))
+const hex = (secret: Uint8Array | string | undefined): string =>
+  secret === undefined ? '' : typeof secret === 'string' ? secret : Buffer.from(secret).toString('hex')
 
 /** 24 first uses of a fresh folder at once: one secret for all, whole, mode 0600, nothing else left in the folder. */
 async function firstUsesAtOnce(): Promise<void> {

@@ -18,7 +18,8 @@ const SECRET_MAX_BYTES = 256
  * and read after. Another user's secret file, or one others can read, is refused.
  */
 export async function sessionStateOptions(key: string, directory: string, cwd: string): Promise<QuickJSSessionOptions> {
-  if (key === '' || key.length > MAX_SESSION_KEY) throw new CliError('USAGE', `--session-state needs a key of 1 to ${MAX_SESSION_KEY} characters`)
+  if (key === '' || key.length > MAX_SESSION_KEY)
+    throw new CliError('USAGE', `--session-state needs a key of 1 to ${MAX_SESSION_KEY} characters`)
   return sealedFolder(directory, cwd, 'session folder')
 }
 
@@ -34,15 +35,24 @@ export async function durableFolder(directory: string, cwd: string): Promise<{ s
 }
 
 /** A private folder (mode 0700) as a file store, with the secret that authenticates what is sealed in it. */
-async function sealedFolder(directory: string, cwd: string, what: string): Promise<{ store: SessionStore; secret: Buffer }> {
+async function sealedFolder(
+  directory: string,
+  cwd: string,
+  what: string,
+): Promise<{ store: SessionStore; secret: Buffer }> {
   const dir = resolve(cwd, directory)
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 })
     const info = await stat(dir)
     if (!info.isDirectory()) throw new Error(`${dir} is not a folder`)
     // Another user could put files where this process looks for its own (a pipe there would hang it).
-    if (typeof process.getuid === 'function' && info.uid !== process.getuid()) throw new CliError('SESSION', `the ${what} ${dir} belongs to another user: give a folder of your own`)
-    if ((info.mode & 0o022) !== 0) throw new CliError('SESSION', `the ${what} ${dir} can be written by others (mode ${(info.mode & 0o7777).toString(8)}): chmod 700 it, or give a folder of your own`)
+    if (typeof process.getuid === 'function' && info.uid !== process.getuid())
+      throw new CliError('SESSION', `the ${what} ${dir} belongs to another user: give a folder of your own`)
+    if ((info.mode & 0o022) !== 0)
+      throw new CliError(
+        'SESSION',
+        `the ${what} ${dir} can be written by others (mode ${(info.mode & 0o7777).toString(8)}): chmod 700 it, or give a folder of your own`,
+      )
     return { store: createFileSessionStore({ directory: dir }), secret: await secretIn(dir) }
   } catch (error) {
     if (error instanceof CliError) throw error
@@ -68,11 +78,21 @@ async function secretIn(dir: string): Promise<Buffer> {
     await rm(draft, { force: true })
   }
   const info = await stat(path)
-  if (!info.isFile()) throw new CliError('SESSION', `the secret ${path} is not a file: delete it to start over (what it sealed is lost)`)
-  if ((info.mode & 0o077) !== 0) throw new CliError('SESSION', `the secret ${path} can be read by others (mode ${(info.mode & 0o777).toString(8)}): chmod 600 it`)
-  if (typeof process.getuid === 'function' && info.uid !== process.getuid()) throw new CliError('SESSION', `the secret ${path} belongs to another user`)
+  if (!info.isFile())
+    throw new CliError('SESSION', `the secret ${path} is not a file: delete it to start over (what it sealed is lost)`)
+  if ((info.mode & 0o077) !== 0)
+    throw new CliError(
+      'SESSION',
+      `the secret ${path} can be read by others (mode ${(info.mode & 0o777).toString(8)}): chmod 600 it`,
+    )
+  if (typeof process.getuid === 'function' && info.uid !== process.getuid())
+    throw new CliError('SESSION', `the secret ${path} belongs to another user`)
   // 64 hex digits (and a line end, if someone wrote it by hand): a larger file is not read whole.
   const text = info.size > SECRET_MAX_BYTES ? '' : (await readFile(path, 'utf8')).trim()
-  if (!/^[0-9a-f]{64}$/.test(text)) throw new CliError('SESSION', `the secret ${path} is not 64 hex digits: delete it to start over (what it sealed is lost)`)
+  if (!/^[0-9a-f]{64}$/.test(text))
+    throw new CliError(
+      'SESSION',
+      `the secret ${path} is not 64 hex digits: delete it to start over (what it sealed is lost)`,
+    )
   return Buffer.from(text, 'hex')
 }

@@ -38,7 +38,11 @@ export function createMcpApproval(): McpApproval {
         const answer = await caller.server.elicitInput(
           {
             message: `Allow the call of ${request.exec.name} (${request.exec.callId})${why === undefined ? '' : `: ${why}`}?`,
-            requestedSchema: { type: 'object', properties: { allow: { type: 'boolean', title: 'Allow this call', default: false } }, required: ['allow'] },
+            requestedSchema: {
+              type: 'object',
+              properties: { allow: { type: 'boolean', title: 'Allow this call', default: false } },
+              required: ['allow'],
+            },
           },
           { signal: own.signal, relatedRequestId: caller.requestId },
         )

@@ -1,9 +1,23 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js'
 import { createPtcExecutor, type DiscoveryOptions } from '@ptc/ptc'
 import type { CodeRunLimits, CodeRuntime } from '@ptc/sandbox'
-import { RUN_CODE, ToolBatchExecutionError, ToolsService, type Agent, type JsonValue, type ToolBatchResult, type ToolCallResult, type ToolRunContext } from '@ptc/tools'
+import {
+  RUN_CODE,
+  ToolBatchExecutionError,
+  ToolsService,
+  type Agent,
+  type JsonValue,
+  type ToolBatchResult,
+  type ToolCallResult,
+  type ToolRunContext,
+} from '@ptc/tools'
 import { toMcpContent } from '../upstream/content.js'
 import { checkBound, McpServeUsageError, UpstreamUnavailableError } from '../errors.js'
 import { MAX_MESSAGE_BYTES } from '../upstream/bounded-fetch.js'
@@ -111,7 +125,10 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
   checkBound('maxUpstreamMessageBytes', options.maxUpstreamMessageBytes, MAX_MESSAGE_BYTES)
   const named = options.upstreams.flatMap((u) => (u.name === undefined ? [] : [u.name]))
   const twice = named.find((name, i) => named.indexOf(name) !== i)
-  if (twice !== undefined) throw new McpServeUsageError(`two upstreams are named ${JSON.stringify(twice)}: their tools would share the names ${twice}.*; give each its own name`)
+  if (twice !== undefined)
+    throw new McpServeUsageError(
+      `two upstreams are named ${JSON.stringify(twice)}: their tools would share the names ${twice}.*; give each its own name`,
+    )
   const servers = new Set<Server>()
   const registry = new UpstreamRegistry(tools, warn, () => {
     for (const server of servers) server.sendToolListChanged().catch(() => undefined)
@@ -119,17 +136,15 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
   registry.reserve(named)
   // A connection's agent id (below) names its sandbox session.
   const sessions = options.sandboxSessions === true ? { key: (ctx: ToolRunContext) => ctx.agent?.id } : undefined
-  const removeExecutor = tools
-    .scoped(agent)
-    .setExecutor(
-      createPtcExecutor({
-        runtime: options.runtime,
-        mode,
-        ...(options.limits !== undefined && { limits: options.limits }),
-        ...(sessions !== undefined && { sessions }),
-        ...(options.discovery !== undefined && { discovery: options.discovery }),
-      }),
-    )
+  const removeExecutor = tools.scoped(agent).setExecutor(
+    createPtcExecutor({
+      runtime: options.runtime,
+      mode,
+      ...(options.limits !== undefined && { limits: options.limits }),
+      ...(sessions !== undefined && { sessions }),
+      ...(options.discovery !== undefined && { discovery: options.discovery }),
+    }),
+  )
   const upstreams = options.upstreams.map(
     (spec) =>
       new UpstreamConnection(spec, {
@@ -176,8 +191,15 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
   let connections = 0
   const createServer = (): Server => {
     // One agent identity per client connection (MCP session), under the configured agent.
-    const sessionAgent: Agent = { id: `${agent.id}:${++connections}`, parent: agent, ...(agent.session !== undefined && { session: agent.session }) }
-    const server = new Server({ name: 'ptc-serve', version: '0.1.0' }, { capabilities: { tools: { listChanged: true } } })
+    const sessionAgent: Agent = {
+      id: `${agent.id}:${++connections}`,
+      parent: agent,
+      ...(agent.session !== undefined && { session: agent.session }),
+    }
+    const server = new Server(
+      { name: 'ptc-serve', version: '0.1.0' },
+      { capabilities: { tools: { listChanged: true } } },
+    )
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(tools, sessionAgent, upstreams) }))
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       const n = ++calls
@@ -192,7 +214,9 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
               if (exec.rootCallId !== callId || exec.parent === undefined) return
               progress++
               const message = `${exec.name} ${result.isError ? 'failed' : 'done'} (${exec.callId})`
-              extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } }).catch(() => undefined)
+              extra
+                .sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } })
+                .catch(() => undefined)
             })
       let argumentsJson: string
       try {
@@ -201,7 +225,15 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
         // JSON.stringify recurses: arguments nested some thousands of levels deep overflow it (the pipeline
         // refuses past 1 024 anyway). The client gets what any refused arguments get, not a protocol error.
         stopProgress?.()
-        return { content: [{ type: 'text', text: `Error: invalid ${request.params.name} arguments: they are nested too deeply to be read` }], isError: true }
+        return {
+          content: [
+            {
+              type: 'text',
+              text: `Error: invalid ${request.params.name} arguments: they are nested too deeply to be read`,
+            },
+          ],
+          isError: true,
+        }
       }
       let batch: ToolBatchResult
       approval.callers.set(callId, { server, requestId: extra.requestId })
@@ -215,10 +247,19 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
       } catch (error) {
         // The call ran and only the session log failed (its events are missing from it): the client gets what the
         // call answered, and the operator the warning, rather than the client an error for work that was done.
-        const answered = error instanceof ToolBatchExecutionError ? (error.results as readonly (ToolCallResult | undefined)[]).find((r) => r?.callId === callId) : undefined
+        const answered =
+          error instanceof ToolBatchExecutionError
+            ? (error.results as readonly (ToolCallResult | undefined)[]).find((r) => r?.callId === callId)
+            : undefined
         if (answered === undefined) throw error
-        warn(`${(error as Error).message}: call ${callId} (${request.params.name}) was answered, and its events are missing from the session log`)
-        batch = { results: [answered], additionalContexts: [...(answered.result.additionalContexts ?? [])], concluded: false }
+        warn(
+          `${(error as Error).message}: call ${callId} (${request.params.name}) was answered, and its events are missing from the session log`,
+        )
+        batch = {
+          results: [answered],
+          additionalContexts: [...(answered.result.additionalContexts ?? [])],
+          concluded: false,
+        }
       } finally {
         approval.callers.delete(callId)
         stopProgress?.()
@@ -272,7 +313,12 @@ function listTools(tools: ToolsService, agent: Agent, upstreams: readonly Upstre
   const input = tools.modelInput(agent)
   const down = upstreams.filter((u) => !u.connected).map((u) => u.label)
   // An upstream never connected has no tools listed yet; one that dropped keeps its last list, whose calls fail meanwhile.
-  const note = down.length === 0 ? [] : [`Not connected now (reconnecting): ${down.map((label) => `upstream ${label}`).join(', ')}. Its tools appear, or work again, once it connects.`]
+  const note =
+    down.length === 0
+      ? []
+      : [
+          `Not connected now (reconnecting): ${down.map((label) => `upstream ${label}`).join(', ')}. Its tools appear, or work again, once it connects.`,
+        ]
   const sdk = [...input.sections.map((s) => s.text), ...note].join('\n\n')
   return input.schemas.map((schema) => {
     const outputSchema = structuredOutput(tools, agent, schema.name)

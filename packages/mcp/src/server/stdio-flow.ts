@@ -61,7 +61,13 @@ export function stdioFlowControl(transport: Transport, stdin: Readable, stdout: 
   const send = transport.send.bind(transport)
   transport.send = (message, options) => {
     const sent = send(message, options)
-    if ('id' in message && message.id !== undefined && ('result' in message || 'error' in message) && unanswered.delete(message.id)) release()
+    if (
+      'id' in message &&
+      message.id !== undefined &&
+      ('result' in message || 'error' in message) &&
+      unanswered.delete(message.id)
+    )
+      release()
     return sent
   }
   stdout.on('drain', release)

@@ -63,7 +63,9 @@ export class UpstreamRegistry {
         conversion = upstreamToolDefinition(connection, namespace, tool)
       } catch (error) {
         // What the upstream sent could not be read or converted: only that tool is lost, not its upstream's others.
-        this.warn(`skipped tool ${namespace}.${String(tool.name)}: ${error instanceof Error ? error.message : String(error)}`)
+        this.warn(
+          `skipped tool ${namespace}.${String(tool.name)}: ${error instanceof Error ? error.message : String(error)}`,
+        )
         continue
       }
       const { definition, warnings } = conversion
@@ -72,7 +74,9 @@ export class UpstreamRegistry {
       const owner = this.#owners.get(definition.name)
       if (owner === namespace) {
         // Not a collision between two parties: no name given to an upstream would resolve it.
-        this.warn(`upstream ${namespace} lists a tool named ${JSON.stringify(tool.name)} more than once: only the first is served`)
+        this.warn(
+          `upstream ${namespace} lists a tool named ${JSON.stringify(tool.name)} more than once: only the first is served`,
+        )
         continue
       }
       if (owner !== undefined || this.tools.get(definition.name) !== undefined) {

@@ -9,25 +9,45 @@ import { renameSync, writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js'
 
 export const FIXTURE_TOOLS: Tool[] = [
   {
     name: 'sleep',
     description: 'Wait, then answer "slept <ms>".',
-    inputSchema: { type: 'object', properties: { ms: { type: 'integer', minimum: 0, maximum: 60_000 } }, required: ['ms'] },
+    inputSchema: {
+      type: 'object',
+      properties: { ms: { type: 'integer', minimum: 0, maximum: 60_000 } },
+      required: ['ms'],
+    },
     annotations: { readOnlyHint: true },
   },
   {
     name: 'echo',
     description: 'Echo a text.',
-    inputSchema: { type: 'object', properties: { text: { type: 'string', minLength: 1, pattern: '^\\S' } }, required: ['text'], additionalProperties: false },
+    inputSchema: {
+      type: 'object',
+      properties: { text: { type: 'string', minLength: 1, pattern: '^\\S' } },
+      required: ['text'],
+      additionalProperties: false,
+    },
     annotations: { readOnlyHint: true },
   },
   {
     name: 'add',
     description: 'Add two numbers (structured output).',
-    inputSchema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { a: { $ref: '#/$defs/num' }, b: { $ref: '#/$defs/num' } }, required: ['a', 'b'], $defs: { num: { type: 'number', description: 'a number' } } },
+    inputSchema: {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: { a: { $ref: '#/$defs/num' }, b: { $ref: '#/$defs/num' } },
+      required: ['a', 'b'],
+      $defs: { num: { type: 'number', description: 'a number' } },
+    },
     outputSchema: { type: 'object', properties: { sum: { type: 'number', minimum: -1e9 } }, required: ['sum'] },
     annotations: { readOnlyHint: true },
   },
@@ -44,7 +64,11 @@ export const FIXTURE_TOOLS: Tool[] = [
 ]
 
 /** A tool whose input schema cannot become an object schema: skipped with a warning. */
-export const UNUSABLE_TOOL: Tool = { name: 'scalar', description: 'Input is a string.', inputSchema: { type: 'object', allOf: [{ type: 'string' }, { type: 'string' }] } as Tool['inputSchema'] }
+export const UNUSABLE_TOOL: Tool = {
+  name: 'scalar',
+  description: 'Input is a string.',
+  inputSchema: { type: 'object', allOf: [{ type: 'string' }, { type: 'string' }] } as Tool['inputSchema'],
+}
 
 const PIXEL = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII='
 
@@ -68,10 +92,16 @@ export interface FixtureServerOptions {
  * `called <name>`.
  */
 export function createFixtureServer(options: FixtureServerOptions = {}): Server {
-  const server = new Server({ name: 'ptc fixture', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } })
-  const extraTools = (): Tool[] => (typeof options.extraTools === 'function' ? options.extraTools() : (options.extraTools ?? []))
+  const server = new Server(
+    { name: 'ptc fixture', version: '1.0.0' },
+    { capabilities: { tools: { listChanged: true } } },
+  )
+  const extraTools = (): Tool[] =>
+    typeof options.extraTools === 'function' ? options.extraTools() : (options.extraTools ?? [])
   const { listPage } = options
-  server.setRequestHandler(ListToolsRequestSchema, (request) => (listPage === undefined ? { tools: [...FIXTURE_TOOLS, ...extraTools()] } : listPage(request.params?.cursor)))
+  server.setRequestHandler(ListToolsRequestSchema, (request) =>
+    listPage === undefined ? { tools: [...FIXTURE_TOOLS, ...extraTools()] } : listPage(request.params?.cursor),
+  )
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const args = (request.params.arguments ?? {}) as Record<string, unknown>
     switch (request.params.name) {
@@ -91,7 +121,12 @@ export function createFixtureServer(options: FixtureServerOptions = {}): Server 
         return { content: [{ type: 'text', text: JSON.stringify({ sum }) }], structuredContent: { sum } }
       }
       case 'pixel':
-        return { content: [{ type: 'text', text: 'a pixel' }, { type: 'image', mimeType: 'image/png', data: PIXEL }] }
+        return {
+          content: [
+            { type: 'text', text: 'a pixel' },
+            { type: 'image', mimeType: 'image/png', data: PIXEL },
+          ],
+        }
       case 'fails':
         return { content: [{ type: 'text', text: `it failed: ${String(args['why'] ?? 'no reason')}` }], isError: true }
       default: {

@@ -68,13 +68,19 @@ export async function connectHttpClient(url: string, options: { token?: string |
 }
 
 /** The SDK's Streamable HTTP client transport with the bearer header (its `sessionId` is readable after connecting). */
-export function httpClientTransport(url: string, options: { token?: string | undefined } = {}): StreamableHTTPClientTransport {
-  const headers: Record<string, string> = options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }
+export function httpClientTransport(
+  url: string,
+  options: { token?: string | undefined } = {},
+): StreamableHTTPClientTransport {
+  const headers: Record<string, string> =
+    options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }
   return new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } })
 }
 
 /** A client's answer to an elicitation (`accept` with the form's content, `decline` or `cancel`). */
-export type ElicitAnswer = { action: 'accept'; content: Record<string, string | number | boolean> } | { action: 'decline' | 'cancel' }
+export type ElicitAnswer =
+  | { action: 'accept'; content: Record<string, string | number | boolean> }
+  | { action: 'decline' | 'cancel' }
 
 /** How a test client answers an elicitation request, given its message. */
 export type Elicit = (message: string) => ElicitAnswer | Promise<ElicitAnswer>
@@ -93,8 +99,12 @@ export async function connectInMemory(ptc: PtcMcpServer, options: { elicit?: Eli
 
 /** The test client, declaring elicitation and answering it with `elicit` when given. */
 function elicitingClient(elicit: Elicit | undefined): Client {
-  const client = new Client({ name: 'ptc-test-client', version: '1.0.0' }, elicit === undefined ? {} : { capabilities: { elicitation: {} } })
-  if (elicit !== undefined) client.setRequestHandler(ElicitRequestSchema, async (request) => elicit(request.params.message))
+  const client = new Client(
+    { name: 'ptc-test-client', version: '1.0.0' },
+    elicit === undefined ? {} : { capabilities: { elicitation: {} } },
+  )
+  if (elicit !== undefined)
+    client.setRequestHandler(ElicitRequestSchema, async (request) => elicit(request.params.message))
   return client
 }
 
@@ -102,7 +112,9 @@ function elicitingClient(elicit: Elicit | undefined): Client {
  * An in-process fixture upstream: a transport factory for `UpstreamSpec.transport` (a fresh server each
  * connection, handed to `onServer`, e.g. to send notifications from it).
  */
-export function inMemoryFixture(options: FixtureServerOptions & { onServer?: (server: Server) => void } = {}): () => Transport {
+export function inMemoryFixture(
+  options: FixtureServerOptions & { onServer?: (server: Server) => void } = {},
+): () => Transport {
   return () => {
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
     const server = createFixtureServer(options)

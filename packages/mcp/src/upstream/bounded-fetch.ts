@@ -57,7 +57,8 @@ export class UpstreamFetch {
 
   readonly fetch: FetchLike = async (url, init) => {
     const message = postedMessage(init)
-    if (message?.method === 'notifications/cancelled' && message.cancels !== undefined) this.#stop(message.cancels, 'the call was cancelled')
+    if (message?.method === 'notifications/cancelled' && message.cancels !== undefined)
+      this.#stop(message.cancels, 'the call was cancelled')
     const requestId = message?.method !== undefined ? message.id : undefined
     const stop = new AbortController()
     const signal = init?.signal == null ? stop.signal : AbortSignal.any([init.signal, stop.signal])
@@ -83,10 +84,17 @@ export class UpstreamFetch {
     const { maxBytes } = this
     const over = (): void => {
       const what = events ? 'one event of its event stream' : 'its answer'
-      this.onOversized({ ...(requestId !== undefined && { requestId }), message: `${what} went past ${maxBytes} bytes (maxMessageBytes) and was not read further` })
+      this.onOversized({
+        ...(requestId !== undefined && { requestId }),
+        message: `${what} went past ${maxBytes} bytes (maxMessageBytes) and was not read further`,
+      })
     }
     const body = bounded(response.body, events ? eventBound(maxBytes) : totalBound(maxBytes), over, done)
-    const answer = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
+    const answer = new Response(body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    })
     // The SDK names a response's url in its messages and follows redirects from it.
     Object.defineProperty(answer, 'url', { value: response.url })
     return answer
@@ -103,11 +111,16 @@ export class UpstreamFetch {
       await response.body?.cancel().catch(() => undefined)
       const next = new URL(location, target)
       if (next.origin !== url.origin) {
-        throw new Error(`it redirected to another origin (${next.origin}), which was not followed: the request's headers are for ${url.origin} only`)
+        throw new Error(
+          `it redirected to another origin (${next.origin}), which was not followed: the request's headers are for ${url.origin} only`,
+        )
       }
       if (hop === MAX_REDIRECTS) throw new Error(`it redirected more than ${MAX_REDIRECTS} times`)
       // As fetch does: a 303, and a 301 or 302 answering a POST, are followed with a GET and no body.
-      if (response.status === 303 || ((response.status === 301 || response.status === 302) && request.method === 'POST')) {
+      if (
+        response.status === 303 ||
+        ((response.status === 301 || response.status === 302) && request.method === 'POST')
+      ) {
         const { body: _body, ...rest } = request
         request = { ...rest, method: 'GET' }
       }
@@ -119,7 +132,10 @@ export class UpstreamFetch {
   answered(requestId: string | number): void {
     const entry = this.#reading.get(requestId)
     if (entry === undefined || entry.timer !== undefined) return
-    entry.timer = setTimeout(() => this.#stop(requestId, 'the upstream kept the stream open after its answer'), ANSWERED_GRACE_MS)
+    entry.timer = setTimeout(
+      () => this.#stop(requestId, 'the upstream kept the stream open after its answer'),
+      ANSWERED_GRACE_MS,
+    )
     entry.timer.unref()
   }
 
@@ -134,7 +150,12 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308])
  * `body`, read chunk by chunk while each `fits`; `over` runs when one does not (the body then fails and is
  * cancelled, which closes its connection). `done` runs once the body is over, however it ends.
  */
-function bounded(body: ReadableStream<Uint8Array>, fits: (chunk: Uint8Array) => boolean, over: () => void, done: () => void): ReadableStream<Uint8Array> {
+function bounded(
+  body: ReadableStream<Uint8Array>,
+  fits: (chunk: Uint8Array) => boolean,
+  over: () => void,
+  done: () => void,
+): ReadableStream<Uint8Array> {
   const reader = body.getReader()
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -228,7 +249,8 @@ function postedMessage(init: RequestInit | undefined): PostedMessage | undefined
   }
   if (typeof message !== 'object' || message === null) return undefined
   const { method, id, params } = message as Record<string, unknown>
-  const cancels = typeof params === 'object' && params !== null ? (params as Record<string, unknown>)['requestId'] : undefined
+  const cancels =
+    typeof params === 'object' && params !== null ? (params as Record<string, unknown>)['requestId'] : undefined
   return {
     ...(typeof method === 'string' && { method }),
     ...(isId(id) && { id }),

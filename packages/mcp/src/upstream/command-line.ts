@@ -76,17 +76,23 @@ export function parseUpstreamCommand(value: string): UpstreamCommand {
     const eq = first.indexOf('=')
     if (eq > 0 && !first.slice(0, eq).includes('/')) {
       name = first.slice(0, eq)
-      if (!NAME.test(name)) throw new McpServeUsageError(`upstream name ${JSON.stringify(name)} must use only letters, digits, _ and -`)
+      if (!NAME.test(name))
+        throw new McpServeUsageError(`upstream name ${JSON.stringify(name)} must use only letters, digits, _ and -`)
       const rest = first.slice(eq + 1)
       if (rest === '') words.shift()
       else words[0] = rest
     }
   }
   const [command, ...args] = words
-  if (command === undefined || command === '') throw new McpServeUsageError(`--upstream ${JSON.stringify(value)} has no command`)
+  if (command === undefined || command === '')
+    throw new McpServeUsageError(`--upstream ${JSON.stringify(value)} has no command`)
   if (/^https?:\/\//i.test(command)) {
-    if (args.length > 0) throw new McpServeUsageError(`--upstream ${JSON.stringify(value)}: a URL upstream takes no arguments (headers go in --upstream-header)`)
-    if (!URL.canParse(command)) throw new McpServeUsageError(`--upstream ${JSON.stringify(value)}: ${JSON.stringify(command)} is not a URL`)
+    if (args.length > 0)
+      throw new McpServeUsageError(
+        `--upstream ${JSON.stringify(value)}: a URL upstream takes no arguments (headers go in --upstream-header)`,
+      )
+    if (!URL.canParse(command))
+      throw new McpServeUsageError(`--upstream ${JSON.stringify(value)}: ${JSON.stringify(command)} is not a URL`)
     return name === undefined ? { url: command } : { name, url: command }
   }
   return name === undefined ? { command, args } : { name, command, args }
@@ -96,17 +102,24 @@ export function parseUpstreamCommand(value: string): UpstreamCommand {
  * Parse one `--upstream-header` value, `name=Header: value`: the header the URL upstream `name` gets.
  * @throws McpServeUsageError when it is not of that form
  */
-export function parseUpstreamHeader(value: string): { readonly upstream: string; readonly header: string; readonly value: string } {
+export function parseUpstreamHeader(value: string): {
+  readonly upstream: string
+  readonly header: string
+  readonly value: string
+} {
   const eq = value.indexOf('=')
   const colon = value.indexOf(':', eq + 1)
   const upstream = value.slice(0, Math.max(eq, 0))
   const header = value.slice(eq + 1, Math.max(colon, eq + 1)).trim()
   if (eq <= 0 || colon < 0 || !NAME.test(upstream) || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header)) {
-    throw new McpServeUsageError(`--upstream-header ${JSON.stringify(value)} must be name=Header: value (the name of a URL --upstream, then an HTTP header)`)
+    throw new McpServeUsageError(
+      `--upstream-header ${JSON.stringify(value)} must be name=Header: value (the name of a URL --upstream, then an HTTP header)`,
+    )
   }
   const headerValue = value.slice(colon + 1).trim()
   // eslint-disable-next-line no-control-regex -- a header value must not hold control characters (CR, LF, …)
-  if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(headerValue)) throw new McpServeUsageError(`--upstream-header for ${upstream}: the value of ${header} holds a control character`)
+  if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(headerValue))
+    throw new McpServeUsageError(`--upstream-header for ${upstream}: the value of ${header} holds a control character`)
   return { upstream, header, value: headerValue }
 }
 

@@ -5,7 +5,15 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { DEFAULT_REQUEST_TIMEOUT_MSEC } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { ErrorCode, ResultSchema, McpError as SdkMcpError, ToolListChangedNotificationSchema, ToolSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import {
+  ErrorCode,
+  ResultSchema,
+  McpError as SdkMcpError,
+  ToolListChangedNotificationSchema,
+  ToolSchema,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js'
 import { textHead } from '@ptc/tools'
 import { batchSignal } from '@ptc/tools/executor'
 import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation'
@@ -74,7 +82,13 @@ const MAX_PROTOCOL_WARNINGS = 10
  * HTTP+SSE transport), or (in-process) a transport factory.
  */
 export type UpstreamSpec =
-  | { readonly name?: string; readonly command: string; readonly args?: readonly string[]; readonly env?: Record<string, string>; readonly cwd?: string }
+  | {
+      readonly name?: string
+      readonly command: string
+      readonly args?: readonly string[]
+      readonly env?: Record<string, string>
+      readonly cwd?: string
+    }
   | UpstreamUrlSpec
   | { readonly name?: string; readonly transport: () => Transport }
 
@@ -171,7 +185,8 @@ export class UpstreamConnection {
 
   /** Connect (single flight); resolves with the client once the tool list is read. */
   connect(): Promise<Client> {
-    if (this.#closed) return Promise.reject(new UpstreamUnavailableError(this.label, `upstream ${this.label} is closed`))
+    if (this.#closed)
+      return Promise.reject(new UpstreamUnavailableError(this.label, `upstream ${this.label} is closed`))
     if (this.#client !== undefined) return Promise.resolve(this.#client)
     this.#connecting ??= this.#open().finally(() => (this.#connecting = undefined))
     return this.#connecting
@@ -183,14 +198,21 @@ export class UpstreamConnection {
     try {
       client = await this.connect()
     } catch (error) {
-      throw error instanceof UpstreamUnavailableError ? error : new UpstreamUnavailableError(this.label, `upstream ${this.label} is unavailable: ${messageOf(error)}`, { cause: error })
+      throw error instanceof UpstreamUnavailableError
+        ? error
+        : new UpstreamUnavailableError(this.label, `upstream ${this.label} is unavailable: ${messageOf(error)}`, {
+            cause: error,
+          })
     }
     // A signal of this request alone, released once it settles. The SDK never removes its listener from a request's
     // signal, and when that signal aborts it sends notifications/cancelled whether or not the request was answered:
     // the run's signal, aborted when its program ends, cancelled every call of the program, answered long before
     // (2 741 notifications at once, each a new socket to an HTTP upstream).
     const own = batchSignal(signal)
-    const options = this.options.requestTimeoutMs === undefined ? { signal: own.signal } : { signal: own.signal, timeout: this.options.requestTimeoutMs }
+    const options =
+      this.options.requestTimeoutMs === undefined
+        ? { signal: own.signal }
+        : { signal: own.signal, timeout: this.options.requestTimeoutMs }
     const params = { name, arguments: (args ?? {}) as Record<string, unknown> }
     try {
       return (await client.callTool(params, undefined, options)) as CallToolResult
@@ -232,7 +254,11 @@ export class UpstreamConnection {
     } catch (error) {
       await client.close().catch(() => undefined)
       this.#schedule()
-      throw new UpstreamUnavailableError(this.label, `upstream ${this.label} could not be connected: ${messageOf(error)}`, { cause: error })
+      throw new UpstreamUnavailableError(
+        this.label,
+        `upstream ${this.label} could not be connected: ${messageOf(error)}`,
+        { cause: error },
+      )
     } finally {
       // The legacy transport's client, when the first fell back to it (`#connect`), was made here too.
       this.#opening.delete(first)
@@ -254,12 +280,17 @@ export class UpstreamConnection {
     client.onerror = (error) => {
       // Its stdin closed while it runs: no request reaches it any more, and each would wait for its timeout.
       if (brokenPipe(error)) {
-        this.#resets.set(client, `its stdin was closed (${(error as { code?: string }).code}): it reads no more requests`)
+        this.#resets.set(
+          client,
+          `its stdin was closed (${(error as { code?: string }).code}): it reads no more requests`,
+        )
         void client.close().catch(() => undefined)
         return
       }
       if (dropped(error) && !this.#answersCancelled(client, error)) {
-        warn(`upstream ${this.label} sent what could not be used, and it was dropped: ${textHead(error.message.replace(/\s+/g, ' '), 300)}`)
+        warn(
+          `upstream ${this.label} sent what could not be used, and it was dropped: ${textHead(error.message.replace(/\s+/g, ' '), 300)}`,
+        )
       }
     }
     return client
@@ -323,14 +354,20 @@ export class UpstreamConnection {
         await legacy.close().catch(() => undefined)
         // Both refused: the first answer is the one that says why (a 401 showed as the legacy transport's 405).
         this.#legacySse = false
-        throw new Error(`Streamable HTTP was refused (HTTP ${status}: ${messageOf(error)}), and so was the legacy HTTP+SSE transport (${messageOf(legacyError)})`, { cause: error })
+        throw new Error(
+          `Streamable HTTP was refused (HTTP ${status}: ${messageOf(error)}), and so was the legacy HTTP+SSE transport (${messageOf(legacyError)})`,
+          { cause: error },
+        )
       }
       return legacy
     }
   }
 
   #relistWarnings(): (message: string) => void {
-    return fewTimes((message) => this.options.onWarning(message), 'its further failures to give its list on this connection')
+    return fewTimes(
+      (message) => this.options.onWarning(message),
+      'its further failures to give its list on this connection',
+    )
   }
 
   #timeout(): { timeout?: number } {
@@ -358,7 +395,11 @@ export class UpstreamConnection {
       try {
         // Read as any result, each tool then checked on its own: the SDK's own reading refused the whole list, and
         // with it every tool of the upstream, for one malformed tool.
-        page = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ResultSchema, { timeout: remaining })
+        page = await client.request(
+          { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
+          ResultSchema,
+          { timeout: remaining },
+        )
       } catch (error) {
         // The page's own timeout was what remained of the reading's: its timing out is the reading's, whatever the
         // clock says (a timer measured from a loaded event loop's cached time fires before Date.now() reaches the
@@ -367,37 +408,52 @@ export class UpstreamConnection {
         throw timedOut || Date.now() >= deadline ? late() : error
       }
       const { tools: listed, nextCursor: next } = page as { tools?: unknown; nextCursor?: unknown }
-      if (!Array.isArray(listed)) throw new Error(`its tools/list answer has no list of tools (tools: ${typeof listed})`)
+      if (!Array.isArray(listed))
+        throw new Error(`its tools/list answer has no list of tools (tools: ${typeof listed})`)
       // null, as some servers write "no more pages", ends the list as an absent cursor does.
       const nextCursor = next ?? undefined
-      if (nextCursor !== undefined && typeof nextCursor !== 'string') throw new Error(`its tools/list answer's nextCursor is not a string (${typeof nextCursor})`)
+      if (nextCursor !== undefined && typeof nextCursor !== 'string')
+        throw new Error(`its tools/list answer's nextCursor is not a string (${typeof nextCursor})`)
       for (const raw of listed as unknown[]) {
         const parsed = ToolSchema.safeParse(raw)
         if (!parsed.success) {
           const name = (raw as { name?: unknown } | null)?.name
           const issue = parsed.error.issues[0]
-          const what = issue === undefined ? 'it is not a tool' : `${issue.path.length === 0 ? 'it' : issue.path.join('.')}: ${issue.message}`
-          this.options.onWarning(`skipped a tool of upstream ${this.label} (${typeof name === 'string' ? JSON.stringify(textHead(name, 40)) : 'without a name'}): ${textHead(what, 300)}`)
+          const what =
+            issue === undefined
+              ? 'it is not a tool'
+              : `${issue.path.length === 0 ? 'it' : issue.path.join('.')}: ${issue.message}`
+          this.options.onWarning(
+            `skipped a tool of upstream ${this.label} (${typeof name === 'string' ? JSON.stringify(textHead(name, 40)) : 'without a name'}): ${textHead(what, 300)}`,
+          )
           continue
         }
         const tool = parsed.data as Tool
         if (tools.length === max) {
-          this.options.onWarning(`upstream ${this.label} lists more than ${max} tools: only its first ${max} are served (maxTools)`)
+          this.options.onWarning(
+            `upstream ${this.label} lists more than ${max} tools: only its first ${max} are served (maxTools)`,
+          )
           return tools
         }
         // A name a model could not read or write back (the MCP specification asks for 1 to 128 printable characters).
         const unreadable = unreadableName(tool.name)
         if (unreadable !== undefined) {
-          this.options.onWarning(`skipped a tool of upstream ${this.label}: its name ${JSON.stringify(tool.name.slice(0, 40))} ${unreadable}`)
+          this.options.onWarning(
+            `skipped a tool of upstream ${this.label}: its name ${JSON.stringify(tool.name.slice(0, 40))} ${unreadable}`,
+          )
           continue
         }
         if (tool.name.length > MAX_UPSTREAM_TOOL_NAME_CHARS) {
-          this.options.onWarning(`skipped a tool of upstream ${this.label}: its name is ${tool.name.length} characters long, more than ${MAX_UPSTREAM_TOOL_NAME_CHARS} (${JSON.stringify(tool.name.slice(0, 40))}…)`)
+          this.options.onWarning(
+            `skipped a tool of upstream ${this.label}: its name is ${tool.name.length} characters long, more than ${MAX_UPSTREAM_TOOL_NAME_CHARS} (${JSON.stringify(tool.name.slice(0, 40))}…)`,
+          )
           continue
         }
         chars += listedChars(tool, MAX_LISTED_CHARS - chars)
         if (chars > MAX_LISTED_CHARS) {
-          this.options.onWarning(`upstream ${this.label}'s tool list is longer than ${MAX_LISTED_CHARS} characters: only the ${tools.length} tools before it are served`)
+          this.options.onWarning(
+            `upstream ${this.label}'s tool list is longer than ${MAX_LISTED_CHARS} characters: only the ${tools.length} tools before it are served`,
+          )
           return tools
         }
         tools.push(tool)
@@ -405,12 +461,16 @@ export class UpstreamConnection {
       cursor = nextCursor
       if (cursor === undefined) return tools
       if (cursors.has(cursor)) {
-        this.options.onWarning(`upstream ${this.label} gave the same tool list cursor twice: only the ${tools.length} tools listed before it are served`)
+        this.options.onWarning(
+          `upstream ${this.label} gave the same tool list cursor twice: only the ${tools.length} tools listed before it are served`,
+        )
         return tools
       }
       cursors.add(cursor)
     }
-    this.options.onWarning(`upstream ${this.label}'s tool list had not ended after ${max} pages: only the ${tools.length} tools on them are served`)
+    this.options.onWarning(
+      `upstream ${this.label}'s tool list had not ended after ${max} pages: only the ${tools.length} tools on them are served`,
+    )
     return tools
   }
 
@@ -435,7 +495,9 @@ export class UpstreamConnection {
           if (this.#client === client && !this.#closed) this.options.onTools(this, tools)
         } catch (error) {
           // Told a few times per connection: an upstream that keeps announcing a list it cannot give would fill the log.
-          this.#relistFailed(`upstream ${this.label}: could not re-read its tool list after a change: ${messageOf(error)}`)
+          this.#relistFailed(
+            `upstream ${this.label}: could not re-read its tool list after a change: ${messageOf(error)}`,
+          )
         }
         this.#lastRelist = { end: performance.now(), took: performance.now() - started }
       } while (this.#relistAgain)
@@ -451,10 +513,14 @@ export class UpstreamConnection {
       const requestInit = { headers: { ...spec.headers } }
       const http = new UpstreamFetch(maxBytes, (answer) => this.#oversized(client, transport, answer))
       const { fetch } = http
-      const transport = spec.protocol === 'sse' || this.#legacySse ? new SSEClientTransport(url, { requestInit, fetch }) : new StreamableHTTPClientTransport(url, { requestInit, fetch })
+      const transport =
+        spec.protocol === 'sse' || this.#legacySse
+          ? new SSEClientTransport(url, { requestInit, fetch })
+          : new StreamableHTTPClientTransport(url, { requestInit, fetch })
       // Set before the client connects, which calls it before its own handler.
       transport.onmessage = (message) => {
-        if ('id' in message && message.id !== undefined && ('result' in message || 'error' in message)) http.answered(message.id)
+        if ('id' in message && message.id !== undefined && ('result' in message || 'error' in message))
+          http.answered(message.id)
       }
       return transport
     }
@@ -474,12 +540,15 @@ export class UpstreamConnection {
     // The SDK closes the connection on a line past its bound, and names the bound only to this handler (the
     // client chains its own after it).
     transport.onerror = (error) => {
-      if (error.message.startsWith('ReadBuffer exceeded')) this.#resets.set(client, `a line of its output went past ${maxBytes} bytes (maxMessageBytes)`)
+      if (error.message.startsWith('ReadBuffer exceeded'))
+        this.#resets.set(client, `a line of its output went past ${maxBytes} bytes (maxMessageBytes)`)
     }
     const stderr = transport.stderr
     if (stderr !== null) {
       forwardStderr(stderr as Readable, this.options.stderr ?? process.stderr, (bytes) =>
-        this.options.onWarning(`upstream ${this.label}: ${bytes} bytes of its stderr were dropped (the stderr it goes to was not read as fast as it wrote)`),
+        this.options.onWarning(
+          `upstream ${this.label}: ${bytes} bytes of its stderr were dropped (the stderr it goes to was not read as fast as it wrote)`,
+        ),
       )
     }
     return transport
@@ -492,7 +561,11 @@ export class UpstreamConnection {
    */
   #oversized(client: Client, transport: Transport, answer: OversizedAnswer): void {
     if (answer.requestId !== undefined) {
-      transport.onmessage?.({ jsonrpc: '2.0', id: answer.requestId, error: { code: ErrorCode.InternalError, message: answer.message } })
+      transport.onmessage?.({
+        jsonrpc: '2.0',
+        id: answer.requestId,
+        error: { code: ErrorCode.InternalError, message: answer.message },
+      })
       return
     }
     this.#resets.set(client, answer.message)
@@ -504,7 +577,9 @@ export class UpstreamConnection {
     this.#client = undefined
     if (this.#closed) return
     const reset = this.#resets.get(client)
-    this.options.onWarning(`upstream ${this.label} disconnected${reset === undefined ? '' : ` (reset: ${reset})`}; in-flight calls failed; reconnecting`)
+    this.options.onWarning(
+      `upstream ${this.label} disconnected${reset === undefined ? '' : ` (reset: ${reset})`}; in-flight calls failed; reconnecting`,
+    )
     this.#schedule()
   }
 
@@ -514,7 +589,8 @@ export class UpstreamConnection {
     this.#delay = Math.min(delay * 2, this.options.reconnect?.maxMs ?? 5_000)
     this.#retry = setTimeout(() => {
       this.#retry = undefined
-      if (this.#client === undefined && !this.#closed) this.connect().catch((error: unknown) => this.options.onWarning(messageOf(error)))
+      if (this.#client === undefined && !this.#closed)
+        this.connect().catch((error: unknown) => this.options.onWarning(messageOf(error)))
     }, delay)
     this.#retry.unref()
   }
@@ -591,6 +667,8 @@ function dropped(error: Error): boolean {
   return (
     error instanceof SyntaxError ||
     error.name === 'ZodError' ||
-    /^(Received a response for an unknown message ID|Received a progress notification for an unknown token|Unknown message type)\b/.test(error.message)
+    /^(Received a response for an unknown message ID|Received a progress notification for an unknown token|Unknown message type)\b/.test(
+      error.message,
+    )
   )
 }

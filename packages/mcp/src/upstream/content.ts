@@ -25,7 +25,13 @@ export function fromMcpContent(blocks: readonly McpContent[] | undefined): Conte
         break
       case 'resource': {
         const resource = block.resource
-        out.push({ type: 'text', text: 'text' in resource ? resource.text : `[resource ${resource.uri}${resource.mimeType === undefined ? '' : `, ${resource.mimeType}`}]` })
+        out.push({
+          type: 'text',
+          text:
+            'text' in resource
+              ? resource.text
+              : `[resource ${resource.uri}${resource.mimeType === undefined ? '' : `, ${resource.mimeType}`}]`,
+        })
         break
       }
     }
@@ -43,5 +49,8 @@ export function textOf(blocks: readonly ContentBlock[]): string {
 
 /** ptc content as MCP content. */
 export function toMcpContent(blocks: readonly ContentBlock[]): McpContent[] {
-  return blocks.map((b): McpContent => (b.type === 'text' ? { type: 'text', text: b.text } : { type: 'image', mimeType: b.mimeType, data: b.data }))
+  return blocks.map(
+    (b): McpContent =>
+      b.type === 'text' ? { type: 'text', text: b.text } : { type: 'image', mimeType: b.mimeType, data: b.data },
+  )
 }

@@ -5,7 +5,8 @@ import { ReadBuffer } from '@modelcontextprotocol/sdk/shared/stdio.js'
 import { describe, expect, test } from 'vitest'
 import { LineBuffer, useLineBuffer } from './line-buffer.js'
 
-const message = (id: number, text = 'x'): string => JSON.stringify({ jsonrpc: '2.0', id, method: 'ping', params: { text } })
+const message = (id: number, text = 'x'): string =>
+  JSON.stringify({ jsonrpc: '2.0', id, method: 'ping', params: { text } })
 
 /** Every message `buffer` yields when `bytes` arrive cut at `cuts`. */
 function feed(buffer: LineBuffer | ReadBuffer, bytes: Buffer, cuts: number[]): unknown[] {
@@ -31,7 +32,13 @@ describe('LineBuffer', () => {
       expect(feed(new LineBuffer(1 << 20), bytes, [Math.floor(cut / 2), cut])).toEqual(expected)
     }
     // One byte at a time.
-    expect(feed(new LineBuffer(1 << 20), bytes, Array.from({ length: bytes.length - 1 }, (_, i) => i + 1))).toEqual(expected)
+    expect(
+      feed(
+        new LineBuffer(1 << 20),
+        bytes,
+        Array.from({ length: bytes.length - 1 }, (_, i) => i + 1),
+      ),
+    ).toEqual(expected)
   })
 
   test('past maxBytes held it throws the SDK message and empties itself; the next message reads', () => {

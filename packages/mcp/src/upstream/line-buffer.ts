@@ -30,7 +30,10 @@ export class LineBuffer {
     if (this.#end + chunk.length > this.#buffer.length) {
       const needed = held + chunk.length
       // Grown by doubling (each byte is moved a bounded number of times), never past the bound.
-      const target = needed <= this.#buffer.length ? this.#buffer : Buffer.allocUnsafe(Math.min(this.maxBytes, Math.max(needed, this.#buffer.length * 2, 1024)))
+      const target =
+        needed <= this.#buffer.length
+          ? this.#buffer
+          : Buffer.allocUnsafe(Math.min(this.maxBytes, Math.max(needed, this.#buffer.length * 2, 1024)))
       this.#buffer.copy(target, 0, this.#start, this.#end)
       this.#buffer = target
       this.#scanned -= this.#start

@@ -11,7 +11,11 @@ const ECHO = `require('node:readline').createInterface({ input: process.stdin })
 
 const COUNT = 40
 /** Larger than the pipe's high-water mark (16 KiB): every write of one waits for a drain. */
-const big = (n: number): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/message', params: { n, text: 'x'.repeat(64 * 1024) } })
+const big = (n: number): JSONRPCMessage => ({
+  jsonrpc: '2.0',
+  method: 'notifications/message',
+  params: { n, text: 'x'.repeat(64 * 1024) },
+})
 
 /** Sends COUNT large messages at once through `transport` (started on ECHO); the most `drain` listeners its pipe had at once, and the echoed order. */
 async function burst(wrap: boolean): Promise<{ mostListeners: number; echoed: number[]; warnings: string[] }> {
@@ -92,8 +96,17 @@ describe('sendInTurn', () => {
           blocked.push(resolve)
         }),
     })
-    const request = (id: number): JSONRPCMessage => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo' } })
-    const cancel = (id: number): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'aborted' } })
+    const request = (id: number): JSONRPCMessage => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'echo' },
+    })
+    const cancel = (id: number): JSONRPCMessage => ({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: id, reason: 'aborted' },
+    })
     const sends = [transport.send(request(1)), transport.send(request(2)), transport.send(request(3))]
     await expect(transport.send(cancel(2))).resolves.toBeUndefined() // at once: request 2 never went
     const cancelFirst = transport.send(cancel(1)) // request 1 is being written: its cancellation follows it
@@ -105,4 +118,3 @@ describe('sendInTurn', () => {
     expect(written).toEqual(['tools/call 1', 'tools/call 3', 'cancel 1'])
   })
 })
-

@@ -9,7 +9,12 @@ export const MAX_STDERR_BACKLOG = 1024 * 1024
  * is dropped instead of growing this process without bound, and the upstream is never held back by it.
  * `onDropped` gets the count of bytes dropped when writing resumes. Nothing is written to a destroyed `to`.
  */
-export function forwardStderr(from: Readable, to: NodeJS.WritableStream, onDropped: (bytes: number) => void, maxBacklog = MAX_STDERR_BACKLOG): void {
+export function forwardStderr(
+  from: Readable,
+  to: NodeJS.WritableStream,
+  onDropped: (bytes: number) => void,
+  maxBacklog = MAX_STDERR_BACKLOG,
+): void {
   let backlog = 0
   let dropped = 0
   from.on('data', (chunk: Buffer) => {

@@ -44,14 +44,30 @@ export const MAX_UPSTREAM_DESCRIPTION_CHARS = 16 * 1024
  * The upstream's own content blocks (images included) are what a model-direct
  * call shows. Tools marked `readOnlyHint` may overlap with other safe calls.
  */
-export function upstreamToolDefinition(connection: UpstreamConnection, namespace: string, tool: Tool): UpstreamToolConversion {
+export function upstreamToolDefinition(
+  connection: UpstreamConnection,
+  namespace: string,
+  tool: Tool,
+): UpstreamToolConversion {
   const name = `${namespace}.${tool.name}`
   const warnings: string[] = []
-  const note = (what: string, w: SchemaWarning): void => void warnings.push(`${name}: ${what} ${w.path === '' ? '(root)' : w.path}: ${w.message}`)
-  for (const [what, schema] of [['input', tool.inputSchema], ['output', tool.outputSchema]] as const) {
-    if (nestsDeeperThan(schema, MAX_UPSTREAM_SCHEMA_DEPTH)) return { warnings: [`skipped tool ${name}: its ${what} schema nests more than ${MAX_UPSTREAM_SCHEMA_DEPTH} levels deep`] }
+  const note = (what: string, w: SchemaWarning): void =>
+    void warnings.push(`${name}: ${what} ${w.path === '' ? '(root)' : w.path}: ${w.message}`)
+  for (const [what, schema] of [
+    ['input', tool.inputSchema],
+    ['output', tool.outputSchema],
+  ] as const) {
+    if (nestsDeeperThan(schema, MAX_UPSTREAM_SCHEMA_DEPTH))
+      return {
+        warnings: [`skipped tool ${name}: its ${what} schema nests more than ${MAX_UPSTREAM_SCHEMA_DEPTH} levels deep`],
+      }
     const chars = schema === undefined ? 0 : JSON.stringify(schema).length
-    if (chars > MAX_UPSTREAM_SCHEMA_CHARS) return { warnings: [`skipped tool ${name}: its ${what} schema is ${chars} characters of JSON, more than ${MAX_UPSTREAM_SCHEMA_CHARS}`] }
+    if (chars > MAX_UPSTREAM_SCHEMA_CHARS)
+      return {
+        warnings: [
+          `skipped tool ${name}: its ${what} schema is ${chars} characters of JSON, more than ${MAX_UPSTREAM_SCHEMA_CHARS}`,
+        ],
+      }
   }
   const input = convertObjectJsonSchema(tool.inputSchema)
   for (const w of input.warnings) note('input', w)
@@ -65,9 +81,12 @@ export function upstreamToolDefinition(connection: UpstreamConnection, namespace
     structured = true
   }
   const contents = new WeakMap<ToolExecutionToken, ContentBlock[]>()
-  let description = tool.description ?? tool.title ?? tool.annotations?.title ?? `${tool.name} (from ${connection.label})`
+  let description =
+    tool.description ?? tool.title ?? tool.annotations?.title ?? `${tool.name} (from ${connection.label})`
   if (description.length > MAX_UPSTREAM_DESCRIPTION_CHARS) {
-    warnings.push(`${name}: its description (${description.length} characters) is cut to its first ${MAX_UPSTREAM_DESCRIPTION_CHARS}`)
+    warnings.push(
+      `${name}: its description (${description.length} characters) is cut to its first ${MAX_UPSTREAM_DESCRIPTION_CHARS}`,
+    )
     description = `${textHead(description, MAX_UPSTREAM_DESCRIPTION_CHARS)}…`
   }
   const definition: ToolDefinition = {
@@ -76,7 +95,9 @@ export function upstreamToolDefinition(connection: UpstreamConnection, namespace
     parameters: input.schema,
     output: Object.freeze({
       schema: output,
-      render: (_args: unknown, value: JsonValue): ContentBlock[] => [{ type: 'text', text: typeof value === 'string' ? value : prettyJson(value) }],
+      render: (_args: unknown, value: JsonValue): ContentBlock[] => [
+        { type: 'text', text: typeof value === 'string' ? value : prettyJson(value) },
+      ],
     }),
     projectContent: (exec) => {
       const content = contents.get(exec.token)

@@ -10,11 +10,25 @@ const discovery = (options: Parameters<typeof resolveDiscovery>[0] = {}) => {
 
 describe('the catalog index', () => {
   test('namespaces come from the name: up to the first dot, else the first _, - or /', () => {
-    expect(['fs.read_text_file', 'issues_create', 'repos-get', 'a/b', 'plain'].map(defaultNamespace)).toEqual(['fs', 'issues', 'repos', 'a', 'plain'])
+    expect(['fs.read_text_file', 'issues_create', 'repos-get', 'a/b', 'plain'].map(defaultNamespace)).toEqual([
+      'fs',
+      'issues',
+      'repos',
+      'a',
+      'plain',
+    ])
   })
 
   test('the largest namespaces come first, each with its count and its shortest names', () => {
-    const names = ['mail.send', 'mail.archive', 'issues.create', 'issues.close', 'issues.comment_on_a_thread', 'issues.get', 'issues.list']
+    const names = [
+      'mail.send',
+      'mail.archive',
+      'issues.create',
+      'issues.close',
+      'issues.comment_on_a_thread',
+      'issues.get',
+      'issues.list',
+    ]
     expect(catalogIndex(names, discovery(), 10_000).split('\n')).toEqual([
       '- issues (5 tools): e.g. issues.get, issues.list, issues.close, issues.create, …',
       '- mail (2 tools): e.g. mail.send, mail.archive',
@@ -23,7 +37,11 @@ describe('the catalog index', () => {
 
   test('a namespace of its own line and one description on one line; a custom namespace function', () => {
     const names = ['a__x', 'a__y', 'b__z']
-    const text = catalogIndex(names, discovery({ namespace: (n) => n.split('__')[0] ?? n, namespaces: { a: 'The A\nservice.' } }), 10_000)
+    const text = catalogIndex(
+      names,
+      discovery({ namespace: (n) => n.split('__')[0] ?? n, namespaces: { a: 'The A\nservice.' } }),
+      10_000,
+    )
     expect(text).toBe('- a (2 tools): The A service.\n- b (1 tool): e.g. b__z')
   })
 

@@ -40,7 +40,10 @@ export function catalogIndex(names: readonly string[], discovery: ResolvedDiscov
 }
 
 function moreLine(groups: readonly (readonly [string, readonly string[]])[]): string {
-  return moreNamespacesLine(groups.length, groups.reduce((sum, [, members]) => sum + members.length, 0))
+  return moreNamespacesLine(
+    groups.length,
+    groups.reduce((sum, [, members]) => sum + members.length, 0),
+  )
 }
 
 /** The shortest names first: they are most often the namespace's core operations. */

@@ -36,7 +36,8 @@ export interface ResolvedDiscovery {
 export function resolveDiscovery(discovery: DiscoveryOptions | false | undefined): ResolvedDiscovery | undefined {
   if (discovery === false) return undefined
   const options: DiscoveryOptions = discovery ?? {}
-  if (typeof options !== 'object' || options === null) throw new TypeError('discovery must be false or { budgetChars?, alwaysLoaded? }')
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError('discovery must be false or { budgetChars?, alwaysLoaded? }')
   const budgetChars = options.budgetChars ?? DEFAULT_DISCOVERY_BUDGET_CHARS
   if (!Number.isSafeInteger(budgetChars) || budgetChars < 1) {
     throw new TypeError(`discovery.budgetChars must be a positive integer of characters, not ${String(budgetChars)}`)

@@ -34,14 +34,31 @@ export type FullSection = (definitions: readonly ToolDefinition[]) => string
  * `definitions -> SdkSection` for one executor, remembering its last answer. `full` renders the section without
  * discovery (itself remembered); it is called only when the declarations may fit the budget.
  */
-export function rememberedSections(guidance: string, discovery: ResolvedDiscovery, full: FullSection): (definitions: readonly ToolDefinition[]) => SdkSection {
-  let last: { readonly kept: readonly ToolDefinition[]; readonly names: readonly string[]; readonly descriptions: readonly string[]; readonly section: SdkSection } | undefined
+export function rememberedSections(
+  guidance: string,
+  discovery: ResolvedDiscovery,
+  full: FullSection,
+): (definitions: readonly ToolDefinition[]) => SdkSection {
+  let last:
+    | {
+        readonly kept: readonly ToolDefinition[]
+        readonly names: readonly string[]
+        readonly descriptions: readonly string[]
+        readonly section: SdkSection
+      }
+    | undefined
   return (definitions) => {
     const kept = definitions.filter((d) => d.name !== RUN_CODE && d.name !== SEARCH_TOOLS)
     const names = kept.map((d) => d.name)
     const descriptions = kept.map((d) => d.description)
     const before = last
-    if (before !== undefined && before.kept.length === kept.length && kept.every((d, i) => d === before.kept[i] && names[i] === before.names[i] && descriptions[i] === before.descriptions[i])) {
+    if (
+      before !== undefined &&
+      before.kept.length === kept.length &&
+      kept.every(
+        (d, i) => d === before.kept[i] && names[i] === before.names[i] && descriptions[i] === before.descriptions[i],
+      )
+    ) {
       return before.section
     }
     const section = sectionOf(guidance, discovery, kept, full)
@@ -50,10 +67,16 @@ export function rememberedSections(guidance: string, discovery: ResolvedDiscover
   }
 }
 
-function sectionOf(guidance: string, discovery: ResolvedDiscovery, kept: readonly ToolDefinition[], full: FullSection): SdkSection {
+function sectionOf(
+  guidance: string,
+  discovery: ResolvedDiscovery,
+  kept: readonly ToolDefinition[],
+  full: FullSection,
+): SdkSection {
   if (mayFit(guidance, kept, discovery.budgetChars)) {
     const text = full(kept)
-    if (text.length <= discovery.budgetChars) return { text, deferred: false, declared: new Set(kept.map((d) => d.name)) }
+    if (text.length <= discovery.budgetChars)
+      return { text, deferred: false, declared: new Set(kept.map((d) => d.name)) }
   }
   const always = kept.filter((d) => discovery.alwaysLoaded.has(d.name))
   const declarations = renderDeclarations([...always.map(bindingTool), SEARCH_TOOLS_BINDING])

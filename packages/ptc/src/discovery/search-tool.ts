@@ -3,7 +3,15 @@
  * any tool (policies, guards, approval and the dispatch log apply to each search).
  */
 import { renderToolDeclaration, searchToolsBinding } from '@ptc/bindings'
-import { ToolArgsError, type JsonSchemaNode, type JsonValue, type ObjectJsonSchema, type ToolDefinition, type ToolExecutorServices, type ToolRunContext } from '@ptc/tools'
+import {
+  ToolArgsError,
+  type JsonSchemaNode,
+  type JsonValue,
+  type ObjectJsonSchema,
+  type ToolDefinition,
+  type ToolExecutorServices,
+  type ToolRunContext,
+} from '@ptc/tools'
 import { bindingTool, callableTools } from '../bindings.js'
 import { SEARCH_TOOLS } from './options.js'
 import { ToolSearchIndex } from './search/index.js'
@@ -66,7 +74,8 @@ export class ToolCatalog {
     const found: FoundTool[] = []
     for (const hit of hits) {
       const view = allowed.get(hit.key)
-      if (view !== undefined) found.push({ name: view.name, description: view.description, declaration: declarationOf(view) })
+      if (view !== undefined)
+        found.push({ name: view.name, description: view.description, declaration: declarationOf(view) })
     }
     return found
   }
@@ -116,8 +125,10 @@ export function createSearchTool(services: ToolExecutorServices): ToolDefinition
 /** The arguments checked as the schema cannot say: a non-blank query of bounded length, a limit in range. */
 function searchArgs(args: unknown): { query: string; limit: number } {
   const a = (typeof args === 'object' && args !== null ? args : {}) as { query?: unknown; limit?: unknown }
-  if (typeof a.query !== 'string' || a.query.trim() === '') throw new ToolArgsError('query must be a non-empty string: what the tool should do, in a few words')
-  if (a.query.length > MAX_QUERY_CHARS) throw new ToolArgsError(`query has ${a.query.length} characters; give at most ${MAX_QUERY_CHARS}`)
+  if (typeof a.query !== 'string' || a.query.trim() === '')
+    throw new ToolArgsError('query must be a non-empty string: what the tool should do, in a few words')
+  if (a.query.length > MAX_QUERY_CHARS)
+    throw new ToolArgsError(`query has ${a.query.length} characters; give at most ${MAX_QUERY_CHARS}`)
   const limit = a.limit ?? DEFAULT_SEARCH_LIMIT
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) {
     throw new ToolArgsError(`limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}, not ${JSON.stringify(limit)}`)

@@ -3,7 +3,8 @@ import { SEARCH_TOOLS } from './options.js'
 
 /** The guidance that replaces the full declarations past the budget. */
 export function deferredGuidance(total: number, declared: number): string {
-  const shown = declared === 0 ? 'none is declared below' : `only ${declared} ${declared === 1 ? 'is' : 'are'} declared below`
+  const shown =
+    declared === 0 ? 'none is declared below' : `only ${declared} ${declared === 1 ? 'is' : 'are'} declared below`
   return [
     `There are ${total} tools; ${shown}. Find the others with \`${SEARCH_TOOLS}\`, in a program:`,
     `\`const { tools: found } = await tools.${SEARCH_TOOLS}({ query: "create an issue" })\` gives each match's \`name\`,`,
@@ -27,6 +28,9 @@ export function moreNamespacesLine(namespaces: number, tools: number): string {
 export function searchResultText(found: readonly { name: string; description: string; declaration: string }[]): string {
   if (found.length === 0) return 'No tool matches. Try other words, a shorter query, or /regex/ over tool names.'
   return found
-    .map((t) => `${t.name}: ${t.description.trim() === '' ? '(no description)' : t.description.trim()}\n\`\`\`ts\n${t.declaration}\`\`\``)
+    .map(
+      (t) =>
+        `${t.name}: ${t.description.trim() === '' ? '(no description)' : t.description.trim()}\n\`\`\`ts\n${t.declaration}\`\`\``,
+    )
     .join('\n\n')
 }

@@ -1,5 +1,12 @@
 import { DEFAULT_LIMITS } from '@ptc/sandbox'
-import type { CodeRunFailureKind, CodeRunLimits, CodeRunRequest, CodeRunResult, CodeRuntime, JsonValue } from '@ptc/sandbox'
+import type {
+  CodeRunFailureKind,
+  CodeRunLimits,
+  CodeRunRequest,
+  CodeRunResult,
+  CodeRuntime,
+  JsonValue,
+} from '@ptc/sandbox'
 import { snapshotJson } from '@ptc/tools'
 
 /** A "program" for the fake runtime: host-side async code given the same `tools` and `console` a guest gets. */
@@ -80,7 +87,10 @@ export class FakeRuntime implements CodeRuntime {
       request.signal?.addEventListener('abort', () => resolve('aborted'), { once: true })
     })
     try {
-      const outcome = await Promise.race([program(tools, { log: (...values) => logs.push(values.map(String).join(' ')) }), aborted])
+      const outcome = await Promise.race([
+        program(tools, { log: (...values) => logs.push(values.map(String).join(' ')) }),
+        aborted,
+      ])
       if (outcome === 'aborted') return finish({ error: { kind: 'abort', message: 'the run was aborted' } })
       if (outcome instanceof FakeFailure) return finish({ error: { kind: outcome.kind, message: outcome.message } })
       return finish(outcome === undefined ? {} : { value: outcome })

@@ -17,7 +17,14 @@ export function fixtureTools(trace: string[] = []): ReturnType<typeof defineTool
     name: 'lookup',
     description: 'Look up a key.',
     parameters: { key: { type: 'string', required: true }, delayMs: { type: 'integer' } },
-    output: { schema: { type: 'object', additionalProperties: false, properties: { key: { type: 'string' }, value: { type: 'integer' } } }, render: (_a, v) => [{ type: 'text', text: `${v.key}=${v.value}` }] },
+    output: {
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { key: { type: 'string' }, value: { type: 'integer' } },
+      },
+      render: (_a, v) => [{ type: 'text', text: `${v.key}=${v.value}` }],
+    },
     isConcurrencySafe: () => true,
     execute: async ({ key, delayMs }, ctx) => {
       trace.push(`start ${key}`)
@@ -30,7 +37,10 @@ export function fixtureTools(trace: string[] = []): ReturnType<typeof defineTool
     name: 'write',
     description: 'Write a key (exclusive).',
     parameters: { key: { type: 'string', required: true }, delayMs: { type: 'integer' } },
-    output: { schema: { type: 'object', additionalProperties: false, properties: { written: { type: 'string' } } }, render: (_a, v) => [{ type: 'text', text: `wrote ${v.written}` }] },
+    output: {
+      schema: { type: 'object', additionalProperties: false, properties: { written: { type: 'string' } } },
+      render: (_a, v) => [{ type: 'text', text: `wrote ${v.written}` }],
+    },
     execute: async ({ key, delayMs }, ctx) => {
       trace.push(`start write ${key}`)
       if (delayMs !== undefined) await sleep(delayMs, ctx.signal)
@@ -65,7 +75,10 @@ export interface PtcHarness {
   /** Run one model batch of `run_code` calls (or other names) on behalf of the agent. */
   batch(calls: ToolCallBlock[], signal?: AbortSignal): Promise<ToolBatchResult>
   /** Run one program and return its result. */
-  runCode(code: string, options?: { description?: string; timeoutMs?: number; signal?: AbortSignal }): Promise<ToolExecutionResult>
+  runCode(
+    code: string,
+    options?: { description?: string; timeoutMs?: number; signal?: AbortSignal },
+  ): Promise<ToolExecutionResult>
 }
 
 /** Options of the harness: the executor's, plus the service's approval. */
@@ -90,8 +103,15 @@ export function ptcHarness(runtime: CodeRuntime, options: PtcHarnessOptions = {}
     trace,
     batch,
     async runCode(code, opts = {}) {
-      const args = { code, description: opts.description ?? 'test program', ...(opts.timeoutMs !== undefined && { timeoutMs: opts.timeoutMs }) }
-      const out = await batch([{ type: 'tool_call', id: `run${++n}`, name: 'run_code', arguments: JSON.stringify(args) }], opts.signal)
+      const args = {
+        code,
+        description: opts.description ?? 'test program',
+        ...(opts.timeoutMs !== undefined && { timeoutMs: opts.timeoutMs }),
+      }
+      const out = await batch(
+        [{ type: 'tool_call', id: `run${++n}`, name: 'run_code', arguments: JSON.stringify(args) }],
+        opts.signal,
+      )
       return (out.results[0] as { result: ToolExecutionResult }).result
     },
   }

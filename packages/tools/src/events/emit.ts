@@ -2,7 +2,10 @@
  * Run `emit` listeners: they only observe. A listener that throws, or returns
  * a promise that rejects, is caught; the others still run.
  */
-export function emitToObservers<A extends readonly unknown[]>(listeners: readonly ((...args: A) => unknown)[], args: A): void {
+export function emitToObservers<A extends readonly unknown[]>(
+  listeners: readonly ((...args: A) => unknown)[],
+  args: A,
+): void {
   for (const listener of listeners) {
     try {
       const returned = listener(...args)

@@ -22,7 +22,10 @@ export function countAbandoned(definition: ToolDefinition, change: 1 | -1): void
  * The `TOOL_ERROR` result of a call of `name` that must not start: `MAX_ABANDONED_BODIES` abandoned bodies
  * of its definition are still running. Undefined when it may start (or there is no definition to count).
  */
-export function abandonedRefusal(definition: ToolDefinition | undefined, name: string): ToolExecutionResult | undefined {
+export function abandonedRefusal(
+  definition: ToolDefinition | undefined,
+  name: string,
+): ToolExecutionResult | undefined {
   const stuck = definition === undefined ? 0 : (running.get(definition) ?? 0)
   if (stuck < MAX_ABANDONED_BODIES) return undefined
   const what = `${stuck} earlier calls of ${name} were abandoned and are still running (its body does not stop when told to)`

@@ -18,10 +18,17 @@ export interface ParsedToolCall {
 export function parseToolCall(call: ToolCallBlock | undefined): ParsedToolCall {
   if (typeof call !== 'object' || call === null || typeof call.id !== 'string' || typeof call.name !== 'string') {
     const id = typeof call?.id === 'string' ? call.id : ''
-    return { call: { type: 'tool_call', id, name: String(call?.name ?? ''), arguments: '' }, args: null, argumentsError: 'malformed tool call block' }
+    return {
+      call: { type: 'tool_call', id, name: String(call?.name ?? ''), arguments: '' },
+      args: null,
+      argumentsError: 'malformed tool call block',
+    }
   }
-  if (typeof call.arguments !== 'string') return { call, args: null, argumentsError: 'tool call arguments must be JSON text' }
+  if (typeof call.arguments !== 'string')
+    return { call, args: null, argumentsError: 'tool call arguments must be JSON text' }
   const text = call.arguments.trim() === '' ? '{}' : call.arguments
   const parsed = parseJsonArguments(text)
-  return parsed.ok ? { call, args: parsed.value, argumentsError: undefined } : { call, args: null, argumentsError: `arguments are not valid JSON: ${parsed.message}` }
+  return parsed.ok
+    ? { call, args: parsed.value, argumentsError: undefined }
+    : { call, args: null, argumentsError: `arguments are not valid JSON: ${parsed.message}` }
 }

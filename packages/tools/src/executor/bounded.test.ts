@@ -24,14 +24,16 @@ function stubborn(options: { timeoutMs?: number; drainGraceMs?: number } = {}) {
   tools.on('tools/result', (exec, result) => {
     if (exec.name === 'stubborn') results.push(result.isError ? result.error.info?.code : 'ok')
   })
-  if (options.drainGraceMs !== undefined) tools.setExecutor(createNativeExecutor({ drainGraceMs: options.drainGraceMs }))
+  if (options.drainGraceMs !== undefined)
+    tools.setExecutor(createNativeExecutor({ drainGraceMs: options.drainGraceMs }))
   const session = new MemorySession()
   const owner = agent('a', { session })
   return { tools, session, owner, release, results, isSettled: () => settled }
 }
 
 const ofType = (events: readonly SessionEvent[], type: string): SessionEvent[] => events.filter((e) => e.type === type)
-const errorCode = (event: SessionEvent | undefined): unknown => (event?.error as { info?: { code?: string } } | undefined)?.info?.code
+const errorCode = (event: SessionEvent | undefined): unknown =>
+  (event?.error as { info?: { code?: string } } | undefined)?.info?.code
 
 async function eventually(check: () => boolean, ms = 5000): Promise<void> {
   const until = Date.now() + ms
@@ -50,7 +52,9 @@ describe('bounded drain of model-direct calls', () => {
     expect(h.isSettled()).toBe(false)
     const result = batch.results[0]?.result
     expect(result !== undefined && codeOf(result)).toBe('TOOL_TIMEOUT')
-    expect(result?.isError === true && result.error.message).toMatch(/^tool call timed out after 50 ms and was abandoned: it ignored its abort signal and had not settled 100 ms later$/)
+    expect(result?.isError === true && result.error.message).toMatch(
+      /^tool call timed out after 50 ms and was abandoned: it ignored its abort signal and had not settled 100 ms later$/,
+    )
     const [logged] = ofType(h.session.events, 'tool/result')
     expect(logged).toMatchObject({ callId: 's1', name: 'stubborn', isError: true, abandoned: true })
     expect(errorCode(logged)).toBe('TOOL_TIMEOUT')
@@ -70,7 +74,11 @@ describe('bounded drain of model-direct calls', () => {
   test('a body that ignores the batch abort is abandoned as ABORTED; the other results come back in order', async () => {
     const h = stubborn()
     const controller = new AbortController()
-    const running = runBatch(h.tools, [call('quick', {}, 'q1'), call('stubborn', {}, 's1')], { agent: h.owner, log: { turn: 1, step: 2 }, signal: controller.signal })
+    const running = runBatch(h.tools, [call('quick', {}, 'q1'), call('stubborn', {}, 's1')], {
+      agent: h.owner,
+      log: { turn: 1, step: 2 },
+      signal: controller.signal,
+    })
     await delay(20)
     controller.abort(new Error('stop'))
     const batch = await running
@@ -102,10 +110,12 @@ describe('bounded drain of model-direct calls', () => {
   test('a slow body nobody told to stop is awaited, never abandoned', async () => {
     const h = stubborn({ drainGraceMs: 0 })
     let returned = false
-    const running = runBatch(h.tools, [call('stubborn', {}, 's1')], { agent: h.owner, log: { turn: 1, step: 1 } }).then((batch) => {
-      returned = true
-      return batch
-    })
+    const running = runBatch(h.tools, [call('stubborn', {}, 's1')], { agent: h.owner, log: { turn: 1, step: 1 } }).then(
+      (batch) => {
+        returned = true
+        return batch
+      },
+    )
     await delay(100)
     expect(returned).toBe(false)
     h.release.resolve({ ok: true })
@@ -128,7 +138,11 @@ describe('bounded drain of model-direct calls', () => {
         },
       }),
     )
-    await runBatch(tools, Array.from({ length: 10 }, (_, i) => call('probe', {}, `p${i}`)), { signal: controller.signal })
+    await runBatch(
+      tools,
+      Array.from({ length: 10 }, (_, i) => call('probe', {}, `p${i}`)),
+      { signal: controller.signal },
+    )
     expect(Math.max(...counts)).toBe(1)
   })
 
@@ -151,8 +165,13 @@ describe('bounded drain of model-direct calls', () => {
       if (result.isError && codeOf(result) === 'TOOL_ERROR') refusal = result.error.message
     }
     expect(started).toBe(MAX_ABANDONED_BODIES)
-    expect(codes).toEqual([...Array.from({ length: MAX_ABANDONED_BODIES }, () => 'TOOL_TIMEOUT'), ...Array.from({ length: 40 }, () => 'TOOL_ERROR')])
-    expect(refusal).toBe(`${MAX_ABANDONED_BODIES} earlier calls of stubborn were abandoned and are still running (its body does not stop when told to); no call of it starts until some of them end`)
+    expect(codes).toEqual([
+      ...Array.from({ length: MAX_ABANDONED_BODIES }, () => 'TOOL_TIMEOUT'),
+      ...Array.from({ length: 40 }, () => 'TOOL_ERROR'),
+    ])
+    expect(refusal).toBe(
+      `${MAX_ABANDONED_BODIES} earlier calls of stubborn were abandoned and are still running (its body does not stop when told to); no call of it starts until some of them end`,
+    )
     // The refusals went through the pipeline: the session log and the tools/result observers saw every call.
     expect(ofType(h.session.events, 'tool/result')).toHaveLength(calls.length)
     expect(h.results.filter((code) => code === 'TOOL_ERROR')).toHaveLength(40)
@@ -169,7 +188,9 @@ describe('bounded drain of model-direct calls', () => {
       expect(() => createNativeExecutor({ drainGraceMs: bad })).toThrow(/drainGraceMs/)
     }
     expect(() => createNativeExecutor({ drainGraceMs: 0 })).not.toThrow()
-    expect(() => createNativeExecutor({ drainGraceMs: 2 ** 31 })).toThrow("drainGraceMs must be at most 2147483647 ms (a timer's longest delay), not 2147483648")
+    expect(() => createNativeExecutor({ drainGraceMs: 2 ** 31 })).toThrow(
+      "drainGraceMs must be at most 2147483647 ms (a timer's longest delay), not 2147483648",
+    )
     expect(() => createNativeExecutor({ drainGraceMs: 2 ** 31 - 1 })).not.toThrow()
   })
 })

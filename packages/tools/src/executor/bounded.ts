@@ -61,7 +61,9 @@ export class BoundedDispatch {
  * `code` and the message "<what>: it ignored its abort signal and had not settled <graceMs> ms later".
  */
 export function abandonedResult(code: 'TOOL_TIMEOUT' | 'ABORTED', what: string, graceMs: number): ToolExecutionResult {
-  return materialize(failureResult(code, `${what}: it ignored its abort signal and had not settled ${graceMs} ms later`))
+  return materialize(
+    failureResult(code, `${what}: it ignored its abort signal and had not settled ${graceMs} ms later`),
+  )
 }
 
 /**
@@ -71,7 +73,10 @@ export function abandonedResult(code: 'TOOL_TIMEOUT' | 'ABORTED', what: string, 
 export function abandonReason(reason: unknown): { readonly code: 'TOOL_TIMEOUT' | 'ABORTED'; readonly what: string } {
   const timeout = timeoutOf(reason)
   if (timeout === undefined) return { code: 'ABORTED', what: 'the tool call was aborted and was abandoned' }
-  return { code: 'TOOL_TIMEOUT', what: `tool call timed out${timeout.timeoutMs === undefined ? '' : ` after ${timeout.timeoutMs} ms`} and was abandoned` }
+  return {
+    code: 'TOOL_TIMEOUT',
+    what: `tool call timed out${timeout.timeoutMs === undefined ? '' : ` after ${timeout.timeoutMs} ms`} and was abandoned`,
+  }
 }
 
 /**
@@ -94,7 +99,9 @@ function timeoutOf(reason: unknown): { readonly timeoutMs?: number } | undefined
  */
 export function checkDrainGrace(graceMs: number | undefined): number {
   const grace = graceMs ?? DEFAULT_DRAIN_GRACE_MS
-  if (typeof grace !== 'number' || !Number.isFinite(grace) || grace < 0) throw new TypeError('drainGraceMs must be a finite number of milliseconds >= 0')
-  if (grace > MAX_TIMER_MS) throw new TypeError(`drainGraceMs must be at most ${MAX_TIMER_MS} ms (a timer's longest delay), not ${grace}`)
+  if (typeof grace !== 'number' || !Number.isFinite(grace) || grace < 0)
+    throw new TypeError('drainGraceMs must be a finite number of milliseconds >= 0')
+  if (grace > MAX_TIMER_MS)
+    throw new TypeError(`drainGraceMs must be at most ${MAX_TIMER_MS} ms (a timer's longest delay), not ${grace}`)
   return grace
 }

@@ -37,5 +37,7 @@ export function takeLogFailure(session: Session, callId: string): LogFailure | u
 
 /** What a batch whose session log failed throws: its results come with the error. */
 export function sessionLogFailed(failure: LogFailure, results: readonly unknown[]): ToolBatchExecutionError {
-  return new ToolBatchExecutionError(`the session log failed: ${describeThrown(failure.error)}`, results, { cause: failure.error })
+  return new ToolBatchExecutionError(`the session log failed: ${describeThrown(failure.error)}`, results, {
+    cause: failure.error,
+  })
 }

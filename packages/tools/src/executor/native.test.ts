@@ -27,7 +27,10 @@ describe('scheduling', () => {
     const probe = new ConcurrencyProbe()
     const tools = new ToolsService()
     tools.register(timed('p', probe, safe))
-    const batch = await runBatch(tools, Array.from({ length: 14 }, (_, i) => call('p', {}, `c${i}`)))
+    const batch = await runBatch(
+      tools,
+      Array.from({ length: 14 }, (_, i) => call('p', {}, `c${i}`)),
+    )
     expect(probe.max).toBe(10)
     expect(batch.results.map((r) => r.callId)).toEqual(Array.from({ length: 14 }, (_, i) => `c${i}`))
   })
@@ -36,7 +39,10 @@ describe('scheduling', () => {
     const probe = new ConcurrencyProbe()
     const tools = new ToolsService({ maxParallelToolCalls: 3 })
     tools.register(timed('p', probe, safe))
-    await runBatch(tools, Array.from({ length: 7 }, () => call('p')))
+    await runBatch(
+      tools,
+      Array.from({ length: 7 }, () => call('p')),
+    )
     expect(probe.max).toBe(3)
   })
 
@@ -44,11 +50,19 @@ describe('scheduling', () => {
     const probe = new ConcurrencyProbe()
     const tools = new ToolsService({ maxParallelToolCalls: 3 })
     tools.register(timed('p', probe, safe))
-    await runBatch(tools, Array.from({ length: 6 }, () => call('p')), { maxParallelToolCalls: 2 })
+    await runBatch(
+      tools,
+      Array.from({ length: 6 }, () => call('p')),
+      { maxParallelToolCalls: 2 },
+    )
     expect(probe.max).toBe(2)
     const wide = new ConcurrencyProbe()
     tools.register(timed('q', wide, safe))
-    await runBatch(tools, Array.from({ length: 6 }, () => call('q')), { maxParallelToolCalls: 5 })
+    await runBatch(
+      tools,
+      Array.from({ length: 6 }, () => call('q')),
+      { maxParallelToolCalls: 5 },
+    )
     expect(wide.max).toBe(5)
   })
 
@@ -57,9 +71,18 @@ describe('scheduling', () => {
     const tools = new ToolsService()
     tools.register(timed('p', probe, safe))
     // cap 2: while the long call runs, the short ones pass through the other slot one after another.
-    await runBatch(tools, [call('p', { ms: 50 }, 'long'), call('p', { ms: 2 }, 's1'), call('p', { ms: 2 }, 's2'), call('p', { ms: 2 }, 's3')], {
-      maxParallelToolCalls: 2,
-    })
+    await runBatch(
+      tools,
+      [
+        call('p', { ms: 50 }, 'long'),
+        call('p', { ms: 2 }, 's1'),
+        call('p', { ms: 2 }, 's2'),
+        call('p', { ms: 2 }, 's3'),
+      ],
+      {
+        maxParallelToolCalls: 2,
+      },
+    )
     expect(probe.max).toBe(2)
     expect(probe.log.indexOf('start s3')).toBeLessThan(probe.log.indexOf('end long'))
     expect(probe.log.indexOf('end s1')).toBeLessThan(probe.log.indexOf('start s2'))
@@ -82,7 +105,13 @@ describe('scheduling', () => {
           }),
       }),
     )
-    await runBatch(tools, [call('p', {}, 'p1'), call('p', {}, 'p2'), call('watch', {}, 'w'), call('p', {}, 'p3'), call('p', {}, 'p4')])
+    await runBatch(tools, [
+      call('p', {}, 'p1'),
+      call('p', {}, 'p2'),
+      call('watch', {}, 'w'),
+      call('p', {}, 'p3'),
+      call('p', {}, 'p4'),
+    ])
     expect(overlapDuringExclusive).toBe(0)
     const log = probe.log
     const wStart = log.indexOf('start w')
@@ -105,14 +134,31 @@ describe('scheduling', () => {
     const probe = new ConcurrencyProbe()
     const tools = new ToolsService()
     tools.register(timed('p', probe, safe))
-    const batch = await runBatch(tools, [call('p', { ms: 40 }, 'slow'), call('p', { ms: 1 }, 'fast'), call('nope', {}, 'unknown'), call('p', { ms: 20 }, 'mid')])
+    const batch = await runBatch(tools, [
+      call('p', { ms: 40 }, 'slow'),
+      call('p', { ms: 1 }, 'fast'),
+      call('nope', {}, 'unknown'),
+      call('p', { ms: 20 }, 'mid'),
+    ])
     expect(batch.results.map((r) => r.callId)).toEqual(['slow', 'fast', 'unknown', 'mid'])
-    expect(batch.results.map((r) => (r.result.isError ? codeOf(r.result) : r.result.value))).toEqual(['slow', 'fast', 'UNKNOWN_TOOL', 'mid'])
+    expect(batch.results.map((r) => (r.result.isError ? codeOf(r.result) : r.result.value))).toEqual([
+      'slow',
+      'fast',
+      'UNKNOWN_TOOL',
+      'mid',
+    ])
     expect(probe.log.indexOf('end fast')).toBeLessThan(probe.log.indexOf('end slow'))
   })
 
   test.each<[string, Partial<ToolDefinition>]>([
-    ['a classifier that throws', { isConcurrencySafe: () => { throw new Error('classifier bug') } }],
+    [
+      'a classifier that throws',
+      {
+        isConcurrencySafe: () => {
+          throw new Error('classifier bug')
+        },
+      },
+    ],
     ["a classifier returning 'yes'", { isConcurrencySafe: () => 'yes' as unknown as boolean }],
     ['a classifier returning 1', { isConcurrencySafe: () => 1 as unknown as boolean }],
     ['no classifier', {}],
@@ -164,7 +210,11 @@ describe('scheduling', () => {
           }),
       }),
     )
-    const batch = await runBatch(tools, [call('typed', { ms: 10 }, 'a'), call('typed', { ms: 'x' }, 'bad'), call('typed', { ms: 10 }, 'b')])
+    const batch = await runBatch(tools, [
+      call('typed', { ms: 10 }, 'a'),
+      call('typed', { ms: 'x' }, 'bad'),
+      call('typed', { ms: 10 }, 'b'),
+    ])
     expect(seen).toEqual([{ ms: 10 }, { ms: 10 }])
     expect(batch.results.map((r) => codeOf(r.result))).toEqual([undefined, 'INVALID_ARGS', undefined])
     // 'bad' is a barrier: 'a' finished before it, 'b' started after it.
@@ -184,9 +234,18 @@ describe('scheduling', () => {
         },
       }),
     )
-    const batch = await runBatch(tools, [call('x', {}, 'a'), call('stop', {}, 's'), call('x', {}, 'b'), call('x', {}, 'c')], { signal: controller.signal })
+    const batch = await runBatch(
+      tools,
+      [call('x', {}, 'a'), call('stop', {}, 's'), call('x', {}, 'b'), call('x', {}, 'c')],
+      { signal: controller.signal },
+    )
     expect(batch.results.map((r) => r.callId)).toEqual(['a', 's', 'b', 'c'])
-    expect(batch.results.map((r) => codeOf(r.result))).toEqual([undefined, 'ABORTED', 'ABORTED_BEFORE_DISPATCH', 'ABORTED_BEFORE_DISPATCH'])
+    expect(batch.results.map((r) => codeOf(r.result))).toEqual([
+      undefined,
+      'ABORTED',
+      'ABORTED_BEFORE_DISPATCH',
+      'ABORTED_BEFORE_DISPATCH',
+    ])
     expect(probe.log).toEqual(['start a', 'end a'])
   })
 
@@ -197,7 +256,11 @@ describe('scheduling', () => {
     const controller = new AbortController()
     controller.abort()
     const batch = await runBatch(tools, [call('p'), call('p'), call('nope')], { signal: controller.signal })
-    expect(batch.results.map((r) => codeOf(r.result))).toEqual(['ABORTED_BEFORE_DISPATCH', 'ABORTED_BEFORE_DISPATCH', 'UNKNOWN_TOOL'])
+    expect(batch.results.map((r) => codeOf(r.result))).toEqual([
+      'ABORTED_BEFORE_DISPATCH',
+      'ABORTED_BEFORE_DISPATCH',
+      'UNKNOWN_TOOL',
+    ])
     expect(probe.log).toEqual([])
   })
 
@@ -342,7 +405,11 @@ describe('session logging', () => {
     tools.register(
       tool('p', {
         isConcurrencySafe: () => true,
-        output: { schema: {}, render: (_a, v) => [{ type: 'text', text: `v=${JSON.stringify(v)}` }], presentationMeta: () => ({ card: 'x' }) },
+        output: {
+          schema: {},
+          render: (_a, v) => [{ type: 'text', text: `v=${JSON.stringify(v)}` }],
+          presentationMeta: () => ({ card: 'x' }),
+        },
         execute: async (args) => {
           await delay((args as { ms: number }).ms)
           return { secret: 'value' }
@@ -358,7 +425,15 @@ describe('session logging', () => {
     expect(calls.map((e) => e['callId'])).toEqual(['slow', 'fast', 'gone'])
     expect(results.map((e) => e['callId'])).toEqual(['slow', 'fast', 'gone'])
     expect(calls[0]).toMatchObject({ type: 'tool/call', turn: 3, step: 2, name: 'p', arguments: '{"ms":30}' })
-    expect(results[0]).toMatchObject({ type: 'tool/result', turn: 3, step: 2, name: 'p', isError: false, content: [{ type: 'text', text: 'v={"secret":"value"}' }], meta: { card: 'x' } })
+    expect(results[0]).toMatchObject({
+      type: 'tool/result',
+      turn: 3,
+      step: 2,
+      name: 'p',
+      isError: false,
+      content: [{ type: 'text', text: 'v={"secret":"value"}' }],
+      meta: { card: 'x' },
+    })
     expect(results[2]).toMatchObject({ isError: true, error: { info: { code: 'UNKNOWN_TOOL' } } })
     for (const event of results) {
       expect(Object.keys(event)).not.toContain('value')
@@ -387,7 +462,10 @@ describe('session logging', () => {
     }
     const tools = new ToolsService()
     tools.register(tool('t'))
-    await runBatch(tools, [call('t'), call('t')], { agent: agent('a', { session: slowSession }), log: { turn: 1, step: 1 } })
+    await runBatch(tools, [call('t'), call('t')], {
+      agent: agent('a', { session: slowSession }),
+      log: { turn: 1, step: 1 },
+    })
     expect(appended).toEqual(['tool/call', 'tool/result', 'tool/call', 'tool/result'])
   })
 
@@ -403,8 +481,14 @@ describe('session logging', () => {
       }),
     )
     const broken = { append: (): Promise<void> => Promise.reject(new Error('disk full')) }
-    const failure = runBatch(tools, [call('t'), call('t')], { agent: agent('a', { session: broken }), log: { turn: 1, step: 1 } })
-    await expect(failure).rejects.toMatchObject({ code: 'BATCH_FAILED', results: [{ result: { isError: false } }, { result: { isError: false } }] })
+    const failure = runBatch(tools, [call('t'), call('t')], {
+      agent: agent('a', { session: broken }),
+      log: { turn: 1, step: 1 },
+    })
+    await expect(failure).rejects.toMatchObject({
+      code: 'BATCH_FAILED',
+      results: [{ result: { isError: false } }, { result: { isError: false } }],
+    })
     expect(ran).toBe(2)
   })
 })

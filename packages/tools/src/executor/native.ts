@@ -2,7 +2,15 @@ import { whenAborted } from '../pipeline/signal.js'
 import type { ToolSchema, UserMessage } from '../types/content.js'
 import type { ToolDefinition } from '../types/tool.js'
 import type { ToolExecutionResult } from '../types/tool.js'
-import type { ToolBatchInput, ToolBatchResult, ToolCallResult, ToolDispatchOptions, ToolExecutor, ToolExecutorServices, ToolModelInput } from '../types/executor.js'
+import type {
+  ToolBatchInput,
+  ToolBatchResult,
+  ToolCallResult,
+  ToolDispatchOptions,
+  ToolExecutor,
+  ToolExecutorServices,
+  ToolModelInput,
+} from '../types/executor.js'
 import type { Session } from '../types/scope.js'
 import { RUN_CODE } from '../registry/registration.js'
 import { countAbandoned } from './abandoned.js'
@@ -40,7 +48,8 @@ export const DEFAULT_MAX_PARALLEL_TOOL_CALLS = 10
  */
 export function createNativeExecutor(options: NativeExecutorOptions = {}): ToolExecutor {
   const configured = options.maxParallelToolCalls ?? DEFAULT_MAX_PARALLEL_TOOL_CALLS
-  if (!Number.isInteger(configured) || configured < 1) throw new TypeError('maxParallelToolCalls must be a positive integer')
+  if (!Number.isInteger(configured) || configured < 1)
+    throw new TypeError('maxParallelToolCalls must be a positive integer')
   const graceMs = checkDrainGrace(options.drainGraceMs)
   return Object.freeze({
     describe(tools: readonly ToolDefinition[]): ToolModelInput {
@@ -56,7 +65,12 @@ function projectSchema(tool: ToolDefinition): ToolSchema {
   return { name: tool.name, description: tool.description, parameters: structuredClone(tool.parameters) }
 }
 
-async function runBatch(input: ToolBatchInput, services: ToolExecutorServices, cap: number, graceMs: number): Promise<ToolBatchResult> {
+async function runBatch(
+  input: ToolBatchInput,
+  services: ToolExecutorServices,
+  cap: number,
+  graceMs: number,
+): Promise<ToolBatchResult> {
   const { calls, signal, agent, toolSet } = input
   const approved = new Set(input.approved ?? [])
   const session: Session | undefined = input.log !== undefined ? agent?.session : undefined
@@ -146,8 +160,12 @@ async function runBatch(input: ToolBatchInput, services: ToolExecutorServices, c
       const parallel =
         calls.length > 1 &&
         prepared.argumentsError === undefined &&
-        services.mode({ name: prepared.call.name, arguments: prepared.args, ...(agent !== undefined && { agent }), ...(toolSet !== undefined && { toolSet }) }).kind ===
-          'parallel'
+        services.mode({
+          name: prepared.call.name,
+          arguments: prepared.args,
+          ...(agent !== undefined && { agent }),
+          ...(toolSet !== undefined && { toolSet }),
+        }).kind === 'parallel'
       if (parallel) {
         while (running.size >= cap) await Promise.race(running)
         void start(index, prepared)
@@ -161,9 +179,13 @@ async function runBatch(input: ToolBatchInput, services: ToolExecutorServices, c
     stopWaiting()
   }
 
-  const ordered: ToolCallResult[] = calls.map((call, i) => ({ callId: call.id, result: (results[i] as BoundedOutcome).result }))
+  const ordered: ToolCallResult[] = calls.map((call, i) => ({
+    callId: call.id,
+    result: (results[i] as BoundedOutcome).result,
+  }))
   const additionalContexts: UserMessage[] = []
-  for (const { result } of ordered) if (result.additionalContexts !== undefined) additionalContexts.push(...result.additionalContexts)
+  for (const { result } of ordered)
+    if (result.additionalContexts !== undefined) additionalContexts.push(...result.additionalContexts)
   const concluded = ordered.some(({ result }) => !result.isError && result.concludesTurn === true)
   const batch: ToolBatchResult = { results: ordered, additionalContexts, concluded }
   let failure = log === undefined ? undefined : await log.drain()

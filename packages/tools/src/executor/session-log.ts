@@ -20,7 +20,14 @@ export class SessionLog {
   }
 
   call(call: ToolCallBlock): void {
-    this.#queue.append({ type: 'tool/call', time: Date.now(), ...this.step, callId: call.id, name: call.name, arguments: call.arguments })
+    this.#queue.append({
+      type: 'tool/call',
+      time: Date.now(),
+      ...this.step,
+      callId: call.id,
+      name: call.name,
+      arguments: call.arguments,
+    })
   }
 
   /**
@@ -28,7 +35,13 @@ export class SessionLog {
    * `abandoned`: the call did not settle within the grace after it was told to stop.
    */
   result(call: ToolCallBlock, result: ToolExecutionResult, abandoned = false): void {
-    this.#queue.append({ type: 'tool/result', time: Date.now(), ...this.step, ...projection(call, result), ...(abandoned && { abandoned: true }) })
+    this.#queue.append({
+      type: 'tool/result',
+      time: Date.now(),
+      ...this.step,
+      ...projection(call, result),
+      ...(abandoned && { abandoned: true }),
+    })
   }
 
   /** The eventual outcome of an abandoned call (appended after its batch returned, when its body finally settled). */

@@ -96,7 +96,9 @@ export function _markMaterialized<T>(value: T, chars?: number): T {
 
 /** Whether `value` is a root this module materialized (so it needs no new snapshot). */
 export function _isMaterialized(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && (Materialized.has(value) || (anyUnbranded && unbranded.has(value)))
+  return (
+    typeof value === 'object' && value !== null && (Materialized.has(value) || (anyUnbranded && unbranded.has(value)))
+  )
 }
 
 /** The characters of JSON text a materialized root was counted at (a lower bound), if it was. */

@@ -27,7 +27,16 @@ const LF = 0x0a
 const CR = 0x0d
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
-const ESCAPES: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' }
+const ESCAPES: Readonly<Record<string, string>> = {
+  '"': '"',
+  '\\': '\\',
+  '/': '/',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+}
 const NUMBER_TOKEN = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
 const SAFE_INTEGER_TOKEN = /^-?(?:0|[1-9]\d{0,14})$/
 
@@ -105,7 +114,9 @@ class Parser {
     const value = Number(token)
     if (Object.is(value, -0)) throw new ParseFailure(`${where(this.path())}: -0 is not lossless JSON`)
     if (!SAFE_INTEGER_TOKEN.test(token) && !_isLosslessNumberToken(token, value)) {
-      throw new ParseFailure(`${where(this.path())}: number ${token} does not round-trip through a double (it would become ${value})`)
+      throw new ParseFailure(
+        `${where(this.path())}: number ${token} does not round-trip through a double (it would become ${value})`,
+      )
     }
     this.pos += token.length
     return value
@@ -208,6 +219,9 @@ export function parseJsonArguments(text: string): ParseJsonResult {
   try {
     return { ok: true, value: _markMaterialized(new Parser(text).parse()) }
   } catch (thrown) {
-    return { ok: false, message: thrown instanceof ParseFailure ? thrown.message : `invalid JSON: ${describeThrown(thrown)}` }
+    return {
+      ok: false,
+      message: thrown instanceof ParseFailure ? thrown.message : `invalid JSON: ${describeThrown(thrown)}`,
+    }
   }
 }

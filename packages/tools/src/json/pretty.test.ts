@@ -38,7 +38,14 @@ describe('prettyJson', () => {
     }
     expect(crossed).toBeGreaterThan(100)
     // Wide values (a table of rows) indent as the native writer does.
-    const rows = Array.from({ length: 2000 }, (_, i) => ({ id: i, name: `row "${i}"`, tags: ['a', 'b'], empty: [], none: {}, note: null }))
+    const rows = Array.from({ length: 2000 }, (_, i) => ({
+      id: i,
+      name: `row "${i}"`,
+      tags: ['a', 'b'],
+      empty: [],
+      none: {},
+      note: null,
+    }))
     expect(prettyJson(rows)).toBe(JSON.stringify(rows, null, 2))
   })
 

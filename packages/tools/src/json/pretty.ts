@@ -78,7 +78,9 @@ function compactJson(value: JsonValue): string {
   }
 }
 
-type Frame = { kind: 'array'; items: readonly JsonValue[]; index: number } | { kind: 'object'; entries: [string, JsonValue][]; index: number }
+type Frame =
+  | { kind: 'array'; items: readonly JsonValue[]; index: number }
+  | { kind: 'object'; entries: [string, JsonValue][]; index: number }
 
 /**
  * `JSON.stringify(value, null, step)` without recursion (`step` `''`: compact), or undefined once the

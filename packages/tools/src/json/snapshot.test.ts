@@ -57,10 +57,23 @@ describe('snapshotJson', () => {
 
   test('is total on arbitrary values', () => {
     fc.assert(
-      fc.property(fc.anything({ withBigInt: true, withMap: true, withSet: true, withDate: true, withTypedArray: true, withSparseArray: true, withNullPrototype: true, withObjectString: true, withBoxedValues: true }), (value) => {
-        const result = snapshotJson(value)
-        expect(typeof result.ok).toBe('boolean')
-      }),
+      fc.property(
+        fc.anything({
+          withBigInt: true,
+          withMap: true,
+          withSet: true,
+          withDate: true,
+          withTypedArray: true,
+          withSparseArray: true,
+          withNullPrototype: true,
+          withObjectString: true,
+          withBoxedValues: true,
+        }),
+        (value) => {
+          const result = snapshotJson(value)
+          expect(typeof result.ok).toBe('boolean')
+        },
+      ),
     )
   })
 
@@ -131,7 +144,14 @@ describe('snapshotJson', () => {
       },
     }
     expect(rejection({ x: throwing })).toEqual({ path: '/x/bad', message: expect.stringMatching(/boom/) as unknown })
-    const trap = new Proxy({}, { ownKeys: () => { throw new Error('trap') } })
+    const trap = new Proxy(
+      {},
+      {
+        ownKeys: () => {
+          throw new Error('trap')
+        },
+      },
+    )
     expect(rejection([trap])).toMatchObject({ path: '/0', message: expect.stringMatching(/trap/) as unknown })
     const { proxy, revoke } = Proxy.revocable({}, {})
     revoke()
@@ -202,7 +222,9 @@ describe('adoptParsedJson', () => {
     const made = snapshotJsonOrThrow({ a: [1, { b: 2 }] }) as Record<string, unknown>
     for (const value of [adopted, made]) {
       expect(Reflect.ownKeys(value)).toEqual(['a'])
-      expect(Object.getOwnPropertyDescriptors(value)).toEqual({ a: { value: value['a'], writable: false, enumerable: true, configurable: false } })
+      expect(Object.getOwnPropertyDescriptors(value)).toEqual({
+        a: { value: value['a'], writable: false, enumerable: true, configurable: false },
+      })
       expect(JSON.stringify(value)).toBe('{"a":[1,{"b":2}]}')
       // Taken as it is; a copy of it (structuredClone, a spread, a proxy over it) is copied again.
       expect(snapshotJson(value)).toEqual({ ok: true, value })
@@ -215,7 +237,10 @@ describe('adoptParsedJson', () => {
   })
 
   test('__proto__ stays an own data key, as a snapshot keeps it', () => {
-    const adopted = adoptParsedJson(JSON.parse('{"__proto__":{"x":1},"a":[{"b":2}]}') as JsonValue) as Record<string, unknown>
+    const adopted = adoptParsedJson(JSON.parse('{"__proto__":{"x":1},"a":[{"b":2}]}') as JsonValue) as Record<
+      string,
+      unknown
+    >
     expect(Object.getPrototypeOf(adopted)).toBe(Object.prototype)
     expect(Object.keys(adopted)).toEqual(['__proto__', 'a'])
     expect(Object.isFrozen((adopted['a'] as unknown[])[0])).toBe(true)
@@ -236,7 +261,7 @@ const plainJson = fc
   .map((v) => JSON.parse(JSON.stringify(v, (_k, x: unknown) => (typeof x === 'number' ? null : x))) as JsonValue)
   .filter((v) => !JSON.stringify(v).includes('\\'))
 
-describe('the length of a value\'s JSON text', () => {
+describe("the length of a value's JSON text", () => {
   test('a value is refused only past the bound: exactly at its JSON text when it has no numbers or escapes', () => {
     fc.assert(
       fc.property(plainJson, (value) => {
@@ -258,10 +283,16 @@ describe('the length of a value\'s JSON text', () => {
   test('a shared node counts as often as it is reached: a graph of 41 nodes whose text would be 2^40 copies is refused at once', () => {
     expect(_snapshotOnce(doubling(10), JSON.stringify(doubling(10)).length)).toMatchObject({ ok: true })
     const refused = _snapshotOnce(doubling(40), 1_000_000)
-    expect(refused).toMatchObject({ ok: false, message: expect.stringMatching(/^its JSON text is at least \d+ characters, more than the 1000000 this accepts$/) })
+    expect(refused).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/^its JSON text is at least \d+ characters, more than the 1000000 this accepts$/),
+    })
     expect(refused.ok === false && 'tooLong' in refused && refused.tooLong).toBeGreaterThan(1_000_000)
     // Without a bound of its own, a snapshot stops at MAX_JSON_CHARS.
-    expect(snapshotJson(doubling(40))).toMatchObject({ ok: false, message: expect.stringContaining(`more than the ${MAX_JSON_CHARS} this accepts`) })
+    expect(snapshotJson(doubling(40))).toMatchObject({
+      ok: false,
+      message: expect.stringContaining(`more than the ${MAX_JSON_CHARS} this accepts`),
+    })
   })
 
   test('a string is measured before anything is copied; a materialized value by the count it was made with', () => {
@@ -280,7 +311,10 @@ describe('the length of a value\'s JSON text', () => {
     // Shared 2^30 times inside a new value: counted each time, refused long before the text.
     expect(_snapshotOnce(doubling(30, parsed()), 10_000_000)).toMatchObject({ ok: false, tooLong: expect.any(Number) })
     expect(_snapshotOnce([parsed(), parsed()], 2 * text.length + 3)).toMatchObject({ ok: true })
-    expect(_snapshotOnce([parsed(), parsed()], 2 * text.length + 2)).toMatchObject({ ok: false, tooLong: 2 * text.length + 3 })
+    expect(_snapshotOnce([parsed(), parsed()], 2 * text.length + 2)).toMatchObject({
+      ok: false,
+      tooLong: 2 * text.length + 3,
+    })
     // Returned as it is: measured against a caller's bound, passed as it is under MAX_JSON_CHARS.
     expect(_snapshotOnce(parsed(), text.length)).toMatchObject({ ok: true })
     expect(_snapshotOnce(parsed(), text.length - 1)).toMatchObject({ ok: false, tooLong: text.length })

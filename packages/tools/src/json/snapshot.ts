@@ -1,5 +1,12 @@
 import { describeThrown, NotJsonError } from '../errors.js'
-import { _frozenArray, _frozenObject, _isMaterialized, _markMaterialized, _materializedChars, _pointer } from './build.js'
+import {
+  _frozenArray,
+  _frozenObject,
+  _isMaterialized,
+  _markMaterialized,
+  _materializedChars,
+  _pointer,
+} from './build.js'
 import type { JsonValue } from './types.js'
 
 /** Result of {@link snapshotJson}: a fresh deep-frozen copy, or the first non-JSON path. */
@@ -122,9 +129,11 @@ function openArray(source: unknown[]): Frame | Reject {
   }
   const keys = Object.keys(source)
   if (keys.length !== length) {
-    for (const key of keys) if (!isArrayIndex(key, length)) return new Reject('a named property on an array is not JSON', [key])
+    for (const key of keys)
+      if (!isArrayIndex(key, length)) return new Reject('a named property on an array is not JSON', [key])
   }
-  if (enumerableSymbol(source) !== undefined) return new Reject('an array with an enumerable symbol-keyed property is not JSON')
+  if (enumerableSymbol(source) !== undefined)
+    return new Reject('an array with an enumerable symbol-keyed property is not JSON')
   return { source, keys: undefined, items, index: 0, chars: 2 + Math.max(0, length - 1) }
 }
 
@@ -162,10 +171,13 @@ function open(source: object): Frame | Reject {
 
 function fail(stack: readonly Frame[], reject: Reject): Refusal {
   const segments: string[] = []
-  for (const frame of stack) segments.push(frame.keys === undefined ? String(frame.index) : (frame.keys[frame.index] as string))
+  for (const frame of stack)
+    segments.push(frame.keys === undefined ? String(frame.index) : (frame.keys[frame.index] as string))
   segments.push(...reject.at)
   const path = _pointer(segments)
-  return reject.tooLong === undefined ? { ok: false, path, message: reject.message } : { ok: false, path, message: reject.message, tooLong: reject.tooLong }
+  return reject.tooLong === undefined
+    ? { ok: false, path, message: reject.message }
+    : { ok: false, path, message: reject.message, tooLong: reject.tooLong }
 }
 
 /** The characters of JSON text a scalar takes at least: a string's units and quotes, a number's one digit. */
@@ -199,7 +211,8 @@ function measured(root: object, sizes: Map<object, number>): number {
     total: number
   }
   const open = (node: object): Measure => {
-    if (Array.isArray(node)) return { node, children: node as JsonValue[], index: 0, total: 2 + Math.max(0, node.length - 1) }
+    if (Array.isArray(node))
+      return { node, children: node as JsonValue[], index: 0, total: 2 + Math.max(0, node.length - 1) }
     const record = node as Record<string, JsonValue>
     const keys = Object.keys(record)
     let total = 2 + Math.max(0, keys.length - 1)
@@ -295,7 +308,10 @@ function run(root: object, maxChars: number): Refusal | { ok: true; value: JsonV
         break
       }
       stack.pop()
-      value = top.keys === undefined ? _frozenArray(top.items as JsonValue[]) : _frozenObject(top.keys, top.items as JsonValue[])
+      value =
+        top.keys === undefined
+          ? _frozenArray(top.items as JsonValue[])
+          : _frozenObject(top.keys, top.items as JsonValue[])
       seen?.set(top.source, value)
     }
   }

@@ -5,7 +5,10 @@ import type { ToolDispatchExecution, ToolRunContext } from '../types/tool.js'
 import { codeOf, deferred, delay, runOne, textOf, tool } from './fixtures/tool.js'
 
 /** Every phase a call can go through, counted. */
-function instrumented(tools: ToolsService, body: (ctx: ToolRunContext) => Promise<unknown> = () => Promise.resolve('done')): Record<string, number> {
+function instrumented(
+  tools: ToolsService,
+  body: (ctx: ToolRunContext) => Promise<unknown> = () => Promise.resolve('done'),
+): Record<string, number> {
   const counts: Record<string, number> = { pre: 0, exec: 0, body: 0, post: 0, result: 0 }
   const bump = (key: string): void => {
     counts[key] = (counts[key] ?? 0) + 1
@@ -181,7 +184,9 @@ describe('cancellation', () => {
         return null
       })
       const controller = new AbortController()
-      const pending = Promise.all(Array.from({ length: 30 }, () => runOne(tools, 't', {}, { signal: controller.signal })))
+      const pending = Promise.all(
+        Array.from({ length: 30 }, () => runOne(tools, 't', {}, { signal: controller.signal })),
+      )
       await allListening.promise
       expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1)
       controller.abort()

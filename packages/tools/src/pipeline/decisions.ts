@@ -23,8 +23,14 @@ export function normalizePreDecision(raw: unknown): PreToolDecision {
       case 'ask': {
         const reason = d.reason
         const displayReason = d.displayReason
-        if (reason !== undefined && typeof reason !== 'string') throw new TypeError('an ask decision `reason` must be a string')
-        if (displayReason !== undefined && (typeof displayReason !== 'object' || displayReason === null || typeof (displayReason as Record<string, unknown>).en !== 'string')) {
+        if (reason !== undefined && typeof reason !== 'string')
+          throw new TypeError('an ask decision `reason` must be a string')
+        if (
+          displayReason !== undefined &&
+          (typeof displayReason !== 'object' ||
+            displayReason === null ||
+            typeof (displayReason as Record<string, unknown>).en !== 'string')
+        ) {
           throw new TypeError('an ask decision `displayReason` must be { en: string, … }')
         }
         return {
@@ -35,7 +41,9 @@ export function normalizePreDecision(raw: unknown): PreToolDecision {
       }
     }
   }
-  throw new TypeError('a tools/pre-execute listener returned something that is not a decision (allow, deny, cancel or ask)')
+  throw new TypeError(
+    'a tools/pre-execute listener returned something that is not a decision (allow, deny, cancel or ask)',
+  )
 }
 
 function normalizeInfo(raw: unknown): ToolErrorInfo {

@@ -19,13 +19,28 @@ function setup(options: ToolDispatchOptions, decide: ApprovalService['request'] 
     describe: () => ({ schemas: [], knownNames: [] }),
     execute: async (input, services) => {
       const call = input.calls[0] as { id: string; name: string }
-      const result: ToolExecutionResult = await services.dispatch({ callId: call.id, name: call.name, arguments: {}, signal: input.signal, ...(input.agent !== undefined && { agent: input.agent }) }, options)
+      const result: ToolExecutionResult = await services.dispatch(
+        {
+          callId: call.id,
+          name: call.name,
+          arguments: {},
+          signal: input.signal,
+          ...(input.agent !== undefined && { agent: input.agent }),
+        },
+        options,
+      )
       return { results: [{ callId: call.id, result }], additionalContexts: [], concluded: false }
     },
   }
   tools.setExecutor(executor)
   const run = async (): Promise<ToolExecutionResult> =>
-    (await tools.execute({ calls: [{ type: 'tool_call', id: 'c', name: 't', arguments: '{}' }], signal: new AbortController().signal, agent: agent('a') })).results[0]?.result as ToolExecutionResult
+    (
+      await tools.execute({
+        calls: [{ type: 'tool_call', id: 'c', name: 't', arguments: '{}' }],
+        signal: new AbortController().signal,
+        agent: agent('a'),
+      })
+    ).results[0]?.result as ToolExecutionResult
   return { tools, counts, asked, run }
 }
 

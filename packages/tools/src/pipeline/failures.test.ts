@@ -45,7 +45,11 @@ function hostileThrows(): [label: string, make: () => unknown, message: RegExp][
     ],
     ['a revoked Proxy', () => revocable.proxy, /^Error: .*cannot be described$/],
     // A message is no place for data: its head is kept, with the length it had.
-    ['an Error with a 1 MB message', () => new Error('m'.repeat(1_000_000)), /^Error: [^m]*m{65536}… \(cut from 1000000 characters\)$/],
+    [
+      'an Error with a 1 MB message',
+      () => new Error('m'.repeat(1_000_000)),
+      /^Error: [^m]*m{65536}… \(cut from 1000000 characters\)$/,
+    ],
   ]
 }
 
@@ -62,10 +66,7 @@ const stages: [stage: string, install: (tools: ToolsService, thrown: () => unkno
         }),
       ),
   ],
-  [
-    'an async tool body',
-    (tools, thrown) => tools.register(tool('t', { execute: () => Promise.reject(thrown()) })),
-  ],
+  ['an async tool body', (tools, thrown) => tools.register(tool('t', { execute: () => Promise.reject(thrown()) }))],
   [
     'a tools/pre-execute listener',
     (tools, thrown) => {
@@ -190,8 +191,21 @@ describe('failures become isError results, and execute() never rejects', () => {
     const probe: ToolExecutor = {
       describe: () => ({ schemas: [], knownNames: [] }),
       async execute(input, host) {
-        const exec = { callId: 'c', rootCallId: 'c', name: 'run_code', arguments: null, signal: input.signal, token: Symbol('c') } as never
-        logged = await host.ptcDispatchLog({ exec, subCallId: 'c:ptc:0', name: 't', isError: false, content: [{ type: 'text', text: 'original' }] })
+        const exec = {
+          callId: 'c',
+          rootCallId: 'c',
+          name: 'run_code',
+          arguments: null,
+          signal: input.signal,
+          token: Symbol('c'),
+        } as never
+        logged = await host.ptcDispatchLog({
+          exec,
+          subCallId: 'c:ptc:0',
+          name: 't',
+          isError: false,
+          content: [{ type: 'text', text: 'original' }],
+        })
         return { results: [], additionalContexts: [], concluded: false }
       },
     }
@@ -285,7 +299,10 @@ describe('failures become isError results, and execute() never rejects', () => {
     const tools = new ToolsService()
     tools.register(tool('t', { execute: () => Promise.reject(new ToolTimeoutError(5)) }))
     const result = await runOne(tools, 't')
-    expect(result.isError && result.error).toEqual({ message: 'tool call timed out after 5 ms', info: { name: 'ToolTimeoutError', code: 'TOOL_TIMEOUT' } })
+    expect(result.isError && result.error).toEqual({
+      message: 'tool call timed out after 5 ms',
+      info: { name: 'ToolTimeoutError', code: 'TOOL_TIMEOUT' },
+    })
   })
 })
 
@@ -309,7 +326,11 @@ describe('invalid arguments', () => {
     return defineTool({
       name: 'typed',
       description: 'typed tool',
-      parameters: { path: { type: 'string', required: true }, count: { type: 'integer' }, tags: { type: 'array', items: { type: 'string' } } },
+      parameters: {
+        path: { type: 'string', required: true },
+        count: { type: 'integer' },
+        tags: { type: 'array', items: { type: 'string' } },
+      },
       output: { schema: { type: 'string' }, render: (_args, value) => [{ type: 'text', text: value }] },
       execute: async (args) => {
         onRun()
@@ -385,7 +406,9 @@ describe('invalid arguments', () => {
 describe('invalid output', () => {
   test('a value outside the output schema is INVALID_TOOL_OUTPUT, seen by post-execute', async () => {
     const tools = new ToolsService()
-    tools.register(tool('t', { output: { schema: { type: 'string' }, render: () => [] }, execute: () => Promise.resolve(42) }))
+    tools.register(
+      tool('t', { output: { schema: { type: 'string' }, render: () => [] }, execute: () => Promise.resolve(42) }),
+    )
     const seen: ToolExecutionResult[] = []
     tools.on('tools/post-execute', (_exec, result, next) => {
       seen.push(result)
@@ -450,15 +473,24 @@ describe('values too long to take', () => {
   }
 
   /** A tool whose body returns `make()`, or hands it to a wrapper or post-execute listener; counts its renders. */
-  function harness(where: 'body' | 'wrapper' | 'post-execute', make: () => unknown): { tools: ToolsService; renders: () => number } {
+  function harness(
+    where: 'body' | 'wrapper' | 'post-execute',
+    make: () => unknown,
+  ): { tools: ToolsService; renders: () => number } {
     let renders = 0
     const tools = new ToolsService()
     const render = (_args: unknown, value: unknown): [{ type: 'text'; text: string }] => {
       renders++
       return [{ type: 'text', text: JSON.stringify(value).slice(0, 100) }]
     }
-    tools.register(tool('t', { output: { schema: {}, render }, execute: () => Promise.resolve(where === 'body' ? make() : 'small') }))
-    if (where === 'wrapper') tools.on('tools/execute', async () => ({ isError: false, value: make() as never, content: [] }))
+    tools.register(
+      tool('t', {
+        output: { schema: {}, render },
+        execute: () => Promise.resolve(where === 'body' ? make() : 'small'),
+      }),
+    )
+    if (where === 'wrapper')
+      tools.on('tools/execute', async () => ({ isError: false, value: make() as never, content: [] }))
     if (where === 'post-execute') tools.on('tools/post-execute', () => ({ kind: 'accept', value: make() as never }))
     return { tools, renders: () => renders }
   }
@@ -468,7 +500,9 @@ describe('values too long to take', () => {
       const h = harness(where, () => doubling(40))
       const result = await runOne(h.tools, 't')
       expect(codeOf(result)).toBe('INVALID_TOOL_OUTPUT')
-      expect(textOf(result)).toMatch(/too long to take: its JSON text is at least \d+ characters, more than the 268435456 this accepts$/)
+      expect(textOf(result)).toMatch(
+        /too long to take: its JSON text is at least \d+ characters, more than the 268435456 this accepts$/,
+      )
       // The long value is never rendered (a post-execute listener replaced a body's value that was).
       expect(h.renders()).toBe(where === 'post-execute' ? 1 : 0)
     })
@@ -483,7 +517,10 @@ describe('values too long to take', () => {
         Promise.all(
           input.calls.map(async (c) => ({
             callId: c.id,
-            result: await services.dispatch({ callId: c.id, name: c.name, arguments: JSON.parse(c.arguments) as never, signal: input.signal }, { maxValueChars: 12 }),
+            result: await services.dispatch(
+              { callId: c.id, name: c.name, arguments: JSON.parse(c.arguments) as never, signal: input.signal },
+              { maxValueChars: 12 },
+            ),
           })),
         ).then((results) => ({ results, additionalContexts: [], concluded: false })),
     }
@@ -491,6 +528,8 @@ describe('values too long to take', () => {
     expect(await runOne(tools, 't', { n: 10 })).toMatchObject({ isError: false, value: 'x'.repeat(10) })
     const refused = await runOne(tools, 't', { n: 11 })
     expect(codeOf(refused)).toBe('INVALID_TOOL_OUTPUT')
-    expect(textOf(refused)).toBe('Error: tool t returned a value too long to take: its JSON text is at least 13 characters, more than the 12 this accepts')
+    expect(textOf(refused)).toBe(
+      'Error: tool t returned a value too long to take: its JSON text is at least 13 characters, more than the 12 this accepts',
+    )
   })
 })

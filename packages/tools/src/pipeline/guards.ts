@@ -15,7 +15,11 @@ export class Guards {
     else this.#scoped.set(scope, [...(this.#scoped.get(scope) ?? []), guard])
     return () => {
       if (scope === undefined) this.#global = this.#global.filter((g) => g !== guard)
-      else this.#scoped.set(scope, (this.#scoped.get(scope) ?? []).filter((g) => g !== guard))
+      else
+        this.#scoped.set(
+          scope,
+          (this.#scoped.get(scope) ?? []).filter((g) => g !== guard),
+        )
     }
   }
 

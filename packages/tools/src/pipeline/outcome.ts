@@ -9,7 +9,13 @@ import { contentProblem, contentText, failureResult, thrownResult } from './resu
 const MAX_VIOLATIONS_SHOWN = 20
 
 /** Snapshot, validate and render a body's return value. */
-export function produceValue(reg: Registration, exec: ToolExecution, raw: unknown, concludesTurn: boolean, maxValueChars?: number): ToolExecutionResult {
+export function produceValue(
+  reg: Registration,
+  exec: ToolExecution,
+  raw: unknown,
+  concludesTurn: boolean,
+  maxValueChars?: number,
+): ToolExecutionResult {
   const snap = _snapshotOnce(raw, maxValueChars)
   if (!snap.ok) return refused(snap, `tool ${exec.name} returned a value`)
   return renderValue(reg, exec, snap.value, concludesTurn)
@@ -22,12 +28,21 @@ function refused(snap: Exclude<SnapshotOnceResult, { ok: true }>, what: string):
 }
 
 /** Validate a (frozen, lossless) value against the output schema, then render it and its presentation meta. */
-export function renderValue(reg: Registration, exec: ToolExecution, value: JsonValue, concludesTurn: boolean): ToolExecutionResult {
+export function renderValue(
+  reg: Registration,
+  exec: ToolExecution,
+  value: JsonValue,
+  concludesTurn: boolean,
+): ToolExecutionResult {
   const violations = reg.output.validate(value)
   if (violations.length > 0) {
     const shown = formatViolations(violations.slice(0, MAX_VIOLATIONS_SHOWN))
-    const more = violations.length > MAX_VIOLATIONS_SHOWN ? ` (and ${violations.length - MAX_VIOLATIONS_SHOWN} more)` : ''
-    return failureResult('INVALID_TOOL_OUTPUT', `tool ${exec.name} returned a value that does not match its output schema: ${shown}${more}`)
+    const more =
+      violations.length > MAX_VIOLATIONS_SHOWN ? ` (and ${violations.length - MAX_VIOLATIONS_SHOWN} more)` : ''
+    return failureResult(
+      'INVALID_TOOL_OUTPUT',
+      `tool ${exec.name} returned a value that does not match its output schema: ${shown}${more}`,
+    )
   }
   const output = reg.definition.output
   let content
@@ -58,8 +73,14 @@ export function renderValue(reg: Registration, exec: ToolExecution, value: JsonV
  * A result a `tools/execute` wrapper returned instead of (or after) the body's:
  * checked for shape, and a success's value is revalidated and re-rendered.
  */
-export function normalizeWrapped(reg: Registration, exec: ToolExecution, wrapped: unknown, maxValueChars?: number): ToolExecutionResult {
-  if (typeof wrapped !== 'object' || wrapped === null) return failureResult('TOOL_ERROR', 'a tools/execute wrapper returned something that is not a result')
+export function normalizeWrapped(
+  reg: Registration,
+  exec: ToolExecution,
+  wrapped: unknown,
+  maxValueChars?: number,
+): ToolExecutionResult {
+  if (typeof wrapped !== 'object' || wrapped === null)
+    return failureResult('TOOL_ERROR', 'a tools/execute wrapper returned something that is not a result')
   const w = wrapped as Partial<Record<keyof ToolExecutionResult, unknown>>
   if (w.isError === true) {
     const error = w.error as { message?: unknown } | undefined
@@ -68,22 +89,31 @@ export function normalizeWrapped(reg: Registration, exec: ToolExecution, wrapped
     }
     return wrapped as ToolExecutionResult
   }
-  if (w.isError !== false) return failureResult('TOOL_ERROR', 'a tools/execute wrapper returned a result without a boolean `isError`')
+  if (w.isError !== false)
+    return failureResult('TOOL_ERROR', 'a tools/execute wrapper returned a result without a boolean `isError`')
   const snap = _snapshotOnce(w.value, maxValueChars)
   if (!snap.ok) return refused(snap, 'a tools/execute wrapper returned a value')
   return renderValue(reg, exec, snap.value, w.concludesTurn === true)
 }
 
 /** Apply a post-execute decision: accept, replace content or value (never both), or block. */
-export function applyPostDecision(reg: Registration, exec: ToolExecution, result: ToolExecutionResult, decision: PostToolDecision, maxValueChars?: number): ToolExecutionResult {
+export function applyPostDecision(
+  reg: Registration,
+  exec: ToolExecution,
+  result: ToolExecutionResult,
+  decision: PostToolDecision,
+  maxValueChars?: number,
+): ToolExecutionResult {
   if (typeof decision !== 'object' || decision === null) {
     return failureResult('TOOL_ERROR', 'a tools/post-execute listener returned something that is not a decision')
   }
   const contexts = [...(result.additionalContexts ?? []), ...(decision.additionalContexts ?? [])]
-  const withContexts = (r: ToolExecutionResult): ToolExecutionResult => (contexts.length === 0 ? r : { ...r, additionalContexts: contexts })
+  const withContexts = (r: ToolExecutionResult): ToolExecutionResult =>
+    contexts.length === 0 ? r : { ...r, additionalContexts: contexts }
   if (decision.kind === 'block') {
     const issue = contentProblem(decision.feedback)
-    if (issue !== undefined) return failureResult('TOOL_ERROR', `a post-execute block decision has invalid feedback: ${issue}`)
+    if (issue !== undefined)
+      return failureResult('TOOL_ERROR', `a post-execute block decision has invalid feedback: ${issue}`)
     return withContexts({
       isError: true,
       error: { message: contentText(decision.feedback), info: { name: 'ToolBlockedError', code: 'DENIED' } },
@@ -91,7 +121,8 @@ export function applyPostDecision(reg: Registration, exec: ToolExecution, result
       ...(result.meta !== undefined && { meta: result.meta }),
     })
   }
-  if (decision.kind !== 'accept') return failureResult('TOOL_ERROR', `a tools/post-execute listener returned an unknown decision kind`)
+  if (decision.kind !== 'accept')
+    return failureResult('TOOL_ERROR', `a tools/post-execute listener returned an unknown decision kind`)
   const replacesContent = decision.content !== undefined
   const replacesValue = 'value' in decision && decision.value !== undefined
   if (replacesContent && replacesValue) {

@@ -10,7 +10,14 @@ import type { UserMessage } from '../types/content.js'
 import type { PostToolDecision, PreToolDecision } from '../types/decisions.js'
 import type { ToolDefinition } from '../types/tool.js'
 import type { ToolsEvents } from '../types/events.js'
-import type { ToolDispatchExecution, ToolExecution, ToolExecutionInput, ToolExecutionResult, ToolExecutionToken, ToolRunContext } from '../types/tool.js'
+import type {
+  ToolDispatchExecution,
+  ToolExecution,
+  ToolExecutionInput,
+  ToolExecutionResult,
+  ToolExecutionToken,
+  ToolRunContext,
+} from '../types/tool.js'
 import type { ToolDispatchOptions } from '../types/executor.js'
 import type { ApprovalDecision, ApprovalService } from '../types/approval.js'
 import { argumentsProblem } from './arguments.js'
@@ -103,9 +110,18 @@ export class Pipeline {
     const onBodyAborted = catching(options?.onBodyAborted)
     const approved = options?.approved === true && input.parent === undefined
     const deferrable = options?.deferrable === true
-    const decision = options?.decision === 'allowed-once' || options?.decision === 'rejected' ? options.decision : undefined
+    const decision =
+      options?.decision === 'allowed-once' || options?.decision === 'rejected' ? options.decision : undefined
     const maxValueChars = options?.maxValueChars
-    if (notify === undefined) return this.#dispatch(input, route, options?.argumentsError, { onPolicySettled: undefined, onBodyAborted, approved, deferrable, decision, maxValueChars })
+    if (notify === undefined)
+      return this.#dispatch(input, route, options?.argumentsError, {
+        onPolicySettled: undefined,
+        onBodyAborted,
+        approved,
+        deferrable,
+        decision,
+        maxValueChars,
+      })
     let notified = false
     const onPolicySettled = (): void => {
       if (notified) return
@@ -117,7 +133,14 @@ export class Pipeline {
       }
     }
     try {
-      return await this.#dispatch(input, route, options?.argumentsError, { onPolicySettled, onBodyAborted, approved, deferrable, decision, maxValueChars })
+      return await this.#dispatch(input, route, options?.argumentsError, {
+        onPolicySettled,
+        onBodyAborted,
+        approved,
+        deferrable,
+        decision,
+        maxValueChars,
+      })
     } finally {
       onPolicySettled()
     }
@@ -139,11 +162,15 @@ export class Pipeline {
     const direct = exec.parent === undefined
     const owned = ownedBy(route, exec.name, direct)
     if (route.codeOnly && direct && owned === undefined) {
-      const hint = this.#executable(exec) !== undefined ? `; in this mode ${exec.name} is reachable only from a program: call tools[${JSON.stringify(exec.name)}](…) inside ${route.transport?.name ?? 'run_code'}` : ''
+      const hint =
+        this.#executable(exec) !== undefined
+          ? `; in this mode ${exec.name} is reachable only from a program: call tools[${JSON.stringify(exec.name)}](…) inside ${route.transport?.name ?? 'run_code'}`
+          : ''
       return this.#finish(exec, undefined, failureResult('UNKNOWN_TOOL', `unknown tool: ${exec.name}${hint}`))
     }
     const found = owned ?? this.#executable(exec)
-    if (found === undefined) return this.#finish(exec, undefined, failureResult('UNKNOWN_TOOL', `unknown tool: ${exec.name}`))
+    if (found === undefined)
+      return this.#finish(exec, undefined, failureResult('UNKNOWN_TOOL', `unknown tool: ${exec.name}`))
     let call: CallRegistration
     try {
       call = startCall(found)
@@ -174,7 +201,11 @@ export class Pipeline {
    * deferred approval, in this process or another): projectContent, `tools/post-execute`, the abort
    * check, finalizeContent, materialize and `tools/result`, as a dispatched call gets them. Never rejects.
    */
-  async complete(input: ToolExecutionInput, route: Route, candidate: ToolExecutionResult): Promise<ToolExecutionResult> {
+  async complete(
+    input: ToolExecutionInput,
+    route: Route,
+    candidate: ToolExecutionResult,
+  ): Promise<ToolExecutionResult> {
     const snap = snapshotJson(input.arguments)
     const exec = execution(input, snap.ok ? snap.value : null)
     const found = ownedBy(route, exec.name, exec.parent === undefined) ?? this.#executable(exec)
@@ -197,9 +228,21 @@ export class Pipeline {
    * Policy, dispatch and post-execute of an admitted call; the candidate result for `#finish`.
    * Stages without listeners are not awaited: a sub-call from a program crosses this once per call.
    */
-  async #run(call: CallRegistration, exec: ToolExecution, owned: boolean, hooks: DispatchHooks): Promise<ToolExecutionResult> {
+  async #run(
+    call: CallRegistration,
+    exec: ToolExecution,
+    owned: boolean,
+    hooks: DispatchHooks,
+  ): Promise<ToolExecutionResult> {
     const { reg } = call
-    const state: CallState = { contexts: [], concluded: false, settled: false, bodyInvoked: false, onBodyAborted: hooks.onBodyAborted, maxValueChars: hooks.maxValueChars }
+    const state: CallState = {
+      contexts: [],
+      concluded: false,
+      settled: false,
+      bodyInvoked: false,
+      onBodyAborted: hooks.onBodyAborted,
+      maxValueChars: hooks.maxValueChars,
+    }
     const admitted = this.#admit(exec, hooks)
     const denied = admitted instanceof Promise ? await admitted : admitted
     hooks.onPolicySettled?.()
@@ -214,14 +257,17 @@ export class Pipeline {
         wrapped = await this.#body(reg, exec, exec as ToolDispatchExecution, state, owned)
       } else {
         const dispatchExec = dispatchView(exec)
-        wrapped = await runWaterfall(wrappers, [dispatchExec] as const, () => this.#body(reg, exec, dispatchExec, state, owned))
+        wrapped = await runWaterfall(wrappers, [dispatchExec] as const, () =>
+          this.#body(reg, exec, dispatchExec, state, owned),
+        )
       }
       result = wrapped === state.bodyResult ? wrapped : normalizeWrapped(reg, exec, wrapped, state.maxValueChars)
     } catch (error) {
       result = thrownResult(error, 'a tools/execute wrapper failed: ')
     }
     result = project(call, exec, withContexts(result, state))
-    if (this.listeners.postExecute.for(exec.agent).length > 0) result = await this.#post(reg, exec, result, state.maxValueChars)
+    if (this.listeners.postExecute.for(exec.agent).length > 0)
+      result = await this.#post(reg, exec, result, state.maxValueChars)
     if (!result.isError && exec.signal.aborted) result = aborted(state.bodyInvoked)
     return result
   }
@@ -248,7 +294,10 @@ export class Pipeline {
   }
 
   /** pre-execute waterfall, approval, cancellation recheck, guards. Undefined: allowed. A promise only when a listener or approval ran. */
-  #admit(exec: ToolExecution, hooks: DispatchHooks): ToolExecutionResult | undefined | Promise<ToolExecutionResult | undefined> {
+  #admit(
+    exec: ToolExecution,
+    hooks: DispatchHooks,
+  ): ToolExecutionResult | undefined | Promise<ToolExecutionResult | undefined> {
     const listeners = this.listeners.preExecute.for(exec.agent)
     if (listeners.length === 0) return this.#decide(exec, allow(), hooks)
     return runWaterfall(listeners, [exec] as const, allow).then(
@@ -269,7 +318,11 @@ export class Pipeline {
    * Applies a pre-execute decision: deny, cancel, ask (approval; none when the caller had the call
    * `approved`), then the cancellation recheck and guards.
    */
-  #decide(exec: ToolExecution, decision: PreToolDecision, hooks: DispatchHooks): ToolExecutionResult | undefined | Promise<ToolExecutionResult | undefined> {
+  #decide(
+    exec: ToolExecution,
+    decision: PreToolDecision,
+    hooks: DispatchHooks,
+  ): ToolExecutionResult | undefined | Promise<ToolExecutionResult | undefined> {
     if (decision.kind === 'deny') return failureResult('DENIED', decision.reason, decision.info)
     if (decision.kind === 'cancel') return aborted(false)
     if (decision.kind === 'ask' && !hooks.approved) {
@@ -304,9 +357,18 @@ export class Pipeline {
   }
 
   /** The innermost step of `tools/execute`: re-fuse the caller signal, run the body, check and render its value. */
-  async #body(reg: Registration, exec: ToolExecution, dispatchExec: ToolDispatchExecution, state: CallState, owned: boolean): Promise<ToolExecutionResult> {
+  async #body(
+    reg: Registration,
+    exec: ToolExecution,
+    dispatchExec: ToolDispatchExecution,
+    state: CallState,
+    owned: boolean,
+  ): Promise<ToolExecutionResult> {
     if (!owned && this.#executable(exec) !== reg) {
-      return failureResult('UNKNOWN_TOOL', `unknown tool: ${exec.name} (it was removed, replaced or restricted before the call started)`)
+      return failureResult(
+        'UNKNOWN_TOOL',
+        `unknown tool: ${exec.name} (it was removed, replaced or restricted before the call started)`,
+      )
     }
     const fused = fuseSignals(exec.signal, dispatchExec.signal)
     const context: ToolRunContext = Object.freeze({
@@ -334,7 +396,12 @@ export class Pipeline {
     return (state.bodyResult = produceValue(reg, exec, raw, state.concluded, state.maxValueChars))
   }
 
-  async #post(reg: Registration, exec: ToolExecution, result: ToolExecutionResult, maxValueChars?: number): Promise<ToolExecutionResult> {
+  async #post(
+    reg: Registration,
+    exec: ToolExecution,
+    result: ToolExecutionResult,
+    maxValueChars?: number,
+  ): Promise<ToolExecutionResult> {
     const listeners = this.listeners.postExecute.for(exec.agent)
     if (listeners.length === 0) return result
     let decision: PostToolDecision
@@ -351,7 +418,11 @@ export class Pipeline {
   }
 
   /** finalizeContent exactly once, materialize + freeze, then `tools/result`. */
-  #finish(exec: ToolExecution, call: CallRegistration | undefined, candidate: ToolExecutionResult): ToolExecutionResult {
+  #finish(
+    exec: ToolExecution,
+    call: CallRegistration | undefined,
+    candidate: ToolExecutionResult,
+  ): ToolExecutionResult {
     let result = materialize(candidate)
     const finalize = call?.finalizeContent
     if (finalize !== undefined) {
@@ -432,7 +503,8 @@ function dispatchView(exec: ToolExecution): ToolDispatchExecution {
       return signal
     },
     set signal(next: AbortSignal) {
-      if (!(next instanceof AbortSignal)) throw new TypeError('a tools/execute wrapper may replace exec.signal only with an AbortSignal')
+      if (!(next instanceof AbortSignal))
+        throw new TypeError('a tools/execute wrapper may replace exec.signal only with an AbortSignal')
       signal = next
     },
   }

@@ -23,7 +23,9 @@ function counted(tools: ToolsService): { body: number; wrapper: number } {
 }
 
 /** A fake approval service answering with a fixed outcome and recording requests. */
-function approval(outcome: ApprovalOutcome | (() => Promise<ApprovalOutcome>)): ApprovalService & { requests: ApprovalRequest[] } {
+function approval(
+  outcome: ApprovalOutcome | (() => Promise<ApprovalOutcome>),
+): ApprovalService & { requests: ApprovalRequest[] } {
   const requests: ApprovalRequest[] = []
   return {
     requests,
@@ -40,7 +42,10 @@ describe('tools/pre-execute', () => {
     const counts = counted(tools)
     tools.on('tools/pre-execute', () => ({ kind: 'deny', reason: 'not today' }))
     const result = await runOne(tools, 't')
-    expect(result.isError && result.error).toEqual({ message: 'not today', info: { name: 'ToolDeniedError', code: 'DENIED' } })
+    expect(result.isError && result.error).toEqual({
+      message: 'not today',
+      info: { name: 'ToolDeniedError', code: 'DENIED' },
+    })
     expect(textOf(result)).toBe('Error: not today')
     expect(counts).toEqual({ body: 0, wrapper: 0 })
   })
@@ -48,9 +53,17 @@ describe('tools/pre-execute', () => {
   test('deny may carry a structured identity with a user-facing reason kept out of the model text', async () => {
     const tools = new ToolsService()
     counted(tools)
-    tools.on('tools/pre-execute', () => ({ kind: 'deny', reason: 'blocked by policy', info: { name: 'PolicyError', code: 'POLICY', reason: 'ask your admin' } }))
+    tools.on('tools/pre-execute', () => ({
+      kind: 'deny',
+      reason: 'blocked by policy',
+      info: { name: 'PolicyError', code: 'POLICY', reason: 'ask your admin' },
+    }))
     const result = await runOne(tools, 't')
-    expect(result.isError && result.error.info).toEqual({ name: 'PolicyError', code: 'POLICY', reason: 'ask your admin' })
+    expect(result.isError && result.error.info).toEqual({
+      name: 'PolicyError',
+      code: 'POLICY',
+      reason: 'ask your admin',
+    })
     expect(textOf(result)).toBe('Error: blocked by policy')
   })
 
@@ -88,7 +101,11 @@ describe('tools/pre-execute', () => {
     const service = approval('allowed-once')
     const tools = new ToolsService({ approval: service })
     const counts = counted(tools)
-    tools.on('tools/pre-execute', () => ({ kind: 'ask', reason: 'writes files', displayReason: { en: 'Write files?', fr: 'Écrire ?' } }))
+    tools.on('tools/pre-execute', () => ({
+      kind: 'ask',
+      reason: 'writes files',
+      displayReason: { en: 'Write files?', fr: 'Écrire ?' },
+    }))
     const a = agent('a')
     const result = await runOne(tools, 't', { path: 'x' }, { agent: a })
     expect(result).toMatchObject({ isError: false, value: 'ran' })
@@ -132,12 +149,16 @@ describe('tools/pre-execute', () => {
   })
 
   test('an answer that says who decided is told to the model with its name', async () => {
-    const tools = new ToolsService({ approval: { request: () => Promise.resolve({ outcome: 'rejected', by: 'the purchasing policy' }) } })
+    const tools = new ToolsService({
+      approval: { request: () => Promise.resolve({ outcome: 'rejected', by: 'the purchasing policy' }) },
+    })
     counted(tools)
     tools.on('tools/pre-execute', () => ({ kind: 'ask', reason: 'order 5 x apple' }))
     const rejected = await runOne(tools, 't', {}, { agent: agent('a') })
     expect(textOf(rejected)).toBe('Error: the purchasing policy rejected this call (order 5 x apple)')
-    const allowing = new ToolsService({ approval: { request: () => Promise.resolve({ outcome: 'allowed-once', by: 'a person' }) } })
+    const allowing = new ToolsService({
+      approval: { request: () => Promise.resolve({ outcome: 'allowed-once', by: 'a person' }) },
+    })
     const counts = counted(allowing)
     allowing.on('tools/pre-execute', () => ({ kind: 'ask' }))
     expect((await runOne(allowing, 't', {}, { agent: agent('a') })).isError).toBe(false)
@@ -428,8 +449,14 @@ describe('preflight and calls the harness already had approved', () => {
       return next()
     })
     const a = agent('a')
-    expect(await tools.preflight({ callId: 'c1', name: 't', arguments: { mode: 'ask' }, agent: a })).toEqual({ kind: 'ask', reason: 'careful' })
-    expect(await tools.preflight({ callId: 'c2', name: 't', arguments: { mode: 'deny' } })).toEqual({ kind: 'deny', reason: 'no' })
+    expect(await tools.preflight({ callId: 'c1', name: 't', arguments: { mode: 'ask' }, agent: a })).toEqual({
+      kind: 'ask',
+      reason: 'careful',
+    })
+    expect(await tools.preflight({ callId: 'c2', name: 't', arguments: { mode: 'deny' } })).toEqual({
+      kind: 'deny',
+      reason: 'no',
+    })
     expect(await tools.preflight({ callId: 'c3', name: 't', arguments: {} })).toEqual({ kind: 'allow' })
     expect(await tools.preflight({ callId: 'c4', name: 't', arguments: { mode: 'throw' } })).toEqual({ kind: 'allow' })
     expect(await tools.preflight({ callId: 'c5', name: 't', arguments: { n: 1n } })).toEqual({ kind: 'allow' })
@@ -442,7 +469,11 @@ describe('preflight and calls the harness already had approved', () => {
     const service = approval('rejected')
     const tools = new ToolsService({ approval: service })
     const counts = counted(tools)
-    tools.on('tools/pre-execute', (exec) => ((exec.arguments as { deny?: boolean }).deny === true ? { kind: 'deny', reason: 'never' } : { kind: 'ask', reason: 'careful' }))
+    tools.on('tools/pre-execute', (exec) =>
+      (exec.arguments as { deny?: boolean }).deny === true
+        ? { kind: 'deny', reason: 'never' }
+        : { kind: 'ask', reason: 'careful' },
+    )
     tools.guard((exec) => ((exec.arguments as { guarded?: boolean }).guarded === true ? 'guarded' : undefined))
     const out = await tools.execute({
       calls: [call('ok'), call('asked'), call('denied', '{"deny":true}'), call('guarded', '{"guarded":true}')],
@@ -462,6 +493,8 @@ describe('preflight and calls the harness already had approved', () => {
 
   test('approved ids must be strings', async () => {
     const tools = new ToolsService()
-    await expect(tools.execute({ calls: [], signal: new AbortController().signal, approved: [1] as never })).rejects.toThrow(/approved must be an array of call ids/)
+    await expect(
+      tools.execute({ calls: [], signal: new AbortController().signal, approved: [1] as never }),
+    ).rejects.toThrow(/approved must be an array of call ids/)
   })
 })

@@ -24,7 +24,12 @@ describe('tools/post-execute', () => {
     tools.register(counter())
     tools.on('tools/post-execute', () => ({ kind: 'accept', content: [{ type: 'text', text: 'redacted' }] }))
     const result = await runOne(tools, 'counter')
-    expect(result).toEqual({ isError: false, value: { n: 1 }, content: [{ type: 'text', text: 'redacted' }], meta: { shown: 1 } })
+    expect(result).toEqual({
+      isError: false,
+      value: { n: 1 },
+      content: [{ type: 'text', text: 'redacted' }],
+      meta: { shown: 1 },
+    })
   })
 
   test('accept with value revalidates and re-renders content and meta', async () => {
@@ -32,7 +37,12 @@ describe('tools/post-execute', () => {
     tools.register(counter())
     tools.on('tools/post-execute', () => ({ kind: 'accept', value: { n: 7 } }))
     const result = await runOne(tools, 'counter')
-    expect(result).toEqual({ isError: false, value: { n: 7 }, content: [{ type: 'text', text: 'n=7' }], meta: { shown: 7 } })
+    expect(result).toEqual({
+      isError: false,
+      value: { n: 7 },
+      content: [{ type: 'text', text: 'n=7' }],
+      meta: { shown: 7 },
+    })
   })
 
   test('an invalid replacement value is INVALID_TOOL_OUTPUT', async () => {
@@ -54,7 +64,10 @@ describe('tools/post-execute', () => {
   test('replacing both content and value is an error', async () => {
     const tools = new ToolsService()
     tools.register(counter())
-    tools.on('tools/post-execute', () => ({ kind: 'accept', value: { n: 2 }, content: [{ type: 'text', text: 'x' }] }) as never)
+    tools.on(
+      'tools/post-execute',
+      () => ({ kind: 'accept', value: { n: 2 }, content: [{ type: 'text', text: 'x' }] }) as never,
+    )
     const result = await runOne(tools, 'counter')
     expect(result.isError).toBe(true)
     expect(textOf(result)).toMatch(/never both/)
@@ -83,7 +96,10 @@ describe('tools/post-execute', () => {
       }),
     )
     tools.on('tools/post-execute', () => ({ kind: 'block', feedback: [{ type: 'text', text: 'no' }] }))
-    const batch = await tools.execute({ calls: [{ type: 'tool_call', id: 'c', name: 'counter', arguments: '{}' }], signal: new AbortController().signal })
+    const batch = await tools.execute({
+      calls: [{ type: 'tool_call', id: 'c', name: 'counter', arguments: '{}' }],
+      signal: new AbortController().signal,
+    })
     expect(batch.concluded).toBe(false)
   })
 
@@ -122,7 +138,10 @@ describe('tools/post-execute', () => {
         },
       }),
     )
-    tools.on('tools/post-execute', () => ({ kind: 'accept', additionalContexts: [{ role: 'user', content: [{ type: 'text', text: 'from policy' }] }] }))
+    tools.on('tools/post-execute', () => ({
+      kind: 'accept',
+      additionalContexts: [{ role: 'user', content: [{ type: 'text', text: 'from policy' }] }],
+    }))
     const result = await runOne(tools, 'counter')
     expect(result.additionalContexts?.map(textOf)).toEqual(['from body', 'from policy'])
   })
@@ -132,7 +151,9 @@ describe('projectContent', () => {
   test('applies before post-execute, which sees and may still replace its content', async () => {
     const tools = new ToolsService()
     const seen: string[] = []
-    tools.register(counter({ projectContent: (_exec, result) => [{ type: 'text', text: `projected ${textOf(result)}` }] }))
+    tools.register(
+      counter({ projectContent: (_exec, result) => [{ type: 'text', text: `projected ${textOf(result)}` }] }),
+    )
     tools.on('tools/post-execute', (_exec, result, next) => {
       seen.push(textOf(result))
       return next()
@@ -196,7 +217,10 @@ describe('projectContent', () => {
 })
 
 describe('finalizeContent', () => {
-  function finalizing(overrides: Partial<ToolDefinition> = {}): { definition: ToolDefinition; calls: ToolExecutionResult[] } {
+  function finalizing(overrides: Partial<ToolDefinition> = {}): {
+    definition: ToolDefinition
+    calls: ToolExecutionResult[]
+  } {
     const calls: ToolExecutionResult[] = []
     const definition = counter({
       finalizeContent: (_exec, result) => {
@@ -370,9 +394,18 @@ describe('finalizeContent', () => {
 
   test('keeps the error identity of a failure while replacing its content', async () => {
     const tools = new ToolsService()
-    tools.register(counter({ execute: () => Promise.reject(new Error('boom')), finalizeContent: () => [{ type: 'text', text: 'short' }] }))
+    tools.register(
+      counter({
+        execute: () => Promise.reject(new Error('boom')),
+        finalizeContent: () => [{ type: 'text', text: 'short' }],
+      }),
+    )
     const result = await runOne(tools, 'counter')
-    expect(result).toEqual({ isError: true, error: { message: 'boom', info: { name: 'ToolExecutionError', code: 'TOOL_ERROR' } }, content: [{ type: 'text', text: 'short' }] })
+    expect(result).toEqual({
+      isError: true,
+      error: { message: 'boom', info: { name: 'ToolExecutionError', code: 'TOOL_ERROR' } },
+      content: [{ type: 'text', text: 'short' }],
+    })
   })
 })
 

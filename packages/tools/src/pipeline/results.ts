@@ -53,7 +53,8 @@ export function contentProblem(content: unknown): string | undefined {
     if (b.type === 'text') {
       if (typeof b.text !== 'string') return `content[${i}].text must be a string`
     } else if (b.type === 'image') {
-      if (typeof b.mimeType !== 'string' || typeof b.data !== 'string') return `content[${i}] image needs string mimeType and data`
+      if (typeof b.mimeType !== 'string' || typeof b.data !== 'string')
+        return `content[${i}] image needs string mimeType and data`
     } else return `content[${i}].type must be "text" or "image"`
   }
   return undefined
@@ -83,7 +84,8 @@ export function materialize(result: ToolExecutionResult): ToolExecutionResult {
     const error = _snapshotOnce(result.error)
     if (!error.ok) return problem('error', `is not lossless JSON: ${error.message}`)
     const e = error.value as { message?: unknown; info?: unknown } | null
-    if (typeof e !== 'object' || e === null || typeof e.message !== 'string') return problem('error', 'must be { message, info? }')
+    if (typeof e !== 'object' || e === null || typeof e.message !== 'string')
+      return problem('error', 'must be { message, info? }')
     out.error = error.value
   } else {
     out.value = result.value

@@ -26,7 +26,11 @@ describe('presentCall', () => {
         throw new Error('presenter bug')
       },
     })
-    expect(presentCall('shell', { cmd: 'ls' }, definition)).toEqual({ card: 'generic', title: 'shell', rawInput: { cmd: 'ls' } })
+    expect(presentCall('shell', { cmd: 'ls' }, definition)).toEqual({
+      card: 'generic',
+      title: 'shell',
+      rawInput: { cmd: 'ls' },
+    })
   })
 
   test('falls back to the generic card when the presenter throws something hostile', () => {
@@ -44,7 +48,10 @@ describe('presentCall', () => {
     const definition = tool('shell', { presentCall: () => 42 as unknown as ToolCallView })
     expect(presentCall('shell', {}, definition)).toEqual({ card: 'generic', title: 'shell', rawInput: {} })
     // A completed-only card is not a pending view.
-    const searchCard = tool('grep', { presentCall: () => ({ card: 'search', shape: 'paths', truncated: false, total: 0, paths: [] }) as unknown as ToolCallView })
+    const searchCard = tool('grep', {
+      presentCall: () =>
+        ({ card: 'search', shape: 'paths', truncated: false, total: 0, paths: [] }) as unknown as ToolCallView,
+    })
     expect(presentCall('grep', {}, searchCard)).toEqual({ card: 'generic', title: 'grep', rawInput: {} })
   })
 
@@ -55,10 +62,24 @@ describe('presentCall', () => {
       parameters: { path: { type: 'string', required: true } },
       output: { schema: { type: 'string' }, render: (_a, v) => [{ type: 'text', text: v }] },
       execute: async () => '',
-      presentCall: (args) => ({ card: 'generic', title: `Read ${args.path}`, kind: 'read', locations: [{ path: args.path }] }),
+      presentCall: (args) => ({
+        card: 'generic',
+        title: `Read ${args.path}`,
+        kind: 'read',
+        locations: [{ path: args.path }],
+      }),
     })
-    expect(presentCall('read', { path: 'a.ts' }, definition)).toEqual({ card: 'generic', title: 'Read a.ts', kind: 'read', locations: [{ path: 'a.ts' }] })
-    expect(presentCall('read', { path: 7 }, definition)).toEqual({ card: 'generic', title: 'read', rawInput: { path: 7 } })
+    expect(presentCall('read', { path: 'a.ts' }, definition)).toEqual({
+      card: 'generic',
+      title: 'Read a.ts',
+      kind: 'read',
+      locations: [{ path: 'a.ts' }],
+    })
+    expect(presentCall('read', { path: 7 }, definition)).toEqual({
+      card: 'generic',
+      title: 'read',
+      rawInput: { path: 7 },
+    })
   })
 })
 
@@ -81,7 +102,10 @@ describe('presentResult', () => {
         throw new Error('presenter bug')
       },
     })
-    expect(presentResult({}, result, definition)).toEqual({ card: 'generic', content: [{ type: 'text', text: 'hello' }] })
+    expect(presentResult({}, result, definition)).toEqual({
+      card: 'generic',
+      content: [{ type: 'text', text: 'hello' }],
+    })
   })
 
   test('the generic content is a copy: changing it does not change the result', () => {
@@ -92,7 +116,11 @@ describe('presentResult', () => {
   })
 
   test('a failed result falls back to its error content', () => {
-    const failed: ToolResult = { isError: true, content: [{ type: 'text', text: 'Error: boom' }], error: { message: 'boom' } }
+    const failed: ToolResult = {
+      isError: true,
+      content: [{ type: 'text', text: 'Error: boom' }],
+      error: { message: 'boom' },
+    }
     expect(presentResult({}, failed)).toEqual({ card: 'generic', content: [{ type: 'text', text: 'Error: boom' }] })
   })
 })

@@ -29,7 +29,9 @@ const RESULT_CARDS: ReadonlySet<unknown> = new Set(['generic', 'terminal', 'diff
 function attempt<T>(present: () => T | undefined, cards: ReadonlySet<unknown>): T | undefined {
   try {
     const view: unknown = present()
-    return typeof view === 'object' && view !== null && cards.has((view as { card?: unknown }).card) ? (view as T) : undefined
+    return typeof view === 'object' && view !== null && cards.has((view as { card?: unknown }).card)
+      ? (view as T)
+      : undefined
   } catch {
     return undefined
   }

@@ -25,7 +25,14 @@ export interface ReadFileLine {
 
 /** How the PENDING state of a call is shown. */
 export type ToolCallView =
-  | { card: 'generic'; title: string; kind?: ToolCallKind; rawInput?: JsonValue; content?: ContentBlock[]; locations?: FileLocation[] }
+  | {
+      card: 'generic'
+      title: string
+      kind?: ToolCallKind
+      rawInput?: JsonValue
+      content?: ContentBlock[]
+      locations?: FileLocation[]
+    }
   | { card: 'terminal'; title: string; description?: string; cwd?: string }
   | { card: 'diff'; title: string; diffs: FileDiff[]; locations?: FileLocation[] }
 

@@ -17,7 +17,10 @@ function markerExecutor(marker: string, seen: ToolBatchInput[] = []): ToolExecut
     execute: (input: ToolBatchInput): Promise<ToolBatchResult> => {
       seen.push(input)
       return Promise.resolve({
-        results: input.calls.map((c) => ({ callId: c.id, result: { isError: false, value: marker, content: [{ type: 'text', text: marker }] } })),
+        results: input.calls.map((c) => ({
+          callId: c.id,
+          result: { isError: false, value: marker, content: [{ type: 'text', text: marker }] },
+        })),
         additionalContexts: [],
         concluded: false,
       })
@@ -117,7 +120,9 @@ describe('modelInput()', () => {
     tools.register(tool('t', { timeoutMs: 100, parameters: { type: 'object', properties: { q: { type: 'string' } } } }))
     const native = tools.modelInput()
     expect(native).toEqual({
-      schemas: [{ name: 't', description: 'the t tool', parameters: { type: 'object', properties: { q: { type: 'string' } } } }],
+      schemas: [
+        { name: 't', description: 'the t tool', parameters: { type: 'object', properties: { q: { type: 'string' } } } },
+      ],
       knownNames: ['t'],
       sections: [],
     })
@@ -135,8 +140,14 @@ describe('modelInput()', () => {
     const executor = markerExecutor('custom')
     tools.setExecutor({
       ...executor,
-      sections: [{ name: 'guide', text: 'general guidance' }, { name: 'rules', text: 'house rules' }],
-      describe: (visible) => ({ ...executor.describe(visible), sections: [{ name: 'guide', text: 'guidance for this step' }] }),
+      sections: [
+        { name: 'guide', text: 'general guidance' },
+        { name: 'rules', text: 'house rules' },
+      ],
+      describe: (visible) => ({
+        ...executor.describe(visible),
+        sections: [{ name: 'guide', text: 'guidance for this step' }],
+      }),
     })
     expect(tools.modelInput().sections).toEqual([
       { name: 'rules', text: 'house rules' },

@@ -23,7 +23,12 @@ export class ExecutorSelection {
   }
 
   set(executor: ToolExecutor, scope: Scope | undefined): () => void {
-    if (typeof executor !== 'object' || executor === null || typeof executor.execute !== 'function' || typeof executor.describe !== 'function') {
+    if (
+      typeof executor !== 'object' ||
+      executor === null ||
+      typeof executor.execute !== 'function' ||
+      typeof executor.describe !== 'function'
+    ) {
       throw new TypeError('an executor must be an object with describe() and execute()')
     }
     if (scope === undefined) this.#default = executor

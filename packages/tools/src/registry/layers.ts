@@ -43,7 +43,11 @@ export class Layers {
     this.#restrictions.set(scope, [...(this.#restrictions.get(scope) ?? []), restriction])
     return () => {
       const list = this.#restrictions.get(scope)
-      if (list !== undefined) this.#restrictions.set(scope, list.filter((r) => r !== restriction))
+      if (list !== undefined)
+        this.#restrictions.set(
+          scope,
+          list.filter((r) => r !== restriction),
+        )
     }
   }
 

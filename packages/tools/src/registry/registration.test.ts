@@ -27,7 +27,11 @@ describe('schemas()', () => {
       {
         name: 'loaded',
         description: 'the loaded tool',
-        parameters: { type: 'object', properties: { path: { type: 'string', description: 'a path' } }, required: ['path'] },
+        parameters: {
+          type: 'object',
+          properties: { path: { type: 'string', description: 'a path' } },
+          required: ['path'],
+        },
       },
     ])
     const first = schemas[0]
@@ -53,10 +57,18 @@ describe('schemas()', () => {
     expect(second).toEqual({
       name: 'loaded',
       description: 'the loaded tool',
-      parameters: { type: 'object', properties: { path: { type: 'string', description: 'a path' } }, required: ['path'] },
+      parameters: {
+        type: 'object',
+        properties: { path: { type: 'string', description: 'a path' } },
+        required: ['path'],
+      },
     })
     expect(second?.parameters).not.toBe(first.parameters)
-    expect(definition.parameters).toEqual({ type: 'object', properties: { path: { type: 'string', description: 'a path' } }, required: ['path'] })
+    expect(definition.parameters).toEqual({
+      type: 'object',
+      properties: { path: { type: 'string', description: 'a path' } },
+      required: ['path'],
+    })
   })
 
   test('mutating the definition after registration does not change the declared parameters', () => {
@@ -70,7 +82,8 @@ describe('schemas()', () => {
 })
 
 describe('register() validation', () => {
-  const invalid = (overrides: Record<string, unknown>): ToolDefinition => ({ ...tool('bad'), ...overrides }) as unknown as ToolDefinition
+  const invalid = (overrides: Record<string, unknown>): ToolDefinition =>
+    ({ ...tool('bad'), ...overrides }) as unknown as ToolDefinition
 
   const problem = (overrides: Record<string, unknown>): string => {
     try {
@@ -92,23 +105,37 @@ describe('register() validation', () => {
       message = error instanceof Error ? error.message : ''
     }
     expect(message).toBe(`invalid tool "get_stock": \`output\` is missing: give { schema, render } ${hint}`)
-    expect(problem({ output: undefined })).toBe(`invalid tool "bad": \`output\` is missing: give { schema, render } ${hint}`)
+    expect(problem({ output: undefined })).toBe(
+      `invalid tool "bad": \`output\` is missing: give { schema, render } ${hint}`,
+    )
   })
 
   test('output: null, a string or an array is named as such', () => {
     expect(problem({ output: null })).toBe(`invalid tool "bad": \`output\` is null: give { schema, render } ${hint}`)
-    expect(problem({ output: 'json' })).toBe('invalid tool "bad": `output` must be an object { schema, render }, not a string')
-    expect(problem({ output: [] })).toBe('invalid tool "bad": `output` must be an object { schema, render }, not an array')
+    expect(problem({ output: 'json' })).toBe(
+      'invalid tool "bad": `output` must be an object { schema, render }, not a string',
+    )
+    expect(problem({ output: [] })).toBe(
+      'invalid tool "bad": `output` must be an object { schema, render }, not an array',
+    )
   })
 
   test('an output without schema says that output.schema is missing', () => {
-    expect(problem({ output: { render: () => [] } })).toBe('invalid tool "bad": `output.schema` is missing: give the JSON Schema of the value `execute` resolves to')
+    expect(problem({ output: { render: () => [] } })).toBe(
+      'invalid tool "bad": `output.schema` is missing: give the JSON Schema of the value `execute` resolves to',
+    )
   })
 
   test('an output without render says that output.render is missing; one that is not a function says what it is', () => {
-    expect(problem({ output: { schema: {} } })).toBe(`invalid tool "bad": \`output.render\` is missing: give (args, value) => ContentBlock[] ${hint}`)
-    expect(problem({ output: { schema: {}, render: 'text' } })).toBe('invalid tool "bad": `output.render` must be a function, not a string')
-    expect(problem({ output: { schema: {}, render: () => [], presentationMeta: 1 } })).toBe('invalid tool "bad": `output.presentationMeta` must be a function, not a number')
+    expect(problem({ output: { schema: {} } })).toBe(
+      `invalid tool "bad": \`output.render\` is missing: give (args, value) => ContentBlock[] ${hint}`,
+    )
+    expect(problem({ output: { schema: {}, render: 'text' } })).toBe(
+      'invalid tool "bad": `output.render` must be a function, not a string',
+    )
+    expect(problem({ output: { schema: {}, render: () => [], presentationMeta: 1 } })).toBe(
+      'invalid tool "bad": `output.presentationMeta` must be a function, not a number',
+    )
   })
 
   test('an empty output names both missing fields', () => {
@@ -118,11 +145,25 @@ describe('register() validation', () => {
   })
 
   test('defineTool without output fails at registration with the same message; without render it registers and renders JSON', async () => {
-    const base = { name: 'get_stock', description: 'd', parameters: { sku: { type: 'string', required: true } }, execute: async () => ({ count: 2 }) } as const
+    const base = {
+      name: 'get_stock',
+      description: 'd',
+      parameters: { sku: { type: 'string', required: true } },
+      execute: async () => ({ count: 2 }),
+    } as const
     const tools = new ToolsService()
-    expect(() => tools.register(defineTool(base as never))).toThrow(`invalid tool "get_stock": \`output\` is missing: give { schema, render } ${hint}`)
-    expect(() => tools.register(defineTool({ ...base, output: { render: () => [] } } as never))).toThrow('`output.schema` is missing')
-    tools.register(defineTool({ ...base, output: { schema: { type: 'object', properties: { count: { type: 'integer' } }, additionalProperties: false } } }))
+    expect(() => tools.register(defineTool(base as never))).toThrow(
+      `invalid tool "get_stock": \`output\` is missing: give { schema, render } ${hint}`,
+    )
+    expect(() => tools.register(defineTool({ ...base, output: { render: () => [] } } as never))).toThrow(
+      '`output.schema` is missing',
+    )
+    tools.register(
+      defineTool({
+        ...base,
+        output: { schema: { type: 'object', properties: { count: { type: 'integer' } }, additionalProperties: false } },
+      }),
+    )
     const result = await runOne(tools, 'get_stock', { sku: 'A' })
     expect(result.isError).toBe(false)
     expect(result.content).toEqual([{ type: 'text', text: '{\n  "count": 2\n}' }])
@@ -179,7 +220,14 @@ describe('register() validation', () => {
     const tools = new ToolsService()
     let message = ''
     try {
-      tools.register(invalid({ name: 'run_code', output: { schema: { type: 'string', format: 'uri' } }, timeoutMs: -1, isConcurrencySafe: 'yes' }))
+      tools.register(
+        invalid({
+          name: 'run_code',
+          output: { schema: { type: 'string', format: 'uri' } },
+          timeoutMs: -1,
+          isConcurrencySafe: 'yes',
+        }),
+      )
     } catch (error) {
       expect(error).toBeInstanceOf(ToolRegistrationError)
       message = error instanceof Error ? error.message : ''

@@ -1,6 +1,11 @@
 import { ToolRegistrationError, JsonSchemaError } from '../errors.js'
 import { snapshotJson } from '../json/snapshot.js'
-import { assertObjectJsonSchema, assertSupportedJsonSchema, type JsonSchemaNode, type ObjectJsonSchema } from '../schema/json-schema.js'
+import {
+  assertObjectJsonSchema,
+  assertSupportedJsonSchema,
+  type JsonSchemaNode,
+  type ObjectJsonSchema,
+} from '../schema/json-schema.js'
 import { compileJsonSchema, type CompiledValidator } from '../schema/validate.js'
 import type { ToolDefinition, ToolOutputDefinition, ToolRegistrationOptions } from '../types/tool.js'
 import type { Scope } from '../types/scope.js'
@@ -30,7 +35,13 @@ export interface Registration {
 
 let nextId = 0
 
-const optionalCallbacks = ['isConcurrencySafe', 'projectContent', 'finalizeContent', 'presentCall', 'presentResult'] as const
+const optionalCallbacks = [
+  'isConcurrencySafe',
+  'projectContent',
+  'finalizeContent',
+  'presentCall',
+  'presentResult',
+] as const
 
 const RENDER_HINT = '(defineTool renders JSON when render is omitted)'
 
@@ -73,12 +84,17 @@ export function createRegistration(
 
   let output: CompiledValidator | undefined
   const out: unknown = d.output
-  if (out === undefined || out === null) problems.push(`\`output\` is ${out === null ? 'null' : 'missing'}: give { schema, render } ${RENDER_HINT}`)
-  else if (typeof out !== 'object' || Array.isArray(out)) problems.push(`\`output\` must be an object { schema, render }, not ${kindOf(out)}`)
+  if (out === undefined || out === null)
+    problems.push(`\`output\` is ${out === null ? 'null' : 'missing'}: give { schema, render } ${RENDER_HINT}`)
+  else if (typeof out !== 'object' || Array.isArray(out))
+    problems.push(`\`output\` must be an object { schema, render }, not ${kindOf(out)}`)
   else {
     // Each field read once: a getter cannot change what was checked.
-    const { schema, render, presentationMeta } = out as Partial<Record<'schema' | 'render' | 'presentationMeta', unknown>>
-    if (schema === undefined) problems.push('`output.schema` is missing: give the JSON Schema of the value `execute` resolves to')
+    const { schema, render, presentationMeta } = out as Partial<
+      Record<'schema' | 'render' | 'presentationMeta', unknown>
+    >
+    if (schema === undefined)
+      problems.push('`output.schema` is missing: give the JSON Schema of the value `execute` resolves to')
     else {
       try {
         assertSupportedJsonSchema(schema)
@@ -87,7 +103,8 @@ export function createRegistration(
         problems.push(`\`output.schema\`: ${error instanceof JsonSchemaError ? error.message : String(error)}`)
       }
     }
-    if (render === undefined) problems.push(`\`output.render\` is missing: give (args, value) => ContentBlock[] ${RENDER_HINT}`)
+    if (render === undefined)
+      problems.push(`\`output.render\` is missing: give (args, value) => ContentBlock[] ${RENDER_HINT}`)
     else if (typeof render !== 'function') problems.push(`\`output.render\` must be a function, not ${kindOf(render)}`)
     if (presentationMeta !== undefined && typeof presentationMeta !== 'function') {
       problems.push(`\`output.presentationMeta\` must be a function, not ${kindOf(presentationMeta)}`)
@@ -118,8 +135,15 @@ export function createRegistration(
  * is read from the definition through the prototype, so the view behaves as the definition does (methods,
  * `this`), and `description` stays what `schemas()` projects.
  */
-function registeredView(definition: ToolDefinition, checked: ToolOutputDefinition, parameters: ObjectJsonSchema, schema: JsonSchemaNode): ToolDefinition {
-  const output = Object.freeze(Object.create(checked, { schema: { value: schema, enumerable: true } }) as ToolOutputDefinition)
+function registeredView(
+  definition: ToolDefinition,
+  checked: ToolOutputDefinition,
+  parameters: ObjectJsonSchema,
+  schema: JsonSchemaNode,
+): ToolDefinition {
+  const output = Object.freeze(
+    Object.create(checked, { schema: { value: schema, enumerable: true } }) as ToolOutputDefinition,
+  )
   return Object.freeze(
     Object.create(definition, {
       parameters: { value: parameters, enumerable: true },

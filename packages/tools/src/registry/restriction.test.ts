@@ -11,7 +11,8 @@ function setup(): { tools: ToolsService; a: ReturnType<typeof agent> } {
   return { tools, a: agent('a') }
 }
 
-const names = (tools: ToolsService, scope?: ReturnType<typeof agent>): string[] => tools.definitions(scope).map((d) => d.name)
+const names = (tools: ToolsService, scope?: ReturnType<typeof agent>): string[] =>
+  tools.definitions(scope).map((d) => d.name)
 
 describe('restrict()', () => {
   test('is available on scoped views only', () => {

@@ -22,7 +22,8 @@ export function compileRestriction(
   isLocal: (name: string) => boolean,
   isInherited: (name: string) => boolean,
 ): CompiledRestriction {
-  if (typeof filter !== 'object' || filter === null) throw new ToolRestrictionError('a restriction must be an object { allow?, deny? }')
+  if (typeof filter !== 'object' || filter === null)
+    throw new ToolRestrictionError('a restriction must be an object { allow?, deny? }')
   const problems: string[] = []
   const compile = (key: 'allow' | 'deny'): ReadonlySet<string> | undefined => {
     const list: unknown = filter[key]
@@ -33,15 +34,20 @@ export function compileRestriction(
     }
     for (const name of list) {
       if (typeof name !== 'string') problems.push(`\`${key}\` contains a non-string entry`)
-      else if (name === RUN_CODE) problems.push(`\`${key}\`: run_code is the reserved transport and cannot be restricted`)
-      else if (isLocal(name)) problems.push(`\`${key}\`: ${JSON.stringify(name)} is registered in this scope; its own registrations are never filtered`)
+      else if (name === RUN_CODE)
+        problems.push(`\`${key}\`: run_code is the reserved transport and cannot be restricted`)
+      else if (isLocal(name))
+        problems.push(
+          `\`${key}\`: ${JSON.stringify(name)} is registered in this scope; its own registrations are never filtered`,
+        )
       else if (!isInherited(name)) problems.push(`\`${key}\`: unknown tool ${JSON.stringify(name)}`)
     }
     return new Set(list as string[])
   }
   const allow = compile('allow')
   const deny = compile('deny')
-  if (filter.allow === undefined && filter.deny === undefined) problems.push('an empty restriction filters nothing: give `allow` or `deny`')
+  if (filter.allow === undefined && filter.deny === undefined)
+    problems.push('an empty restriction filters nothing: give `allow` or `deny`')
   if (problems.length > 0) throw new ToolRestrictionError(`invalid restriction: ${problems.join('; ')}`)
   return { allow, deny }
 }

@@ -9,10 +9,24 @@ import { batchSignal } from '../pipeline/signal.js'
 import { contentProblem } from '../pipeline/results.js'
 import type { ContentBlock, ToolSchema } from '../types/content.js'
 import type { PreToolDecision, ToolGuard } from '../types/decisions.js'
-import type { ResolvedToolSet, ToolActivationContext, ToolDefinition, ToolRegistrationOptions, ToolRestriction } from '../types/tool.js'
+import type {
+  ResolvedToolSet,
+  ToolActivationContext,
+  ToolDefinition,
+  ToolRegistrationOptions,
+  ToolRestriction,
+} from '../types/tool.js'
 import type { PtcDispatchLog, ToolsEventName, ToolsEvents } from '../types/events.js'
 import type { ToolExecution, ToolExecutionMode } from '../types/tool.js'
-import type { ToolBatchInput, ToolBatchResult, ToolExecutor, ToolExecutorServices, ToolModelInput, ToolPromptSection, ToolResumeInput } from '../types/executor.js'
+import type {
+  ToolBatchInput,
+  ToolBatchResult,
+  ToolExecutor,
+  ToolExecutorServices,
+  ToolModelInput,
+  ToolPromptSection,
+  ToolResumeInput,
+} from '../types/executor.js'
 import type { ApprovalService } from '../types/approval.js'
 import type { Agent, Scope, ScopeKey } from '../types/scope.js'
 import { ExecutorSelection } from './executors.js'
@@ -56,12 +70,19 @@ class Core {
 
   constructor(readonly options: ToolsServiceOptions) {
     this.executors = new ExecutorSelection(
-      createNativeExecutor(options.maxParallelToolCalls === undefined ? {} : { maxParallelToolCalls: options.maxParallelToolCalls }),
+      createNativeExecutor(
+        options.maxParallelToolCalls === undefined ? {} : { maxParallelToolCalls: options.maxParallelToolCalls },
+      ),
     )
     const l = this.listeners
     this.pipeline = new Pipeline(
       this.layers,
-      { preExecute: l['tools/pre-execute'], execute: l['tools/execute'], postExecute: l['tools/post-execute'], result: l['tools/result'] },
+      {
+        preExecute: l['tools/pre-execute'],
+        execute: l['tools/execute'],
+        postExecute: l['tools/post-execute'],
+        result: l['tools/result'],
+      },
       this.guards,
       () => this.options.approval,
     )
@@ -97,7 +118,9 @@ class Core {
   builtin(name: string, scope: Scope | undefined): ToolDefinition | undefined {
     const executor = this.executors.select(scope)
     if (executor === null || !builtinNames(executor).includes(name)) return undefined
-    return this.services(executor).builtins().find((d) => d.name === name)
+    return this.services(executor)
+      .builtins()
+      .find((d) => d.name === name)
   }
 
   /** The services handed to `executor`, built once, with the executor's transport route. */
@@ -132,7 +155,9 @@ class Core {
       const names = new Set(executor.builtins.names)
       for (const definition of executor.builtins.define(services)) {
         if (!names.has(definition.name) || builtins.has(definition.name)) {
-          throw new TypeError(`the executor's built-in tool ${JSON.stringify(definition.name)} is not one of its reserved names, or twice`)
+          throw new TypeError(
+            `the executor's built-in tool ${JSON.stringify(definition.name)} is not one of its reserved names, or twice`,
+          )
         }
         builtins.set(definition.name, createRegistration(definition, {}, undefined, true))
       }
@@ -144,7 +169,11 @@ class Core {
   async ptcDispatchLog(dispatch: PtcDispatchLog): Promise<ContentBlock[]> {
     const original = dispatch.content
     try {
-      const content = await runWaterfall(this.listeners['tools/ptc-dispatch-log'].for(dispatch.agent), [Object.freeze({ ...dispatch })] as const, () => original)
+      const content = await runWaterfall(
+        this.listeners['tools/ptc-dispatch-log'].for(dispatch.agent),
+        [Object.freeze({ ...dispatch })] as const,
+        () => original,
+      )
       return contentProblem(content) === undefined ? content : original
     } catch {
       return original
@@ -195,7 +224,10 @@ export class ToolsView {
   /** Restrict inherited tools for this view's scope. Restrictions intersect. Returns the exact disposer. */
   restrict(filter: ToolRestriction): () => void {
     const scope = this.scope
-    if (scope === undefined) throw new ToolRestrictionError('restrict() is available on scoped views only: use tools.scoped(agent).restrict(…)')
+    if (scope === undefined)
+      throw new ToolRestrictionError(
+        'restrict() is available on scoped views only: use tools.scoped(agent).restrict(…)',
+      )
     const layers = this.#core.layers
     const compiled = compileRestriction(
       filter,
@@ -228,7 +260,11 @@ export class ToolsView {
   }
 
   /** The definition a call may execute; without a step set, conditional registrations are unavailable. */
-  executable(name: string, scope: ScopeKey | undefined = this.scope, toolSet?: ResolvedToolSet): ToolDefinition | undefined {
+  executable(
+    name: string,
+    scope: ScopeKey | undefined = this.scope,
+    toolSet?: ResolvedToolSet,
+  ): ToolDefinition | undefined {
     return this.#core.executable(name, scope, toolSet)?.definition
   }
 
@@ -256,7 +292,11 @@ export class ToolsView {
     const executor = this.#core.executors.select(scope)
     if (executor === null) throw new NoExecutorError()
     const described = executor.describe(this.#core.visible(scope, toolSet).map((reg) => reg.registered))
-    return { schemas: described.schemas, knownNames: described.knownNames, sections: stepSections(executor.sections ?? [], described.sections ?? []) }
+    return {
+      schemas: described.schemas,
+      knownNames: described.knownNames,
+      sections: stepSections(executor.sections ?? [], described.sections ?? []),
+    }
   }
 
   /** Provide the executor for this view's scope (global view: the deployment default). Returns the disposer. */
@@ -289,12 +329,16 @@ export class ToolsView {
    * its state is refused (the state stays stored then).
    */
   async resume(input: ToolResumeInput): Promise<ToolBatchResult> {
-    if (typeof input !== 'object' || input === null || typeof input.token !== 'string') throw new TypeError('resume() needs { token, decision, signal }')
+    if (typeof input !== 'object' || input === null || typeof input.token !== 'string')
+      throw new TypeError('resume() needs { token, decision, signal }')
     if (!(input.signal instanceof AbortSignal)) throw new TypeError('resume() needs a caller-owned AbortSignal')
     const agent = input.agent ?? this.scope
     const executor = this.#core.executors.select(agent)
     if (executor === null) throw new NoExecutorError()
-    if (executor.resume === undefined) throw new TypeError('the executor selected for this agent cannot resume programs (createPtcExecutor({ durable }) can)')
+    if (executor.resume === undefined)
+      throw new TypeError(
+        'the executor selected for this agent cannot resume programs (createPtcExecutor({ durable }) can)',
+      )
     const resume = executor.resume.bind(executor)
     return onBatchSignal(input, agent, (batch) => resume(batch, this.#core.services(executor)))
   }
@@ -305,7 +349,14 @@ export class ToolsView {
    * the AI SDK's `needsApproval`. After that approval, pass the call's id in `execute({ approved })`. The
    * policies run again when the call is executed; a throwing listener gives `allow` here.
    */
-  preflight(call: { readonly callId: string; readonly name: string; readonly arguments: unknown; readonly agent?: Agent; readonly toolSet?: ResolvedToolSet; readonly signal?: AbortSignal }): Promise<PreToolDecision> {
+  preflight(call: {
+    readonly callId: string
+    readonly name: string
+    readonly arguments: unknown
+    readonly agent?: Agent
+    readonly toolSet?: ResolvedToolSet
+    readonly signal?: AbortSignal
+  }): Promise<PreToolDecision> {
     const agent = call.agent ?? this.scope
     return this.#core.pipeline.preflight({
       callId: call.callId,
@@ -356,7 +407,7 @@ function builtinNames(executor: ToolExecutor): readonly string[] {
 function reservedMessage(name: string): string {
   return (
     `${JSON.stringify(name)} is reserved for the executor's built-in tool while it is installed ` +
-    '(the PTC executor\'s tool search): rename your tool, or create the executor with discovery: false'
+    "(the PTC executor's tool search): rename your tool, or create the executor with discovery: false"
   )
 }
 
@@ -371,12 +422,17 @@ function stepSections(owned: readonly ToolPromptSection[], step: readonly ToolPr
 }
 
 function checkBatchInput(input: ToolBatchInput): void {
-  if (typeof input !== 'object' || input === null || !Array.isArray(input.calls)) throw new TypeError('execute() needs { calls: ToolCallBlock[], signal }')
+  if (typeof input !== 'object' || input === null || !Array.isArray(input.calls))
+    throw new TypeError('execute() needs { calls: ToolCallBlock[], signal }')
   if (!(input.signal instanceof AbortSignal)) throw new TypeError('execute() needs a caller-owned AbortSignal')
   const cap = input.maxParallelToolCalls
-  if (cap !== undefined && (!Number.isInteger(cap) || cap < 1)) throw new TypeError('maxParallelToolCalls must be a positive integer')
+  if (cap !== undefined && (!Number.isInteger(cap) || cap < 1))
+    throw new TypeError('maxParallelToolCalls must be a positive integer')
   if (input.log !== undefined && input.agent === undefined) throw new TypeError('log requires an agent')
-  if (input.approved !== undefined && (!Array.isArray(input.approved) || !input.approved.every((id) => typeof id === 'string'))) {
+  if (
+    input.approved !== undefined &&
+    (!Array.isArray(input.approved) || !input.approved.every((id) => typeof id === 'string'))
+  ) {
     throw new TypeError('approved must be an array of call ids (strings)')
   }
 }

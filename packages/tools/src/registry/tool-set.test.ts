@@ -6,7 +6,11 @@ import { ToolsService } from './service.js'
 import { ToolSetResolutionError } from './tool-set.js'
 
 const model = { provider: 'test', model: 'm1' }
-const context = (a: Agent, signal = new AbortController().signal): ToolActivationContext => ({ agent: a, modelSelection: model, signal })
+const context = (a: Agent, signal = new AbortController().signal): ToolActivationContext => ({
+  agent: a,
+  modelSelection: model,
+  signal,
+})
 
 describe('conditional admission', () => {
   test('a false condition hides the tool from definitions, schemas and dispatch of the step', async () => {

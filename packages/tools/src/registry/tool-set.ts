@@ -27,10 +27,15 @@ interface AdmittedSet {
  */
 export async function resolveToolSet(layers: Layers, context: ToolActivationContext): Promise<ResolvedToolSet> {
   const { agent, signal } = context
-  if (typeof agent !== 'object' || agent === null) throw new ToolSetResolutionError('resolve() needs the agent preparing the step')
+  if (typeof agent !== 'object' || agent === null)
+    throw new ToolSetResolutionError('resolve() needs the agent preparing the step')
   if (signal.aborted) throw new ToolSetResolutionError('step preparation was cancelled', { cause: signal.reason })
   const visible = layers.visible(agent)
-  const frozenContext: ToolActivationContext = Object.freeze({ agent, signal, modelSelection: Object.freeze({ ...context.modelSelection }) })
+  const frozenContext: ToolActivationContext = Object.freeze({
+    agent,
+    signal,
+    modelSelection: Object.freeze({ ...context.modelSelection }),
+  })
   const decisions = await Promise.all(
     visible.map(async (reg) => {
       if (reg.when === undefined) return true
@@ -38,10 +43,15 @@ export async function resolveToolSet(layers: Layers, context: ToolActivationCont
       try {
         enabled = await reg.when(frozenContext)
       } catch (error) {
-        throw new ToolSetResolutionError(`the condition of tool ${JSON.stringify(reg.name)} rejected: ${describeThrown(error)}`, { cause: error })
+        throw new ToolSetResolutionError(
+          `the condition of tool ${JSON.stringify(reg.name)} rejected: ${describeThrown(error)}`,
+          { cause: error },
+        )
       }
       if (typeof enabled !== 'boolean') {
-        throw new ToolSetResolutionError(`the condition of tool ${JSON.stringify(reg.name)} returned ${typeof enabled}, not a boolean`)
+        throw new ToolSetResolutionError(
+          `the condition of tool ${JSON.stringify(reg.name)} returned ${typeof enabled}, not a boolean`,
+        )
       }
       return enabled
     }),
@@ -72,7 +82,12 @@ export async function resolveToolSet(layers: Layers, context: ToolActivationCont
  * The one lookup of the registry's `executable`, the pipeline and (through the executor host) the PTC
  * scheduler and bindings.
  */
-export function executableIn(layers: Layers, name: string, scope: Scope | undefined, toolSet: ResolvedToolSet | undefined): Registration | undefined {
+export function executableIn(
+  layers: Layers,
+  name: string,
+  scope: Scope | undefined,
+  toolSet: ResolvedToolSet | undefined,
+): Registration | undefined {
   const reg = layers.lookup(name, scope)
   return reg !== undefined && isAdmitted(reg, scope, toolSet) ? reg : undefined
 }

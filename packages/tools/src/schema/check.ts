@@ -71,25 +71,31 @@ export function _checkJsonSchemaTree(root: JsonValue): Violation[] {
     let type: string | undefined
     if (rawType !== undefined) {
       if (typeof rawType === 'string' && TYPES.has(rawType)) type = rawType
-      else if (Array.isArray(rawType)) bad(`${path}/type`, 'type must be a single string (type arrays are not supported; use oneOf)')
+      else if (Array.isArray(rawType))
+        bad(`${path}/type`, 'type must be a single string (type arrays are not supported; use oneOf)')
       else bad(`${path}/type`, `type must be one of ${[...TYPES].join(', ')}`)
     }
     const typed = (keyword: string, wanted: string): boolean => {
       if (own(node, keyword) === undefined) return false
       if (type === wanted) return true
-      if (rawType === undefined || type !== undefined) bad(`${path}/${keyword}`, `${keyword} is only allowed with type: '${wanted}'`)
+      if (rawType === undefined || type !== undefined)
+        bad(`${path}/${keyword}`, `${keyword} is only allowed with type: '${wanted}'`)
       return false
     }
     const oneOf = own(node, 'oneOf')
     if (oneOf !== undefined) {
-      if (rawType !== undefined) bad(`${path}/oneOf`, 'oneOf cannot be combined with type (put the type in each branch)')
-      if (!Array.isArray(oneOf) || oneOf.length < 2) bad(`${path}/oneOf`, 'oneOf must be an array of at least two schemas')
+      if (rawType !== undefined)
+        bad(`${path}/oneOf`, 'oneOf cannot be combined with type (put the type in each branch)')
+      if (!Array.isArray(oneOf) || oneOf.length < 2)
+        bad(`${path}/oneOf`, 'oneOf must be an array of at least two schemas')
       else oneOf.forEach((branch, i) => children.push({ node: branch, path: `${path}/oneOf/${i}` }))
     }
     const properties = own(node, 'properties')
     if (typed('properties', 'object')) {
       if (!_isJsonObject(properties)) bad(`${path}/properties`, 'properties must be an object of schemas')
-      else for (const key of Object.keys(properties)) children.push({ node: properties[key] as JsonValue, path: `${path}/properties/${_pointerSegment(key)}` })
+      else
+        for (const key of Object.keys(properties))
+          children.push({ node: properties[key] as JsonValue, path: `${path}/properties/${_pointerSegment(key)}` })
     }
     if (typed('required', 'object')) {
       const required = own(node, 'required')
@@ -125,13 +131,21 @@ export function _checkJsonSchemaTree(root: JsonValue): Violation[] {
 }
 
 /** `enum`/`const`: only on scalar types, and type-correct. */
-function checkValues(node: JsonObject, path: string, type: string | undefined, bad: (path: string, message: string) => void): void {
+function checkValues(
+  node: JsonObject,
+  path: string,
+  type: string | undefined,
+  bad: (path: string, message: string) => void,
+): void {
   const enumValues = own(node, 'enum')
   const constValue = own(node, 'const')
   for (const keyword of ['enum', 'const'] as const) {
     if (own(node, keyword) === undefined) continue
     if (type === undefined || _scalarMatches(type, null) === undefined) {
-      bad(`${path}/${keyword}`, `${keyword} is only allowed with a scalar type (string, number, integer, boolean, null)`)
+      bad(
+        `${path}/${keyword}`,
+        `${keyword} is only allowed with a scalar type (string, number, integer, boolean, null)`,
+      )
     }
   }
   if (enumValues !== undefined && constValue !== undefined) bad(`${path}/const`, 'use either enum or const, not both')
@@ -141,12 +155,14 @@ function checkValues(node: JsonObject, path: string, type: string | undefined, b
     else {
       enumValues.forEach((value, i) => {
         if (typeof value === 'object' && value !== null) bad(`${path}/enum/${i}`, 'enum entries must be scalars')
-        else if (scalarType !== undefined && _scalarMatches(scalarType, value) !== true) bad(`${path}/enum/${i}`, `enum entry does not match type '${scalarType}'`)
+        else if (scalarType !== undefined && _scalarMatches(scalarType, value) !== true)
+          bad(`${path}/enum/${i}`, `enum entry does not match type '${scalarType}'`)
       })
     }
   }
   if (constValue !== undefined) {
     if (typeof constValue === 'object' && constValue !== null) bad(`${path}/const`, 'const must be a scalar')
-    else if (scalarType !== undefined && _scalarMatches(scalarType, constValue) !== true) bad(`${path}/const`, `const does not match type '${scalarType}'`)
+    else if (scalarType !== undefined && _scalarMatches(scalarType, constValue) !== true)
+      bad(`${path}/const`, `const does not match type '${scalarType}'`)
   }
 }

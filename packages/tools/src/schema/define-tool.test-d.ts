@@ -10,11 +10,19 @@ describe('defineTool', () => {
     const tool = defineTool({
       name: 'search',
       description: 'Search.',
-      parameters: { query: { type: 'string', required: true }, limit: { type: 'integer' }, mode: { type: 'string', enum: ['fast', 'full'] } },
+      parameters: {
+        query: { type: 'string', required: true },
+        limit: { type: 'integer' },
+        mode: { type: 'string', enum: ['fast', 'full'] },
+      },
       output: {
         schema: {
           type: 'array',
-          items: { type: 'object', additionalProperties: false, properties: { id: { type: 'string', required: true }, score: { type: 'number' } } },
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            properties: { id: { type: 'string', required: true }, score: { type: 'number' } },
+          },
         },
         render: (args, hits) => {
           expectTypeOf(args).toEqualTypeOf<{ query: string; limit?: number; mode?: 'fast' | 'full' }>()
@@ -46,13 +54,19 @@ describe('defineTool', () => {
       output: {
         schema: {
           type: 'array',
-          items: { type: 'object', additionalProperties: false, properties: { sku: { type: 'string' }, name: { type: 'string' }, price: { type: 'number' } } },
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            properties: { sku: { type: 'string' }, name: { type: 'string' }, price: { type: 'number' } },
+          },
         },
         render: (args, hits) => text(`${hits.length} ${args.query} ${hits.map((h) => h.sku).join(',')}`),
       },
       isConcurrencySafe: () => true,
       execute: async ({ query, inStockOnly }) =>
-        rows.filter((p) => p.name.includes(query) && (inStockOnly !== true || p.stock > 0)).map(({ sku, name, price }) => ({ sku, name, price })),
+        rows
+          .filter((p) => p.name.includes(query) && (inStockOnly !== true || p.stock > 0))
+          .map(({ sku, name, price }) => ({ sku, name, price })),
     })
   })
 
@@ -61,7 +75,13 @@ describe('defineTool', () => {
       name: 'stock',
       description: 'd',
       parameters: { sku: { type: 'string', required: true } },
-      output: { schema: { type: 'object', additionalProperties: false, properties: { count: { type: 'integer', required: true } } } },
+      output: {
+        schema: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { count: { type: 'integer', required: true } },
+        },
+      },
       execute: async () => ({ count: 1 }),
     })
     expectTypeOf(tool).toEqualTypeOf<ToolDefinition>()
@@ -71,7 +91,11 @@ describe('defineTool', () => {
       description: 'd',
       parameters: { sku: { type: 'string', required: true } },
       output: {
-        schema: { type: 'object', additionalProperties: false, properties: { count: { type: 'integer', required: true } } },
+        schema: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { count: { type: 'integer', required: true } },
+        },
         render: (args, value) => {
           expectTypeOf(args).toEqualTypeOf<{ sku: string }>()
           expectTypeOf(value).toEqualTypeOf<{ count: number }>()
@@ -103,7 +127,14 @@ describe('defineTool', () => {
       name: 'n',
       description: 'd',
       parameters: {},
-      output: { schema: { type: 'object', additionalProperties: false, properties: { count: { type: 'integer', required: true } } }, render: () => [] },
+      output: {
+        schema: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { count: { type: 'integer', required: true } },
+        },
+        render: () => [],
+      },
       // @ts-expect-error count must be a number
       execute: async () => ({ count: 'three' }),
     })

@@ -11,7 +11,11 @@ function makeTool(calls: unknown[] = []) {
   return defineTool({
     name: 'read_file',
     description: 'Read a file.',
-    parameters: { path: { type: 'string', required: true }, limit: { type: 'integer' }, mode: { type: 'string', enum: ['text', 'bytes'] } },
+    parameters: {
+      path: { type: 'string', required: true },
+      limit: { type: 'integer' },
+      mode: { type: 'string', enum: ['text', 'bytes'] },
+    },
     output: {
       schema: { type: 'object', additionalProperties: false, properties: { text: { type: 'string', required: true } } },
       render: (args, value) => [{ type: 'text', text: `${args.path}: ${value.text}` }],
@@ -34,10 +38,19 @@ describe('defineTool', () => {
     expect(tool.name).toBe('read_file')
     expect(tool.parameters).toEqual({
       type: 'object',
-      properties: { path: { type: 'string' }, limit: { type: 'integer' }, mode: { type: 'string', enum: ['text', 'bytes'] } },
+      properties: {
+        path: { type: 'string' },
+        limit: { type: 'integer' },
+        mode: { type: 'string', enum: ['text', 'bytes'] },
+      },
       required: ['path'],
     })
-    expect(tool.output.schema).toEqual({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false })
+    expect(tool.output.schema).toEqual({
+      type: 'object',
+      properties: { text: { type: 'string' } },
+      required: ['text'],
+      additionalProperties: false,
+    })
     expect(tool.timeoutMs).toBe(500)
     expect(Object.isFrozen(tool)).toBe(true)
     expect(tool.projectContent).toBeUndefined()
@@ -96,7 +109,10 @@ describe('defineTool', () => {
     expect(tool.isConcurrencySafe?.(undefined)).toBe(false)
     expect(tool.presentCall?.({ path: 'a' })).toEqual({ card: 'generic', title: 'Read a' })
     expect(tool.presentCall?.({})).toBeUndefined()
-    expect(tool.presentResult?.({ path: 'a' }, { isError: false, content: [] })).toEqual({ card: 'generic', title: 'Read a (done)' })
+    expect(tool.presentResult?.({ path: 'a' }, { isError: false, content: [] })).toEqual({
+      card: 'generic',
+      title: 'Read a (done)',
+    })
     expect(tool.presentResult?.('nope', { isError: true, content: [] })).toBeUndefined()
   })
 
@@ -125,11 +141,19 @@ describe('defineTool', () => {
       name: 'stock',
       description: 'Stock.',
       parameters: { sku: { type: 'string', required: true } },
-      output: { schema: { type: 'object', additionalProperties: false, properties: { sku: { type: 'string' }, count: { type: 'integer' } } } },
+      output: {
+        schema: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { sku: { type: 'string' }, count: { type: 'integer' } },
+        },
+      },
       execute: async ({ sku }) => ({ sku, count: 3 }),
     })
     const value = await tool.execute({ sku: 'A-1' }, ctx)
-    expect(tool.output.render({ sku: 'A-1' }, value as never)).toEqual([{ type: 'text', text: '{\n  "sku": "A-1",\n  "count": 3\n}' }])
+    expect(tool.output.render({ sku: 'A-1' }, value as never)).toEqual([
+      { type: 'text', text: '{\n  "sku": "A-1",\n  "count": 3\n}' },
+    ])
     expect(tool.output.render({}, 'plain')).toEqual([{ type: 'text', text: '"plain"' }])
     expect(tool.output.render({}, null)).toEqual([{ type: 'text', text: 'null' }])
     expect(Object.isFrozen(tool.output)).toBe(true)
@@ -155,7 +179,10 @@ describe('defineTool', () => {
     const noSchema = defineTool({ ...base, output: { render: () => [] } } as never).output
     expect('schema' in noSchema).toBe(false)
     expect(typeof noSchema.render).toBe('function')
-    const notFunctions = defineTool({ ...base, output: { schema: { type: 'null' }, render: 'text', presentationMeta: 1 } } as never).output
+    const notFunctions = defineTool({
+      ...base,
+      output: { schema: { type: 'null' }, render: 'text', presentationMeta: 1 },
+    } as never).output
     expect([notFunctions.render, notFunctions.presentationMeta]).toEqual(['text', 1])
   })
 
@@ -206,7 +233,9 @@ describe('a schema error names the tool, the field and the rule', () => {
         execute: () => Promise.resolve({ units: 1 } as never),
       })
     expect(define).toThrow(JsonSchemaError)
-    expect(define).toThrow(/^defineTool "get_stock": output\.schema: .*additionalProperties.*every object declares additionalProperties: true \(other keys allowed\) or false/)
+    expect(define).toThrow(
+      /^defineTool "get_stock": output\.schema: .*additionalProperties.*every object declares additionalProperties: true \(other keys allowed\) or false/,
+    )
   })
 
   test('a bad parameter spec', () => {

@@ -4,7 +4,15 @@ import { prettyJson } from '../json/pretty.js'
 import { snapshotJson } from '../json/snapshot.js'
 import type { JsonObject, JsonValue } from '../json/types.js'
 import type { ToolCallView, ToolResultView } from '../presentation/types.js'
-import type { ContentBlock, ToolDefinition, ToolExecution, ToolExecutionResult, ToolOutputDefinition, ToolResult, ToolRunContext } from '../types/index.js'
+import type {
+  ContentBlock,
+  ToolDefinition,
+  ToolExecution,
+  ToolExecutionResult,
+  ToolOutputDefinition,
+  ToolResult,
+  ToolRunContext,
+} from '../types/index.js'
 import type { ParameterSchemaSpec, ValueSchemaSpec } from './dsl.js'
 import type { InferArgs, InferValue } from './infer.js'
 import type { ObjectJsonSchema } from './json-schema.js'
@@ -55,7 +63,10 @@ export interface TypedToolDefinition<P extends ParameterSchemaSpec, O extends Va
  * @throws ToolArgsError (`INVALID_ARGS`) whose message and `violations` list every bad path.
  * @throws JsonSchemaError when a raw schema is outside the enforced subset.
  */
-export function validateArgs<T extends JsonObject = JsonObject>(schema: ObjectJsonSchema | CompiledValidator, args: unknown): T {
+export function validateArgs<T extends JsonObject = JsonObject>(
+  schema: ObjectJsonSchema | CompiledValidator,
+  args: unknown,
+): T {
   const validator = _validatorFor(schema as ObjectJsonSchema)
   let value: unknown = args
   if (!_isMaterialized(args)) {
@@ -103,11 +114,18 @@ export function defineTool<const P extends ParameterSchemaSpec, const O extends 
     if (typeof typed !== 'object' || typed === null) return typed as unknown as ToolOutputDefinition
     const { render, presentationMeta } = typed
     const output: { -readonly [K in keyof ToolOutputDefinition]?: ToolOutputDefinition[K] } = {
-      render: render === undefined ? renderJson : typeof render !== 'function' ? render : (args, value) => render.call(typed, args as Args, value as Value),
+      render:
+        render === undefined
+          ? renderJson
+          : typeof render !== 'function'
+            ? render
+            : (args, value) => render.call(typed, args as Args, value as Value),
     }
     const schema = typed.schema
-    if (schema !== undefined) output.schema = named(definition, 'output.schema', () => valueSchemaSpecToJsonSchema(schema))
-    if (typeof presentationMeta === 'function') output.presentationMeta = (args, value) => presentationMeta.call(typed, args as Args, value as Value) ?? null
+    if (schema !== undefined)
+      output.schema = named(definition, 'output.schema', () => valueSchemaSpecToJsonSchema(schema))
+    if (typeof presentationMeta === 'function')
+      output.presentationMeta = (args, value) => presentationMeta.call(typed, args as Args, value as Value) ?? null
     else if (presentationMeta !== undefined) output.presentationMeta = presentationMeta
     return Object.freeze(output) as ToolOutputDefinition
   }

@@ -57,12 +57,18 @@ describe('InferValue', () => {
   })
 
   test('open objects also admit extra JSON keys', () => {
-    const _s = value({ type: 'object', additionalProperties: true, properties: { id: { type: 'integer', required: true } } })
+    const _s = value({
+      type: 'object',
+      additionalProperties: true,
+      properties: { id: { type: 'integer', required: true } },
+    })
     type V = InferValue<typeof _s>
     expectTypeOf<V['id']>().toEqualTypeOf<number>()
     expectTypeOf<V['other']>().toEqualTypeOf<JsonValue>()
     expectTypeOf<{ id: 1; extra: 'x' }>().toMatchTypeOf<V>()
-    expectTypeOf<InferValue<{ type: 'object'; additionalProperties: true }>>().toEqualTypeOf<{ [key: string]: JsonValue }>()
+    expectTypeOf<InferValue<{ type: 'object'; additionalProperties: true }>>().toEqualTypeOf<{
+      [key: string]: JsonValue
+    }>()
   })
 
   test('nested objects and arrays infer exactly', () => {
@@ -71,14 +77,23 @@ describe('InferValue', () => {
       items: {
         type: 'object',
         additionalProperties: false,
-        properties: { point: { type: 'object', additionalProperties: false, properties: { x: { type: 'number', required: true } }, required: true } },
+        properties: {
+          point: {
+            type: 'object',
+            additionalProperties: false,
+            properties: { x: { type: 'number', required: true } },
+            required: true,
+          },
+        },
       },
     })
     expectTypeOf<InferValue<typeof _s>>().toEqualTypeOf<{ point: { x: number } }[]>()
   })
 
   test('exact inference reaches 16 container levels, then JsonValue', () => {
-    type Nest<S, N extends unknown[]> = N['length'] extends 0 ? S : { type: 'array'; items: Nest<S, N extends [unknown, ...infer R] ? R : []> }
+    type Nest<S, N extends unknown[]> = N['length'] extends 0
+      ? S
+      : { type: 'array'; items: Nest<S, N extends [unknown, ...infer R] ? R : []> }
     type Sixteen = Nest<{ type: 'string' }, [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]>
     type Seventeen = Nest<{ type: 'string' }, [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]>
     expectTypeOf<InferValue<Sixteen>>().toEqualTypeOf<string[][][][][][][][][][][][][][][][]>()
@@ -88,7 +103,11 @@ describe('InferValue', () => {
 
 describe('InferArgs', () => {
   test('required: true makes a key required; others are optional', () => {
-    const _p = params({ path: { type: 'string', required: true }, limit: { type: 'integer' }, mode: { type: 'string', enum: ['r', 'w'] } })
+    const _p = params({
+      path: { type: 'string', required: true },
+      limit: { type: 'integer' },
+      mode: { type: 'string', enum: ['r', 'w'] },
+    })
     expectTypeOf<InferArgs<typeof _p>>().toEqualTypeOf<{ path: string; limit?: number; mode?: 'r' | 'w' }>()
   })
 

@@ -24,7 +24,9 @@ type OptionalKeys<P> = Exclude<keyof P & string, RequiredKeys<P>>
 type InferProperties<P, D extends unknown[]> = string extends keyof P
   ? { [key: string]: JsonValue }
   : Simplify<
-      { -readonly [K in RequiredKeys<P>]: InferValueAt<P[K], D> } & { -readonly [K in OptionalKeys<P>]?: InferValueAt<P[K], D> }
+      { -readonly [K in RequiredKeys<P>]: InferValueAt<P[K], D> } & {
+        -readonly [K in OptionalKeys<P>]?: InferValueAt<P[K], D>
+      }
     >
 
 /** `additionalProperties: false` is exact; anything else also admits extra JSON keys. */

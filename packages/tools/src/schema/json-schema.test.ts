@@ -90,19 +90,15 @@ describe('assertSupportedJsonSchema', () => {
   })
 
   test('keywords that need a type are rejected on untyped nodes', () => {
-    expect(paths({ properties: {}, required: [], additionalProperties: true, items: {}, enum: ['a'], const: 1 })).toEqual([
-      '/properties',
-      '/required',
-      '/additionalProperties',
-      '/items',
-      '/enum',
-      '/const',
-      '/const',
-    ])
+    expect(
+      paths({ properties: {}, required: [], additionalProperties: true, items: {}, enum: ['a'], const: 1 }),
+    ).toEqual(['/properties', '/required', '/additionalProperties', '/items', '/enum', '/const', '/const'])
   })
 
   test('the schema itself must be lossless JSON', () => {
-    expect(violations({ type: 'string', default: undefined })).toEqual([{ path: '/default', message: 'undefined is not JSON' }])
+    expect(violations({ type: 'string', default: undefined })).toEqual([
+      { path: '/default', message: 'undefined is not JSON' },
+    ])
     expect(paths({ type: 'number', examples: [NaN] })).toEqual(['/examples/0'])
     expect(paths(null)).toEqual([''])
     expect(paths('string')).toEqual([''])

@@ -54,9 +54,14 @@ export function _inspectJsonSchema(schema: unknown): {
   json: JsonValue | undefined
 } {
   const snapshot = snapshotJson(schema)
-  if (!snapshot.ok) return { violations: [{ path: snapshot.path, message: snapshot.message }], schema: undefined, json: undefined }
+  if (!snapshot.ok)
+    return { violations: [{ path: snapshot.path, message: snapshot.message }], schema: undefined, json: undefined }
   const violations = _checkJsonSchemaTree(snapshot.value)
-  return { violations, schema: violations.length === 0 ? (snapshot.value as JsonSchemaNode) : undefined, json: snapshot.value }
+  return {
+    violations,
+    schema: violations.length === 0 ? (snapshot.value as JsonSchemaNode) : undefined,
+    json: snapshot.value,
+  }
 }
 
 /**

@@ -12,20 +12,33 @@ const key = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('__proto__', '
 
 const scalarSpec: fc.Arbitrary<ValueSchemaSpec> = fc.oneof(
   fc.constant<ValueSchemaSpec>({ type: 'string' }),
-  fc.uniqueArray(fc.string(), { minLength: 1, maxLength: 3 }).map((e): ValueSchemaSpec => ({ type: 'string', enum: e })),
+  fc
+    .uniqueArray(fc.string(), { minLength: 1, maxLength: 3 })
+    .map((e): ValueSchemaSpec => ({ type: 'string', enum: e })),
   fc.constant<ValueSchemaSpec>({ type: 'number', description: 'n' }),
   finite.map((c): ValueSchemaSpec => ({ type: 'number', const: c })),
   fc.constant<ValueSchemaSpec>({ type: 'integer' }),
-  fc.uniqueArray(fc.integer(), { minLength: 1, maxLength: 3 }).map((e): ValueSchemaSpec => ({ type: 'integer', enum: e })),
+  fc
+    .uniqueArray(fc.integer(), { minLength: 1, maxLength: 3 })
+    .map((e): ValueSchemaSpec => ({ type: 'integer', enum: e })),
   fc.constant<ValueSchemaSpec>({ type: 'boolean' }),
   fc.constant<ValueSchemaSpec>({ type: 'null' }),
   fc.constant<ValueSchemaSpec>({ type: 'json', title: 'any' }),
 )
 
 const { spec: specArb } = fc.letrec<{ spec: ValueSchemaSpec; object: ValueSchemaSpec }>((tie) => ({
-  spec: fc.oneof({ depthSize: 'small', withCrossShrink: true }, scalarSpec, tie('object'), fc.option(tie('spec'), { nil: undefined }).map(arrayOf), oneOfSpec(tie('spec'), tie('object'))),
+  spec: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    scalarSpec,
+    tie('object'),
+    fc.option(tie('spec'), { nil: undefined }).map(arrayOf),
+    oneOfSpec(tie('spec'), tie('object')),
+  ),
   object: fc
-    .tuple(fc.uniqueArray(fc.tuple(key, tie('spec'), fc.boolean()), { maxLength: 4, selector: ([k]) => k }), fc.boolean())
+    .tuple(
+      fc.uniqueArray(fc.tuple(key, tie('spec'), fc.boolean()), { maxLength: 4, selector: ([k]) => k }),
+      fc.boolean(),
+    )
     .map(([entries, additionalProperties]) => objectOf(entries, additionalProperties)),
 }))
 
@@ -33,16 +46,27 @@ function arrayOf(items: ValueSchemaSpec | undefined): ValueSchemaSpec {
   return items === undefined ? { type: 'array' } : { type: 'array', items }
 }
 
-function objectOf(entries: ReadonlyArray<readonly [string, ValueSchemaSpec, boolean]>, additionalProperties: boolean): ObjectValueSchemaSpec {
+function objectOf(
+  entries: ReadonlyArray<readonly [string, ValueSchemaSpec, boolean]>,
+  additionalProperties: boolean,
+): ObjectValueSchemaSpec {
   const properties: Record<string, PropertySchemaSpec> = {}
   for (const [k, spec, required] of entries) {
-    Object.defineProperty(properties, k, { value: required ? { ...spec, required: true } : spec, enumerable: true, writable: true, configurable: true })
+    Object.defineProperty(properties, k, {
+      value: required ? { ...spec, required: true } : spec,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    })
   }
   return { type: 'object', properties, additionalProperties }
 }
 
 /** oneOf over distinct value families, so each value matches exactly one branch. */
-function oneOfSpec(spec: fc.Arbitrary<ValueSchemaSpec>, object: fc.Arbitrary<ValueSchemaSpec>): fc.Arbitrary<ValueSchemaSpec> {
+function oneOfSpec(
+  spec: fc.Arbitrary<ValueSchemaSpec>,
+  object: fc.Arbitrary<ValueSchemaSpec>,
+): fc.Arbitrary<ValueSchemaSpec> {
   const families: fc.Arbitrary<ValueSchemaSpec>[] = [
     fc.constant({ type: 'string' }),
     fc.constant({ type: 'boolean' }),
@@ -68,7 +92,13 @@ function valuesOf(spec: ValueSchemaSpec): fc.Arbitrary<JsonValue> {
     case 'null': {
       if (spec.const !== undefined) return fc.constant(spec.const)
       if (spec.enum !== undefined) return fc.constantFrom(...(spec.enum as JsonValue[]))
-      return { string: fc.string(), number: finite, integer: fc.integer(), boolean: fc.boolean(), null: fc.constant(null) }[spec.type]
+      return {
+        string: fc.string(),
+        number: finite,
+        integer: fc.integer(),
+        boolean: fc.boolean(),
+        null: fc.constant(null),
+      }[spec.type]
     }
     case 'json':
       return losslessJson
@@ -76,15 +106,35 @@ function valuesOf(spec: ValueSchemaSpec): fc.Arbitrary<JsonValue> {
       return fc.array(spec.items === undefined ? losslessJson : valuesOf(spec.items), { maxLength: 3 })
     case 'object': {
       const entries = Object.entries(spec.properties ?? {})
-      const extras = spec.additionalProperties ? fc.dictionary(fc.string({ maxLength: 3 }).map((k) => `x-${k}`), losslessJson, { maxKeys: 2 }) : fc.constant({})
-      return fc.tuple(fc.tuple(...entries.map(([, p]) => fc.tuple(p.required === true ? fc.constant(true) : fc.boolean(), valuesOf(p)))), extras).map(([values, extra]) => {
-        const out: Record<string, JsonValue> = {}
-        for (const [k, v] of Object.entries(extra as Record<string, JsonValue>)) if (!Object.hasOwn(spec.properties ?? {}, k)) out[k] = v
-        values.forEach(([present, v], i) => {
-          if (present) Object.defineProperty(out, (entries[i] as [string, unknown])[0], { value: v, enumerable: true, writable: true, configurable: true })
+      const extras = spec.additionalProperties
+        ? fc.dictionary(
+            fc.string({ maxLength: 3 }).map((k) => `x-${k}`),
+            losslessJson,
+            { maxKeys: 2 },
+          )
+        : fc.constant({})
+      return fc
+        .tuple(
+          fc.tuple(
+            ...entries.map(([, p]) => fc.tuple(p.required === true ? fc.constant(true) : fc.boolean(), valuesOf(p))),
+          ),
+          extras,
+        )
+        .map(([values, extra]) => {
+          const out: Record<string, JsonValue> = {}
+          for (const [k, v] of Object.entries(extra as Record<string, JsonValue>))
+            if (!Object.hasOwn(spec.properties ?? {}, k)) out[k] = v
+          values.forEach(([present, v], i) => {
+            if (present)
+              Object.defineProperty(out, (entries[i] as [string, unknown])[0], {
+                value: v,
+                enumerable: true,
+                writable: true,
+                configurable: true,
+              })
+          })
+          return out
         })
-        return out
-      })
     }
   }
 }
@@ -96,16 +146,21 @@ function wrongValue(spec: ValueSchemaSpec): JsonValue | undefined {
 }
 
 const objectSpecWithValue = specArb
-  .filter((s): s is ObjectValueSchemaSpec => 'type' in s && s.type === 'object' && Object.keys(s.properties ?? {}).length > 0)
+  .filter(
+    (s): s is ObjectValueSchemaSpec => 'type' in s && s.type === 'object' && Object.keys(s.properties ?? {}).length > 0,
+  )
   .chain((spec) => fc.tuple(fc.constant(spec), valuesOf(spec), fc.nat()))
 
 describe('schema DSL properties', () => {
   test('values generated from an arbitrary spec validate against its compiled schema', () => {
     fc.assert(
-      fc.property(specArb.chain((spec) => fc.tuple(fc.constant(spec), fc.array(valuesOf(spec), { minLength: 1, maxLength: 4 }))), ([spec, values]) => {
-        const validator = compileJsonSchema(valueSchemaSpecToJsonSchema(spec))
-        for (const value of values) expect(validator.validate(value)).toEqual([])
-      }),
+      fc.property(
+        specArb.chain((spec) => fc.tuple(fc.constant(spec), fc.array(valuesOf(spec), { minLength: 1, maxLength: 4 }))),
+        ([spec, values]) => {
+          const validator = compileJsonSchema(valueSchemaSpecToJsonSchema(spec))
+          for (const value of values) expect(validator.validate(value)).toEqual([])
+        },
+      ),
       { numRuns: 300 },
     )
   })
@@ -119,7 +174,10 @@ describe('schema DSL properties', () => {
         const copy = { ...(value as Record<string, JsonValue>) }
         delete copy[name]
         const violations = compileJsonSchema(valueSchemaSpecToJsonSchema(spec)).validate(copy)
-        expect(violations).toContainEqual({ path: `/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: 'is required' })
+        expect(violations).toContainEqual({
+          path: `/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+          message: 'is required',
+        })
       }),
     )
   })
@@ -131,7 +189,12 @@ describe('schema DSL properties', () => {
         fc.pre(typed.length > 0)
         const [name, property] = typed[pick % typed.length] as [string, PropertySchemaSpec]
         const copy = { ...(value as Record<string, JsonValue>) }
-        Object.defineProperty(copy, name, { value: wrongValue(property), enumerable: true, writable: true, configurable: true })
+        Object.defineProperty(copy, name, {
+          value: wrongValue(property),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        })
         expect(compileJsonSchema(valueSchemaSpecToJsonSchema(spec)).validate(copy).length).toBeGreaterThan(0)
       }),
     )

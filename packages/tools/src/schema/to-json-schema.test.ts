@@ -95,8 +95,14 @@ describe('valueSchemaSpecToJsonSchema', () => {
   })
 
   test('rejects required on a value root and non-JSON specs', () => {
-    expect(specPaths(() => valueSchemaSpecToJsonSchema({ type: 'string', required: true } as ValueSchemaSpec))).toEqual(['/required'])
-    expect(specPaths(() => valueSchemaSpecToJsonSchema({ type: 'string', default: undefined } as unknown as ValueSchemaSpec))).toEqual(['/default'])
+    expect(specPaths(() => valueSchemaSpecToJsonSchema({ type: 'string', required: true } as ValueSchemaSpec))).toEqual(
+      ['/required'],
+    )
+    expect(
+      specPaths(() =>
+        valueSchemaSpecToJsonSchema({ type: 'string', default: undefined } as unknown as ValueSchemaSpec),
+      ),
+    ).toEqual(['/default'])
     expect(specPaths(() => valueSchemaSpecToJsonSchema(null as unknown as ValueSchemaSpec))).toEqual([''])
   })
 
@@ -111,7 +117,10 @@ describe('valueSchemaSpecToJsonSchema', () => {
 
 describe('parameterSchemaSpecToJsonSchema', () => {
   test('compiles the implicit open object root with required keys', () => {
-    const spec: ParameterSchemaSpec = { path: { type: 'string', required: true, description: 'file' }, limit: { type: 'integer' } }
+    const spec: ParameterSchemaSpec = {
+      path: { type: 'string', required: true, description: 'file' },
+      limit: { type: 'integer' },
+    }
     expect(parameterSchemaSpecToJsonSchema(spec)).toEqual({
       type: 'object',
       properties: { path: { type: 'string', description: 'file' }, limit: { type: 'integer' } },
@@ -128,11 +137,19 @@ describe('parameterSchemaSpecToJsonSchema', () => {
   })
 
   test('reports bad properties and symbol keys', () => {
-    expect(specPaths(() => parameterSchemaSpecToJsonSchema({ a: { type: 'object' }, b: { type: 'bad' } } as unknown as ParameterSchemaSpec))).toEqual([
-      '/a/additionalProperties',
-      '/b/type',
-    ])
-    expect(specPaths(() => parameterSchemaSpecToJsonSchema({ [Symbol('s')]: { type: 'string' } } as unknown as ParameterSchemaSpec))).toEqual([''])
+    expect(
+      specPaths(() =>
+        parameterSchemaSpecToJsonSchema({
+          a: { type: 'object' },
+          b: { type: 'bad' },
+        } as unknown as ParameterSchemaSpec),
+      ),
+    ).toEqual(['/a/additionalProperties', '/b/type'])
+    expect(
+      specPaths(() =>
+        parameterSchemaSpecToJsonSchema({ [Symbol('s')]: { type: 'string' } } as unknown as ParameterSchemaSpec),
+      ),
+    ).toEqual([''])
     expect(specPaths(() => parameterSchemaSpecToJsonSchema([] as unknown as ParameterSchemaSpec))).toEqual([''])
   })
 })

@@ -44,8 +44,10 @@ function convertNode(work: Work, queue: Work[], bad: (path: string, message: str
   if (has('oneOf')) {
     form = 'oneOf'
     if (type !== undefined) bad(`${path}/type`, 'oneOf cannot be combined with type (put the type in each branch)')
-  } else if (type === undefined) bad(path, "a schema spec needs a type (or oneOf); use { type: 'json' } for any JSON value")
-  else if (typeof type !== 'string' || !TYPES.has(type)) bad(`${path}/type`, `type must be one of ${[...TYPES].join(', ')}`)
+  } else if (type === undefined)
+    bad(path, "a schema spec needs a type (or oneOf); use { type: 'json' } for any JSON value")
+  else if (typeof type !== 'string' || !TYPES.has(type))
+    bad(`${path}/type`, `type must be one of ${[...TYPES].join(', ')}`)
   else form = SCALARS.has(type) ? 'scalar' : type
   const allowed = ALLOWED[form ?? ''] ?? []
   for (const key of Object.keys(spec)) {
@@ -58,13 +60,15 @@ function convertNode(work: Work, queue: Work[], bad: (path: string, message: str
     if (key === 'required') {
       if (!isProperty) bad(`${path}/required`, 'required: true is only allowed on object and parameter properties')
       else if (spec[key] !== true) bad(`${path}/required`, 'required must be true (omit it for an optional property)')
-    } else if (form !== undefined && HOME[key] !== undefined) bad(`${path}/${_pointerSegment(key)}`, `${key} is only allowed with ${HOME[key]}`)
+    } else if (form !== undefined && HOME[key] !== undefined)
+      bad(`${path}/${_pointerSegment(key)}`, `${key} is only allowed with ${HOME[key]}`)
     else bad(`${path}/${_pointerSegment(key)}`, `unsupported key "${key}"`)
   }
   for (const key of ANNOTATIONS) {
     if (!has(key)) continue
     const value = spec[key] as JsonValue
-    if ((key === 'description' || key === 'title') && typeof value !== 'string') bad(`${path}/${key}`, `${key} must be a string`)
+    if ((key === 'description' || key === 'title') && typeof value !== 'string')
+      bad(`${path}/${key}`, `${key} must be a string`)
     else _setOwn(out, key, value)
   }
   if (form === 'scalar') convertScalar(spec, type as string, path, out, bad)
@@ -79,14 +83,23 @@ function convertNode(work: Work, queue: Work[], bad: (path: string, message: str
   } else if (form === 'object') convertObject(spec, path, out, queue, bad)
   else if (form === 'oneOf') {
     const branches = spec['oneOf']
-    if (!Array.isArray(branches) || branches.length < 2) return bad(`${path}/oneOf`, 'oneOf must be an array of at least two specs')
+    if (!Array.isArray(branches) || branches.length < 2)
+      return bad(`${path}/oneOf`, 'oneOf must be an array of at least two specs')
     const outs: JsonObject[] = branches.map(() => ({}))
     out['oneOf'] = outs
-    branches.forEach((branch, i) => queue.push({ spec: branch, path: `${path}/oneOf/${i}`, out: outs[i] as JsonObject, isProperty: false }))
+    branches.forEach((branch, i) =>
+      queue.push({ spec: branch, path: `${path}/oneOf/${i}`, out: outs[i] as JsonObject, isProperty: false }),
+    )
   }
 }
 
-function convertScalar(spec: JsonObject, type: string, path: string, out: JsonObject, bad: (path: string, message: string) => void): void {
+function convertScalar(
+  spec: JsonObject,
+  type: string,
+  path: string,
+  out: JsonObject,
+  bad: (path: string, message: string) => void,
+): void {
   out['type'] = type
   const hasEnum = Object.hasOwn(spec, 'enum')
   const hasConst = Object.hasOwn(spec, 'const')
@@ -108,7 +121,13 @@ function convertScalar(spec: JsonObject, type: string, path: string, out: JsonOb
   }
 }
 
-function convertObject(spec: JsonObject, path: string, out: JsonObject, queue: Work[], bad: (path: string, message: string) => void): void {
+function convertObject(
+  spec: JsonObject,
+  path: string,
+  out: JsonObject,
+  queue: Work[],
+  bad: (path: string, message: string) => void,
+): void {
   out['type'] = 'object'
   if (Object.hasOwn(spec, 'properties')) {
     const properties = spec['properties']
@@ -117,7 +136,11 @@ function convertObject(spec: JsonObject, path: string, out: JsonObject, queue: W
   }
   const additional = Object.hasOwn(spec, 'additionalProperties') ? spec['additionalProperties'] : undefined
   if (typeof additional === 'boolean') out['additionalProperties'] = additional
-  else if (additional === undefined) bad(`${path}/additionalProperties`, 'every object declares additionalProperties: true (other keys allowed) or false (only these properties)')
+  else if (additional === undefined)
+    bad(
+      `${path}/additionalProperties`,
+      'every object declares additionalProperties: true (other keys allowed) or false (only these properties)',
+    )
   else bad(`${path}/additionalProperties`, 'additionalProperties must be true or false')
 }
 
@@ -137,7 +160,10 @@ function convertProperties(properties: JsonObject, path: string, out: JsonObject
 }
 
 /** Snapshots a spec, converts it iteratively, and re-checks the output against the raw subset. */
-function compileSpec(spec: unknown, root: (json: JsonValue, queue: Work[], bad: (path: string, message: string) => void) => JsonObject): JsonSchemaNode {
+function compileSpec(
+  spec: unknown,
+  root: (json: JsonValue, queue: Work[], bad: (path: string, message: string) => void) => JsonObject,
+): JsonSchemaNode {
   const snapshot = snapshotJson(spec)
   if (!snapshot.ok) throw new JsonSchemaError([{ path: snapshot.path, message: snapshot.message }], PREFIX)
   const violations: Violation[] = []

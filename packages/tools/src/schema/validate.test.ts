@@ -11,7 +11,12 @@ const person: JsonSchemaNode = {
     age: { type: 'integer' },
     role: { type: 'string', enum: ['admin', 'user'] },
     tags: { type: 'array', items: { type: 'string' } },
-    address: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+    address: {
+      type: 'object',
+      properties: { city: { type: 'string' } },
+      required: ['city'],
+      additionalProperties: false,
+    },
   },
   required: ['name'],
   additionalProperties: false,
@@ -19,7 +24,15 @@ const person: JsonSchemaNode = {
 
 describe('validateJsonSchemaValue', () => {
   test('accepts a valid value', () => {
-    expect(validateJsonSchemaValue(person, { name: 'Ada', age: 36, role: 'admin', tags: ['x'], address: { city: 'London' } })).toEqual([])
+    expect(
+      validateJsonSchemaValue(person, {
+        name: 'Ada',
+        age: 36,
+        role: 'admin',
+        tags: ['x'],
+        address: { city: 'London' },
+      }),
+    ).toEqual([])
   })
 
   test('reports every violation with its path, in document order', () => {
@@ -71,13 +84,19 @@ describe('validateJsonSchemaValue', () => {
   test('open objects accept extra keys but still require them to be JSON', () => {
     const open: JsonSchemaNode = { type: 'object', properties: { a: { type: 'string' } } }
     expect(validateJsonSchemaValue(open, { a: 'x', b: [1, { c: null }] })).toEqual([])
-    expect(validateJsonSchemaValue(open, { a: 'x', b: [1, { c: undefined }] })).toEqual([{ path: '/b/1/c', message: 'undefined is not JSON' }])
+    expect(validateJsonSchemaValue(open, { a: 'x', b: [1, { c: undefined }] })).toEqual([
+      { path: '/b/1/c', message: 'undefined is not JSON' },
+    ])
   })
 
   test('oneOf requires exactly one matching branch', () => {
     const schema: JsonSchemaNode = {
       oneOf: [
-        { type: 'object', properties: { kind: { type: 'string', const: 'a' }, n: { type: 'number' } }, required: ['kind'] },
+        {
+          type: 'object',
+          properties: { kind: { type: 'string', const: 'a' }, n: { type: 'number' } },
+          required: ['kind'],
+        },
         { type: 'string' },
         { type: 'number' },
       ],
@@ -94,13 +113,19 @@ describe('validateJsonSchemaValue', () => {
     ])
     const overlapping: JsonSchemaNode = { oneOf: [{ type: 'number' }, { type: 'integer' }] }
     expect(validateJsonSchemaValue(overlapping, 1.5)).toEqual([])
-    expect(validateJsonSchemaValue(overlapping, 2)).toEqual([{ path: '', message: 'matches oneOf branches 0, 1; exactly one must match' }])
+    expect(validateJsonSchemaValue(overlapping, 2)).toEqual([
+      { path: '', message: 'matches oneOf branches 0, 1; exactly one must match' },
+    ])
     const nested: JsonSchemaNode = { oneOf: [{ type: 'array', items: { type: 'string' } }, { type: 'object' }] }
     expect(validateJsonSchemaValue({ type: 'array', items: nested }, [['a'], {}, [1]])).toEqual([
       { path: '/2/0', message: 'expected string, got number 1 (in oneOf branch 0)' },
     ])
-    const ambiguous: JsonSchemaNode = { oneOf: [{ type: 'object' }, { type: 'object', properties: { a: { type: 'string' } } }] }
-    expect(validateJsonSchemaValue(ambiguous, { a: 'x' })).toEqual([{ path: '', message: 'matches oneOf branches 0, 1; exactly one must match' }])
+    const ambiguous: JsonSchemaNode = {
+      oneOf: [{ type: 'object' }, { type: 'object', properties: { a: { type: 'string' } } }],
+    }
+    expect(validateJsonSchemaValue(ambiguous, { a: 'x' })).toEqual([
+      { path: '', message: 'matches oneOf branches 0, 1; exactly one must match' },
+    ])
   })
 
   test('only own enumerable string keys count; __proto__ is an ordinary key', () => {
@@ -108,7 +133,9 @@ describe('validateJsonSchemaValue', () => {
       '{"type":"object","properties":{"__proto__":{"type":"string"}},"required":["__proto__"],"additionalProperties":false}',
     ) as JsonSchemaNode
     expect(validateJsonSchemaValue(schema, JSON.parse('{"__proto__":"x"}'))).toEqual([])
-    expect(validateJsonSchemaValue(schema, JSON.parse('{"__proto__":5}'))).toEqual([{ path: '/__proto__', message: 'expected string, got number 5' }])
+    expect(validateJsonSchemaValue(schema, JSON.parse('{"__proto__":5}'))).toEqual([
+      { path: '/__proto__', message: 'expected string, got number 5' },
+    ])
     expect(validateJsonSchemaValue(schema, {})).toEqual([{ path: '/__proto__', message: 'is required' }])
     const inherited = Object.create({ name: 'x' }) as object
     expect(validateJsonSchemaValue({ type: 'object' }, inherited)).toHaveLength(1)
@@ -132,11 +159,14 @@ describe('validateJsonSchemaValue', () => {
 
   test('is total on arbitrary values and schemas', () => {
     fc.assert(
-      fc.property(fc.anything({ withBigInt: true, withMap: true, withSparseArray: true, withNullPrototype: true }), (value) => {
-        expect(Array.isArray(validateJsonSchemaValue(person, value))).toBe(true)
-        expect(Array.isArray(validateJsonSchemaValue({}, value))).toBe(true)
-        expect(Array.isArray(validateJsonSchemaValue(value as JsonSchemaNode, value))).toBe(true)
-      }),
+      fc.property(
+        fc.anything({ withBigInt: true, withMap: true, withSparseArray: true, withNullPrototype: true }),
+        (value) => {
+          expect(Array.isArray(validateJsonSchemaValue(person, value))).toBe(true)
+          expect(Array.isArray(validateJsonSchemaValue({}, value))).toBe(true)
+          expect(Array.isArray(validateJsonSchemaValue(value as JsonSchemaNode, value))).toBe(true)
+        },
+      ),
     )
   })
 
@@ -164,11 +194,16 @@ describe('validateJsonSchemaValue', () => {
   test('rejects cycles under unconstrained nodes instead of looping', () => {
     const cyclic: unknown[] = []
     cyclic.push(cyclic)
-    expect(validateJsonSchemaValue({}, { a: cyclic })).toEqual([{ path: '/a/0', message: 'a cyclic reference is not JSON' }])
+    expect(validateJsonSchemaValue({}, { a: cyclic })).toEqual([
+      { path: '/a/0', message: 'a cyclic reference is not JSON' },
+    ])
   })
 
   test('caps the number of reported violations', () => {
-    const result = validateJsonSchemaValue({ type: 'array', items: { type: 'string' } }, Array.from({ length: 500 }, () => 1))
+    const result = validateJsonSchemaValue(
+      { type: 'array', items: { type: 'string' } },
+      Array.from({ length: 500 }, () => 1),
+    )
     expect(result).toHaveLength(101)
     expect(result[100]?.message).toMatch(/omitted/)
   })
@@ -193,7 +228,13 @@ describe('compileJsonSchema', () => {
   test('a compiled validator gives the same answers on every reuse (its cost is part of every call in bench/pipeline)', () => {
     const validator = compileJsonSchema({
       type: 'object',
-      properties: { a: { type: 'string' }, b: { type: 'number' }, c: { type: 'boolean' }, d: { type: 'integer' }, e: { type: 'string', enum: ['x', 'y'] } },
+      properties: {
+        a: { type: 'string' },
+        b: { type: 'number' },
+        c: { type: 'boolean' },
+        d: { type: 'integer' },
+        e: { type: 'string', enum: ['x', 'y'] },
+      },
       required: ['a', 'b'],
       additionalProperties: false,
     })

@@ -67,7 +67,13 @@ function pathString(path: PathLink | undefined, extra: readonly (string | number
   return out
 }
 
-function report(sink: Sink, path: PathLink | undefined, key: Key, message: string, extra?: readonly (string | number)[]): void {
+function report(
+  sink: Sink,
+  path: PathLink | undefined,
+  key: Key,
+  message: string,
+  extra?: readonly (string | number)[],
+): void {
   if (sink.full) return
   sink.list.push({ path: pathString(link(path, key), extra), message })
   if (sink.list.length >= sink.max) sink.full = true
@@ -144,7 +150,14 @@ function inOrder(stack: Task[], base: number): void {
 }
 
 /** Checks one value; scalar children are checked inline, containers are pushed. */
-function visit(node: _CompiledNode, value: unknown, path: PathLink | undefined, key: Key, sink: Sink, stack: Task[]): void {
+function visit(
+  node: _CompiledNode,
+  value: unknown,
+  path: PathLink | undefined,
+  key: Key,
+  sink: Sink,
+  stack: Task[],
+): void {
   const kind = node.kind
   if (kind === K_ANY) return anyJson(value, path, key, sink)
   if (!typeOk(kind, value)) return mismatch(node, value, path, key, sink)
@@ -195,27 +208,45 @@ function visit(node: _CompiledNode, value: unknown, path: PathLink | undefined, 
   if (node.scalarBranches) {
     let matches = 0
     for (const branch of node.branches) if (scalarOk(branch, value)) matches++
-    if (matches !== 1) decide(node, value, here, sink, matches === 0 ? [] : node.branches.map((b) => scalarOk(b, value)))
+    if (matches !== 1)
+      decide(node, value, here, sink, matches === 0 ? [] : node.branches.map((b) => scalarOk(b, value)))
     return
   }
   const branchSinks = node.branches.map((): Sink => ({ list: [], max: MAX_BRANCH_VIOLATIONS, full: false }))
   stack.push({ node, value, path: here, sink, branchSinks })
   for (let i = node.branches.length - 1; i >= 0; i--) {
-    stack.push({ node: node.branches[i] as _CompiledNode, value, path: here, sink: branchSinks[i] as Sink, branchSinks: undefined })
+    stack.push({
+      node: node.branches[i] as _CompiledNode,
+      value,
+      path: here,
+      sink: branchSinks[i] as Sink,
+      branchSinks: undefined,
+    })
   }
 }
 
 /** Reports a oneOf that matched zero or several branches (`matched[i]` per branch). */
-function decide(node: _CompiledNode, value: unknown, path: PathLink | undefined, sink: Sink, matched: boolean[], explain?: Sink[]): void {
+function decide(
+  node: _CompiledNode,
+  value: unknown,
+  path: PathLink | undefined,
+  sink: Sink,
+  matched: boolean[],
+  explain?: Sink[],
+): void {
   const hits = matched.flatMap((ok, i) => (ok ? [i] : []))
   if (hits.length === 1) return
-  if (hits.length > 1) return report(sink, path, undefined, `matches oneOf branches ${hits.join(', ')}; exactly one must match`)
+  if (hits.length > 1)
+    return report(sink, path, undefined, `matches oneOf branches ${hits.join(', ')}; exactly one must match`)
   const candidates = node.branches.flatMap((b, i) => (b.kind === K_ONE_OF || typeOk(b.kind, value) ? [i] : []))
   const only = candidates.length === 1 ? explain?.[candidates[0] as number] : undefined
   if (only !== undefined && only.list.length > 0) {
     for (const violation of only.list) {
       if (sink.full) break
-      sink.list.push({ path: violation.path, message: `${violation.message} (in oneOf branch ${candidates[0] as number})` })
+      sink.list.push({
+        path: violation.path,
+        message: `${violation.message} (in oneOf branch ${candidates[0] as number})`,
+      })
       if (sink.list.length >= sink.max) sink.full = true
     }
     return
@@ -232,7 +263,14 @@ function run(root: _CompiledNode, value: unknown): Violation[] {
     try {
       if (task.branchSinks !== undefined) {
         const sinks = task.branchSinks
-        decide(task.node, task.value, task.path, task.sink, sinks.map((s) => s.list.length === 0), sinks)
+        decide(
+          task.node,
+          task.value,
+          task.path,
+          task.sink,
+          sinks.map((s) => s.list.length === 0),
+          sinks,
+        )
       } else if (!task.sink.full) {
         visit(task.node, task.value, task.path, undefined, task.sink, stack)
       }

@@ -44,11 +44,15 @@ describe('snapshotEvent', () => {
   })
 
   test.each([
-    ['a cycle', () => {
-      const event: Record<string, unknown> = { ...base }
-      event.self = { again: event }
-      return event
-    }, '/self/again: a cyclic reference is not JSON'],
+    [
+      'a cycle',
+      () => {
+        const event: Record<string, unknown> = { ...base }
+        event.self = { again: event }
+        return event
+      },
+      '/self/again: a cyclic reference is not JSON',
+    ],
     ['a BigInt', () => ({ ...base, n: 1n }), '/n: a BigInt is not JSON'],
     ['a function', () => ({ ...base, f: () => 1 }), '/f: a function is not JSON'],
     ['an undefined property', () => ({ ...base, u: undefined }), '/u: undefined is not JSON'],
@@ -60,23 +64,36 @@ describe('snapshotEvent', () => {
     ['a Date', () => ({ ...base, d: new Date(0) }), '/d: a Date is not JSON'],
     ['a Map', () => ({ ...base, m: new Map() }), '/m: a Map is not JSON'],
     ['a sparse array', () => ({ ...base, a: Object.assign([1], { 2: 3 }) }), '/a/1: a sparse array (hole) is not JSON'],
-    ['a throwing getter', () => ({
-      ...base,
-      get boom(): never {
-        throw new Error('kaboom')
-      },
-    }), '/boom: the property could not be read: kaboom'],
-    ['a proxy whose trap throws', () => ({
-      ...base,
-      p: new Proxy({}, {
-        ownKeys() {
-          throw new Error('trap')
+    [
+      'a throwing getter',
+      () => ({
+        ...base,
+        get boom(): never {
+          throw new Error('kaboom')
         },
       }),
-    }), '/p: the value could not be read: trap'],
+      '/boom: the property could not be read: kaboom',
+    ],
+    [
+      'a proxy whose trap throws',
+      () => ({
+        ...base,
+        p: new Proxy(
+          {},
+          {
+            ownKeys() {
+              throw new Error('trap')
+            },
+          },
+        ),
+      }),
+      '/p: the value could not be read: trap',
+    ],
     ['a key that needs escaping', () => ({ ...base, 'a/b~c': 1n }), '/a~1b~0c: a BigInt is not JSON'],
   ])('rejects %s with NOT_JSON and the path', (_name, make, message) => {
-    expect(() => snapshotEvent(make())).toThrow(expect.objectContaining({ code: 'NOT_JSON', message: expect.stringContaining(message) }))
+    expect(() => snapshotEvent(make())).toThrow(
+      expect.objectContaining({ code: 'NOT_JSON', message: expect.stringContaining(message) }),
+    )
   })
 
   test.each([

@@ -29,8 +29,6 @@ export function encodeEvent(event: unknown): { readonly event: SessionEvent; rea
   return { event: snapshot, line: Buffer.from(`${text}\n`, 'utf8') }
 }
 
-
-
 function checkShape(root: unknown): SessionEvent {
   const problem = eventShapeProblem(root)
   if (problem !== undefined) throw new SessionError('INVALID_EVENT', problem)
@@ -52,5 +50,3 @@ export function eventShapeProblem(value: unknown): string | undefined {
   }
   return undefined
 }
-
-

@@ -45,7 +45,9 @@ async function killMidRun(file: string, minAcks: number, delayMs: number): Promi
   return [...stdout.matchAll(/^ack (\d+)\n/gm)].map((m) => Number(m[1]))
 }
 
-test('a child killed mid-write loses at most the event being written, and reopening repairs the file', async ({ annotate }) => {
+test('a child killed mid-write loses at most the event being written, and reopening repairs the file', async ({
+  annotate,
+}) => {
   const delays = [0, 3, 7, 13, 29, 1, 5, 11, 17, 23]
   let partialTails = 0
   let runs = 0

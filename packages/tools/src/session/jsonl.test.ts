@@ -46,7 +46,8 @@ describe('JsonlSession', () => {
     const file = join(dir, 's.jsonl')
     const session = await JsonlSession.open(file)
     const appends: Promise<void>[] = []
-    for (let i = 0; i < 500; i++) appends.push(session.append({ type: 'n', time: i, pad: 'x'.repeat((i * 7919) % 20_000) }))
+    for (let i = 0; i < 500; i++)
+      appends.push(session.append({ type: 'n', time: i, pad: 'x'.repeat((i * 7919) % 20_000) }))
     await Promise.all(appends)
     await session.close()
     const { events } = await readJsonlSession(file)
@@ -80,11 +81,18 @@ describe('JsonlSession', () => {
     ['a partial JSON tail', '{"type":"a","time":1}\n', '{"type":"b","ti'],
     ['a tail that parses but has no newline', '{"type":"a","time":1}\n', '{"type":"b","time":2}'],
     ['a file that is only a partial line', '', '{"type":"b"'],
-    ['a partial tail longer than the scan chunk', '{"type":"a","time":1}\n', `{"type":"b","time":2,"x":"${'y'.repeat(200_000)}`],
+    [
+      'a partial tail longer than the scan chunk',
+      '{"type":"a","time":1}\n',
+      `{"type":"b","time":2,"x":"${'y'.repeat(200_000)}`,
+    ],
   ])('reopening repairs %s and the next event starts on a fresh line', async (_name, good, partial) => {
     const file = join(dir, 's.jsonl')
     await writeFile(file, good + partial)
-    expect(parseJsonl(await readFile(file)).partialTail).toEqual({ offset: Buffer.byteLength(good), bytes: Buffer.byteLength(partial) })
+    expect(parseJsonl(await readFile(file)).partialTail).toEqual({
+      offset: Buffer.byteLength(good),
+      bytes: Buffer.byteLength(partial),
+    })
     const session = await JsonlSession.open(file)
     expect(session.repaired).toEqual({ offset: Buffer.byteLength(good), truncatedBytes: Buffer.byteLength(partial) })
     await session.append({ type: 'c', time: 3 })
@@ -101,7 +109,10 @@ describe('JsonlSession', () => {
     await session.append({ type: 'a', time: 1 })
     const cyclic: SessionEvent = { type: 'x', time: 2 }
     cyclic.self = [cyclic]
-    await expect(session.append(cyclic)).rejects.toMatchObject({ code: 'NOT_JSON', message: expect.stringContaining('/self/0') })
+    await expect(session.append(cyclic)).rejects.toMatchObject({
+      code: 'NOT_JSON',
+      message: expect.stringContaining('/self/0'),
+    })
     await expect(session.append({ type: 'x', time: 2, n: 10n })).rejects.toMatchObject({ code: 'NOT_JSON' })
     await expect(session.append({ type: 'x', time: 2, f: () => 0 })).rejects.toMatchObject({ code: 'NOT_JSON' })
     await expect(session.append(undefined as unknown as SessionEvent)).rejects.toMatchObject({ code: 'NOT_JSON' })
@@ -120,13 +131,19 @@ describe('JsonlSession', () => {
   })
 
   test('a path that is a folder is an open error', async () => {
-    await expect(JsonlSession.open(dir)).rejects.toMatchObject({ code: 'SESSION_OPEN_FAILED', cause: { code: 'EISDIR' } })
+    await expect(JsonlSession.open(dir)).rejects.toMatchObject({
+      code: 'SESSION_OPEN_FAILED',
+      cause: { code: 'EISDIR' },
+    })
   })
 
   test('a FIFO is refused at open instead of blocking the session forever; /dev/null discards', async () => {
     const fifo = join(dir, 'fifo.jsonl')
     execFileSync('mkfifo', [fifo])
-    await expect(JsonlSession.open(fifo)).rejects.toMatchObject({ code: 'SESSION_OPEN_FAILED', message: expect.stringContaining('is a FIFO, not a regular file') })
+    await expect(JsonlSession.open(fifo)).rejects.toMatchObject({
+      code: 'SESSION_OPEN_FAILED',
+      message: expect.stringContaining('is a FIFO, not a regular file'),
+    })
     const discard = await JsonlSession.open('/dev/null')
     await discard.append({ type: 'a', time: 1 })
     await discard.close()
@@ -171,13 +188,19 @@ describe('readJsonlSession', () => {
     const read = await readJsonlSession(file)
     expect(read.events.map((e) => e.type)).toEqual(['a', 'b'])
     expect(read.partialTail).toEqual({ offset: text.lastIndexOf('\n') + 1, bytes: 11 })
-    expect(read.invalidLines.map((l) => [l.line, l.offset])).toEqual([[3, 23], [4, 32]])
+    expect(read.invalidLines.map((l) => [l.line, l.offset])).toEqual([
+      [3, 23],
+      [4, 32],
+    ])
     expect(read.invalidLines[1]?.message).toContain('`type` and `time`')
     expect(await readFile(file, 'utf8')).toBe(text)
   })
 
   test('a missing file is a SESSION_OPEN_FAILED error', async () => {
     await appendFile(join(dir, 'other'), '')
-    await expect(readJsonlSession(join(dir, 'nope.jsonl'))).rejects.toMatchObject({ code: 'SESSION_OPEN_FAILED', cause: { code: 'ENOENT' } })
+    await expect(readJsonlSession(join(dir, 'nope.jsonl'))).rejects.toMatchObject({
+      code: 'SESSION_OPEN_FAILED',
+      cause: { code: 'ENOENT' },
+    })
   })
 })

@@ -68,14 +68,21 @@ export class JsonlSession implements Session, AsyncDisposable {
     let handle: FileHandle
     try {
       // Non-blocking, so a FIFO or device at the path cannot hang the open; it is refused just below.
-      handle = await open(absolute, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK, 0o600)
+      handle = await open(
+        absolute,
+        constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK,
+        0o600,
+      )
     } catch (error) {
       throw await openError(absolute, error)
     }
     const kind = await handle.stat().then(fileKind, () => 'unreadable file')
     if (kind !== undefined) {
       await handle.close().catch(() => undefined)
-      throw new SessionError('SESSION_OPEN_FAILED', `cannot open session file ${absolute}: it is a ${kind}, not a regular file (writes to it could block forever)`)
+      throw new SessionError(
+        'SESSION_OPEN_FAILED',
+        `cannot open session file ${absolute}: it is a ${kind}, not a regular file (writes to it could block forever)`,
+      )
     }
     try {
       const repaired = await repairTail(handle)
@@ -193,7 +200,10 @@ async function openError(path: string, error: unknown): Promise<SessionError> {
   const code = (error as { code?: unknown } | null)?.code
   let reason = describeThrown(error)
   if (code === 'ENOENT' || code === 'ENOTDIR') {
-    const folderOk = await stat(folder).then((info) => info.isDirectory(), () => false)
+    const folderOk = await stat(folder).then(
+      (info) => info.isDirectory(),
+      () => false,
+    )
     if (!folderOk) reason = `folder ${folder} does not exist`
   }
   return new SessionError('SESSION_OPEN_FAILED', `cannot open session file ${path}: ${reason}`, { cause: error })

@@ -40,7 +40,9 @@ describe('MemorySession', () => {
     cyclic.self = cyclic
     await expect(session.append(cyclic)).rejects.toMatchObject({ code: 'NOT_JSON' })
     await expect(session.append({ type: 't', time: 1, n: 1n })).rejects.toMatchObject({ code: 'NOT_JSON' })
-    await expect(session.append({ time: 1 } as unknown as SessionEvent)).rejects.toMatchObject({ code: 'INVALID_EVENT' })
+    await expect(session.append({ time: 1 } as unknown as SessionEvent)).rejects.toMatchObject({
+      code: 'INVALID_EVENT',
+    })
     expect(session.events).toEqual([])
   })
 })

@@ -61,7 +61,11 @@ describe('SessionQueue', () => {
     queue.append(event(1))
     queue.append(event(2))
     const failure = await queue.drain()
-    expect(failure?.error).toMatchObject({ name: 'SessionError', code: 'SESSION_WRITE_FAILED', message: expect.stringContaining('within 50 ms') })
+    expect(failure?.error).toMatchObject({
+      name: 'SessionError',
+      code: 'SESSION_WRITE_FAILED',
+      message: expect.stringContaining('within 50 ms'),
+    })
     expect(written).toEqual([])
     // The store recovers: the later event is still appended, in order, and a new drain is clean.
     release()

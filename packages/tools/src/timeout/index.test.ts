@@ -31,7 +31,10 @@ describe('installTimeoutPolicy', () => {
     )
     const result = await runOne(tools, 'slow')
     expect(finished).toBe(true)
-    expect(result.isError && result.error).toEqual({ message: 'tool call timed out after 10 ms', info: { name: 'ToolTimeoutError', code: 'TOOL_TIMEOUT' } })
+    expect(result.isError && result.error).toEqual({
+      message: 'tool call timed out after 10 ms',
+      info: { name: 'ToolTimeoutError', code: 'TOOL_TIMEOUT' },
+    })
     expect(textOf(result)).toBe('Error: tool call timed out after 10 ms')
   })
 

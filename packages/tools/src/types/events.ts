@@ -30,14 +30,23 @@ export interface PtcDispatchLog {
 
 /** Waterfall listeners: `next()` delegates to later listeners and finally the default. */
 export interface ToolsWaterfalls {
-  'tools/pre-execute': (exec: ToolExecution, next: () => Promise<PreToolDecision>) => PreToolDecision | Promise<PreToolDecision>
-  'tools/execute': (exec: ToolDispatchExecution, next: () => Promise<ToolExecutionResult>) => ToolExecutionResult | Promise<ToolExecutionResult>
+  'tools/pre-execute': (
+    exec: ToolExecution,
+    next: () => Promise<PreToolDecision>,
+  ) => PreToolDecision | Promise<PreToolDecision>
+  'tools/execute': (
+    exec: ToolDispatchExecution,
+    next: () => Promise<ToolExecutionResult>,
+  ) => ToolExecutionResult | Promise<ToolExecutionResult>
   'tools/post-execute': (
     exec: ToolExecution,
     result: Readonly<ToolExecutionResult>,
     next: () => Promise<PostToolDecision>,
   ) => PostToolDecision | Promise<PostToolDecision>
-  'tools/ptc-dispatch-log': (dispatch: PtcDispatchLog, next: () => Promise<ContentBlock[]>) => ContentBlock[] | Promise<ContentBlock[]>
+  'tools/ptc-dispatch-log': (
+    dispatch: PtcDispatchLog,
+    next: () => Promise<ContentBlock[]>,
+  ) => ContentBlock[] | Promise<ContentBlock[]>
 }
 
 /** Emit listeners only observe; their failures are caught and cannot fail anything. */

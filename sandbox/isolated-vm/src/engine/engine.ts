@@ -22,7 +22,13 @@ export class IsolateEngine {
   readonly #sessionRuns = new Map<number, EngineRun>()
   #disposed = false
 
-  constructor(ivm: IvmModule, sources: EngineSources, send: (message: FromEngine) => void, warmIsolates: number, memoryBytes: number) {
+  constructor(
+    ivm: IvmModule,
+    sources: EngineSources,
+    send: (message: FromEngine) => void,
+    warmIsolates: number,
+    memoryBytes: number,
+  ) {
     this.#send = send
     this.#programFilename = sources.programFilename
     this.#pool = new IsolatePool(ivm, warmIsolates, memoryLimitMib(memoryBytes), sources.prelude)
@@ -62,7 +68,10 @@ export class IsolateEngine {
         })
         this.#runs.set(id, run)
         if (session !== undefined) this.#sessionRuns.set(session.id, run)
-        void run.begin(resumed === undefined ? this.#pool.acquire(input.memoryMib) : Promise.resolve(resumed), resumed === undefined)
+        void run.begin(
+          resumed === undefined ? this.#pool.acquire(input.memoryMib) : Promise.resolve(resumed),
+          resumed === undefined,
+        )
         return
       }
       case 'forget': {

@@ -54,7 +54,13 @@ export class EngineRun implements SlotHandler {
   #fresh = true
 
   /** `onEnded` receives the isolate of a session run that is kept, else undefined. */
-  constructor(id: number, input: StartInput, programFilename: string, send: (message: FromEngine) => void, onEnded: (kept: IsolateSlot | undefined) => void) {
+  constructor(
+    id: number,
+    input: StartInput,
+    programFilename: string,
+    send: (message: FromEngine) => void,
+    onEnded: (kept: IsolateSlot | undefined) => void,
+  ) {
     this.id = id
     this.#programFilename = programFilename
     this.#input = input
@@ -178,7 +184,8 @@ export class EngineRun implements SlotHandler {
     if (this.#done) return
     this.#calls++
     // A text the host would refuse (`maxArgumentChars`) does not cross to it: its length does.
-    const args = typeof argsJson === 'string' && argsJson.length > this.#input.maxArgumentChars ? argsJson.length : argsJson
+    const args =
+      typeof argsJson === 'string' && argsJson.length > this.#input.maxArgumentChars ? argsJson.length : argsJson
     this.#send({ t: 'call', run: this.id, id, name, args })
   }
 
@@ -220,7 +227,8 @@ export class EngineRun implements SlotHandler {
       else this.#checkEnded()
       return
     }
-    if (this.#tasks === 0 && this.#started && this.#calls === this.#results) this.#send({ t: 'idle', run: this.id, settled: this.#settled, cpuMs: this.#cpuMs() })
+    if (this.#tasks === 0 && this.#started && this.#calls === this.#results)
+      this.#send({ t: 'idle', run: this.id, settled: this.#settled, cpuMs: this.#cpuMs() })
   }
 
   /**

@@ -126,10 +126,15 @@ export class IsolateSlot {
     })
     try {
       const context = isolate.createContextSync()
-      const call = new ivm.Callback((id: unknown, name: unknown, args: unknown) => slot?.handler?.onCall(id, name, args), {
+      const call = new ivm.Callback(
+        (id: unknown, name: unknown, args: unknown) => slot?.handler?.onCall(id, name, args),
+        {
+          ignored: true,
+        },
+      )
+      const log = new ivm.Callback((level: unknown, text: unknown) => slot?.handler?.onLog(level, text), {
         ignored: true,
       })
-      const log = new ivm.Callback((level: unknown, text: unknown) => slot?.handler?.onLog(level, text), { ignored: true })
       const finish = new ivm.Callback((kind: unknown, payload: unknown) => slot?.handler?.onFinish(kind, payload), {
         ignored: true,
       })
@@ -138,16 +143,21 @@ export class IsolateSlot {
       const source = setupSource(prelude)
       const cached = setupCache?.source === source ? setupCache.data : undefined
       // (isolated-vm's typings omit the `cachedData` a compile with `produceCachedData` returns.)
-      const script: IsolatedVM.Script & IsolatedVM.CachedDataResult & { cachedDataRejected?: boolean } = isolate.compileScriptSync(
-        source,
-        cached === undefined ? { filename: SETUP_FILENAME, produceCachedData: true } : { filename: SETUP_FILENAME, cachedData: cached },
-      )
+      const script: IsolatedVM.Script & IsolatedVM.CachedDataResult & { cachedDataRejected?: boolean } =
+        isolate.compileScriptSync(
+          source,
+          cached === undefined
+            ? { filename: SETUP_FILENAME, produceCachedData: true }
+            : { filename: SETUP_FILENAME, cachedData: cached },
+        )
       if (cached === undefined && script.cachedData !== undefined) setupCache = { source, data: script.cachedData }
       // V8 refused it (it compiled the source instead): the next isolate makes a new one.
       else if (script.cachedDataRejected === true) setupCache = undefined
       const factory = script.runSync(context, { reference: true }) as IsolatedVM.Reference<unknown>
       script.release()
-      const pair = factory.applySync(undefined, [call, log, finish, barrier], { result: { reference: true } }) as IsolatedVM.Reference<unknown[]>
+      const pair = factory.applySync(undefined, [call, log, finish, barrier], {
+        result: { reference: true },
+      }) as IsolatedVM.Reference<unknown[]>
       factory.release()
       const setup = pair.getSync(0, { reference: true })
       const settle = pair.getSync(1, { reference: true })

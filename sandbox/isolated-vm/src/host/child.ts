@@ -63,7 +63,8 @@ export interface ChildCommand {
 
 export function childCommand(): ChildCommand {
   const here = import.meta.url
-  if (!here.endsWith('.ts')) return { entry: fileURLToPath(new URL('./child-entry.js', here)), execArgv: ['--no-node-snapshot'] }
+  if (!here.endsWith('.ts'))
+    return { entry: fileURLToPath(new URL('./child-entry.js', here)), execArgv: ['--no-node-snapshot'] }
   const tsx = pathToFileURL(createRequire(here).resolve('tsx/esm')).href
   return {
     entry: fileURLToPath(new URL('../engine/child-entry.ts', here)),
@@ -200,7 +201,10 @@ export class EngineChild implements Lane {
     }
     // The CPU the process had used at the answer: as it said in the answer, else (the host stopped the run) from /proc
     // (which reads up to 20 ms lower: user and system time each cut to ticks; the first grace may then be renewed once).
-    this.#ending.set(run.id, { timer: this.#graceTimer(run.id, run.engineCpuMs ?? processCpuMs(this.#proc.pid), performance.now()), run })
+    this.#ending.set(run.id, {
+      timer: this.#graceTimer(run.id, run.engineCpuMs ?? processCpuMs(this.#proc.pid), performance.now()),
+      run,
+    })
   }
 
   /**
@@ -214,7 +218,11 @@ export class EngineChild implements Lane {
       const ending = this.#ending.get(id)
       if (ending === undefined || this.#exited) return
       const now = processCpuMs(this.#proc.pid)
-      const starved = cpuMs !== undefined && now !== undefined && now - cpuMs < this.#graceMs / 4 && performance.now() - answeredAt < MAX_STARVED_MS
+      const starved =
+        cpuMs !== undefined &&
+        now !== undefined &&
+        now - cpuMs < this.#graceMs / 4 &&
+        performance.now() - answeredAt < MAX_STARVED_MS
       if (starved) ending.timer = this.#graceTimer(id, now, answeredAt)
       else this.kill(`a run in it did not stop within ${this.#graceMs} ms of its answer`)
     }, this.#graceMs).unref()
@@ -256,7 +264,8 @@ export class EngineChild implements Lane {
     if (!Array.isArray(batch)) throw new TypeError('not a batch of messages')
     for (const message of batch as FromEngine[]) {
       if (this.#exited) return
-      if (typeof message !== 'object' || message === null || typeof (message as { t?: unknown }).t !== 'string') throw new TypeError('not a message')
+      if (typeof message !== 'object' || message === null || typeof (message as { t?: unknown }).t !== 'string')
+        throw new TypeError('not a message')
       switch (message.t) {
         case 'ready':
           this.#ready = true

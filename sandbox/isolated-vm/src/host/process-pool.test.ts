@@ -16,7 +16,12 @@ const realPool = (processes: number): ProcessPool =>
     processes,
     runsPerProcess: 1,
     graceMs: 100,
-    config: { warmIsolates: 1, memoryBytes: DEFAULT_LIMITS.memoryBytes, prelude: GUEST_PRELUDE, programFilename: PROGRAM_FILENAME },
+    config: {
+      warmIsolates: 1,
+      memoryBytes: DEFAULT_LIMITS.memoryBytes,
+      prelude: GUEST_PRELUDE,
+      programFilename: PROGRAM_FILENAME,
+    },
   })
 
 /** An admitted run of `code` (JavaScript), not placed yet; `call` answers its sub-calls (none by default). */
@@ -47,7 +52,12 @@ describe.skipIf(!availability.available)('the engine process pool', () => {
       processes: 1,
       runsPerProcess: 1,
       graceMs: 100,
-      config: { warmIsolates: 0, memoryBytes: DEFAULT_LIMITS.memoryBytes, prelude: GUEST_PRELUDE, programFilename: PROGRAM_FILENAME },
+      config: {
+        warmIsolates: 0,
+        memoryBytes: DEFAULT_LIMITS.memoryBytes,
+        prelude: GUEST_PRELUDE,
+        programFilename: PROGRAM_FILENAME,
+      },
       command: { entry: '/nonexistent/ptc-engine-child.js', execArgv: [] },
     })
     try {
@@ -81,12 +91,20 @@ describe.skipIf(!availability.available)('the engine process pool', () => {
           try { out.push(await tools.echo({ s: 'x'.repeat(n) })) } catch (e) { out.push([e.code, e.message]) }
         }
         return out`
-      const run = await admittedRun(code, async (_name, args) => (called.push(args), 'ok'), ['echo'], { maxArgumentChars: 100 })
+      const run = await admittedRun(code, async (_name, args) => (called.push(args), 'ok'), ['echo'], {
+        maxArgumentChars: 100,
+      })
       const received: FromEngine[] = []
       recordReceived(run, received)
       pool.place(run)
       const result = await run.result
-      expect(result.value).toEqual(['ok', ['INVALID_ARGS', 'the arguments are 101 characters of JSON, more than the 100 a sub-call may pass (the maxArgumentChars limit)']])
+      expect(result.value).toEqual([
+        'ok',
+        [
+          'INVALID_ARGS',
+          'the arguments are 101 characters of JSON, more than the 100 a sub-call may pass (the maxArgumentChars limit)',
+        ],
+      ])
       expect(called).toEqual([{ s: 'x'.repeat(92) }])
       // {"s":"…"} is 8 characters around the string: the text of 100 crossed, the one of 101 did not.
       expect(received.flatMap((m) => (m.t === 'call' ? [m.args] : []))).toEqual([`{"s":"${'x'.repeat(92)}"}`, 101])
@@ -100,7 +118,11 @@ describe.skipIf(!availability.available)('the engine process pool', () => {
     try {
       const received: FromEngine[] = []
       const results = []
-      for (const code of ['console.log("x".repeat(100000))', 'return "x".repeat(100000)', 'throw new Error("x".repeat(100000))']) {
+      for (const code of [
+        'console.log("x".repeat(100000))',
+        'return "x".repeat(100000)',
+        'throw new Error("x".repeat(100000))',
+      ]) {
         const run = await admittedRun(code, undefined, [], { maxOutputBytes: 1000 })
         recordReceived(run, received)
         pool.place(run)
@@ -113,7 +135,11 @@ describe.skipIf(!availability.available)('the engine process pool', () => {
       expect(received.flatMap((m) => (m.t === 'log' ? [m.text] : []))).toEqual([100000])
       const finishes = received.flatMap((m) => (m.t === 'finish' ? [m.payload] : []))
       expect(finishes[0]).toBe(100002)
-      expect(typeof finishes[1] === 'string' && finishes[1].length < 20_000 && (JSON.parse(finishes[1]) as { cutChars: number }).cutChars).toBe(100000 - 3024)
+      expect(
+        typeof finishes[1] === 'string' &&
+          finishes[1].length < 20_000 &&
+          (JSON.parse(finishes[1]) as { cutChars: number }).cutChars,
+      ).toBe(100000 - 3024)
     } finally {
       await pool.dispose()
     }
@@ -167,7 +193,9 @@ describe.skipIf(!availability.available)('the engine process pool', () => {
     try {
       let entered!: () => void
       const inCall = new Promise<void>((resolve) => (entered = resolve))
-      const run = await admittedRun('return await tools.hang({})', () => (entered(), new Promise<never>(() => {})), ['hang'])
+      const run = await admittedRun('return await tools.hang({})', () => (entered(), new Promise<never>(() => {})), [
+        'hang',
+      ])
       pool.place(run)
       await inCall
       process.kill(pool.pids[0] as number, 'SIGKILL')

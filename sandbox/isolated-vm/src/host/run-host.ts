@@ -1,4 +1,15 @@
-import { FinishKind, GUEST_LOG_LEVELS, HostCalls, OutputLedger, cutCharsOf, formatGuestError, parseProgramValue, stopError, whenAborted, withinOutputBudget } from '@ptc/sandbox/backend'
+import {
+  FinishKind,
+  GUEST_LOG_LEVELS,
+  HostCalls,
+  OutputLedger,
+  cutCharsOf,
+  formatGuestError,
+  parseProgramValue,
+  stopError,
+  whenAborted,
+  withinOutputBudget,
+} from '@ptc/sandbox/backend'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
 import type { AdmittedRun, GuestErrorInfo, PreparedProgram, StopReason } from '@ptc/sandbox/backend'
 import { FINISH_ERROR } from '../engine/protocol.js'
@@ -123,7 +134,8 @@ export class RunHost {
     if (request.signal?.aborted) this.stop('abort')
     else if (request.signal !== undefined) this.#stopWaiting = whenAborted(request.signal, this.#onAbort)
     // Referenced: a pending run keeps the process alive until its deadline.
-    if (!this.#ended) this.#wallTimer = setTimeout(() => this.stop('wall'), Math.max(0, admitted.deadline - performance.now()))
+    if (!this.#ended)
+      this.#wallTimer = setTimeout(() => this.stop('wall'), Math.max(0, admitted.deadline - performance.now()))
   }
 
   get ended(): boolean {
@@ -148,7 +160,9 @@ export class RunHost {
     this.#queueMs = performance.now() - this.#startedAt
     const session = this.session
     const input: StartInput =
-      session === undefined ? this.input : { ...this.input, session: { id: session.id, resume: session.home === lane, waitMs: session.waitMs } }
+      session === undefined
+        ? this.input
+        : { ...this.input, session: { id: session.id, resume: session.home === lane, waitMs: session.waitMs } }
     lane.send(this, { t: 'start', run: this.id, input })
   }
 
@@ -166,7 +180,8 @@ export class RunHost {
   /** The engine is done with this run (`ended`): `kept`, the heap of a session isolate it keeps. */
   engineEnded(kept: number | undefined, fresh: boolean | undefined): void {
     const lane = this.#lane
-    if (kept !== undefined && lane !== undefined) this.#sessionEnded({ kept: true, lane, bytes: kept, fresh: fresh ?? true })
+    if (kept !== undefined && lane !== undefined)
+      this.#sessionEnded({ kept: true, lane, bytes: kept, fresh: fresh ?? true })
     else this.#sessionEnded({ kept: false, reason: this.#lossReason(), intact: false })
   }
 
@@ -185,7 +200,8 @@ export class RunHost {
   /** Why the engine did not keep the isolate. `stopped`: the host stopped the run mid-flight. */
   #lossReason(stopped = false): string {
     const kind = this.#errorKind ?? 'ok'
-    if (stopped || !CLEAN_ENDS.has(kind)) return `the run ended as ${kind} while the program ran, which disposes the session's isolate`
+    if (stopped || !CLEAN_ENDS.has(kind))
+      return `the run ended as ${kind} while the program ran, which disposes the session's isolate`
     return 'jobs the program left still ran in its isolate after it ended, so the isolate was disposed'
   }
 
@@ -193,7 +209,8 @@ export class RunHost {
   stop(reason: StopReason): void {
     if (this.#ended) return
     const error = stopError(reason, this.#limits, this.#ledger)
-    if (reason === 'wall' && this.#lane === undefined) error.message += ' before the program started (no isolated-vm engine process was ready)'
+    if (reason === 'wall' && this.#lane === undefined)
+      error.message += ' before the program started (no isolated-vm engine process was ready)'
     this.#finish(error, undefined, true)
   }
 
@@ -206,7 +223,8 @@ export class RunHost {
   }
 
   #noteEngineCpu(processCpuMs: unknown): void {
-    if (typeof processCpuMs === 'number' && Number.isFinite(processCpuMs) && processCpuMs >= 0) this.engineCpuMs = processCpuMs
+    if (typeof processCpuMs === 'number' && Number.isFinite(processCpuMs) && processCpuMs >= 0)
+      this.engineCpuMs = processCpuMs
   }
 
   /** One message from the engine (untrusted content). */
@@ -216,7 +234,11 @@ export class RunHost {
       case 'call': {
         const { id, name, args } = message
         // `args`: the guest's text, or the length of one the engine held back as too long.
-        if (typeof id !== 'number' || typeof name !== 'string' || (typeof args !== 'string' && !(Number.isSafeInteger(args) && (args as number) >= 0))) {
+        if (
+          typeof id !== 'number' ||
+          typeof name !== 'string' ||
+          (typeof args !== 'string' && !(Number.isSafeInteger(args) && (args as number) >= 0))
+        ) {
           this.#finish({ kind: 'crash', message: 'the guest sent a malformed sub-call' }, undefined, true)
           return
         }
@@ -255,8 +277,14 @@ export class RunHost {
         if (message.settled === this.#settlesSent && this.#calls.idle) this.stop('stuck')
         return
       case 'catastrophe':
-        if (/out.of.memory/i.test(message.message)) this.#finish(stopError('memory', this.#limits, this.#ledger), undefined, false)
-        else this.#finish({ kind: 'crash', message: `isolated-vm lost control of the isolate: ${message.message}` }, undefined, false)
+        if (/out.of.memory/i.test(message.message))
+          this.#finish(stopError('memory', this.#limits, this.#ledger), undefined, false)
+        else
+          this.#finish(
+            { kind: 'crash', message: `isolated-vm lost control of the isolate: ${message.message}` },
+            undefined,
+            false,
+          )
         return
       default:
         return
@@ -271,7 +299,8 @@ export class RunHost {
         return
       case FinishKind.Value:
         // A length instead of the text: the guest knew it could not fit (see `setupSource`).
-        if (Number.isSafeInteger(payload) || !this.#ledger.value(text)) this.#finish({ kind: 'output-limit', message: this.#ledger.describeOverflow('value') })
+        if (Number.isSafeInteger(payload) || !this.#ledger.value(text))
+          this.#finish({ kind: 'output-limit', message: this.#ledger.describeOverflow('value') })
         else {
           const parsed = parseProgramValue(text)
           if ('error' in parsed) this.#finish(parsed.error)
@@ -285,7 +314,13 @@ export class RunHost {
         const info = parseInfo(text)
         if (info.name === 'RangeError' && isMemoryRangeError(info.message, this.#limits.memoryBytes)) {
           this.#finish(stopError('memory', this.#limits, this.#ledger))
-        } else this.#finish({ kind: 'exception', message: formatGuestError(info, this.#program) }, undefined, false, cutCharsOf(info))
+        } else
+          this.#finish(
+            { kind: 'exception', message: formatGuestError(info, this.#program) },
+            undefined,
+            false,
+            cutCharsOf(info),
+          )
         return
       }
       default:
@@ -315,7 +350,12 @@ export class RunHost {
     if (this.#ended) return
     this.#ended = true
     this.#errorKind = error?.kind
-    if (this.#lane === undefined) this.#sessionEnded({ kept: false, reason: `the run ended as ${error?.kind ?? 'ok'} before it started`, intact: true })
+    if (this.#lane === undefined)
+      this.#sessionEnded({
+        kept: false,
+        reason: `the run ended as ${error?.kind ?? 'ok'} before it started`,
+        intact: true,
+      })
     else if (stop) this.#sessionEnded({ kept: false, reason: this.#lossReason(true), intact: false })
     // The lanes' own timers are unreferenced; the engine answers within its grace (or is killed).
     if (this.session !== undefined && !this.#sessionDone) this.#keepAlive = setTimeout(() => undefined, 60_000)

@@ -88,7 +88,13 @@ export class IsolateSessions {
     let { fresh, note } = ticket
     const before = entry.state
     if (!end.kept) {
-      if (end.intact) return this.#table.give(entry, { reason: `${end.reason}; the session keeps its state from before the run` }, fresh, note)
+      if (end.intact)
+        return this.#table.give(
+          entry,
+          { reason: `${end.reason}; the session keeps its state from before the run` },
+          fresh,
+          note,
+        )
       return this.#lose(ticket, `${end.reason}: the session's state is lost`)
     }
     if (!end.fresh) {
@@ -103,7 +109,11 @@ export class IsolateSessions {
       note ??= `the session's earlier state was dropped: ${before === undefined ? 'its isolate was gone' : this.#died(before.isolate.lane)}`
     }
     if (before !== undefined) this.#clear(entry)
-    return this.#keep({ ...ticket, fresh, note }, { isolate: { id: placement.id, lane: end.lane, generation: 0 }, generation: 0 }, end.bytes)
+    return this.#keep(
+      { ...ticket, fresh, note },
+      { isolate: { id: placement.id, lane: end.lane, generation: 0 }, generation: 0 },
+      end.bytes,
+    )
   }
 
   /** Drops `key`'s session; see `CodeRuntime.endSession`. */
@@ -140,7 +150,8 @@ export class IsolateSessions {
     if (!entry.ended) {
       this.#lost.set(key, reason)
       // Bounded like the table's own notes: only the most recent reasons are remembered.
-      if (this.#lost.size > 4 * this.#table.limits.maxSessions) this.#lost.delete(this.#lost.keys().next().value as string)
+      if (this.#lost.size > 4 * this.#table.limits.maxSessions)
+        this.#lost.delete(this.#lost.keys().next().value as string)
     }
     return info
   }

@@ -9,7 +9,12 @@ const ROOT = fileURLToPath(new URL('../../../../', import.meta.url))
 const SCRIPT = ['--conditions=@ptc/source', '--import', 'tsx', 'scripts/boot-facts.ts']
 
 test('the shipped facts are what a fresh boot on plain node finds (scripts/boot-facts.ts)', () => {
-  const child = spawnSync(process.execPath, [...SCRIPT, '--print'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' }, timeout: 60_000 })
+  const child = spawnSync(process.execPath, [...SCRIPT, '--print'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, NODE_OPTIONS: '' },
+    timeout: 60_000,
+  })
   expect(child.status, child.stderr).toBe(0)
   expect(JSON.parse(child.stdout), `boot-facts.ts is out of date: node ${SCRIPT.join(' ')}`).toEqual(BOOT_FACTS)
 }, 70_000)

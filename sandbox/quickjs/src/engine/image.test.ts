@@ -40,7 +40,11 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('EngineImage (%
   test('an argument text past maxArgumentChars does not leave the engine: the host gets its length', async () => {
     const image = EngineImage.boot(await loadModule(variant, LIMITS.memoryBytes))
     const calls: SubCallRequest[] = []
-    const outcome = runOn(image, 'await tools.echo({ s: "x".repeat(92) }); await tools.echo({ s: "x".repeat(93) }); return 1', { limits: { maxArgumentChars: 100 }, calls })
+    const outcome = runOn(
+      image,
+      'await tools.echo({ s: "x".repeat(92) }); await tools.echo({ s: "x".repeat(93) }); return 1',
+      { limits: { maxArgumentChars: 100 }, calls },
+    )
     expect(outcome.error).toBeUndefined()
     // {"s":"…"} is 8 characters around the string: 100 exactly, then 101.
     expect(calls.map(([, name, args]) => [name, args])).toEqual([
@@ -57,7 +61,9 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('EngineImage (%
     const info = outcome.error !== undefined && 'info' in outcome.error ? outcome.error.info : undefined
     expect(info?.message).toBe('x'.repeat(3024))
     expect(info?.cutChars).toBe(100000 - 3024)
-    expect(runOn(image, 'throw new Error("x".repeat(3024))', { limits: { maxOutputBytes: 1000 } }).error).toMatchObject({ info: { message: 'x'.repeat(3024) } })
+    expect(runOn(image, 'throw new Error("x".repeat(3024))', { limits: { maxOutputBytes: 1000 } }).error).toMatchObject(
+      { info: { message: 'x'.repeat(3024) } },
+    )
     image.dispose()
   })
 

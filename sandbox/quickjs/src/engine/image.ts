@@ -89,7 +89,13 @@ export class EngineImage {
   #lent: SessionMemory | undefined
   #fingerprint: string | undefined
 
-  private constructor(loaded: LoadedModule, runtime: QuickJSRuntime, context: QuickJSContext, prelude: QuickJSHandle, host: QuickJSHandle) {
+  private constructor(
+    loaded: LoadedModule,
+    runtime: QuickJSRuntime,
+    context: QuickJSContext,
+    prelude: QuickJSHandle,
+    host: QuickJSHandle,
+  ) {
     this.loaded = loaded
     this.runtime = runtime
     this.context = context
@@ -106,7 +112,12 @@ export class EngineImage {
     const pages = copyUsedMemory(loaded)
     let stack: MemoryRun | undefined
     for (const run of pages) {
-      if (run.bytes === undefined && run.end - run.start >= STACK_ZONE_BYTES && (stack === undefined || run.end - run.start > stack.end - stack.start)) stack = run
+      if (
+        run.bytes === undefined &&
+        run.end - run.start >= STACK_ZONE_BYTES &&
+        (stack === undefined || run.end - run.start > stack.end - stack.start)
+      )
+        stack = run
     }
     this.#stack = stack
     this.#pages = pages.filter((run) => run !== stack)
@@ -127,7 +138,10 @@ export class EngineImage {
       ['limit', ctx.newFunction('limit', (which) => hooks()?.limit(ctx.getNumber(which)))],
       ['queued', ctx.newFunction('queued', (text) => hooks()?.queued(ctx.getString(text)))],
       ['log', ctx.newFunction('log', (_level, text) => hooks()?.log(ctx.getString(text)))],
-      ['finish', ctx.newFunction('finish', (kind, payload) => hooks()?.finish(ctx.getNumber(kind), ctx.getString(payload)))],
+      [
+        'finish',
+        ctx.newFunction('finish', (kind, payload) => hooks()?.finish(ctx.getNumber(kind), ctx.getString(payload))),
+      ],
     ] as const) {
       ctx.setProp(host, name, fn)
       fn.dispose()
@@ -165,7 +179,13 @@ export class EngineImage {
     const ffi = this.#ffi
     this.#views()
     this.#u32[this.#scratch >> 2] = arg.value as number
-    const result = ffi.QTS_Call(this.#ctxPtr as never, fn.value, this.context.undefined.value, 1, this.#scratch as never)
+    const result = ffi.QTS_Call(
+      this.#ctxPtr as never,
+      fn.value,
+      this.context.undefined.value,
+      1,
+      this.#scratch as never,
+    )
     const error = ffi.QTS_ResolveException(this.#ctxPtr as never, result)
     ffi.QTS_FreeValuePointer(this.#ctxPtr as never, result)
     return error ? this.context.getMemory(this.#rtPtr as never).heapValueHandle(error) : undefined
@@ -222,7 +242,11 @@ export class EngineImage {
   /** Puts the memory back as it was after boot: the run's every object, handle and job is gone. */
   reset(): void {
     // After a capture the top is known; otherwise the run may have written anywhere.
-    if (!this.#captured) this.#dirtyTop = Math.max(this.#dirtyTop, this.#facts?.breakAt === undefined ? this.loaded.memory.buffer.byteLength : this.#heapEnd())
+    if (!this.#captured)
+      this.#dirtyTop = Math.max(
+        this.#dirtyTop,
+        this.#facts?.breakAt === undefined ? this.loaded.memory.buffer.byteLength : this.#heapEnd(),
+      )
     this.#captured = false
     this.#startRanges = undefined
     this.resident = undefined
@@ -318,11 +342,24 @@ export class EngineImage {
       const grew1 = (middle[i] as number) - (before[i] as number)
       const grew2 = (after[i] as number) - (middle[i] as number)
       const value = after[i] as number
-      if (grew1 >= 4 * 1024 * 1024 && grew1 <= 5 * 1024 * 1024 && grew2 >= 8 * 1024 * 1024 && grew2 <= 9 * 1024 * 1024 && value >= second + 8 * 1024 * 1024 && value <= size) found.push(i * 4)
+      if (
+        grew1 >= 4 * 1024 * 1024 &&
+        grew1 <= 5 * 1024 * 1024 &&
+        grew2 >= 8 * 1024 * 1024 &&
+        grew2 <= 9 * 1024 * 1024 &&
+        value >= second + 8 * 1024 * 1024 &&
+        value <= size
+      )
+        found.push(i * 4)
     }
     // The break is the highest of the words that track the heap's top (the allocator's top chunk is below it).
-    const best = found.reduce<number | undefined>((max, at) => (max === undefined || (after[at >> 2] as number) > (after[max >> 2] as number) ? at : max), undefined)
-    return best !== undefined && found.filter((at) => after[at >> 2] === after[best >> 2]).length === 1 ? best : undefined
+    const best = found.reduce<number | undefined>(
+      (max, at) => (max === undefined || (after[at >> 2] as number) > (after[max >> 2] as number) ? at : max),
+      undefined,
+    )
+    return best !== undefined && found.filter((at) => after[at >> 2] === after[best >> 2]).length === 1
+      ? best
+      : undefined
   }
 
   /**
@@ -365,7 +402,12 @@ export class EngineImage {
       let at = from
       for (const bootedEnd = Math.min(to, booted.length); at < bootedEnd; ) {
         const end = Math.min(bootedEnd, (Math.floor(at / PAGE_BYTES) + 1) * PAGE_BYTES)
-        if (known(at, end) || view.compare(booted, at, end, at, end) !== 0 || volatilePages.has(Math.floor(at / PAGE_BYTES))) add(at, end)
+        if (
+          known(at, end) ||
+          view.compare(booted, at, end, at, end) !== 0 ||
+          volatilePages.has(Math.floor(at / PAGE_BYTES))
+        )
+          add(at, end)
         at = end
       }
       for (; at < to; ) {
@@ -393,19 +435,30 @@ export class EngineImage {
     // suspension's (not lent): the session keeps its state from before the run while the run waits.
     const lent = this.#lent
     this.#lent = undefined
-    if (lent !== undefined) lent.data = lent.id === this.resident && lend ? new Uint8Array(0) : new Uint8Array(lent.data)
+    if (lent !== undefined)
+      lent.data = lent.id === this.resident && lend ? new Uint8Array(0) : new Uint8Array(lent.data)
     const keep = lend && this.keepsCaptures && size <= KEPT_CAPTURE_BYTES
     if (keep && this.#own === undefined) this.#own = new Uint8Array(KEPT_CAPTURE_BYTES)
     // Every byte is written below: a new buffer is not zeroed first.
-    const data = keep && this.#own !== undefined ? this.#own.subarray(0, size) : takeSpare(size) ?? new Uint8Array(Buffer.allocUnsafeSlow(size).buffer, 0, size)
-    for (let i = 0, at = 0; i < ranges.length; i += 2) at += view.copy(data, at, ranges[i] as number, ranges[i + 1] as number)
+    const data =
+      keep && this.#own !== undefined
+        ? this.#own.subarray(0, size)
+        : (takeSpare(size) ?? new Uint8Array(Buffer.allocUnsafeSlow(size).buffer, 0, size))
+    for (let i = 0, at = 0; i < ranges.length; i += 2)
+      at += view.copy(data, at, ranges[i] as number, ranges[i + 1] as number)
     this.#dirtyTop = Math.max(this.#dirtyTop, top)
     this.#captured = true
     const captured = Uint32Array.from(ranges)
     this.#startRanges = captured
     const id = `${STATE_ID_PREFIX}-${++stateIds}`
     this.resident = id
-    const memory: SessionMemory = { id, fingerprint: this.fingerprint, byteLength: buffer.byteLength, ranges: captured, data }
+    const memory: SessionMemory = {
+      id,
+      fingerprint: this.fingerprint,
+      byteLength: buffer.byteLength,
+      ranges: captured,
+      data,
+    }
     if (keep) this.#lent = memory
     return memory
   }
@@ -569,7 +622,9 @@ function locateRandomState(loaded: LoadedModule, ctx: QuickJSContext): number {
     if (a !== b && xorshift64(b) === a && randomOf(a) === value) found.push(base + i * 8)
   }
   if (found.length !== 1) {
-    throw new Error(`cannot locate ${loaded.variant}'s Math.random state (${found.length} candidates): this engine build is not supported`)
+    throw new Error(
+      `cannot locate ${loaded.variant}'s Math.random state (${found.length} candidates): this engine build is not supported`,
+    )
   }
   return found[0] as number
 }
@@ -667,7 +722,8 @@ function runsBelow(buffer: ArrayBuffer, used: number, zero: (from: number, to: n
   let runZero = true
   const flip = (page: number): void => {
     const to = page * PAGE_BYTES
-    if (to > start) runs.push({ start, end: to, bytes: runZero ? undefined : new Uint8Array(buffer, start, to - start).slice() })
+    if (to > start)
+      runs.push({ start, end: to, bytes: runZero ? undefined : new Uint8Array(buffer, start, to - start).slice() })
     start = to
     runZero = !runZero
   }
@@ -727,7 +783,10 @@ function sessionFacts(variant: QuickJSVariantName): Promise<SessionFacts> {
   let found = facts.get(variant)
   if (found === undefined) {
     found = (async () => {
-      const images = [EngineImage.boot(await loadModule(variant, 0)), EngineImage.boot(await loadModule(variant, 0))] as const
+      const images = [
+        EngineImage.boot(await loadModule(variant, 0)),
+        EngineImage.boot(await loadModule(variant, 0)),
+      ] as const
       const [a, b] = images.map((image) => Buffer.from(image.loaded.memory.buffer)) as [Buffer, Buffer]
       const end = Math.min(a.length, b.length)
       const offsets: number[] = []
@@ -735,11 +794,16 @@ function sessionFacts(variant: QuickJSVariantName): Promise<SessionFacts> {
         const stop = Math.min(end, start + PAGE_BYTES)
         if (a.compare(b, start, stop, start, stop) === 0) continue
         // Whole 8-byte words: a byte of a seed may happen to be equal in the two boots.
-        for (let at = start; at < stop; at += 8) if (a.compare(b, at, at + 8, at, at + 8) !== 0) for (let i = 0; i < 8; i++) offsets.push(at + i)
+        for (let at = start; at < stop; at += 8)
+          if (a.compare(b, at, at + 8, at, at + 8) !== 0) for (let i = 0; i < 8; i++) offsets.push(at + i)
       }
       const breakAt = images[0].locateBreak()
       for (const image of images) image.dispose()
-      return { volatile: Object.freeze(offsets), volatilePages: new Set(offsets.map((at) => Math.floor(at / PAGE_BYTES))), breakAt }
+      return {
+        volatile: Object.freeze(offsets),
+        volatilePages: new Set(offsets.map((at) => Math.floor(at / PAGE_BYTES))),
+        breakAt,
+      }
     })()
     facts.set(variant, found)
   }

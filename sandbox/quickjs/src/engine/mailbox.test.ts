@@ -15,49 +15,54 @@ const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve)
 test.each([
   ['sleeps', 0],
   ['spins 50 us, then sleeps', 0.05],
-])('every reply reaches a worker that %s exactly once, through the mailbox or by message', async (_, spinMs) => {
-  const memory = new SpinPlaces(1).mailbox()
-  const control = new SharedArrayBuffer(4)
-  const host = new ReplyMailbox(memory, new Int32Array(control))
-  const N = 3000
-  const worker = spawnSourceWorker(FIXTURE, { memory, control, expected: N, mode: 'replies', spinMs })
-  await nextMessage(worker)
-  const report = nextMessage<{ got: string[]; hits: number }>(worker)
-  let offered = 0
-  let messaged = 0
-  const byMessage = (text: string): void => {
-    host.posting()
-    worker.postMessage(text)
-    messaged++
-  }
-  const expected = new Set<string>()
-  for (let i = 0; i < N; i++) {
-    const count = i % 7
-    // Some batches do not fit (multi-byte text over the mailbox's size), one in a hundred fits only when measured.
-    const body = i % 10 === 7 ? 'é'.repeat(MAILBOX_BYTES / 2 + 1) : i % 100 === 3 ? 'é'.repeat(30_000) : `é${'x'.repeat(i % 50)}`
-    const batch = `[[${i},1,"${body}"]]`
-    expected.add(`${batch}/${count}`)
-    if (i % 10 === 7) {
-      expect(host.offer(1, batch, count)).toBe(false)
-      byMessage(`${batch}/${count}`)
-    } else if (i % 10 === 3) {
-      // Retried until the worker takes it from the mailbox (a declined offer wrote nothing).
-      while (!host.offer(1, batch, count)) await turn()
-      offered++
-    } else if (host.offer(1, batch, count)) offered++
-    else byMessage(`${batch}/${count}`)
-    if (i % 4 === 0) await turn()
-  }
-  const { got, hits } = await report
-  await worker.terminate()
-  expect(got).toHaveLength(N)
-  expect(new Set(got)).toEqual(expected)
-  // Every reply the host put in the mailbox was taken from it, once; the rest came by message.
-  expect(hits).toBe(offered)
-  expect(offered + messaged).toBe(N)
-  expect(offered).toBeGreaterThanOrEqual(N / 10)
-  expect(messaged).toBeGreaterThanOrEqual(N / 10)
-}, 60_000)
+])(
+  'every reply reaches a worker that %s exactly once, through the mailbox or by message',
+  async (_, spinMs) => {
+    const memory = new SpinPlaces(1).mailbox()
+    const control = new SharedArrayBuffer(4)
+    const host = new ReplyMailbox(memory, new Int32Array(control))
+    const N = 3000
+    const worker = spawnSourceWorker(FIXTURE, { memory, control, expected: N, mode: 'replies', spinMs })
+    await nextMessage(worker)
+    const report = nextMessage<{ got: string[]; hits: number }>(worker)
+    let offered = 0
+    let messaged = 0
+    const byMessage = (text: string): void => {
+      host.posting()
+      worker.postMessage(text)
+      messaged++
+    }
+    const expected = new Set<string>()
+    for (let i = 0; i < N; i++) {
+      const count = i % 7
+      // Some batches do not fit (multi-byte text over the mailbox's size), one in a hundred fits only when measured.
+      const body =
+        i % 10 === 7 ? 'é'.repeat(MAILBOX_BYTES / 2 + 1) : i % 100 === 3 ? 'é'.repeat(30_000) : `é${'x'.repeat(i % 50)}`
+      const batch = `[[${i},1,"${body}"]]`
+      expected.add(`${batch}/${count}`)
+      if (i % 10 === 7) {
+        expect(host.offer(1, batch, count)).toBe(false)
+        byMessage(`${batch}/${count}`)
+      } else if (i % 10 === 3) {
+        // Retried until the worker takes it from the mailbox (a declined offer wrote nothing).
+        while (!host.offer(1, batch, count)) await turn()
+        offered++
+      } else if (host.offer(1, batch, count)) offered++
+      else byMessage(`${batch}/${count}`)
+      if (i % 4 === 0) await turn()
+    }
+    const { got, hits } = await report
+    await worker.terminate()
+    expect(got).toHaveLength(N)
+    expect(new Set(got)).toEqual(expected)
+    // Every reply the host put in the mailbox was taken from it, once; the rest came by message.
+    expect(hits).toBe(offered)
+    expect(offered + messaged).toBe(N)
+    expect(offered).toBeGreaterThanOrEqual(N / 10)
+    expect(messaged).toBeGreaterThanOrEqual(N / 10)
+  },
+  60_000,
+)
 
 test('a worker sleeping in the mailbox wakes when its run is stopped, with no reply', async () => {
   const memory = new SpinPlaces(1).mailbox()
@@ -113,7 +118,13 @@ test('a worker spins only in a free place, gives it back, and the pool frees the
   expect([...words]).toEqual([0])
 
   // A worker that spins for a minute holds the only place; a second worker then sleeps without spinning.
-  const worker = spawnSourceWorker(FIXTURE, { memory: first, control: control.buffer, expected: 1, mode: 'stop', spinMs: 60_000 })
+  const worker = spawnSourceWorker(FIXTURE, {
+    memory: first,
+    control: control.buffer,
+    expected: 1,
+    mode: 'stop',
+    spinMs: 60_000,
+  })
   await nextMessage(worker)
   while (Atomics.load(words, 0) !== first.spinnerId) await turn()
   // (A reply waits in its port, so it returns at once, spinning or not.)

@@ -43,7 +43,12 @@ export class SpinPlaces {
 
   /** Memory for one new worker's mailbox. */
   mailbox(): MailboxMemory {
-    return { words: new SharedArrayBuffer(4 * WORDS), bytes: new SharedArrayBuffer(MAILBOX_BYTES), spinners: this.memory, spinnerId: ++this.#nextId }
+    return {
+      words: new SharedArrayBuffer(4 * WORDS),
+      bytes: new SharedArrayBuffer(MAILBOX_BYTES),
+      spinners: this.memory,
+      spinnerId: ++this.#nextId,
+    }
   }
 
   /** Frees the place a terminated worker may have held. */
@@ -169,7 +174,8 @@ export class ReplyMailbox {
 
   /** A reply waits in the port or the run was stopped, and the wait could be given up (the host did not claim it). */
   #leave(runId: number): boolean {
-    const leave = Atomics.load(this.#words, POSTED) !== this.#received || Atomics.load(this.#control, 0) !== CONTROL_NONE
+    const leave =
+      Atomics.load(this.#words, POSTED) !== this.#received || Atomics.load(this.#control, 0) !== CONTROL_NONE
     return leave && Atomics.compareExchange(this.#words, WAITING, runId, 0) === runId
   }
 

@@ -26,7 +26,10 @@ export class ModuleCache {
   acquire(guestBytes: number, resident?: string): EngineImage | Promise<EngineImage> {
     const cap = capFor(guestBytes)
     // The image that holds the session's memory (`EngineImage.resident`) first: it needs no restore.
-    const holder = resident === undefined ? -1 : this.#idle.findIndex((image) => image.resident === resident && image.loaded.capBytes === cap)
+    const holder =
+      resident === undefined
+        ? -1
+        : this.#idle.findIndex((image) => image.resident === resident && image.loaded.capBytes === cap)
     if (holder !== -1) return this.#idle.splice(holder, 1)[0] as EngineImage
     for (let i = this.#idle.length - 1; i >= 0; i--) {
       const image = this.#idle[i] as EngineImage
@@ -40,7 +43,9 @@ export class ModuleCache {
 
   /** An idle image for runs limited to `guestBytes`, taken like `acquire` takes it, or undefined (nothing is loaded). */
   idle(guestBytes: number): EngineImage | undefined {
-    const acquired = this.#idle.some((image) => image.loaded.capBytes === capFor(guestBytes)) ? this.acquire(guestBytes) : undefined
+    const acquired = this.#idle.some((image) => image.loaded.capBytes === capFor(guestBytes))
+      ? this.acquire(guestBytes)
+      : undefined
     return acquired instanceof Promise ? undefined : acquired
   }
 

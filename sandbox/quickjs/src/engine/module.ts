@@ -132,14 +132,20 @@ export async function loadModule(variant: QuickJSVariantName, guestBytes: number
   // The module is instantiated here rather than by quickjs-emscripten's `wasmModule` option: its imports get a UTC
   // calendar first (`utcTimeImports`), and an instantiation that fails throws (the option's asynchronous one left
   // the load waiting forever).
-  const instantiateWasm = (imports: Record<string, Record<string, unknown>>, onSuccess: (instance: object, module: WasmModule) => void): object => {
+  const instantiateWasm = (
+    imports: Record<string, Record<string, unknown>>,
+    onSuccess: (instance: object, module: WasmModule) => void,
+  ): object => {
     utcTimeImports(imports, memory)
     const instance = new Wasm.Instance(wasmModule, imports)
     onSuccess(instance, wasmModule)
     return instance.exports
   }
   const module = await newQuickJSWASMModuleFromVariant(
-    newVariant(base, { wasmMemory: memory as never, emscriptenModule: { thisProgram: PROGRAM_NAME, instantiateWasm } as never }),
+    newVariant(base, {
+      wasmMemory: memory as never,
+      emscriptenModule: { thisProgram: PROGRAM_NAME, instantiateWasm } as never,
+    }),
   )
   return { module, memory, capBytes, variant, growth }
 }

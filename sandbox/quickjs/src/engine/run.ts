@@ -1,9 +1,28 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core'
-import { FinishKind, OutputLedger, PROGRAM_FILENAME, heldBackArguments, maxErrorChars, parseQueuedCalls, stopError } from '@ptc/sandbox/backend'
+import {
+  FinishKind,
+  OutputLedger,
+  PROGRAM_FILENAME,
+  heldBackArguments,
+  maxErrorChars,
+  parseQueuedCalls,
+  stopError,
+} from '@ptc/sandbox/backend'
 import type { CodeRunError } from '@ptc/sandbox'
 import type { GuestErrorInfo, QueueCaps } from '@ptc/sandbox/backend'
 import type { EngineImage, ImageHooks, SessionMemory } from './image.js'
-import { CONTROL_NONE, CPU_DEADLINE, cpuDeadlineWord, cpuLeftWord, stopOf, type EngineRunError, type HostStop, type EngineRunInput, type EngineRunSink, type SubCallRequest } from './protocol.js'
+import {
+  CONTROL_NONE,
+  CPU_DEADLINE,
+  cpuDeadlineWord,
+  cpuLeftWord,
+  stopOf,
+  type EngineRunError,
+  type HostStop,
+  type EngineRunInput,
+  type EngineRunSink,
+  type SubCallRequest,
+} from './protocol.js'
 
 /** The guest's stack: large enough for real programs, far below the host's own. */
 const MAX_STACK_BYTES = 256 * 1024
@@ -183,9 +202,10 @@ export class EngineRun {
     } else if (session === undefined) {
       if (image.resident !== undefined) image.reset()
     } else if (session.id === undefined || session.id !== image.resident) {
-      const refused = session.id !== undefined && session.memory === undefined
-        ? `the session's memory ${session.id} is not in this engine`
-        : image.restore(session.memory)
+      const refused =
+        session.id !== undefined && session.memory === undefined
+          ? `the session's memory ${session.id} is not in this engine`
+          : image.restore(session.memory)
       if (refused !== undefined) {
         this.#stop = { kind: /cap|allocated/.test(refused) ? 'memory' : 'crash', message: refused }
         return
@@ -205,11 +225,17 @@ export class EngineRun {
     rt.setMaxStackSize(MAX_STACK_BYTES)
     // The run's long-lived handles (bindings, api, start, settle, program) are not disposed: `reset()` frees them.
     const names = ctx.newString(JSON.stringify(bindings))
-    const caps: QueueCaps = { maxSubCalls: limits.maxSubCalls, maxPendingSubCalls: limits.maxPendingSubCalls, handOverEvery: this.#sink.takesCallsMidRun === true ? HAND_OVER_EVERY : 0 }
+    const caps: QueueCaps = {
+      maxSubCalls: limits.maxSubCalls,
+      maxPendingSubCalls: limits.maxPendingSubCalls,
+      handOverEvery: this.#sink.takesCallsMidRun === true ? HAND_OVER_EVERY : 0,
+    }
     const queue = ctx.newString(JSON.stringify(caps))
     const maxOutput = ctx.newNumber(limits.maxOutputBytes)
     this.#owned.push(names, queue, maxOutput)
-    const api = ctx.unwrapResult(this.#enter(() => ctx.callFunction(image.prelude, ctx.undefined, image.host, names, queue, maxOutput)))
+    const api = ctx.unwrapResult(
+      this.#enter(() => ctx.callFunction(image.prelude, ctx.undefined, image.host, names, queue, maxOutput)),
+    )
     this.#start = ctx.getProp(api, 'start')
     this.#settle = ctx.getProp(api, 'settle')
     this.#takeCalls = ctx.getProp(api, 'takeCalls')
@@ -253,7 +279,9 @@ export class EngineRun {
     this.#refusedAtStart = image.loaded.growth.refused
     rt.setMemoryLimit(this.#input.limits.memoryBytes)
     rt.setMaxStackSize(MAX_STACK_BYTES)
-    const api = ctx.unwrapResult(this.#enter(() => ctx.callFunction(image.prelude, ctx.undefined, image.host, ctx.null, ctx.null)))
+    const api = ctx.unwrapResult(
+      this.#enter(() => ctx.callFunction(image.prelude, ctx.undefined, image.host, ctx.null, ctx.null)),
+    )
     this.#owned.push(api)
     if (ctx.typeof(api) !== 'object') {
       this.#stop = { kind: 'crash', message: 'the suspended run has no program in progress in its memory' }
@@ -367,7 +395,9 @@ export class EngineRun {
         info = { message: 'unreadable error' }
       }
       // Out of memory, QuickJS may fail to allocate the error itself and throw `null`.
-      this.#result = { error: this.#outOfMemory(info) ? stopError('memory', this.#input.limits) : { kind: 'exception', info } }
+      this.#result = {
+        error: this.#outOfMemory(info) ? stopError('memory', this.#input.limits) : { kind: 'exception', info },
+      }
     }
   }
 
@@ -393,13 +423,15 @@ export class EngineRun {
     const base = this.#input.clockBase
     const left = this.#input.limits.cpuMs - this.#cpuUsed
     // The host's watchdog (worker isolation) stops the guest should it run past this without the engine noticing.
-    if (base !== undefined) Atomics.store(this.#control, CPU_DEADLINE, cpuDeadlineWord(performance.timeOrigin + start - base + left))
+    if (base !== undefined)
+      Atomics.store(this.#control, CPU_DEADLINE, cpuDeadlineWord(performance.timeOrigin + start - base + left))
     try {
       return fn()
     } finally {
       this.#cpuUsed += performance.now() - start
       this.#sliceStart = -1
-      if (base !== undefined) Atomics.store(this.#control, CPU_DEADLINE, cpuLeftWord(this.#input.limits.cpuMs - this.#cpuUsed))
+      if (base !== undefined)
+        Atomics.store(this.#control, CPU_DEADLINE, cpuLeftWord(this.#input.limits.cpuMs - this.#cpuUsed))
     }
   }
 
@@ -488,7 +520,10 @@ export class EngineRun {
     this.#stop ??= /memory|OOM|enlarge/i.test(message)
       ? stopError('memory', this.#input.limits)
       : NATIVE_STACK_OVERFLOW.test(message)
-        ? { kind: 'exception', message: `RangeError: ${message}: the program nests or recurses too deeply for the engine's native stack (this cannot be caught inside the program)` }
+        ? {
+            kind: 'exception',
+            message: `RangeError: ${message}: the program nests or recurses too deeply for the engine's native stack (this cannot be caught inside the program)`,
+          }
         : { kind: 'crash', message: `the QuickJS engine failed: ${message}` }
     if (!this.#done) this.#finish()
   }
@@ -524,12 +559,20 @@ export class EngineRun {
     if (!this.#broken) this.#image.reset()
     this.#ctx = undefined
     this.#rt = undefined
-    const outcome = { logs: this.#ledger.logs.slice(this.#logsSent), cpuMs: this.#cpuUsed, subCalls: this.#subCalls, broken: this.#broken }
+    const outcome = {
+      logs: this.#ledger.logs.slice(this.#logsSent),
+      cpuMs: this.#cpuUsed,
+      subCalls: this.#subCalls,
+      broken: this.#broken,
+    }
     if (captured !== undefined && 'over' in captured) {
       const message = `the program waits on a parked call with ${captured.over} bytes of state, over the ${this.#input.durable?.maxBytes ?? 0}-byte budget of a suspended run (maxSessionBytes): it cannot suspend`
       this.#sink.done({ ...outcome, error: { kind: 'limit', message } })
     } else if (captured === undefined) {
-      this.#sink.done({ ...outcome, error: this.#stop ?? { kind: 'crash', message: 'the suspended run could not be captured' } })
+      this.#sink.done({
+        ...outcome,
+        error: this.#stop ?? { kind: 'crash', message: 'the suspended run could not be captured' },
+      })
     } else {
       this.#sink.done({ ...outcome, suspended: { memory: captured, outputBytes: this.#ledger.usedBytes } })
     }
@@ -548,7 +591,10 @@ export class EngineRun {
     } catch (error) {
       // A handle that cannot be released means an engine in an unknown state: the session does not keep it.
       this.#broken = true
-      this.#stop ??= { kind: 'crash', message: `the QuickJS engine failed: ${error instanceof Error ? error.message : String(error)}` }
+      this.#stop ??= {
+        kind: 'crash',
+        message: `the QuickJS engine failed: ${error instanceof Error ? error.message : String(error)}`,
+      }
       return undefined
     }
   }

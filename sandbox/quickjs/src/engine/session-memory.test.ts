@@ -6,7 +6,8 @@ import { loadModule, type QuickJSVariantName } from './module.js'
 import type { EngineRunInput, EngineRunOutcome } from './protocol.js'
 
 /** A session run of `body` on `image` (see `runOn`). */
-const runIn = (image: EngineImage, body: string, session?: EngineRunInput['session']): EngineRunOutcome => runOn(image, body, session === undefined ? {} : { session })
+const runIn = (image: EngineImage, body: string, session?: EngineRunInput['session']): EngineRunOutcome =>
+  runOn(image, body, session === undefined ? {} : { session })
 
 /** The memory a session run left (failing the test when there is none). */
 function memoryOf(outcome: EngineRunOutcome): SessionMemory {
@@ -15,7 +16,8 @@ function memoryOf(outcome: EngineRunOutcome): SessionMemory {
   return outcome.session as SessionMemory
 }
 
-const has = (memory: SessionMemory, marker: string): boolean => Buffer.from(memory.data.buffer, memory.data.byteOffset, memory.data.byteLength).includes(marker)
+const has = (memory: SessionMemory, marker: string): boolean =>
+  Buffer.from(memory.data.buffer, memory.data.byteOffset, memory.data.byteLength).includes(marker)
 
 describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('session memory on an EngineImage (%s)', (variant) => {
   const boot = async (): Promise<EngineImage> => {
@@ -33,7 +35,9 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('session memory
     // B right after A, on the image that still holds A's memory.
     const b1 = memoryOf(runIn(image, 'globalThis.b = 1; return typeof secret', {}))
     expect(has(b1, 'SECRET-A-')).toBe(false)
-    expect(runIn(image, 'globalThis.plain = "PLAIN-MARK-" + "y".repeat(200000); return plain.length').valueJson).toBe('200011')
+    expect(runIn(image, 'globalThis.plain = "PLAIN-MARK-" + "y".repeat(200000); return plain.length').valueJson).toBe(
+      '200011',
+    )
     const b2 = runIn(image, 'globalThis.b = 2; return [typeof secret, typeof plain]', {})
     expect(b2.valueJson).toBe('["undefined","undefined"]')
     const b = memoryOf(b2)
@@ -75,14 +79,18 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('session memory
     expect(memory.byteLength).toBeGreaterThan(24 * 1024 * 1024)
     const two = await boot()
     expect(two.loaded.memory.buffer.byteLength).toBeLessThan(memory.byteLength)
-    expect(runIn(two, 'return [big.length, big.slice(-3)]', { id: memory.id, memory }).valueJson).toBe(`[${24 * 1024 * 1024},"xxx"]`)
+    expect(runIn(two, 'return [big.length, big.slice(-3)]', { id: memory.id, memory }).valueJson).toBe(
+      `[${24 * 1024 * 1024},"xxx"]`,
+    )
     one.dispose()
     two.dispose()
   })
 
   test("a session run that changed more than the session's budget captures nothing, says how much, and leaves the booted image", async () => {
     const image = await boot()
-    const over = runIn(image, 'globalThis.big = "y".repeat(2 * 1024 * 1024); return big.length', { maxBytes: 1024 * 1024 })
+    const over = runIn(image, 'globalThis.big = "y".repeat(2 * 1024 * 1024); return big.length', {
+      maxBytes: 1024 * 1024,
+    })
     expect(over.valueJson).toBe(String(2 * 1024 * 1024))
     expect(over.session).toBeUndefined()
     expect(over.sessionOver).toBeGreaterThan(2 * 1024 * 1024)
@@ -108,7 +116,9 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('session memory
     expect(has(b, 'bbbbbbbbbbbbbbbb')).toBe(true)
     expect(Buffer.from(a2.data).equals(before)).toBe(true)
     expect(has(a2, 'bbbbbbbbbbbbbbbb')).toBe(false)
-    expect(runIn(other, 'return [kept.length, typeof b]', { id: a2.id, memory: a2 }).valueJson).toBe('[1003,"undefined"]')
+    expect(runIn(other, 'return [kept.length, typeof b]', { id: a2.id, memory: a2 }).valueJson).toBe(
+      '[1003,"undefined"]',
+    )
     // B's capture, resident on the image, restores elsewhere too.
     expect(runIn(other, 'return [b.length, typeof kept]', { id: b.id, memory: b }).valueJson).toBe('[5002,"undefined"]')
     image.dispose()
@@ -135,7 +145,9 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('session memory
     const third = memoryOf(runIn(image, 'kept += "?"; return 1', { id: second.id }))
     expect(third.data.buffer).toBe(fits)
     expect(third.data.byteOffset).toBe(0)
-    expect(runIn(other, 'return [kept.length, kept.slice(-2)]', { id: third.id, memory: third }).valueJson).toBe('[3004,"!?"]')
+    expect(runIn(other, 'return [kept.length, kept.slice(-2)]', { id: third.id, memory: third }).valueJson).toBe(
+      '[3004,"!?"]',
+    )
     image.dispose()
     other.dispose()
   })
@@ -145,7 +157,10 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('session memory
     image.keepsCaptures = true
     const kept = memoryOf(runIn(image, 'globalThis.kept = "K"; return 1', { maxBytes: 1024 * 1024 }))
     const before = Buffer.from(kept.data)
-    const over = runIn(image, 'globalThis.big = "y".repeat(2 * 1024 * 1024); return big.length', { id: kept.id, maxBytes: 1024 * 1024 })
+    const over = runIn(image, 'globalThis.big = "y".repeat(2 * 1024 * 1024); return big.length', {
+      id: kept.id,
+      maxBytes: 1024 * 1024,
+    })
     expect(over.sessionOver).toBeGreaterThan(1024 * 1024)
     expect(Buffer.from(kept.data).equals(before)).toBe(true)
     expect(runIn(image, 'return [kept, typeof big]', { id: kept.id, memory: kept }).valueJson).toBe('["K","undefined"]')
@@ -160,7 +175,10 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('session memory
     expect(foreign.error?.kind).toBe('crash')
     expect(foreign.error && 'message' in foreign.error ? foreign.error.message : '').toMatch(/engine build/)
     expect(foreign.valueJson).toBeUndefined()
-    const huge = runIn(image, 'return kept', { id: memory.id, memory: { ...memory, byteLength: image.loaded.capBytes + 64 * 1024 } })
+    const huge = runIn(image, 'return kept', {
+      id: memory.id,
+      memory: { ...memory, byteLength: image.loaded.capBytes + 64 * 1024 },
+    })
     expect(huge.error?.kind).toBe('memory')
     expect(huge.valueJson).toBeUndefined()
     // The image still serves the genuine memory, and plain runs.
@@ -186,7 +204,13 @@ describe.each(['quickjs', 'quickjs-ng'] as QuickJSVariantName[])('session memory
     expect(runIn(image, 'return [typeof mine, typeof globalThis.mine]').valueJson).toBe('["undefined","undefined"]')
     expect(image.resident).toBeUndefined()
     // Left holding a session's memory (resident), with objects and a pending job the session owns.
-    memoryOf(runIn(image, 'globalThis.more = new Array(1000).fill({ a: 1 }); Promise.resolve().then(() => 0).then(() => { globalThis.late = 1 }); return 1', {}))
+    memoryOf(
+      runIn(
+        image,
+        'globalThis.more = new Array(1000).fill({ a: 1 }); Promise.resolve().then(() => 0).then(() => { globalThis.late = 1 }); return 1',
+        {},
+      ),
+    )
     expect(image.resident).toBeDefined()
     // JS_FreeRuntime asserts that every object was freed: a leaking or corrupted state aborts here.
     expect(() => image.dispose()).not.toThrow()

@@ -22,7 +22,10 @@ const DAY_MS = 86_400_000
 
 /** Replaces the glue's `localtime` and `tzset` imports in `imports` with UTC ones writing into `memory`. */
 export function utcTimeImports(imports: Imports, memory: Memory): void {
-  const found = { localtime: [] as [Record<string, unknown>, string][], tzset: [] as [Record<string, unknown>, string][] }
+  const found = {
+    localtime: [] as [Record<string, unknown>, string][],
+    tzset: [] as [Record<string, unknown>, string][],
+  }
   for (const namespace of Object.values(imports)) {
     for (const [name, value] of Object.entries(namespace)) {
       if (typeof value !== 'function') continue
@@ -36,7 +39,9 @@ export function utcTimeImports(imports: Imports, memory: Memory): void {
   const [localtime] = found.localtime
   const [tzset] = found.tzset
   if (found.localtime.length !== 1 || found.tzset.length !== 1 || localtime === undefined || tzset === undefined) {
-    throw new Error("QuickJS: the engine glue's localtime and tzset imports were not found; this build is not supported")
+    throw new Error(
+      "QuickJS: the engine glue's localtime and tzset imports were not found; this build is not supported",
+    )
   }
   localtime[0][localtime[1]] = (time: number | bigint, tm: number): void => utcFields(memory, time, tm)
   tzset[0][tzset[1]] = (timezone: number, daylight: number, stdName: number, dstName: number): void => {
@@ -49,7 +54,8 @@ export function utcTimeImports(imports: Imports, memory: Memory): void {
 
 /** `localtime(time)` in UTC: the `struct tm` at `tm` (the glue's bounds: past 2^53 seconds, an invalid date). */
 function utcFields(memory: Memory, time: number | bigint, tm: number): void {
-  const seconds = typeof time === 'bigint' ? (time < -(2n ** 53n) || time > 2n ** 53n ? Number.NaN : Number(time)) : time
+  const seconds =
+    typeof time === 'bigint' ? (time < -(2n ** 53n) || time > 2n ** 53n ? Number.NaN : Number(time)) : time
   const date = new Date(seconds * 1000)
   const year = date.getUTCFullYear()
   const fields = [

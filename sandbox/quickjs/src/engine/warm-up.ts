@@ -31,7 +31,8 @@ export const WARM_UP_AFTER_IDLE_MS = 50
 export function warmUpWhenIdle(cache: ModuleCache, memoryBytes: number): () => void {
   const timer = setTimeout(() => {
     const image = cache.idle(memoryBytes)
-    if (image !== undefined) void warmUp(image, memoryBytes).then((outcome) => cache.release(image, outcome === undefined || outcome.broken))
+    if (image !== undefined)
+      void warmUp(image, memoryBytes).then((outcome) => cache.release(image, outcome === undefined || outcome.broken))
   }, WARM_UP_AFTER_IDLE_MS)
   timer.unref()
   return () => clearTimeout(timer)

@@ -78,27 +78,47 @@ async function begin(runId: number, input: RunInput & { wallRemainingMs: number 
   try {
     await warm
     image = await cache.acquire(input.limits.memoryBytes, input.session?.id)
-    if (input.session !== undefined || input.durable !== undefined || input.resume !== undefined) await image.prepareSessions()
+    if (input.session !== undefined || input.durable !== undefined || input.resume !== undefined)
+      await image.prepareSessions()
   } catch (error) {
-    post({ t: 'done', runId, outcome: { logs: [], cpuMs: 0, subCalls: 0, broken: true, error: { kind: 'crash', message: `QuickJS failed to load: ${String(error)}` } } })
+    post({
+      t: 'done',
+      runId,
+      outcome: {
+        logs: [],
+        cpuMs: 0,
+        subCalls: 0,
+        broken: true,
+        error: { kind: 'crash', message: `QuickJS failed to load: ${String(error)}` },
+      },
+    })
     return
   }
   const loaded = image
-  const engine = new EngineRun(loaded, { ...input, source: sourceOf(input), wallRemainingMs: Math.max(0, deadline - performance.now()) }, {
-    flush: (calls, logs) => post({ t: 'flush', runId, calls, logs }),
-    // Posting never re-enters the engine: the guest may hand calls over while it runs.
-    takesCallsMidRun: true,
-    logged: (text) => journal.append(text),
-    done: (outcome) => {
-      if (cache.release(loaded, outcome.broken)) garbage = true
-      if (outcome.session !== undefined && loaded.resident === outcome.session.id && cache.keeps(loaded)) outcome.resident = outcome.session.id
-      if (current === run) current = undefined
-      // The session's (or the suspended run's) memory moves to the host (this thread keeps no copy).
-      const memory = outcome.session ?? outcome.suspended?.memory
-      port?.postMessage({ t: 'done', runId, outcome } satisfies FromWorker, memory === undefined ? [] : [memory.ranges.buffer as ArrayBuffer, memory.data.buffer as ArrayBuffer])
-      if (garbage) collectWhenIdle()
+  const engine = new EngineRun(
+    loaded,
+    { ...input, source: sourceOf(input), wallRemainingMs: Math.max(0, deadline - performance.now()) },
+    {
+      flush: (calls, logs) => post({ t: 'flush', runId, calls, logs }),
+      // Posting never re-enters the engine: the guest may hand calls over while it runs.
+      takesCallsMidRun: true,
+      logged: (text) => journal.append(text),
+      done: (outcome) => {
+        if (cache.release(loaded, outcome.broken)) garbage = true
+        if (outcome.session !== undefined && loaded.resident === outcome.session.id && cache.keeps(loaded))
+          outcome.resident = outcome.session.id
+        if (current === run) current = undefined
+        // The session's (or the suspended run's) memory moves to the host (this thread keeps no copy).
+        const memory = outcome.session ?? outcome.suspended?.memory
+        port?.postMessage(
+          { t: 'done', runId, outcome } satisfies FromWorker,
+          memory === undefined ? [] : [memory.ranges.buffer as ArrayBuffer, memory.data.buffer as ArrayBuffer],
+        )
+        if (garbage) collectWhenIdle()
+      },
     },
-  }, control)
+    control,
+  )
   run.engine = engine
   engine.start()
   if (run.stop !== undefined) engine.stop(run.stop)

@@ -30,7 +30,8 @@ describe('byte planes (the shuffle of a session snapshot)', () => {
     }
     const planes = new Uint8Array(src.byteLength)
     toBytePlanes(src, planes)
-    for (let k = 0; k < 7; k++) expect([...planes.subarray(k * words, (k + 1) * words)]).toEqual(Array.from({ length: words }, (_, i) => i))
+    for (let k = 0; k < 7; k++)
+      expect([...planes.subarray(k * words, (k + 1) * words)]).toEqual(Array.from({ length: words }, (_, i) => i))
     expect([...planes.subarray(7 * words)]).toEqual(Array.from({ length: words }, (_, i) => 0xa0 + (i % 8)))
   })
 
@@ -38,7 +39,19 @@ describe('byte planes (the shuffle of a session snapshot)', () => {
     // Node 20 has WebAssembly SIMD: the module runs here (JavaScript is the fallback where it cannot).
     expect(bytePlanesEngine()).toBe('webassembly')
     // Around the module's megabyte, the 64 KiB block, the 128-byte step it takes and the 32-byte group.
-    const lengths = [128, 160, 4096, 4128, 65_536, 65_536 + 128, 65_536 + 96, 65_536 + 131, 1_048_576, 1_048_576 + 65_536 * 3 + 640, 3 * 1_048_576 + 65_536 + 100 + 7]
+    const lengths = [
+      128,
+      160,
+      4096,
+      4128,
+      65_536,
+      65_536 + 128,
+      65_536 + 96,
+      65_536 + 131,
+      1_048_576,
+      1_048_576 + 65_536 * 3 + 640,
+      3 * 1_048_576 + 65_536 + 100 + 7,
+    ]
     for (const length of lengths) {
       const src = new Uint8Array(randomBytes(length))
       const [planes, expected] = [new Uint8Array(length), new Uint8Array(length)]

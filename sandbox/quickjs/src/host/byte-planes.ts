@@ -85,13 +85,19 @@ export function jsFromBytePlanes(src: Uint8Array, out: Uint8Array): void {
  * block's first word and its plane length in words; copies the bytes past the last group as they are.
  * Throws when the two differ in length or are not 4-byte aligned.
  */
-function eachBlock(src: Uint8Array, out: Uint8Array, convert: (s: Uint32Array, o: Uint32Array, base: number, plane: number) => void): void {
+function eachBlock(
+  src: Uint8Array,
+  out: Uint8Array,
+  convert: (s: Uint32Array, o: Uint32Array, base: number, plane: number) => void,
+): void {
   if (src.byteLength !== out.byteLength) throw new RangeError('byte planes: the source and the output differ in length')
-  if (src.byteOffset % 4 !== 0 || out.byteOffset % 4 !== 0) throw new RangeError('byte planes: the source and the output must start 4-byte aligned')
+  if (src.byteOffset % 4 !== 0 || out.byteOffset % 4 !== 0)
+    throw new RangeError('byte planes: the source and the output must start 4-byte aligned')
   const full = src.byteLength - (src.byteLength % GROUP_BYTES)
   const s = new Uint32Array(src.buffer, src.byteOffset, full >> 2)
   const o = new Uint32Array(out.buffer, out.byteOffset, full >> 2)
-  for (let block = 0; block < full; block += BLOCK_BYTES) convert(s, o, block >> 2, Math.min(BLOCK_BYTES, full - block) / GROUP_BYTES)
+  for (let block = 0; block < full; block += BLOCK_BYTES)
+    convert(s, o, block >> 2, Math.min(BLOCK_BYTES, full - block) / GROUP_BYTES)
   out.set(src.subarray(full), full)
 }
 
@@ -116,14 +122,23 @@ const Wasm = (
   globalThis as unknown as {
     WebAssembly: {
       Module: new (bytes: Uint8Array) => object
-      Instance: new (module: object) => { readonly exports: { memory: { buffer: ArrayBuffer }; toPlanes: Kernel['toPlanes']; fromPlanes: Kernel['fromPlanes'] } }
+      Instance: new (
+        module: object,
+      ) => {
+        readonly exports: {
+          memory: { buffer: ArrayBuffer }
+          toPlanes: Kernel['toPlanes']
+          fromPlanes: Kernel['fromPlanes']
+        }
+      }
     }
   }
 ).WebAssembly
 
 function loadKernel(): Kernel | null {
   try {
-    const { memory, toPlanes, fromPlanes } = new Wasm.Instance(new Wasm.Module(Buffer.from(BYTE_PLANES_WASM, 'base64'))).exports
+    const { memory, toPlanes, fromPlanes } = new Wasm.Instance(new Wasm.Module(Buffer.from(BYTE_PLANES_WASM, 'base64')))
+      .exports
     return { memory: new Uint8Array(memory.buffer, 0, 2 * CHUNK_BYTES), toPlanes, fromPlanes }
   } catch {
     return null
@@ -140,9 +155,15 @@ export function bytePlanesEngine(): 'webassembly' | 'javascript' {
  * block's planes are its own, so chunks of whole blocks convert as the whole would), and the last block too
  * when its length is a multiple of 128; `js` the rest.
  */
-function convert(src: Uint8Array, out: Uint8Array, direction: 'toPlanes' | 'fromPlanes', js: (src: Uint8Array, out: Uint8Array) => void): void {
+function convert(
+  src: Uint8Array,
+  out: Uint8Array,
+  direction: 'toPlanes' | 'fromPlanes',
+  js: (src: Uint8Array, out: Uint8Array) => void,
+): void {
   if (src.byteLength !== out.byteLength) throw new RangeError('byte planes: the source and the output differ in length')
-  if (src.byteOffset % 4 !== 0 || out.byteOffset % 4 !== 0) throw new RangeError('byte planes: the source and the output must start 4-byte aligned')
+  if (src.byteOffset % 4 !== 0 || out.byteOffset % 4 !== 0)
+    throw new RangeError('byte planes: the source and the output must start 4-byte aligned')
   const module = loadedKernel()
   if (module === null) return js(src, out)
   const full = src.byteLength - (src.byteLength % GROUP_BYTES)

@@ -21,7 +21,10 @@ export class InlineEngines implements Engines {
   /** Cancels the warm-up program (see `warmUp`), which runs once no run came for a while after the module loaded. */
   #cancelWarmUp: (() => void) | undefined
 
-  constructor(variant: QuickJSVariantName, private readonly warmBytes: number) {
+  constructor(
+    variant: QuickJSVariantName,
+    private readonly warmBytes: number,
+  ) {
     this.#cache = new ModuleCache(variant)
   }
 
@@ -63,7 +66,13 @@ export class InlineEngines implements Engines {
       image.then(
         (m) => this.#run(host, input, m),
         (error: unknown) =>
-          host.end({ logs: [], cpuMs: 0, subCalls: 0, broken: true, error: { kind: 'crash', message: `QuickJS failed to load: ${String(error)}` } }),
+          host.end({
+            logs: [],
+            cpuMs: 0,
+            subCalls: 0,
+            broken: true,
+            error: { kind: 'crash', message: `QuickJS failed to load: ${String(error)}` },
+          }),
       )
     } else {
       this.#run(host, input, image)
@@ -78,13 +87,18 @@ export class InlineEngines implements Engines {
     const control = new Int32Array(1)
     // On this thread a session's capture is never transferred: the image may keep it in its own buffer.
     image.keepsCaptures = true
-    const engine = new EngineRun(image, { ...input, source: sourceOf(input), wallRemainingMs: host.remainingMs }, {
-      flush: (calls, logs) => host.flush(calls, logs),
-      done: (outcome) => {
-        this.#cache.release(image, outcome.broken)
-        host.end(outcome)
+    const engine = new EngineRun(
+      image,
+      { ...input, source: sourceOf(input), wallRemainingMs: host.remainingMs },
+      {
+        flush: (calls, logs) => host.flush(calls, logs),
+        done: (outcome) => {
+          this.#cache.release(image, outcome.broken)
+          host.end(outcome)
+        },
       },
-    }, control)
+      control,
+    )
     host.attach({
       settle: (batch, count) => engine.deliver(batch, count),
       stop: (reason) => {

@@ -33,7 +33,12 @@ const BROKEN = [
 
 test('workers that keep failing to boot are retried with a growing delay, and a waiting run ends by its wall', async () => {
   let spawned = 0
-  const pool = new WorkerPool({ size: 1, variant: 'quickjs', warmBytes: WARM_BYTES, spawn: () => (BROKEN[spawned++ % BROKEN.length] as () => Worker)() })
+  const pool = new WorkerPool({
+    size: 1,
+    variant: 'quickjs',
+    warmBytes: WARM_BYTES,
+    spawn: () => (BROKEN[spawned++ % BROKEN.length] as () => Worker)(),
+  })
   const runtime = new QuickJSCodeRuntime({}, pool)
   try {
     const { result, elapsedMs } = await timed(runtime.run(request('return 1', { limits: { wallMs: 1500 } })))
@@ -54,7 +59,8 @@ test('workers that keep failing to boot are retried with a growing delay, and a 
 
 test('a pool whose replacement workers fail at boot recovers once workers boot again, and its run succeeds', async () => {
   let spawned = 0
-  const spawn = (data: EngineWorkerData): Worker => (spawned++ < 3 ? (BROKEN[spawned % BROKEN.length] as () => Worker)() : spawnEngineWorker(data))
+  const spawn = (data: EngineWorkerData): Worker =>
+    spawned++ < 3 ? (BROKEN[spawned % BROKEN.length] as () => Worker)() : spawnEngineWorker(data)
   const pool = new WorkerPool({ size: 1, variant: 'quickjs', warmBytes: WARM_BYTES, spawn })
   const runtime = new QuickJSCodeRuntime({}, pool)
   try {
@@ -82,7 +88,11 @@ test('a worker that dies mid-run fails only that run, as crash, and a replacemen
     for (let i = 0; i < 3; i++) {
       let inCall!: () => void
       const called = new Promise<void>((resolve) => (inCall = resolve))
-      const doomed = runtime.run(request('console.log("before"); await tools.echo({}); return "never"', { call: () => (inCall(), new Promise<JsonValue>(() => {})) }))
+      const doomed = runtime.run(
+        request('console.log("before"); await tools.echo({}); return "never"', {
+          call: () => (inCall(), new Promise<JsonValue>(() => {})),
+        }),
+      )
       await called
       await (workers.at(-1) as Worker).terminate()
       const r = await doomed
@@ -99,7 +109,12 @@ test('a worker that dies mid-run fails only that run, as crash, and a replacemen
 test('the pool boots its first worker when the runtime is created (prewarm) or with the first run, and the others once that one is up and free', async () => {
   for (const prewarm of [true, false]) {
     let spawned = 0
-    const pool = new WorkerPool({ size: 3, variant: 'quickjs', warmBytes: WARM_BYTES, spawn: (data) => (spawned++, spawnEngineWorker(data)) })
+    const pool = new WorkerPool({
+      size: 3,
+      variant: 'quickjs',
+      warmBytes: WARM_BYTES,
+      spawn: (data) => (spawned++, spawnEngineWorker(data)),
+    })
     const runtime = new QuickJSCodeRuntime({ prewarm }, pool)
     try {
       expect([prewarm, spawned]).toEqual([prewarm, prewarm ? 1 : 0])
@@ -113,7 +128,12 @@ test('the pool boots its first worker when the runtime is created (prewarm) or w
   }
   // Prewarmed and never asked for a run: the others boot once the first worker is ready.
   let spawned = 0
-  const pool = new WorkerPool({ size: 2, variant: 'quickjs', warmBytes: WARM_BYTES, spawn: (data) => (spawned++, spawnEngineWorker(data)) })
+  const pool = new WorkerPool({
+    size: 2,
+    variant: 'quickjs',
+    warmBytes: WARM_BYTES,
+    spawn: (data) => (spawned++, spawnEngineWorker(data)),
+  })
   const runtime = new QuickJSCodeRuntime({}, pool)
   try {
     expect(spawned).toBe(1)
@@ -126,13 +146,22 @@ test('the pool boots its first worker when the runtime is created (prewarm) or w
 
 test('a run waiting for the first worker while it is busy has the others boot, and runs on one of them', async () => {
   const spawnedWith: EngineWorkerData[] = []
-  const pool = new WorkerPool({ size: 2, variant: 'quickjs', warmBytes: WARM_BYTES, spawn: (data) => (spawnedWith.push(data), spawnEngineWorker(data)) })
+  const pool = new WorkerPool({
+    size: 2,
+    variant: 'quickjs',
+    warmBytes: WARM_BYTES,
+    spawn: (data) => (spawnedWith.push(data), spawnEngineWorker(data)),
+  })
   const runtime = new QuickJSCodeRuntime({ prewarm: false }, pool)
   try {
     let release!: () => void
     let entered!: () => void
     const inCall = new Promise<void>((resolve) => (entered = resolve))
-    const held = runtime.run(request('return (await tools.echo({ v: 1 })).v', { call: (_n, args) => (entered(), new Promise<JsonValue>((resolve) => (release = () => resolve(args)))) }))
+    const held = runtime.run(
+      request('return (await tools.echo({ v: 1 })).v', {
+        call: (_n, args) => (entered(), new Promise<JsonValue>((resolve) => (release = () => resolve(args)))),
+      }),
+    )
     await inCall
     expect(spawnedWith.length).toBe(1)
     // The only worker is busy: this run waits, which boots the second worker, where it runs.
@@ -163,7 +192,9 @@ test("workers spawned once the host compiled the engine's WebAssembly module tak
     const replacement = workers.at(-1) as { data: EngineWorkerData }
     expect(replacement.data.wasmModule).toBe(pool.wasmModule)
     expect(Object.prototype.toString.call(replacement.data.wasmModule)).toBe('[object WebAssembly.Module]')
-    expect((await runtime.run(request('return (await tools.echo({ v: [1, 2] })).v.length + Math.max(...[3, 4])'))).value).toBe(6)
+    expect(
+      (await runtime.run(request('return (await tools.echo({ v: [1, 2] })).v.length + Math.max(...[3, 4])'))).value,
+    ).toBe(6)
   } finally {
     await runtime.dispose()
   }
@@ -200,23 +231,34 @@ return found.concat(typeof globalThis.late === 'number' ? [] : ['no late job'])`
 
 test('a prewarmed runtime that is never used lets the process exit: its idle workers are unreferenced', () => {
   // A child process creates a worker runtime and never runs anything; it must exit on its own.
-  const script = "import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'\ncreateQuickJSRuntime({ poolSize: 2 })\nsetTimeout(() => console.log('created'), 300)\n"
-  const child = spawnSync(process.execPath, ['--conditions=@ptc/source', '--import', 'tsx', '--input-type=module', '-e', script], {
-    cwd: fileURLToPath(new URL('../../../..', import.meta.url)),
-    env: { ...process.env, NODE_OPTIONS: '' },
-    encoding: 'utf8',
-    timeout: 20_000,
-  })
+  const script =
+    "import { createQuickJSRuntime } from '@ptc/sandbox-quickjs'\ncreateQuickJSRuntime({ poolSize: 2 })\nsetTimeout(() => console.log('created'), 300)\n"
+  const child = spawnSync(
+    process.execPath,
+    ['--conditions=@ptc/source', '--import', 'tsx', '--input-type=module', '-e', script],
+    {
+      cwd: fileURLToPath(new URL('../../../..', import.meta.url)),
+      env: { ...process.env, NODE_OPTIONS: '' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    },
+  )
   expect([child.status, child.signal, child.stdout.trim()]).toEqual([0, null, 'created'])
 }, 30_000)
 
-test("a run goes to a free worker whose idle engine has its memory limit: runs of two limits do not boot an engine each", async () => {
+test('a run goes to a free worker whose idle engine has its memory limit: runs of two limits do not boot an engine each', async () => {
   const workers: { limits: number[]; ready: Promise<void> }[] = []
   const spawn = (data: EngineWorkerData): Worker => {
     const worker = spawnEngineWorker(data)
-    const seen = { limits: [] as number[], ready: new Promise<void>((resolve) => worker.on('message', (m: { t?: string }) => m.t === 'ready' && resolve())) }
+    const seen = {
+      limits: [] as number[],
+      ready: new Promise<void>((resolve) => worker.on('message', (m: { t?: string }) => m.t === 'ready' && resolve())),
+    }
     const post = worker.postMessage.bind(worker)
-    worker.postMessage = (message: { t?: string; input?: { limits: { memoryBytes: number } } }, transfer?: readonly TransferListItem[]) => {
+    worker.postMessage = (
+      message: { t?: string; input?: { limits: { memoryBytes: number } } },
+      transfer?: readonly TransferListItem[],
+    ) => {
       if (message.t === 'run' && message.input !== undefined) seen.limits.push(message.input.limits.memoryBytes)
       post(message, transfer)
     }
@@ -235,7 +277,9 @@ test("a run goes to a free worker whose idle engine has its memory limit: runs o
       const limits = i % 2 === 0 ? { memoryBytes: own } : {}
       expect((await runtime.run(request('return (await tools.echo({ i: 1 })).i', { limits }))).value).toBe(1)
     }
-    const byWorker = workers.map((w) => [...new Set(w.limits)].sort((a, b) => a - b)).sort((a, b) => (a[0] ?? 0) - (b[0] ?? 0))
+    const byWorker = workers
+      .map((w) => [...new Set(w.limits)].sort((a, b) => a - b))
+      .sort((a, b) => (a[0] ?? 0) - (b[0] ?? 0))
     expect(byWorker).toEqual([[own], [WARM_BYTES]])
   } finally {
     await runtime.dispose()

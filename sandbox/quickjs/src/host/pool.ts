@@ -5,7 +5,17 @@ import type { SessionMemory } from '../engine/image.js'
 import { compile, type QuickJSVariantName, type WasmModule } from '../engine/module.js'
 import { LogJournal, journalBytes } from '../engine/journal.js'
 import { ReplyMailbox, SpinPlaces } from '../engine/mailbox.js'
-import { CONTROL_NONE, CONTROL_WORDS, CPU_DEADLINE, controlOf, cpuLeftWord, cpuOfWord, type FromWorker, type RunInput, type ToWorker } from '../engine/protocol.js'
+import {
+  CONTROL_NONE,
+  CONTROL_WORDS,
+  CPU_DEADLINE,
+  controlOf,
+  cpuLeftWord,
+  cpuOfWord,
+  type FromWorker,
+  type RunInput,
+  type ToWorker,
+} from '../engine/protocol.js'
 import type { Engines } from './engines.js'
 import type { RunHost } from './run-host.js'
 import { spawnEngineWorker } from './spawn.js'
@@ -168,7 +178,8 @@ export class WorkerPool implements Engines {
       )
     }
     const target = this.#firstBooted ? this.#wanted() : 1
-    while (this.#slots.length < target) this.#slots.push(new WorkerSlot(this, this.#variant, this.#warmBytes, this.#spawn))
+    while (this.#slots.length < target)
+      this.#slots.push(new WorkerSlot(this, this.#variant, this.#warmBytes, this.#spawn))
   }
 
   /**
@@ -388,7 +399,12 @@ class WorkerSlot {
   lowPriority = false
   spawned = 0
 
-  constructor(pool: WorkerPool, variant: QuickJSVariantName, warmBytes: number, spawn: (data: EngineWorkerData) => Worker) {
+  constructor(
+    pool: WorkerPool,
+    variant: QuickJSVariantName,
+    warmBytes: number,
+    spawn: (data: EngineWorkerData) => Worker,
+  ) {
     this.#pool = pool
     this.#variant = variant
     this.#warmBytes = warmBytes
@@ -536,7 +552,17 @@ class WorkerSlot {
     // A session run's capture moves here as a transferred buffer: the worker may write it into one the host let go of.
     const spare = input.session === undefined ? undefined : this.#pool.takeSpare()
     this.#post(
-      { t: 'run', runId, input: { ...input, ...(held !== undefined ? { session: { id: held } } : {}), wallRemainingMs: host.remainingMs, clockBase }, ...(spare !== undefined && { spare }) },
+      {
+        t: 'run',
+        runId,
+        input: {
+          ...input,
+          ...(held !== undefined ? { session: { id: held } } : {}),
+          wallRemainingMs: host.remainingMs,
+          clockBase,
+        },
+        ...(spare !== undefined && { spare }),
+      },
       spare === undefined ? undefined : [spare],
     )
     const current = (): boolean => this.#runId === runId && this.#host === host
@@ -602,7 +628,8 @@ class WorkerSlot {
     }
     this.#failures = 0
     this.#host = undefined
-    this.#resident = m.outcome.resident === undefined ? undefined : { id: m.outcome.resident, memoryBytes: this.#runBytes }
+    this.#resident =
+      m.outcome.resident === undefined ? undefined : { id: m.outcome.resident, memoryBytes: this.#runBytes }
     this.#engineBytes = m.outcome.broken ? undefined : this.#runBytes
     if (m.outcome.session !== undefined) this.#pool.received(m.outcome.session)
     this.#becomeIdle()

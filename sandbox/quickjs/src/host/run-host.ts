@@ -1,4 +1,12 @@
-import { HostCalls, cutCharsOf, formatGuestError, parseProgramValue, stopError, whenAborted, withinOutputBudget } from '@ptc/sandbox/backend'
+import {
+  HostCalls,
+  cutCharsOf,
+  formatGuestError,
+  parseProgramValue,
+  stopError,
+  whenAborted,
+  withinOutputBudget,
+} from '@ptc/sandbox/backend'
 import { MAX_TIMER_MS, type CodeRunLimits, type CodeRunRequest, type CodeRunResult } from '@ptc/sandbox'
 import type { ParkedHostCall, PreparedProgram } from '@ptc/sandbox/backend'
 import type { EngineRunOutcome, EngineSuspension, HostStop, SubCallRequest } from '../engine/protocol.js'
@@ -133,7 +141,8 @@ export class RunHost {
     const channel = this.#channel
     if (channel === undefined) {
       const error = stopError(reason, this.#clock.limits)
-      if (reason === 'wall') error.message += ` before the program started (${Math.round(performance.now() - this.#clock.startedAt)} ms preparing and waiting for an engine)`
+      if (reason === 'wall')
+        error.message += ` before the program started (${Math.round(performance.now() - this.#clock.startedAt)} ms preparing and waiting for an engine)`
       this.end({ logs: [], cpuMs: 0, subCalls: 0, broken: false, error })
       return
     }
@@ -146,9 +155,13 @@ export class RunHost {
         const error = stopError(reason, this.#clock.limits)
         // Past the CPU budget the outcome is the one the engine gives when it stops the guest itself (which a
         // guest descheduled on a loaded machine may leave to this watchdog), with the CPU time it used.
-        if (reason !== 'cpu') error.message += ` (the engine did not stop within ${graceMs} ms and its worker was terminated)`
+        if (reason !== 'cpu')
+          error.message += ` (the engine did not stop within ${graceMs} ms and its worker was terminated)`
         const cpu = reason === 'cpu' ? channel.cpu?.() : undefined
-        const cpuMs = cpu !== undefined ? this.#clock.limits.cpuMs - (cpu.running ? cpu.ms : 0) : performance.now() - (this.#attachedAt ?? this.#clock.startedAt)
+        const cpuMs =
+          cpu !== undefined
+            ? this.#clock.limits.cpuMs - (cpu.running ? cpu.ms : 0)
+            : performance.now() - (this.#attachedAt ?? this.#clock.startedAt)
         this.end({ logs, cpuMs, subCalls: this.#calls.started, broken: true, error })
       }, graceMs)
     }
@@ -183,7 +196,12 @@ export class RunHost {
     this.session = outcome.session
     this.sessionOver = outcome.sessionOver
     if (outcome.suspended !== undefined) {
-      this.suspended = { ...outcome.suspended, parked: this.#calls.parked, cpuMs: outcome.cpuMs, subCalls: Math.max(outcome.subCalls, this.#calls.started) }
+      this.suspended = {
+        ...outcome.suspended,
+        parked: this.#calls.parked,
+        cpuMs: outcome.cpuMs,
+        subCalls: Math.max(outcome.subCalls, this.#calls.started),
+      }
     }
     for (const log of outcome.logs) this.#log(log)
     const { startedAt } = this.#clock
@@ -200,13 +218,15 @@ export class RunHost {
     let cutChars = 0
     if (error !== undefined) {
       if ('info' in error) cutChars = cutCharsOf(error.info)
-      result.error = 'info' in error ? { kind: error.kind, message: formatGuestError(error.info, this.#clock.program) } : error
+      result.error =
+        'info' in error ? { kind: error.kind, message: formatGuestError(error.info, this.#clock.program) } : error
     } else if (outcome.valueJson !== undefined) {
       const parsed = parseProgramValue(outcome.valueJson)
       if ('error' in parsed) result.error = parsed.error
       else result.value = parsed.value
     }
-    if (result.error !== undefined) result.error = withinOutputBudget(result.error, this.#clock.limits.maxOutputBytes, cutChars)
+    if (result.error !== undefined)
+      result.error = withinOutputBudget(result.error, this.#clock.limits.maxOutputBytes, cutChars)
     this.#resolve(result)
   }
 }

@@ -73,17 +73,44 @@ export function decodeRun(bytes: Uint8Array): SavedRun {
     (f.language === 'typescript' || f.language === 'javascript') &&
     strings(f.bindings) &&
     strings(f.logs) &&
-    typeof f.limits === 'object' && f.limits !== null &&
-    [f.cpuMs, f.subCalls, f.outputBytes, f.wallRemainingMs].every((n) => typeof n === 'number' && Number.isFinite(n) && n >= 0) &&
-    (f.session === undefined || (typeof f.session === 'object' && f.session !== null && typeof f.session.key === 'string' && whole(f.session.runs) && (f.session.stored === undefined || f.session.stored === true))) &&
+    typeof f.limits === 'object' &&
+    f.limits !== null &&
+    [f.cpuMs, f.subCalls, f.outputBytes, f.wallRemainingMs].every(
+      (n) => typeof n === 'number' && Number.isFinite(n) && n >= 0,
+    ) &&
+    (f.session === undefined ||
+      (typeof f.session === 'object' &&
+        f.session !== null &&
+        typeof f.session.key === 'string' &&
+        whole(f.session.runs) &&
+        (f.session.stored === undefined || f.session.stored === true))) &&
     Array.isArray(f.parked) &&
-    f.parked.every((c) => typeof c === 'object' && c !== null && whole(c.id) && typeof c.name === 'string' && typeof c.argsJson === 'string')
+    f.parked.every(
+      (c) =>
+        typeof c === 'object' &&
+        c !== null &&
+        whole(c.id) &&
+        typeof c.name === 'string' &&
+        typeof c.argsJson === 'string',
+    )
   if (!ok) throw malformed('run', 'missing or bad fields')
-  return { memory, ...(f as Omit<SavedRun, 'memory' | 'data'>), ...(hostData !== undefined && { data: hostData as JsonValue }) }
+  return {
+    memory,
+    ...(f as Omit<SavedRun, 'memory' | 'data'>),
+    ...(hostData !== undefined && { data: hostData as JsonValue }),
+  }
 }
 
 function encodeMemory(memory: SessionMemory, fields: Record<string, unknown>): Uint8Array {
-  const json = JSON.stringify({ ...fields, format: FORMAT, id: memory.id, fingerprint: memory.fingerprint, byteLength: memory.byteLength, ranges: memory.ranges.length, data: memory.data.byteLength })
+  const json = JSON.stringify({
+    ...fields,
+    format: FORMAT,
+    id: memory.id,
+    fingerprint: memory.fingerprint,
+    byteLength: memory.byteLength,
+    ranges: memory.ranges.length,
+    data: memory.data.byteLength,
+  })
   // Padded so that the data (after the length word, the header and the ranges, a multiple of 8 bytes) starts 8-byte aligned.
   const header = Buffer.from(json.padEnd(json.length + ((8 - ((4 + Buffer.byteLength(json)) % 8)) % 8)))
   const out = new Uint8Array(4 + header.length + memory.ranges.byteLength + memory.data.byteLength)
@@ -120,7 +147,10 @@ function otherKind(kind: 'session' | 'run'): SnapshotError {
 }
 
 /** The memory in `bytes` and the header's other fields; a payload of another kind is refused. */
-function decodeMemory(bytes: Uint8Array, kind: 'session' | 'run'): { memory: SessionMemory; fields: Record<string, unknown> } {
+function decodeMemory(
+  bytes: Uint8Array,
+  kind: 'session' | 'run',
+): { memory: SessionMemory; fields: Record<string, unknown> } {
   const fail = (why: string): never => {
     throw malformed(kind, why)
   }
@@ -130,7 +160,10 @@ function decodeMemory(bytes: Uint8Array, kind: 'session' | 'run'): { memory: Ses
   if (4 + headerLength > bytes.byteLength) fail('its header runs past its end')
   let header: Record<string, unknown>
   try {
-    header = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + 4, headerLength).toString('utf8')) as Record<string, unknown>
+    header = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + 4, headerLength).toString('utf8')) as Record<
+      string,
+      unknown
+    >
   } catch {
     return fail('its header is not JSON')
   }
@@ -149,7 +182,8 @@ function decodeMemory(bytes: Uint8Array, kind: 'session' | 'run'): { memory: Ses
   for (let i = 0; i < ranges.length; i += 2) {
     const start = view.getUint32(rangesAt + i * 4, true)
     const end = view.getUint32(rangesAt + (i + 1) * 4, true)
-    if (start < last || end <= start || end > (byteLength as number)) fail('its ranges are not ascending within the memory')
+    if (start < last || end <= start || end > (byteLength as number))
+      fail('its ranges are not ascending within the memory')
     ranges[i] = start
     ranges[i + 1] = end
     total += end - start
@@ -158,7 +192,10 @@ function decodeMemory(bytes: Uint8Array, kind: 'session' | 'run'): { memory: Ses
   if (total !== dataBytes) fail('its data does not match its ranges')
   const data = new Uint8Array(dataBytes as number)
   fromBytePlanes(aligned(bytes.subarray(rangesAt + (count as number) * 4)), data)
-  return { memory: { id: id as string, fingerprint: fingerprint as string, byteLength: byteLength as number, ranges, data }, fields }
+  return {
+    memory: { id: id as string, fingerprint: fingerprint as string, byteLength: byteLength as number, ranges, data },
+    fields,
+  }
 }
 
 const builds = new Map<QuickJSVariantName, Promise<string>>()
@@ -172,7 +209,8 @@ export function sessionBuild(variant: QuickJSVariantName): Promise<string> {
   if (build === undefined) {
     build = readFile(wasmPath(variant)).then(
       // The byte order too: the byte planes are read and written as the platform's 32-bit words.
-      (wasm) => `ptc-quickjs/${variant}/${createHash('sha256').update(wasm).update(GUEST_PRELUDE).update(String(FORMAT)).update(endianness()).digest('hex').slice(0, 32)}`,
+      (wasm) =>
+        `ptc-quickjs/${variant}/${createHash('sha256').update(wasm).update(GUEST_PRELUDE).update(String(FORMAT)).update(endianness()).digest('hex').slice(0, 32)}`,
     )
     builds.set(variant, build)
   }

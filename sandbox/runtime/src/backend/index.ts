@@ -26,13 +26,42 @@ export { jsonText } from '../json-text.js'
 export { fulfilEntry, messageOf, nestsDeeperThan, parseProgramValue, rejectEntry, settleHostCall } from '../settle.js'
 export { parkingOf, type Parking } from '../park.js'
 export { stopError, type StopReason } from '../stop.js'
-export { heldBackArguments, HostCalls, MAX_RESULT_DEPTH, type HostCallsOptions, type ParkedHostCall, type ReplyFlush } from '../host-calls.js'
+export {
+  heldBackArguments,
+  HostCalls,
+  MAX_RESULT_DEPTH,
+  type HostCallsOptions,
+  type ParkedHostCall,
+  type ReplyFlush,
+} from '../host-calls.js'
 export type { ResultBounds } from '../settle.js'
-export { acceptRun, checkSessionKey, MAX_SESSION_KEY, type AcceptedRun, type AcceptOptions, type AdmittedRun } from '../request.js'
+export {
+  acceptRun,
+  checkSessionKey,
+  MAX_SESSION_KEY,
+  type AcceptedRun,
+  type AcceptOptions,
+  type AdmittedRun,
+} from '../request.js'
 export type { LimitCeilings } from '../limits.js'
-export { DEFAULT_HOLD_MS, SessionTable, parkedHolder, resolveSessionLimits, type SessionEntry, type SessionSpill, type SessionTurn, type SessionWait } from '../sessions.js'
+export {
+  DEFAULT_HOLD_MS,
+  SessionTable,
+  parkedHolder,
+  resolveSessionLimits,
+  type SessionEntry,
+  type SessionSpill,
+  type SessionTurn,
+  type SessionWait,
+} from '../sessions.js'
 export { claimHolder, claimHolderGone } from '../session/holder.js'
-export { INLINE_STRIP_UNITS, preloadTypeScriptStripper, stripTypeScript, stripTypeScriptOffThread, mapStrippedColumn } from '../strip.js'
+export {
+  INLINE_STRIP_UNITS,
+  preloadTypeScriptStripper,
+  stripTypeScript,
+  stripTypeScriptOffThread,
+  mapStrippedColumn,
+} from '../strip.js'
 export type { StripResult } from '../strip.js'
 export {
   PROGRAM_FILENAME,
@@ -47,5 +76,12 @@ export {
 } from '../program.js'
 export type { PreparedProgram, GuestErrorInfo } from '../program.js'
 export { GUEST_PRELUDE } from '../prelude/source.js'
-export { FinishKind, GUEST_GLOBALS, GUEST_LOG_LEVELS, MAX_VALUE_DEPTH, maxErrorChars, parseQueuedCalls } from '../prelude/protocol.js'
+export {
+  FinishKind,
+  GUEST_GLOBALS,
+  GUEST_LOG_LEVELS,
+  MAX_VALUE_DEPTH,
+  maxErrorChars,
+  parseQueuedCalls,
+} from '../prelude/protocol.js'
 export type { GuestHostFunctions, QueueCaps, SettleEntry } from '../prelude/protocol.js'

@@ -5,30 +5,36 @@ import { BINDINGS, echo, sleep, type SuiteContext } from './context.js'
 
 /** Abort, disposal, calls after the end, misuse, no state across runs. */
 export function lifecycleTests(s: SuiteContext): void {
-  s.it('onLog sees every log entry of the result, in order, each once, while the program waits on the host', async () => {
-    const seen: string[] = []
-    let seenAtCall: string[] = []
-    const r = await s.run('console.log("one")\nconsole.info("two", 2)\nawait tools.echo({})\nfor (let i = 0; i < 3; i++) console.log("after", i)\nreturn 1', {
-      onLog: (text) => void seen.push(text),
-      call: async (name, args) => ((seenAtCall = [...seen]), echo(name, args)),
-    })
-    expect(r.value).toBe(1)
-    expect(seen).toEqual(r.logs)
-    expect(r.logs).toEqual(['one', 'two 2', 'after 0', 'after 1', 'after 2'])
-    // The entries before the sub-call had reached the listener when the host was called.
-    expect(seenAtCall).toEqual(['one', 'two 2'])
-    // Over the output limit: the listener still sees exactly the entries the result keeps; a throwing listener changes nothing.
-    const flood: string[] = []
-    const over = await s.run('for (let i = 0; i < 1000; i++) console.log("line " + i)', {
-      limits: { maxOutputBytes: 100 },
-      onLog: (text) => {
-        flood.push(text)
-        throw new Error('listener failure')
-      },
-    })
-    expect(over.error?.kind).toBe('output-limit')
-    expect(flood).toEqual(over.logs)
-  })
+  s.it(
+    'onLog sees every log entry of the result, in order, each once, while the program waits on the host',
+    async () => {
+      const seen: string[] = []
+      let seenAtCall: string[] = []
+      const r = await s.run(
+        'console.log("one")\nconsole.info("two", 2)\nawait tools.echo({})\nfor (let i = 0; i < 3; i++) console.log("after", i)\nreturn 1',
+        {
+          onLog: (text) => void seen.push(text),
+          call: async (name, args) => ((seenAtCall = [...seen]), echo(name, args)),
+        },
+      )
+      expect(r.value).toBe(1)
+      expect(seen).toEqual(r.logs)
+      expect(r.logs).toEqual(['one', 'two 2', 'after 0', 'after 1', 'after 2'])
+      // The entries before the sub-call had reached the listener when the host was called.
+      expect(seenAtCall).toEqual(['one', 'two 2'])
+      // Over the output limit: the listener still sees exactly the entries the result keeps; a throwing listener changes nothing.
+      const flood: string[] = []
+      const over = await s.run('for (let i = 0; i < 1000; i++) console.log("line " + i)', {
+        limits: { maxOutputBytes: 100 },
+        onLog: (text) => {
+          flood.push(text)
+          throw new Error('listener failure')
+        },
+      })
+      expect(over.error?.kind).toBe('output-limit')
+      expect(flood).toEqual(over.logs)
+    },
+  )
 
   s.it('a run aborted before it starts fails with abort', async () => {
     const c = new AbortController()
@@ -69,7 +75,8 @@ export function lifecycleTests(s: SuiteContext): void {
   s.it('a host call still running when the run ends sees its signal aborted', async () => {
     let signal: AbortSignal | undefined
     const r = await s.run('tools.slow({})\nawait tools.echo({})\nreturn "done"', {
-      call: (name, args, sig) => (name === 'slow' ? ((signal = sig), new Promise<JsonValue>(() => {})) : echo(name, args)),
+      call: (name, args, sig) =>
+        name === 'slow' ? ((signal = sig), new Promise<JsonValue>(() => {})) : echo(name, args),
     })
     expect(r.value).toBe('done')
     expect(signal?.aborted).toBe(true)
@@ -90,24 +97,44 @@ export function lifecycleTests(s: SuiteContext): void {
   })
 
   s.it('no state survives from one run to the next', async () => {
-    await s.run('globalThis.leak = 42\nObject.prototype.polluted = 1\nArray.prototype.push = null\nMath.random = () => 4')
+    await s.run(
+      'globalThis.leak = 42\nObject.prototype.polluted = 1\nArray.prototype.push = null\nMath.random = () => 4',
+    )
     const r = await s.run('return [typeof leak, ({}).polluted === undefined, typeof [].push, Math.random() !== 4]')
     expect(r.value).toEqual(['undefined', true, 'function', true])
   })
 
-  s.it('no state survives a run that was stopped mid-flight (timeout, output limit, memory)', async () => {
-    const stopped = [
-      { code: 'globalThis.leak = 1; Object.prototype.polluted = 1; while (true) {}', limits: { cpuMs: 30 }, kind: 'timeout' },
-      { code: 'globalThis.leak = 2; Array.prototype.push = null; await tools.echo({}); for (;;) console.log("x".repeat(100))', limits: { maxOutputBytes: 1000 }, kind: 'output-limit' },
-      { code: 'globalThis.leak = 3; JSON.parse = null; globalThis.held = []; for (;;) held.push("y".repeat(1000) + held.length)', limits: { memoryBytes: 32 * 1024 * 1024 }, kind: 'memory' },
-    ] as const
-    for (const { code, limits, kind } of stopped) {
-      const r = await s.run(code, { limits })
-      expect(r.error?.kind, code).toBe(kind)
-      const after = await s.run('const e = await tools.echo({ n: 1 }); return [typeof leak, ({}).polluted === undefined, typeof [].push, typeof JSON.parse, e.args.n]')
-      expect(after.value, `after: ${code}`).toEqual(['undefined', true, 'function', 'function', 1])
-    }
-  }, 30_000)
+  s.it(
+    'no state survives a run that was stopped mid-flight (timeout, output limit, memory)',
+    async () => {
+      const stopped = [
+        {
+          code: 'globalThis.leak = 1; Object.prototype.polluted = 1; while (true) {}',
+          limits: { cpuMs: 30 },
+          kind: 'timeout',
+        },
+        {
+          code: 'globalThis.leak = 2; Array.prototype.push = null; await tools.echo({}); for (;;) console.log("x".repeat(100))',
+          limits: { maxOutputBytes: 1000 },
+          kind: 'output-limit',
+        },
+        {
+          code: 'globalThis.leak = 3; JSON.parse = null; globalThis.held = []; for (;;) held.push("y".repeat(1000) + held.length)',
+          limits: { memoryBytes: 32 * 1024 * 1024 },
+          kind: 'memory',
+        },
+      ] as const
+      for (const { code, limits, kind } of stopped) {
+        const r = await s.run(code, { limits })
+        expect(r.error?.kind, code).toBe(kind)
+        const after = await s.run(
+          'const e = await tools.echo({ n: 1 }); return [typeof leak, ({}).polluted === undefined, typeof [].push, typeof JSON.parse, e.args.n]',
+        )
+        expect(after.value, `after: ${code}`).toEqual(['undefined', true, 'function', 'function', 1])
+      }
+    },
+    30_000,
+  )
 
   s.it('each run gets its own Math.random sequence', async () => {
     const draws = await Promise.all(Array.from({ length: 4 }, () => s.run('return [Math.random(), Math.random()]')))
@@ -122,8 +149,12 @@ export function lifecycleTests(s: SuiteContext): void {
     const rt = s.runtime()
     const call = echo
     await expect(rt.run({ code: '1', bindings: ['a', 'a'], call })).rejects.toBeInstanceOf(SandboxUsageError)
-    await expect(rt.run({ code: '1', bindings: [1 as unknown as string], call })).rejects.toBeInstanceOf(SandboxUsageError)
-    await expect(rt.run({ code: '1', bindings: ['a'], call, limits: { cpuMs: -1 } })).rejects.toBeInstanceOf(SandboxUsageError)
+    await expect(rt.run({ code: '1', bindings: [1 as unknown as string], call })).rejects.toBeInstanceOf(
+      SandboxUsageError,
+    )
+    await expect(rt.run({ code: '1', bindings: ['a'], call, limits: { cpuMs: -1 } })).rejects.toBeInstanceOf(
+      SandboxUsageError,
+    )
     const ok = await rt.run({ code: 'return 1', bindings: ['a'], call })
     expect(ok.value).toBe(1)
   })

@@ -20,9 +20,23 @@ const BINDINGS = ['double', 'fail', 'echo', 'hold']
 export function sessionTests(s: SuiteContext): void {
   let keys = 0
   const fresh = (name: string): string => `conformance-${name}-${++keys}`
-  const run = (session: string | undefined, code: string, extra: Partial<CodeRunRequest> = {}): Promise<CodeRunResult> =>
-    s.run(code, { bindings: BINDINGS, call: tools, language: 'javascript', ...(session === undefined ? {} : { session }), ...extra })
-  const value = async (session: string | undefined, code: string, extra: Partial<CodeRunRequest> = {}): Promise<JsonValue | undefined> => {
+  const run = (
+    session: string | undefined,
+    code: string,
+    extra: Partial<CodeRunRequest> = {},
+  ): Promise<CodeRunResult> =>
+    s.run(code, {
+      bindings: BINDINGS,
+      call: tools,
+      language: 'javascript',
+      ...(session === undefined ? {} : { session }),
+      ...extra,
+    })
+  const value = async (
+    session: string | undefined,
+    code: string,
+    extra: Partial<CodeRunRequest> = {},
+  ): Promise<JsonValue | undefined> => {
     const result = await run(session, code, extra)
     expect(result.error, `${code}: ${JSON.stringify(result.error)}`).toBeUndefined()
     return result.value
@@ -37,28 +51,37 @@ export function sessionTests(s: SuiteContext): void {
     return runtime.endSession(key)
   }
 
-  s.it('top-level declarations (const, let, var, function, class, destructured names) are seen by the next program of the session', async () => {
-    const k = fresh('declarations')
-    const declare = [
-      'const c = 1',
-      'let l = 2',
-      'var v = 3',
-      'function f(x) { return x * 10 }',
-      'class K { constructor(n) { this.n = n } twice() { return this.n * 2 } }',
-      'const { p, q: [r, ...rest] } = { p: 4, q: [5, 6, 7] }',
-      'return "declared"',
-    ]
-    await value(k, declare.join('\n'))
-    expect(await value(k, 'l = l + 1; return [c, l, v, f(4), new K(6).twice(), new K(1) instanceof K, p, r, rest]')).toEqual([1, 3, 3, 40, 12, true, 4, 5, [6, 7]])
-    expect(await value(k, 'return l')).toBe(3)
-    // A later program may redeclare a top-level const.
-    expect(await value(k, 'const c = "second"; return c')).toBe('second')
-    expect(await value(k, 'return c')).toBe('second')
-  })
+  s.it(
+    'top-level declarations (const, let, var, function, class, destructured names) are seen by the next program of the session',
+    async () => {
+      const k = fresh('declarations')
+      const declare = [
+        'const c = 1',
+        'let l = 2',
+        'var v = 3',
+        'function f(x) { return x * 10 }',
+        'class K { constructor(n) { this.n = n } twice() { return this.n * 2 } }',
+        'const { p, q: [r, ...rest] } = { p: 4, q: [5, 6, 7] }',
+        'return "declared"',
+      ]
+      await value(k, declare.join('\n'))
+      expect(
+        await value(k, 'l = l + 1; return [c, l, v, f(4), new K(6).twice(), new K(1) instanceof K, p, r, rest]'),
+      ).toEqual([1, 3, 3, 40, 12, true, 4, 5, [6, 7]])
+      expect(await value(k, 'return l')).toBe(3)
+      // A later program may redeclare a top-level const.
+      expect(await value(k, 'const c = "second"; return c')).toBe('second')
+      expect(await value(k, 'return c')).toBe('second')
+    },
+  )
 
   s.it('a TypeScript session program keeps its declarations too', async () => {
     const k = fresh('typescript')
-    await value(k, 'const n: number = 5\ninterface Shape { side: number }\nfunction area(x: Shape): number { return x.side * x.side }', { language: 'typescript' })
+    await value(
+      k,
+      'const n: number = 5\ninterface Shape { side: number }\nfunction area(x: Shape): number { return x.side * x.side }',
+      { language: 'typescript' },
+    )
     expect(await value(k, 'return area({ side: n })', { language: 'typescript' })).toBe(25)
   })
 
@@ -66,65 +89,99 @@ export function sessionTests(s: SuiteContext): void {
     const k = fresh('map')
     await value(k, 'globalThis.m = new Map([["a", 1]]); globalThis.same = m; return m.size')
     await value(k, 'm.set("b", { deep: [2] }); return m.size')
-    expect(await value(k, 'return [m === same, m instanceof Map, [...m.keys()], m.get("b").deep[0]]')).toEqual([true, true, ['a', 'b'], 2])
+    expect(await value(k, 'return [m === same, m instanceof Map, [...m.keys()], m.get("b").deep[0]]')).toEqual([
+      true,
+      true,
+      ['a', 'b'],
+      2,
+    ])
   })
 
-  s.it('tools work in every program of a session, also from a function an earlier one declared; a failure is a ToolCallError', async () => {
-    const k = fresh('tools')
-    expect(await value(k, 'const got = await tools.double({ n: 21 }); async function twice(n) { return tools.double({ n }) } return got')).toBe(42)
-    expect(await value(k, 'const more = await Promise.all([twice(1), tools.echo({ k: "v" })]); return [got, more]')).toEqual([42, [2, { k: 'v' }]])
-    const probe = 'try { await tools.fail({}) } catch (e) { return [e instanceof ToolCallError, e.name, String(e.message).includes("on purpose")] } return "no throw"'
-    expect(await value(k, probe)).toEqual([true, 'ToolCallError', true])
-    expect(await value(k, 'console.log("kept", got); return more[1].k')).toBe('v')
-    expect((await run(k, 'console.log("second", got)')).logs).toEqual(['second 42'])
-  })
+  s.it(
+    'tools work in every program of a session, also from a function an earlier one declared; a failure is a ToolCallError',
+    async () => {
+      const k = fresh('tools')
+      expect(
+        await value(
+          k,
+          'const got = await tools.double({ n: 21 }); async function twice(n) { return tools.double({ n }) } return got',
+        ),
+      ).toBe(42)
+      expect(
+        await value(k, 'const more = await Promise.all([twice(1), tools.echo({ k: "v" })]); return [got, more]'),
+      ).toEqual([42, [2, { k: 'v' }]])
+      const probe =
+        'try { await tools.fail({}) } catch (e) { return [e instanceof ToolCallError, e.name, String(e.message).includes("on purpose")] } return "no throw"'
+      expect(await value(k, probe)).toEqual([true, 'ToolCallError', true])
+      expect(await value(k, 'console.log("kept", got); return more[1].k')).toBe('v')
+      expect((await run(k, 'console.log("second", got)')).logs).toEqual(['second 42'])
+    },
+  )
 
-  s.it("state never crosses sessions, a plain run sees none of it, and a session sees no plain run's globals", async () => {
-    const a = fresh('iso-a')
-    const b = fresh('iso-b')
-    await value(a, 'const secret = "a"; globalThis.onGlobal = "a"; function fa() { return 1 }')
-    expect(await value(a, 'return [secret, onGlobal, typeof fa]')).toEqual(['a', 'a', 'function'])
-    expect(await value(b, 'return [typeof secret, typeof onGlobal, typeof fa]')).toEqual(['undefined', 'undefined', 'undefined'])
-    expect(await value(undefined, 'return [typeof secret, typeof onGlobal, typeof fa]')).toEqual(['undefined', 'undefined', 'undefined'])
-    await value(undefined, 'globalThis.plain = 1; var plainVar = 2')
-    expect(await value(a, 'return [typeof plain, typeof plainVar, secret]')).toEqual(['undefined', 'undefined', 'a'])
-    expect(await value(b, 'const secret = "b"; return secret')).toBe('b')
-    expect(await value(a, 'return secret')).toBe('a')
-  })
+  s.it(
+    "state never crosses sessions, a plain run sees none of it, and a session sees no plain run's globals",
+    async () => {
+      const a = fresh('iso-a')
+      const b = fresh('iso-b')
+      await value(a, 'const secret = "a"; globalThis.onGlobal = "a"; function fa() { return 1 }')
+      expect(await value(a, 'return [secret, onGlobal, typeof fa]')).toEqual(['a', 'a', 'function'])
+      expect(await value(b, 'return [typeof secret, typeof onGlobal, typeof fa]')).toEqual([
+        'undefined',
+        'undefined',
+        'undefined',
+      ])
+      expect(await value(undefined, 'return [typeof secret, typeof onGlobal, typeof fa]')).toEqual([
+        'undefined',
+        'undefined',
+        'undefined',
+      ])
+      await value(undefined, 'globalThis.plain = 1; var plainVar = 2')
+      expect(await value(a, 'return [typeof plain, typeof plainVar, secret]')).toEqual(['undefined', 'undefined', 'a'])
+      expect(await value(b, 'const secret = "b"; return secret')).toBe('b')
+      expect(await value(a, 'return secret')).toBe('a')
+    },
+  )
 
-  s.it('result.session: fresh only on the first run, kept, the run count and the bytes held; a plain run has none', async () => {
-    const k = fresh('info')
-    const first = info(await run(k, 'const x = 1'))
-    expect(first).toMatchObject({ key: k, fresh: true, kept: true, runs: 1 })
-    expect(first.bytes).toBeGreaterThan(0)
-    expect(first.note).toBeUndefined()
-    expect(info(await run(k, 'return x'))).toMatchObject({ key: k, fresh: false, kept: true, runs: 2 })
-    expect(info(await run(k, 'return x')).runs).toBe(3)
-    expect((await run(undefined, 'return 1')).session).toBeUndefined()
-  })
+  s.it(
+    'result.session: fresh only on the first run, kept, the run count and the bytes held; a plain run has none',
+    async () => {
+      const k = fresh('info')
+      const first = info(await run(k, 'const x = 1'))
+      expect(first).toMatchObject({ key: k, fresh: true, kept: true, runs: 1 })
+      expect(first.bytes).toBeGreaterThan(0)
+      expect(first.note).toBeUndefined()
+      expect(info(await run(k, 'return x'))).toMatchObject({ key: k, fresh: false, kept: true, runs: 2 })
+      expect(info(await run(k, 'return x')).runs).toBe(3)
+      expect((await run(undefined, 'return 1')).session).toBeUndefined()
+    },
+  )
 
-  s.it('a session runs one program at a time: of two concurrent runs, exactly one is refused as limit, naming the session', async () => {
-    const k = fresh('busy')
-    await value(k, 'let hits = 0')
-    let release!: () => void
-    const released = new Promise<JsonValue>((resolve) => (release = () => resolve(null)))
-    const holding = (name: string, args: JsonValue): Promise<JsonValue> => (name === 'hold' ? released : tools(name, args))
-    const code = 'hits += 1; await tools.hold({}); return hits'
-    const runs = [run(k, code, { call: holding }), run(k, code, { call: holding })]
-    // The refused run answers at once; the other waits in `hold` until then (or, if both ran, until the guard).
-    const guard = setTimeout(release, 5000)
-    await Promise.race(runs)
-    release()
-    const results = await Promise.all(runs)
-    clearTimeout(guard)
-    const refused = results.filter((r) => r.error !== undefined)
-    expect(refused).toHaveLength(1)
-    expect(refused[0]?.error?.kind).toBe('limit')
-    expect(refused[0]?.error?.message).toContain(`"${k}"`)
-    expect(results.find((r) => r.error === undefined)?.value).toBe(1)
-    // The refused run changed nothing.
-    expect(await value(k, 'return hits')).toBe(1)
-  })
+  s.it(
+    'a session runs one program at a time: of two concurrent runs, exactly one is refused as limit, naming the session',
+    async () => {
+      const k = fresh('busy')
+      await value(k, 'let hits = 0')
+      let release!: () => void
+      const released = new Promise<JsonValue>((resolve) => (release = () => resolve(null)))
+      const holding = (name: string, args: JsonValue): Promise<JsonValue> =>
+        name === 'hold' ? released : tools(name, args)
+      const code = 'hits += 1; await tools.hold({}); return hits'
+      const runs = [run(k, code, { call: holding }), run(k, code, { call: holding })]
+      // The refused run answers at once; the other waits in `hold` until then (or, if both ran, until the guard).
+      const guard = setTimeout(release, 5000)
+      await Promise.race(runs)
+      release()
+      const results = await Promise.all(runs)
+      clearTimeout(guard)
+      const refused = results.filter((r) => r.error !== undefined)
+      expect(refused).toHaveLength(1)
+      expect(refused[0]?.error?.kind).toBe('limit')
+      expect(refused[0]?.error?.message).toContain(`"${k}"`)
+      expect(results.find((r) => r.error === undefined)?.value).toBe(1)
+      // The refused run changed nothing.
+      expect(await value(k, 'return hits')).toBe(1)
+    },
+  )
 
   s.it('endSession during a run: the run finishes, its state is not kept, and the next run is fresh', async () => {
     const k = fresh('end-during')
@@ -133,7 +190,8 @@ export function sessionTests(s: SuiteContext): void {
     const released = new Promise<JsonValue>((resolve) => (release = () => resolve(null)))
     let entered!: () => void
     const inside = new Promise<void>((resolve) => (entered = resolve))
-    const holding = (name: string, args: JsonValue): Promise<JsonValue> => (name === 'hold' ? (entered(), released) : tools(name, args))
+    const holding = (name: string, args: JsonValue): Promise<JsonValue> =>
+      name === 'hold' ? (entered(), released) : tools(name, args)
     const running = run(k, 'globalThis.y = 2; await tools.hold({}); return x', { call: holding })
     await inside
     expect(await endSession(k)).toBe(true)

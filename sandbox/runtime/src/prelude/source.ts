@@ -1,4 +1,10 @@
-import { ERROR_CHARS_PER_OUTPUT_BYTE, ERROR_CHARS_SLACK, GUEST_GLOBALS, GUEST_LOG_LEVELS, MAX_VALUE_DEPTH } from './protocol.js'
+import {
+  ERROR_CHARS_PER_OUTPUT_BYTE,
+  ERROR_CHARS_SLACK,
+  GUEST_GLOBALS,
+  GUEST_LOG_LEVELS,
+  MAX_VALUE_DEPTH,
+} from './protocol.js'
 import { MISSING_GLOBAL_HINTS } from './missing.js'
 import { UNKNOWN_TOOL_SOURCE } from './unknown-tool.js'
 

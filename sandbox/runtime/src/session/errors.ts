@@ -48,7 +48,10 @@ export class SessionStoreError extends Error {
 }
 
 // As for SandboxUsageError (../errors.ts): `instanceof` reads the brand, so it holds across module copies.
-for (const [type, brand] of [[SnapshotError, snapshotBrand], [SessionStoreError, storeBrand]] as const) {
+for (const [type, brand] of [
+  [SnapshotError, snapshotBrand],
+  [SessionStoreError, storeBrand],
+] as const) {
   Object.defineProperty(type, Symbol.hasInstance, {
     value(this: unknown, value: unknown): boolean {
       try {

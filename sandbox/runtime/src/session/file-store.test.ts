@@ -1,5 +1,16 @@
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -24,7 +35,10 @@ const freshDirectory = (): string => join(root, `store-${++folders}`, 'sessions'
 /** Runs an ES module `script` in a node process of its own; its stdout. */
 function runChild(script: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_OPTIONS: '' } })
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, NODE_OPTIONS: '' },
+    })
     let out = ''
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
     child.on('error', reject)
@@ -82,16 +96,31 @@ describe('file store', () => {
       [join(file, 'sub'), 'a part of its path is a file'],
     ] as const) {
       const store = createFileSessionStore({ directory })
-      const expected = { name: 'SessionStoreError', code: 'unavailable', message: `the session store's directory ${directory} is not a directory (${what}): nothing can be saved there until it is one` }
+      const expected = {
+        name: 'SessionStoreError',
+        code: 'unavailable',
+        message: `the session store's directory ${directory} is not a directory (${what}): nothing can be saved there until it is one`,
+      }
       await expect(store.set('a', Buffer.from('one'))).rejects.toMatchObject(expected)
       await expect(store.claim?.('a', 'holder-1', 10_000)).rejects.toMatchObject(expected)
       if (directory === dangling) continue // nothing is there to read: reads find nothing
-      for (const read of [() => store.get('a'), () => must(store.take)('a'), () => store.delete('a'), () => must(store.sweep)(), () => must(store.release)('a', 'holder-1')]) {
+      for (const read of [
+        () => store.get('a'),
+        () => must(store.take)('a'),
+        () => store.delete('a'),
+        () => must(store.sweep)(),
+        () => must(store.release)('a', 'holder-1'),
+      ]) {
         await expect(read()).rejects.toMatchObject(expected)
       }
     }
     const dangled = createFileSessionStore({ directory: dangling })
-    expect([await dangled.get('a'), await must(dangled.take)('a'), await dangled.delete('a'), await must(dangled.sweep)()]).toEqual([undefined, undefined, false, 0])
+    expect([
+      await dangled.get('a'),
+      await must(dangled.take)('a'),
+      await dangled.delete('a'),
+      await must(dangled.sweep)(),
+    ]).toEqual([undefined, undefined, false, 0])
     // Nothing was made or changed in their place.
     expect(readdirSync(base).sort()).toEqual(['dangling', 'file'])
   })
@@ -109,7 +138,12 @@ describe('file store', () => {
     writeFileSync(file, header)
     truncateSync(file, 24 + length) // sparse: nothing is written
     const error = await rejection(store.get('big'))
-    expect(error).toMatchObject({ code: 'corrupt-entry', message: expect.stringContaining(`its payload is ${length} bytes, more than the 2147483647 a store file may hold. It was moved aside to ${file}.unreadable-`) })
+    expect(error).toMatchObject({
+      code: 'corrupt-entry',
+      message: expect.stringContaining(
+        `its payload is ${length} bytes, more than the 2147483647 a store file may hold. It was moved aside to ${file}.unreadable-`,
+      ),
+    })
     expect(await store.get('big')).toBeUndefined()
   })
 
@@ -168,7 +202,10 @@ describe('file store', () => {
           `const store = createFileSessionStore({ directory: ${JSON.stringify(directory)} })`,
           `for (let i = 0; i < 20; i++) await store.set('shared', Buffer.alloc(100_000 + ${n} * 20 + i, ${n} * 20 + i))`,
         ].join('\n')
-        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, NODE_OPTIONS: '' } })
+        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+          stdio: ['ignore', 'ignore', 'inherit'],
+          env: { ...process.env, NODE_OPTIONS: '' },
+        })
         child.on('error', reject)
         child.on('exit', resolve)
       })
@@ -209,7 +246,10 @@ describe('file store', () => {
     clock += 11 * 60_000
     expect(await store.sweep?.()).toBe(2)
     expect(readdirSync(directory).sort()).toEqual(
-      [_entryPath(directory, 'long'), _entryPath(directory, 'forever')].map((p) => p.slice(directory.length + 1)).concat('notes.txt').sort(),
+      [_entryPath(directory, 'long'), _entryPath(directory, 'forever')]
+        .map((p) => p.slice(directory.length + 1))
+        .concat('notes.txt')
+        .sort(),
     )
     expect(Buffer.from((await store.get('long')) ?? []).toString()).toBe('y')
   })
@@ -219,8 +259,12 @@ describe('file store', () => {
     let clock = Date.now()
     const store = createFileSessionStore({ directory, now: () => clock })
     await store.set('once', Buffer.from('the state'))
-    const takers = await Promise.all(Array.from({ length: 8 }, () => createFileSessionStore({ directory }).take?.('once')))
-    expect(takers.filter((t) => t !== undefined).map((t) => Buffer.from(t as Uint8Array).toString())).toEqual(['the state'])
+    const takers = await Promise.all(
+      Array.from({ length: 8 }, () => createFileSessionStore({ directory }).take?.('once')),
+    )
+    expect(takers.filter((t) => t !== undefined).map((t) => Buffer.from(t as Uint8Array).toString())).toEqual([
+      'the state',
+    ])
     expect(readdirSync(directory)).toEqual([])
     await store.set('short', Buffer.from('x'), { ttlMs: 50 })
     clock += 50
@@ -230,7 +274,9 @@ describe('file store', () => {
     expect(await rejection(store.take?.('bad') as Promise<unknown>)).toMatchObject({ code: 'corrupt-entry' })
     // Moved aside as get() does: no later set of the key replaces it.
     const name = _entryPath(directory, 'bad').slice(directory.length + 1)
-    expect(readdirSync(directory)).toEqual([expect.stringMatching(new RegExp(`^${name.replace('.', '\\.')}\\.unreadable-\\d+$`))])
+    expect(readdirSync(directory)).toEqual([
+      expect.stringMatching(new RegExp(`^${name.replace('.', '\\.')}\\.unreadable-\\d+$`)),
+    ])
   })
 
   test('a named pipe in place of an entry or a claim is refused or passed over at once, never waited on', async () => {
@@ -248,7 +294,9 @@ describe('file store', () => {
       if (!existsSync(entry)) mkfifo(entry)
       const error = await rejection(read())
       expect(error).toMatchObject({ code: 'corrupt-entry' })
-      expect((error as Error).message).toContain(`${entry} (key "piped") is not a store file: it is not a regular file. It was moved aside to ${entry}.unreadable-`)
+      expect((error as Error).message).toContain(
+        `${entry} (key "piped") is not a store file: it is not a regular file. It was moved aside to ${entry}.unreadable-`,
+      )
       await new Promise((resolve) => setTimeout(resolve, 2)) // a new name for the next file aside
     }
     expect(readdirSync(directory).filter((name) => name.includes('.unreadable-'))).toHaveLength(2)
@@ -283,7 +331,15 @@ describe('file store', () => {
     for (const [bytes, reason] of [
       [Buffer.from('garbage that is long enough for a header'), /does not start with "PTSF"/],
       [Buffer.from('PTSF'), /fewer than the 24-byte header/],
-      [Buffer.concat([Buffer.from('PTSF\x01\0\0\0', 'latin1'), Buffer.alloc(8), Buffer.from([0, 0, 0, 0, 0, 0, 0, 9]), Buffer.from('short')]), /declares 9 bytes of payload but holds 5/],
+      [
+        Buffer.concat([
+          Buffer.from('PTSF\x01\0\0\0', 'latin1'),
+          Buffer.alloc(8),
+          Buffer.from([0, 0, 0, 0, 0, 0, 0, 9]),
+          Buffer.from('short'),
+        ]),
+        /declares 9 bytes of payload but holds 5/,
+      ],
       [Buffer.concat([Buffer.from('PTSF\x02\0\0\0', 'latin1'), Buffer.alloc(16)]), /version is 2/],
     ] as const) {
       writeFileSync(file, bytes)
@@ -293,7 +349,9 @@ describe('file store', () => {
       expect((error as Error).message).toContain(file)
       expect((error as Error).message).toMatch(reason)
       const moved = aside().at(-1) as string
-      expect((error as Error).message).toContain(`It was moved aside to ${join(directory, moved)}: inspect it, then delete it`)
+      expect((error as Error).message).toContain(
+        `It was moved aside to ${join(directory, moved)}: inspect it, then delete it`,
+      )
       expect(statSync(join(directory, moved)).size).toBe(bytes.length)
       // The key reads as missing now, and a set of it leaves the file aside alone.
       expect(await store.get('k')).toBeUndefined()
@@ -315,10 +373,14 @@ describe('file store', () => {
       expect(error).toBeInstanceOf(SessionStoreError)
       expect((error as SessionStoreError).code).toBe('invalid-key')
     }
-    expect(((await rejection(store.set('', new Uint8Array(1)))) as Error).message).toBe('a session key must be a non-empty string, not ""')
+    expect(((await rejection(store.set('', new Uint8Array(1)))) as Error).message).toBe(
+      'a session key must be a non-empty string, not ""',
+    )
     expect(await rejection(store.set('k', 'text' as unknown as Uint8Array))).toBeInstanceOf(SandboxUsageError)
     for (const ttlMs of [0, -5, Number.NaN, Number.POSITIVE_INFINITY]) {
-      expect(((await rejection(store.set('k', new Uint8Array(1), { ttlMs }))) as Error).message).toMatch(/ttlMs must be a positive finite number/)
+      expect(((await rejection(store.set('k', new Uint8Array(1), { ttlMs }))) as Error).message).toMatch(
+        /ttlMs must be a positive finite number/,
+      )
     }
     await store.set('x'.repeat(MAX_SESSION_KEY_BYTES), Buffer.from('longest key'))
     expect(() => createFileSessionStore({ directory: '' })).toThrow(SandboxUsageError)
@@ -347,7 +409,7 @@ describe('file store claims', () => {
     60_000,
   )
 
-  test('a renewal that waits for the claim\'s lock lasts its TTL from when it is made, not from when it began', async () => {
+  test("a renewal that waits for the claim's lock lasts its TTL from when it is made, not from when it began", async () => {
     const dir = freshDirectory()
     let now = 1_000_000
     const store = createFileSessionStore({ directory: dir, now: () => now })
@@ -429,7 +491,9 @@ console.log(JSON.stringify(results))`,
     for (let round = 0; round < 100; round++) {
       expect(await store().claim?.(`k${round}`, 'first', 60_000)).toBeUndefined()
       clock += 10 * 60_000
-      const results = await Promise.all(Array.from({ length: 16 }, (_, i) => store().claim?.(`k${round}`, `holder-${i}`, 60_000)))
+      const results = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => store().claim?.(`k${round}`, `holder-${i}`, 60_000)),
+      )
       winners.push(results.filter((r) => r === undefined).length)
     }
     expect(winners.filter((n) => n !== 1)).toEqual([])

@@ -1,6 +1,19 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { constants as fs } from 'node:fs'
-import { chmod, link, lstat, mkdir, open, readdir, rename, rmdir, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises'
+import {
+  chmod,
+  link,
+  lstat,
+  mkdir,
+  open,
+  readdir,
+  rename,
+  rmdir,
+  stat,
+  unlink,
+  writeFile,
+  type FileHandle,
+} from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { SandboxUsageError } from '../errors.js'
 import { SessionStoreError } from './errors.js'
@@ -45,7 +58,8 @@ const STALE_TEMP_MS = 10 * 60_000
  * build's state, and the error says where it went.
  */
 export function createFileSessionStore(options: FileSessionStoreOptions): SessionStore {
-  if (typeof options?.directory !== 'string' || options.directory === '') throw new SandboxUsageError('createFileSessionStore: directory must be a non-empty path')
+  if (typeof options?.directory !== 'string' || options.directory === '')
+    throw new SandboxUsageError('createFileSessionStore: directory must be a non-empty path')
   const directory = resolve(options.directory)
   const now = options.now ?? Date.now
   // Made before each write, not once: a directory removed under a running process (an operator cleaning up) failed
@@ -70,7 +84,10 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     async set(key, bytes, setOptions) {
       checkKey(key)
       checkBytes(bytes)
-      if (bytes.byteLength > MAX_PAYLOAD_BYTES) throw new SandboxUsageError(`the file session store holds at most ${MAX_PAYLOAD_BYTES} bytes under a key, not ${bytes.byteLength}`)
+      if (bytes.byteLength > MAX_PAYLOAD_BYTES)
+        throw new SandboxUsageError(
+          `the file session store holds at most ${MAX_PAYLOAD_BYTES} bytes under a key, not ${bytes.byteLength}`,
+        )
       const ttl = ttlOf(setOptions)
       await ready()
       const header = Buffer.alloc(HEADER_BYTES)
@@ -157,7 +174,10 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
         if (outcome === 'held') return undefined
         if (outcome !== 'free') return outcome
       }
-      throw new SessionStoreError('unavailable', `the claim of session ${JSON.stringify(key)} changed ${CLAIM_TRIES} times while it was being claimed: too many processes claim it at once`)
+      throw new SessionStoreError(
+        'unavailable',
+        `the claim of session ${JSON.stringify(key)} changed ${CLAIM_TRIES} times while it was being claimed: too many processes claim it at once`,
+      )
     },
 
     async release(key, holder) {
@@ -205,11 +225,20 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
           } else if (LOCK_NAME.test(name) || TEMP_LOCK_NAME.test(name)) {
             // A lock left by a process that crashed while it held it, or while it made it.
             const info = await stat(file).catch(() => undefined)
-            if (info !== undefined && Date.now() - info.mtimeMs > STALE_TEMP_MS && (await removeLockDirectory(file))) removed++
+            if (info !== undefined && Date.now() - info.mtimeMs > STALE_TEMP_MS && (await removeLockDirectory(file)))
+              removed++
           } else if (TEMP_NAME.test(name)) {
             // A temporary file of a set() (or a take()) that crashed before it was done (one in progress is younger).
             const info = await stat(file).catch(() => undefined)
-            if (info !== undefined && now() - info.mtimeMs > STALE_TEMP_MS && (await unlink(file).then(() => true, () => false))) removed++
+            if (
+              info !== undefined &&
+              now() - info.mtimeMs > STALE_TEMP_MS &&
+              (await unlink(file).then(
+                () => true,
+                () => false,
+              ))
+            )
+              removed++
           }
         }
         return removed
@@ -258,8 +287,11 @@ async function readClaim(file: string): Promise<{ holder: string; expiresAt: num
   return readOpen(file, async (handle, { size, regular }) => {
     const text = !regular || size > 4096 ? '' : await handle.readFile('utf8')
     try {
-      const parsed = text.startsWith(CLAIM_MAGIC) ? (JSON.parse(text.slice(CLAIM_MAGIC.length)) as { holder?: unknown; expiresAt?: unknown }) : undefined
-      if (typeof parsed?.holder === 'string' && typeof parsed.expiresAt === 'number') return { holder: parsed.holder, expiresAt: parsed.expiresAt }
+      const parsed = text.startsWith(CLAIM_MAGIC)
+        ? (JSON.parse(text.slice(CLAIM_MAGIC.length)) as { holder?: unknown; expiresAt?: unknown })
+        : undefined
+      if (typeof parsed?.holder === 'string' && typeof parsed.expiresAt === 'number')
+        return { holder: parsed.holder, expiresAt: parsed.expiresAt }
     } catch {
       // not JSON: below
     }
@@ -299,13 +331,22 @@ async function underClaimLock<T>(file: string, body: () => Promise<T>): Promise<
     if (holder !== undefined) {
       const info = await stat(join(lock, holder)).catch(() => undefined)
       if (info !== undefined && Date.now() - info.mtimeMs > LOCK_STALE_MS) {
-        if (await unlink(join(lock, holder)).then(() => true, () => false)) await rmdir(lock).catch(() => {})
+        if (
+          await unlink(join(lock, holder)).then(
+            () => true,
+            () => false,
+          )
+        )
+          await rmdir(lock).catch(() => {})
         continue
       }
     }
     if (Date.now() - since > LOCK_WAIT_MS) {
       await removeLockDirectory(staging)
-      throw new SessionStoreError('unavailable', `the claim file ${file} stayed locked by another process for ${LOCK_WAIT_MS} ms`)
+      throw new SessionStoreError(
+        'unavailable',
+        `the claim file ${file} stayed locked by another process for ${LOCK_WAIT_MS} ms`,
+      )
     }
     await new Promise((resolve) => setTimeout(resolve, 1 + Math.random() * 5))
   }
@@ -321,7 +362,10 @@ async function underClaimLock<T>(file: string, body: () => Promise<T>): Promise<
 /** Removes a claim lock's directory and the token files in it (a stale lock, or one never renamed in place). */
 async function removeLockDirectory(dir: string): Promise<boolean> {
   for (const name of await readdir(dir).catch(() => [])) await unlink(join(dir, name)).catch(() => {})
-  return rmdir(dir).then(() => true, () => false)
+  return rmdir(dir).then(
+    () => true,
+    () => false,
+  )
 }
 
 async function unlinkIfThere(file: string): Promise<void> {
@@ -354,7 +398,10 @@ interface Entry {
 async function readEntry(file: string, key: string, headerOnly: boolean, named = file): Promise<Entry | undefined> {
   return readOpen(file, async (handle, { ino, size, regular }) => {
     const corrupt = (reason: string): SessionStoreError => {
-      const error = new SessionStoreError('corrupt-entry', `the session store file ${named} (key ${JSON.stringify(key)}) is not a store file: ${reason}`)
+      const error = new SessionStoreError(
+        'corrupt-entry',
+        `the session store file ${named} (key ${JSON.stringify(key)}) is not a store file: ${reason}`,
+      )
       corruptInodes.set(error, ino)
       return error
     }
@@ -362,15 +409,19 @@ async function readEntry(file: string, key: string, headerOnly: boolean, named =
     if (!regular) throw corrupt('it is not a regular file')
     // The header first: a file that is not a store file, however large, is not read whole.
     const header = await readAt(handle, 0, Math.min(size, HEADER_BYTES))
-    if (header.length < HEADER_BYTES) throw corrupt(`it has ${header.length} bytes, fewer than the ${HEADER_BYTES}-byte header`)
+    if (header.length < HEADER_BYTES)
+      throw corrupt(`it has ${header.length} bytes, fewer than the ${HEADER_BYTES}-byte header`)
     if (!header.subarray(0, 4).equals(MAGIC)) throw corrupt('it does not start with "PTSF"')
     if (header[4] !== VERSION) throw corrupt(`its version is ${header[4]}, and this build reads version ${VERSION}`)
     const length = Number(header.readBigUInt64BE(16))
-    if (size !== HEADER_BYTES + length) throw corrupt(`it declares ${length} bytes of payload but holds ${size - HEADER_BYTES}`)
+    if (size !== HEADER_BYTES + length)
+      throw corrupt(`it declares ${length} bytes of payload but holds ${size - HEADER_BYTES}`)
     // Node reads no more into one buffer: such a file was refused on every read, and never moved aside.
-    if (length > MAX_PAYLOAD_BYTES) throw corrupt(`its payload is ${length} bytes, more than the ${MAX_PAYLOAD_BYTES} a store file may hold`)
+    if (length > MAX_PAYLOAD_BYTES)
+      throw corrupt(`its payload is ${length} bytes, more than the ${MAX_PAYLOAD_BYTES} a store file may hold`)
     const payload = headerOnly ? new Uint8Array(0) : await readAt(handle, HEADER_BYTES, length)
-    if (payload.length !== (headerOnly ? 0 : length)) throw corrupt(`it declares ${length} bytes of payload but holds ${payload.length}`)
+    if (payload.length !== (headerOnly ? 0 : length))
+      throw corrupt(`it declares ${length} bytes of payload but holds ${payload.length}`)
     return { expiresAt: Number(header.readBigUInt64BE(8)), payload, ino }
   })
 }
@@ -415,7 +466,10 @@ async function moveAside(from: string, file: string, error: unknown): Promise<ne
  * file (which a plain open waits on until a writer comes, holding a thread of libuv's pool and the process
  * with it) opens at once, as what it is.
  */
-async function readOpen<T>(file: string, read: (handle: FileHandle, info: { ino: number; size: number; regular: boolean }) => Promise<T>): Promise<T | undefined> {
+async function readOpen<T>(
+  file: string,
+  read: (handle: FileHandle, info: { ino: number; size: number; regular: boolean }) => Promise<T>,
+): Promise<T | undefined> {
   let handle: FileHandle
   try {
     handle = await open(file, fs.O_RDONLY | fs.O_NONBLOCK)
@@ -461,11 +515,16 @@ async function makeDirectory(directory: string): Promise<void> {
  */
 async function notADirectory(directory: string, error: unknown): Promise<unknown> {
   const what = await lstat(directory).then(
-    (info) => (info.isSymbolicLink() ? 'it is a symbolic link to nothing' : info.isDirectory() ? undefined : 'it is a file'),
+    (info) =>
+      info.isSymbolicLink() ? 'it is a symbolic link to nothing' : info.isDirectory() ? undefined : 'it is a file',
     () => 'a part of its path is a file',
   )
   if (what === undefined) return error
-  return new SessionStoreError('unavailable', `the session store's directory ${directory} is not a directory (${what}): nothing can be saved there until it is one`, { cause: error })
+  return new SessionStoreError(
+    'unavailable',
+    `the session store's directory ${directory} is not a directory (${what}): nothing can be saved there until it is one`,
+    { cause: error },
+  )
 }
 
 /** Runs `operation`; an ENOTDIR it fails with is told as the directory's problem (`notADirectory`). */

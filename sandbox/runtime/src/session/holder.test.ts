@@ -11,7 +11,11 @@ test('a holder id names this process; only a process of this machine that has ex
   expect(claimHolderGone(mine)).toBe(false)
   // Another holder in this same process (another runtime) is alive too.
   expect(claimHolderGone(claimHolder('other'))).toBe(false)
-  const child = spawn(process.execPath, ['-e', 'process.stdin.resume(); process.stdin.on("end", () => process.exit(0))'], { stdio: ['pipe', 'ignore', 'inherit'] })
+  const child = spawn(
+    process.execPath,
+    ['-e', 'process.stdin.resume(); process.stdin.on("end", () => process.exit(0))'],
+    { stdio: ['pipe', 'ignore', 'inherit'] },
+  )
   const exited = new Promise((resolve) => child.once('exit', resolve))
   const theirs = mine.replace(`-${process.pid}-`, `-${child.pid}-`)
   const place = /^quickjs-(.+)-\d+-[0-9a-f]+$/.exec(mine)?.[1]
@@ -39,13 +43,17 @@ test('a holder that exited but was never reaped (a zombie: its parent never wait
   // The shell starts a child, then becomes `sleep` (the same process), which never reaps it.
   const parent = spawn('sh', ['-c', 'sleep 120 & echo $!; exec sleep 120'], { stdio: ['ignore', 'pipe', 'inherit'] })
   try {
-    const pid = await new Promise<number>((resolve) => parent.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim()))))
+    const pid = await new Promise<number>((resolve) =>
+      parent.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim()))),
+    )
     // Once the shell is `sleep`, nothing will reap the child: it is killed, and stays a zombie.
-    while (!readFileSync(`/proc/${parent.pid}/cmdline`, 'latin1').startsWith('sleep')) await new Promise((resolve) => setTimeout(resolve, 10))
+    while (!readFileSync(`/proc/${parent.pid}/cmdline`, 'latin1').startsWith('sleep'))
+      await new Promise((resolve) => setTimeout(resolve, 10))
     const theirs = mine.replace(`-${process.pid}-`, `-${pid}-`)
     expect(claimHolderGone(theirs)).toBe(false)
     process.kill(pid, 'SIGKILL')
-    while (!/^[ZX]/.test(readFileSync(`/proc/${pid}/stat`, 'latin1').replace(/^.*\) /s, ''))) await new Promise((resolve) => setTimeout(resolve, 10))
+    while (!/^[ZX]/.test(readFileSync(`/proc/${pid}/stat`, 'latin1').replace(/^.*\) /s, '')))
+      await new Promise((resolve) => setTimeout(resolve, 10))
     expect(() => process.kill(pid, 0)).not.toThrow() // it still exists, as a zombie
     expect(claimHolderGone(theirs)).toBe(true)
   } finally {

@@ -10,7 +10,9 @@ import { readFileSync, readlinkSync } from 'node:fs'
  */
 const place: string = ((): string => {
   try {
-    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').replace(/[^0-9a-f]/g, '').slice(0, 16)
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8')
+      .replace(/[^0-9a-f]/g, '')
+      .slice(0, 16)
     const namespace = /\d+/.exec(readlinkSync('/proc/self/ns/pid'))?.[0]
     return boot.length === 16 && namespace !== undefined ? `${boot}.${namespace}` : 'x'
   } catch {

@@ -11,7 +11,13 @@
  * - the bounds of a runtime's sessions (`SessionLimits`, `DEFAULT_SESSION_LIMITS`) and the text that tells a
  *   model how session programs share state (`SESSION_GUIDANCE`).
  */
-export { SNAPSHOT_FORMAT_VERSION, openSnapshot, openSnapshotAsync, sealSnapshot, sealSnapshotAsync } from './snapshot.js'
+export {
+  SNAPSHOT_FORMAT_VERSION,
+  openSnapshot,
+  openSnapshotAsync,
+  sealSnapshot,
+  sealSnapshotAsync,
+} from './snapshot.js'
 export type { SnapshotIdentity, SnapshotKey } from './snapshot.js'
 export { SessionStoreError, SnapshotError } from './errors.js'
 export type { SessionStoreErrorCode, SnapshotErrorCode } from './errors.js'

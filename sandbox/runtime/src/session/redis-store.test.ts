@@ -7,7 +7,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { ensureRedisServer, startRedis, type RedisServer } from '../../../../scripts/ensure-redis.js'
 import { SessionStoreError } from './errors.js'
 import { claimCases } from './fixtures/claims.js'
-import { DEFAULT_REDIS_CLAIM_PREFIX, DEFAULT_REDIS_PREFIX, createRedisSessionStore, type RedisSessionClient } from './redis-store.js'
+import {
+  DEFAULT_REDIS_CLAIM_PREFIX,
+  DEFAULT_REDIS_PREFIX,
+  createRedisSessionStore,
+  type RedisSessionClient,
+} from './redis-store.js'
 import { openSnapshot, sealSnapshot } from './snapshot.js'
 
 // Found (or installed) while the file is collected, so that a machine without it skips the suite, saying why.
@@ -23,7 +28,13 @@ describe.skipIf('reason' in lookup)('redis store, against a real redis-server on
   beforeAll(async () => {
     if (!('path' in lookup)) return
     server = await startRedis(lookup.path)
-    redis = new Redis({ host: '127.0.0.1', port: server.port, password: server.password, lazyConnect: true, maxRetriesPerRequest: 2 })
+    redis = new Redis({
+      host: '127.0.0.1',
+      port: server.port,
+      password: server.password,
+      lazyConnect: true,
+      maxRetriesPerRequest: 2,
+    })
     await redis.connect()
   })
 
@@ -48,15 +59,26 @@ describe.skipIf('reason' in lookup)('redis store, against a real redis-server on
       body,
       `} finally { await redis.quit() }`,
     ].join('\n')
-    const env = { ...process.env, NODE_OPTIONS: '', PTC_REDIS_PORT: String(server?.port), PTC_REDIS_PASSWORD: server?.password ?? '', PTC_SNAPSHOT_KEY: key.toString('hex') }
+    const env = {
+      ...process.env,
+      NODE_OPTIONS: '',
+      PTC_REDIS_PORT: String(server?.port),
+      PTC_REDIS_PASSWORD: server?.password ?? '',
+      PTC_SNAPSHOT_KEY: key.toString('hex'),
+    }
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
       let stdout = ''
       let stderr = ''
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
       child.once('error', reject)
-      child.once('exit', (code) => (code === 0 ? resolve(stdout.trim()) : reject(new Error(`child exited ${code}: ${stderr}`))))
+      child.once('exit', (code) =>
+        code === 0 ? resolve(stdout.trim()) : reject(new Error(`child exited ${code}: ${stderr}`)),
+      )
     })
   }
 
@@ -81,9 +103,16 @@ describe.skipIf('reason' in lookup)('redis store, against a real redis-server on
     const store = createRedisSessionStore({ client: redis })
     await store.set('once', Buffer.from('the state'))
     const takers = await Promise.all(Array.from({ length: 8 }, () => store.take?.('once')))
-    expect(takers.filter((t) => t !== undefined).map((t) => Buffer.from(t as Uint8Array).toString())).toEqual(['the state'])
+    expect(takers.filter((t) => t !== undefined).map((t) => Buffer.from(t as Uint8Array).toString())).toEqual([
+      'the state',
+    ])
     expect(await store.get('once')).toBeUndefined()
-    const { getdelBuffer: _getdel, ...plain } = { getBuffer: redis.getBuffer.bind(redis), set: redis.set.bind(redis), del: redis.del.bind(redis), getdelBuffer: redis.getdelBuffer.bind(redis) }
+    const { getdelBuffer: _getdel, ...plain } = {
+      getBuffer: redis.getBuffer.bind(redis),
+      set: redis.set.bind(redis),
+      del: redis.del.bind(redis),
+      getdelBuffer: redis.getdelBuffer.bind(redis),
+    }
     expect(createRedisSessionStore({ client: plain as RedisSessionClient }).take).toBeUndefined()
   })
 
@@ -126,7 +155,9 @@ describe.skipIf('reason' in lookup)('redis store, against a real redis-server on
     const store = createRedisSessionStore({ client: redis })
     const payload = randomBytes(10 * 1024 * 1024)
     await store.set('big', sealSnapshot(payload, identity, key))
-    expect(Buffer.from(openSnapshot((await store.get('big')) ?? new Uint8Array(0), identity, key)).equals(payload)).toBe(true)
+    expect(
+      Buffer.from(openSnapshot((await store.get('big')) ?? new Uint8Array(0), identity, key)).equals(payload),
+    ).toBe(true)
   })
 
   test('a snapshot a separate process wrote is read and opened here', async () => {
@@ -134,7 +165,15 @@ describe.skipIf('reason' in lookup)('redis store, against a real redis-server on
       const payload = Buffer.from(JSON.stringify({ from: 'child', pid: process.pid, data: 'x'.repeat(100_000) }))
       await store.set('from-child', sealSnapshot(payload, identity, key))
       console.log(process.pid)`)
-    const payload = JSON.parse(Buffer.from(openSnapshot((await createRedisSessionStore({ client: redis }).get('from-child')) ?? new Uint8Array(0), identity, key)).toString()) as { from: string; pid: number }
+    const payload = JSON.parse(
+      Buffer.from(
+        openSnapshot(
+          (await createRedisSessionStore({ client: redis }).get('from-child')) ?? new Uint8Array(0),
+          identity,
+          key,
+        ),
+      ).toString(),
+    ) as { from: string; pid: number }
     expect(payload.from).toBe('child')
     expect(payload.pid).toBe(Number(printed))
     expect(payload.pid).not.toBe(process.pid)
@@ -143,18 +182,36 @@ describe.skipIf('reason' in lookup)('redis store, against a real redis-server on
   describe('claims', () => {
     // Redis expires the claims itself: a TTL long enough for 16 claims at once on a loaded machine, then a wait past it.
     const ttl = 1500
-    claimCases(() => createRedisSessionStore({ client: redis }), () => new Promise((resolve) => setTimeout(resolve, ttl + 100)), ttl)
+    claimCases(
+      () => createRedisSessionStore({ client: redis }),
+      () => new Promise((resolve) => setTimeout(resolve, ttl + 100)),
+      ttl,
+    )
 
     test('a claim is a key of its own under claimPrefix + prefix, with its PX expiry; overlapping prefixes are refused; no EVAL, no claims', async () => {
       const store = createRedisSessionStore({ client: redis, prefix: 'app-c:' })
       expect(await store.claim?.('k', 'holder-a', 60_000)).toBeUndefined()
       expect(await redis.get(`${DEFAULT_REDIS_CLAIM_PREFIX}app-c:k`)).toBe('holder-a')
       expect(await redis.pttl(`${DEFAULT_REDIS_CLAIM_PREFIX}app-c:k`)).toBeGreaterThan(50_000)
-      expect(await createRedisSessionStore({ client: redis, prefix: 'app-d:' }).claim?.('k', 'holder-b', 1000)).toBeUndefined()
-      for (const [prefix, claimPrefix] of [['ptc:', undefined], ['', undefined], ['a:', 'a:claims:'], ['a:claims:', 'a:']] as const) {
-        expect(() => createRedisSessionStore({ client: redis, prefix, ...(claimPrefix !== undefined && { claimPrefix }) })).toThrow(/overlap/)
+      expect(
+        await createRedisSessionStore({ client: redis, prefix: 'app-d:' }).claim?.('k', 'holder-b', 1000),
+      ).toBeUndefined()
+      for (const [prefix, claimPrefix] of [
+        ['ptc:', undefined],
+        ['', undefined],
+        ['a:', 'a:claims:'],
+        ['a:claims:', 'a:'],
+      ] as const) {
+        expect(() =>
+          createRedisSessionStore({ client: redis, prefix, ...(claimPrefix !== undefined && { claimPrefix }) }),
+        ).toThrow(/overlap/)
       }
-      const { eval: _eval, ...plain } = { getBuffer: redis.getBuffer.bind(redis), set: redis.set.bind(redis), del: redis.del.bind(redis), eval: redis.eval.bind(redis) }
+      const { eval: _eval, ...plain } = {
+        getBuffer: redis.getBuffer.bind(redis),
+        set: redis.set.bind(redis),
+        del: redis.del.bind(redis),
+        eval: redis.eval.bind(redis),
+      }
       const without = createRedisSessionStore({ client: plain as RedisSessionClient })
       expect(without.claim).toBeUndefined()
       expect(without.release).toBeUndefined()

@@ -1,5 +1,14 @@
 import { SandboxUsageError } from '../errors.js'
-import { checkBytes, checkHolder, checkKey, claimTtl, ttlOf, type SessionClaim, type SessionClaimOptions, type SessionStore } from './store.js'
+import {
+  checkBytes,
+  checkHolder,
+  checkKey,
+  claimTtl,
+  ttlOf,
+  type SessionClaim,
+  type SessionClaimOptions,
+  type SessionStore,
+} from './store.js'
 
 /**
  * The part of a Redis client the Redis store uses. An `ioredis` `Redis` (or `Cluster`) instance has it;
@@ -50,14 +59,19 @@ return 0`
 export function createRedisSessionStore(options: RedisSessionStoreOptions): SessionStore {
   const client = options?.client
   if (typeof client?.getBuffer !== 'function' || typeof client.set !== 'function' || typeof client.del !== 'function') {
-    throw new SandboxUsageError('createRedisSessionStore: client must have getBuffer, set and del (an ioredis Redis instance does)')
+    throw new SandboxUsageError(
+      'createRedisSessionStore: client must have getBuffer, set and del (an ioredis Redis instance does)',
+    )
   }
   const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX
   if (typeof prefix !== 'string') throw new SandboxUsageError('createRedisSessionStore: prefix must be a string')
   const claimPrefix = options.claimPrefix ?? DEFAULT_REDIS_CLAIM_PREFIX
-  if (typeof claimPrefix !== 'string' || claimPrefix === '') throw new SandboxUsageError('createRedisSessionStore: claimPrefix must be a non-empty string')
+  if (typeof claimPrefix !== 'string' || claimPrefix === '')
+    throw new SandboxUsageError('createRedisSessionStore: claimPrefix must be a non-empty string')
   if (claimPrefix.startsWith(prefix) || prefix.startsWith(claimPrefix)) {
-    throw new SandboxUsageError(`createRedisSessionStore: prefix ${JSON.stringify(prefix)} and claimPrefix ${JSON.stringify(claimPrefix)} overlap (one starts with the other), so a session key could name a claim: give them distinct prefixes`)
+    throw new SandboxUsageError(
+      `createRedisSessionStore: prefix ${JSON.stringify(prefix)} and claimPrefix ${JSON.stringify(claimPrefix)} overlap (one starts with the other), so a session key could name a claim: give them distinct prefixes`,
+    )
   }
   const evaluate = typeof client.eval === 'function' ? client.eval.bind(client) : undefined
   return {
@@ -80,20 +94,37 @@ export function createRedisSessionStore(options: RedisSessionStoreOptions): Sess
     ...(typeof client.getdelBuffer === 'function' && {
       take: async (key: string) => {
         checkKey(key)
-        return (await (client.getdelBuffer as NonNullable<RedisSessionClient['getdelBuffer']>)(prefix + key)) ?? undefined
+        return (
+          (await (client.getdelBuffer as NonNullable<RedisSessionClient['getdelBuffer']>)(prefix + key)) ?? undefined
+        )
       },
     }),
     ...(evaluate !== undefined && {
-      claim: async (key: string, holder: string, ttlMs: number, claimOptions?: SessionClaimOptions): Promise<SessionClaim | undefined> => {
+      claim: async (
+        key: string,
+        holder: string,
+        ttlMs: number,
+        claimOptions?: SessionClaimOptions,
+      ): Promise<SessionClaim | undefined> => {
         checkKey(key)
         checkHolder(holder)
         const replaces = claimOptions?.replaces
         if (replaces !== undefined) checkHolder(replaces)
         // A holder id is never empty: "" replaces nothing.
-        const reply = await evaluate(CLAIM_SCRIPT, 1, claimPrefix + prefix + key, holder, claimTtl(ttlMs), replaces ?? '')
+        const reply = await evaluate(
+          CLAIM_SCRIPT,
+          1,
+          claimPrefix + prefix + key,
+          holder,
+          claimTtl(ttlMs),
+          replaces ?? '',
+        )
         if (reply === null || reply === undefined) return undefined
         const [other, pttl] = Array.isArray(reply) ? reply : []
-        if (other === undefined || pttl === undefined) throw new Error(`Redis answered the claim of session ${JSON.stringify(key)} with ${typeof reply}, not a holder and a TTL`)
+        if (other === undefined || pttl === undefined)
+          throw new Error(
+            `Redis answered the claim of session ${JSON.stringify(key)} with ${typeof reply}, not a holder and a TTL`,
+          )
         return { holder: String(other), expiresInMs: Math.max(0, Number(pttl)) }
       },
       release: async (key: string, holder: string): Promise<void> => {

@@ -3,7 +3,15 @@ import { brotliCompressSync, constants as zlib } from 'node:zlib'
 import { describe, expect, test } from 'vitest'
 import { SandboxUsageError } from '../errors.js'
 import { SnapshotError, type SnapshotErrorCode } from './errors.js'
-import { SNAPSHOT_FORMAT_VERSION, _sealRaw, openSnapshot, openSnapshotAsync, sealSnapshot, sealSnapshotAsync, type SnapshotIdentity } from './snapshot.js'
+import {
+  SNAPSHOT_FORMAT_VERSION,
+  _sealRaw,
+  openSnapshot,
+  openSnapshotAsync,
+  sealSnapshot,
+  sealSnapshotAsync,
+  type SnapshotIdentity,
+} from './snapshot.js'
 
 const key = randomBytes(32)
 const id: SnapshotIdentity = { build: 'build-1', session: 'session-a' }
@@ -13,7 +21,13 @@ function records(bytes: number): Uint8Array {
   const parts: string[] = []
   let size = 0
   for (let i = 0; size < bytes; i++) {
-    const text = JSON.stringify({ id: i, name: `user ${i % 977}`, tags: ['a', 'b', String(i % 13)], amount: (i * 37) % 10_000 / 100, note: randomBytes(6).toString('hex') })
+    const text = JSON.stringify({
+      id: i,
+      name: `user ${i % 977}`,
+      tags: ['a', 'b', String(i % 13)],
+      amount: ((i * 37) % 10_000) / 100,
+      note: randomBytes(6).toString('hex'),
+    })
     parts.push(text)
     size += text.length + 1
   }
@@ -37,7 +51,12 @@ function refusal(run: () => unknown): SnapshotError {
   throw new Error('expected a SnapshotError, and nothing was thrown')
 }
 
-function expectCode(bytes: Uint8Array, code: SnapshotErrorCode, identity: SnapshotIdentity = id, withKey: Uint8Array | string = key): SnapshotError {
+function expectCode(
+  bytes: Uint8Array,
+  code: SnapshotErrorCode,
+  identity: SnapshotIdentity = id,
+  withKey: Uint8Array | string = key,
+): SnapshotError {
   const error = refusal(() => openSnapshot(bytes, identity, withKey))
   expect(error.code, error.message).toBe(code)
   expect(error.name).toBe('SnapshotError')
@@ -45,7 +64,22 @@ function expectCode(bytes: Uint8Array, code: SnapshotErrorCode, identity: Snapsh
 }
 
 /** The offsets of a sealed snapshot's regions, read from the layout in snapshot.ts. */
-function regions(sealed: Uint8Array): Record<'magic' | 'version' | 'length' | 'headerTag' | 'build' | 'session' | 'payloadLength' | 'segmentBytes' | 'segmentTable' | 'payload' | 'tag', number> {
+function regions(
+  sealed: Uint8Array,
+): Record<
+  | 'magic'
+  | 'version'
+  | 'length'
+  | 'headerTag'
+  | 'build'
+  | 'session'
+  | 'payloadLength'
+  | 'segmentBytes'
+  | 'segmentTable'
+  | 'payload'
+  | 'tag',
+  number
+> {
   const buf = Buffer.from(sealed)
   const build = 30
   const session = build + 2 + buf.readUInt16BE(build)
@@ -54,7 +88,19 @@ function regions(sealed: Uint8Array): Record<'magic' | 'version' | 'length' | 'h
   const segmentBytes = Number(buf.readBigUInt64BE(payloadLength + 8))
   const count = length === 0 ? 0 : Math.ceil(length / segmentBytes)
   const segmentTable = payloadLength + 16
-  return { magic: 0, version: 4, length: 6, headerTag: 14, build: build + 2, session: session + 2, payloadLength, segmentBytes: payloadLength + 8, segmentTable, payload: segmentTable + 4 * count, tag: buf.length - 32 }
+  return {
+    magic: 0,
+    version: 4,
+    length: 6,
+    headerTag: 14,
+    build: build + 2,
+    session: session + 2,
+    payloadLength,
+    segmentBytes: payloadLength + 8,
+    segmentTable,
+    payload: segmentTable + 4 * count,
+    tag: buf.length - 32,
+  }
 }
 
 /** How many segments a sealed snapshot's payload was cut into. */
@@ -78,12 +124,16 @@ describe('seal and open', () => {
     const payload = records(9 * 1024 * 1024) // more than two HMAC slices
     const sealed = await sealSnapshotAsync(payload, id, key)
     expect(Buffer.from(openSnapshot(sealed, id, key)).equals(Buffer.from(payload))).toBe(true)
-    expect(Buffer.from(await openSnapshotAsync(sealSnapshot(payload, id, key), id, key)).equals(Buffer.from(payload))).toBe(true)
+    expect(
+      Buffer.from(await openSnapshotAsync(sealSnapshot(payload, id, key), id, key)).equals(Buffer.from(payload)),
+    ).toBe(true)
     const flipped = Buffer.from(sealed)
     flipped[flipped.length - 40] = (flipped[flipped.length - 40] as number) ^ 1
     await expect(openSnapshotAsync(flipped, id, key)).rejects.toMatchObject({ code: 'tampered' })
     await expect(openSnapshotAsync(sealed.subarray(0, 100), id, key)).rejects.toMatchObject({ code: 'truncated' })
-    await expect(openSnapshotAsync(sealed, { ...id, session: 'another' }, key)).rejects.toMatchObject({ code: 'foreign-session' })
+    await expect(openSnapshotAsync(sealed, { ...id, session: 'another' }, key)).rejects.toMatchObject({
+      code: 'foreign-session',
+    })
   })
 
   test('a large payload is sealed in segments, each compressed on its own (at once off the event loop); any cut of it opens', async () => {
@@ -96,7 +146,10 @@ describe('seal and open', () => {
     expect(Buffer.from(await openSnapshotAsync(sealed, id, key)).equals(Buffer.from(payload))).toBe(true)
     // A reader takes any segment length, the last segment holding the rest.
     const compressed = brotliCompressSync(Buffer.from('abcdefgh'))
-    const one = _sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed, length: 8, segmentBytes: 64 }, key)
+    const one = _sealRaw(
+      { version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed, length: 8, segmentBytes: 64 },
+      key,
+    )
     expect(Buffer.from(openSnapshot(one, id, key)).toString()).toBe('abcdefgh')
   })
 
@@ -125,7 +178,9 @@ describe('seal and open', () => {
 
   test('a string key works like its UTF-8 bytes', () => {
     const text = 'a host secret of enough length'
-    expect(Buffer.from(openSnapshot(sealSnapshot(Buffer.from('p'), id, text), id, Buffer.from(text))).toString()).toBe('p')
+    expect(Buffer.from(openSnapshot(sealSnapshot(Buffer.from('p'), id, text), id, Buffer.from(text))).toString()).toBe(
+      'p',
+    )
   })
 
   test('the payload is read from a view into a larger buffer, and a snapshot can be opened from one', () => {
@@ -140,12 +195,16 @@ describe('seal and open', () => {
 describe('misuse is a SandboxUsageError', () => {
   test('a key shorter than 16 bytes is refused, with its length', () => {
     expect(() => sealSnapshot(new Uint8Array(1), id, 'short')).toThrow(SandboxUsageError)
-    expect(() => sealSnapshot(new Uint8Array(1), id, randomBytes(15))).toThrow(/15 bytes; a snapshot key needs at least 16/)
+    expect(() => sealSnapshot(new Uint8Array(1), id, randomBytes(15))).toThrow(
+      /15 bytes; a snapshot key needs at least 16/,
+    )
     expect(() => openSnapshot(new Uint8Array(1), id, 'short')).toThrow(/at least 16/)
   })
 
   test('an empty build or session is refused', () => {
-    expect(() => sealSnapshot(new Uint8Array(1), { build: '', session: 's' }, key)).toThrow(/identity.build must be a non-empty string/)
+    expect(() => sealSnapshot(new Uint8Array(1), { build: '', session: 's' }, key)).toThrow(
+      /identity.build must be a non-empty string/,
+    )
     expect(() => openSnapshot(new Uint8Array(1), { build: 'b', session: '' }, key)).toThrow(/identity.session/)
   })
 })
@@ -193,7 +252,9 @@ describe('every refusal has its code', () => {
   test('a valid snapshot of another build: foreign-build, naming both', () => {
     const other = sealSnapshot(payload, { ...id, build: 'build-0' }, key)
     const error = expectCode(other, 'foreign-build')
-    expect(error.message).toBe('snapshot was made by build "build-0"; this is build "build-1": resume it on the same build')
+    expect(error.message).toBe(
+      'snapshot was made by build "build-0"; this is build "build-1": resume it on the same build',
+    )
   })
 
   test('a valid snapshot of another session: foreign-session, naming both', () => {
@@ -208,9 +269,20 @@ describe('every refusal has its code', () => {
 
   test('an authentic snapshot of another format version: unsupported-version', () => {
     const compressed = brotliCompressSync(payload)
-    const next = _sealRaw({ version: SNAPSHOT_FORMAT_VERSION + 1, identity: id, compressed, length: payload.length }, key)
+    const next = _sealRaw(
+      { version: SNAPSHOT_FORMAT_VERSION + 1, identity: id, compressed, length: payload.length },
+      key,
+    )
     expect(expectCode(next, 'unsupported-version').message).toContain(`version ${SNAPSHOT_FORMAT_VERSION + 1}`)
-    expect(Buffer.from(openSnapshot(_sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed, length: payload.length }, key), id, key)).equals(Buffer.from(payload))).toBe(true)
+    expect(
+      Buffer.from(
+        openSnapshot(
+          _sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed, length: payload.length }, key),
+          id,
+          key,
+        ),
+      ).equals(Buffer.from(payload)),
+    ).toBe(true)
   })
 
   test('a decompression bomb stops at the declared length: tampered', () => {
@@ -221,9 +293,15 @@ describe('every refusal has its code', () => {
   })
 
   test('a payload shorter than declared, or not brotli at all: tampered', () => {
-    const short = _sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed: brotliCompressSync(Buffer.from('abc')), length: 4 }, key)
+    const short = _sealRaw(
+      { version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed: brotliCompressSync(Buffer.from('abc')), length: 4 },
+      key,
+    )
     expect(expectCode(short, 'tampered').message).toMatch(/3 bytes, not the declared 4/)
-    expectCode(_sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed: randomBytes(100), length: 100 }, key), 'tampered')
+    expectCode(
+      _sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed: randomBytes(100), length: 100 }, key),
+      'tampered',
+    )
   })
 
   test('an authentic header whose length field was forged is still checked by the tag', () => {

@@ -1,7 +1,14 @@
 import { constants as bufferConstants } from 'node:buffer'
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { promisify } from 'node:util'
-import { brotliCompress, brotliCompressSync, brotliDecompress, brotliDecompressSync, constants as zlib, type BrotliOptions } from 'node:zlib'
+import {
+  brotliCompress,
+  brotliCompressSync,
+  brotliDecompress,
+  brotliDecompressSync,
+  constants as zlib,
+  type BrotliOptions,
+} from 'node:zlib'
 import { SandboxUsageError } from '../errors.js'
 import { SnapshotError } from './errors.js'
 
@@ -62,8 +69,13 @@ const BROTLI_QUALITY = 1
 export function sealSnapshot(payload: Uint8Array, identity: SnapshotIdentity, key: SnapshotKey): Uint8Array {
   if (!(payload instanceof Uint8Array)) throw new SandboxUsageError('sealSnapshot: the payload must be a Uint8Array')
   const segmentBytes = segmentBytesFor(payload.byteLength)
-  const segments = segmentsOf(payload, segmentBytes).map((segment) => brotliCompressSync(segment, brotliOptions(segment)))
-  const { out, secret, total } = sealLayout({ version: SNAPSHOT_FORMAT_VERSION, identity, segments, segmentBytes, length: payload.byteLength }, key)
+  const segments = segmentsOf(payload, segmentBytes).map((segment) =>
+    brotliCompressSync(segment, brotliOptions(segment)),
+  )
+  const { out, secret, total } = sealLayout(
+    { version: SNAPSHOT_FORMAT_VERSION, identity, segments, segmentBytes, length: payload.byteLength },
+    key,
+  )
   hmac(secret, out.subarray(0, total - TAG_BYTES)).copy(out, total - TAG_BYTES)
   return out
 }
@@ -72,14 +84,23 @@ export function sealSnapshot(payload: Uint8Array, identity: SnapshotIdentity, ke
  * `sealSnapshot` without holding the event loop: the compression runs on libuv's thread pool and the
  * HMAC in slices between turns of the loop. For a host that seals large states while serving others.
  */
-export async function sealSnapshotAsync(payload: Uint8Array, identity: SnapshotIdentity, key: SnapshotKey): Promise<Uint8Array> {
+export async function sealSnapshotAsync(
+  payload: Uint8Array,
+  identity: SnapshotIdentity,
+  key: SnapshotKey,
+): Promise<Uint8Array> {
   if (!(payload instanceof Uint8Array)) throw new SandboxUsageError('sealSnapshot: the payload must be a Uint8Array')
   const segmentBytes = segmentBytesFor(payload.byteLength)
   // Large chunks: the thread pool is asked once per chunk (at the default 16 KiB, thousands of times).
   const segments = await Promise.all(
-    segmentsOf(payload, segmentBytes).map((segment) => brotliCompressAsync(segment, { ...brotliOptions(segment), chunkSize: chunkFor(segment.byteLength / 4) })),
+    segmentsOf(payload, segmentBytes).map((segment) =>
+      brotliCompressAsync(segment, { ...brotliOptions(segment), chunkSize: chunkFor(segment.byteLength / 4) }),
+    ),
   )
-  const { out, secret, total } = sealLayout({ version: SNAPSHOT_FORMAT_VERSION, identity, segments, segmentBytes, length: payload.byteLength }, key)
+  const { out, secret, total } = sealLayout(
+    { version: SNAPSHOT_FORMAT_VERSION, identity, segments, segmentBytes, length: payload.byteLength },
+    key,
+  )
   ;(await hmacSliced(secret, out.subarray(0, total - TAG_BYTES))).copy(out, total - TAG_BYTES)
   return out
 }
@@ -111,8 +132,14 @@ function segmentsOf(payload: Uint8Array, segmentBytes: number): Uint8Array[] {
  * Lays out a snapshot whose payload is one compressed segment, with any version. For tests, which forge
  * authentic snapshots that `sealSnapshot` would never write (`segmentBytes` defaults to `length`).
  */
-export function _sealRaw(parts: { version: number; identity: SnapshotIdentity; compressed: Uint8Array; length: number; segmentBytes?: number }, key: SnapshotKey): Uint8Array {
-  const { out, secret, total } = sealLayout({ ...parts, segments: [parts.compressed], segmentBytes: parts.segmentBytes ?? parts.length }, key)
+export function _sealRaw(
+  parts: { version: number; identity: SnapshotIdentity; compressed: Uint8Array; length: number; segmentBytes?: number },
+  key: SnapshotKey,
+): Uint8Array {
+  const { out, secret, total } = sealLayout(
+    { ...parts, segments: [parts.compressed], segmentBytes: parts.segmentBytes ?? parts.length },
+    key,
+  )
   hmac(secret, out.subarray(0, total - TAG_BYTES)).copy(out, total - TAG_BYTES)
   return out
 }
@@ -162,7 +189,8 @@ function sealLayout(parts: SealParts, key: SnapshotKey): { out: Buffer; secret: 
  */
 export function openSnapshot(bytes: Uint8Array, identity: SnapshotIdentity, key: SnapshotKey): Uint8Array {
   const head = openHead(bytes, identity, key)
-  if (!timingSafeEqual(hmac(head.secret, head.buf.subarray(0, head.tagAt)), head.buf.subarray(head.tagAt))) throw tampered()
+  if (!timingSafeEqual(hmac(head.secret, head.buf.subarray(0, head.tagAt)), head.buf.subarray(head.tagAt)))
+    throw tampered()
   const { segments, segmentBytes, length } = openBody(head, identity)
   const payload = Buffer.allocUnsafe(length)
   segments.forEach((compressed, i) => {
@@ -179,15 +207,23 @@ export function openSnapshot(bytes: Uint8Array, identity: SnapshotIdentity, key:
 }
 
 /** `openSnapshot` without holding the event loop (see `sealSnapshotAsync`). */
-export async function openSnapshotAsync(bytes: Uint8Array, identity: SnapshotIdentity, key: SnapshotKey): Promise<Uint8Array> {
+export async function openSnapshotAsync(
+  bytes: Uint8Array,
+  identity: SnapshotIdentity,
+  key: SnapshotKey,
+): Promise<Uint8Array> {
   const head = openHead(bytes, identity, key)
-  if (!timingSafeEqual(await hmacSliced(head.secret, head.buf.subarray(0, head.tagAt)), head.buf.subarray(head.tagAt))) throw tampered()
+  if (!timingSafeEqual(await hmacSliced(head.secret, head.buf.subarray(0, head.tagAt)), head.buf.subarray(head.tagAt)))
+    throw tampered()
   const { segments, segmentBytes, length } = openBody(head, identity)
   const payload = Buffer.allocUnsafe(length)
   const results = await Promise.allSettled(
     segments.map(async (compressed, i) => {
       const bytes = Math.min(segmentBytes, length - i * segmentBytes)
-      const out = await brotliDecompressAsync(compressed, { maxOutputLength: bytes + 1, chunkSize: chunkFor(bytes + 1) }).catch((error: unknown) => error)
+      const out = await brotliDecompressAsync(compressed, {
+        maxOutputLength: bytes + 1,
+        chunkSize: chunkFor(bytes + 1),
+      }).catch((error: unknown) => error)
       placeSegment(payload, i * segmentBytes, bytes, out)
     }),
   )
@@ -202,8 +238,12 @@ export async function openSnapshotAsync(bytes: Uint8Array, identity: SnapshotIde
  * error), or not to exactly `bytes`.
  */
 function placeSegment(payload: Buffer, at: number, bytes: number, out: unknown): void {
-  if (!(out instanceof Uint8Array)) throw tampered(`its payload does not decompress within its declared ${payload.length} bytes`, out)
-  if (out.length !== bytes) throw tampered(`its payload decompresses to ${out.length === bytes + 1 ? 'more than' : payload.length - bytes + out.length} bytes, not the declared ${payload.length}`)
+  if (!(out instanceof Uint8Array))
+    throw tampered(`its payload does not decompress within its declared ${payload.length} bytes`, out)
+  if (out.length !== bytes)
+    throw tampered(
+      `its payload decompresses to ${out.length === bytes + 1 ? 'more than' : payload.length - bytes + out.length} bytes, not the declared ${payload.length}`,
+    )
   payload.set(out, at)
 }
 
@@ -224,10 +264,19 @@ function openHead(bytes: Uint8Array, identity: SnapshotIdentity, key: SnapshotKe
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const magicSeen = buf.subarray(0, MAGIC.length)
   if (buf.length === 0 || !magicSeen.equals(MAGIC.subarray(0, magicSeen.length))) {
-    throw new SnapshotError('not-a-snapshot', `these ${buf.length} bytes are not a session snapshot (no "PTCS" magic): pass the bytes sealSnapshot returned`)
+    throw new SnapshotError(
+      'not-a-snapshot',
+      `these ${buf.length} bytes are not a session snapshot (no "PTCS" magic): pass the bytes sealSnapshot returned`,
+    )
   }
   if (buf.length < FIXED_HEADER_BYTES) throw truncated(buf.length, undefined)
-  if (!timingSafeEqual(hmac(secret, buf.subarray(0, 14)).subarray(0, HEADER_TAG_BYTES), buf.subarray(14, FIXED_HEADER_BYTES))) throw tampered()
+  if (
+    !timingSafeEqual(
+      hmac(secret, buf.subarray(0, 14)).subarray(0, HEADER_TAG_BYTES),
+      buf.subarray(14, FIXED_HEADER_BYTES),
+    )
+  )
+    throw tampered()
   const version = buf.readUInt16BE(4)
   if (version !== SNAPSHOT_FORMAT_VERSION) {
     throw new SnapshotError(
@@ -243,7 +292,10 @@ function openHead(bytes: Uint8Array, identity: SnapshotIdentity, key: SnapshotKe
 }
 
 /** The fields of an authentic snapshot, checked against `identity`: its compressed segments and declared lengths. */
-function openBody({ buf, tagAt }: OpenHead, identity: SnapshotIdentity): { segments: Buffer[]; segmentBytes: number; length: number } {
+function openBody(
+  { buf, tagAt }: OpenHead,
+  identity: SnapshotIdentity,
+): { segments: Buffer[]; segmentBytes: number; length: number } {
   const expectedBuild = idBytes(identity, 'build', 'openSnapshot')
   const expectedSession = idBytes(identity, 'session', 'openSnapshot')
   // Authentic from here on: a bad field below was written by a holder of the key, not by chance.
@@ -280,12 +332,14 @@ function openBody({ buf, tagAt }: OpenHead, identity: SnapshotIdentity): { segme
     segments.push(buf.subarray(from, from + size))
     from += size
   }
-  if (from !== tagAt) throw tampered(`its segments hold ${from - at - 4 * count} bytes where ${tagAt - at - 4 * count} were written`)
+  if (from !== tagAt)
+    throw tampered(`its segments hold ${from - at - 4 * count} bytes where ${tagAt - at - 4 * count} were written`)
   return { segments, segmentBytes, length }
 }
 
 function checkLength(length: number): void {
-  if (length > bufferConstants.MAX_LENGTH) throw tampered(`it declares a ${length}-byte payload, more than a Buffer can hold`)
+  if (length > bufferConstants.MAX_LENGTH)
+    throw tampered(`it declares a ${length}-byte payload, more than a Buffer can hold`)
 }
 
 function field(buf: Buffer, at: number, end: number, what: string): Buffer {
@@ -297,7 +351,10 @@ function field(buf: Buffer, at: number, end: number, what: string): Buffer {
 
 function truncated(size: number, total: number | undefined): SnapshotError {
   const declared = total === undefined ? '' : ` of the ${total} it declares`
-  return new SnapshotError('truncated', `snapshot is cut off: only ${size} bytes${declared} arrived (an interrupted write or copy?): read it again whole, or suspend the session anew`)
+  return new SnapshotError(
+    'truncated',
+    `snapshot is cut off: only ${size} bytes${declared} arrived (an interrupted write or copy?): read it again whole, or suspend the session anew`,
+  )
 }
 
 function tampered(detail?: string, cause?: unknown): SnapshotError {
@@ -337,15 +394,19 @@ function keyBytes(key: SnapshotKey, caller: string): Buffer {
   else if (key instanceof Uint8Array) bytes = Buffer.from(key.buffer, key.byteOffset, key.byteLength)
   else throw new SandboxUsageError(`${caller}: the key must be a string or a Uint8Array`)
   if (bytes.length < MIN_KEY_BYTES) {
-    throw new SandboxUsageError(`${caller}: the key is ${bytes.length} bytes; a snapshot key needs at least ${MIN_KEY_BYTES} (use 32 random bytes)`)
+    throw new SandboxUsageError(
+      `${caller}: the key is ${bytes.length} bytes; a snapshot key needs at least ${MIN_KEY_BYTES} (use 32 random bytes)`,
+    )
   }
   return bytes
 }
 
 function idBytes(identity: SnapshotIdentity, name: 'build' | 'session', caller: string): Buffer {
   const value: unknown = typeof identity === 'object' && identity !== null ? identity[name] : undefined
-  if (typeof value !== 'string' || value === '') throw new SandboxUsageError(`${caller}: identity.${name} must be a non-empty string`)
+  if (typeof value !== 'string' || value === '')
+    throw new SandboxUsageError(`${caller}: identity.${name} must be a non-empty string`)
   const bytes = Buffer.from(value, 'utf8')
-  if (bytes.length > MAX_ID_BYTES) throw new SandboxUsageError(`${caller}: identity.${name} is ${bytes.length} bytes; at most ${MAX_ID_BYTES}`)
+  if (bytes.length > MAX_ID_BYTES)
+    throw new SandboxUsageError(`${caller}: identity.${name} is ${bytes.length} bytes; at most ${MAX_ID_BYTES}`)
   return bytes
 }

@@ -60,18 +60,25 @@ export const MAX_SESSION_KEY_BYTES = 1024
 
 /** Throws `SessionStoreError` (`invalid-key`) unless `key` is a non-empty, well-formed string of bounded length. */
 export function checkKey(key: unknown): asserts key is string {
-  if (typeof key !== 'string' || key === '') throw new SessionStoreError('invalid-key', `a session key must be a non-empty string, not ${describe(key)}`)
+  if (typeof key !== 'string' || key === '')
+    throw new SessionStoreError('invalid-key', `a session key must be a non-empty string, not ${describe(key)}`)
   const bytes = Buffer.byteLength(key, 'utf8')
-  if (bytes > MAX_SESSION_KEY_BYTES) throw new SessionStoreError('invalid-key', `a session key is at most ${MAX_SESSION_KEY_BYTES} UTF-8 bytes; this one is ${bytes}`)
+  if (bytes > MAX_SESSION_KEY_BYTES)
+    throw new SessionStoreError(
+      'invalid-key',
+      `a session key is at most ${MAX_SESSION_KEY_BYTES} UTF-8 bytes; this one is ${bytes}`,
+    )
   // A lone surrogate would be stored as U+FFFD, so two different keys would name one entry.
-  if (Buffer.from(key, 'utf8').toString('utf8') !== key) throw new SessionStoreError('invalid-key', 'a session key must be well-formed Unicode (it has a lone surrogate)')
+  if (Buffer.from(key, 'utf8').toString('utf8') !== key)
+    throw new SessionStoreError('invalid-key', 'a session key must be well-formed Unicode (it has a lone surrogate)')
 }
 
 /** The TTL of `options` as whole milliseconds, `undefined` for none; throws `SandboxUsageError` for a bad one. */
 export function ttlOf(options: SessionStoreSetOptions | undefined): number | undefined {
   const ttl = options?.ttlMs
   if (ttl === undefined) return undefined
-  if (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl <= 0) throw new SandboxUsageError(`ttlMs must be a positive finite number of milliseconds, not ${describe(ttl)}`)
+  if (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl <= 0)
+    throw new SandboxUsageError(`ttlMs must be a positive finite number of milliseconds, not ${describe(ttl)}`)
   return Math.ceil(ttl)
 }
 
@@ -81,7 +88,9 @@ export const MAX_HOLDER_CHARS = 128
 /** Throws `SandboxUsageError` unless `holder` is a claim holder id: 1 to 128 characters of `A-Z a-z 0-9 . _ : -`. */
 export function checkHolder(holder: unknown): asserts holder is string {
   if (typeof holder !== 'string' || !/^[\w.:-]{1,128}$/.test(holder)) {
-    throw new SandboxUsageError(`a claim holder is 1 to ${MAX_HOLDER_CHARS} characters of letters, digits, ".", "_", ":" and "-", not ${describe(holder)}`)
+    throw new SandboxUsageError(
+      `a claim holder is 1 to ${MAX_HOLDER_CHARS} characters of letters, digits, ".", "_", ":" and "-", not ${describe(holder)}`,
+    )
   }
 }
 
@@ -94,11 +103,18 @@ export function claimTtl(ttlMs: unknown): number {
 
 /** Throws `SandboxUsageError` unless `bytes` is a Uint8Array. */
 export function checkBytes(bytes: unknown): asserts bytes is Uint8Array {
-  if (!(bytes instanceof Uint8Array)) throw new SandboxUsageError(`a session store stores a Uint8Array, not ${describe(bytes)}`)
+  if (!(bytes instanceof Uint8Array))
+    throw new SandboxUsageError(`a session store stores a Uint8Array, not ${describe(bytes)}`)
 }
 
 function describe(value: unknown): string {
-  return typeof value === 'string' ? JSON.stringify(value) : value === null ? 'null' : typeof value === 'number' ? String(value) : typeof value
+  return typeof value === 'string'
+    ? JSON.stringify(value)
+    : value === null
+      ? 'null'
+      : typeof value === 'number'
+        ? String(value)
+        : typeof value
 }
 
 /**
@@ -127,7 +143,11 @@ export async function waitForStore<T>(
   let timer: ReturnType<typeof setTimeout> | undefined
   let stopWaiting: (() => void) | undefined
   const givenUp = new Promise<{ ok: false; reason: 'wall' | 'abort' }>((resolve) => {
-    if (deadline !== undefined) timer = setTimeout(() => resolve({ ok: false, reason: 'wall' }), Math.min(MAX_TIMER_MS, Math.max(0, deadline - performance.now())))
+    if (deadline !== undefined)
+      timer = setTimeout(
+        () => resolve({ ok: false, reason: 'wall' }),
+        Math.min(MAX_TIMER_MS, Math.max(0, deadline - performance.now())),
+      )
     if (signal !== undefined) stopWaiting = whenAborted(signal, () => resolve({ ok: false, reason: 'abort' }))
   })
   try {

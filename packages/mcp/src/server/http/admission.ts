@@ -11,23 +11,32 @@ export interface RequestAdmission {
   credentials(req: IncomingMessage): Refusal | undefined
 }
 
-export function requestAdmission(options: { hosts: ReadonlySet<string>; origins: ReadonlySet<string>; token: string | false }): RequestAdmission {
+export function requestAdmission(options: {
+  hosts: ReadonlySet<string>
+  origins: ReadonlySet<string>
+  token: string | false
+}): RequestAdmission {
   const { hosts, origins } = options
   const authorized = options.token === false ? undefined : bearerCheck(options.token)
   return {
     place(req) {
       const host = hostKey(req.headers.host ?? '')
-      if (host === undefined || !hosts.has(host)) return refusal(403, JSONRPC_ERROR.refused, 'Forbidden: Host header not allowed')
+      if (host === undefined || !hosts.has(host))
+        return refusal(403, JSONRPC_ERROR.refused, 'Forbidden: Host header not allowed')
       const origin = req.headers.origin
       if (origin === undefined) return { origin: undefined }
       const normalized = parseOrigin(origin)
-      if (normalized === undefined || !origins.has(normalized)) return refusal(403, JSONRPC_ERROR.refused, 'Forbidden: Origin not allowed')
+      if (normalized === undefined || !origins.has(normalized))
+        return refusal(403, JSONRPC_ERROR.refused, 'Forbidden: Origin not allowed')
       return { origin }
     },
     credentials(req) {
       if (authorized === undefined || authorized(req.headers.authorization)) return undefined
-      const challenge = req.headers.authorization === undefined ? 'Bearer realm="ptc"' : 'Bearer realm="ptc", error="invalid_token"'
-      return refusal(401, JSONRPC_ERROR.refused, 'Unauthorized: send Authorization: Bearer <token>', { 'www-authenticate': challenge })
+      const challenge =
+        req.headers.authorization === undefined ? 'Bearer realm="ptc"' : 'Bearer realm="ptc", error="invalid_token"'
+      return refusal(401, JSONRPC_ERROR.refused, 'Unauthorized: send Authorization: Bearer <token>', {
+        'www-authenticate': challenge,
+      })
     },
   }
 }
@@ -38,12 +47,17 @@ export function requestAdmission(options: { hosts: ReadonlySet<string>; origins:
  * carries no credentials, so it is answered before the token check.
  */
 export function corsHeaders(origin: string, preflight: boolean): Record<string, string> {
-  const headers: Record<string, string> = { 'access-control-allow-origin': origin, vary: 'Origin', 'access-control-expose-headers': 'mcp-session-id, mcp-protocol-version, www-authenticate, retry-after' }
+  const headers: Record<string, string> = {
+    'access-control-allow-origin': origin,
+    vary: 'Origin',
+    'access-control-expose-headers': 'mcp-session-id, mcp-protocol-version, www-authenticate, retry-after',
+  }
   if (!preflight) return headers
   return {
     ...headers,
     'access-control-allow-methods': 'GET, POST, DELETE',
-    'access-control-allow-headers': 'authorization, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id',
+    'access-control-allow-headers':
+      'authorization, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id',
     'access-control-max-age': '600',
   }
 }

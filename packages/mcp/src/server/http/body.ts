@@ -1,6 +1,9 @@
 import type { IncomingMessage } from 'node:http'
 
-export type BodyRead = { readonly kind: 'ok'; readonly text: string } | { readonly kind: 'too-large' } | { readonly kind: 'aborted' }
+export type BodyRead =
+  | { readonly kind: 'ok'; readonly text: string }
+  | { readonly kind: 'too-large' }
+  | { readonly kind: 'aborted' }
 
 /**
  * Read the request body as UTF-8 text, at most `maxBytes`. A `Content-Length`

@@ -92,7 +92,8 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
     connectionsRefused++
     // Said once per burst of refusals (the first after every 10 s without one being said), not once per connection.
     const now = Date.now()
-    if (now - refusalsWarned >= 10_000) options.onError?.(`refused a connection: ${config.maxConnections} are open (maxConnections)`)
+    if (now - refusalsWarned >= 10_000)
+      options.onError?.(`refused a connection: ${config.maxConnections} are open (maxConnections)`)
     refusalsWarned = now
   })
   // `Expect: 100-continue` is answered by `readMessage`, not before the checks.
@@ -105,7 +106,8 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
 
   /** Answer `req` (or return the refusal to write). */
   async function route(req: IncomingMessage, res: ServerResponse): Promise<Refusal | undefined> {
-    if (closing || admission === undefined) return refusal(503, JSONRPC_ERROR.refused, 'Service Unavailable: shutting down', { 'retry-after': '1' })
+    if (closing || admission === undefined)
+      return refusal(503, JSONRPC_ERROR.refused, 'Service Unavailable: shutting down', { 'retry-after': '1' })
     const place = admission.place(req)
     if ('status' in place) return place
     if (place.origin !== undefined) {
@@ -115,19 +117,27 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
     }
     const unauthorized = admission.credentials(req)
     if (unauthorized !== undefined) return unauthorized
-    if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp') return refusal(404, JSONRPC_ERROR.refused, 'Not Found: the MCP endpoint is /mcp')
-    if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'DELETE') return refusal(405, JSONRPC_ERROR.refused, 'Method Not Allowed', { allow: METHODS })
+    if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp')
+      return refusal(404, JSONRPC_ERROR.refused, 'Not Found: the MCP endpoint is /mcp')
+    if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'DELETE')
+      return refusal(405, JSONRPC_ERROR.refused, 'Method Not Allowed', { allow: METHODS })
     const id = req.headers['mcp-session-id']
     if (Array.isArray(id)) return refusal(400, JSONRPC_ERROR.invalidRequest, 'Bad Request: one Mcp-Session-Id header')
     if (id !== undefined) {
       const session = sessions.get(id)
       // Open from here (it holds the session) until its response closes.
-      if (session === undefined || !sessions.track(id, res)) return refusal(404, JSONRPC_ERROR.sessionNotFound, 'Session not found')
+      if (session === undefined || !sessions.track(id, res))
+        return refusal(404, JSONRPC_ERROR.sessionNotFound, 'Session not found')
       let body: unknown
       if (req.method === 'POST') {
         const read = await readMessage(req, res)
         if ('refusal' in read) return read.refusal
-        if (!isJsonRpcBody(read.value)) return refusal(400, JSONRPC_ERROR.invalidRequest, 'Invalid Request: the body must be a JSON-RPC 2.0 message or a non-empty array of them')
+        if (!isJsonRpcBody(read.value))
+          return refusal(
+            400,
+            JSONRPC_ERROR.invalidRequest,
+            'Invalid Request: the body must be a JSON-RPC 2.0 message or a non-empty array of them',
+          )
         body = read.value
       }
       if (body !== undefined) cancelOnDisconnect(session.transport, res, body)
@@ -135,13 +145,23 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
       await session.transport.handleRequest(req, res, body)
       return undefined
     }
-    if (req.method !== 'POST') return refusal(400, JSONRPC_ERROR.invalidRequest, 'Bad Request: Mcp-Session-Id header is required')
+    if (req.method !== 'POST')
+      return refusal(400, JSONRPC_ERROR.invalidRequest, 'Bad Request: Mcp-Session-Id header is required')
     const accept = req.headers.accept ?? ''
-    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return refusal(406, JSONRPC_ERROR.refused, 'Not Acceptable: Accept must list application/json and text/event-stream')
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream'))
+      return refusal(
+        406,
+        JSONRPC_ERROR.refused,
+        'Not Acceptable: Accept must list application/json and text/event-stream',
+      )
     const read = await readMessage(req, res)
     if ('refusal' in read) return read.refusal
-    if (!isInitializeRequest(read.value)) return refusal(400, JSONRPC_ERROR.invalidRequest, 'Bad Request: no session; send an initialize request first')
-    if (!sessions.reserve()) return refusal(503, JSONRPC_ERROR.refused, 'Service Unavailable: too many sessions', { 'retry-after': String(sessions.retryAfterSeconds()) })
+    if (!isInitializeRequest(read.value))
+      return refusal(400, JSONRPC_ERROR.invalidRequest, 'Bad Request: no session; send an initialize request first')
+    if (!sessions.reserve())
+      return refusal(503, JSONRPC_ERROR.refused, 'Service Unavailable: too many sessions', {
+        'retry-after': String(sessions.retryAfterSeconds()),
+      })
     await initialize(req, res, read.value)
     return undefined
   }
@@ -151,16 +171,32 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
    * / -32700 when malformed. A client waiting for `100 Continue` gets it only
    * here, after every earlier check and the `Content-Length` one.
    */
-  async function readMessage(req: IncomingMessage, res: ServerResponse): Promise<{ value: unknown } | { refusal: Refusal }> {
+  async function readMessage(
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<{ value: unknown } | { refusal: Refusal }> {
     const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase()
-    if (type !== 'application/json') return { refusal: refusal(415, JSONRPC_ERROR.refused, 'Unsupported Media Type: Content-Type must be application/json') }
+    if (type !== 'application/json')
+      return {
+        refusal: refusal(415, JSONRPC_ERROR.refused, 'Unsupported Media Type: Content-Type must be application/json'),
+      }
     const body = await readBody(req, config.maxBodyBytes, () => {
       if (req.headers.expect?.toLowerCase() === '100-continue') res.writeContinue()
     })
-    if (body.kind === 'too-large') return { refusal: refusal(413, JSONRPC_ERROR.refused, `Payload Too Large: the body must not exceed ${config.maxBodyBytes} bytes`) }
-    if (body.kind === 'aborted') return { refusal: refusal(400, JSONRPC_ERROR.refused, 'Bad Request: the request was aborted') }
+    if (body.kind === 'too-large')
+      return {
+        refusal: refusal(
+          413,
+          JSONRPC_ERROR.refused,
+          `Payload Too Large: the body must not exceed ${config.maxBodyBytes} bytes`,
+        ),
+      }
+    if (body.kind === 'aborted')
+      return { refusal: refusal(400, JSONRPC_ERROR.refused, 'Bad Request: the request was aborted') }
     const json = parseJson(body.text)
-    return json.ok ? { value: json.value } : { refusal: refusal(400, JSONRPC_ERROR.parseError, 'Parse error: invalid JSON') }
+    return json.ok
+      ? { value: json.value }
+      : { refusal: refusal(400, JSONRPC_ERROR.parseError, 'Parse error: invalid JSON') }
   }
 
   /** Called with a reserved slot: create the session's transport and server and let the SDK answer the initialize. */
@@ -201,7 +237,12 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
   })
   const address = http.address() as AddressInfo
   admission = requestAdmission({
-    hosts: allowedHostKeys({ host: config.host, address: address.address, port: address.port, extra: config.allowHosts }),
+    hosts: allowedHostKeys({
+      host: config.host,
+      address: address.address,
+      port: address.port,
+      extra: config.allowHosts,
+    }),
     origins: allowedOrigins(address.port, config.allowOrigins),
     token,
   })
@@ -222,7 +263,14 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
   return {
     url: `http://${host}:${address.port}/mcp`,
     token: token === false ? undefined : token,
-    stats: () => ({ sessions: sessions.size, initializing: sessions.reserved, serversCreated, serversLive: servers.size, connections: sockets.size, connectionsRefused }),
+    stats: () => ({
+      sessions: sessions.size,
+      initializing: sessions.reserved,
+      serversCreated,
+      serversLive: servers.size,
+      connections: sockets.size,
+      connectionsRefused,
+    }),
     close,
     [Symbol.asyncDispose]: close,
   }
@@ -236,12 +284,18 @@ export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): 
  * which this endpoint does not: the answer could never reach it.)
  */
 function cancelOnDisconnect(transport: StreamableHTTPServerTransport, res: ServerResponse, body: unknown): void {
-  const ids = (Array.isArray(body) ? body : [body]).flatMap((message) => (isJSONRPCRequest(message) ? [message.id] : []))
+  const ids = (Array.isArray(body) ? body : [body]).flatMap((message) =>
+    isJSONRPCRequest(message) ? [message.id] : [],
+  )
   if (ids.length === 0) return
   res.once('close', () => {
     if (res.writableFinished) return
     for (const requestId of ids) {
-      transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'the client closed the connection before the answer' } })
+      transport.onmessage?.({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId, reason: 'the client closed the connection before the answer' },
+      })
     }
   })
 }

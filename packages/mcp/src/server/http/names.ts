@@ -59,7 +59,8 @@ export function parseOrigin(text: string): string | undefined {
     return undefined
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined
-  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || url.pathname !== '/') return undefined
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || url.pathname !== '/')
+    return undefined
   return url.origin
 }
 
@@ -69,7 +70,12 @@ export function parseOrigin(text: string): string | undefined {
  * interface address. Any other bind: the bind name and the bound address.
  * `extra` (`--allow-host`) is added in every case; a name without a port gets `port`.
  */
-export function allowedHostKeys(bind: { host: string; address: string; port: number; extra: readonly HostName[] }): Set<string> {
+export function allowedHostKeys(bind: {
+  host: string
+  address: string
+  port: number
+  extra: readonly HostName[]
+}): Set<string> {
   const { host, address, port } = bind
   const names = new Set<string>()
   const add = (hostname: string): void => void names.add(`${bracket(hostname.toLowerCase())}:${port}`)

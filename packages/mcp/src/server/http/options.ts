@@ -72,23 +72,35 @@ export interface ResolvedHttpOptions {
 export function resolveHttpOptions(options: HttpServeOptions): ResolvedHttpOptions {
   const host = options.host ?? HTTP_DEFAULTS.host
   const loopback = isLoopbackHost(host)
-  if (options.token === false && !loopback) throw new McpServeUsageError(`authentication can be turned off only on a loopback bind (127.0.0.1, ::1, localhost), not on ${host}`)
-  if (typeof options.token === 'string' && !isBearerToken(options.token)) throw new McpServeUsageError('the token must be at least 16 visible ASCII characters (no spaces)')
+  if (options.token === false && !loopback)
+    throw new McpServeUsageError(
+      `authentication can be turned off only on a loopback bind (127.0.0.1, ::1, localhost), not on ${host}`,
+    )
+  if (typeof options.token === 'string' && !isBearerToken(options.token))
+    throw new McpServeUsageError('the token must be at least 16 visible ASCII characters (no spaces)')
   const allowOrigins = (options.allowOrigins ?? []).map((text) => {
     const origin = parseOrigin(text)
-    if (origin === undefined) throw new McpServeUsageError(`not an http(s) origin: ${JSON.stringify(text)} (e.g. https://app.example:8443)`)
+    if (origin === undefined)
+      throw new McpServeUsageError(`not an http(s) origin: ${JSON.stringify(text)} (e.g. https://app.example:8443)`)
     return origin
   })
   const allowHosts = (options.allowHosts ?? []).map((text) => {
     const name = parseAllowedHost(text)
-    if (name === undefined) throw new McpServeUsageError(`not a host name: ${JSON.stringify(text)} (e.g. mcp.example or mcp.example:8080)`)
+    if (name === undefined)
+      throw new McpServeUsageError(`not a host name: ${JSON.stringify(text)} (e.g. mcp.example or mcp.example:8080)`)
     return name
   })
   // One given alone moves the other's default so that the headers' time fits in the request's.
-  const given = { headers: checkBound('headersTimeoutMs', options.headersTimeoutMs, MAX_TIMER_MS), request: checkBound('requestReadTimeoutMs', options.requestReadTimeoutMs, MAX_TIMER_MS) }
+  const given = {
+    headers: checkBound('headersTimeoutMs', options.headersTimeoutMs, MAX_TIMER_MS),
+    request: checkBound('requestReadTimeoutMs', options.requestReadTimeoutMs, MAX_TIMER_MS),
+  }
   const headersTimeoutMs = given.headers ?? Math.min(HTTP_DEFAULTS.headersTimeoutMs, given.request ?? Infinity)
   const requestReadTimeoutMs = given.request ?? Math.max(HTTP_DEFAULTS.requestReadTimeoutMs, headersTimeoutMs)
-  if (headersTimeoutMs > requestReadTimeoutMs) throw new McpServeUsageError(`headersTimeoutMs (${headersTimeoutMs}) must not exceed requestReadTimeoutMs (${requestReadTimeoutMs}): the headers are part of the request`)
+  if (headersTimeoutMs > requestReadTimeoutMs)
+    throw new McpServeUsageError(
+      `headersTimeoutMs (${headersTimeoutMs}) must not exceed requestReadTimeoutMs (${requestReadTimeoutMs}): the headers are part of the request`,
+    )
   return {
     host,
     loopback,

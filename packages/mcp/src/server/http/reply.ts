@@ -18,7 +18,8 @@ export interface Refusal {
   readonly headers?: Readonly<Record<string, string>>
 }
 
-export const refusal = (status: number, code: number, message: string, headers?: Record<string, string>): Refusal => (headers === undefined ? { status, code, message } : { status, code, message, headers })
+export const refusal = (status: number, code: number, message: string, headers?: Record<string, string>): Refusal =>
+  headers === undefined ? { status, code, message } : { status, code, message, headers }
 
 /**
  * Write `r`. When part of the request body is still unread (it was refused

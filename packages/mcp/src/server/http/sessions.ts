@@ -92,7 +92,8 @@ export class SessionTable<T extends SessionResources> {
   /** Seconds until a slot may free up by expiry: the soonest idle deadline, else a whole idle period. */
   retryAfterSeconds(now = Date.now()): number {
     let soonest = now + this.#idleMs
-    for (const session of this.#sessions.values()) if (session.expiresAt !== undefined && session.expiresAt < soonest) soonest = session.expiresAt
+    for (const session of this.#sessions.values())
+      if (session.expiresAt !== undefined && session.expiresAt < soonest) soonest = session.expiresAt
     return Math.max(1, Math.ceil((soonest - now) / 1000))
   }
 

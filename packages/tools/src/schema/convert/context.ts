@@ -47,7 +47,11 @@ export class ConvertContext {
   }
 
   /** Warn that `keyword` at `path` was dropped because the subset cannot express it. */
-  dropped(path: string, keyword: string, why = 'not expressible in the enforced subset; the upstream server still validates it'): void {
+  dropped(
+    path: string,
+    keyword: string,
+    why = 'not expressible in the enforced subset; the upstream server still validates it',
+  ): void {
     this.warn(join(path, keyword), `dropped "${keyword}" (${why})`, keyword)
   }
 

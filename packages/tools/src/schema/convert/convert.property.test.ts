@@ -4,7 +4,28 @@ import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import { convertJsonSchema, convertObjectJsonSchema } from './convert.js'
 
-const KEYWORDS = ['type', 'properties', 'required', 'items', 'enum', 'const', 'anyOf', 'oneOf', 'allOf', '$ref', 'not', 'format', 'minimum', 'pattern', 'additionalProperties', 'nullable', 'description', 'default', '$defs', 'prefixItems']
+const KEYWORDS = [
+  'type',
+  'properties',
+  'required',
+  'items',
+  'enum',
+  'const',
+  'anyOf',
+  'oneOf',
+  'allOf',
+  '$ref',
+  'not',
+  'format',
+  'minimum',
+  'pattern',
+  'additionalProperties',
+  'nullable',
+  'description',
+  'default',
+  '$defs',
+  'prefixItems',
+]
 const TYPES = ['object', 'array', 'string', 'number', 'integer', 'boolean', 'null', 'weird']
 
 /** Anything resembling a JSON Schema, hostile shapes included. */
@@ -34,11 +55,25 @@ const anySchema = fc.letrec<{ node: unknown }>((tie) => ({
 const subsetSchema: fc.Arbitrary<JsonSchemaNode> = fc.letrec<{ node: JsonSchemaNode }>((tie) => ({
   node: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
-    fc.constantFrom<JsonSchemaNode>({ type: 'string' }, { type: 'integer', enum: [1, 2] }, { type: 'boolean', description: 'b' }, { type: 'null' }, { type: 'string', const: 'k' }, {}),
+    fc.constantFrom<JsonSchemaNode>(
+      { type: 'string' },
+      { type: 'integer', enum: [1, 2] },
+      { type: 'boolean', description: 'b' },
+      { type: 'null' },
+      { type: 'string', const: 'k' },
+      {},
+    ),
     tie('node').map((items): JsonSchemaNode => ({ type: 'array', items })),
     fc.dictionary(fc.constantFrom('a', 'b', 'c', '__proto__'), tie('node'), { maxKeys: 3 }).chain((properties) =>
       fc.subarray(Object.keys(properties)).chain((required) =>
-        fc.boolean().map((closed): JsonSchemaNode => ({ type: 'object', properties, ...(required.length > 0 && { required }), additionalProperties: closed })),
+        fc.boolean().map(
+          (closed): JsonSchemaNode => ({
+            type: 'object',
+            properties,
+            ...(required.length > 0 && { required }),
+            additionalProperties: closed,
+          }),
+        ),
       ),
     ),
     fc.array(tie('node'), { minLength: 2, maxLength: 3 }).map((oneOf): JsonSchemaNode => ({ oneOf })),

@@ -1,6 +1,18 @@
 import { snapshotJson } from '../../json/snapshot.js'
-import { assertObjectJsonSchema, assertSupportedJsonSchema, type JsonSchemaNode, type ObjectJsonSchema } from '../json-schema.js'
-import { ConvertContext, isSourceObject, losslessCopy, type ConvertOptions, type SchemaWarning, type SourceObject } from './context.js'
+import {
+  assertObjectJsonSchema,
+  assertSupportedJsonSchema,
+  type JsonSchemaNode,
+  type ObjectJsonSchema,
+} from '../json-schema.js'
+import {
+  ConvertContext,
+  isSourceObject,
+  losslessCopy,
+  type ConvertOptions,
+  type SchemaWarning,
+  type SourceObject,
+} from './context.js'
 import { convertIntersection, isIntersection } from './merge.js'
 import { buildTyped, dropUnhandled, typesOf } from './typed.js'
 import { convertUnion } from './union.js'
@@ -39,7 +51,10 @@ function _convert(source: unknown, options: ConvertOptions): { result: Converted
   try {
     schema = convertNode(ctx, source, '', 0, [])
   } catch (error) {
-    ctx.warn('', `the schema could not be read (${error instanceof Error ? error.message : String(error)}): any value is accepted`)
+    ctx.warn(
+      '',
+      `the schema could not be read (${error instanceof Error ? error.message : String(error)}): any value is accepted`,
+    )
     schema = {}
   }
   const snapshot = snapshotJson(schema)
@@ -48,7 +63,10 @@ function _convert(source: unknown, options: ConvertOptions): { result: Converted
     assertSupportedJsonSchema(snapshot.value)
     return { result: { schema: snapshot.value, warnings: ctx.warnings }, rootImpossible: ctx.impossible.has('') }
   } catch (error) {
-    ctx.warn('', `internal conversion error (${error instanceof Error ? error.message : String(error)}): any value is accepted`)
+    ctx.warn(
+      '',
+      `internal conversion error (${error instanceof Error ? error.message : String(error)}): any value is accepted`,
+    )
     return { result: { schema: Object.freeze({}), warnings: ctx.warnings }, rootImpossible: ctx.impossible.has('') }
   }
 }
@@ -62,14 +80,28 @@ export function convertObjectJsonSchema(source: unknown, options: ConvertOptions
   const { result, rootImpossible } = _convert(source, options)
   const { schema, warnings } = result
   const all = [...warnings]
-  if (rootImpossible) return { ok: false, reason: 'no arguments can satisfy the input schema (its allOf/$ref parts have incompatible types)', warnings: all }
+  if (rootImpossible)
+    return {
+      ok: false,
+      reason: 'no arguments can satisfy the input schema (its allOf/$ref parts have incompatible types)',
+      warnings: all,
+    }
   let root: JsonSchemaNode = schema
   if (schema.type === undefined) {
     const branches = schema.oneOf ?? []
     if (branches.some((b) => b.type !== undefined && b.type !== 'object')) {
-      return { ok: false, reason: 'the input schema admits non-object arguments (tool arguments are an object)', warnings: all }
+      return {
+        ok: false,
+        reason: 'the input schema admits non-object arguments (tool arguments are an object)',
+        warnings: all,
+      }
     }
-    if (branches.length > 0) all.push({ path: '/oneOf', keyword: 'oneOf', message: 'a union of object shapes at the root became one open object' })
+    if (branches.length > 0)
+      all.push({
+        path: '/oneOf',
+        keyword: 'oneOf',
+        message: 'a union of object shapes at the root became one open object',
+      })
     const { oneOf: _oneOf, ...annotations } = schema
     root = { ...annotations, type: 'object' }
   } else if (schema.type !== 'object') {
@@ -79,11 +111,21 @@ export function convertObjectJsonSchema(source: unknown, options: ConvertOptions
     assertObjectJsonSchema(root)
     return { ok: true, schema: root as ObjectJsonSchema, warnings: all }
   } catch (error) {
-    return { ok: false, reason: `the converted schema is not usable: ${error instanceof Error ? error.message : String(error)}`, warnings: all }
+    return {
+      ok: false,
+      reason: `the converted schema is not usable: ${error instanceof Error ? error.message : String(error)}`,
+      warnings: all,
+    }
   }
 }
 
-function convertNode(ctx: ConvertContext, source: unknown, path: string, depth: number, refs: readonly string[]): JsonSchemaNode {
+function convertNode(
+  ctx: ConvertContext,
+  source: unknown,
+  path: string,
+  depth: number,
+  refs: readonly string[],
+): JsonSchemaNode {
   if (++ctx.nodes > ctx.maxNodes) {
     ctx.warn(path, `the schema is larger than ${ctx.maxNodes} nodes: this part is unconstrained`)
     return {}
@@ -101,13 +143,17 @@ function convertNode(ctx: ConvertContext, source: unknown, path: string, depth: 
     ctx.warn(path, 'not a schema object: this part is unconstrained')
     return {}
   }
-  const child = (src: unknown, at: string, chain: readonly string[] = refs): JsonSchemaNode => convertNode(ctx, src, at, depth + 1, chain)
-  if (isIntersection(source)) return withAnnotations(ctx, source, path, convertIntersection(ctx, source, path, refs, child))
+  const child = (src: unknown, at: string, chain: readonly string[] = refs): JsonSchemaNode =>
+    convertNode(ctx, src, at, depth + 1, chain)
+  if (isIntersection(source))
+    return withAnnotations(ctx, source, path, convertIntersection(ctx, source, path, refs, child))
   const types = typesOf(ctx, source, path)
   dropUnhandled(ctx, source, path, types)
   let node: JsonSchemaNode
-  if (types.length === 0) node = source['anyOf'] !== undefined || source['oneOf'] !== undefined ? convertUnion(ctx, source, path, child) : {}
-  else if (types.length === 1) node = buildTyped(ctx, source, types[0] as (typeof types)[number], path, child, false) ?? {}
+  if (types.length === 0)
+    node = source['anyOf'] !== undefined || source['oneOf'] !== undefined ? convertUnion(ctx, source, path, child) : {}
+  else if (types.length === 1)
+    node = buildTyped(ctx, source, types[0] as (typeof types)[number], path, child, false) ?? {}
   else {
     const branches = types.flatMap((type) => buildTyped(ctx, source, type, path, child, true) ?? [])
     node = branches.length === 0 ? {} : branches.length === 1 ? (branches[0] as JsonSchemaNode) : { oneOf: branches }
@@ -131,4 +177,3 @@ function withAnnotations(ctx: ConvertContext, src: SourceObject, path: string, n
   }
   return out
 }
-

@@ -10,15 +10,27 @@ type Child = (source: unknown, path: string, refs?: readonly string[]) => JsonSc
  * converted, then the parts are merged. A reference already being expanded on
  * this path is a cycle: that part is unconstrained, with a warning.
  */
-export function convertIntersection(ctx: ConvertContext, src: SourceObject, path: string, refs: readonly string[], child: Child): JsonSchemaNode {
+export function convertIntersection(
+  ctx: ConvertContext,
+  src: SourceObject,
+  path: string,
+  refs: readonly string[],
+  child: Child,
+): JsonSchemaNode {
   const parts: JsonSchemaNode[] = []
   const ref = src['$ref']
   if (ref !== undefined) {
     if (typeof ref !== 'string') ctx.dropped(path, '$ref', 'not a string')
-    else if (refs.includes(ref)) ctx.warn(join(path, '$ref'), `recursive reference ${JSON.stringify(ref)}: this level is unconstrained`, '$ref')
+    else if (refs.includes(ref))
+      ctx.warn(join(path, '$ref'), `recursive reference ${JSON.stringify(ref)}: this level is unconstrained`, '$ref')
     else {
       const target = ctx.resolve(ref)
-      if (target === undefined) ctx.warn(join(path, '$ref'), `cannot resolve ${JSON.stringify(ref)} (only local references): unconstrained`, '$ref')
+      if (target === undefined)
+        ctx.warn(
+          join(path, '$ref'),
+          `cannot resolve ${JSON.stringify(ref)} (only local references): unconstrained`,
+          '$ref',
+        )
       else parts.push(child(target, path, [...refs, ref]))
     }
   }
@@ -26,7 +38,8 @@ export function convertIntersection(ctx: ConvertContext, src: SourceObject, path
   if (Array.isArray(allOf)) allOf.forEach((branch, i) => parts.push(child(branch, join(join(path, 'allOf'), i))))
   else if (allOf !== undefined) ctx.dropped(path, 'allOf', 'not an array of schemas')
   const rest: Record<string, unknown> = {}
-  for (const key of Object.keys(src)) if (key !== '$ref' && key !== 'allOf' && !SILENT.has(key) && !ANNOTATIONS.includes(key)) rest[key] = src[key]
+  for (const key of Object.keys(src))
+    if (key !== '$ref' && key !== 'allOf' && !SILENT.has(key) && !ANNOTATIONS.includes(key)) rest[key] = src[key]
   if (Object.keys(rest).length > 0) parts.push(child(rest, path))
   return mergeAll(ctx, parts, path)
 }
@@ -46,14 +59,21 @@ export function mergeAll(ctx: ConvertContext, parts: readonly JsonSchemaNode[], 
   if (types.size > 1) {
     const numeric = [...types].every((t) => t === 'number' || t === 'integer')
     if (!numeric) ctx.impossible.add(path)
-    ctx.warn(path, numeric ? 'allOf of number and integer: kept number' : `allOf of incompatible types (${[...types].join(', ')}) admits no value; this part is unconstrained`, 'allOf')
+    ctx.warn(
+      path,
+      numeric
+        ? 'allOf of number and integer: kept number'
+        : `allOf of incompatible types (${[...types].join(', ')}) admits no value; this part is unconstrained`,
+      'allOf',
+    )
     return numeric ? { ...annotations, ...(typed.find((t) => t.type === 'number') as JsonSchemaNode) } : annotations
   }
   if (types.size === 0) {
     ctx.warn(path, 'allOf of several unions cannot be merged in the subset: unconstrained', 'allOf')
     return annotations
   }
-  if (typed.length < constrained.length) ctx.warn(path, 'dropped the union parts of an allOf (kept the typed parts)', 'allOf')
+  if (typed.length < constrained.length)
+    ctx.warn(path, 'dropped the union parts of an allOf (kept the typed parts)', 'allOf')
   const first = typed[0] as JsonSchemaNode
   if (first.type !== 'object') {
     if (typed.length > 1) ctx.warn(path, `allOf of several ${String(first.type)} schemas: kept the first`, 'allOf')
@@ -66,18 +86,24 @@ function mergeObjects(ctx: ConvertContext, objects: readonly JsonSchemaNode[], p
   const byKey = new Map<string, JsonSchemaNode[]>()
   const required: string[] = []
   for (const object of objects) {
-    for (const [key, schema] of Object.entries(object.properties ?? {})) byKey.set(key, [...(byKey.get(key) ?? []), schema])
+    for (const [key, schema] of Object.entries(object.properties ?? {}))
+      byKey.set(key, [...(byKey.get(key) ?? []), schema])
     for (const name of object.required ?? []) if (!required.includes(name)) required.push(name)
   }
   const properties: Record<string, JsonSchemaNode> = Object.create(null) as Record<string, JsonSchemaNode>
-  for (const [key, schemas] of byKey) properties[key] = schemas.length === 1 ? (schemas[0] as JsonSchemaNode) : mergeAll(ctx, schemas, join(join(path, 'properties'), key))
+  for (const [key, schemas] of byKey)
+    properties[key] =
+      schemas.length === 1
+        ? (schemas[0] as JsonSchemaNode)
+        : mergeAll(ctx, schemas, join(join(path, 'properties'), key))
   const node: JsonSchemaNode = { type: 'object' }
   if (byKey.size > 0) node.properties = properties
   if (required.length > 0) node.required = required
   const closed = objects.filter((o) => o.additionalProperties === false)
   const sameKeys = objects.every((o) => Object.keys(o.properties ?? {}).length === byKey.size)
   if (closed.length === objects.length && sameKeys) node.additionalProperties = false
-  else if (closed.length > 0) ctx.warn(path, 'additionalProperties: false inside allOf parts was relaxed', 'additionalProperties')
+  else if (closed.length > 0)
+    ctx.warn(path, 'additionalProperties: false inside allOf parts was relaxed', 'additionalProperties')
   return node
 }
 

@@ -52,7 +52,9 @@ function flatten(branches: readonly JsonSchemaNode[]): JsonSchemaNode[] {
 }
 
 function pairwiseDisjoint(nodes: readonly JsonSchemaNode[]): boolean {
-  for (let i = 0; i < nodes.length; i++) for (let j = i + 1; j < nodes.length; j++) if (!disjoint(nodes[i] as JsonSchemaNode, nodes[j] as JsonSchemaNode)) return false
+  for (let i = 0; i < nodes.length; i++)
+    for (let j = i + 1; j < nodes.length; j++)
+      if (!disjoint(nodes[i] as JsonSchemaNode, nodes[j] as JsonSchemaNode)) return false
   return true
 }
 
@@ -61,7 +63,12 @@ function pairwiseDisjoint(nodes: readonly JsonSchemaNode[]): boolean {
  * branches are pairwise disjoint (then "any" and "exactly one" agree), or when
  * it was a `oneOf` converted without loss. Otherwise unconstrained, with a warning.
  */
-export function convertUnion(ctx: ConvertContext, src: SourceObject, path: string, child: (source: unknown, path: string) => JsonSchemaNode): JsonSchemaNode {
+export function convertUnion(
+  ctx: ConvertContext,
+  src: SourceObject,
+  path: string,
+  child: (source: unknown, path: string) => JsonSchemaNode,
+): JsonSchemaNode {
   const keyword = src['oneOf'] !== undefined ? 'oneOf' : 'anyOf'
   if (keyword === 'oneOf' && src['anyOf'] !== undefined) ctx.dropped(path, 'anyOf', 'anyOf next to oneOf')
   const list = src[keyword]
