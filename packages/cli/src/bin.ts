@@ -35,10 +35,20 @@ if (wantsIsolatedVm && !hasFlag && process.env['PTC_REEXEC'] !== '1') {
     process.exitCode = code ?? (signal === null ? 1 : 128 + 2)
   })
 } else {
-  process.exitCode = await runMain()
-  // Done: a tools module or a tool may still hold the event loop (a timer, a socket); leave once the output is out.
-  await Promise.all([flushed(process.stdout), flushed(process.stderr)])
-  process.exit()
+  // Not a top-level await: Node 22+ warns about an unsettled one at exit, before the message `runMain` prints.
+  void runMain().then(async (code) => {
+    process.exitCode = code
+    // Done: a tools module or a tool may still hold the event loop (a timer, a socket); leave once the output is out.
+    await Promise.all([flushed(process.stdout), flushed(process.stderr)])
+    process.exit()
+  }, rethrow)
+}
+
+/** An error `main` let through becomes an uncaught exception, as it was under a top-level await. */
+function rethrow(error: unknown): void {
+  process.nextTick(() => {
+    throw error
+  })
 }
 
 /**
