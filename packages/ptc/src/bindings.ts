@@ -3,8 +3,19 @@
  * registration it was admitted under, and the TypeScript text the model reads about them.
  */
 import { renderDeclarations, type BindingTool } from '@ptc/bindings'
-import { RUN_CODE, type ToolDefinition, type ToolExecutorServices, type ToolRunContext } from '@ptc/tools'
-import type { Binding } from './scheduler.js'
+import {
+  RUN_CODE,
+  type ToolDefinition,
+  type ToolExecutorServices,
+  type ToolRunContext,
+  type ToolSchema,
+} from '@ptc/tools'
+
+/** One tool a program may call: the definition it was bound to and its frozen schema. */
+export interface Binding {
+  readonly definition: ToolDefinition
+  readonly schema: Readonly<ToolSchema>
+}
 
 /**
  * Freeze the bindings of a run: the scope's visible, admitted tools (never the transport) and the executor's

@@ -17,12 +17,15 @@ import { checkDrainGrace } from '@ptc/tools/executor'
 import { declarationsOf, rememberedDeclarations } from './bindings.js'
 import { LongRuns, type LongRunOptions } from './long-runs.js'
 import { RUN_CODE_DESCRIPTION, RUN_CODE_LONG_PARAMETERS, RUN_CODE_PARAMETERS } from './run-code-args.js'
-import { withHostedPrograms } from './hosted.js'
+import { routeHostedPrograms } from './hosted.js'
 import { createRunCodeTool, runCodeContent } from './transport.js'
-import { DEFAULT_MAX_FORWARDED_CHARS } from './scheduler.js'
-import { DurableRuns, type DurableOptions } from './durable.js'
+import { DEFAULT_MAX_FORWARDED_CHARS } from './scheduler/forwarding.js'
+import type { DurableOptions } from './durable/options.js'
+import { DurableRuns } from './durable/runs.js'
 import { resolveLogLimits, type LogLimits } from './log-limits.js'
 import { SDK_GUIDANCE } from './guidance.js'
+import { longRunsGuidance } from './messages.js'
+import type { RunConfig } from './run-setup.js'
 import { resolveDiscovery, SEARCH_TOOLS, type DiscoveryOptions, type ResolvedDiscovery } from './discovery/options.js'
 import { declarationsBlock, rememberedSections, type SdkSection } from './discovery/sdk-section.js'
 import { createSearchTool, SEARCH_TOOLS_DESCRIPTION, SEARCH_TOOLS_PARAMETERS } from './discovery/search-tool.js'
@@ -37,9 +40,10 @@ export interface PtcExecutorOptions {
   /** Cap of the rolling pool of model-direct calls in a batch (default 10). */
   maxParallelToolCalls?: number
   /**
-   * The most characters (JSON text; an image counts its base64 data and 40 for its block) of images and deferred contexts the tool calls
-   * of one program may bring along with its `run_code` result (default `DEFAULT_MAX_FORWARDED_CHARS`, 8 Mi: about
-   * 6 MB of images). Each goes whole or not at all; what does not fit is left out, and a note says how much.
+   * The most characters (JSON text; an image counts its base64 data and 40 for its block) of images and deferred
+   * contexts the tool calls of one program may bring along with its `run_code` result (default
+   * `DEFAULT_MAX_FORWARDED_CHARS`, 8 Mi: about 6 MB of images). Each goes whole or not at all; what does not fit
+   * is left out, and a note says how much.
    */
   maxForwardedChars?: number
   /**
@@ -114,7 +118,10 @@ export interface PtcExecutorOptions {
   discovery?: DiscoveryOptions | false
 }
 
-/** The name of the SDK prompt section: the executor's own (the guidance) and each step's (guidance and declarations). */
+/**
+ * The name of the SDK prompt section: the executor's own (the guidance) and each step's (guidance and
+ * declarations).
+ */
 const SDK_SECTION = 'ptc-sdk'
 
 /**
@@ -146,6 +153,16 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
   const sessionKey = sessionKeyOf(options.sessions, runtime)
   const longRuns = options.longRuns === undefined ? undefined : new LongRuns(options.longRuns)
   const durable = options.durable === undefined ? undefined : new DurableRuns(options.durable, runtime)
+  // What every program's run is set up with: run_code's, a resumed one's, a hosted one's.
+  const config: RunConfig = {
+    runtime,
+    limits,
+    maxTimeoutMs,
+    maxParallelSubCalls,
+    maxForwardedChars,
+    drainGraceMs,
+    logLimits,
+  }
   const guidanceText = guidance(sessionKey !== undefined, longRuns)
   const native = createNativeExecutor({
     drainGraceMs,
@@ -170,13 +187,7 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
     codeOnly: mode === 'code',
     transport: (services) =>
       createRunCodeTool(services, {
-        runtime,
-        maxParallelSubCalls,
-        maxForwardedChars,
-        limits,
-        maxTimeoutMs,
-        drainGraceMs,
-        logLimits,
+        ...config,
         ...(sessionKey !== undefined && { sessionKey }),
         ...(longRuns !== undefined && { longRuns }),
         ...(durable !== undefined && { durable }),
@@ -196,16 +207,11 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
     ...(discovery !== undefined && { builtins: searchBuiltins }),
     ...(durable !== undefined && {
       resume: (input: ToolResumeInput, services: ToolExecutorServices) =>
-        durable.resume(
-          input,
-          services,
-          { runtime, maxWallMs: maxTimeoutMs, maxParallelSubCalls, maxForwardedChars, drainGraceMs, logLimits },
-          runCodeContent,
-        ),
+        durable.resume(input, services, config, runCodeContent),
     }),
   } satisfies ToolExecutor)
   // Calls a provider-hosted program made are sub-dispatches of that program, as a run_code program's are.
-  return withHostedPrograms(executor, { maxParallelSubCalls, drainGraceMs, logLimits: logLimits ?? false })
+  return routeHostedPrograms(executor, config)
 }
 
 /**
@@ -240,12 +246,7 @@ function searchToolsSchema(): ToolSchema {
 function guidance(sessions: boolean, longRuns: LongRuns | undefined): string {
   const parts = [SDK_GUIDANCE]
   if (sessions) parts.push(SESSION_GUIDANCE)
-  if (longRuns !== undefined) {
-    parts.push(
-      `A program still running after ${longRuns.returnAfterMs} ms keeps running: run_code returns its output so far and a handle; ` +
-        'call run_code with { wait: handle, description } for its next output, and its result once it ends.',
-    )
-  }
+  if (longRuns !== undefined) parts.push(longRunsGuidance(longRuns.returnAfterMs))
   return parts.join('\n')
 }
 
@@ -260,7 +261,8 @@ function sessionKeyOf(
   if (sessions === undefined || sessions === false) return undefined
   if (typeof runtime.endSession !== 'function') {
     throw new TypeError(
-      `createPtcExecutor: sessions need a runtime that keeps them (one with endSession); the ${runtime.name} runtime does not`,
+      'createPtcExecutor: sessions need a runtime that keeps them (one with endSession); ' +
+        `the ${runtime.name} runtime does not`,
     )
   }
   if (sessions === true) {

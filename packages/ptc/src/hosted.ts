@@ -26,10 +26,11 @@ import {
   whenAborted,
   type LogFailure,
 } from '@ptc/tools/executor'
-import { buildBindings } from './bindings.js'
-import { DispatchLog } from './dispatch-log.js'
 import { resolveLogLimits, type LogLimits } from './log-limits.js'
-import { SubCallScheduler, type SubCallNumbering } from './scheduler.js'
+import * as messages from './messages.js'
+import { setUpRun, type RunSettings } from './run-setup.js'
+import { DEFAULT_MAX_FORWARDED_CHARS } from './scheduler/forwarding.js'
+import type { SubCallNumbering } from './scheduler/sub-call.js'
 
 export interface HostedProgramsOptions {
   /** Concurrency-safe calls of one program that may overlap within a batch (default 10). */
@@ -45,9 +46,15 @@ export interface HostedProgramsOptions {
    * again numbers from 1 and is logged as a new program.
    */
   maxPrograms?: number
-  /** What the session log keeps of the calls' arguments and content (see `PtcExecutorOptions.logLimits`; default `DEFAULT_LOG_LIMITS`). */
+  /**
+   * What the session log keeps of the calls' arguments and content (see `PtcExecutorOptions.logLimits`; default
+   * `DEFAULT_LOG_LIMITS`).
+   */
   logLimits?: Partial<LogLimits> | false
 }
+
+/** `HostedProgramsOptions.maxPrograms` when not given. */
+const DEFAULT_MAX_PROGRAMS = 10_000
 
 /** What is kept of a hosted program between batches. */
 interface HostedProgram {
@@ -78,14 +85,25 @@ export function withHostedPrograms(
 ): ToolExecutor {
   if (typeof executor !== 'object' || executor === null || typeof executor.execute !== 'function')
     throw new TypeError('withHostedPrograms needs a ToolExecutor')
-  const maxParallel = options.maxParallelSubCalls ?? 10
-  if (!Number.isInteger(maxParallel) || maxParallel < 1)
+  const maxParallelSubCalls = options.maxParallelSubCalls ?? 10
+  if (!Number.isInteger(maxParallelSubCalls) || maxParallelSubCalls < 1)
     throw new TypeError('maxParallelSubCalls must be a positive integer')
-  const graceMs = checkDrainGrace(options.drainGraceMs)
-  const maxPrograms = options.maxPrograms ?? 10_000
+  const drainGraceMs = checkDrainGrace(options.drainGraceMs)
+  const maxPrograms = options.maxPrograms ?? DEFAULT_MAX_PROGRAMS
   if (!Number.isInteger(maxPrograms) || maxPrograms < 1) throw new TypeError('maxPrograms must be a positive integer')
-  const programs = new ProgramTable(maxPrograms)
   const logLimits = resolveLogLimits(options.logLimits)
+  // Hosted calls forward nothing (each returns its whole result), so the bound on what they forward is moot.
+  const settings = { maxParallelSubCalls, drainGraceMs, logLimits, maxForwardedChars: DEFAULT_MAX_FORWARDED_CHARS }
+  return routeHostedPrograms(executor, settings, maxPrograms)
+}
+
+/** `withHostedPrograms` with its options checked: the PTC executor's own settings, or the ones given. */
+export function routeHostedPrograms(
+  executor: ToolExecutor,
+  settings: RunSettings,
+  maxPrograms = DEFAULT_MAX_PROGRAMS,
+): ToolExecutor {
+  const programs = new ProgramTable(maxPrograms)
 
   /** The program's calls' results, and the first event of them the session did not take. */
   const runProgram = async (
@@ -96,16 +114,13 @@ export function withHostedPrograms(
   ): Promise<{ results: ToolCallResult[]; logFailure: LogFailure | undefined }> => {
     const program = programs.get(caller.id, input.agent?.id)
     const exec = programExecution(caller, program.token, input)
-    const log = new DispatchLog(services, exec, input.agent?.session, logLimits)
+    const { log, scheduler } = setUpRun(services, exec, settings, { numbering: program.numbering })
     if (!program.logged) {
       program.logged = true
       log.program(caller, input.log)
     }
-    const scheduler = new SubCallScheduler(services, exec, buildBindings(services, input), maxParallel, log, graceMs, {
-      numbering: program.numbering,
-    })
     // An abort stops the program's calls as a run's end does: queued ones never start, in-flight ones get the grace.
-    const stopWaiting = whenAborted(input.signal, () => void scheduler.close(false, 'the batch was aborted'))
+    const stopWaiting = whenAborted(input.signal, () => void scheduler.close(false, messages.BATCH_ABORTED))
     let results: ToolCallResult[]
     let logFailure: LogFailure | undefined
     try {
@@ -187,7 +202,10 @@ function runsOf(calls: readonly ToolCallBlock[]): CallRun[] {
   return runs
 }
 
-/** The call's hosted caller, undefined for a direct call, 'malformed' for a `caller` that is not `{ type, id }` strings. */
+/**
+ * The call's hosted caller, undefined for a direct call, 'malformed' for a `caller` that is not `{ type, id }`
+ * strings.
+ */
 function callerOf(call: ToolCallBlock): HostedCaller | undefined | 'malformed' {
   const caller: unknown = typeof call === 'object' && call !== null ? call.caller : undefined
   if (caller === undefined) return undefined
@@ -206,10 +224,7 @@ function callerOf(call: ToolCallBlock): HostedCaller | undefined | 'malformed' {
 
 function malformedCaller(call: ToolCallBlock | undefined): ToolCallResult['result'] {
   const name = typeof call?.name === 'string' ? call.name : '?'
-  return failureResult(
-    'INVALID_ARGS',
-    `the call of ${name} has a malformed caller: expected { type, id } (non-empty strings) and an optional code string`,
-  )
+  return failureResult('INVALID_ARGS', messages.malformedCaller(name))
 }
 
 /**

@@ -2,10 +2,9 @@
  * The `run_code` tool: a program's arguments checked, its bindings frozen, the run on the sandbox
  * runtime with each guest call submitted to the run's sub-call scheduler, and the outcome rendered.
  */
-import type { CodeRunLimits, CodeRunResult, CodeRuntime } from '@ptc/sandbox'
+import type { CodeRunResult } from '@ptc/sandbox'
 import {
   RUN_CODE,
-  textHead,
   type JsonSchemaNode,
   type JsonValue,
   type ToolDefinition,
@@ -14,33 +13,21 @@ import {
 } from '@ptc/tools'
 import { reportLogFailure, type LogFailure } from '@ptc/tools/executor'
 import { answered } from './answered.js'
-import { buildBindings } from './bindings.js'
-import { DispatchLog } from './dispatch-log.js'
-import { renderRunText } from './render.js'
+import type { AwaitingApproval } from './durable/awaiting.js'
+import type { DurableRuns } from './durable/runs.js'
 import { failure, LogStream, within, type BackgroundPlace, type LongRuns } from './long-runs.js'
+import * as messages from './messages.js'
+import { renderRunText } from './render.js'
+import { setUpRun, type RunConfig } from './run-setup.js'
 import {
   parseRunCodeArgs,
   RUN_CODE_DESCRIPTION,
   RUN_CODE_LONG_PARAMETERS,
   RUN_CODE_PARAMETERS,
 } from './run-code-args.js'
-import { SubCallScheduler } from './scheduler.js'
-import type { LogLimits } from './log-limits.js'
-import type { AwaitingApproval, DurableRuns } from './durable.js'
 
-/** What the transport needs from the executor's configuration. */
-export interface TransportConfig {
-  readonly runtime: CodeRuntime
-  readonly maxParallelSubCalls: number
-  /** See `PtcExecutorOptions.maxForwardedChars`. */
-  readonly maxForwardedChars: number
-  readonly limits: Partial<CodeRunLimits>
-  /** The largest `timeoutMs` a program may ask for (the run's wall ceiling). */
-  readonly maxTimeoutMs: number
-  /** How long in-flight sub-calls may take to settle after the program ended before they are abandoned. */
-  readonly drainGraceMs: number
-  /** What the session log keeps of sub-calls' values (see `PtcExecutorOptions.logLimits`); `undefined`: all. */
-  readonly logLimits: LogLimits | undefined
+/** What the transport needs from the executor's configuration: what runs a program, and the optional modes. */
+export interface TransportConfig extends RunConfig {
   /** The sandbox session of a call (see `PtcExecutorOptions.sessions`); absent: sessions are off. */
   readonly sessionKey?: (ctx: ToolRunContext) => string | undefined
   /** Long runs (see `PtcExecutorOptions.longRuns`); absent: every call waits for its program's end. */
@@ -97,34 +84,19 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
       }
       if ('wait' in parsed) return (longRuns as LongRuns).wait(parsed.wait, ctx, (run, logs) => outcome(run, logs))
       const { code, timeoutMs } = parsed
-      const session = config.sessionKey?.(ctx)
-      if (session !== undefined && (typeof session !== 'string' || session === '')) {
-        throw new TypeError(
-          `the sessions.key function returned ${JSON.stringify(session)}: a session key is a non-empty string (or undefined for none)`,
-        )
-      }
-      const bindings = buildBindings(services, ctx)
-      const log = new DispatchLog(services, ctx, ctx.agent?.session, config.logLimits)
+      const session = sessionOf(config, ctx)
       // A program in a sandbox session suspends with its session's state, and holds the session for its resume.
       const numbering = { count: 0 }
       const durable = config.durable?.begin(ctx, numbering)
       // A program that may go on in the background has a signal of its own: the call's aborts it only
       // while the call waits for it. What its sub-calls bring along goes with the part returned next.
       const stream = longRuns === undefined ? undefined : new LogStream()
-      const scheduler = new SubCallScheduler(
-        services,
-        stream?.context(ctx) ?? ctx,
-        bindings,
-        config.maxParallelSubCalls,
-        log,
-        config.drainGraceMs,
-        {
-          numbering,
-          durable: { deferrable: durable !== undefined },
-          maxValueChars: config.limits.maxResultChars ?? config.runtime.limits.maxResultChars,
-          maxForwardedChars: config.maxForwardedChars,
-        },
-      )
+      const { bindings, log, scheduler } = setUpRun(services, ctx, config, {
+        numbering,
+        durable: { deferrable: durable !== undefined },
+        maxValueChars: config.limits.maxResultChars ?? config.runtime.limits.maxResultChars,
+        ...(stream !== undefined && { context: stream.context(ctx) }),
+      })
       const controller = longRuns === undefined ? undefined : new AbortController()
       const forward = (): void => controller?.abort(ctx.signal.reason)
       if (controller !== undefined) {
@@ -178,7 +150,22 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
 /** Runs some of whose sub-dispatch events could not be written to the session: the first failure. */
 const logFailures = new WeakMap<CodeRunResult, LogFailure>()
 
-/** The content of a `run_code` value: its logs and result, or the part of a program still running or awaiting approval. */
+/** The sandbox session of `ctx`'s program (see `PtcExecutorOptions.sessions`), checked. */
+function sessionOf(config: TransportConfig, ctx: ToolRunContext): string | undefined {
+  const session = config.sessionKey?.(ctx)
+  if (session !== undefined && (typeof session !== 'string' || session === '')) {
+    throw new TypeError(
+      `the sessions.key function returned ${JSON.stringify(session)}: ` +
+        'a session key is a non-empty string (or undefined for none)',
+    )
+  }
+  return session
+}
+
+/**
+ * The content of a `run_code` value: its logs and result, or the part of a program still running or awaiting
+ * approval.
+ */
 export function runCodeContent(value: JsonValue): [{ type: 'text'; text: string }] {
   const v = value as unknown as {
     logs: string[]
@@ -189,49 +176,18 @@ export function runCodeContent(value: JsonValue): [{ type: 'text'; text: string 
   }
   let text =
     v.awaiting !== undefined
-      ? [...v.logs, awaitingText(v.awaiting)].join('\n')
+      ? [...v.logs, messages.awaitingApproval(v.awaiting.calls)].join('\n')
       : v.running === undefined
         ? renderRunText(v.logs, v.result)
-        : [...v.logs, stillRunning(v.running)].join('\n')
+        : [...v.logs, messages.stillRunning(v.running)].join('\n')
   if (v.session !== undefined) text = `[sandbox session: ${v.session}]\n${text}`
   return [{ type: 'text', text }]
 }
 
 /**
- * The most characters of one awaited call's arguments the model reads again (the value keeps them whole, for
- * the person who decides): the program chose them, up to its memory.
+ * The value of an ended run (its failure thrown as `CodeRunFailedError`); `logs`: the part's own entries when
+ * given.
  */
-const AWAITED_ARGUMENTS_CHARS = 1024
-
-/**
- * The most characters of awaited calls the model reads in all: a program may wait on up to
- * `maxPendingSubCalls` of them at once (256 by default), which would be a quarter of a million characters.
- */
-const AWAITED_CALLS_CHARS = 16 * 1024
-
-/** The line that ends the part of a program that suspended awaiting approval. */
-function awaitingText(awaiting: AwaitingApproval): string {
-  const calls: string[] = []
-  let chars = 0
-  for (const c of awaiting.calls) {
-    if (chars >= AWAITED_CALLS_CHARS) {
-      const more = awaiting.calls.length - calls.length
-      calls.push(`and ${more} more call${more === 1 ? '' : 's'}`)
-      break
-    }
-    const args = JSON.stringify(c.arguments)
-    const shown =
-      args.length <= AWAITED_ARGUMENTS_CHARS
-        ? args
-        : `${textHead(args, AWAITED_ARGUMENTS_CHARS)}… (${args.length} characters)`
-    const call = `tools.${c.tool}(${shown})${c.reason === undefined ? '' : ` (${c.reason})`}`
-    calls.push(call)
-    chars += call.length
-  }
-  return `(the program is waiting for approval of ${calls.join(', ')}; it continues where it waited once the user has decided — nothing to do until then)`
-}
-
-/** The value of an ended run (its failure thrown as `CodeRunFailedError`); `logs`: the part's own entries when given. */
 function ended(run: CodeRunResult, logs: string[] | undefined): JsonValue {
   const entries = logs ?? run.logs
   if (run.error !== undefined) throw failure(run, entries)
@@ -242,9 +198,4 @@ function ended(run: CodeRunResult, logs: string[] | undefined): JsonValue {
     ...(run.value !== undefined && { result: run.value }),
     ...(notice !== undefined && { session: notice }),
   }
-}
-
-/** The line that ends a part of a program still running. */
-function stillRunning(handle: string): string {
-  return `(the program is still running: call run_code with { "wait": "${handle}", "description": "…" } for its next output and its result)`
 }
