@@ -44,17 +44,12 @@ export {
   type AdmittedRun,
 } from '../request.js'
 export type { LimitCeilings } from '../limits.js'
-export {
-  DEFAULT_HOLD_MS,
-  SessionTable,
-  parkedHolder,
-  resolveSessionLimits,
-  type SessionEntry,
-  type SessionSpill,
-  type SessionTurn,
-  type SessionWait,
-} from '../sessions.js'
-export { claimHolder, claimHolderGone } from '../session/holder.js'
+export { SessionTable } from '../sessions/table.js'
+export type { SessionEntry, SessionTurn, SessionWait } from '../sessions/entry.js'
+export type { SessionSpill } from '../sessions/spill.js'
+export { resolveSessionLimits } from '../sessions/limits.js'
+export { DEFAULT_HOLD_MS, parkedHolder } from '../sessions/hold.js'
+export { claimHolder, claimHolderGone } from '../sessions/store/holder.js'
 export {
   INLINE_STRIP_UNITS,
   preloadTypeScriptStripper,

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { ensureRedisServer, startRedis, type RedisServer } from '../../../../scripts/ensure-redis.js'
+import { ensureRedisServer, startRedis, type RedisServer } from '../../../../../scripts/ensure-redis.js'
 import { SessionStoreError } from './errors.js'
 import { claimCases } from './fixtures/claims.js'
 import {
@@ -13,7 +13,8 @@ import {
   createRedisSessionStore,
   type RedisSessionClient,
 } from './redis-store.js'
-import { openSnapshot, sealSnapshot } from './snapshot.js'
+import { openSnapshot } from '../snapshot/open.js'
+import { sealSnapshot } from '../snapshot/seal.js'
 
 // Found (or installed) while the file is collected, so that a machine without it skips the suite, saying why.
 const lookup = ensureRedisServer()
@@ -45,7 +46,7 @@ describe.skipIf('reason' in lookup)('redis store, against a real redis-server on
 
   /** Runs `body` in a separate node process with a connected `store`, `Redis`, `openSnapshot` and `sealSnapshot`; its stdout. */
   function inChild(body: string): Promise<string> {
-    const session = fileURLToPath(new URL('./index.ts', import.meta.url))
+    const session = fileURLToPath(new URL('../../session/index.ts', import.meta.url))
     const ioredis = createRequire(import.meta.url).resolve('ioredis')
     const script = [
       `import { createRequire } from 'node:module'`,

@@ -1,6 +1,9 @@
 import { describe, expect, test } from 'vitest'
-import { SessionStoreError } from './session/errors.js'
-import { SessionTable, resolveSessionLimits, type SessionSpill, type SessionTurn } from './sessions.js'
+import { SessionStoreError } from './store/errors.js'
+import type { SessionTurn } from './entry.js'
+import { resolveSessionLimits } from './limits.js'
+import type { SessionSpill } from './spill.js'
+import { SessionTable } from './table.js'
 
 /** A state the table holds: its name, and whether the table let go of it (`drop`). */
 interface State {

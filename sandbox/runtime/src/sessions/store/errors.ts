@@ -1,3 +1,5 @@
+// The errors of what a session store keeps: the store's own and a sealed snapshot's, branded alike.
+
 /**
  * Why `openSnapshot` (or a runtime's `resumeSession`) refused its bytes. Match on this, not on the message.
  * `too-large`: authentic, but the session holds more than the runtime's `maxSessionBytes`.
@@ -47,7 +49,7 @@ export class SessionStoreError extends Error {
   }
 }
 
-// As for SandboxUsageError (../errors.ts): `instanceof` reads the brand, so it holds across module copies.
+// As for SandboxUsageError (../../errors.ts): `instanceof` reads the brand, so it holds across module copies.
 for (const [type, brand] of [
   [SnapshotError, snapshotBrand],
   [SessionStoreError, storeBrand],

@@ -1,17 +1,11 @@
 import { createHmac, randomBytes } from 'node:crypto'
 import { brotliCompressSync, constants as zlib } from 'node:zlib'
 import { describe, expect, test } from 'vitest'
-import { SandboxUsageError } from '../errors.js'
-import { SnapshotError, type SnapshotErrorCode } from './errors.js'
-import {
-  SNAPSHOT_FORMAT_VERSION,
-  _sealRaw,
-  openSnapshot,
-  openSnapshotAsync,
-  sealSnapshot,
-  sealSnapshotAsync,
-  type SnapshotIdentity,
-} from './snapshot.js'
+import { SandboxUsageError } from '../../errors.js'
+import { SnapshotError, type SnapshotErrorCode } from '../store/errors.js'
+import { SNAPSHOT_FORMAT_VERSION, type SnapshotIdentity } from './format.js'
+import { openSnapshot, openSnapshotAsync } from './open.js'
+import { _sealRaw, sealSnapshot, sealSnapshotAsync } from './seal.js'
 
 const key = randomBytes(32)
 const id: SnapshotIdentity = { build: 'build-1', session: 'session-a' }

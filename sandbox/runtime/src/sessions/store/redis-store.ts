@@ -1,4 +1,4 @@
-import { SandboxUsageError } from '../errors.js'
+import { SandboxUsageError } from '../../errors.js'
 import {
   checkBytes,
   checkHolder,
@@ -47,7 +47,10 @@ export const DEFAULT_REDIS_PREFIX = 'ptc:session:'
 /** The claim key prefix of the Redis store when none is given. */
 export const DEFAULT_REDIS_CLAIM_PREFIX = 'ptc:session-claim:'
 
-/** Sets the claim when it is free, the holder's or the replaced one's (ARGV[3]); else returns the claim's holder and its TTL. */
+/**
+ * Sets the claim when it is free, the holder's or the replaced one's (ARGV[3]); else returns the claim's holder and
+ * its TTL.
+ */
 const CLAIM_SCRIPT = `local v = redis.call('GET', KEYS[1])
 if v == false or v == ARGV[1] or v == ARGV[3] then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return false end
 return {v, redis.call('PTTL', KEYS[1])}`
@@ -70,7 +73,8 @@ export function createRedisSessionStore(options: RedisSessionStoreOptions): Sess
     throw new SandboxUsageError('createRedisSessionStore: claimPrefix must be a non-empty string')
   if (claimPrefix.startsWith(prefix) || prefix.startsWith(claimPrefix)) {
     throw new SandboxUsageError(
-      `createRedisSessionStore: prefix ${JSON.stringify(prefix)} and claimPrefix ${JSON.stringify(claimPrefix)} overlap (one starts with the other), so a session key could name a claim: give them distinct prefixes`,
+      `createRedisSessionStore: prefix ${JSON.stringify(prefix)} and claimPrefix ${JSON.stringify(claimPrefix)} ` +
+        'overlap (one starts with the other), so a session key could name a claim: give them distinct prefixes',
     )
   }
   const evaluate = typeof client.eval === 'function' ? client.eval.bind(client) : undefined

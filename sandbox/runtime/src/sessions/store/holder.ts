@@ -43,7 +43,8 @@ export function claimHolderGone(holder: string): boolean {
   } catch (error) {
     return (error as { code?: unknown }).code === 'ESRCH'
   }
-  // It exists: alive, unless it is a zombie (exited, not yet reaped by its parent: a container without an init may never).
+  // It exists: alive, unless it is a zombie (exited, not yet reaped by its parent: a container without an init may
+  // never).
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
     return /^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2))

@@ -3,8 +3,11 @@
  * still passed): each test here fails when its guard is taken out.
  */
 import { describe, expect, test } from 'vitest'
-import { SandboxUsageError } from './errors.js'
-import { resolveSessionLimits, SessionTable, type SessionSpill, type SessionTurn } from './sessions.js'
+import { SandboxUsageError } from '../errors.js'
+import type { SessionTurn } from './entry.js'
+import { resolveSessionLimits } from './limits.js'
+import type { SessionSpill } from './spill.js'
+import { SessionTable } from './table.js'
 
 interface State {
   readonly name: string
