@@ -11,7 +11,8 @@
 import { createHash } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { EngineImage, searchUsedPages } from '../sandbox/quickjs/src/engine/image.js'
+import { searchUsedPages } from '../sandbox/quickjs/src/engine/booted-memory.js'
+import { EngineImage } from '../sandbox/quickjs/src/engine/image.js'
 import { loadModule, wasmPath, type QuickJSVariantName } from '../sandbox/quickjs/src/engine/module.js'
 import { ROOT } from './build-js.js'
 

@@ -21,7 +21,9 @@ import {
 import { toMcpContent } from '../upstream/content.js'
 import { checkBound, McpServeUsageError, UpstreamUnavailableError } from '../errors.js'
 import { MAX_MESSAGE_BYTES } from '../upstream/bounded-fetch.js'
-import { messageOf, UpstreamConnection, type ReconnectOptions, type UpstreamSpec } from '../upstream/connection.js'
+import { messageOf } from '../upstream/client-errors.js'
+import { argumentsTooDeep, noResult, upstreamsDown } from '../messages.js'
+import { UpstreamConnection, type ReconnectOptions, type UpstreamSpec } from '../upstream/connection.js'
 import { createMcpApproval, type McpApproval } from './approval.js'
 import { UpstreamRegistry } from './upstream-registry.js'
 
@@ -68,7 +70,10 @@ export interface PtcMcpServerOptions {
   readonly allowMissing?: boolean
   /** Timeout of each upstream request, and of one whole reading of a tool list (default: the MCP SDK's 60 s). */
   readonly requestTimeoutMs?: number
-  /** The most tools served from each upstream; the rest are left out with a warning. Default `MAX_UPSTREAM_TOOLS` (1 000). */
+  /**
+   * The most tools served from each upstream; the rest are left out with a warning. Default `MAX_UPSTREAM_TOOLS`
+   * (1 000).
+   */
   readonly maxUpstreamTools?: number
   /**
    * The longest message read from an upstream: a stdio line, an HTTP answer, one server-sent event. A longer answer
@@ -79,7 +84,10 @@ export interface PtcMcpServerOptions {
   readonly reconnect?: ReconnectOptions
   /** Where warnings go (skipped tools, dropped schema keywords, reconnections). Default: stderr. */
   readonly onWarning?: (message: string) => void
-  /** Where spawned upstreams' stderr goes (at most `MAX_STDERR_BACKLOG` bytes waiting per upstream). Default: this process's stderr. */
+  /**
+   * Where spawned upstreams' stderr goes (at most `MAX_STDERR_BACKLOG` bytes waiting per upstream). Default: this
+   * process's stderr.
+   */
   readonly upstreamStderr?: NodeJS.WritableStream
 }
 
@@ -107,7 +115,8 @@ export interface PtcMcpServer extends AsyncDisposable {
  * An upstream that cannot be connected at start fails the start, unless `allowMissing` (then it is
  * retried in the background and its tools appear when it connects).
  * @throws UpstreamUnavailableError when an upstream cannot be connected and `allowMissing` is not set
- * @throws McpServeUsageError when two upstreams share a name, tool names collide, or `maxUpstreamTools` or `maxUpstreamMessageBytes` is not a positive integer (within its bound)
+ * @throws McpServeUsageError when two upstreams share a name, tool names collide, or `maxUpstreamTools` or
+ *   `maxUpstreamMessageBytes` is not a positive integer (within its bound)
  */
 export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<PtcMcpServer> {
   const approval = options.approval ?? createMcpApproval()
@@ -127,7 +136,8 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
   const twice = named.find((name, i) => named.indexOf(name) !== i)
   if (twice !== undefined)
     throw new McpServeUsageError(
-      `two upstreams are named ${JSON.stringify(twice)}: their tools would share the names ${twice}.*; give each its own name`,
+      `two upstreams are named ${JSON.stringify(twice)}: their tools would share the names ${twice}.*; ` +
+        'give each its own name',
     )
   const servers = new Set<Server>()
   const registry = new UpstreamRegistry(tools, warn, () => {
@@ -182,7 +192,10 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
   if (failed.length > 0 && options.allowMissing !== true) {
     await undoStart()
     const which = failed.map((u) => u.label).join(', ')
-    const fix = `start ${failed.length === 1 ? 'it' : 'them'}, or serve without ${failed.length === 1 ? 'it' : 'them'} until ${failed.length === 1 ? 'it connects' : 'they connect'} (allowMissing; ptc serve --allow-missing)`
+    const one = failed.length === 1
+    const fix =
+      `start ${one ? 'it' : 'them'}, or serve without ${one ? 'it' : 'them'} until ` +
+      `${one ? 'it connects' : 'they connect'} (allowMissing; ptc serve --allow-missing)`
     throw new UpstreamUnavailableError(which, `${reasons.join('; ')}; ${fix}`)
   }
   for (const reason of reasons) warn(`${reason} (retrying in the background; --allow-missing)`)
@@ -229,7 +242,7 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
           content: [
             {
               type: 'text',
-              text: `Error: invalid ${request.params.name} arguments: they are nested too deeply to be read`,
+              text: argumentsTooDeep(request.params.name),
             },
           ],
           isError: true,
@@ -253,7 +266,8 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
             : undefined
         if (answered === undefined) throw error
         warn(
-          `${(error as Error).message}: call ${callId} (${request.params.name}) was answered, and its events are missing from the session log`,
+          `${(error as Error).message}: call ${callId} (${request.params.name}) was answered, and its events are ` +
+            'missing from the session log',
         )
         batch = {
           results: [answered],
@@ -265,10 +279,11 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
         stopProgress?.()
       }
       const result = batch.results[0]?.result
-      if (result === undefined) return { content: [{ type: 'text', text: 'Error: no result' }], isError: true }
+      if (result === undefined) return { content: [{ type: 'text', text: noResult() }], isError: true }
       const content = toMcpContent([...result.content, ...batch.additionalContexts.flatMap((m) => m.content)])
       if (result.isError) return { content, isError: true }
-      // The value the pipeline validated against the tool's output schema: an object exactly when that schema declares one.
+      // The value the pipeline validated against the tool's output schema: an object exactly when that schema
+      // declares one.
       return structuredOutput(tools, sessionAgent, request.params.name) !== undefined && isJsonObject(result.value)
         ? { content, structuredContent: result.value }
         : { content }
@@ -312,13 +327,9 @@ export async function createPtcMcpServer(options: PtcMcpServerOptions): Promise<
 function listTools(tools: ToolsService, agent: Agent, upstreams: readonly UpstreamConnection[]): Tool[] {
   const input = tools.modelInput(agent)
   const down = upstreams.filter((u) => !u.connected).map((u) => u.label)
-  // An upstream never connected has no tools listed yet; one that dropped keeps its last list, whose calls fail meanwhile.
-  const note =
-    down.length === 0
-      ? []
-      : [
-          `Not connected now (reconnecting): ${down.map((label) => `upstream ${label}`).join(', ')}. Its tools appear, or work again, once it connects.`,
-        ]
+  // An upstream never connected has no tools listed yet; one that dropped keeps its last list, whose calls fail
+  // meanwhile.
+  const note = down.length === 0 ? [] : [upstreamsDown(down)]
   const sdk = [...input.sections.map((s) => s.text), ...note].join('\n\n')
   return input.schemas.map((schema) => {
     const outputSchema = structuredOutput(tools, agent, schema.name)

@@ -1,6 +1,6 @@
 import type { CodeRunError, CodeRunLimits } from '@ptc/sandbox'
 import { wrapSessionSource, type GuestErrorInfo } from '@ptc/sandbox/backend'
-import type { SessionMemory } from './image.js'
+import type { SessionMemory } from './session-memory.js'
 
 /** One run as its engines receive it. */
 export interface RunInput {
@@ -177,7 +177,7 @@ export type ToWorker =
 
 /** Messages worker -> host. */
 export type FromWorker =
-  /** `usedPages`: what the worker's boot found (`usedPages` of image.ts), for the workers spawned after it. */
+  /** `usedPages`: what the worker's boot found (`usedPages` of booted-memory.ts), for the workers spawned after it. */
   | { t: 'ready'; usedPages?: number }
   | { t: 'flush'; runId: number; calls: SubCallRequest[]; logs: string[] }
   | { t: 'done'; runId: number; outcome: EngineRunOutcome }

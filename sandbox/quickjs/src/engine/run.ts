@@ -1,40 +1,18 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core'
-import {
-  FinishKind,
-  OutputLedger,
-  PROGRAM_FILENAME,
-  heldBackArguments,
-  maxErrorChars,
-  parseQueuedCalls,
-  stopError,
-} from '@ptc/sandbox/backend'
+import { OutputLedger, PROGRAM_FILENAME, parseQueuedCalls, stopError } from '@ptc/sandbox/backend'
 import type { CodeRunError } from '@ptc/sandbox'
-import type { GuestErrorInfo, QueueCaps } from '@ptc/sandbox/backend'
-import type { EngineImage, ImageHooks, SessionMemory } from './image.js'
-import {
-  CONTROL_NONE,
-  CPU_DEADLINE,
-  cpuDeadlineWord,
-  cpuLeftWord,
-  stopOf,
-  type EngineRunError,
-  type HostStop,
-  type EngineRunInput,
-  type EngineRunSink,
-  type SubCallRequest,
-} from './protocol.js'
+import type { GuestErrorInfo } from '@ptc/sandbox/backend'
+import { RunErrors, engineFailure, evaluationError, finishedResult, guestErrorInfo } from './guest-errors.js'
+import type { EngineImage, ImageHooks } from './image.js'
+import type { EngineRunError, HostStop, EngineRunInput, EngineRunSink } from './protocol.js'
+import { newRunApi, resumedRunApi } from './run-api.js'
+import { RunCalls } from './run-calls.js'
+import { RunClock } from './run-clock.js'
+import { resumedMemory, startMemory, suspension, type StartMemory } from './run-memory.js'
+import type { SessionMemory } from './session-memory.js'
 
 /** The guest's stack: large enough for real programs, far below the host's own. */
 const MAX_STACK_BYTES = 256 * 1024
-/**
- * The thread's own stack ran out inside the engine: some of QuickJS's recursions (its parser, JSON, array
- * joins) take more of it than of the stack QuickJS counts against MAX_STACK_BYTES, so V8's limit comes
- * first (inline on the calling thread's 1 MB, in a worker on its 4 MB). The program caused it: an exception
- * of the program's (uncatchable there, and the module is dropped), not a crash of the engine.
- */
-const NATIVE_STACK_OVERFLOW = /Maximum call stack size exceeded/
-/** What the prelude reports for a thrown value it could not describe (see `GUEST_PRELUDE`). */
-const UNFORMATTABLE = '[unformattable thrown value]'
 /**
  * Calls the guest hands over while it runs, for a sink on another thread (`EngineRunSink.takesCallsMidRun`):
  * a `Promise.all` of thousands of calls reaches the host in slices while the guest still makes them, instead
@@ -56,8 +34,10 @@ export class EngineRun {
   readonly #image: EngineImage
   readonly #input: EngineRunInput
   readonly #sink: EngineRunSink
-  readonly #control: Int32Array
+  readonly #clock: RunClock
   readonly #ledger: OutputLedger
+  readonly #calls: RunCalls
+  readonly #errors: RunErrors
   #rt: QuickJSRuntime | undefined
   #ctx: QuickJSContext | undefined
   #start: QuickJSHandle | undefined
@@ -65,20 +45,12 @@ export class EngineRun {
   #takeCalls: QuickJSHandle | undefined
   /** The program's promise (what `start` returned). */
   #program: QuickJSHandle | undefined
-  #cpuUsed = 0
-  #refusedAtStart = 0
-  #sliceStart = -1
-  #wallDeadline = 0
   #stop: CodeRunError | undefined
   #finished = false
   #result: { valueJson?: string; error?: EngineRunError } = {}
   #busy = false
   #done = false
   #broken = false
-  #calls: SubCallRequest[] = []
-  #logsSent = 0
-  #subCalls = 0
-  #outstanding = 0
   /**
    * The engine's memory is this session run's (restored, or resident): a run refused or stopped before
    * that must not capture, or it would hand the session memory that is not its own.
@@ -97,17 +69,19 @@ export class EngineRun {
     this.#image = image
     this.#input = input
     this.#sink = sink
-    this.#control = control
+    this.#clock = new RunClock(input, control)
     this.#ledger = new OutputLedger(input.limits.maxOutputBytes, input.resume?.outputBytes)
+    this.#calls = new RunCalls(sink, this.#ledger, input.limits.maxArgumentChars)
+    this.#errors = new RunErrors(image.loaded, input.limits)
   }
 
   /** Evaluates the prelude and the program and pumps jobs until the guest waits on the host. */
   start(): void {
     this.#busy = true
     try {
-      this.#wallDeadline = performance.now() + this.#input.wallRemainingMs
-      const pre = Atomics.load(this.#control, 0)
-      if (pre !== CONTROL_NONE) this.#stop = stopError(stopOf(pre), this.#input.limits)
+      this.#clock.startWall()
+      const pre = this.#clock.hostStop()
+      if (pre !== undefined) this.#stop = stopError(pre, this.#input.limits)
       else this.#boot()
       this.#pump()
     } catch (error) {
@@ -120,12 +94,12 @@ export class EngineRun {
   /** Delivers a batch of host results (`count` entries) and pumps. */
   deliver(batchJson: string, count: number): void {
     if (this.#done) return
-    this.#outstanding -= count
+    this.#calls.outstanding -= count
     this.#busy = true
     try {
       const ctx = this.#context()
       const text = ctx.newString(batchJson)
-      const error = this.#enter(() => this.#image.callDroppingResult(this.#settle as QuickJSHandle, text))
+      const error = this.#clock.enter(() => this.#image.callDroppingResult(this.#settle as QuickJSHandle, text))
       text.dispose()
       if (error !== undefined) this.#noteEngineError(error)
       this.#pump()
@@ -138,7 +112,7 @@ export class EngineRun {
 
   /** The guest is idle until the host delivers a result (it has calls outstanding and the run goes on). */
   get awaitingHost(): boolean {
-    return !this.#done && this.#outstanding > 0
+    return !this.#done && this.#calls.outstanding > 0
   }
 
   /**
@@ -158,8 +132,8 @@ export class EngineRun {
   #suspendable(): boolean {
     return (
       this.#suspendWanted !== undefined &&
-      this.#outstanding === this.#suspendWanted &&
-      this.#calls.length === 0 &&
+      this.#calls.outstanding === this.#suspendWanted &&
+      this.#calls.queued === 0 &&
       !this.#finished &&
       this.#stop === undefined &&
       !this.#image.hasPendingJob()
@@ -179,7 +153,7 @@ export class EngineRun {
   }
 
   #boot(): void {
-    const { limits, bindings, source } = this.#input
+    const source = this.#input.source
     const image = this.#image
     const hooks: ImageHooks = {
       limit: (which) => this.#onLimit(which),
@@ -190,70 +164,27 @@ export class EngineRun {
     }
     image.hooks = hooks
     if (this.#input.resume !== undefined) return this.#bootResumed(this.#input.resume)
-    const session = this.#input.session
-    if (this.#input.durable !== undefined && session === undefined) {
-      // Nothing above the booted state: a suspension captures this run's memory and no other's.
-      const refused = image.restore(undefined)
-      if (refused !== undefined) {
-        this.#stop = { kind: 'crash', message: refused }
-        return
-      }
-      this.#onRunMemory = true
-    } else if (session === undefined) {
-      if (image.resident !== undefined) image.reset()
-    } else if (session.id === undefined || session.id !== image.resident) {
-      const refused =
-        session.id !== undefined && session.memory === undefined
-          ? `the session's memory ${session.id} is not in this engine`
-          : image.restore(session.memory)
-      if (refused !== undefined) {
-        this.#stop = { kind: /cap|allocated/.test(refused) ? 'memory' : 'crash', message: refused }
-        return
-      }
-    }
-    // From here the memory is the session's: only now may the run's end capture it as the session's (and
-    // a durable session run's suspension, the session's state with the run's).
-    this.#onSessionMemory = session !== undefined
-    if (session !== undefined && this.#input.durable !== undefined) this.#onRunMemory = true
-    const rt = image.runtime
-    const ctx = image.context
-    this.#rt = rt
-    this.#ctx = ctx
+    if (!this.#onMemory(startMemory(image, this.#input))) return
     image.reseed()
-    this.#refusedAtStart = image.loaded.growth.refused
-    rt.setMemoryLimit(limits.memoryBytes)
-    rt.setMaxStackSize(MAX_STACK_BYTES)
-    // The run's long-lived handles (bindings, api, start, settle, program) are not disposed: `reset()` frees them.
-    const names = ctx.newString(JSON.stringify(bindings))
-    const caps: QueueCaps = {
-      maxSubCalls: limits.maxSubCalls,
-      maxPendingSubCalls: limits.maxPendingSubCalls,
-      handOverEvery: this.#sink.takesCallsMidRun === true ? HAND_OVER_EVERY : 0,
-    }
-    const queue = ctx.newString(JSON.stringify(caps))
-    const maxOutput = ctx.newNumber(limits.maxOutputBytes)
-    this.#owned.push(names, queue, maxOutput)
-    const api = ctx.unwrapResult(
-      this.#enter(() => ctx.callFunction(image.prelude, ctx.undefined, image.host, names, queue, maxOutput)),
-    )
-    this.#start = ctx.getProp(api, 'start')
-    this.#settle = ctx.getProp(api, 'settle')
-    this.#takeCalls = ctx.getProp(api, 'takeCalls')
-    this.#owned.push(api, this.#start, this.#settle, this.#takeCalls)
-    const program = this.#enter(() => ctx.evalCode(source, PROGRAM_FILENAME))
+    const ctx = this.#useEngine()
+    const handOverEvery = this.#sink.takesCallsMidRun === true ? HAND_OVER_EVERY : 0
+    const api = newRunApi(image, this.#input, handOverEvery, (fn) => this.#clock.enter(fn), this.#owned)
+    this.#start = api.start
+    this.#settle = api.settle
+    this.#takeCalls = api.takeCalls
+    const program = this.#clock.enter(() => ctx.evalCode(source, PROGRAM_FILENAME))
     this.#owned.push(program.error ?? program.value)
     if (program.error) {
       const info = this.#errorInfo(program.error)
       if (this.#stop === undefined) {
         this.#finished = true
-        // Evaluating the wrapper also declares a session program's globals: a TypeError there (a frozen global
-        // object) is the program's runtime error, not a syntax one.
-        const kind = info.name === 'SyntaxError' ? 'syntax' : 'exception'
-        this.#result = { error: isOutOfMemory(info) ? stopError('memory', this.#input.limits) : { kind, info } }
+        this.#result = { error: evaluationError(info, this.#input.limits) }
       }
       return
     }
-    const started = this.#enter(() => ctx.callFunction(this.#start as QuickJSHandle, ctx.undefined, program.value))
+    const started = this.#clock.enter(() =>
+      ctx.callFunction(this.#start as QuickJSHandle, ctx.undefined, program.value),
+    )
     if (started.error) this.#noteEngineError(started.error)
     else {
       this.#program = started.value
@@ -264,65 +195,49 @@ export class EngineRun {
   /** A suspended run's memory back in place, its run's api found again, and its parked calls made again. */
   #bootResumed(resume: NonNullable<EngineRunInput['resume']>): void {
     const image = this.#image
-    const refused = image.restore(resume.memory)
-    if (refused !== undefined) {
-      this.#stop = { kind: /cap|allocated/.test(refused) ? 'memory' : 'crash', message: refused }
-      return
-    }
-    this.#onRunMemory = true
-    // A session run's memory: its end captures it as the session's.
-    this.#onSessionMemory = this.#input.session !== undefined
-    const rt = image.runtime
-    const ctx = image.context
-    this.#rt = rt
-    this.#ctx = ctx
-    this.#refusedAtStart = image.loaded.growth.refused
-    rt.setMemoryLimit(this.#input.limits.memoryBytes)
-    rt.setMaxStackSize(MAX_STACK_BYTES)
-    const api = ctx.unwrapResult(
-      this.#enter(() => ctx.callFunction(image.prelude, ctx.undefined, image.host, ctx.null, ctx.null)),
-    )
-    this.#owned.push(api)
-    if (ctx.typeof(api) !== 'object') {
+    if (!this.#onMemory(resumedMemory(image, this.#input, resume))) return
+    this.#useEngine()
+    const api = resumedRunApi(image, (fn) => this.#clock.enter(fn), this.#owned)
+    if (api === undefined) {
       this.#stop = { kind: 'crash', message: 'the suspended run has no program in progress in its memory' }
       return
     }
-    this.#settle = ctx.getProp(api, 'settle')
-    this.#takeCalls = ctx.getProp(api, 'takeCalls')
-    this.#program = ctx.getProp(api, 'program')
-    this.#owned.push(this.#settle, this.#takeCalls, this.#program)
-    this.#cpuUsed = resume.cpuMs
-    this.#subCalls = resume.subCalls
-    this.#outstanding = resume.parked.length
-    this.#calls.push(...resume.parked)
+    this.#settle = api.settle
+    this.#takeCalls = api.takeCalls
+    this.#program = api.program
+    this.#clock.cpuUsed = resume.cpuMs
+    this.#calls.resume(resume.subCalls, resume.parked)
+  }
+
+  /** The run starts on the image's runtime and context, under its memory and stack limits. */
+  #useEngine(): QuickJSContext {
+    const rt = this.#image.runtime
+    const ctx = this.#image.context
+    this.#rt = rt
+    this.#ctx = ctx
+    this.#errors.started()
+    rt.setMemoryLimit(this.#input.limits.memoryBytes)
+    rt.setMaxStackSize(MAX_STACK_BYTES)
+    return ctx
+  }
+
+  /** Takes note of the memory the run starts on; false when it was refused (the run stops). */
+  #onMemory(memory: StartMemory): boolean {
+    if ('stop' in memory) {
+      this.#stop = memory.stop
+      return false
+    }
+    this.#onSessionMemory = memory.session
+    this.#onRunMemory = memory.run
+    return true
   }
 
   #shouldInterrupt(): boolean {
     if (this.#stop !== undefined || this.#finished) return true
-    const c = Atomics.load(this.#control, 0)
-    if (c !== CONTROL_NONE) {
-      this.#stop = stopError(stopOf(c), this.#input.limits)
-      return true
-    }
-    const now = performance.now()
-    if (now >= this.#wallDeadline) {
-      this.#stop = stopError('wall', this.#input.limits)
-      return true
-    }
-    if (this.#sliceStart >= 0 && this.#cpuUsed + (now - this.#sliceStart) >= this.#input.limits.cpuMs) {
-      this.#stop = stopError('cpu', this.#input.limits)
-      return true
-    }
-    return false
-  }
-
-  /** A call the guest made: it goes to the host, whose `HostCalls` enforces the sub-call caps. */
-  #onCall(id: number, name: string, argsJson: string): void {
-    if (this.#stop !== undefined || this.#finished) return
-    this.#subCalls++
-    this.#outstanding++
-    // A text the host would refuse does not cross to it: its length does.
-    this.#calls.push([id, name, heldBackArguments(argsJson, this.#input.limits.maxArgumentChars)])
+    const due = this.#clock.due()
+    if (due === undefined) return false
+    this.#stop = stopError(due, this.#input.limits)
+    return true
   }
 
   /**
@@ -339,15 +254,16 @@ export class EngineRun {
     const takeCalls = this.#takeCalls
     // After the run settled or stopped, queued calls are dropped (the interrupt handler would stop the take anyway).
     if (takeCalls === undefined || this.#stop !== undefined || this.#finished) return
-    const text = this.#enter(() => this.#image.callForString(takeCalls))
+    const text = this.#clock.enter(() => this.#image.callForString(takeCalls))
     if (typeof text !== 'string') return this.#noteEngineError(text)
     this.#onCalls(text)
   }
 
-  /** The calls in a `takeCalls()` text. */
+  /** The calls in a `takeCalls()` text: each goes to the host, whose `HostCalls` enforces the sub-call caps. */
   #onCalls(text: string): void {
     const names = this.#input.bindings
-    for (const [id, index, argsJson] of parseQueuedCalls(text)) this.#onCall(id, names[index] ?? '', argsJson)
+    for (const [id, index, argsJson] of parseQueuedCalls(text))
+      if (this.#stop === undefined && !this.#finished) this.#calls.add(id, names[index] ?? '', argsJson)
   }
 
   /**
@@ -357,18 +273,7 @@ export class EngineRun {
   #onQueued(text: string): void {
     if (this.#stop !== undefined || this.#finished || this.#sink.takesCallsMidRun !== true) return
     this.#onCalls(text)
-    this.#flush()
-  }
-
-  /** Sends the calls taken and the log entries accepted since the last flush, if there are any. */
-  #flush(): void {
-    const logs = this.#ledger.logs
-    if (this.#calls.length === 0 && logs.length === this.#logsSent) return
-    const calls = this.#calls
-    this.#calls = []
-    const fresh = logs.slice(this.#logsSent)
-    this.#logsSent = logs.length
-    this.#sink.flush(calls, fresh)
+    this.#calls.flush()
   }
 
   #onLog(text: string): void {
@@ -380,66 +285,16 @@ export class EngineRun {
   #onFinish(kind: number, payload: string): void {
     if (this.#stop !== undefined || this.#finished) return
     this.#finished = true
-    if (kind === FinishKind.Undefined) this.#result = {}
-    else if (kind === FinishKind.Value) {
-      this.#result = this.#ledger.value(payload)
-        ? { valueJson: payload }
-        : { error: { kind: 'output-limit', message: this.#ledger.describeOverflow('value') } }
-    } else if (kind === FinishKind.InvalidValue) {
-      this.#result = { error: { kind: 'invalid-output', message: payload } }
-    } else {
-      let info: GuestErrorInfo
-      try {
-        info = JSON.parse(payload) as GuestErrorInfo
-      } catch {
-        info = { message: 'unreadable error' }
-      }
-      // Out of memory, QuickJS may fail to allocate the error itself and throw `null`.
-      this.#result = {
-        error: this.#outOfMemory(info) ? stopError('memory', this.#input.limits) : { kind: 'exception', info },
-      }
-    }
-  }
-
-  /**
-   * Whether a guest error is the memory ceiling: QuickJS's out-of-memory error, or — when WebAssembly
-   * refused to grow the heap during this run — what is left when QuickJS could not even allocate that
-   * error (it throws `null`) or the prelude could not describe it.
-   */
-  #outOfMemory(info: GuestErrorInfo): boolean {
-    if (isOutOfMemory(info)) return true
-    const anonymous = info.name === undefined && (info.message === 'null' || info.message === UNFORMATTABLE)
-    return anonymous && this.#heapRefused()
-  }
-
-  /** WebAssembly refused to grow the module's memory (its cap) since this run started. */
-  #heapRefused(): boolean {
-    return this.#image.loaded.growth.refused > this.#refusedAtStart
-  }
-
-  #enter<T>(fn: () => T): T {
-    const start = performance.now()
-    this.#sliceStart = start
-    const base = this.#input.clockBase
-    const left = this.#input.limits.cpuMs - this.#cpuUsed
-    // The host's watchdog (worker isolation) stops the guest should it run past this without the engine noticing.
-    if (base !== undefined)
-      Atomics.store(this.#control, CPU_DEADLINE, cpuDeadlineWord(performance.timeOrigin + start - base + left))
-    try {
-      return fn()
-    } finally {
-      this.#cpuUsed += performance.now() - start
-      this.#sliceStart = -1
-      if (base !== undefined)
-        Atomics.store(this.#control, CPU_DEADLINE, cpuLeftWord(this.#input.limits.cpuMs - this.#cpuUsed))
-    }
+    this.#result = finishedResult(kind, payload, this.#ledger, this.#input.limits, (info) =>
+      this.#errors.outOfMemory(info),
+    )
   }
 
   #pump(): void {
     const rt = this.#rt
     const image = this.#image
     while (rt !== undefined && !this.#finished && this.#stop === undefined && image.hasPendingJob()) {
-      const error = this.#enter(() => image.runJobs())
+      const error = this.#clock.enter(() => image.runJobs())
       if (error !== undefined) this.#noteEngineError(error)
     }
     if (rt !== undefined && !this.#done) this.#takeQueuedCalls()
@@ -449,11 +304,12 @@ export class EngineRun {
       this.#suspending = true
       return this.#finish()
     }
-    this.#flush()
+    this.#calls.flush()
     if (this.#done) return
     if (this.#stop !== undefined) return this.#finish()
-    if (this.#outstanding === 0 && !image.hasPendingJob()) {
-      const lost = this.#unreportedOutcome()
+    if (this.#calls.outstanding === 0 && !image.hasPendingJob()) {
+      // The guest went quiet without calling `finish` and without a sub-call pending.
+      const lost = this.#errors.unreported(this.#program, () => this.#context())
       if (lost === undefined) this.#stop = stopError('stuck', this.#input.limits)
       else {
         this.#finished = true
@@ -463,68 +319,21 @@ export class EngineRun {
     }
   }
 
-  /**
-   * The guest went quiet without calling `finish` and without a sub-call pending. Out of memory,
-   * QuickJS may fail to queue the job that would report the outcome (bellard: the promise settled
-   * unreported; quickjs-ng: it stays pending, or `start` itself failed): with the heap at its cap that
-   * is the memory limit. A settled-but-unreported rejection is reported as what it was.
-   */
-  #unreportedOutcome(): EngineRunError | undefined {
-    if (this.#program === undefined) return this.#heapRefused() ? stopError('memory', this.#input.limits) : undefined
-    const state = this.#context().getPromiseState(this.#program)
-    if (state.type === 'pending') return this.#heapRefused() ? stopError('memory', this.#input.limits) : undefined
-    if (state.type === 'fulfilled') return stopError('memory', this.#input.limits)
-    const info = this.#errorInfo(state.error)
-    return this.#outOfMemory(info) ? stopError('memory', this.#input.limits) : { kind: 'exception', info }
-  }
-
   /** An error returned by the engine outside the program's own promise (a job, an interrupt). */
   #noteEngineError(handle: QuickJSHandle): void {
     const info = this.#errorInfo(handle)
     handle.dispose()
-    if (this.#outOfMemory(info)) this.#stop ??= stopError('memory', this.#input.limits)
+    if (this.#errors.outOfMemory(info)) this.#stop ??= stopError('memory', this.#input.limits)
   }
 
   #errorInfo(handle: QuickJSHandle): GuestErrorInfo {
-    const ctx = this.#context()
-    const read = (key: string): string | undefined => {
-      try {
-        const h = ctx.getProp(handle, key)
-        const v = ctx.typeof(h) === 'string' ? ctx.getString(h) : undefined
-        h.dispose()
-        return v
-      } catch {
-        return undefined
-      }
-    }
-    const name = read('name')
-    const message = read('message')
-    // Neither could be read: out of memory, reading a property can fail (each handle takes heap). An
-    // anonymous description lets `#outOfMemory` call it the memory limit when the heap could not grow.
-    if (name === undefined && message === undefined) return { message: UNFORMATTABLE }
-    const info: GuestErrorInfo = { name: name ?? 'Error', message: message ?? '' }
-    // As the prelude's `describe` does: no more of a message than the host could show leaves this thread.
-    const maxChars = maxErrorChars(this.#input.limits.maxOutputBytes)
-    if (info.message.length > maxChars) {
-      info.cutChars = info.message.length - maxChars
-      info.message = info.message.slice(0, maxChars)
-    }
-    const stack = read('stack')
-    if (stack !== undefined) info.stack = stack
-    return info
+    return guestErrorInfo(this.#context(), handle, this.#input.limits.maxOutputBytes)
   }
 
   #trap(error: unknown): void {
     this.#broken = true
     const message = error instanceof Error ? error.message : String(error)
-    this.#stop ??= /memory|OOM|enlarge/i.test(message)
-      ? stopError('memory', this.#input.limits)
-      : NATIVE_STACK_OVERFLOW.test(message)
-        ? {
-            kind: 'exception',
-            message: `RangeError: ${message}: the program nests or recurses too deeply for the engine's native stack (this cannot be caught inside the program)`,
-          }
-        : { kind: 'crash', message: `the QuickJS engine failed: ${message}` }
+    this.#stop ??= engineFailure(message, this.#input.limits)
     if (!this.#done) this.#finish()
   }
 
@@ -544,9 +353,9 @@ export class EngineRun {
     this.#rt = undefined
     this.#sink.done({
       ...outcome,
-      logs: this.#ledger.logs.slice(this.#logsSent),
-      cpuMs: this.#cpuUsed,
-      subCalls: this.#subCalls,
+      logs: this.#calls.unsentLogs(),
+      cpuMs: this.#clock.cpuUsed,
+      subCalls: this.#calls.made,
       broken: this.#broken,
       ...(session === undefined ? {} : { session }),
       ...(captured !== undefined && 'over' in captured ? { sessionOver: captured.over } : {}),
@@ -559,23 +368,13 @@ export class EngineRun {
     if (!this.#broken) this.#image.reset()
     this.#ctx = undefined
     this.#rt = undefined
-    const outcome = {
-      logs: this.#ledger.logs.slice(this.#logsSent),
-      cpuMs: this.#cpuUsed,
-      subCalls: this.#subCalls,
+    this.#sink.done({
+      logs: this.#calls.unsentLogs(),
+      cpuMs: this.#clock.cpuUsed,
+      subCalls: this.#calls.made,
       broken: this.#broken,
-    }
-    if (captured !== undefined && 'over' in captured) {
-      const message = `the program waits on a parked call with ${captured.over} bytes of state, over the ${this.#input.durable?.maxBytes ?? 0}-byte budget of a suspended run (maxSessionBytes): it cannot suspend`
-      this.#sink.done({ ...outcome, error: { kind: 'limit', message } })
-    } else if (captured === undefined) {
-      this.#sink.done({
-        ...outcome,
-        error: this.#stop ?? { kind: 'crash', message: 'the suspended run could not be captured' },
-      })
-    } else {
-      this.#sink.done({ ...outcome, suspended: { memory: captured, outputBytes: this.#ledger.usedBytes } })
-    }
+      ...suspension(captured, this.#stop, this.#input.durable?.maxBytes ?? 0, this.#ledger.usedBytes),
+    })
   }
 
   /**
@@ -598,8 +397,4 @@ export class EngineRun {
       return undefined
     }
   }
-}
-
-function isOutOfMemory(info: GuestErrorInfo): boolean {
-  return info.name === 'InternalError' && /out of memory/i.test(info.message)
 }

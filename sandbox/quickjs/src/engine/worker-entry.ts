@@ -7,7 +7,8 @@ import { measureMemory } from 'node:vm'
 import { parentPort, workerData } from 'node:worker_threads'
 import { LogJournal } from './journal.js'
 import { ReplyMailbox, type MailboxMemory } from './mailbox.js'
-import { adoptUsedPages, offerSpare, usedPages } from './image.js'
+import { adoptUsedPages, usedPages } from './booted-memory.js'
+import { offerSpare } from './session-memory.js'
 import { ModuleCache } from './module-cache.js'
 import { adoptCompiled, type QuickJSVariantName, type WasmModule } from './module.js'
 import { sourceOf, type FromWorker, type HostStop, type RunInput, type ToWorker } from './protocol.js'
@@ -24,7 +25,10 @@ export interface EngineWorkerData {
   warmBytes: number
   /** The engine's WebAssembly module as the host compiled it (see `compile`); absent, the worker compiles its own. */
   wasmModule?: WasmModule
-  /** The used page count an earlier worker's boot found (`adoptUsedPages`); absent, this worker's first boot searches. */
+  /**
+   * The used page count an earlier worker's boot found (`adoptUsedPages`); absent, this worker's first boot
+   * searches.
+   */
   usedPages?: number
 }
 

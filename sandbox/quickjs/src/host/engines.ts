@@ -1,4 +1,4 @@
-import type { SessionMemory } from '../engine/image.js'
+import type { SessionMemory } from '../engine/session-memory.js'
 import type { RunInput } from '../engine/protocol.js'
 import type { RunHost } from './run-host.js'
 

@@ -10,7 +10,7 @@ import {
 import { MAX_TIMER_MS, type CodeRunLimits, type CodeRunRequest, type CodeRunResult } from '@ptc/sandbox'
 import type { ParkedHostCall, PreparedProgram } from '@ptc/sandbox/backend'
 import type { EngineRunOutcome, EngineSuspension, HostStop, SubCallRequest } from '../engine/protocol.js'
-import type { SessionMemory } from '../engine/image.js'
+import type { SessionMemory } from '../engine/session-memory.js'
 
 /** The engine side of one run, as the host drives it (inline engine or worker). */
 export interface EngineChannel {

@@ -4,7 +4,7 @@ import { endianness } from 'node:os'
 import { GUEST_PRELUDE, type ParkedHostCall } from '@ptc/sandbox/backend'
 import type { CodeRunLimits, JsonValue } from '@ptc/sandbox'
 import { SnapshotError } from '@ptc/sandbox/session'
-import type { SessionMemory } from '../engine/image.js'
+import type { SessionMemory } from '../engine/session-memory.js'
 import { wasmPath, type QuickJSVariantName } from '../engine/module.js'
 import { fromBytePlanes, toBytePlanes } from './byte-planes.js'
 
