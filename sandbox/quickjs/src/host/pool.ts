@@ -196,9 +196,18 @@ export class WorkerPool implements Engines, SlotOwner {
       if (used >= LONG_RUN_CPU_MS) long.push(slot)
       else soonest = Math.min(soonest, LONG_RUN_CPU_MS - used)
     }
-    // Long runs yield the cores while fresh runs of this pool want them, not to the rest of the machine.
+    const lent = Math.min(long.length, this.#maxExtra)
+    if (lent !== this.#lent) {
+      this.#lent = lent
+      if (this.#firstBooted) this.warm()
+      // May admit a run at once, and review again: this look goes on from the state it saw.
+      this.#lend?.(lent)
+    }
+    // Long runs yield the cores to this pool's fresh runs and to the workers booting for them (a boot takes
+    // about 150 ms of CPU), not to the rest of the machine.
     const now = performance.now()
-    if (long.length > 0 && (soonest !== Infinity || this.#queue.length > 0)) this.#lastFresh = now
+    const fresh = soonest !== Infinity || this.#queue.length > 0 || this.#slots.some((s) => s.booting)
+    if (long.length > 0 && fresh) this.#lastFresh = now
     const yieldFor = this.#lastFresh + YIELD_HOLD_MS - now
     for (const slot of long) {
       if (yieldFor > 0) slot.demote()
@@ -206,13 +215,8 @@ export class WorkerPool implements Engines, SlotOwner {
     }
     // Their priority comes back once the hold is over: look again then.
     if (yieldFor > 0 && long.length > 0) soonest = Math.min(soonest, yieldFor + 1)
-    const lent = Math.min(long.length, this.#maxExtra)
-    if (lent !== this.#lent) {
-      this.#lent = lent
-      if (this.#firstBooted) this.warm()
-      this.#lend?.(lent)
-    }
     if (soonest !== Infinity) {
+      clearTimeout(this.#reviewTimer)
       this.#reviewTimer = setTimeout(() => this.review(), Math.max(MIN_REVIEW_MS, Math.ceil(soonest)))
       // A run in progress keeps the process alive through its own deadline timer.
       this.#reviewTimer.unref()

@@ -102,6 +102,11 @@ export class WorkerSlot {
     return this.#state === 'busy'
   }
 
+  /** Starting a worker, or about to (a replacement): it wants the cores now. */
+  get booting(): boolean {
+    return this.#state === 'booting' || this.#state === 'backoff'
+  }
+
   /** Booted and free: a run starts at once. */
   get idle(): boolean {
     return this.#state === 'idle'
