@@ -17,21 +17,66 @@ const BUILD_NEEDS =
 
 const QUICKJS_INSTEAD = 'Or use the default QuickJS backend (`createQuickJSRuntime` from @ptc/sandbox-quickjs).'
 
-const INSTALL_HINT =
-  `Install it with \`npm install isolated-vm@5\` or \`pnpm add isolated-vm@5\` (5.x supports Node 18-20; 6.x needs ` +
-  `Node 22). ${BUILD_NEEDS}, and ${ALLOW_BUILD}. ${QUICKJS_INSTEAD}`
+/**
+ * The isolated-vm majors ptc installs, each under the name `require` finds it by: isolated-vm 5 builds for
+ * Node 18 to 20 only, isolated-vm 6 and 7 need the V8 of Node 22 and 24 (and do not build on Node 20), so the
+ * package's optional dependencies carry both, `isolated-vm` (5.0.4) and the npm alias `isolated-vm-7` (7.0.2).
+ * A package manager skips the one whose engines or build do not fit the Node it runs on.
+ */
+export const ISOLATED_VM_PACKAGES = { legacy: 'isolated-vm', current: 'isolated-vm-7' } as const
+
+/** The first Node major isolated-vm 7 (the `isolated-vm-7` alias) is for. */
+const CURRENT_FROM_NODE = 24
+
+function nodeMajor(nodeVersion: string): number {
+  return Number.parseInt(nodeVersion.replace(/^v/, ''), 10)
+}
+
+/**
+ * The package names to `require` on Node `nodeVersion`, the one built for that Node first. The other comes
+ * second: a project may have installed a newer isolated-vm under the plain name itself.
+ */
+export function isolatedVmCandidates(nodeVersion: string = process.versions.node): readonly string[] {
+  const { legacy, current } = ISOLATED_VM_PACKAGES
+  return nodeMajor(nodeVersion) >= CURRENT_FROM_NODE ? [current, legacy] : [legacy, current]
+}
+
+/** What to install on Node `nodeVersion`, and why that major. */
+function installHint(nodeVersion: string): string {
+  const major = nodeMajor(nodeVersion)
+  const install = (version: number, why: string): string =>
+    `Install it with \`npm install isolated-vm@${version}\` or \`pnpm add isolated-vm@${version}\` (${why}). ` +
+    `${BUILD_NEEDS}, and ${ALLOW_BUILD}. ${QUICKJS_INSTEAD}`
+  if (major >= CURRENT_FROM_NODE)
+    return install(7, `this is Node ${major}: isolated-vm 7 is the line for Node 24 and later, 5.x supports Node 18-20`)
+  if (major >= 22)
+    return install(6, `this is Node ${major}: isolated-vm 6 supports Node 22, 7 needs Node 24, 5.x supports Node 18-20`)
+  return install(5, `this is Node ${major}: 5.x supports Node 18-20; 6.x needs Node 22 and 7.x Node 24`)
+}
 
 const BUILD_HINT =
   `Its install script did not run, or its build failed. ${ALLOW_BUILD}; then \`npm rebuild isolated-vm\` (or ` +
   `\`pnpm rebuild isolated-vm\`) builds it. ${BUILD_NEEDS}. ${QUICKJS_INSTEAD}`
 
 /**
- * Whether a failed `require('isolated-vm')` found the package but not its native part (`out/isolated_vm.node`,
- * which its install script builds): the package's own `require('./out/isolated_vm')` failed.
+ * Whether a failed `require('isolated-vm')` found the package but not its native part, which its install script
+ * builds: isolated-vm 5's own `require('./out/isolated_vm')` failed, or isolated-vm 6/7's `node-gyp-build`
+ * found neither a prebuilt binary for this Node nor a build of its own.
  */
 function nativePartMissing(error: unknown): boolean {
-  if (!(error instanceof Error) || (error as Error & { code?: unknown }).code !== 'MODULE_NOT_FOUND') return false
+  if (!(error instanceof Error)) return false
+  if (/^No native build was found for /.test(error.message)) return true
+  if ((error as Error & { code?: unknown }).code !== 'MODULE_NOT_FOUND') return false
   return /Cannot find module '[^']*out[\\/]isolated_vm(\.node)?'/.test(error.message)
+}
+
+/** Whether the native part was built against another Node (its `NODE_MODULE_VERSION` is not this one's). */
+function builtForAnotherNode(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    (error as Error & { code?: unknown }).code === 'ERR_DLOPEN_FAILED' &&
+    /NODE_MODULE_VERSION/.test(error.message)
+  )
 }
 
 const SNAPSHOT_HINT =
@@ -49,9 +94,22 @@ export function hasNoNodeSnapshotFlag(execArgv: readonly string[], nodeOptions: 
 const requireHere = createRequire(import.meta.url)
 let cached: IvmModule | undefined
 
+/**
+ * Requires the isolated-vm built for this Node: the first of `isolatedVmCandidates()` that loads. When none
+ * does, throws the first one's error (the package for this Node line: what to install or rebuild is about it).
+ */
 function defaultLoader(): unknown {
-  cached ??= requireHere('isolated-vm') as IvmModule
-  return cached
+  if (cached !== undefined) return cached
+  const errors: unknown[] = []
+  for (const name of isolatedVmCandidates()) {
+    try {
+      cached = requireHere(name) as IvmModule
+      return cached
+    } catch (error) {
+      errors.push(error)
+    }
+  }
+  throw errors[0]
 }
 
 /** Options of `loadIsolatedVm` (the same names as in `IsolatedVmRuntimeOptions`). */
@@ -60,6 +118,8 @@ export interface LoadOptions {
   checkNodeSnapshot?: boolean | undefined
   /** The process flags to check (tests); default `process.execArgv` and `NODE_OPTIONS`. */
   flags?: { execArgv: readonly string[]; nodeOptions: string | undefined } | undefined
+  /** The Node version whose isolated-vm line the messages name (tests); default `process.versions.node`. */
+  nodeVersion?: string | undefined
 }
 
 /**
@@ -71,11 +131,21 @@ export function loadIsolatedVm(options: LoadOptions = {}): IvmModule {
   if (options.checkNodeSnapshot !== false && !hasNoNodeSnapshotFlag(flags.execArgv, flags.nodeOptions)) {
     throw new SandboxBackendUnavailableError('node-snapshot', `the isolated-vm sandbox cannot start: ${SNAPSHOT_HINT}`)
   }
+  const installHintHere = installHint(options.nodeVersion ?? process.versions.node)
   let mod: unknown
   try {
     mod = (options.loader ?? defaultLoader)()
   } catch (error) {
     const detail = error instanceof Error ? error.message.split('\n')[0] : String(error)
+    if (builtForAnotherNode(error)) {
+      const abi = /NODE_MODULE_VERSION (\d+)[\s\S]*NODE_MODULE_VERSION (\d+)/.exec((error as Error).message)
+      const versions = abi === null ? '' : `: NODE_MODULE_VERSION ${abi[1]}, this Node needs ${abi[2]}`
+      throw new SandboxBackendUnavailableError(
+        'missing-module',
+        `the isolated-vm sandbox is not available: the optional dependency "isolated-vm" is installed but its native part was built for another Node version (${detail}${versions}). ${BUILD_HINT}`,
+        { cause: error },
+      )
+    }
     if (nativePartMissing(error)) {
       throw new SandboxBackendUnavailableError(
         'missing-module',
@@ -85,14 +155,14 @@ export function loadIsolatedVm(options: LoadOptions = {}): IvmModule {
     }
     throw new SandboxBackendUnavailableError(
       'missing-module',
-      `the isolated-vm sandbox is not available: the optional dependency "isolated-vm" could not be loaded (${detail}). ${INSTALL_HINT}`,
+      `the isolated-vm sandbox is not available: the optional dependency "isolated-vm" could not be loaded (${detail}). ${installHintHere}`,
       { cause: error },
     )
   }
   if (!isIvmModule(mod)) {
     throw new SandboxBackendUnavailableError(
       'invalid-module',
-      `the isolated-vm sandbox is not available: the loaded module is not isolated-vm 5 (no Isolate/Callback classes). ${INSTALL_HINT}`,
+      `the isolated-vm sandbox is not available: the loaded module is not isolated-vm (no Isolate/Callback/Reference classes). ${installHintHere}`,
     )
   }
   return mod

@@ -1,10 +1,10 @@
-import { createRequire } from 'node:module'
 import { SandboxUsageError } from '@ptc/sandbox'
 import { GUEST_GLOBALS } from '@ptc/sandbox/backend'
 import type { CodeRunRequest, CodeRuntime, JsonValue } from '@ptc/sandbox'
 import type IsolatedVM from 'isolated-vm'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createIsolatedVmRuntime, isolatedVmAvailability } from './index.js'
+import { loadIsolatedVm } from './load.js'
 
 const availability = isolatedVmAvailability()
 const echo = async (name: string, args: JsonValue): Promise<JsonValue> => ({ name, args })
@@ -153,7 +153,7 @@ describe.skipIf(!availability.available)(
     })
 
     test('an isolate that dies under a run is a crash, and the host call sees its signal', async () => {
-      const ivm = createRequire(import.meta.url)('isolated-vm') as typeof IsolatedVM
+      const ivm = loadIsolatedVm()
       const made: IsolatedVM.Isolate[] = []
       class TrackedIsolate extends ivm.Isolate {
         constructor(options?: IsolatedVM.IsolateOptions) {
