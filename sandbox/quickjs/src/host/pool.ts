@@ -64,8 +64,8 @@ const YIELD_HOLD_MS = 1000
  *
  * With `maxExtraRuns`, a run that has used `LONG_RUN_CPU_MS` of CPU no longer keeps fresh runs waiting: the pool
  * lends its place to the runtime's gate (`lendTo`) and boots a worker for the run that takes it, at once (one spare
- * is kept up besides); while fresh runs are in progress the long run's thread runs at `LONG_RUN_NICE`, so the OS
- * gives them the cores first. Workers past the need exit after `EXTRA_IDLE_MS` idle.
+ * is kept up besides); while fresh runs are in progress or workers boot, the long run's thread runs at
+ * `LONG_RUN_NICE`, so the OS gives them the cores first. Workers past the need exit after `EXTRA_IDLE_MS` idle.
  */
 export class WorkerPool implements Engines, SlotOwner {
   readonly #size: number
