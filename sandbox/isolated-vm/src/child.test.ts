@@ -20,6 +20,7 @@ test.each(['null', 'batch', 'untyped'])(
       const owner = {
         ready: () => void events.push('ready'),
         freed: () => undefined,
+        answered: () => undefined,
         exited: (_child: EngineChild, started: boolean) => {
           events.push(`exited (started: ${started})`)
           resolve()

@@ -55,13 +55,13 @@ export interface IsolatedVmRuntimeOptions {
   runsPerProcess?: number
   /**
    * Runs executing at once; later runs wait (their wall clock runs meanwhile), in order within each tenant
-   * (`CodeRunRequest.tenant`; a freed place goes to the tenants in turn).
+   * (`CodeRunRequest.tenant`; a freed place goes to the waiting tenant with the fewest runs in progress).
    * Default: `processes * runsPerProcess` (`'process'`), 8 (`'none'`).
    */
   maxConcurrentRuns?: number
   /**
-   * `'process'` containment: runs that may start past `maxConcurrentRuns` while as many runs that have used
-   * `LONG_RUN_CPU_MS` (50 ms) of CPU run; each goes to a child process beside such a run, in an isolate of its own
+   * `'process'` containment: runs that may start past `maxConcurrentRuns` while as many long runs run (runs that have
+   * used `LONG_RUN_CPU_MS` (50 ms) of CPU, or held their engine `LONG_RUN_HELD_MS` (50 ms) while runs wait); each goes to a child process beside such a run, in an isolate of its own
    * (a thread and about 2 MiB; the OS shares the cores), so runaway programs do not keep short ones waiting. A run
    * placed beside a long run fails with it (`crash`) if that run must be killed, so this is opt-in: default 0 (a
    * long run keeps its place, and with `runsPerProcess` 1 no run ever shares a process); `DEFAULT_MAX_EXTRA_RUNS`
@@ -203,6 +203,7 @@ class IsolatedVmCodeRuntime implements IsolatedVmRuntime {
         // Runs past a slice of CPU share their children with fresh runs: their places go to those.
         maxExtraRuns,
         lend: (places) => this.#gate.lend(places),
+        waiting: () => this.#gate.queued,
       })
     }
     // The isolates are warmed where they run; the TypeScript stripper is loaded here, meanwhile.

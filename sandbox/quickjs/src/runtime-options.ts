@@ -31,12 +31,13 @@ export interface QuickJSRuntimeOptions {
    * `os.availableParallelism()`: inline runs share the calling thread, so more of them at once adds
    * no CPU, only overlap while runs wait on tools, and each holds its own engine (a WebAssembly
    * memory of up to `memoryBytes` + 32 MiB); so the bound is that memory, not the cores. Waiting runs
-   * queue by `CodeRunRequest.tenant`, and a freed place goes to the tenants in turn.
+   * queue by `CodeRunRequest.tenant`, and a freed place goes to the waiting tenant with the fewest runs in progress
+   * (in turn among equals).
    */
   maxConcurrentRuns?: number
   /**
-   * Worker isolation: runs that may start past `maxConcurrentRuns` while as many runs that have used
-   * `LONG_RUN_CPU_MS` (50 ms) of CPU hold workers; each gets a worker booted for it (past the pool size: a thread
+   * Worker isolation: runs that may start past `maxConcurrentRuns` while as many long runs hold workers (runs that
+   * have used `LONG_RUN_CPU_MS` (50 ms) of CPU, or held their worker `LONG_RUN_HELD_MS` (50 ms) while runs wait); each gets a worker booted for it (past the pool size: a thread
    * and about 18 MiB each, plus its guest's memory), so runaway programs do not keep short ones waiting. Workers
    * past the need exit after 5 s idle. Default `DEFAULT_MAX_EXTRA_RUNS` (16); 0: a long run keeps its place.
    */

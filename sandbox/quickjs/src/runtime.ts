@@ -96,7 +96,11 @@ export class QuickJSCodeRuntime implements CodeRuntime {
       disposed: () => this.#disposed,
     })
     // Runs past a slice of CPU hold workers of their own: their places go to fresh runs.
-    if (this.#engines instanceof WorkerPool) this.#engines.lendTo((places) => this.#gate.lend(places))
+    if (this.#engines instanceof WorkerPool)
+      this.#engines.lendTo(
+        (places) => this.#gate.lend(places),
+        () => this.#gate.queued,
+      )
     if (options.prewarm !== false) {
       this.#engines.warm()
       preloadTypeScriptStripper()

@@ -37,6 +37,25 @@ describe('RunGate tenants', () => {
     expect(gate.active).toBe(0)
   })
 
+  test('a freed place goes first to a waiting tenant holding no place, before one whose runs hold places', async () => {
+    const gate = new RunGate(2, 100)
+    const order: string[] = []
+    const burning = await enter(gate, order, 'b-held', 'b')
+    const other = await enter(gate, order, 'x-held', 'x')
+    // Tenant b queued first, so the turn is its; but one of its runs already holds a place, and c holds none.
+    const b1 = enter(gate, order, 'b1', 'b')
+    const c1 = enter(gate, order, 'c1', 'c')
+    other.release()
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(order).toEqual(['b-held', 'x-held', 'c1'])
+    // Among tenants holding as many places, the turn decides: b's now.
+    ;(await c1).release()
+    ;(await b1).release()
+    burning.release()
+    expect(order).toEqual(['b-held', 'x-held', 'c1', 'b1'])
+    expect(gate.active).toBe(0)
+  })
+
   test('runs without a tenant share one queue, in FIFO order as before', async () => {
     const gate = new RunGate(1, 10)
     const order: string[] = []

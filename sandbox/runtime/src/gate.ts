@@ -22,6 +22,13 @@ export const DEFAULT_MAX_QUEUED_PROGRAM_BYTES = 16 * 1024 * 1024
 export const LONG_RUN_CPU_MS = 50
 
 /**
+ * How long a run may hold its engine while other runs wait for a place and still count as fresh, whatever CPU it
+ * used: past it, the run (awaiting a slow tool, or kept off the cores by other runs) lends its place as a run past
+ * `LONG_RUN_CPU_MS` does. Ten programs burning CPU on two cores take about 250 ms each to use 50 ms of CPU.
+ */
+export const LONG_RUN_HELD_MS = 50
+
+/**
  * The default number of places a backend lends past `maxConcurrentRuns`, one per run past `LONG_RUN_CPU_MS` (each
  * such run then has an engine beyond the pool's: a worker thread, an isolate thread), so 16 runaway programs can run
  * before fresh runs wait again.
@@ -53,7 +60,8 @@ interface Waiter {
  * backend lends, see `lend`); later runs wait, at most `maxQueued` of them whose programs take at most
  * `maxQueuedBytes` in all (one more ends at once with `queue-full`; a run finding the queue empty may wait
  * whatever its size). Waiting runs queue by tenant (`CodeRunRequest.tenant`; FIFO within one), and a freed place
- * goes to the tenants in turn, so a tenant with a backlog delays another by about one run. A
+ * goes to the waiting tenant with the fewest runs in progress, the tenants in turn among equals, so a tenant with a
+ * backlog delays another by about one run, and one whose runs hold many places goes after those holding none. A
  * waiting run leaves the queue when its wall deadline passes or its signal aborts. While a run
  * waits, its deadline timer is referenced: a pending run keeps the process alive. Sizes that are not
  * integers in range throw `SandboxUsageError` (`SANDBOX_MISUSE`).
@@ -67,6 +75,8 @@ export class RunGate {
   #queued = 0
   #queuedBytes = 0
   #active = 0
+  /** Runs holding a place, per tenant that holds any. */
+  readonly #activeBy = new Map<string, number>()
   #lent = 0
   /** Aborted by `close()`: the gate is closed once it has. */
   readonly #closing = new AbortController()
@@ -126,7 +136,7 @@ export class RunGate {
   enter(deadline: number, signal?: AbortSignal, bytes = 0, tenant = ''): Promise<GatePlace | GateRefused> {
     if (this.#closing.signal.aborted) return Promise.resolve({ ok: false, reason: 'closed' })
     if (signal?.aborted) return Promise.resolve({ ok: false, reason: 'abort' })
-    if (this.#active < this.#capacity() && this.#queued === 0) return Promise.resolve(this.#place())
+    if (this.#active < this.#capacity() && this.#queued === 0) return Promise.resolve(this.#place(tenant))
     const full = this.#queued >= this.maxQueued || (this.#queued > 0 && this.#queuedBytes + bytes > this.maxQueuedBytes)
     if (full) return Promise.resolve({ ok: false, reason: 'queue-full' })
     return new Promise((resolve) => {
@@ -173,21 +183,32 @@ export class RunGate {
     return this.maxConcurrent + this.#lent
   }
 
-  /** Gives free places to waiting runs: the first of the tenant whose turn it is, which then goes to the back. */
+  /**
+   * Gives free places to waiting runs: the first of the tenant with the fewest runs in progress (the first in turn
+   * among equals), which then goes to the back.
+   */
   #admit(): void {
     while (this.#active < this.#capacity() && this.#queued > 0) {
-      const [tenant, queue] = this.#queues.entries().next().value as [string, Waiter[]]
+      let tenant = ''
+      let fewest = Infinity
+      for (const name of this.#queues.keys()) {
+        const active = this.#activeBy.get(name) ?? 0
+        if (active < fewest) [tenant, fewest] = [name, active]
+        if (active === 0) break
+      }
+      const queue = this.#queues.get(tenant) as Waiter[]
       const next = queue.shift() as Waiter
       this.#queues.delete(tenant)
       if (queue.length > 0) this.#queues.set(tenant, queue)
       this.#queued--
       this.#queuedBytes -= next.bytes
-      next.settle(this.#place())
+      next.settle(this.#place(tenant))
     }
   }
 
-  #place(): GatePlace {
+  #place(tenant: string): GatePlace {
     this.#active++
+    this.#activeBy.set(tenant, (this.#activeBy.get(tenant) ?? 0) + 1)
     let released = false
     return {
       ok: true,
@@ -195,6 +216,9 @@ export class RunGate {
         if (released) return
         released = true
         this.#active--
+        const left = (this.#activeBy.get(tenant) ?? 1) - 1
+        if (left > 0) this.#activeBy.set(tenant, left)
+        else this.#activeBy.delete(tenant)
         this.#admit()
       },
     }

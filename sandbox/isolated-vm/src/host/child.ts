@@ -45,6 +45,12 @@ export interface ChildOwner {
   /** A place in the child freed (a run ended there). */
   freed(child: EngineChild): void
   /**
+   * A run the child hosts has answered (its place frees once the child confirms it stopped): a place it lent while
+   * it was long is taken back now, before the runtime's gate gives the run's own place to the next run. `stopping`:
+   * the child was told to stop the run, and must confirm within its grace.
+   */
+  answered(child: EngineChild, stopping: boolean): void
+  /**
    * The child's process is gone; `started`: it had become ready first. `orphans`: runs it was given but
    * never started (see `EngineChild`'s exit), to place again.
    */
@@ -205,6 +211,7 @@ export class EngineChild implements Lane {
       timer: this.#graceTimer(run.id, run.engineCpuMs ?? processCpuMs(this.#proc.pid), performance.now()),
       run,
     })
+    this.#owner.answered(this, stop)
   }
 
   /**

@@ -80,6 +80,25 @@ describe.skipIf(!availability.available)('runs past LONG_RUN_CPU_MS of CPU (maxE
     }
   }, 120_000)
 
+  test('a run that awaits a slow tool lends its place once runs wait: a fresh run answers while it waits', async () => {
+    const rt = createIsolatedVmRuntime({ processes: 1, maxExtraRuns: 4 })
+    let freshDone!: (r: CodeRunResult) => void
+    const freshResult = new Promise<CodeRunResult>((resolve) => (freshDone = resolve))
+    try {
+      // Its tool answers only once the fresh run has: with its place kept, the fresh run would wait out its wall.
+      const slow = rt.run({ ...short(20_000), call: async () => ({ v: (await freshResult).value ?? null }) })
+      await sleep(100)
+      const fresh = await rt.run(short(10_000))
+      freshDone(fresh)
+      expect(fresh.error).toBeUndefined()
+      expect(fresh.value).toBe(1)
+      expect((await slow).value).toBe(1)
+    } finally {
+      freshDone({ logs: [], stats: { cpuMs: 0, wallMs: 0, queueMs: 0, subCalls: 0 } })
+      await rt.dispose()
+    }
+  }, 60_000)
+
   test('with maxExtraRuns 0 a long run keeps its place: a fresh run waits (and here ends by its wall)', async () => {
     const rt = createIsolatedVmRuntime({ processes: 1, maxExtraRuns: 0 })
     const stop = new AbortController()

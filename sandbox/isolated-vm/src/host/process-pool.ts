@@ -1,4 +1,5 @@
-import { LONG_RUN_CPU_MS } from '@ptc/sandbox/backend'
+import { availableParallelism } from 'node:os'
+import { LONG_RUN_CPU_MS, LONG_RUN_HELD_MS } from '@ptc/sandbox/backend'
 import type { ChildConfig } from '../engine/child-entry.js'
 import { EngineChild, childCommand } from './child.js'
 import type { ChildCommand, ChildOwner } from './child.js'
@@ -12,6 +13,8 @@ function backoffMs(failures: number): number {
 
 /** How often the pool looks at whether runs in progress have become long (their engines report CPU every 50 ms). */
 const REVIEW_MS = 25
+/** The cores: with more runs in progress than this, threads that keep running yield to the others. */
+const CORES = availableParallelism()
 /**
  * How long after the last fresh run long runs go on yielding the cores: in a stream of short runs they stay lowered
  * between two (the host thread that takes the next one needs the cores too), alone they get their priority back.
@@ -44,6 +47,8 @@ export interface ProcessPoolOptions {
   maxExtraRuns?: number
   /** Told how many places the pool lends past its capacity, whenever that changes (`RunGate.lend`). */
   lend?: (places: number) => void
+  /** How many runs wait for a place (`RunGate.queued`): runs that held their engine `LONG_RUN_HELD_MS` lend theirs. */
+  waiting?: () => number
 }
 
 /**
@@ -56,7 +61,8 @@ export interface ProcessPoolOptions {
  * was given but never started, which go to another child); one that dies before it became ready is
  * replaced after a growing delay. Children are killed on `dispose` and when this process exits.
  *
- * With `maxExtraRuns`, a run past `LONG_RUN_CPU_MS` of CPU no longer keeps fresh runs waiting: its child takes one
+ * With `maxExtraRuns`, a long run (past `LONG_RUN_CPU_MS` of CPU, or `LONG_RUN_HELD_MS` on its engine while runs
+ * wait) no longer keeps fresh runs waiting: its child takes one
  * more run beside it (an isolate thread: the OS shares the cores), and the pool lends its place to the runtime's
  * gate. Fresh runs go to children without long runs first; one placed beside a long run fails with it (`crash`)
  * if that run must be killed (a long built-in that ignores its stop).
@@ -142,6 +148,8 @@ export class ProcessPool implements ChildOwner {
     if (max <= 0 || this.#disposed) return
     let long = 0
     let fresh = 0
+    let live = 0
+    const waiting = this.#waitingNow()
     const hot = new Set<EngineChild>()
     for (const [child, runs] of this.#hosted) {
       for (const run of runs) {
@@ -149,13 +157,22 @@ export class ProcessPool implements ChildOwner {
         else if (run.cpuMs >= LONG_RUN_CPU_MS) {
           long++
           hot.add(child)
-        } else fresh++
+        } else {
+          if (waiting > 0 && run.heldMs >= LONG_RUN_HELD_MS) long++
+          fresh++
+        }
+        live++
       }
       if (runs.size === 0) this.#hosted.delete(child)
     }
+    // More runs than cores: threads that keep running yield to the others whatever CPU their runs have used so far
+    // (ten programs burning CPU on two cores take 250 ms each to use LONG_RUN_CPU_MS, and every message of a fresh
+    // run waited behind them meanwhile).
+    const crowded = live > CORES
+    if (crowded) for (const child of this.#hosted.keys()) hot.add(child)
     // Long runs yield the cores while fresh runs of this pool want them, not to the rest of the machine.
     const now = performance.now()
-    if (long > 0 && (fresh > 0 || this.#waiting.length > 0)) this.#lastFresh = now
+    if ((long > 0 || crowded) && (fresh > 0 || waiting > 0)) this.#lastFresh = now
     if (now - this.#lastFresh >= YIELD_HOLD_MS) hot.clear()
     for (const child of hot) {
       const pid = child.pid
@@ -183,11 +200,23 @@ export class ProcessPool implements ChildOwner {
     }
   }
 
-  /** The live runs of `child` past `LONG_RUN_CPU_MS`, at most the lent places (each lets it take one more run). */
+  /** Runs waiting for a place in the gate or for a child. */
+  #waitingNow(): number {
+    return this.#waiting.length + (this.#options.waiting?.() ?? 0)
+  }
+
+  /**
+   * The live long runs of `child` (past `LONG_RUN_CPU_MS` of CPU, or `LONG_RUN_HELD_MS` on it while runs wait), at
+   * most the lent places (each lets it take one more run).
+   */
   #longRuns(child: EngineChild): number {
     if (this.#lent === 0) return 0
+    const waiting = this.#waitingNow()
     let long = 0
-    for (const run of this.#hosted.get(child) ?? []) if (!run.ended && run.cpuMs >= LONG_RUN_CPU_MS) long++
+    for (const run of this.#hosted.get(child) ?? []) {
+      if (run.ended) continue
+      if (run.cpuMs >= LONG_RUN_CPU_MS || (waiting > 0 && run.heldMs >= LONG_RUN_HELD_MS)) long++
+    }
     return Math.min(long, this.#lent)
   }
 
@@ -211,6 +240,18 @@ export class ProcessPool implements ChildOwner {
   freed(): void {
     this.#review()
     this.#startQueued()
+  }
+
+  answered(child: EngineChild, stopping: boolean): void {
+    // The thread that must stop may be one lowered as hot: with the cores taken by the child's other runs, it did not
+    // get to stop within the grace, and the child was killed with every run it hosted. They all get their priority
+    // back; those that keep running are lowered again a few looks later.
+    const pid = this.#watched.get(child)
+    if (stopping && pid !== undefined) {
+      this.#watched.delete(child)
+      this.#hot.restore(pid)
+    }
+    this.#review()
   }
 
   exited(child: EngineChild, started: boolean, orphans: RunHost[]): void {

@@ -84,6 +84,7 @@ export class RunHost {
   #ended = false
   #queueMs: number | undefined
   #cpuMs = 0
+  #attachedAt: number | undefined
   #settlesSent = 0
   readonly #wallTimer: ReturnType<typeof setTimeout> | undefined
   readonly #onAbort = (): void => this.stop('abort')
@@ -147,6 +148,11 @@ export class RunHost {
     return this.#cpuMs
   }
 
+  /** How long the run has been on its engine, in ms (0 before it got one). */
+  get heldMs(): number {
+    return this.#attachedAt === undefined ? 0 : performance.now() - this.#attachedAt
+  }
+
   /** The lane a session run must go to: the one keeping the session's isolate, while it is alive. */
   get home(): Lane | undefined {
     const home = this.session?.home
@@ -157,7 +163,8 @@ export class RunHost {
   attach(lane: Lane): void {
     if (this.#ended) return
     this.#lane = lane
-    this.#queueMs = performance.now() - this.#startedAt
+    this.#attachedAt = performance.now()
+    this.#queueMs = this.#attachedAt - this.#startedAt
     const session = this.session
     const input: StartInput =
       session === undefined

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os'
 import type { Worker } from 'node:worker_threads'
-import { LONG_RUN_CPU_MS } from '@ptc/sandbox/backend'
+import { LONG_RUN_CPU_MS, LONG_RUN_HELD_MS } from '@ptc/sandbox/backend'
 import type { SessionMemory } from '../engine/session-memory.js'
 import { compile, type QuickJSVariantName, type WasmModule } from '../engine/module.js'
 import { SpinPlaces } from '../engine/mailbox.js'
@@ -29,8 +29,9 @@ export interface WorkerPoolOptions {
   /** Starts one engine worker (default `spawnEngineWorker`; tests inject failing ones). */
   spawn?: (data: EngineWorkerData) => Worker
   /**
-   * Workers the pool may add past `size`, one for each run past `LONG_RUN_CPU_MS` of CPU that holds a worker: the
-   * pool lends their places (`lendTo`), so fresh runs do not wait behind such runs. Default 0: the pool keeps its size.
+   * Workers the pool may add past `size`, one for each long run that holds a worker (past `LONG_RUN_CPU_MS` of CPU, or
+   * `LONG_RUN_HELD_MS` on it while runs wait): the pool lends their places (`lendTo`), so fresh runs do not wait
+   * behind such runs. Default 0: the pool keeps its size.
    */
   maxExtraRuns?: number
 }
@@ -62,7 +63,8 @@ const YIELD_HOLD_MS = 1000
  * their own deadline (their `RunHost` timer). Workers are unreferenced while idle: an idle pool does
  * not keep the process alive, a pending run does (its deadline timer, and its worker while it runs).
  *
- * With `maxExtraRuns`, a run that has used `LONG_RUN_CPU_MS` of CPU no longer keeps fresh runs waiting: the pool
+ * With `maxExtraRuns`, a long run (one that has used `LONG_RUN_CPU_MS` of CPU, or held its worker `LONG_RUN_HELD_MS`
+ * while runs wait) no longer keeps fresh runs waiting: the pool
  * lends its place to the runtime's gate (`lendTo`) and boots a worker for the run that takes it, at once (one spare
  * is kept up besides); while fresh runs are in progress or workers boot, the long run's thread runs at
  * `LONG_RUN_NICE`, so the OS gives them the cores first. Workers past the need exit after `EXTRA_IDLE_MS` idle.
@@ -77,6 +79,8 @@ export class WorkerPool implements Engines, SlotOwner {
   /** Places lent past the size: the busy workers whose runs are long, at most `#maxExtra`. */
   #lent = 0
   #lend: ((places: number) => void) | undefined
+  /** How many runs wait for a place in the runtime's gate (see `lendTo`). */
+  #gateWaiting: () => number = () => 0
   /** The next look at whether runs in progress have become long. */
   #reviewTimer: ReturnType<typeof setTimeout> | undefined
   #trimTimer: ReturnType<typeof setTimeout> | undefined
@@ -126,9 +130,13 @@ export class WorkerPool implements Engines, SlotOwner {
     return this.#lent
   }
 
-  /** Tells `lend` how many places the pool lends past its size, now and whenever that changes (`RunGate.lend`). */
-  lendTo(lend: (places: number) => void): void {
+  /**
+   * Tells `lend` how many places the pool lends past its size, now and whenever that changes (`RunGate.lend`);
+   * `waiting` says how many runs wait for a place (`RunGate.queued`).
+   */
+  lendTo(lend: (places: number) => void, waiting?: () => number): void {
     this.#lend = lend
+    if (waiting !== undefined) this.#gateWaiting = waiting
     lend(this.#lent)
   }
 
@@ -179,24 +187,33 @@ export class WorkerPool implements Engines, SlotOwner {
   }
 
   /**
-   * Counts the busy workers whose runs have used `LONG_RUN_CPU_MS` and lends as many places (at most `#maxExtra`),
-   * booting workers for them, and lowers their threads' priority while fresh runs are about; looks again when a run
-   * could pass the mark at the earliest (CPU is counted only while the guest runs) or a long run's priority is due
-   * back, and retires workers past the need once they have been idle `EXTRA_IDLE_MS`.
+   * Counts the busy workers whose runs are long (used `LONG_RUN_CPU_MS` of CPU, or held the worker
+   * `LONG_RUN_HELD_MS` while runs wait) and lends as many places (at most `#maxExtra`), booting workers for them;
+   * lowers the priority of the threads that burn CPU while fresh runs are about; looks again when a run could pass
+   * a mark at the earliest (CPU is counted only while the guest runs) or a long run's priority is due back, and
+   * retires workers past the need once they have been idle `EXTRA_IDLE_MS`.
    */
   review(): void {
     clearTimeout(this.#reviewTimer)
     this.#reviewTimer = undefined
     if (this.#maxExtra === 0 || this.#disposed) return
+    const waiting = this.#queue.length + this.#gateWaiting()
     const long: WorkerSlot[] = []
+    let held = 0
     let soonest = Infinity
     for (const slot of this.#slots) {
       const used = slot.runCpuMs()
-      if (used === undefined) continue
+      const heldMs = slot.runHeldMs()
+      if (used === undefined || heldMs === undefined) continue
       if (used >= LONG_RUN_CPU_MS) long.push(slot)
-      else soonest = Math.min(soonest, LONG_RUN_CPU_MS - used)
+      else if (heldMs >= LONG_RUN_HELD_MS && waiting > 0) held++
+      else {
+        // Held long with nothing waiting: look again soon, in case a run comes to wait.
+        const untilHeld = heldMs >= LONG_RUN_HELD_MS ? MIN_REVIEW_MS : LONG_RUN_HELD_MS - heldMs
+        soonest = Math.min(soonest, LONG_RUN_CPU_MS - used, untilHeld)
+      }
     }
-    const lent = Math.min(long.length, this.#maxExtra)
+    const lent = Math.min(long.length + held, this.#maxExtra)
     if (lent !== this.#lent) {
       this.#lent = lent
       if (this.#firstBooted) this.warm()
@@ -206,7 +223,7 @@ export class WorkerPool implements Engines, SlotOwner {
     // Long runs yield the cores to this pool's fresh runs and to the workers booting for them (a boot takes
     // about 150 ms of CPU), not to the rest of the machine.
     const now = performance.now()
-    const fresh = soonest !== Infinity || this.#queue.length > 0 || this.#slots.some((s) => s.booting)
+    const fresh = soonest !== Infinity || held > 0 || waiting > 0 || this.#slots.some((s) => s.booting)
     if (long.length > 0 && fresh) this.#lastFresh = now
     const yieldFor = this.#lastFresh + YIELD_HOLD_MS - now
     for (const slot of long) {

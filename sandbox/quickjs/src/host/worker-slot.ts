@@ -65,7 +65,7 @@ export class WorkerSlot {
   /** The memory limit the worker's idle engine was made for (`ModuleCache.release` keeps the last run's), when known. */
   #engineBytes: number | undefined
   /** The run in progress: the CPU budget it started with and its clock base (see `runCpuMs`). */
-  #runCpu: { budget: number; clockBase: number } | undefined
+  #runCpu: { budget: number; clockBase: number; startedAt: number } | undefined
   /** `performance.now()` when the worker last became idle. */
   idleSince = 0
   /** The OS id of the worker's thread, when known (see `withThreadId`): what `demote` reprioritises. */
@@ -123,6 +123,12 @@ export class WorkerSlot {
     if (this.#state !== 'busy' || run === undefined) return undefined
     const now = performance.timeOrigin + performance.now() - run.clockBase
     return run.budget - cpuOfWord(Atomics.load(this.#control, CPU_DEADLINE), now).ms
+  }
+
+  /** How long the run in progress has held the worker, in ms (undefined when no run is in progress). */
+  runHeldMs(): number | undefined {
+    const run = this.#runCpu
+    return this.#state !== 'busy' || run === undefined ? undefined : performance.now() - run.startedAt
   }
 
   /** The run in progress is long and fresh runs want the cores: its thread yields them (Linux; best effort). */
@@ -222,7 +228,7 @@ export class WorkerSlot {
     Atomics.store(control, 0, CONTROL_NONE)
     Atomics.store(control, CPU_DEADLINE, cpuLeftWord(budget))
     const clockBase = performance.timeOrigin + performance.now()
-    this.#runCpu = { budget, clockBase }
+    this.#runCpu = { budget, clockBase, startedAt: performance.now() }
     journal.clear()
     this.#loggedBytes = 0
     worker.ref()

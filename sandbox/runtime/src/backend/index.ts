@@ -20,7 +20,13 @@ export { whenAborted } from '../abort.js'
 export { spawnSourceWorker, startWorker } from '../worker-argv.js'
 export { validateBindings } from '../bindings.js'
 export { LOG_SEPARATOR_BYTES, OutputLedger, utf8ByteLength, withinOutputBudget } from '../ledger.js'
-export { DEFAULT_MAX_EXTRA_RUNS, DEFAULT_MAX_QUEUED_PROGRAM_BYTES, LONG_RUN_CPU_MS, RunGate } from '../gate.js'
+export {
+  DEFAULT_MAX_EXTRA_RUNS,
+  DEFAULT_MAX_QUEUED_PROGRAM_BYTES,
+  LONG_RUN_CPU_MS,
+  LONG_RUN_HELD_MS,
+  RunGate,
+} from '../gate.js'
 export type { GatePlace, GateRefusal } from '../gate.js'
 export { jsonText } from '../json-text.js'
 export { fulfilEntry, messageOf, nestsDeeperThan, parseProgramValue, rejectEntry, settleHostCall } from '../settle.js'
