@@ -11,7 +11,7 @@
  *   first short program (a burst: engines past the pool's are booted then).
  * - "flood": one tenant submits 200 short programs at once, then another submits one: its latency.
  *
- *   node --no-node-snapshot --conditions=@ptc/source --import tsx bench/liveness/neighbours.ts \
+ *   node --no-node-snapshot --import tsx bench/liveness/neighbours.ts \
  *     [--quick] [--rounds N] [--backend quickjs|isolated-vm]…
  *
  * Short programs have a wall of 1 500 ms (the issue's measure); a failure counts as a miss. Prints a markdown
