@@ -24,6 +24,7 @@ export type LivenessBackend = 'quickjs-worker' | 'quickjs-inline' | 'isolated-vm
 export interface RuntimeExtras {
   maxConcurrentRuns?: number
   maxQueuedRuns?: number
+  maxExtraRuns?: number
 }
 
 /** A liveness test's answer: the result, the time the promise took, the worst event-loop lag meanwhile. */

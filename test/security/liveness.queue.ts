@@ -42,13 +42,16 @@ function blocker(
   }
 }
 
-/** A runtime with one run at a time and `maxQueuedRuns` waiting; disposed after `fn`. */
+/**
+ * A runtime with one run at a time and `maxQueuedRuns` waiting; disposed after `fn`. No places are lent past the one
+ * (`maxExtraRuns: 0`): the blocker, past 50 ms of CPU, would otherwise let a waiting run in.
+ */
 async function withGate(
   s: HostileContext,
   maxQueuedRuns: number,
   fn: (rt: CodeRuntime) => Promise<void>,
 ): Promise<void> {
-  const rt = await s.create({ maxConcurrentRuns: 1, maxQueuedRuns })
+  const rt = await s.create({ maxConcurrentRuns: 1, maxQueuedRuns, maxExtraRuns: 0 })
   try {
     await fn(rt)
   } finally {
@@ -177,7 +180,7 @@ export function queueingTests(s: HostileContext): void {
   s.it(
     'liveness: dispose while runs are queued settles every one of them',
     async () => {
-      const rt = await s.create({ maxConcurrentRuns: 1, maxQueuedRuns: 8 })
+      const rt = await s.create({ maxConcurrentRuns: 1, maxQueuedRuns: 8, maxExtraRuns: 0 })
       const { running } = await block(s, rt)
       const queued = [1, 2, 3].map((i) => s.timed(`return ${i}`, { limits: { wallMs: 20_000 } }, rt))
       await sleep(100)
