@@ -3,17 +3,15 @@ import type IsolatedVM from 'isolated-vm'
 import { messageOf, syntaxErrorInfo } from '../guest-error.js'
 import { FINISH_ERROR } from './protocol.js'
 import type { EngineFailure, FromEngine, StartInput } from './protocol.js'
+import { RunMeter } from './run-meter.js'
 import { memoryLimitMib, type IsolateSlot, type SlotHandler } from './slot.js'
-
-/** How often the heap backstop samples the isolate between guest tasks (and the CPU time is reported). */
-const MEMORY_POLL_MS = 50
 
 /**
  * The engine side of one run in one isolate. Guest code runs only inside isolated-vm tasks this
  * class starts (`start`, then one `settle` per batch of results) on the isolate's own thread; the
  * guest talks back through three ignored-result callbacks, forwarded to the host as they come. Here
- * live the limits only the isolate's process can watch: the CPU watchdog (`isolate.cpuTime`), the
- * heap backstop and isolated-vm's own memory limit. Every end disposes the isolate, except the
+ * live the limits only the isolate's process can watch: the CPU watchdog and the heap backstop
+ * (`RunMeter`), and isolated-vm's own memory limit. Every end disposes the isolate, except the
  * clean end of a session run (see `#keeps`); `ended` is sent once no task of this run is left running,
  * which is the host's proof that the run uses no more CPU (a long built-in ignores the disposal: then
  * `ended` never comes, and the host kills the process).
@@ -35,12 +33,8 @@ export class EngineRun implements SlotHandler {
   /** Sub-calls forwarded to the host, and results delivered back: equal when the guest awaits no call. */
   #calls = 0
   #results = 0
-  #cpuBase: bigint | undefined
-  #cpuEnd = 0
-  #cpuTimer: ReturnType<typeof setTimeout> | undefined
-  #heapPoll: ReturnType<typeof setInterval> | undefined
-  #heapInFlight = false
-  #cpuSent = 0
+  /** The CPU watchdog and heap backstop, once the program starts. */
+  #meter: RunMeter | undefined
   /** A finish waiting for `#decide`: a guest RangeError, or any end of a run its isolate's limit does not bound. */
   #pendingFinish: { kind: unknown; payload: unknown; cpuMs: number; overLimit: boolean } | undefined
   /** The program completed, threw or did not compile: its isolate's state is one a program left. */
@@ -113,9 +107,11 @@ export class EngineRun implements SlotHandler {
       this.#checkEnded()
       return
     }
-    this.#cpuBase = slot.isolate.cpuTime
-    this.#armCpu(this.#input.cpuMs)
-    this.#heapPoll = setInterval(() => this.#pollHeap(), MEMORY_POLL_MS)
+    this.#meter = new RunMeter(slot, this.#input, {
+      done: () => this.#done,
+      over: (limit) => this.#fail(limit, ''),
+      cpu: (cpuMs) => this.#send({ t: 'cpu', run: this.id, cpuMs }),
+    })
     this.#tasks++
     try {
       // Evaluating the wrapper only creates the function, but the text is the model's: run it on the
@@ -172,7 +168,10 @@ export class EngineRun implements SlotHandler {
     this.#checkEnded()
   }
 
-  /** The host does not want this session run's isolate kept: it is disposed at the run's end (or now, if that has come). */
+  /**
+   * The host does not want this session run's isolate kept: it is disposed at the run's end (or now, if that
+   * has come).
+   */
   discard(): void {
     this.#discard = true
     if (this.#parking) this.#unpark()
@@ -270,8 +269,7 @@ export class EngineRun implements SlotHandler {
     if (this.#done) return
     this.#cpuMs()
     this.#done = true
-    clearTimeout(this.#cpuTimer)
-    clearInterval(this.#heapPoll)
+    this.#meter?.stop()
     const slot = this.#slot
     if (slot === undefined) return
     slot.handler = undefined
@@ -352,46 +350,7 @@ export class EngineRun implements SlotHandler {
   }
 
   #cpuMs(): number {
-    const slot = this.#slot
-    if (slot === undefined || this.#cpuBase === undefined || slot.disposed) return this.#cpuEnd
-    try {
-      this.#cpuEnd = Number(slot.isolate.cpuTime - this.#cpuBase) / 1e6
-    } catch {
-      // Disposed meanwhile: keep the last reading.
-    }
-    return this.#cpuEnd
-  }
-
-  /** `timeout` only covers synchronous evaluation, so CPU is watched from here: re-armed for what is left. */
-  #armCpu(delayMs: number): void {
-    this.#cpuTimer = setTimeout(() => {
-      if (this.#done) return
-      const used = this.#cpuMs()
-      if (used >= this.#input.cpuMs) this.#fail('cpu', '')
-      else this.#armCpu(Math.max(1, this.#input.cpuMs - used))
-    }, delayMs)
-  }
-
-  /** Backstop for isolated-vm's soft limit; statistics arrive between guest tasks. */
-  #pollHeap(): void {
-    const slot = this.#slot
-    if (this.#done || slot === undefined) return
-    const cpuMs = this.#cpuMs()
-    if (cpuMs - this.#cpuSent >= 1) {
-      this.#cpuSent = cpuMs
-      this.#send({ t: 'cpu', run: this.id, cpuMs })
-    }
-    if (this.#heapInFlight) return
-    this.#heapInFlight = true
-    slot.isolate.getHeapStatistics().then(
-      (heap) => {
-        this.#heapInFlight = false
-        if (heap.used_heap_size + heap.externally_allocated_size > this.#input.memoryBytes) this.#fail('memory', '')
-      },
-      () => {
-        this.#heapInFlight = false
-      },
-    )
+    return this.#meter === undefined ? 0 : this.#meter.cpuMs()
   }
 
   /** An isolated-vm operation failed: the memory limit, a top-level throw, or a dead isolate. */

@@ -3,18 +3,16 @@ import {
   GUEST_LOG_LEVELS,
   HostCalls,
   OutputLedger,
-  cutCharsOf,
-  formatGuestError,
-  parseProgramValue,
   stopError,
   whenAborted,
   withinOutputBudget,
 } from '@ptc/sandbox/backend'
 import type { CodeRunError, CodeRunLimits, CodeRunRequest, CodeRunResult, JsonValue } from '@ptc/sandbox'
-import type { AdmittedRun, GuestErrorInfo, PreparedProgram, StopReason } from '@ptc/sandbox/backend'
+import type { AdmittedRun, StopReason } from '@ptc/sandbox/backend'
 import { FINISH_ERROR } from '../engine/protocol.js'
 import type { FromEngine, StartInput, ToEngine } from '../engine/protocol.js'
 import { memoryLimitMib } from '../engine/slot.js'
+import { EngineOutcomes, type Outcome } from './engine-outcome.js'
 
 /** Where a run's engine side lives: a child process, or this process without containment. */
 export interface Lane {
@@ -63,8 +61,9 @@ const CLEAN_ENDS: ReadonlySet<string> = new Set(['ok', 'exception', 'syntax', 'i
 /**
  * The host side of one run: the output ledger, its sub-calls through the shared `HostCalls` (the
  * sub-call caps, `request.call` with one run-wide signal, results batched into one guest `settle`
- * per event-loop turn), the wall ceiling and abort (counted from the `run()` call), and the result. The guest runs in an engine
- * reached through a `Lane`; what the engine sends is untrusted and checked here.
+ * per event-loop turn), the wall ceiling and abort (counted from the `run()` call), and the result.
+ * The guest runs in an engine reached through a `Lane`; what the engine sends is untrusted and checked
+ * here (its report of the run's end in `EngineOutcomes`).
  */
 export class RunHost {
   readonly id = nextRunId++
@@ -73,9 +72,9 @@ export class RunHost {
   /** The CPU time (ms) the engine process had used when it answered this run, when it said (`processCpuMs`). */
   engineCpuMs: number | undefined
   readonly #limits: CodeRunLimits
-  readonly #program: PreparedProgram
   readonly #startedAt: number
   readonly #ledger: OutputLedger
+  readonly #outcomes: EngineOutcomes
   readonly #calls: HostCalls
   #resolve!: (result: CodeRunResult) => void
   #lane: Lane | undefined
@@ -107,7 +106,6 @@ export class RunHost {
     this.session = session
     this.sessionEnd = new Promise((resolve) => (this.#resolveSession = resolve))
     this.#limits = admitted.limits
-    this.#program = admitted.program
     this.#startedAt = admitted.startedAt
     const { limits } = admitted
     this.input = {
@@ -121,6 +119,7 @@ export class RunHost {
       cpuMs: limits.cpuMs,
     }
     this.#ledger = new OutputLedger(limits.maxOutputBytes)
+    this.#outcomes = new EngineOutcomes(limits, admitted.program, this.#ledger)
     this.#calls = new HostCalls(request, {
       limits,
       // One message to the engine per event-loop turn.
@@ -267,12 +266,12 @@ export class RunHost {
       case 'finish':
         this.#cpuMs = message.cpuMs
         this.#noteEngineCpu(message.processCpuMs)
-        this.#completed(message.kind, message.payload)
+        this.#conclude(this.#outcomes.completed(message.kind, message.payload))
         return
       case 'fail':
         this.#cpuMs = message.cpuMs
         this.#noteEngineCpu(message.processCpuMs)
-        this.#failed(message.reason, message.detail)
+        this.#conclude(this.#outcomes.failed(message.reason, message.detail))
         return
       case 'cpu':
         this.#cpuMs = message.cpuMs
@@ -284,71 +283,16 @@ export class RunHost {
         if (message.settled === this.#settlesSent && this.#calls.idle) this.stop('stuck')
         return
       case 'catastrophe':
-        if (/out.of.memory/i.test(message.message))
-          this.#finish(stopError('memory', this.#limits, this.#ledger), undefined, false)
-        else
-          this.#finish(
-            { kind: 'crash', message: `isolated-vm lost control of the isolate: ${message.message}` },
-            undefined,
-            false,
-          )
+        this.#conclude(this.#outcomes.catastrophe(message.message))
         return
       default:
         return
     }
   }
 
-  #completed(kind: unknown, payload: unknown): void {
-    const text = typeof payload === 'string' ? payload : ''
-    switch (kind) {
-      case FinishKind.Undefined:
-        this.#finish(undefined)
-        return
-      case FinishKind.Value:
-        // A length instead of the text: the guest knew it could not fit (see `setupSource`).
-        if (Number.isSafeInteger(payload) || !this.#ledger.value(text))
-          this.#finish({ kind: 'output-limit', message: this.#ledger.describeOverflow('value') })
-        else {
-          const parsed = parseProgramValue(text)
-          if ('error' in parsed) this.#finish(parsed.error)
-          else this.#finish(undefined, parsed.value)
-        }
-        return
-      case FinishKind.InvalidValue:
-        this.#finish({ kind: 'invalid-output', message: text })
-        return
-      case FinishKind.Error: {
-        const info = parseInfo(text)
-        if (info.name === 'RangeError' && isMemoryRangeError(info.message, this.#limits.memoryBytes)) {
-          this.#finish(stopError('memory', this.#limits, this.#ledger))
-        } else
-          this.#finish(
-            { kind: 'exception', message: formatGuestError(info, this.#program) },
-            undefined,
-            false,
-            cutCharsOf(info),
-          )
-        return
-      }
-      default:
-        this.#finish({ kind: 'crash', message: 'the guest sent a malformed completion' }, undefined, true)
-    }
-  }
-
-  #failed(reason: unknown, detail: unknown): void {
-    const text = typeof detail === 'string' ? detail : ''
-    switch (reason) {
-      case 'syntax':
-      case 'exception':
-        this.#finish({ kind: reason, message: formatGuestError(parseInfo(text), this.#program) })
-        return
-      case 'cpu':
-      case 'memory':
-        this.#finish(stopError(reason, this.#limits, this.#ledger))
-        return
-      default:
-        this.#finish({ kind: 'crash', message: text || 'the engine failed' })
-    }
+  /** Ends the run as the engine's report of its end says. */
+  #conclude(outcome: Outcome): void {
+    this.#finish(outcome.error, outcome.value, outcome.stop, outcome.cutChars)
   }
 
   /** `stop`: the engine has not ended the run itself and must be told to. */
@@ -392,28 +336,4 @@ export class RunHost {
       // The caller's listener: its failure is its own.
     }
   }
-}
-
-/** V8's longest string: 2^29 - 24 UTF-16 units, at least that many bytes. */
-const MAX_STRING_BYTES = 2 ** 29 - 24
-
-/**
- * An uncaught RangeError that means the guest wanted more memory than its budget: isolated-vm's
- * allocator refusing an ArrayBuffer past the isolate's limit, or V8 refusing a string longer than its
- * maximum (which V8 may throw before isolated-vm's soft limit stops a doubling string) when that
- * maximum is over the budget anyway.
- */
-function isMemoryRangeError(message: string, memoryBytes: number): boolean {
-  if (/^Array buffer allocation failed/.test(message)) return true
-  return /^Invalid string length/.test(message) && memoryBytes < MAX_STRING_BYTES
-}
-
-function parseInfo(text: string): GuestErrorInfo {
-  try {
-    const info = JSON.parse(text) as GuestErrorInfo
-    if (typeof info === 'object' && info !== null && typeof info.message === 'string') return info
-  } catch {
-    // fall through
-  }
-  return { message: 'unreadable error' }
 }
