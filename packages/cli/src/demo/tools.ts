@@ -3,16 +3,10 @@
  * writes over one `Shop` instance. The model reads these as TypeScript
  * declarations (the PTC SDK), so descriptions say what matters to a program.
  */
-import {
-  defineTool,
-  formatViolations,
-  ToolArgsError,
-  type InferValue,
-  type ToolDefinition,
-  type ToolRunContext,
-  type ValueSchemaSpec,
-} from '@ptc/tools'
-import { CATEGORIES, createShop, money, ORDER_STATUSES, STATUS_TRANSITIONS, type Order, type Shop } from './shop.js'
+import { defineTool, type ToolDefinition } from '@ptc/tools'
+import { closedParameters } from './closed-parameters.js'
+import { customerSpec, int, orderSpec, orderSummarySpec, productSpec, statusSpec, str, summary } from './schemas.js'
+import { CATEGORIES, createShop, money, ORDER_STATUSES, STATUS_TRANSITIONS, type Shop } from './shop.js'
 
 export interface ShopToolsOptions {
   /** The shop the tools read and write (default: a fresh `createShop()`). */
@@ -20,74 +14,6 @@ export interface ShopToolsOptions {
   /** Simulated latency of a read in ms (writes take twice as long). Default 5. */
   latencyMs?: number
 }
-
-const str = { type: 'string', required: true } as const
-const int = { type: 'integer', required: true } as const
-
-const customerSpec = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    id: str,
-    name: str,
-    email: str,
-    city: str,
-    country: { ...str, description: 'ISO 3166 alpha-2' },
-    tier: { type: 'string', enum: ['standard', 'silver', 'gold'], required: true },
-    joinedAt: { ...str, description: 'ISO date' },
-  },
-} as const satisfies ValueSchemaSpec
-
-const productSpec = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    sku: str,
-    name: str,
-    category: { type: 'string', enum: CATEGORIES, required: true },
-    priceCents: { ...int, description: 'unit price in euro cents' },
-    stock: { ...int, description: 'units on hand' },
-    reorderLevel: { ...int, description: 'restock when stock is at or below this' },
-  },
-} as const satisfies ValueSchemaSpec
-
-const statusSpec = { type: 'string', enum: ORDER_STATUSES, required: true } as const
-
-const orderSummarySpec = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    id: str,
-    customerId: str,
-    placedAt: { ...str, description: 'ISO date-time' },
-    status: statusSpec,
-    totalCents: int,
-    itemCount: { ...int, description: 'number of line items' },
-    expectedDeliveryAt: { ...str, description: 'ISO date' },
-  },
-} as const satisfies ValueSchemaSpec
-
-const orderSpec = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    ...orderSummarySpec.properties,
-    shippedAt: { type: 'string', description: 'ISO date; absent until shipped' },
-    deliveredAt: { type: 'string', description: 'ISO date; absent until delivered' },
-    refundedCents: { ...int, description: 'refunded so far' },
-    items: {
-      type: 'array',
-      required: true,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        properties: { sku: str, name: str, quantity: int, unitPriceCents: int, lineTotalCents: int },
-      },
-    },
-  },
-} as const satisfies ValueSchemaSpec
-
-type OrderSummary = InferValue<typeof orderSummarySpec>
 
 /** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
 function delay(ms: number, signal: AbortSignal): Promise<void> {
@@ -105,34 +31,6 @@ function delay(ms: number, signal: AbortSignal): Promise<void> {
   })
 }
 
-function summary(order: Order): OrderSummary {
-  const { id, customerId, placedAt, status, totalCents, expectedDeliveryAt } = order
-  return { id, customerId, placedAt, status, totalCents, itemCount: order.items.length, expectedDeliveryAt }
-}
-
-/**
- * The DSL's parameter root is an open object: an unknown key validates and is
- * ignored. For a filter that is a trap (`customer_id` instead of `customerId`
- * silently lists every customer's orders), so the shop's tools refuse unknown
- * keys with `INVALID_ARGS`, naming the known ones.
- */
-function closedParameters(tool: ToolDefinition): ToolDefinition {
-  const known = Object.keys(tool.parameters.properties ?? {})
-  return Object.freeze({
-    ...tool,
-    execute: (args: unknown, ctx: ToolRunContext): Promise<unknown> => {
-      const extra =
-        typeof args === 'object' && args !== null ? Object.keys(args).filter((key) => !known.includes(key)) : []
-      if (extra.length === 0) return tool.execute(args, ctx)
-      const violations = extra.map((key) => ({
-        path: `/${key}`,
-        message: `is not a ${tool.name} argument (known: ${known.join(', ') || 'none'})`,
-      }))
-      return Promise.reject(new ToolArgsError(`invalid arguments: ${formatViolations(violations)}`, violations))
-    },
-  })
-}
-
 const clampLimit = (limit: number | undefined, fallback: number, max: number): number =>
   Math.max(1, Math.min(limit ?? fallback, max))
 
@@ -146,7 +44,8 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
   const searchCustomers = defineTool({
     name: 'search_customers',
     description:
-      'Find customers whose name, email or city contains `query` (case-insensitive; "" matches everyone). Sorted by id; at most `limit` (default 10, max 100).',
+      'Find customers whose name, email or city contains `query` (case-insensitive; "" matches everyone). ' +
+      'Sorted by id; at most `limit` (default 10, max 100).',
     parameters: { query: str, limit: { type: 'integer' } },
     output: {
       schema: { type: 'array', items: customerSpec },
@@ -191,7 +90,9 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
   const listOrders = defineTool({
     name: 'list_orders',
     description:
-      'Order summaries (no line items; use get_order), newest first. Filters: `customerId`, `status`, `since` (ISO date, inclusive, on placedAt). At most `limit` (default 50, max 200).',
+      'Order summaries (no line items; use get_order), newest first. ' +
+      'Filters: `customerId`, `status`, `since` (ISO date, inclusive, on placedAt). ' +
+      'At most `limit` (default 50, max 200).',
     parameters: {
       customerId: { type: 'string' },
       status: { type: 'string', enum: ORDER_STATUSES },
@@ -207,7 +108,8 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
             `${orders.length} order(s)`,
             ...orders.map(
               (o) =>
-                `${o.id} ${o.customerId} ${o.placedAt.slice(0, 10)} ${o.status} ${money(o.totalCents)} (${o.itemCount} item(s), due ${o.expectedDeliveryAt})`,
+                `${o.id} ${o.customerId} ${o.placedAt.slice(0, 10)} ${o.status} ${money(o.totalCents)} ` +
+                `(${o.itemCount} item(s), due ${o.expectedDeliveryAt})`,
             ),
           ].join('\n'),
         },
@@ -234,7 +136,8 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
   const getOrder = defineTool({
     name: 'get_order',
     description:
-      'One order by id (e.g. "O-1001") with its line items (product names included) and refund total. Fails for an unknown id.',
+      'One order by id (e.g. "O-1001") with its line items (product names included) and refund total. ' +
+      'Fails for an unknown id.',
     parameters: { id: str },
     output: {
       schema: orderSpec,
@@ -242,7 +145,8 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
         {
           type: 'text',
           text: [
-            `${o.id} for ${o.customerId}, ${o.status}, total ${money(o.totalCents)}, refunded ${money(o.refundedCents)}`,
+            `${o.id} for ${o.customerId}, ${o.status}, total ${money(o.totalCents)}, ` +
+              `refunded ${money(o.refundedCents)}`,
             ...o.items.map((i) => `  ${i.quantity} x ${i.sku} ${i.name} @ ${money(i.unitPriceCents)}`),
           ].join('\n'),
         },
@@ -269,7 +173,8 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
   const searchProducts = defineTool({
     name: 'search_products',
     description:
-      'Products, sorted by SKU. All filters are optional: `query` (name or SKU contains, case-insensitive), `category`, `maxPrice` (unit price in cents, inclusive), `inStockOnly`.',
+      'Products, sorted by SKU. All filters are optional: `query` (name or SKU contains, case-insensitive), ' +
+      '`category`, `maxPrice` (unit price in cents, inclusive), `inStockOnly`.',
     parameters: {
       query: { type: 'string' },
       category: { type: 'string', enum: CATEGORIES },
@@ -285,7 +190,8 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
             `${hits.length} product(s)`,
             ...hits.map(
               (p) =>
-                `${p.sku} ${p.name} [${p.category}] ${money(p.priceCents)}, ${p.stock} in stock (reorder at ${p.reorderLevel})`,
+                `${p.sku} ${p.name} [${p.category}] ${money(p.priceCents)}, ` +
+                `${p.stock} in stock (reorder at ${p.reorderLevel})`,
             ),
           ].join('\n'),
         },
@@ -317,7 +223,9 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
       render: (_args, p) => [
         {
           type: 'text',
-          text: `${p.sku} ${p.name} [${p.category}] ${money(p.priceCents)}, ${p.stock} in stock (reorder at ${p.reorderLevel})`,
+          text:
+            `${p.sku} ${p.name} [${p.category}] ${money(p.priceCents)}, ` +
+            `${p.stock} in stock (reorder at ${p.reorderLevel})`,
         },
       ],
     },
@@ -331,7 +239,8 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
   const updateOrderStatus = defineTool({
     name: 'update_order_status',
     description:
-      "Change an order's status. Allowed: pending->processing|cancelled, processing->shipped|delayed|cancelled, shipped->delivered|delayed, delayed->shipped|delivered|cancelled. Runs alone (mutates).",
+      "Change an order's status. Allowed: pending->processing|cancelled, processing->shipped|delayed|cancelled, " +
+      'shipped->delivered|delayed, delayed->shipped|delivered|cancelled. Runs alone (mutates).',
     parameters: { id: str, status: statusSpec },
     output: {
       schema: {
@@ -356,7 +265,8 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
   const issueRefund = defineTool({
     name: 'issue_refund',
     description:
-      "Refund part or all of an order (in cents) to the customer's original payment method. Needs the user's approval; never more than the order total minus earlier refunds. Runs alone (mutates).",
+      "Refund part or all of an order (in cents) to the customer's original payment method. " +
+      "Needs the user's approval; never more than the order total minus earlier refunds. Runs alone (mutates).",
     parameters: {
       orderId: str,
       amountCents: { ...int, description: 'positive, in euro cents' },
@@ -377,7 +287,9 @@ export function shopTools(options: ShopToolsOptions = {}): ToolDefinition[] {
       render: (_args, v) => [
         {
           type: 'text',
-          text: `refund ${v.refundId}: ${money(v.amountCents)} on ${v.orderId} (${money(v.remainingCents)} still refundable)`,
+          text:
+            `refund ${v.refundId}: ${money(v.amountCents)} on ${v.orderId} ` +
+            `(${money(v.remainingCents)} still refundable)`,
         },
       ],
     },
