@@ -11,7 +11,7 @@ import { corsHeaders, requestAdmission, type RequestAdmission } from './admissio
 import { allowedHostKeys, allowedOrigins } from './names.js'
 import { resolveHttpOptions, type HttpServeOptions } from './options.js'
 import { JSONRPC_ERROR, refusal, refuse, type Refusal } from './reply.js'
-import { SessionTable } from './sessions.js'
+import { McpSessionTable } from './sessions.js'
 
 /** Counts of what an endpoint holds (tests and monitoring). */
 export interface HttpEndpointStats {
@@ -58,7 +58,7 @@ const METHODS = 'GET, POST, DELETE'
 export async function listenHttp(ptc: PtcMcpServer, options: HttpServeOptions): Promise<HttpEndpoint> {
   const config = resolveHttpOptions(options)
   const token = config.token === undefined ? generateToken() : config.token
-  const sessions = new SessionTable<Session>({ idleMs: config.sessionIdleMs, max: config.maxSessions })
+  const sessions = new McpSessionTable<Session>({ idleMs: config.sessionIdleMs, max: config.maxSessions })
   const servers = new Set<Server>()
   let serversCreated = 0
   let closing = false

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
 import type { ServerResponse } from 'node:http'
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
-import { SessionTable } from './sessions.js'
+import { McpSessionTable } from './sessions.js'
 
 /** Stands in for a response: only its 'close' event matters to the table. */
 const response = (): ServerResponse & EventEmitter => new EventEmitter() as ServerResponse & EventEmitter
@@ -10,12 +10,12 @@ const resources = (): { close: () => Promise<void>; closed: number } => {
   return r
 }
 
-describe('SessionTable', () => {
+describe('McpSessionTable', () => {
   beforeEach(() => void vi.useFakeTimers())
   afterEach(() => void vi.useRealTimers())
 
   test('reservations count toward the cap until they become sessions or are released', () => {
-    const table = new SessionTable<ReturnType<typeof resources>>({ idleMs: 1000, max: 2 })
+    const table = new McpSessionTable<ReturnType<typeof resources>>({ idleMs: 1000, max: 2 })
     expect([table.reserve(), table.reserve(), table.reserve()]).toEqual([true, true, false])
     table.release()
     table.add('a', resources(), response())
@@ -24,7 +24,7 @@ describe('SessionTable', () => {
   })
 
   test('a session expires idleMs after its last open response closed, never while one is open', async () => {
-    const table = new SessionTable<ReturnType<typeof resources>>({ idleMs: 1000, max: 10 })
+    const table = new McpSessionTable<ReturnType<typeof resources>>({ idleMs: 1000, max: 10 })
     const a = resources()
     const first = response()
     table.reserve()
@@ -45,7 +45,7 @@ describe('SessionTable', () => {
   })
 
   test('closeAll closes every session; later reservations fail and a late add closes its resources', async () => {
-    const table = new SessionTable<ReturnType<typeof resources>>({ idleMs: 1000, max: 10 })
+    const table = new McpSessionTable<ReturnType<typeof resources>>({ idleMs: 1000, max: 10 })
     const a = resources()
     const late = resources()
     table.reserve()

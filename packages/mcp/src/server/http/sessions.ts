@@ -17,13 +17,13 @@ interface Session<T> {
 }
 
 /**
- * The live sessions of one endpoint, with the cap and idle expiry. A session
+ * The live MCP sessions of one endpoint, with the cap and idle expiry. A session
  * is idle while none of its requests has an open response; after `idleMs` of
  * that it is closed. An initialize holds a slot from before its server is
  * created (`reserve`) until it becomes a session (`add`) or fails (`release`).
  * Timers are unref'd.
  */
-export class SessionTable<T extends SessionResources> {
+export class McpSessionTable<T extends SessionResources> {
   readonly #sessions = new Map<string, Session<T>>()
   readonly #idleMs: number
   readonly #max: number
