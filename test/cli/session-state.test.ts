@@ -155,5 +155,5 @@ describe('ptc run --session-state', () => {
     } finally {
       cleanup()
     }
-  })
+  }, 90_000)
 })
