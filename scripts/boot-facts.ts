@@ -48,7 +48,8 @@ export const BOOT_FACTS: Readonly<Record<QuickJSVariantName, { readonly wasmSha2
 ${Object.entries(facts)
   .map(
     ([variant, f]) =>
-      `  ${/^\w+$/.test(variant) ? variant : `'${variant}'`}: { wasmSha256: '${f.wasmSha256}', usedPages: ${f.usedPages} },`,
+      `  ${/^\w+$/.test(variant) ? variant : `'${variant}'`}: { wasmSha256: '${f.wasmSha256}', usedPages: ` +
+      `${f.usedPages} },`,
   )
   .join('\n')}
 }

@@ -120,7 +120,8 @@ function entriesOf(pkg: DeclaredPackage, source: string, root: string): Record<s
     const file = [join(source, `${name}.d.ts`), join(source, name, 'index.d.ts')].find((path) => existsSync(path))
     if (file === undefined)
       throw new Error(
-        `no declarations were emitted for ${relative(root, join(pkg.dir, target))} (from src/${name}.ts or src/${name}/index.ts)`,
+        `no declarations were emitted for ${relative(root, join(pkg.dir, target))} (from src/${name}.ts or ` +
+          `src/${name}/index.ts)`,
       )
     entries[name] = file
   }

@@ -32,7 +32,8 @@ function check(name: string, bin: string, args: readonly string[]): Promise<bool
       const seconds = ((performance.now() - started) / 1000).toFixed(1)
       const ok = code === 0
       process.stdout.write(
-        `${ok ? '✓' : '✗'} ${name}: ${ok ? 'passed' : signal === null ? `exit ${String(code)}` : `killed by ${signal}`} in ${seconds} s\n`,
+        `${ok ? '✓' : '✗'} ${name}: ` +
+          `${ok ? 'passed' : signal === null ? `exit ${String(code)}` : `killed by ${signal}`} in ${seconds} s\n`,
       )
       if (output.trim() !== '') process.stdout.write(`${output.trimEnd()}\n`)
       resolve(ok)

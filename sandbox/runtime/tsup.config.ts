@@ -41,7 +41,8 @@ async function bundleStripper(outDir: string): Promise<void> {
     if (file === undefined)
       throw new Error(`tsup.config.ts: ${manifest.name} has no license file to ship with dist/stripper.cjs`)
     notices.push(
-      `${manifest.name}@${manifest.version} (${manifest.license})\n\n${(await readFile(join(dir, file), 'utf8')).trim()}\n`,
+      `${manifest.name}@${manifest.version} ` +
+        `(${manifest.license})\n\n${(await readFile(join(dir, file), 'utf8')).trim()}\n`,
     )
   }
   await writeFile(

@@ -134,10 +134,10 @@ function argsOptional(parameters: unknown, maxDepth: number): boolean {
  * `declare const tools: Tools` and `declare const console`. Tools are sorted by name in
  * code-unit order; properties keep their schema order; the same tool set always gives
  * byte-identical text. Open objects (`additionalProperties` absent or `true`) render as
- * `{ … } & Record<string, JsonValue>`, closed ones exactly; optional properties are `?:`. What the subset cannot say degrades to
- * `unknown`. Total and iterative: never throws, any depth. Entries without a non-empty string
- * name are skipped; of several entries with one name the first in sorted text order is kept
- * (check names first with `validateBindingNames`).
+ * `{ … } & Record<string, JsonValue>`, closed ones exactly; optional properties are `?:`. What the subset cannot say
+ * degrades to `unknown`. Total and iterative: never throws, any depth. Entries without a non-empty string name are
+ * skipped; of several entries with one name the first in sorted text order is kept (check names first with
+ * `validateBindingNames`).
  */
 export function renderDeclarations(tools: readonly BindingTool[], options: RenderDeclarationsOptions = {}): string {
   const limits = renderLimits(options)
@@ -207,10 +207,13 @@ function renderEntry(entry: Entry, limits: { readonly maxDepth: number; readonly
   const budget: _RenderBudget = { maxDepth: limits.maxDepth, nodesLeft: limits.maxNodes }
   const key = bindingKey(entry.name)
   const ref = _quote(entry.name)
-  const args = `${_jsdoc(_annotationLines(entry.parameters), '  ')}  ${key}: ${_renderType(entry.parameters, 1, budget)}`
+  const args =
+    `${_jsdoc(_annotationLines(entry.parameters), '  ')}  ${key}: ` + `${_renderType(entry.parameters, 1, budget)}`
   const output = `${_jsdoc(_annotationLines(entry.output), '  ')}  ${key}: ${_renderType(entry.output, 1, budget)}`
   const param = argsOptional(entry.parameters, budget.maxDepth) ? 'args?' : 'args'
-  const method = `${_jsdoc(_commentLines(entry.description), '  ')}  ${key}(${param}: ToolArgsMap[${ref}]): Promise<ToolOutputMap[${ref}]>`
+  const method =
+    `${_jsdoc(_commentLines(entry.description), '  ')}  ${key}(${param}: ToolArgsMap[${ref}]): ` +
+    `Promise<ToolOutputMap[${ref}]>`
   return { name: entry.name, args, output, method }
 }
 

@@ -36,7 +36,8 @@ export function parseCommandArgs<O extends Options>(command: string, args: reado
     if (seen.has(token.name) && seen.get(token.name) !== token.value) {
       throw new CliError(
         'USAGE',
-        `--${token.name} is given twice (${JSON.stringify(seen.get(token.name))}, then ${JSON.stringify(token.value)}): give it once; see \`ptc ${command} --help\``,
+        `--${token.name} is given twice (${JSON.stringify(seen.get(token.name))}, then ` +
+          `${JSON.stringify(token.value)}): give it once; see \`ptc ${command} --help\``,
       )
     }
     seen.set(token.name, token.value)

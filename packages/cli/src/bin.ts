@@ -87,7 +87,8 @@ async function runMain(): Promise<number> {
   process.on('exit', () => {
     if (finished) return
     process.stderr.write(
-      'ptc: the command stopped before it finished: something it waited for can never settle (a tools module whose import never completes, or a tool that never answers)\n',
+      'ptc: the command stopped before it finished: something it waited for can never settle (a tools module whose ' +
+        'import never completes, or a tool that never answers)\n',
     )
     process.exitCode = 1
   })

@@ -20,7 +20,8 @@ const HELP_USAGE = `ptc help [COMMAND]   (or ptc COMMAND --help, -h)
   Prints this text, or one command's usage with its defaults. ptc --version (-v) prints the version.`
 
 const EXIT_STATUS =
-  'Exit status: 0 success, 1 the program (or check, or a benchmark) failed, 2 bad usage or input, 3 the program waits\nfor an approval (ptc run --approve defer; go on with ptc resume).'
+  'Exit status: 0 success, 1 the program (or check, or a benchmark) failed, 2 bad usage or input, 3 the program ' +
+  'waits\nfor an approval (ptc run --approve defer; go on with ptc resume).'
 
 export const USAGE = `ptc — run model-style programs against tools in a sandbox (Programmatic Tool Calling)
 

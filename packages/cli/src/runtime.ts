@@ -46,7 +46,10 @@ export const CLI_DEFAULT_LIMITS: Readonly<CodeRunLimits> = Object.freeze({
   maxArgumentChars: DEFAULT_LIMITS.maxArgumentChars,
 })
 
-/** The limits a run uses: the CLI's defaults, then a config file's limits, then the flags (later ones win; an absent or `undefined` limit keeps the one before). */
+/**
+ * The limits a run uses: the CLI's defaults, then a config file's limits, then the flags (later ones win; an absent or
+ * `undefined` limit keeps the one before).
+ */
 export function mergeLimits(config?: Partial<CodeRunLimits>, flags?: Partial<CodeRunLimits>): CodeRunLimits {
   const merged: CodeRunLimits = { ...CLI_DEFAULT_LIMITS }
   for (const layer of [config, flags]) {
@@ -57,13 +60,22 @@ export function mergeLimits(config?: Partial<CodeRunLimits>, flags?: Partial<Cod
   return merged
 }
 
-/** Concurrency-safe sub-calls of one run that may overlap: the PTC executor's default, said here so the usage can show it. */
+/**
+ * Concurrency-safe sub-calls of one run that may overlap: the PTC executor's default, said here so the usage can show
+ * it.
+ */
 export const CLI_DEFAULT_MAX_PARALLEL = 10
 
-/** What a run keeps across processes: sandbox sessions (`--session-state`), or suspended programs' secret (`--approve defer`). */
+/**
+ * What a run keeps across processes: sandbox sessions (`--session-state`), or suspended programs' secret (`--approve
+ * defer`).
+ */
 export interface RuntimeState {
   readonly sessions?: QuickJSSessionOptions | undefined
-  /** The key that authenticates suspended programs, QuickJS only (a session's secret serves them when there are sessions). */
+  /**
+   * The key that authenticates suspended programs, QuickJS only (a session's secret serves them when there are
+   * sessions).
+   */
   readonly secret?: Buffer | undefined
 }
 
@@ -94,7 +106,8 @@ export async function createRuntime(
   } catch (error) {
     throw new CliError(
       'BACKEND',
-      `the ${name} sandbox cannot start: ${firstLine(error).replace(/^the isolated-vm sandbox (cannot start|is not available): /, '')}`,
+      `the ${name} sandbox cannot start: ` +
+        `${firstLine(error).replace(/^the isolated-vm sandbox (cannot start|is not available): /, '')}`,
       { cause: error },
     )
   }

@@ -71,7 +71,10 @@ export async function loadToolSet(spec: string | undefined, cwd: string): Promis
   return { label: spec, tools }
 }
 
-/** The tools among a module's exports; an export that is not a tool is a `CliError`. May throw what a hostile export throws. */
+/**
+ * The tools among a module's exports; an export that is not a tool is a `CliError`. May throw what a hostile export
+ * throws.
+ */
 function toolsOf(spec: string, namespace: Record<string, unknown>): ToolDefinition[] {
   const tools: ToolDefinition[] = []
   for (const [name, value] of Object.entries(namespace)) {

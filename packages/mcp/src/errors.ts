@@ -53,7 +53,8 @@ export class McpServeUsageError extends McpError {
 export function checkBound<T extends number | undefined>(name: string, value: T, max = Number.MAX_SAFE_INTEGER): T {
   if (value === undefined || (Number.isSafeInteger(value) && value >= 1 && value <= max)) return value
   throw new McpServeUsageError(
-    `${name} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` of at most ${max}` : ''}, not ${String(value)}`,
+    `${name} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` of at most ${max}` : ''}, not ` +
+      `${String(value)}`,
   )
 }
 

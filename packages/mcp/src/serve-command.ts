@@ -28,7 +28,10 @@ export interface ServeCommandOptions {
    * every call. Default: a new `ToolsService`.
    */
   readonly tools?: ToolsService
-  /** The limits of every run unless a flag says otherwise (the `ptc` CLI passes its own and the config's; default: the sandbox's). */
+  /**
+   * The limits of every run unless a flag says otherwise (the `ptc` CLI passes its own and the config's; default: the
+   * sandbox's).
+   */
   readonly limits?: Partial<CodeRunLimits>
   /** The sandbox when `--sandbox` is not given (default `quickjs`). */
   readonly sandbox?: 'quickjs' | 'isolated-vm'
@@ -107,7 +110,8 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
             warn(`stopping: stdout failed (${ended.stdoutFailed}), so no answer can reach the client`)
           if (ended.inputFailed !== undefined) {
             warn(
-              `stopping: the client sent a message longer than a message may be (${ended.inputFailed}); the connection cannot go on after it`,
+              `stopping: the client sent a message longer than a message may be (${ended.inputFailed}); the ` +
+                `connection cannot go on after it`,
             )
             return 1
           }
@@ -120,7 +124,8 @@ export async function serveCommand(argv: string[], io: ServeIo, options: ServeCo
         if (endpoint.token === undefined) warn('authentication is off (--no-auth): any local process can call run_code')
         else if (args.token === undefined)
           warn(
-            `bearer token (generated; set $${TOKEN_ENV} to choose one): ${endpoint.token}\n  clients send "Authorization: Bearer ${endpoint.token}"`,
+            `bearer token (generated; set $${TOKEN_ENV} to choose one): ${endpoint.token}\n  clients send ` +
+              `"Authorization: Bearer ${endpoint.token}"`,
           )
         else warn(`clients send "Authorization: Bearer <the token from ${args.tokenSource ?? '--token'}>"`)
         ready(endpoint.url)

@@ -29,7 +29,9 @@ export async function answered(
   const started = Date.now()
   const result = await within(running, Math.min(MAX_TIMER_MS, wallMs + graceMs))
   if (result !== undefined) return result
-  const message = `the run did not end by its wall limit (at most ${wallMs} ms): the ${runtime} sandbox runtime had not answered ${graceMs} ms after that, and the run was given up`
+  const message =
+    `the run did not end by its wall limit (at most ${wallMs} ms): the ${runtime} sandbox runtime had ` +
+    `not answered ${graceMs} ms after that, and the run was given up`
   giveUp(new Error(message))
   return {
     logs: [],

@@ -27,7 +27,10 @@ export const ELIDED_HEAD_CHARS = 256
 
 /** What the log says of a value it did not keep whole (the event's `elided.arguments` or `elided.content`). */
 export interface Elision {
-  /** What the value weighed: the UTF-8 bytes of the arguments' JSON text; of content, its text's UTF-8 bytes plus its images' base64. */
+  /**
+   * What the value weighed: the UTF-8 bytes of the arguments' JSON text; of content, its text's UTF-8 bytes plus its
+   * images' base64.
+   */
   readonly bytes: number
   /** SHA-256 (hex) of the value's JSON text, to compare it with a copy kept elsewhere. */
   readonly sha256: string

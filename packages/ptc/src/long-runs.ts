@@ -167,7 +167,8 @@ export class LongRuns {
     const run = this.#runs.get(handle)
     if (run === undefined || !sameOwner(run.owner, ownerOf(ctx))) {
       throw new ToolArgsError(
-        `invalid run_code arguments: /wait no running program "${handle}": it ended and was returned, expired, or belongs to another agent`,
+        `invalid run_code arguments: /wait no running program "${handle}": it ended and was returned, expired, or ` +
+          `belongs to another agent`,
         [{ path: '/wait', message: `no running program "${handle}"` }],
       )
     }

@@ -23,7 +23,8 @@ export const RUN_CODE_PARAMETERS: ObjectJsonSchema = {
     code: {
       type: 'string',
       description:
-        'The body of an async function in JavaScript or TypeScript. Use await and return at top level; call tools as `await tools.name(args)`.',
+        'The body of an async function in JavaScript or TypeScript. Use await and return at top level; call tools ' +
+        'as `await tools.name(args)`.',
     },
     description: { type: 'string', description: 'A short label of what the program does, shown to the user.' },
     timeoutMs: { type: 'integer', description: 'Optional wall-clock limit for this program in milliseconds.' },
@@ -43,12 +44,14 @@ export const RUN_CODE_LONG_PARAMETERS: ObjectJsonSchema = {
     code: {
       type: 'string',
       description:
-        'The body of an async function in JavaScript or TypeScript. Use await and return at top level; call tools as `await tools.name(args)`. Omit it when you give `wait`.',
+        'The body of an async function in JavaScript or TypeScript. Use await and return at top level; call tools ' +
+        'as `await tools.name(args)`. Omit it when you give `wait`.',
     },
     wait: {
       type: 'string',
       description:
-        'The handle of a program still running (a previous run_code returned it): returns its next output, and its result once it ended. Give it instead of `code`.',
+        'The handle of a program still running (a previous run_code returned it): returns its next output, and its ' +
+        'result once it ended. Give it instead of `code`.',
     },
   },
   required: ['description'],

@@ -24,10 +24,10 @@ export class SandboxBackendUnavailableError extends Error {
   }
 }
 
-// `instanceof SandboxBackendUnavailableError` reads the brand, so it works across module copies (a bundled and a source build); a
-// subclass uses the ordinary prototype check. Never throws: a value whose traps throw (a hostile or revoked
-// Proxy) is not an instance. Installed outside the class body: a bundler renames a class that names itself
-// in its body, and every error's `name` became `_SandboxBackendUnavailableError`.
+// `instanceof SandboxBackendUnavailableError` reads the brand, so it works across module copies (a bundled and a source
+// build); a subclass uses the ordinary prototype check. Never throws: a value whose traps throw (a hostile or revoked
+// Proxy) is not an instance. Installed outside the class body: a bundler renames a class that names itself in its body,
+// and every error's `name` became `_SandboxBackendUnavailableError`.
 Object.defineProperty(SandboxBackendUnavailableError, Symbol.hasInstance, {
   value(this: unknown, value: unknown): boolean {
     try {

@@ -8,7 +8,8 @@ export type IvmModule = typeof IsolatedVM
 /** What lets a package manager run isolated-vm's install script (which builds its native part). */
 const ALLOW_BUILD =
   "npm 12+ and pnpm 10+ run a dependency's install script only when the project allows it: " +
-  '`npm install-scripts approve isolated-vm` (it writes `"allowScripts": { "isolated-vm": true }` into package.json), or pnpm\'s ' +
+  '`npm install-scripts approve isolated-vm` (it writes `"allowScripts": { "isolated-vm": true }` into ' +
+  "package.json), or pnpm's " +
   '`onlyBuiltDependencies` (`pnpm approve-builds`)'
 
 const BUILD_NEEDS =
@@ -142,27 +143,31 @@ export function loadIsolatedVm(options: LoadOptions = {}): IvmModule {
       const versions = abi === null ? '' : `: NODE_MODULE_VERSION ${abi[1]}, this Node needs ${abi[2]}`
       throw new SandboxBackendUnavailableError(
         'missing-module',
-        `the isolated-vm sandbox is not available: the optional dependency "isolated-vm" is installed but its native part was built for another Node version (${detail}${versions}). ${BUILD_HINT}`,
+        `the isolated-vm sandbox is not available: the optional dependency "isolated-vm" is installed but its ` +
+          `native part was built for another Node version (${detail}${versions}). ${BUILD_HINT}`,
         { cause: error },
       )
     }
     if (nativePartMissing(error)) {
       throw new SandboxBackendUnavailableError(
         'missing-module',
-        `the isolated-vm sandbox is not available: the optional dependency "isolated-vm" is installed but its native part was never built (${detail}). ${BUILD_HINT}`,
+        `the isolated-vm sandbox is not available: the optional dependency "isolated-vm" is installed but its ` +
+          `native part was never built (${detail}). ${BUILD_HINT}`,
         { cause: error },
       )
     }
     throw new SandboxBackendUnavailableError(
       'missing-module',
-      `the isolated-vm sandbox is not available: the optional dependency "isolated-vm" could not be loaded (${detail}). ${installHintHere}`,
+      `the isolated-vm sandbox is not available: the optional dependency "isolated-vm" could not be loaded ` +
+        `(${detail}). ${installHintHere}`,
       { cause: error },
     )
   }
   if (!isIvmModule(mod)) {
     throw new SandboxBackendUnavailableError(
       'invalid-module',
-      `the isolated-vm sandbox is not available: the loaded module is not isolated-vm (no Isolate/Callback/Reference classes). ${installHintHere}`,
+      `the isolated-vm sandbox is not available: the loaded module is not isolated-vm (no ` +
+        `Isolate/Callback/Reference classes). ${installHintHere}`,
     )
   }
   return mod

@@ -61,16 +61,16 @@ export interface IsolatedVmRuntimeOptions {
   maxConcurrentRuns?: number
   /**
    * `'process'` containment: runs that may start past `maxConcurrentRuns` while as many long runs run (runs that have
-   * used `LONG_RUN_CPU_MS` (50 ms) of CPU, or held their engine `LONG_RUN_HELD_MS` (50 ms) while runs wait); each goes to a child process beside such a run, in an isolate of its own
-   * (a thread and about 2 MiB; the OS shares the cores), so runaway programs do not keep short ones waiting. A run
-   * placed beside a long run fails with it (`crash`) if that run must be killed, so this is opt-in: default 0 (a
-   * long run keeps its place, and with `runsPerProcess` 1 no run ever shares a process); `DEFAULT_MAX_EXTRA_RUNS`
-   * (16) where liveness matters more than that guarantee.
+   * used `LONG_RUN_CPU_MS` (50 ms) of CPU, or held their engine `LONG_RUN_HELD_MS` (50 ms) while runs wait); each goes
+   * to a child process beside such a run, in an isolate of its own (a thread and about 2 MiB; the OS shares the cores),
+   * so runaway programs do not keep short ones waiting. A run placed beside a long run fails with it (`crash`) if that
+   * run must be killed, so this is opt-in: default 0 (a long run keeps its place, and with `runsPerProcess` 1 no run
+   * ever shares a process); `DEFAULT_MAX_EXTRA_RUNS` (16) where liveness matters more than that guarantee.
    */
   maxExtraRuns?: number
   /**
-   * Runs waiting for a place; one more ends at once as `limit`. Default `DEFAULT_MAX_QUEUED_RUNS` (256): a waiting run holds no
-   * isolate, only its request and a deadline timer (it leaves the queue at its wall deadline).
+   * Runs waiting for a place; one more ends at once as `limit`. Default `DEFAULT_MAX_QUEUED_RUNS` (256): a waiting run
+   * holds no isolate, only its request and a deadline timer (it leaves the queue at its wall deadline).
    */
   maxQueuedRuns?: number
   /**
@@ -88,8 +88,8 @@ export interface IsolatedVmRuntimeOptions {
   stopGraceMs?: number
   /**
    * Isolates each engine keeps created and ready (context and prelude setup included) for runs with
-   * the default memory limit; each serves exactly one run (or the runs of one session). Default 2 (`'none'`), 1 per child process
-   * (`'process'`); 0 creates every isolate on demand.
+   * the default memory limit; each serves exactly one run (or the runs of one session). Default 2 (`'none'`), 1 per
+   * child process (`'process'`); 0 creates every isolate on demand.
    */
   warmIsolates?: number
   /**

@@ -37,9 +37,10 @@ export interface QuickJSRuntimeOptions {
   maxConcurrentRuns?: number
   /**
    * Worker isolation: runs that may start past `maxConcurrentRuns` while as many long runs hold workers (runs that
-   * have used `LONG_RUN_CPU_MS` (50 ms) of CPU, or held their worker `LONG_RUN_HELD_MS` (50 ms) while runs wait); each gets a worker booted for it (past the pool size: a thread
-   * and about 18 MiB each, plus its guest's memory), so runaway programs do not keep short ones waiting. Workers
-   * past the need exit after 5 s idle. Default `DEFAULT_MAX_EXTRA_RUNS` (16); 0: a long run keeps its place.
+   * have used `LONG_RUN_CPU_MS` (50 ms) of CPU, or held their worker `LONG_RUN_HELD_MS` (50 ms) while runs wait); each
+   * gets a worker booted for it (past the pool size: a thread and about 18 MiB each, plus its guest's memory), so
+   * runaway programs do not keep short ones waiting. Workers past the need exit after 5 s idle. Default
+   * `DEFAULT_MAX_EXTRA_RUNS` (16); 0: a long run keeps its place.
    */
   maxExtraRuns?: number
   /**

@@ -80,13 +80,12 @@ export interface ParkedHostCall {
  * engine on another thread or in another process sends only that text's length for such a call (see `start`).
  * An admitted call goes through `settleHostCall` (a fresh parse handed to `request.call`, the outcome
  * as a settle entry; results deeper than `MAX_RESULT_DEPTH` or longer than `maxResultChars` or
- * `memoryBytes` characters reject it) with one run-wide signal, aborted by `close()`; the entries of the calls that finish
- * before the next flush are delivered together, in batches (`[entry,…]` JSON text and its count) of at
- * most a quarter of `memoryBytes` of text (see `MAX_BATCH_CHARS`).
- * After `close()`, calls are ignored and late results dropped. Once the run's own signal has aborted,
- * nothing more reaches the guest: a call it starts and a batch due for delivery stop the run as
- * `abort` instead. (The sub-calls the abort cut short reject; delivering those rejections would let
- * the program see them and end on its own, as an exception, before the host stopped it.)
+ * `memoryBytes` characters reject it) with one run-wide signal, aborted by `close()`; the entries of the calls that
+ * finish before the next flush are delivered together, in batches (`[entry,…]` JSON text and its count) of at most a
+ * quarter of `memoryBytes` of text (see `MAX_BATCH_CHARS`). After `close()`, calls are ignored and late results
+ * dropped. Once the run's own signal has aborted, nothing more reaches the guest: a call it starts and a batch due for
+ * delivery stop the run as `abort` instead. (The sub-calls the abort cut short reject; delivering those rejections
+ * would let the program see them and end on its own, as an exception, before the host stopped it.)
  */
 export class HostCalls {
   readonly #request: CodeRunRequest
@@ -220,7 +219,8 @@ export class HostCalls {
     if (this.#request.signal?.aborted === true) return this.#options.stop('abort')
     const replies = this.#replies
     this.#replies = []
-    // Consecutive entries up to #batchChars of text in all (a longer entry alone: at most MAX_BATCH_CHARS, `fulfilEntry`).
+    // Consecutive entries up to #batchChars of text in all (a longer entry alone: at most MAX_BATCH_CHARS,
+    // `fulfilEntry`).
     for (let start = 0; start < replies.length && !this.#closed; ) {
       let end = start + 1
       let chars = 2 + (replies[start] as string).length
@@ -246,7 +246,8 @@ export function heldBackArguments(argsJson: string, maxArgumentChars: number): s
 /** The refusal of arguments longer than `maxArgumentChars`: what the program's `ToolCallError` says. */
 function tooLongArguments(chars: number, max: number): Error {
   const error = new Error(
-    `the arguments are ${chars} characters of JSON, more than the ${max} a sub-call may pass (the maxArgumentChars limit)`,
+    `the arguments are ${chars} characters of JSON, more than the ${max} a sub-call may pass (the maxArgumentChars ` +
+      `limit)`,
   )
   return Object.assign(error, { code: 'INVALID_ARGS' })
 }

@@ -58,7 +58,8 @@ function withinCeilings(limits: CodeRunLimits, ceilings: LimitCeilings | undefin
   const memory = ceilings?.memoryBytes
   if (memory !== undefined && limits.memoryBytes > memory.max) {
     throw new SandboxUsageError(
-      `limit "memoryBytes" must be at most ${memory.max} (${memory.max / 1024 / 1024} MiB): ${memory.why}; not ${limits.memoryBytes}`,
+      `limit "memoryBytes" must be at most ${memory.max} (${memory.max / 1024 / 1024} MiB): ${memory.why}; not ` +
+        `${limits.memoryBytes}`,
     )
   }
   return limits

@@ -164,12 +164,16 @@ function refusal(
     case 'wall':
       return {
         kind: 'timeout',
-        message: `wall-clock limit of ${limits.wallMs} ms exceeded before the program started (${Math.round(performance.now() - startedAt)} ms preparing and waiting for an engine)`,
+        message:
+          `wall-clock limit of ${limits.wallMs} ms exceeded before the program started ` +
+          `(${Math.round(performance.now() - startedAt)} ms preparing and waiting for an engine)`,
       }
     case 'queue-full':
       return {
         kind: 'limit',
-        message: `the runtime's run queue is full (${gate?.active ?? 0} runs running, ${gate?.queued ?? 0} waiting with ${gate?.queuedBytes ?? 0} bytes of programs; it holds at most ${gate?.maxQueued ?? 0} runs and ${gate?.maxQueuedBytes ?? 0} bytes)`,
+        message:
+          `the runtime's run queue is full (${gate?.active ?? 0} runs running, ${gate?.queued ?? 0} waiting ` +
+          `with ${gate?.queuedBytes ?? 0} bytes of programs; it holds at most ${gate?.maxQueued ?? 0} runs and ${gate?.maxQueuedBytes ?? 0} bytes)`,
       }
   }
 }

@@ -55,12 +55,15 @@ const PARSE_OPTIONS: Options = {
 
 /** What the model is told about session programs (goes into the SDK prompt). */
 export const SESSION_GUIDANCE: string =
-  'Programs in a session share state: top-level declarations (const, let, var, function, class) and properties set on globalThis ' +
+  'Programs in a session share state: top-level declarations (const, let, var, function, class) and properties set ' +
+  'on globalThis ' +
   'stay available to the later programs of the session as the same values (by reference, not JSON copies). ' +
   'Declarations nested in blocks, loops or functions stay local to their program. ' +
-  'A top-level const becomes reassignable and can be redeclared by a later program, and using a top-level name before its declaration ' +
+  'A top-level const becomes reassignable and can be redeclared by a later program, and using a top-level name ' +
+  'before its declaration ' +
   "in the same program reads the earlier program's value (or undefined) instead of throwing. " +
-  '`tools`, `console` and `ToolCallError` cannot be redefined across programs: declaring one only shadows it inside that program.'
+  '`tools`, `console` and `ToolCallError` cannot be redefined across programs: declaring one only shadows it inside ' +
+  'that program.'
 
 interface Edit {
   readonly at: number

@@ -34,7 +34,9 @@ export function stopError(reason: StopReason, limits: CodeRunLimits, ledger?: Ou
     case 'limit-args':
       return {
         kind: 'limit',
-        message: `the arguments of the pending sub-calls exceeded the memory limit of ${limits.memoryBytes} bytes (the host holds each call's arguments until it settles)`,
+        message:
+          `the arguments of the pending sub-calls exceeded the memory limit of ${limits.memoryBytes} bytes ` +
+          `(the host holds each call's arguments until it settles)`,
       }
     case 'output':
       return {

@@ -114,6 +114,7 @@ export function spawnSourceWorker(entry: URL, workerData: unknown): Worker {
       .resolve('tsx/esm/api')
       .replace(/\.cjs$/, '.mjs'),
   ).href
-  const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}) })`
+  const boot =
+    `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return ` + `import(${JSON.stringify(entry.href)}) })`
   return new Worker(boot, { eval: true, workerData, execArgv: ['--conditions=@ptc/source'] })
 }

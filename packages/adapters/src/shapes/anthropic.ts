@@ -207,7 +207,9 @@ const MEDIA_TYPES: readonly string[] = [
   'image/webp',
 ] satisfies AnthropicImageMediaType[]
 
-/** A content block as a Messages API block; an image of a type the API does not take is named in a text block instead. */
+/**
+ * A content block as a Messages API block; an image of a type the API does not take is named in a text block instead.
+ */
 function toBlock(block: ContentBlock): AnthropicTextBlock | AnthropicImageBlock {
   if (block.type === 'text') return { type: 'text', text: block.text }
   if (!MEDIA_TYPES.includes(block.mimeType))

@@ -2,7 +2,10 @@ import type { ContentBlock, ToolBatchResult, ToolCallBlock, ToolSchema } from '@
 import { deferralOf, shown, type DeferralOptions } from './deferral.js'
 import { checkAllowedCallers, dataUrl, fromWireToolName, hostedCaller, wireSchemas } from './names.js'
 
-/** Who may call a function tool: the model itself (`direct`), or a program it wrote (`programmatic`: programmatic tool calling). */
+/**
+ * Who may call a function tool: the model itself (`direct`), or a program it wrote (`programmatic`: programmatic tool
+ * calling).
+ */
 export type OpenAIResponsesAllowedCaller = 'direct' | 'programmatic'
 
 /** A Responses API function tool (`tools[]` of `responses.create`). */
@@ -42,7 +45,10 @@ export interface OpenAIResponsesFunctionCall {
   call_id: string
   name: string
   arguments: string
-  /** Who made the call: `{ type: 'direct' }` (the model), or `{ type: 'program', caller_id }` (a program item's `call_id`). */
+  /**
+   * Who made the call: `{ type: 'direct' }` (the model), or `{ type: 'program', caller_id }` (a program item's
+   * `call_id`).
+   */
   caller?: { type: 'direct' } | { type: 'program'; caller_id: string } | null
 }
 

@@ -35,7 +35,8 @@ export function benchTable(rows: readonly { script: string; result: BenchResult 
         ? '—'
         : `${result.baseline.case} (${formatValue(result.baseline.median, result.unit)})`
     lines.push(
-      `| ${script} | ${label} | ${formatValue(result.median, result.unit)} | ${baseline} | ${formatRatio(costRatio(result))} |`,
+      `| ${script} | ${label} | ${formatValue(result.median, result.unit)} | ${baseline} | ` +
+        `${formatRatio(costRatio(result))} |`,
     )
   }
   return lines

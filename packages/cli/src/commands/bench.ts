@@ -40,7 +40,8 @@ export async function benchCommand(args: readonly string[], io: CliIo): Promise<
   if (root === undefined) {
     throw new CliError(
       'UNAVAILABLE',
-      'bench runs the benchmark scripts of the ptc repository (bench/), which are not installed with the package; run it inside a clone of the repository',
+      'bench runs the benchmark scripts of the ptc repository (bench/), which are not installed with the package; ' +
+        'run it inside a clone of the repository',
     )
   }
   const quick = values.quick === true
@@ -121,7 +122,8 @@ export async function benchCommand(args: readonly string[], io: CliIo): Promise<
   const shown = relative(io.cwd, outDir)
   writeMessage(
     io.stderr,
-    `${runs.length} scripts in ${totalSeconds.toFixed(1)} s; results in ${shown === '' || shown.startsWith('..') ? outDir : shown}/ (results.json, chart.svg)`,
+    `${runs.length} scripts in ${totalSeconds.toFixed(1)} s; results in ` +
+      `${shown === '' || shown.startsWith('..') ? outDir : shown}/ (results.json, chart.svg)`,
   )
   return runs.every((r) => r.exitCode === 0) ? 0 : 1
 }

@@ -15,7 +15,9 @@ export const INIT_USAGE = `ptc init [DIR]
   .gitignore and README.md. Then: npm install (the @ptc tarballs, until the packages are on the
   npm registry; it may be silent for minutes while isolated-vm compiles), npx ptc run program.ts.`
 
-/** `ptc init`: 0 after writing the starter; 2 when the folder is not empty or cannot be written (nothing is written). */
+/**
+ * `ptc init`: 0 after writing the starter; 2 when the folder is not empty or cannot be written (nothing is written).
+ */
 export async function initCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { positionals } = parseCommandArgs('init', args, {})
   if (positionals.length > 1)

@@ -26,7 +26,10 @@ const OPTIONS = {
   'max-parallel': { type: 'string' },
 } as const
 
-/** `ptc run`: 0 when the run succeeded, 1 when the program failed, 3 when it waits for an approval, 2 (thrown `CliError`) on bad input. */
+/**
+ * `ptc run`: 0 when the run succeeded, 1 when the program failed, 3 when it waits for an approval, 2 (thrown
+ * `CliError`) on bad input.
+ */
 export async function runCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandArgs('run', args, OPTIONS)
   const file = onePositional('run', positionals, 'program file (or - for stdin)')

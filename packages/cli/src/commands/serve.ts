@@ -68,7 +68,8 @@ export async function serveCommand(args: readonly string[], io: CliIo): Promise<
     const names = service.definitions().map((t) => t.name)
     writeMessage(
       io.stderr,
-      `config ${config.shown}: ${label === undefined || names.length === 0 ? 'no local tools' : `serving local tools ${names.join(', ')}`}`,
+      `config ${config.shown}: ` +
+        `${label === undefined || names.length === 0 ? 'no local tools' : `serving local tools ${names.join(', ')}`}`,
     )
   }
   // stdout may be the MCP channel (byte-exact); stderr is for people: upstream text reaches it escaped.

@@ -160,7 +160,10 @@ export function configChoosesIsolatedVm(explicit: string | undefined, cwd: strin
   }
 }
 
-/** The first line of an import's error, with the line after it when it ends in `:` (tsx: `Transform failed with 1 error:`). */
+/**
+ * The first line of an import's error, with the line after it when it ends in `:` (tsx: `Transform failed with 1
+ * error:`).
+ */
 function loadError(error: unknown): string {
   const first = firstLine(error)
   if (!first.endsWith(':')) return first

@@ -5,7 +5,10 @@ import { suggestion } from '../suggest.js'
 import { toolProblem } from '../tools-module.js'
 import type { PtcConfig } from './define.js'
 
-/** One thing wrong with a config: where (`tools[1]`, `limits.cpuMs`; `''` for the whole export) and what, in a message that names the place. */
+/**
+ * One thing wrong with a config: where (`tools[1]`, `limits.cpuMs`; `''` for the whole export) and what, in a message
+ * that names the place.
+ */
 export interface ConfigViolation {
   readonly path: string
   readonly message: string
@@ -50,7 +53,9 @@ function violationsOf(value: unknown): ConfigViolation[] {
     if (!(CONFIG_KEYS as readonly string[]).includes(key))
       out.push({
         path: key,
-        message: `unknown key ${JSON.stringify(key)}${suggestion(key, CONFIG_KEYS) || `; the keys are ${CONFIG_KEYS.join(', ')}`}`,
+        message:
+          `unknown key ` +
+          `${JSON.stringify(key)}${suggestion(key, CONFIG_KEYS) || `; the keys are ${CONFIG_KEYS.join(', ')}`}`,
       })
   }
   const { tools, setup, approval, limits, sandbox, discovery } = value as Record<string, unknown>
@@ -72,7 +77,9 @@ function violationsOf(value: unknown): ConfigViolation[] {
   if (approval !== undefined && (!isObject(approval) || typeof approval.request !== 'function')) {
     out.push({
       path: 'approval',
-      message: `approval must be an approval service { request(request) => Promise<'allowed-once' | 'rejected' | …> }, not ${isObject(approval) ? 'an object without a request function' : kindOf(approval)}`,
+      message:
+        `approval must be an approval service { request(request) => Promise<'allowed-once' | 'rejected' | …> ` +
+        `}, not ${isObject(approval) ? 'an object without a request function' : kindOf(approval)}`,
     })
   }
   if (limits !== undefined) out.push(...limitViolations(limits))
@@ -80,7 +87,9 @@ function violationsOf(value: unknown): ConfigViolation[] {
     const shown = typeof sandbox === 'string' ? JSON.stringify(sandbox) : kindOf(sandbox)
     out.push({
       path: 'sandbox',
-      message: `sandbox must be one of ${SANDBOXES.map((s) => JSON.stringify(s)).join(', ')}, not ${shown}${typeof sandbox === 'string' ? suggestion(sandbox, SANDBOXES) : ''}`,
+      message:
+        `sandbox must be one of ${SANDBOXES.map((s) => JSON.stringify(s)).join(', ')}, not ` +
+        `${shown}${typeof sandbox === 'string' ? suggestion(sandbox, SANDBOXES) : ''}`,
     })
   }
   if (discovery !== undefined) out.push(...discoveryViolations(discovery))
@@ -141,7 +150,9 @@ function limitViolations(limits: unknown): ConfigViolation[] {
     else if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
       out.push({
         path,
-        message: `${path} must be a non-negative number, not ${typeof value === 'number' ? String(value) : kindOf(value)}`,
+        message:
+          `${path} must be a non-negative number, not ` +
+          `${typeof value === 'number' ? String(value) : kindOf(value)}`,
       })
     else if (TIME_LIMITS.has(key) && value > MAX_TIMER_MS)
       out.push({ path, message: `${path} must be at most ${MAX_TIMER_MS} ms, not ${value}` })

@@ -70,19 +70,22 @@ export function renderLogTree(roots: readonly LogRoot[]): string[] {
       const elided =
         call.argumentsElided === undefined ? '' : ` [arguments ${formatBytes(call.argumentsElided)}, not logged whole]`
       push(
-        `  ${branch} ${call.id} ${call.name}(${argumentsSummary(call.arguments)})${elided} — ${formatMs(ms(call))} — ${outcome(call)}`,
+        `  ${branch} ${call.id} ${call.name}(${argumentsSummary(call.arguments)})${elided} — ${formatMs(ms(call))} ` +
+          `— ${outcome(call)}`,
       )
       pausesAfter(i + 1)
     })
     if (root.hosted) {
       const bytes = root.subCalls.reduce((sum, c) => sum + c.resultBytes, 0)
       push(
-        `     ${root.subCalls.length} call(s) from the provider's program; ${formatBytes(bytes)} of tool results went to it`,
+        `     ${root.subCalls.length} call(s) from the provider's program; ${formatBytes(bytes)} of tool results ` +
+          `went to it`,
       )
     } else if (root.subCalls.length > 0) {
       const bytes = root.subCalls.reduce((sum, c) => sum + c.resultBytes, 0)
       push(
-        `     ${root.subCalls.length} sub-call(s); ${formatBytes(bytes)} of tool results stayed in the sandbox, ${formatBytes(root.resultBytes)} reached the model`,
+        `     ${root.subCalls.length} sub-call(s); ${formatBytes(bytes)} of tool results stayed in the sandbox, ` +
+          `${formatBytes(root.resultBytes)} reached the model`,
       )
     }
   }

@@ -216,7 +216,10 @@ export function buildLogTree(events: readonly SessionEvent[]): LogRoot[] {
 /** What the views of a log show for a value nested too deeply to print. */
 export const TOO_DEEP = '(nested too deeply to show)'
 
-/** `value` as JSON text; one nested too deeply for `JSON.stringify` (it recurses: a RangeError past a few thousand levels) is `unshown`. */
+/**
+ * `value` as JSON text; one nested too deeply for `JSON.stringify` (it recurses: a RangeError past a few thousand
+ * levels) is `unshown`.
+ */
 export function jsonText(value: unknown, unshown = TOO_DEEP): string {
   try {
     return JSON.stringify(value) ?? ''

@@ -148,7 +148,8 @@ export async function openHarness(setup: HarnessSetup): Promise<Harness> {
   if (durable && sandbox !== 'quickjs') {
     throw new CliError(
       'USAGE',
-      `a program that waits for an approval (--approve defer, --durable-dir, ptc resume) needs the quickjs sandbox; ${sandbox} cannot suspend one`,
+      `a program that waits for an approval (--approve defer, --durable-dir, ptc resume) needs the quickjs sandbox; ` +
+        `${sandbox} cannot suspend one`,
     )
   }
   const folder = durable ? await durableFolder(values['durable-dir'] ?? DEFAULT_DURABLE_DIR, io.cwd) : undefined
@@ -198,7 +199,8 @@ export async function runHarnessBatch(
   if (values.json !== true)
     writeMessage(
       io.stderr,
-      `${what} on ${sandbox}, tools: ${label ?? 'none'}${config === undefined ? '' : `, config: ${config.shown}`}; the model receives:`,
+      `${what} on ${sandbox}, tools: ${label ?? 'none'}${config === undefined ? '' : `, config: ${config.shown}`}; ` +
+        `the model receives:`,
     )
   const session = new RecordingSession(sessionFile)
   const progress = progressLine(io.stderr, { counts: () => session.subCalls })
@@ -260,7 +262,8 @@ export async function runHarnessBatch(
     const what = state.fresh ? 'new' : `continued (${state.runs} programs so far)`
     writeMessage(
       io.stderr,
-      `session ${JSON.stringify(oneLine(state.key, 80))}: ${what}, ${state.kept ? `${state.bytes} bytes of state kept` : 'state of this run not kept'}${state.note === undefined ? '' : ` (${oneLine(state.note, 200)})`}`,
+      `session ${JSON.stringify(oneLine(state.key, 80))}: ${what}, ` +
+        `${state.kept ? `${state.bytes} bytes of state kept` : 'state of this run not kept'}${state.note === undefined ? '' : ` (${oneLine(state.note, 200)})`}`,
     )
   }
   if (awaiting !== undefined) {
@@ -269,7 +272,8 @@ export async function runHarnessBatch(
       .join(', ')
     writeMessage(
       io.stderr,
-      `the program waits for an approval of ${calls}; go on with: ptc resume ${awaiting.token} --decision allow|reject${resumeFlags(values)}`,
+      `the program waits for an approval of ${calls}; go on with: ptc resume ${awaiting.token} --decision ` +
+        `allow|reject${resumeFlags(values)}`,
       'yellow',
     )
     return EXIT_AWAITING

@@ -60,7 +60,9 @@ export function progressLine(stream: NodeJS.WritableStream, options: ProgressOpt
     const elapsed = now() - startedAt
     if (elapsed < delayMs) return
     const { started, settled } = options.counts()
-    const text = `${MESSAGE_PREFIX}running ${(elapsed / 1000).toFixed(1)} s; sub-calls: ${started} started, ${settled} settled`
+    const text =
+      `${MESSAGE_PREFIX}running ${(elapsed / 1000).toFixed(1)} s; sub-calls: ${started} started, ` +
+      `${settled} settled`
     // Wider than the terminal, it would wrap, and `\r` would rewrite only its last row.
     const columns = (stream as { columns?: number }).columns
     shown = true

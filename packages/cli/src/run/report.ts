@@ -66,7 +66,8 @@ export function runReport(facts: RunFacts): { report: RunReport; subCalls: SubCa
  */
 export function byteSummary(report: Pick<RunReport, 'bytes' | 'error'>, subCalls: number): string {
   const { inSandbox, toModel } = report.bytes
-  const figures = `bytes of tool results that stayed in the sandbox: ${inSandbox}; bytes that reached the model: ${toModel}`
+  const figures =
+    `bytes of tool results that stayed in the sandbox: ${inSandbox}; bytes that reached the model: ` + `${toModel}`
   if (toModel <= inSandbox)
     return inSandbox === 0
       ? figures
@@ -76,14 +77,17 @@ export function byteSummary(report: Pick<RunReport, 'bytes' | 'error'>, subCalls
       ? 'the error message and the logs captured before it'
       : 'what the program logged and returned (a value as indented JSON)'
   if (subCalls === 0) return `${figures} (no tool was called: all of it is ${own})`
-  return `${figures} (${toModel - inSandbox} more than the tools returned: the model reads ${own}, the program's own text, not a share of the tool results)`
+  return (
+    `${figures} (${toModel - inSandbox} more than the tools returned: the model reads ${own}, the program's ` +
+    `own text, not a share of the tool results)`
+  )
 }
 
 /**
  * The human footer (stderr): each sub-call with its outcome in colour, then how
- * many bytes stayed in the sandbox. `suspended`: the program suspended (a deferred call waits for approval). Every span is escaped when rendered
- * (`renderLine`): names, codes and messages from tools and the program cannot
- * start a line of their own.
+ * many bytes stayed in the sandbox. `suspended`: the program suspended (a deferred call waits for approval). Every span
+ * is escaped when rendered (`renderLine`): names, codes and messages from tools and the program cannot start a line of
+ * their own.
  */
 export function formatFooter(report: RunReport, subCalls: readonly SubCallRecord[], suspended = false): StyledLine[] {
   const lines: StyledLine[] = [
@@ -107,7 +111,8 @@ export function formatFooter(report: RunReport, subCalls: readonly SubCallRecord
             ? styled('red', `error ${c.code ?? ''}: ${oneLine(c.errorMessage ?? '', 80)}`)
             : styled('green', 'ok')
     lines.push([
-      `  ${id.padEnd(idWidth)}  ${name.padEnd(nameWidth)}  ${ms.padStart(7)}  ${formatBytes(c.contentBytes).padStart(8)}  `,
+      `  ${id.padEnd(idWidth)}  ${name.padEnd(nameWidth)}  ${ms.padStart(7)}  ` +
+        `${formatBytes(c.contentBytes).padStart(8)}  `,
       outcome,
     ])
   }

@@ -6,7 +6,10 @@ import { MAX_SESSION_KEY } from '@ptc/sandbox/backend'
 import { createFileSessionStore, type SessionStore } from '@ptc/sandbox/session'
 import { CliError, firstLine } from '../errors.js'
 
-/** Where `ptc run --session-state` keeps sessions unless `--session-dir` says otherwise (relative to the working directory). */
+/**
+ * Where `ptc run --session-state` keeps sessions unless `--session-dir` says otherwise (relative to the working
+ * directory).
+ */
 export const DEFAULT_SESSION_DIR = '.ptc/sessions'
 const SECRET_FILE = 'secret'
 /** The longest secret file read: 64 hex digits and room for line ends and spaces. */
@@ -51,7 +54,8 @@ async function sealedFolder(
     if ((info.mode & 0o022) !== 0)
       throw new CliError(
         'SESSION',
-        `the ${what} ${dir} can be written by others (mode ${(info.mode & 0o7777).toString(8)}): chmod 700 it, or give a folder of your own`,
+        `the ${what} ${dir} can be written by others (mode ${(info.mode & 0o7777).toString(8)}): chmod 700 it, or ` +
+          `give a folder of your own`,
       )
     return { store: createFileSessionStore({ directory: dir }), secret: await secretIn(dir) }
   } catch (error) {

@@ -37,7 +37,9 @@ export function createMcpApproval(): McpApproval {
       try {
         const answer = await caller.server.elicitInput(
           {
-            message: `Allow the call of ${request.exec.name} (${request.exec.callId})${why === undefined ? '' : `: ${why}`}?`,
+            message:
+              `Allow the call of ${request.exec.name} ` +
+              `(${request.exec.callId})${why === undefined ? '' : `: ${why}`}?`,
             requestedSchema: {
               type: 'object',
               properties: { allow: { type: 'boolean', title: 'Allow this call', default: false } },

@@ -17,8 +17,8 @@ type Receive = NonNullable<Transport['onmessage']>
  * server only while fewer than `MAX_REQUESTS_IN_FLIGHT` are unanswered and less than `MAX_STDOUT_BACKLOG` of
  * answers wait to be read; others wait in order and stdin is paused (so the pipe, not this process, holds what
  * the client sends next). Notifications (a cancellation) and the client's answers to the server's own requests
- * (an approval asked by elicitation) are never held; a waiting request that is cancelled is dropped. Install before the server connects (it wraps the
- * `onmessage` the server sets); `stop()` once serving is over.
+ * (an approval asked by elicitation) are never held; a waiting request that is cancelled is dropped. Install before the
+ * server connects (it wraps the `onmessage` the server sets); `stop()` once serving is over.
  */
 export function stdioFlowControl(transport: Transport, stdin: Readable, stdout: Writable): { stop(): void } {
   const unanswered = new Set<string | number>()

@@ -75,13 +75,16 @@ export class UpstreamRegistry {
       if (owner === namespace) {
         // Not a collision between two parties: no name given to an upstream would resolve it.
         this.warn(
-          `upstream ${namespace} lists a tool named ${JSON.stringify(tool.name)} more than once: only the first is served`,
+          `upstream ${namespace} lists a tool named ${JSON.stringify(tool.name)} more than once: only the first is ` +
+            `served`,
         )
         continue
       }
       if (owner !== undefined || this.tools.get(definition.name) !== undefined) {
         const other = owner === undefined ? 'a tool the host serves' : `the tool of upstream ${owner}`
-        const collision = `tool ${JSON.stringify(tool.name)} of upstream ${namespace} would be ${JSON.stringify(definition.name)}, the name of ${other}: give one of the upstreams another name (name=… in --upstream) or rename the host's tool`
+        const collision =
+          `tool ${JSON.stringify(tool.name)} of upstream ${namespace} would be ` +
+          `${JSON.stringify(definition.name)}, the name of ${other}: give one of the upstreams another name (name=… in --upstream) or rename the host's tool`
         if (this.collisions !== undefined) this.collisions.push(collision)
         else this.warn(`skipped ${collision}`)
         continue

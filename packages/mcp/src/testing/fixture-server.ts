@@ -76,7 +76,10 @@ const PIXEL = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAA
 export interface FixtureServerOptions {
   /** Runs when a `sleep` call starts. */
   onSleep?: () => void
-  /** Tools listed after the fixture's own; read at every `tools/list` (a test may change it, then `sendToolListChanged()`). */
+  /**
+   * Tools listed after the fixture's own; read at every `tools/list` (a test may change it, then
+   * `sendToolListChanged()`).
+   */
   extraTools?: Tool[] | (() => Tool[])
   /**
    * Answers `tools/list` instead of the fixture's list (an upstream that pages its list, or misbehaves doing it);

@@ -100,7 +100,9 @@ export class UpstreamFetch {
     return answer
   }
 
-  /** `base`, following redirects (at most `MAX_REDIRECTS`) only to `url`'s own origin. @throws naming where it was sent */
+  /**
+   * `base`, following redirects (at most `MAX_REDIRECTS`) only to `url`'s own origin. @throws naming where it was sent
+   */
   async #send(url: URL, init: RequestInit): Promise<Response> {
     let target = url
     let request = init
@@ -112,7 +114,8 @@ export class UpstreamFetch {
       const next = new URL(location, target)
       if (next.origin !== url.origin) {
         throw new Error(
-          `it redirected to another origin (${next.origin}), which was not followed: the request's headers are for ${url.origin} only`,
+          `it redirected to another origin (${next.origin}), which was not followed: the request's headers are for ` +
+            `${url.origin} only`,
         )
       }
       if (hop === MAX_REDIRECTS) throw new Error(`it redirected more than ${MAX_REDIRECTS} times`)
@@ -128,7 +131,9 @@ export class UpstreamFetch {
     }
   }
 
-  /** The client received the answer to `requestId`: its stream, if the upstream has not ended it, ends after the grace. */
+  /**
+   * The client received the answer to `requestId`: its stream, if the upstream has not ended it, ends after the grace.
+   */
   answered(requestId: string | number): void {
     const entry = this.#reading.get(requestId)
     if (entry === undefined || entry.timer !== undefined) return

@@ -113,7 +113,8 @@ export function parseUpstreamHeader(value: string): {
   const header = value.slice(eq + 1, Math.max(colon, eq + 1)).trim()
   if (eq <= 0 || colon < 0 || !NAME.test(upstream) || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header)) {
     throw new McpServeUsageError(
-      `--upstream-header ${JSON.stringify(value)} must be name=Header: value (the name of a URL --upstream, then an HTTP header)`,
+      `--upstream-header ${JSON.stringify(value)} must be name=Header: value (the name of a URL --upstream, then an ` +
+        `HTTP header)`,
     )
   }
   const headerValue = value.slice(colon + 1).trim()

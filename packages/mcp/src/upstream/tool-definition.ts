@@ -65,7 +65,8 @@ export function upstreamToolDefinition(
     if (chars > MAX_UPSTREAM_SCHEMA_CHARS)
       return {
         warnings: [
-          `skipped tool ${name}: its ${what} schema is ${chars} characters of JSON, more than ${MAX_UPSTREAM_SCHEMA_CHARS}`,
+          `skipped tool ${name}: its ${what} schema is ${chars} characters of JSON, more than ` +
+            `${MAX_UPSTREAM_SCHEMA_CHARS}`,
         ],
       }
   }
@@ -85,7 +86,8 @@ export function upstreamToolDefinition(
     tool.description ?? tool.title ?? tool.annotations?.title ?? `${tool.name} (from ${connection.label})`
   if (description.length > MAX_UPSTREAM_DESCRIPTION_CHARS) {
     warnings.push(
-      `${name}: its description (${description.length} characters) is cut to its first ${MAX_UPSTREAM_DESCRIPTION_CHARS}`,
+      `${name}: its description (${description.length} characters) is cut to its first ` +
+        `${MAX_UPSTREAM_DESCRIPTION_CHARS}`,
     )
     description = `${textHead(description, MAX_UPSTREAM_DESCRIPTION_CHARS)}…`
   }

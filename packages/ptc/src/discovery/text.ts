@@ -7,7 +7,8 @@ export function deferredGuidance(total: number, declared: number): string {
     declared === 0 ? 'none is declared below' : `only ${declared} ${declared === 1 ? 'is' : 'are'} declared below`
   return [
     `There are ${total} tools; ${shown}. Find the others with \`${SEARCH_TOOLS}\`, in a program:`,
-    `\`const { tools: found } = await tools.${SEARCH_TOOLS}({ query: "create an issue" })\` gives each match's \`name\`,`,
+    `\`const { tools: found } = await tools.${SEARCH_TOOLS}({ query: "create an issue" })\` gives each match's ` +
+      `\`name\`,`,
     '`description` and TypeScript `declaration`; call one in the same program with `await tools[found[0].name](args)`,',
     `or read the declarations first (call \`${SEARCH_TOOLS}\` directly, or print them) and write the calls next.`,
     'A query is plain words, an exact tool name, or /regex/ over names. The tools, by namespace:',
@@ -21,7 +22,10 @@ export function namespaceLine(namespace: string, count: number, about: string): 
 
 /** The last line of an index cut to the budget. */
 export function moreNamespacesLine(namespaces: number, tools: number): string {
-  return `- … and ${namespaces} more ${namespaces === 1 ? 'namespace' : 'namespaces'} (${tools} tools): find them with ${SEARCH_TOOLS}`
+  return (
+    `- … and ${namespaces} more ${namespaces === 1 ? 'namespace' : 'namespaces'} (${tools} tools): find them ` +
+    `with ${SEARCH_TOOLS}`
+  )
 }
 
 /** What a direct call of the search tool shows the model. */
@@ -30,7 +34,8 @@ export function searchResultText(found: readonly { name: string; description: st
   return found
     .map(
       (t) =>
-        `${t.name}: ${t.description.trim() === '' ? '(no description)' : t.description.trim()}\n\`\`\`ts\n${t.declaration}\`\`\``,
+        `${t.name}: ` +
+        `${t.description.trim() === '' ? '(no description)' : t.description.trim()}\n\`\`\`ts\n${t.declaration}\`\`\``,
     )
     .join('\n\n')
 }

@@ -28,6 +28,7 @@ export function abandonedRefusal(
 ): ToolExecutionResult | undefined {
   const stuck = definition === undefined ? 0 : (running.get(definition) ?? 0)
   if (stuck < MAX_ABANDONED_BODIES) return undefined
-  const what = `${stuck} earlier calls of ${name} were abandoned and are still running (its body does not stop when told to)`
+  const what =
+    `${stuck} earlier calls of ${name} were abandoned and are still running (its body does not stop when ` + `told to)`
   return failureResult('TOOL_ERROR', `${what}; no call of it starts until some of them end`)
 }

@@ -2,7 +2,10 @@ import { parseJsonArguments } from '../json/parse.js'
 import type { JsonValue } from '../json/types.js'
 import type { ToolCallBlock } from '../types/content.js'
 
-/** A raw call read for dispatch: the block (rebuilt when malformed), its parsed arguments, or why they could not be read. */
+/**
+ * A raw call read for dispatch: the block (rebuilt when malformed), its parsed arguments, or why they could not be
+ * read.
+ */
 export interface ParsedToolCall {
   readonly call: ToolCallBlock
   /** The arguments parsed losslessly (fresh and frozen), or null when `argumentsError` says why not. */

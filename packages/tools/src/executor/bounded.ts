@@ -75,7 +75,9 @@ export function abandonReason(reason: unknown): { readonly code: 'TOOL_TIMEOUT' 
   if (timeout === undefined) return { code: 'ABORTED', what: 'the tool call was aborted and was abandoned' }
   return {
     code: 'TOOL_TIMEOUT',
-    what: `tool call timed out${timeout.timeoutMs === undefined ? '' : ` after ${timeout.timeoutMs} ms`} and was abandoned`,
+    what:
+      `tool call timed out${timeout.timeoutMs === undefined ? '' : ` after ${timeout.timeoutMs} ms`} and was ` +
+      `abandoned`,
   }
 }
 

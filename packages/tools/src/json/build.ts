@@ -42,7 +42,9 @@ export function _pointer(segments: readonly string[]): string {
   return path
 }
 
-/** A base whose constructor returns the object it is given, so that a subclass's private field is put on that object. */
+/**
+ * A base whose constructor returns the object it is given, so that a subclass's private field is put on that object.
+ */
 class Stamped {
   constructor(target: object) {
     return target

@@ -104,7 +104,8 @@ export async function decideApproval(
     case 'deferred':
       return deferrable
         ? { deferred: `approval of this call was deferred${why}: the program waits for the decision` }
-        : `approval was deferred${why}, but this call cannot wait for a later decision (only a sub-call of a durable run_code program can)`
+        : `approval was deferred${why}, but this call cannot wait for a later decision (only a sub-call of a ` +
+            `durable run_code program can)`
     default:
       return `the approval service gave no valid answer${why}`
   }

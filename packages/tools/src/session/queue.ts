@@ -53,7 +53,8 @@ export class SessionQueue {
     ])
     clearTimeout(timer)
     if (stalled) {
-      const message = `the session has not confirmed its events within ${this.confirmMs} ms; not waiting for it any longer`
+      const message =
+        `the session has not confirmed its events within ${this.confirmMs} ms; not waiting for it any ` + `longer`
       return { error: this.#failed ? this.#failure : new SessionError('SESSION_WRITE_FAILED', message) }
     }
     return this.#failed ? { error: this.#failure } : undefined

@@ -35,9 +35,15 @@ export interface ToolCallBlock {
 
 /** The provider-hosted program that made a call (Anthropic's `caller`, OpenAI's `caller` of type `program`). */
 export interface HostedCaller {
-  /** The provider's kind of program: Anthropic's code execution version (`code_execution_20250825`, …), OpenAI's `program`. */
+  /**
+   * The provider's kind of program: Anthropic's code execution version (`code_execution_20250825`, …), OpenAI's
+   * `program`.
+   */
   readonly type: string
-  /** The program's id: Anthropic's `caller.tool_id` (its `server_tool_use` id), OpenAI's `caller_id` (its `program` item's `call_id`). */
+  /**
+   * The program's id: Anthropic's `caller.tool_id` (its `server_tool_use` id), OpenAI's `caller_id` (its `program`
+   * item's `call_id`).
+   */
   readonly id: string
   /** The program's source, when the response that carried the call also carried the program. */
   readonly code?: string

@@ -28,7 +28,8 @@ export function processCpuMs(pid: number | undefined): number | undefined {
   } catch {
     return undefined
   }
-  // Fields after the command name (which may hold spaces), from the 3rd (the state): utime and stime are the 14th and 15th.
+  // Fields after the command name (which may hold spaces), from the 3rd (the state): utime and stime are the 14th and
+  // 15th.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   if (fields[0] === 'Z' || fields[0] === 'X') return undefined
   const ticks = Number(fields[11]) + Number(fields[12])
@@ -99,7 +100,10 @@ export class EngineChild implements Lane {
   #ready = false
   #exited = false
   #killReason: string | undefined
-  /** Whether this host killed the child on purpose (a run that did not stop, a lost isolate, disposal), not over a broken channel. */
+  /**
+   * Whether this host killed the child on purpose (a run that did not stop, a lost isolate, disposal), not over a
+   * broken channel.
+   */
   #killedOnPurpose = false
   /** Runs the child has sent something about: they started there. */
   readonly #heard = new Set<number>()
@@ -206,7 +210,8 @@ export class EngineChild implements Lane {
       this.#stopping.add(run.id)
     }
     // The CPU the process had used at the answer: as it said in the answer, else (the host stopped the run) from /proc
-    // (which reads up to 20 ms lower: user and system time each cut to ticks; the first grace may then be renewed once).
+    // (which reads up to 20 ms lower: user and system time each cut to ticks; the first grace may then be renewed
+    // once).
     this.#ending.set(run.id, {
       timer: this.#graceTimer(run.id, run.engineCpuMs ?? processCpuMs(this.#proc.pid), performance.now()),
       run,
@@ -322,7 +327,8 @@ export class EngineChild implements Lane {
     }
     const oom = this.#killReason === undefined && /out of memory|heap limit|allocation failed/i.test(this.#stderr)
     const tail = this.#stderr.trim().split('\n').slice(-3).join(' | ')
-    const message = `the isolated-vm engine process hosting this run died (${why})${tail !== '' && !oom ? `: ${tail}` : ''}`
+    const message =
+      `the isolated-vm engine process hosting this run died ` + `(${why})${tail !== '' && !oom ? `: ${tail}` : ''}`
     // Killed from outside (SIGKILL, not by this host on purpose: the OOM killer, an operator), the child took
     // with it the runs it had been given but had sent nothing about: placed on it after it died, before its
     // exit reached this host, or just before. They never started, so each goes to another child — once: a

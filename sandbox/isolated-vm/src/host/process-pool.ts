@@ -56,10 +56,10 @@ export interface ProcessPoolOptions {
  * once it is ready), each hosting up to
  * `runsPerProcess` runs (one isolate each). A run goes to the ready child with the fewest runs, or
  * waits (its wall timer still runs) until a place frees or a child becomes ready; a session run whose
- * isolate a live child keeps goes to that child only (runs behind it in the queue may pass it meanwhile). A child that dies
- * fails only the runs it hosted and is replaced at once (a child killed from outside gives back the runs it
- * was given but never started, which go to another child); one that dies before it became ready is
- * replaced after a growing delay. Children are killed on `dispose` and when this process exits.
+ * isolate a live child keeps goes to that child only (runs behind it in the queue may pass it meanwhile). A child that
+ * dies fails only the runs it hosted and is replaced at once (a child killed from outside gives back the runs it was
+ * given but never started, which go to another child); one that dies before it became ready is replaced after a growing
+ * delay. Children are killed on `dispose` and when this process exits.
  *
  * With `maxExtraRuns`, a long run (past `LONG_RUN_CPU_MS` of CPU, or `LONG_RUN_HELD_MS` on its engine while runs
  * wait) no longer keeps fresh runs waiting: its child takes one
@@ -101,8 +101,8 @@ export class ProcessPool implements ChildOwner {
   }
 
   /**
-   * Children to keep: one until a child has been ready (a broken setup retries one child at a time), then `processes`. Children that start
-   * together share the cores with each other and the host, so the first is ready later than one
+   * Children to keep: one until a child has been ready (a broken setup retries one child at a time), then `processes`.
+   * Children that start together share the cores with each other and the host, so the first is ready later than one
    * starting alone (on 2 cores, a first run asked at creation answered in 131-152 ms against 108-112).
    */
   #wanted(): number {

@@ -106,7 +106,9 @@ export class IsolateSessions {
     if (!fresh) {
       // The session had an isolate, but the run could not reach it (its engine died meanwhile).
       fresh = true
-      note ??= `the session's earlier state was dropped: ${before === undefined ? 'its isolate was gone' : this.#died(before.isolate.lane)}`
+      note ??=
+        `the session's earlier state was dropped: ` +
+        `${before === undefined ? 'its isolate was gone' : this.#died(before.isolate.lane)}`
     }
     if (before !== undefined) this.#clear(entry)
     return this.#keep(
@@ -136,13 +138,17 @@ export class IsolateSessions {
       held.isolate.lane.forget(held.isolate.id)
       return this.#lose(
         ticket,
-        `the run left ${bytes} bytes of heap in the session's isolate, over the session's budget of ${max} (maxSessionBytes): the isolate was disposed and the session's state is lost`,
+        `the run left ${bytes} bytes of heap in the session's isolate, over the session's budget of ${max} ` +
+          `(maxSessionBytes): the isolate was disposed and the session's state is lost`,
       )
     }
     return this.#table.give(entry, { state: held, bytes }, fresh, note)
   }
 
-  /** The session's isolate is gone (disposed by its engine, or by us): the session's next run starts fresh and is told `reason`. */
+  /**
+   * The session's isolate is gone (disposed by its engine, or by us): the session's next run starts fresh and is told
+   * `reason`.
+   */
   #lose(ticket: SessionTicket, reason: string): CodeRunSessionInfo {
     const { entry, key, fresh, note } = ticket
     this.#clear(entry)

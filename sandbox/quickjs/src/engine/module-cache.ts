@@ -21,7 +21,8 @@ export class ModuleCache {
 
   /**
    * An image whose memory cap is exactly the one `guestBytes` calls for, the one holding session memory
-   * `resident` if idle (a fresh module is loaded and booted when none is idle): the cap is what bounds the guest, so a larger one would let it past its limit.
+   * `resident` if idle (a fresh module is loaded and booted when none is idle): the cap is what bounds the guest, so a
+   * larger one would let it past its limit.
    */
   acquire(guestBytes: number, resident?: string): EngineImage | Promise<EngineImage> {
     const cap = capFor(guestBytes)
@@ -41,7 +42,9 @@ export class ModuleCache {
     return loadModule(this.#variant, guestBytes).then((loaded) => EngineImage.boot(loaded))
   }
 
-  /** An idle image for runs limited to `guestBytes`, taken like `acquire` takes it, or undefined (nothing is loaded). */
+  /**
+   * An idle image for runs limited to `guestBytes`, taken like `acquire` takes it, or undefined (nothing is loaded).
+   */
   idle(guestBytes: number): EngineImage | undefined {
     const acquired = this.#idle.some((image) => image.loaded.capBytes === capFor(guestBytes))
       ? this.acquire(guestBytes)

@@ -83,7 +83,9 @@ export function wasmPath(variant: QuickJSVariantName): string {
   return createRequire(import.meta.url).resolve(`${pkg}/wasm`)
 }
 
-/** Uses `module` (compiled by another thread, see `compile`) as this thread's module of `variant`, unless it has one. */
+/**
+ * Uses `module` (compiled by another thread, see `compile`) as this thread's module of `variant`, unless it has one.
+ */
 export function adoptCompiled(variant: QuickJSVariantName, module: WasmModule): void {
   if (!compiled.has(variant)) compiled.set(variant, Promise.resolve(module))
 }

@@ -57,11 +57,11 @@ const YIELD_HOLD_MS = 1000
  * a time, FIFO queue (the runtime's `RunGate` admits at most one run per worker by default, so this
  * queue mostly holds runs waiting for a worker that boots or is being replaced). Each worker shares a
  * control word with the host (abort and wall reach a busy guest through the interrupt handler); the
- * host's watchdog terminates a worker that does not stop, and a fresh one replaces it at once. A worker that dies before it finished a run
- * (failed to boot, crashed) is replaced after a delay that doubles with each such death in a row, so a
- * broken environment cannot make the pool respawn in a tight loop; runs waiting meanwhile still end at
- * their own deadline (their `RunHost` timer). Workers are unreferenced while idle: an idle pool does
- * not keep the process alive, a pending run does (its deadline timer, and its worker while it runs).
+ * host's watchdog terminates a worker that does not stop, and a fresh one replaces it at once. A worker that dies
+ * before it finished a run (failed to boot, crashed) is replaced after a delay that doubles with each such death in a
+ * row, so a broken environment cannot make the pool respawn in a tight loop; runs waiting meanwhile still end at their
+ * own deadline (their `RunHost` timer). Workers are unreferenced while idle: an idle pool does not keep the process
+ * alive, a pending run does (its deadline timer, and its worker while it runs).
  *
  * With `maxExtraRuns`, a long run (one that has used `LONG_RUN_CPU_MS` of CPU, or held its worker `LONG_RUN_HELD_MS`
  * while runs wait) no longer keeps fresh runs waiting: the pool
@@ -104,9 +104,14 @@ export class WorkerPool implements Engines, SlotOwner {
   #disposed = false
   /** Whether a worker has booted yet: until then the pool boots one (see `warm`). */
   #firstBooted = false
-  /** The engine's WebAssembly module compiled on this thread, which every worker takes (undefined while compiling, or if that failed). */
+  /**
+   * The engine's WebAssembly module compiled on this thread, which every worker takes (undefined while compiling, or if
+   * that failed).
+   */
   wasmModule: WasmModule | undefined
-  /** The used page count of a booted engine, from the first worker that booted: the workers after it need not search it. */
+  /**
+   * The used page count of a booted engine, from the first worker that booted: the workers after it need not search it.
+   */
   usedPages: number | undefined
   #compiling: Promise<void> | undefined
 

@@ -142,7 +142,9 @@ export class RunHost {
     if (channel === undefined) {
       const error = stopError(reason, this.#clock.limits)
       if (reason === 'wall')
-        error.message += ` before the program started (${Math.round(performance.now() - this.#clock.startedAt)} ms preparing and waiting for an engine)`
+        error.message +=
+          ` before the program started (${Math.round(performance.now() - this.#clock.startedAt)} ms ` +
+          `preparing and waiting for an engine)`
       this.end({ logs: [], cpuMs: 0, subCalls: 0, broken: false, error })
       return
     }

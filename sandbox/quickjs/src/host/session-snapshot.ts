@@ -111,7 +111,8 @@ function encodeMemory(memory: SessionMemory, fields: Record<string, unknown>): U
     ranges: memory.ranges.length,
     data: memory.data.byteLength,
   })
-  // Padded so that the data (after the length word, the header and the ranges, a multiple of 8 bytes) starts 8-byte aligned.
+  // Padded so that the data (after the length word, the header and the ranges, a multiple of 8 bytes) starts 8-byte
+  // aligned.
   const header = Buffer.from(json.padEnd(json.length + ((8 - ((4 + Buffer.byteLength(json)) % 8)) % 8)))
   const out = new Uint8Array(4 + header.length + memory.ranges.byteLength + memory.data.byteLength)
   const view = new DataView(out.buffer)

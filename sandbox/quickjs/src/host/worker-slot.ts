@@ -62,7 +62,9 @@ export class WorkerSlot {
   #resident: { id: string; memoryBytes: number } | undefined
   /** The memory limit of the run in progress. */
   #runBytes = 0
-  /** The memory limit the worker's idle engine was made for (`ModuleCache.release` keeps the last run's), when known. */
+  /**
+   * The memory limit the worker's idle engine was made for (`ModuleCache.release` keeps the last run's), when known.
+   */
   #engineBytes: number | undefined
   /** The run in progress: the CPU budget it started with and its clock base (see `runCpuMs`). */
   #runCpu: { budget: number; clockBase: number; startedAt: number } | undefined
@@ -93,7 +95,10 @@ export class WorkerSlot {
     return this.#engineBytes
   }
 
-  /** Whether the worker's engine holds session memory `id` for runs limited to `memoryBytes` (`EngineRunOutcome.resident`). */
+  /**
+   * Whether the worker's engine holds session memory `id` for runs limited to `memoryBytes`
+   * (`EngineRunOutcome.resident`).
+   */
   holds(id: string, memoryBytes: number): boolean {
     return this.#resident?.id === id && this.#resident.memoryBytes === memoryBytes
   }

@@ -5,7 +5,10 @@ import { JSONRPC_ERROR, refusal, type Refusal } from './reply.js'
 
 /** The checks every request passes before anything else is looked at. */
 export interface RequestAdmission {
-  /** `Host` in the allowed set (DNS rebinding), then `Origin` absent or allowed (browsers): a refusal, or the allowed origin. */
+  /**
+   * `Host` in the allowed set (DNS rebinding), then `Origin` absent or allowed (browsers): a refusal, or the allowed
+   * origin.
+   */
   place(req: IncomingMessage): Refusal | { readonly origin: string | undefined }
   /** The bearer token (always passes when authentication is off). */
   credentials(req: IncomingMessage): Refusal | undefined

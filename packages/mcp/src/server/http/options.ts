@@ -16,7 +16,9 @@ export interface HttpServeOptions {
    * off, which is allowed only on a loopback bind.
    */
   readonly token?: string | false
-  /** Origins accepted besides the loopback ones (`http://127.0.0.1:PORT`, `http://localhost:PORT`, `http://[::1]:PORT`). */
+  /**
+   * Origins accepted besides the loopback ones (`http://127.0.0.1:PORT`, `http://localhost:PORT`, `http://[::1]:PORT`).
+   */
   readonly allowOrigins?: readonly string[]
   /** Host names (`name` or `name:port`; without a port: the bound port) accepted in `Host` besides the defaults. */
   readonly allowHosts?: readonly string[]
@@ -38,7 +40,10 @@ export interface HttpServeOptions {
    * closed (default 30 s; at least `headersTimeoutMs`). Only the reading: a response may stream for longer.
    */
   readonly requestReadTimeoutMs?: number
-  /** Internal errors (the client gets 500 / -32603 without details) and connections refused past `maxConnections`. Default: ignored. */
+  /**
+   * Internal errors (the client gets 500 / -32603 without details) and connections refused past `maxConnections`.
+   * Default: ignored.
+   */
   readonly onError?: (message: string) => void
 }
 
@@ -99,7 +104,8 @@ export function resolveHttpOptions(options: HttpServeOptions): ResolvedHttpOptio
   const requestReadTimeoutMs = given.request ?? Math.max(HTTP_DEFAULTS.requestReadTimeoutMs, headersTimeoutMs)
   if (headersTimeoutMs > requestReadTimeoutMs)
     throw new McpServeUsageError(
-      `headersTimeoutMs (${headersTimeoutMs}) must not exceed requestReadTimeoutMs (${requestReadTimeoutMs}): the headers are part of the request`,
+      `headersTimeoutMs (${headersTimeoutMs}) must not exceed requestReadTimeoutMs (${requestReadTimeoutMs}): the ` +
+        `headers are part of the request`,
     )
   return {
     host,

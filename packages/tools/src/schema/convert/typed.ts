@@ -123,7 +123,9 @@ export function typesOf(ctx: ConvertContext, src: SourceObject, path: string): J
   return types as JsonSchemaType[]
 }
 
-/** Warn about every keyword of `src` the converter drops (constraints that apply to one of `types`, unknown keywords). */
+/**
+ * Warn about every keyword of `src` the converter drops (constraints that apply to one of `types`, unknown keywords).
+ */
 export function dropUnhandled(
   ctx: ConvertContext,
   src: SourceObject,

@@ -86,7 +86,8 @@ export function convertUnion(
   if (pairwiseDisjoint(branches)) return { oneOf: branches }
   ctx.warn(
     join(path, keyword),
-    `${keyword} branches overlap after conversion (the subset has only "exactly one of"); any value is accepted here and the upstream server validates it`,
+    `${keyword} branches overlap after conversion (the subset has only "exactly one of"); any value is accepted ` +
+      `here and the upstream server validates it`,
     keyword,
   )
   return {}
