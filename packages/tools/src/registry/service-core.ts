@@ -6,6 +6,7 @@ import { createNativeExecutor } from '../executor/native.js'
 import { Guards } from '../pipeline/guards.js'
 import { Pipeline } from '../pipeline/pipeline.js'
 import { contentProblem } from '../pipeline/results.js'
+import type { ApprovalService } from '../types/approval.js'
 import type { ContentBlock } from '../types/content.js'
 import type { PtcDispatchLog, ToolsEventName, ToolsEvents } from '../types/events.js'
 import type { ToolExecutor, ToolExecutorServices } from '../types/executor.js'
@@ -14,13 +15,19 @@ import type { ResolvedToolSet, ToolDefinition, ToolExecutionMode } from '../type
 import { ExecutorSelection } from './executors.js'
 import { Layers } from './layers.js'
 import { createRegistration, type Registration } from './registration.js'
-import type { ToolsServiceOptions, ToolsView } from './service.js'
 import { executableIn, isAdmitted } from './tool-set.js'
 
 type Listeners = { [E in ToolsEventName]: ListenerList<ToolsEvents[E]> }
 
-/** Shared state behind every view of one service. */
-export class Core {
+export interface ToolsServiceOptions {
+  /** Answers `ask` decisions; without it, `ask` is a denial. */
+  approval?: ApprovalService
+  /** Cap of the built-in native executor's rolling pool (default 10). */
+  maxParallelToolCalls?: number
+}
+
+/** Shared state behind every view (`View`) of one service. */
+export class Core<View extends object = object> {
   readonly layers = new Layers()
   readonly guards = new Guards()
   readonly listeners: Listeners = {
@@ -33,7 +40,7 @@ export class Core {
   }
   readonly executors: ExecutorSelection
   readonly pipeline: Pipeline
-  readonly views = new WeakMap<Scope, ToolsView>()
+  readonly views = new WeakMap<Scope, View>()
   readonly servicesOf = new WeakMap<ToolExecutor, ToolExecutorServices>()
   readonly transports = new WeakMap<ToolExecutor, ToolDefinition>()
 

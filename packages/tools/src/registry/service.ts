@@ -20,19 +20,13 @@ import type {
   ToolPromptSection,
   ToolResumeInput,
 } from '../types/executor.js'
-import type { ApprovalService } from '../types/approval.js'
 import type { Agent, Scope, ScopeKey } from '../types/scope.js'
 import { createRegistration, RUN_CODE, type Registration } from './registration.js'
 import { compileRestriction } from './restriction.js'
-import { builtinNames, Core } from './service-core.js'
+import { builtinNames, Core, type ToolsServiceOptions } from './service-core.js'
 import { isAdmitted, resolveToolSet } from './tool-set.js'
 
-export interface ToolsServiceOptions {
-  /** Answers `ask` decisions; without it, `ask` is a denial. */
-  approval?: ApprovalService
-  /** Cap of the built-in native executor's rolling pool (default 10). */
-  maxParallelToolCalls?: number
-}
+export type { ToolsServiceOptions } from './service-core.js'
 
 /** The model-facing input of a step in the selected executor's mode. */
 export interface ToolStepInput extends ToolModelInput {
@@ -44,11 +38,11 @@ export interface ToolStepInput extends ToolModelInput {
  * `scoped(scope)` returns the view bound to a scope, with the same methods.
  */
 export class ToolsView {
-  readonly #core: Core
+  readonly #core: Core<ToolsView>
   /** The scope this view is bound to; undefined for the global view. */
   readonly scope: Scope | undefined
 
-  protected constructor(core: Core, scope: Scope | undefined) {
+  protected constructor(core: Core<ToolsView>, scope: Scope | undefined) {
     this.#core = core
     this.scope = scope
   }
@@ -242,8 +236,8 @@ export class ToolsView {
   }
 
   /** Make the core reachable for subclasses' constructors only. */
-  protected static createCore(options: ToolsServiceOptions): Core {
-    return new Core(options)
+  protected static createCore(options: ToolsServiceOptions): Core<ToolsView> {
+    return new Core<ToolsView>(options)
   }
 }
 
