@@ -2,7 +2,9 @@
  * Sandbox sessions on QuickJS: what a session costs a warm run, what suspending and resuming one costs
  * as its data grows, and whether memory comes back when idle sessions go to the filesystem store.
  *
- *   node --expose-gc --conditions=@ptc/source --import tsx bench/sessions/sessions.ts [--quick]
+ *   node --expose-gc --conditions=@ptc/source --import tsx bench/sessions/sessions.ts [--quick] [--no-idle]
+ *
+ * `--no-idle` skips part 3 (its fresh processes take most of the time).
  *
  * 1. Warm trivial run (`return 1`), without a session and in one (its next run finds its memory in
  *    place), interleaved, per isolation; and a warm run in a session holding 10 MiB of data.
@@ -400,7 +402,7 @@ if (process.argv.includes('--idle-only')) {
   process.exit(0)
 }
 console.log(`# sandbox sessions (QuickJS), ${machine()}${quick ? ', --quick' : ''}\n`)
-const idle = idleSessionsInFreshProcesses()
+const idle = process.argv.includes('--no-idle') ? [] : idleSessionsInFreshProcesses()
 console.log(`## warm runs (${RUNS} runs per figure, medians of ${ROUNDS} interleaved rounds)\n`)
 for (const line of await warmRuns()) console.log(line)
 console.log(`\n## suspend and resume (inline, medians of ${ROUNDS})\n`)
