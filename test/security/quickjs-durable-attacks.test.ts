@@ -227,14 +227,16 @@ describe('durable runs under attack: quickjs worker', () => {
   }, 30_000)
 
   test('the CPU and wall budgets carry across a suspension: a second part that would fit a fresh run times out', async () => {
-    // Each part spins on the guest's own clock inside one engine entry, so it is charged at least that long.
-    const code =
-      'const spin = (ms) => { const t = Date.now(); while (Date.now() - t < ms) {} }\nspin(800)\nawait tools.gate({})\nspin(1400)\nreturn "fits"'
-    for (const [which, limits] of [
-      ['cpu', { cpuMs: 2000, wallMs: 30_000 }],
-      ['wall', { cpuMs: 30_000, wallMs: 2000 }],
+    // Each part spins on the guest's own clock inside one engine entry, so it is charged at least that long: 40% and
+    // 70% of the budget. The wall budget is the larger: a loaded machine delays a run's start, which its wall counts.
+    const code = (budget: number): string =>
+      'const spin = (ms) => { const t = Date.now(); while (Date.now() - t < ms) {} }\n' +
+      `spin(${budget * 0.4})\nawait tools.gate({})\nspin(${budget * 0.7})\nreturn "fits"`
+    for (const [which, limits, budget] of [
+      ['cpu', { cpuMs: 2000, wallMs: 30_000 }, 2000],
+      ['wall', { cpuMs: 30_000, wallMs: 5000 }, 5000],
     ] as const) {
-      const first = await start(runtime, code, limits)
+      const first = await start(runtime, code(budget), limits)
       expect(first.result.error, which).toBeUndefined()
       expect(first.result.suspended?.parked, which).toHaveLength(1)
       const resumed = await resume(runtime, first.key, first.result, async () => 1)

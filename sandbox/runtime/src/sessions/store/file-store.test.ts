@@ -497,7 +497,7 @@ console.log(JSON.stringify(results))`,
       winners.push(results.filter((r) => r === undefined).length)
     }
     expect(winners.filter((n) => n !== 1)).toEqual([])
-  })
+  }, 60_000)
 
   test('a claim file has mode 0600; sweep removes expired claims and stale claim temporaries; a file that is not a claim never blocks', async () => {
     const directory = freshDirectory()
