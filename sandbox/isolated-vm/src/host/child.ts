@@ -1,5 +1,5 @@
 import { fork } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import type { ChildProcess } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -21,10 +21,14 @@ const MAX_STARVED_MS = 5000
  * undefined where there is no such file (not Linux), it cannot be read, or the process is gone (a zombie).
  */
 export function processCpuMs(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined
+  return pid === undefined ? undefined : cpuMsOf(`/proc/${pid}/stat`)
+}
+
+/** User + system CPU time (ms) from a `stat` file of `/proc`; undefined if unreadable or the process is a zombie. */
+function cpuMsOf(path: string): number | undefined {
   let stat: string
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+    stat = readFileSync(path, 'latin1')
   } catch {
     return undefined
   }
@@ -34,6 +38,31 @@ export function processCpuMs(pid: number | undefined): number | undefined {
   if (fields[0] === 'Z' || fields[0] === 'X') return undefined
   const ticks = Number(fields[11]) + Number(fields[12])
   return Number.isFinite(ticks) ? ticks * MS_PER_TICK : undefined
+}
+
+/**
+ * The CPU time of each thread of process `pid` (ms, by thread id; see `processCpuMs`), empty where it cannot be read.
+ */
+export function threadCpuMs(pid: number): Map<number, number> {
+  const times = new Map<number, number>()
+  let tids: string[]
+  try {
+    tids = readdirSync(`/proc/${pid}/task`)
+  } catch {
+    return times
+  }
+  for (const tid of tids) {
+    const ms = cpuMsOf(`/proc/${pid}/task/${tid}/stat`)
+    if (ms !== undefined) times.set(Number(tid), ms)
+  }
+  return times
+}
+
+/** The threads of `pid` other than its main one (which serves the channel) that used at least `ms` between looks. */
+function busyThreads(pid: number, before: Map<number, number>, after: Map<number, number>, ms: number): number {
+  let busy = 0
+  for (const [tid, cpu] of after) if (tid !== pid && cpu - (before.get(tid) ?? 0) >= ms) busy++
+  return busy
 }
 
 /** Linux reports process times in clock ticks of 1/100 s (USER_HZ) on every architecture Node supports. */
@@ -220,24 +249,32 @@ export class EngineChild implements Lane {
   }
 
   /**
-   * Kills the child when run `id` has not ended `graceMs` after its answer, unless the child used less than a
-   * quarter of that in CPU meanwhile: then it did not run (a machine whose cores are taken), and it gets
-   * another grace, up to `MAX_STARVED_MS` after the answer. A run that goes on computing past its answer is
-   * killed at its grace as before; one in a child that waits for a core, once the child got to run.
+   * Kills the child when run `id` has not ended `graceMs` after its answer, unless nothing shows that the run still
+   * computes; then the child gets another grace, up to `MAX_STARVED_MS` after the answer. A child that used less than
+   * a quarter of the grace in CPU did not run (a machine whose cores are taken). A child that did run but hosts other
+   * runs may have spent that CPU on them while the thread that must end this run waited for a core: it is killed only
+   * when more of its threads kept running through a grace than it hosts runs still in progress.
    */
-  #graceTimer(id: number, cpuMs: number | undefined, answeredAt: number): ReturnType<typeof setTimeout> {
-    return setTimeout(() => {
+  #graceTimer(id: number, cpuMs: number | undefined, answeredAt: number, threads?: Map<number, number>) {
+    const timer = setTimeout(() => {
       const ending = this.#ending.get(id)
-      if (ending === undefined || this.#exited) return
-      const now = processCpuMs(this.#proc.pid)
-      const starved =
-        cpuMs !== undefined &&
-        now !== undefined &&
-        now - cpuMs < this.#graceMs / 4 &&
-        performance.now() - answeredAt < MAX_STARVED_MS
-      if (starved) ending.timer = this.#graceTimer(id, now, answeredAt)
+      const pid = this.#proc.pid
+      if (ending === undefined || this.#exited || pid === undefined) return
+      const now = processCpuMs(pid)
+      const inTime = performance.now() - answeredAt < MAX_STARVED_MS
+      const idle = cpuMs !== undefined && now !== undefined && now - cpuMs < this.#graceMs / 4
+      let seen: Map<number, number> | undefined
+      let slow = inTime && idle
+      if (inTime && !idle && this.#runs.size > 0) {
+        seen = threadCpuMs(pid)
+        // The first look only sets the baseline.
+        slow = threads === undefined || busyThreads(pid, threads, seen, this.#graceMs / 4) <= this.#runs.size
+      }
+      if (slow) ending.timer = this.#graceTimer(id, now, answeredAt, seen)
       else this.kill(`a run in it did not stop within ${this.#graceMs} ms of its answer`)
-    }, this.#graceMs).unref()
+    }, this.#graceMs)
+    timer.unref()
+    return timer
   }
 
   /**

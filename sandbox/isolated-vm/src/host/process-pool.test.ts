@@ -1,6 +1,9 @@
 import { DEFAULT_LIMITS, type CodeRunLimits, type CodeRunRequest } from '@ptc/sandbox'
 import type { FromEngine } from '../engine/protocol.js'
 import { GUEST_PRELUDE, PROGRAM_FILENAME, acceptRun } from '@ptc/sandbox/backend'
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { isolatedVmAvailability } from '../index.js'
 import { sleep } from '../test-helpers.js'
@@ -221,6 +224,94 @@ describe.skipIf(!availability.available)('the engine process pool', () => {
       expect((await run.result).value).toBe(42)
       expect(pool.spawned).toBe(3)
       expect(pool.pids.length).toBe(3)
+    } finally {
+      await pool.dispose()
+    }
+  }, 30_000)
+})
+
+/**
+ * A stand-in engine child that speaks the protocol without isolated-vm, for the host's grace rules. The program's
+ * source names what it does: `burn` keeps a thread computing and never answers; `late` answers and confirms its end
+ * 400 ms later without computing (a child whose thread waits for a core); `stuck` answers and keeps a thread computing
+ * (a built-in that ignores its stop). Anything else answers 1 and ends at once.
+ */
+const STAND_IN_CHILD = `
+import { readFileSync } from 'node:fs'
+import { Worker } from 'node:worker_threads'
+const cpuMs = () => {
+  const f = readFileSync('/proc/self/stat', 'latin1').slice(readFileSync('/proc/self/stat', 'latin1').lastIndexOf(')') + 2).split(' ')
+  return (Number(f[11]) + Number(f[12])) * 10
+}
+const spin = () => new Worker('for (;;);', { eval: true })
+const send = (message) => process.send([message])
+process.on('message', ({ t, run, input }) => {
+  if (t !== 'start') return
+  const mode = /MODE:(\\w+)/.exec(input.source)?.[1]
+  if (mode === 'burn') return void spin()
+  send({ t: 'finish', run, kind: 1, payload: '1', cpuMs: 0, processCpuMs: cpuMs() })
+  if (mode === 'late') setTimeout(() => send({ t: 'ended', run }), 400)
+  else if (mode === 'stuck') spin()
+  else send({ t: 'ended', run })
+})
+send({ t: 'ready' })
+`
+
+/** Resolves with 'ended' once `run`'s engine confirms its end, or with why the engine went first. */
+function whenEngineDone(run: RunHost): Promise<string> {
+  return new Promise((resolve) => {
+    const [ended, gone] = [run.engineEnded.bind(run), run.engineGone.bind(run)]
+    run.engineEnded = (kept, fresh) => (ended(kept, fresh), resolve('ended'))
+    run.engineGone = (why) => (gone(why), resolve(why))
+  })
+}
+
+describe.skipIf(!existsSync('/proc/self/task'))('the grace after an answer', () => {
+  /** One stand-in child taking two runs at once. */
+  function standInPool(): ProcessPool {
+    const entry = join(mkdtempSync(join(tmpdir(), 'ptc-stand-in-')), 'child.mjs')
+    writeFileSync(entry, STAND_IN_CHILD)
+    return new ProcessPool({
+      processes: 1,
+      runsPerProcess: 2,
+      graceMs: 100,
+      config: { warmIsolates: 0, memoryBytes: 0, prelude: '', programFilename: 'p.js' },
+      command: { entry, execArgv: [] },
+    })
+  }
+
+  test('a child that computes for its other run while a finished run waits for a core is not killed', async () => {
+    const pool = standInPool()
+    try {
+      const burner = await admittedRun('// MODE:burn')
+      pool.place(burner)
+      const late = await admittedRun('// MODE:late')
+      const engineDone = whenEngineDone(late)
+      pool.place(late)
+      expect((await late.result).value).toBe(1)
+      // Its end came 400 ms after its answer, four graces, while the burner's thread kept the process busy.
+      expect(await engineDone).toBe('ended')
+      const after = await admittedRun('return 1')
+      pool.place(after)
+      expect((await after.result).value).toBe(1)
+      expect(pool.spawned).toBe(1)
+      expect(burner.ended).toBe(false)
+    } finally {
+      await pool.dispose()
+    }
+  }, 30_000)
+
+  test('a finished run that keeps computing beside a live run gets its child killed', async () => {
+    const pool = standInPool()
+    try {
+      const burner = await admittedRun('// MODE:burn')
+      pool.place(burner)
+      const stuck = await admittedRun('// MODE:stuck')
+      pool.place(stuck)
+      expect((await stuck.result).value).toBe(1)
+      const r = await burner.result
+      expect(r.error?.kind).toBe('crash')
+      expect(r.error?.message).toMatch(/a run in it did not stop within 100 ms of its answer/)
     } finally {
       await pool.dispose()
     }
