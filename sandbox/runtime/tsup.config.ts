@@ -85,7 +85,7 @@ export default defineConfig((cli) => ({
     index: 'src/index.ts',
     'backend/index': 'src/backend/index.ts',
     'conformance/index': 'src/conformance/index.ts',
-    'session/index': 'src/session/index.ts',
+    'session/index': 'src/sessions/index.ts',
     'prepare-worker': 'src/prepare-worker.ts',
   },
   format: ['esm'],

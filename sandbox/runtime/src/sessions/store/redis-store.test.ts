@@ -46,7 +46,7 @@ describe.skipIf('reason' in lookup)('redis store, against a real redis-server on
 
   /** Runs `body` in a separate node process with a connected `store`, `Redis`, `openSnapshot` and `sealSnapshot`; its stdout. */
   function inChild(body: string): Promise<string> {
-    const session = fileURLToPath(new URL('../../session/index.ts', import.meta.url))
+    const session = fileURLToPath(new URL('../index.ts', import.meta.url))
     const ioredis = createRequire(import.meta.url).resolve('ioredis')
     const script = [
       `import { createRequire } from 'node:module'`,

@@ -11,30 +11,30 @@
  * - the bounds of a runtime's sessions (`SessionLimits`, `DEFAULT_SESSION_LIMITS`) and the text that tells a
  *   model how session programs share state (`SESSION_GUIDANCE`).
  */
-export { SNAPSHOT_FORMAT_VERSION } from '../sessions/snapshot/format.js'
-export type { SnapshotIdentity, SnapshotKey } from '../sessions/snapshot/format.js'
-export { openSnapshot, openSnapshotAsync } from '../sessions/snapshot/open.js'
-export { sealSnapshot, sealSnapshotAsync } from '../sessions/snapshot/seal.js'
-export { SessionStoreError, SnapshotError } from '../sessions/store/errors.js'
-export type { SessionStoreErrorCode, SnapshotErrorCode } from '../sessions/store/errors.js'
-export { MAX_SESSION_KEY_BYTES } from '../sessions/store/store.js'
+export { SNAPSHOT_FORMAT_VERSION } from './snapshot/format.js'
+export type { SnapshotIdentity, SnapshotKey } from './snapshot/format.js'
+export { openSnapshot, openSnapshotAsync } from './snapshot/open.js'
+export { sealSnapshot, sealSnapshotAsync } from './snapshot/seal.js'
+export { SessionStoreError, SnapshotError } from './store/errors.js'
+export type { SessionStoreErrorCode, SnapshotErrorCode } from './store/errors.js'
+export { MAX_SESSION_KEY_BYTES } from './store/store.js'
 export type {
   SessionClaim,
   SessionClaimOptions,
   SessionStore,
   SessionStoreSetOptions,
-} from '../sessions/store/store.js'
-export { STORE_WAIT_MS, waitForStore } from '../sessions/store/wait.js'
-export { claimHolder, claimHolderGone } from '../sessions/store/holder.js'
-export { createFileSessionStore } from '../sessions/store/file-store.js'
-export type { FileSessionStoreOptions } from '../sessions/store/file-store.js'
+} from './store/store.js'
+export { STORE_WAIT_MS, waitForStore } from './store/wait.js'
+export { claimHolder, claimHolderGone } from './store/holder.js'
+export { createFileSessionStore } from './store/file-store.js'
+export type { FileSessionStoreOptions } from './store/file-store.js'
 export {
   DEFAULT_REDIS_CLAIM_PREFIX,
   DEFAULT_REDIS_PREFIX,
   createRedisSessionStore,
-} from '../sessions/store/redis-store.js'
-export type { RedisSessionClient, RedisSessionStoreOptions } from '../sessions/store/redis-store.js'
-export { DEFAULT_SESSION_LIMITS, type SessionLimits } from '../sessions/limits.js'
+} from './store/redis-store.js'
+export type { RedisSessionClient, RedisSessionStoreOptions } from './store/redis-store.js'
+export { DEFAULT_SESSION_LIMITS, type SessionLimits } from './limits.js'
 export { SESSION_GUIDANCE } from '../session-program.js'
 export { parkCall } from '../park.js'
 export type { DurableRun, ParkedCall, ResumeRunRequest, SuspendedRun, SuspendedRunState } from '../durable.js'
