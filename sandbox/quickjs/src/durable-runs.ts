@@ -10,6 +10,7 @@ import {
   DEFAULT_HOLD_MS,
   acceptRun,
   checkSessionKey,
+  Lifetime,
   parkedHolder,
   stopError,
   type ParkedHostCall,
@@ -36,6 +37,9 @@ import { RunHost } from './host/run-host.js'
 import { decodeRun, encodeRun, sessionBuild, type SavedRun } from './host/session-snapshot.js'
 import { CEILINGS } from './runtime-options.js'
 import { sessionLeft } from './runtime-sessions.js'
+
+/** The session note of a resumed run that failed on the host: the session is given back as it was before the run. */
+const RESUME_HOST_FAILED = 'the resumed run failed on the host; the session keeps its state from before the run'
 
 /** What durable runs use of their runtime (`QuickJSCodeRuntime`). */
 export interface RuntimeParts {
@@ -199,7 +203,12 @@ export class DurableRuns {
     const clock = { ...accepted, limits: saved.limits }
     const host = new RunHost(again, clock, this.#parts.grace, saved.subCalls - saved.parked.length)
     if (this.#parts.disposed() || signal?.aborted === true) host.stop('abort')
-    let given = false
+    // Whatever happens on the host side, the session is not left taken.
+    const sessions = this.#parts.sessions
+    const taken =
+      turn?.ok === true
+        ? new Lifetime(turn, (t) => sessions.give(t.entry, { reason: RESUME_HOST_FAILED }, false), 'the session')
+        : undefined
     try {
       if (!host.ended) {
         this.#parts.live.add(host)
@@ -210,19 +219,20 @@ export class DurableRuns {
           subCalls: saved.subCalls - saved.parked.length,
           outputBytes: saved.outputBytes,
         }
-        const maxBytes = this.#parts.sessions.limits.maxSessionBytes
+        const maxBytes = sessions.limits.maxSessionBytes
         this.#parts.engines.execute(host, {
           source: '',
           bindings: saved.bindings,
           limits: saved.limits,
           durable: { maxBytes },
-          ...(turn?.ok === true && { session: { maxBytes } }),
+          ...(taken !== undefined && { session: { maxBytes } }),
           resume,
         })
       }
       const result = await host.result
       if (host.suspended !== undefined) {
-        const held = turn?.ok === true ? { key: turn.entry.key, runs: turn.entry.runs } : undefined
+        const entry = taken?.value.entry
+        const held = entry !== undefined ? { key: entry.key, runs: entry.runs } : undefined
         result.suspended = await this.suspended(durable, host, {
           code: saved.code,
           language: saved.language,
@@ -232,20 +242,13 @@ export class DurableRuns {
           ...(held !== undefined && { session: held }),
         })
       }
-      if (turn?.ok === true) {
-        given = true
+      if (taken !== undefined) {
+        const holdMs = durable.holdMs ?? DEFAULT_HOLD_MS
         result.session =
           result.suspended !== undefined
-            ? await this.#parts.sessions.park(
-                turn.entry,
-                parkedHolder(durable.key),
-                durable.holdMs ?? DEFAULT_HOLD_MS,
-                false,
-              )
-            : this.#parts.sessions.give(
-                turn.entry,
-                sessionLeft(host, result, this.#parts.sessions.limits.maxSessionBytes),
-                false,
+            ? await taken.end((t) => sessions.park(t.entry, parkedHolder(durable.key), holdMs, false))
+            : taken.end((t) =>
+                sessions.give(t.entry, sessionLeft(host, result, sessions.limits.maxSessionBytes), false),
               )
       } else if (session !== undefined) {
         result.session = {
@@ -261,12 +264,7 @@ export class DurableRuns {
     } finally {
       this.#parts.live.delete(host)
       accepted.release()
-      if (turn?.ok === true && !given)
-        this.#parts.sessions.give(
-          turn.entry,
-          { reason: 'the resumed run failed on the host; the session keeps its state from before the run' },
-          false,
-        )
+      taken?.dispose()
     }
   }
 

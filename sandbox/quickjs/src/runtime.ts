@@ -2,6 +2,7 @@ import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_RUNS, SandboxUsageError, resolveLimi
 import {
   DEFAULT_HOLD_MS,
   DEFAULT_MAX_QUEUED_PROGRAM_BYTES,
+  Lifetime,
   RunGate,
   parkedHolder,
   checkSessionKey,
@@ -24,6 +25,9 @@ import { InlineEngines } from './host/inline.js'
 import { WorkerPool } from './host/pool.js'
 import { CEILINGS, checkSessionOptions, engineSettings, type QuickJSRuntimeOptions } from './runtime-options.js'
 import { SessionSeal, sessionLeft, sizeOf, storeSpill } from './runtime-sessions.js'
+
+/** The session note of a run that failed on the host (not in the guest): the session is given back as it was. */
+const HOST_FAILED = 'the run failed on the host; the session keeps its state from before the run'
 
 // `index.ts` and the tests take them from here.
 
@@ -147,14 +151,18 @@ export class QuickJSCodeRuntime implements CodeRuntime {
     // Admitted as `dispose()` began (it closed the gate, but this run already held a place).
     if (this.#disposed) host.stop('abort')
     else if (request.signal?.aborted) host.stop('abort')
-    let given = false
+    // Whatever happens on the host side, the session is not left taken.
+    const taken =
+      turn?.ok === true
+        ? new Lifetime(turn, (t) => this.#sessions.give(t.entry, { reason: HOST_FAILED }, t.fresh), 'the session')
+        : undefined
     try {
       if (!host.ended) {
         this.#live.add(host)
-        const memory = turn?.ok === true ? turn.entry.state : undefined
+        const memory = taken?.value.entry.state
         const maxBytes = this.#sessions.limits.maxSessionBytes
         const session =
-          turn === undefined ? undefined : memory === undefined ? { maxBytes } : { id: memory.id, memory, maxBytes }
+          taken === undefined ? undefined : memory === undefined ? { maxBytes } : { id: memory.id, memory, maxBytes }
         // A session program is wrapped on its engine's thread (a parse of the whole program): in a worker.
         const source =
           program.session && this.#engines instanceof WorkerPool ? { sessionBody: program.body } : program.source
@@ -168,13 +176,10 @@ export class QuickJSCodeRuntime implements CodeRuntime {
       }
       const result = await host.result
       if (durable !== undefined && host.suspended !== undefined) {
+        const entry = taken?.value.entry
         const session =
-          turn?.ok === true
-            ? {
-                key: turn.entry.key,
-                runs: turn.entry.runs,
-                ...(this.#sessions.holdsInStore && { stored: true as const }),
-              }
+          entry !== undefined
+            ? { key: entry.key, runs: entry.runs, ...(this.#sessions.holdsInStore && { stored: true as const }) }
             : undefined
         result.suspended = await this.#durable.suspended(durable, host, {
           code: request.code,
@@ -185,35 +190,21 @@ export class QuickJSCodeRuntime implements CodeRuntime {
           ...(session !== undefined && { session }),
         })
       }
-      if (turn?.ok === true && result.suspended !== undefined && durable !== undefined) {
+      if (taken !== undefined && result.suspended !== undefined && durable !== undefined) {
         // The session's state goes on with the suspended run: held for its resume.
-        given = true
-        result.session = await this.#sessions.park(
-          turn.entry,
-          parkedHolder(durable.key),
-          durable.holdMs ?? DEFAULT_HOLD_MS,
-          turn.fresh,
+        const holdMs = durable.holdMs ?? DEFAULT_HOLD_MS
+        result.session = await taken.end((t) =>
+          this.#sessions.park(t.entry, parkedHolder(durable.key), holdMs, t.fresh),
         )
-      } else if (turn?.ok === true) {
-        given = true
-        result.session = this.#sessions.give(
-          turn.entry,
-          sessionLeft(host, result, this.#sessions.limits.maxSessionBytes),
-          turn.fresh,
-          turn.note,
-        )
+      } else if (taken !== undefined) {
+        const left = sessionLeft(host, result, this.#sessions.limits.maxSessionBytes)
+        result.session = taken.end((t) => this.#sessions.give(t.entry, left, t.fresh, t.note))
       }
       return result
     } finally {
       this.#live.delete(host)
       accepted.release()
-      // Whatever happened on the host side, the session is not left taken.
-      if (turn?.ok === true && !given)
-        this.#sessions.give(
-          turn.entry,
-          { reason: 'the run failed on the host; the session keeps its state from before the run' },
-          turn.fresh,
-        )
+      taken?.dispose()
     }
   }
 

@@ -13,6 +13,7 @@
  * - the failure of a stopped run, one wording per limit: `stopError`;
  * - sandbox sessions' bookkeeping (one run at a time, idle TTL, cap, byte budget): `SessionTable`; the ids
  *   of claim holders, which tell a dead holder on this machine: `claimHolder`, `claimHolderGone`;
+ * - a value held that must be let go exactly once (a session taken for a run): `Lifetime`;
  * - waiting for a run's signal with one listener per signal however many runs share it: `whenAborted`;
  * - starting a worker thread that does not inherit `--input-type`: `startWorker` (from sources: `spawnSourceWorker`).
  */
@@ -29,6 +30,7 @@ export {
 } from '../gate.js'
 export type { GatePlace, GateRefusal } from '../gate.js'
 export { jsonText } from '../json-text.js'
+export { Lifetime, LifetimeError } from '../lifetime.js'
 export { fulfilEntry, messageOf, nestsDeeperThan, parseProgramValue, rejectEntry, settleHostCall } from '../settle.js'
 export { parkingOf, type Parking } from '../park.js'
 export { stopError, type StopReason } from '../stop.js'
