@@ -37,9 +37,7 @@ import { RunHost } from './host/run-host.js'
 import { decodeRun, encodeRun, sessionBuild, type SavedRun } from './host/session-snapshot.js'
 import { CEILINGS } from './runtime-options.js'
 import { sessionLeft } from './runtime-sessions.js'
-
-/** The session note of a resumed run that failed on the host: the session is given back as it was before the run. */
-const RESUME_HOST_FAILED = 'the resumed run failed on the host; the session keeps its state from before the run'
+import { RESUME_HOST_FAILED, SESSION_NOT_TAKEN, wallBeforeResume } from './messages.js'
 
 /** What durable runs use of their runtime (`QuickJSCodeRuntime`). */
 export interface RuntimeParts {
@@ -193,7 +191,7 @@ export class DurableRuns {
         const error: CodeRunError =
           turn.reason === 'abort'
             ? stopError('abort', saved.limits)
-            : { kind: 'timeout', message: `the run's wall-clock limit was reached before it went on (${turn.message})` }
+            : { kind: 'timeout', message: wallBeforeResume(turn.message) }
         return { logs: [], error, stats: { cpuMs: saved.cpuMs, wallMs, queueMs: wallMs, subCalls: saved.subCalls } }
       }
       // The session went on without this run (its hold ended): the run goes on, its state is not the session's.
@@ -257,7 +255,7 @@ export class DurableRuns {
           kept: false,
           bytes: 0,
           runs: session.runs + 1,
-          note: wentOn ?? 'the session was not taken',
+          note: wentOn ?? SESSION_NOT_TAKEN,
         }
       }
       return result

@@ -13,6 +13,7 @@ import type { QuickJSVariantName } from './engine/module.js'
 import type { SessionMemory } from './engine/session-memory.js'
 import type { RunHost } from './host/run-host.js'
 import { decodeSession, encodeSession, sessionBuild, type SavedSession } from './host/session-snapshot.js'
+import { noEngineState, overSessionBudget } from './messages.js'
 
 /** How often, at most, a session store without expiry of its own is swept (`SessionStore.sweep`). */
 const SWEEP_EVERY_MS = 10 * 60_000
@@ -122,15 +123,7 @@ export function sessionLeft(
   const left = host.session
   if (left !== undefined) return { state: left, bytes: sizeOf(left) }
   if (host.sessionOver !== undefined) {
-    return {
-      reason:
-        `the run left ${host.sessionOver} bytes of state, over the session's budget of ${maxSessionBytes} ` +
-        '(maxSessionBytes); the session keeps its state from before the run',
-    }
+    return { reason: overSessionBudget(host.sessionOver, maxSessionBytes) }
   }
-  return {
-    reason:
-      `the run ended (${result.error?.kind ?? 'ok'}) without its engine's state; the session keeps its state ` +
-      'from before the run',
-  }
+  return { reason: noEngineState(result.error?.kind ?? 'ok') }
 }

@@ -25,9 +25,7 @@ import { InlineEngines } from './host/inline.js'
 import { WorkerPool } from './host/pool.js'
 import { CEILINGS, checkSessionOptions, engineSettings, type QuickJSRuntimeOptions } from './runtime-options.js'
 import { SessionSeal, sessionLeft, sizeOf, storeSpill } from './runtime-sessions.js'
-
-/** The session note of a run that failed on the host (not in the guest): the session is given back as it was. */
-const HOST_FAILED = 'the run failed on the host; the session keeps its state from before the run'
+import { HOST_FAILED, wallBeforeStart } from './messages.js'
 
 // `index.ts` and the tests take them from here.
 
@@ -137,12 +135,7 @@ export class QuickJSCodeRuntime implements CodeRuntime {
           turn.reason === 'abort'
             ? stopError('abort', limits)
             : turn.reason === 'wall'
-              ? {
-                  kind: 'timeout',
-                  message:
-                    `wall-clock limit of ${limits.wallMs} ms exceeded before the program started ` +
-                    `(${turn.message})`,
-                }
+              ? { kind: 'timeout', message: wallBeforeStart(limits.wallMs, turn.message) }
               : { kind: 'limit', message: turn.message }
         return { logs: [], error, stats: { cpuMs: 0, wallMs, queueMs: wallMs, subCalls: 0 } }
       }

@@ -3,6 +3,7 @@ import type { CodeRunError, CodeRunLimits } from '@ptc/sandbox'
 import { FinishKind, maxErrorChars, stopError, type GuestErrorInfo, type OutputLedger } from '@ptc/sandbox/backend'
 import type { LoadedModule } from './module.js'
 import type { EngineRunError } from './protocol.js'
+import { engineFailed, nativeStackOverflow, UNREADABLE_ERROR } from '../messages.js'
 
 /**
  * The thread's own stack ran out inside the engine: some of QuickJS's recursions (its parser, JSON, array
@@ -81,7 +82,7 @@ export function finishedResult(
   try {
     info = JSON.parse(payload) as GuestErrorInfo
   } catch {
-    info = { message: 'unreadable error' }
+    info = { message: UNREADABLE_ERROR }
   }
   // Out of memory, QuickJS may fail to allocate the error itself and throw `null`.
   return { error: outOfMemory(info) ? stopError('memory', limits) : { kind: 'exception', info } }
@@ -92,13 +93,8 @@ export function engineFailure(message: string, limits: CodeRunLimits): CodeRunEr
   return /memory|OOM|enlarge/i.test(message)
     ? stopError('memory', limits)
     : NATIVE_STACK_OVERFLOW.test(message)
-      ? {
-          kind: 'exception',
-          message:
-            `RangeError: ${message}: the program nests or recurses too deeply for the engine's native stack ` +
-            '(this cannot be caught inside the program)',
-        }
-      : { kind: 'crash', message: `the QuickJS engine failed: ${message}` }
+      ? { kind: 'exception', message: nativeStackOverflow(message) }
+      : { kind: 'crash', message: engineFailed(message) }
 }
 
 /** How one run tells which of its guest's errors are the memory ceiling. */

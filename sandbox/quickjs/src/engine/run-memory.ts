@@ -2,6 +2,7 @@ import type { CodeRunError } from '@ptc/sandbox'
 import type { EngineImage } from './image.js'
 import type { EngineRunInput, EngineRunOutcome } from './protocol.js'
 import type { SessionMemory } from './session-memory.js'
+import { NOT_CAPTURED, overSuspendBudget } from '../messages.js'
 
 /**
  * The memory a run starts on, or why it cannot start: `session`, it is its session's (its end may capture it
@@ -58,12 +59,8 @@ export function suspension(
   outputBytes: number,
 ): Pick<EngineRunOutcome, 'error' | 'suspended'> {
   if (captured !== undefined && 'over' in captured) {
-    const message =
-      `the program waits on a parked call with ${captured.over} bytes of state, over the ${maxBytes}-byte ` +
-      'budget of a suspended run (maxSessionBytes): it cannot suspend'
-    return { error: { kind: 'limit', message } }
+    return { error: { kind: 'limit', message: overSuspendBudget(captured.over, maxBytes) } }
   }
-  if (captured === undefined)
-    return { error: stop ?? { kind: 'crash', message: 'the suspended run could not be captured' } }
+  if (captured === undefined) return { error: stop ?? { kind: 'crash', message: NOT_CAPTURED } }
   return { suspended: { memory: captured, outputBytes } }
 }

@@ -10,6 +10,7 @@ import { RunCalls } from './run-calls.js'
 import { RunClock } from './run-clock.js'
 import { resumedMemory, startMemory, suspension, type StartMemory } from './run-memory.js'
 import type { SessionMemory } from './session-memory.js'
+import { engineFailed, NO_PROGRAM_IN_MEMORY } from '../messages.js'
 
 /** The guest's stack: large enough for real programs, far below the host's own. */
 const MAX_STACK_BYTES = 256 * 1024
@@ -199,7 +200,7 @@ export class EngineRun {
     this.#useEngine()
     const api = resumedRunApi(image, (fn) => this.#clock.enter(fn), this.#owned)
     if (api === undefined) {
-      this.#stop = { kind: 'crash', message: 'the suspended run has no program in progress in its memory' }
+      this.#stop = { kind: 'crash', message: NO_PROGRAM_IN_MEMORY }
       return
     }
     this.#settle = api.settle
@@ -392,7 +393,7 @@ export class EngineRun {
       this.#broken = true
       this.#stop ??= {
         kind: 'crash',
-        message: `the QuickJS engine failed: ${error instanceof Error ? error.message : String(error)}`,
+        message: engineFailed(error instanceof Error ? error.message : String(error)),
       }
       return undefined
     }

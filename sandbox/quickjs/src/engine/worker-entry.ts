@@ -14,6 +14,7 @@ import { adoptCompiled, type QuickJSVariantName, type WasmModule } from './modul
 import { sourceOf, type FromWorker, type HostStop, type RunInput, type ToWorker } from './protocol.js'
 import { EngineRun } from './run.js'
 import { warmUpWhenIdle } from './warm-up.js'
+import { loadFailed } from '../messages.js'
 
 /** What an engine worker receives in `workerData` (the pool imports this type only). */
 export interface EngineWorkerData {
@@ -93,7 +94,7 @@ async function begin(runId: number, input: RunInput & { wallRemainingMs: number 
         cpuMs: 0,
         subCalls: 0,
         broken: true,
-        error: { kind: 'crash', message: `QuickJS failed to load: ${String(error)}` },
+        error: { kind: 'crash', message: loadFailed(error) },
       },
     })
     return

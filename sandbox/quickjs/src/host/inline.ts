@@ -6,6 +6,7 @@ import { EngineRun } from '../engine/run.js'
 import { warmUpWhenIdle } from '../engine/warm-up.js'
 import type { Engines } from './engines.js'
 import type { RunHost } from './run-host.js'
+import { loadFailed } from '../messages.js'
 
 /**
  * Runs engine runs on the calling thread. For trusted code and benchmarks: it keeps the CPU, memory,
@@ -71,7 +72,7 @@ export class InlineEngines implements Engines {
             cpuMs: 0,
             subCalls: 0,
             broken: true,
-            error: { kind: 'crash', message: `QuickJS failed to load: ${String(error)}` },
+            error: { kind: 'crash', message: loadFailed(error) },
           }),
       )
     } else {
