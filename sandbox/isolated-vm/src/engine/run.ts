@@ -5,6 +5,7 @@ import { FINISH_ERROR } from './protocol.js'
 import type { EngineFailure, FromEngine, StartInput } from './protocol.js'
 import { RunMeter } from './run-meter.js'
 import { memoryLimitMib, type IsolateSlot, type SlotHandler } from './slot.js'
+import { isolateDied, noIsolate } from '../messages.js'
 
 /**
  * The engine side of one run in one isolate. Guest code runs only inside isolated-vm tasks this
@@ -73,7 +74,7 @@ export class EngineRun implements SlotHandler {
     try {
       slot = await acquire
     } catch (error) {
-      this.#fail('crash', `could not create an isolate: ${messageOf(error)}`)
+      this.#fail('crash', noIsolate(messageOf(error)))
       this.#checkEnded()
       return
     }
@@ -367,7 +368,7 @@ export class EngineRun implements SlotHandler {
       const info: GuestErrorInfo = { name: error.name, message, stack: error.stack ?? '' }
       this.#fail('exception', JSON.stringify(info))
     } else {
-      this.#fail('crash', `the isolate died: ${message}`)
+      this.#fail('crash', isolateDied(message))
     }
   }
 }

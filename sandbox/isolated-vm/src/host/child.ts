@@ -6,6 +6,16 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { ChildConfig } from '../engine/child-entry.js'
 import type { FromEngine, ToEngine } from '../engine/protocol.js'
 import type { Lane, RunHost } from './run-host.js'
+import {
+  engineDied,
+  engineGone,
+  exited,
+  killed,
+  lostAnIsolate,
+  notStopped,
+  STOPPED_READING,
+  unreadableMessage,
+} from '../messages.js'
 
 /** The last bytes of a child's stderr kept for crash messages (V8's out-of-memory dump lands here). */
 const STDERR_TAIL_BYTES = 4096
@@ -184,7 +194,7 @@ export class EngineChild implements Lane {
   }
 
   get gone(): string | undefined {
-    if (this.#killReason !== undefined) return `it was killed: ${this.#killReason}`
+    if (this.#killReason !== undefined) return killed(this.#killReason)
     return this.#exited ? this.#exitReason : undefined
   }
 
@@ -226,7 +236,7 @@ export class EngineChild implements Lane {
     try {
       this.#proc.send(message)
     } catch {
-      this.kill('the engine process stopped reading', false)
+      this.kill(STOPPED_READING, false)
     }
   }
 
@@ -271,7 +281,7 @@ export class EngineChild implements Lane {
         slow = threads === undefined || busyThreads(pid, threads, seen, this.#graceMs / 4) <= this.#runs.size
       }
       if (slow) ending.timer = this.#graceTimer(id, now, answeredAt, seen)
-      else this.kill(`a run in it did not stop within ${this.#graceMs} ms of its answer`)
+      else this.kill(notStopped(this.#graceMs))
     }, this.#graceMs)
     timer.unref()
     return timer
@@ -305,7 +315,7 @@ export class EngineChild implements Lane {
     try {
       this.#read(batch)
     } catch (error) {
-      this.kill(`it sent a message the host cannot read (${error instanceof Error ? error.message : String(error)})`)
+      this.kill(unreadableMessage(error instanceof Error ? error.message : String(error)))
     }
   }
 
@@ -337,7 +347,7 @@ export class EngineChild implements Lane {
           // isolated-vm parked the isolate's thread for good (V8 out of memory): the run gets its
           // answer, the child goes.
           this.#runs.get(message.run)?.receive(message)
-          this.kill(`isolated-vm lost control of an isolate in it (${message.message})`)
+          this.kill(lostAnIsolate(message.message))
           break
         default: {
           const run = this.#runs.get(message.run)
@@ -353,19 +363,18 @@ export class EngineChild implements Lane {
     if (this.#exited) return
     this.#exited = true
     const how = signal !== null ? `signal ${signal}` : `exit code ${String(code)}`
-    const why = this.#killReason !== undefined ? `it was killed: ${this.#killReason}` : `it ended with ${how}`
+    const why = this.#killReason !== undefined ? killed(this.#killReason) : exited(how)
     this.#exitReason = why
     const ending = [...this.#ending.values()]
     this.#ending.clear()
     this.#stopping.clear()
     for (const { timer, run } of ending) {
       clearTimeout(timer)
-      run.engineGone(`the isolated-vm engine process hosting it died (${why})`)
+      run.engineGone(engineGone(why))
     }
     const oom = this.#killReason === undefined && /out of memory|heap limit|allocation failed/i.test(this.#stderr)
     const tail = this.#stderr.trim().split('\n').slice(-3).join(' | ')
-    const message =
-      `the isolated-vm engine process hosting this run died ` + `(${why})${tail !== '' && !oom ? `: ${tail}` : ''}`
+    const message = engineDied(why, oom ? '' : tail)
     // Killed from outside (SIGKILL, not by this host on purpose: the OOM killer, an operator), the child took
     // with it the runs it had been given but had sent nothing about: placed on it after it died, before its
     // exit reached this host, or just before. They never started, so each goes to another child — once: a

@@ -1,6 +1,7 @@
 import { FinishKind, cutCharsOf, formatGuestError, parseProgramValue, stopError } from '@ptc/sandbox/backend'
 import type { CodeRunError, CodeRunLimits, JsonValue } from '@ptc/sandbox'
 import type { GuestErrorInfo, OutputLedger, PreparedProgram } from '@ptc/sandbox/backend'
+import { lostControl, MALFORMED_COMPLETION, UNREADABLE_ERROR } from '../messages.js'
 
 /**
  * How a run ends, in the terms of `RunHost`'s finish. `stop`: the engine has not ended the run itself and
@@ -55,7 +56,7 @@ export class EngineOutcomes {
         }
       }
       default:
-        return { error: { kind: 'crash', message: 'the guest sent a malformed completion' }, stop: true }
+        return { error: { kind: 'crash', message: MALFORMED_COMPLETION }, stop: true }
     }
   }
 
@@ -77,7 +78,7 @@ export class EngineOutcomes {
   /** isolated-vm lost control of the isolate (`catastrophe`). */
   catastrophe(message: string): Outcome {
     if (/out.of.memory/i.test(message)) return { error: stopError('memory', this.#limits, this.#ledger), stop: false }
-    return { error: { kind: 'crash', message: `isolated-vm lost control of the isolate: ${message}` }, stop: false }
+    return { error: { kind: 'crash', message: lostControl(message) }, stop: false }
   }
 }
 
@@ -102,5 +103,5 @@ function parseInfo(text: string): GuestErrorInfo {
   } catch {
     // fall through
   }
-  return { message: 'unreadable error' }
+  return { message: UNREADABLE_ERROR }
 }

@@ -3,6 +3,7 @@ import { IsolateEngine } from '../engine/engine.js'
 import type { FromEngine, ToEngine } from '../engine/protocol.js'
 import type { IvmModule } from '../load.js'
 import type { Lane, RunHost } from './run-host.js'
+import { DISPOSED, inlineNotStopped } from '../messages.js'
 
 /**
  * How long a session run's isolate may take, after the run's answer, to be kept or disposed before
@@ -38,7 +39,7 @@ export class InlineLane implements Lane {
   }
 
   get gone(): string | undefined {
-    return this.#disposed ? 'the runtime was disposed' : undefined
+    return this.#disposed ? DISPOSED : undefined
   }
 
   /** Session isolates kept between runs (diagnostics). */
@@ -63,7 +64,7 @@ export class InlineLane implements Lane {
     const timer = setTimeout(() => {
       this.#ending.delete(run.id)
       this.forget(session.id)
-      run.engineGone(`it did not stop within ${INLINE_SESSION_GRACE_MS} ms of the run's answer`)
+      run.engineGone(inlineNotStopped(INLINE_SESSION_GRACE_MS))
     }, INLINE_SESSION_GRACE_MS)
     timer.unref()
     this.#ending.set(run.id, { run, timer })
@@ -78,7 +79,7 @@ export class InlineLane implements Lane {
     this.#engine.dispose()
     for (const { run, timer } of this.#ending.values()) {
       clearTimeout(timer)
-      run.engineGone('the runtime was disposed')
+      run.engineGone(DISPOSED)
     }
     this.#ending.clear()
   }

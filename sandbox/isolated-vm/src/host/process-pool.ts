@@ -5,6 +5,7 @@ import { EngineChild, childCommand } from './child.js'
 import type { ChildCommand, ChildOwner } from './child.js'
 import { HotThreads } from './hot-threads.js'
 import type { RunHost } from './run-host.js'
+import { DISPOSED } from '../messages.js'
 
 /** Delay before respawning after the `n`-th child in a row failed to start: 50 ms doubling, at most 5 s. */
 function backoffMs(failures: number): number {
@@ -260,7 +261,7 @@ export class ProcessPool implements ChildOwner {
     this.#hosted.delete(child)
     this.#review()
     if (this.#disposed) {
-      for (const run of orphans) run.lost('the runtime was disposed')
+      for (const run of orphans) run.lost(DISPOSED)
       return
     }
     if (started) this.#spawn()
@@ -289,7 +290,7 @@ export class ProcessPool implements ChildOwner {
     this.#waiting.length = 0
     livePools.delete(this)
     const children = [...this.#children]
-    this.killAll('the runtime was disposed')
+    this.killAll(DISPOSED)
     await Promise.all(children.map((child) => child.whenExited()))
   }
 

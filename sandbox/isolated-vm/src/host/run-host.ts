@@ -13,6 +13,14 @@ import { FINISH_ERROR } from '../engine/protocol.js'
 import type { FromEngine, StartInput, ToEngine } from '../engine/protocol.js'
 import { memoryLimitMib } from '../engine/slot.js'
 import { EngineOutcomes, type Outcome } from './engine-outcome.js'
+import {
+  endedBeforeStart,
+  endedWhileRunning,
+  isolateLost,
+  JOBS_STILL_RAN,
+  MALFORMED_SUB_CALL,
+  NO_ENGINE_READY,
+} from '../messages.js'
 
 /** Where a run's engine side lives: a child process, or this process without containment. */
 export interface Lane {
@@ -193,7 +201,7 @@ export class RunHost {
 
   /** The engine went before it said what became of this run's isolate. */
   engineGone(why: string): void {
-    this.#sessionEnded({ kept: false, reason: `its isolate is lost: ${why}`, intact: false })
+    this.#sessionEnded({ kept: false, reason: isolateLost(why), intact: false })
   }
 
   #sessionEnded(end: SessionEnd): void {
@@ -206,17 +214,14 @@ export class RunHost {
   /** Why the engine did not keep the isolate. `stopped`: the host stopped the run mid-flight. */
   #lossReason(stopped = false): string {
     const kind = this.#errorKind ?? 'ok'
-    if (stopped || !CLEAN_ENDS.has(kind))
-      return `the run ended as ${kind} while the program ran, which disposes the session's isolate`
-    return 'jobs the program left still ran in its isolate after it ended, so the isolate was disposed'
+    return stopped || !CLEAN_ENDS.has(kind) ? endedWhileRunning(kind) : JOBS_STILL_RAN
   }
 
   /** Ends the run from the host side (the engine kills the guest), settles the result. */
   stop(reason: StopReason): void {
     if (this.#ended) return
     const error = stopError(reason, this.#limits, this.#ledger)
-    if (reason === 'wall' && this.#lane === undefined)
-      error.message += ' before the program started (no isolated-vm engine process was ready)'
+    if (reason === 'wall' && this.#lane === undefined) error.message += NO_ENGINE_READY
     this.#finish(error, undefined, true)
   }
 
@@ -245,7 +250,7 @@ export class RunHost {
           typeof name !== 'string' ||
           (typeof args !== 'string' && !(Number.isSafeInteger(args) && (args as number) >= 0))
         ) {
-          this.#finish({ kind: 'crash', message: 'the guest sent a malformed sub-call' }, undefined, true)
+          this.#finish({ kind: 'crash', message: MALFORMED_SUB_CALL }, undefined, true)
           return
         }
         this.#calls.start(id, name, args as string | number)
@@ -304,7 +309,7 @@ export class RunHost {
     if (this.#lane === undefined)
       this.#sessionEnded({
         kept: false,
-        reason: `the run ended as ${error?.kind ?? 'ok'} before it started`,
+        reason: endedBeforeStart(error?.kind ?? 'ok'),
         intact: true,
       })
     else if (stop) this.#sessionEnded({ kept: false, reason: this.#lossReason(true), intact: false })

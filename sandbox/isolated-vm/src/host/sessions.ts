@@ -2,6 +2,7 @@ import { SessionTable, type SessionEntry } from '@ptc/sandbox/backend'
 import type { CodeRunSessionInfo } from '@ptc/sandbox'
 import type { SessionLimits } from '@ptc/sandbox/session'
 import type { Lane, RunHost, SessionPlacement } from './run-host.js'
+import { ISOLATE_WAS_GONE, keeperGone, keepsState, overSessionBudget, stateDropped, stateLost } from '../messages.js'
 
 /** A session's live isolate: kept idle between runs by the engine of `lane`, under `id`. */
 interface LiveIsolate {
@@ -72,11 +73,11 @@ export class IsolateSessions {
     else if (held !== undefined) {
       this.#clear(entry)
       fresh = true
-      note = `the session's earlier state was dropped: ${this.#died(held.isolate.lane)}`
+      note = stateDropped(keeperGone(held.isolate.lane.gone))
     }
     const lost = this.#lost.get(key)
     this.#lost.delete(key)
-    if (fresh && note === undefined && lost !== undefined) note = `the session's earlier state was dropped: ${lost}`
+    if (fresh && note === undefined && lost !== undefined) note = stateDropped(lost)
     const placement: SessionPlacement = { id: home?.id ?? this.#nextId++, home: home?.lane, waitMs: this.#waitMs }
     return { ok: true, key, entry, placement, fresh, note }
   }
@@ -88,14 +89,8 @@ export class IsolateSessions {
     let { fresh, note } = ticket
     const before = entry.state
     if (!end.kept) {
-      if (end.intact)
-        return this.#table.give(
-          entry,
-          { reason: `${end.reason}; the session keeps its state from before the run` },
-          fresh,
-          note,
-        )
-      return this.#lose(ticket, `${end.reason}: the session's state is lost`)
+      if (end.intact) return this.#table.give(entry, { reason: keepsState(end.reason) }, fresh, note)
+      return this.#lose(ticket, stateLost(end.reason))
     }
     if (!end.fresh) {
       // The run went on in the session's isolate: a new generation of it.
@@ -106,9 +101,7 @@ export class IsolateSessions {
     if (!fresh) {
       // The session had an isolate, but the run could not reach it (its engine died meanwhile).
       fresh = true
-      note ??=
-        `the session's earlier state was dropped: ` +
-        `${before === undefined ? 'its isolate was gone' : this.#died(before.isolate.lane)}`
+      note ??= stateDropped(before === undefined ? ISOLATE_WAS_GONE : keeperGone(before.isolate.lane.gone))
     }
     if (before !== undefined) this.#clear(entry)
     return this.#keep(
@@ -136,11 +129,7 @@ export class IsolateSessions {
     if (bytes > max && !entry.ended) {
       held.isolate.generation++
       held.isolate.lane.forget(held.isolate.id)
-      return this.#lose(
-        ticket,
-        `the run left ${bytes} bytes of heap in the session's isolate, over the session's budget of ${max} ` +
-          `(maxSessionBytes): the isolate was disposed and the session's state is lost`,
-      )
+      return this.#lose(ticket, overSessionBudget(bytes, max))
     }
     return this.#table.give(entry, { state: held, bytes }, fresh, note)
   }
@@ -168,9 +157,5 @@ export class IsolateSessions {
     if (held !== undefined && held.generation === held.isolate.generation) held.isolate.generation++
     entry.state = undefined
     entry.bytes = 0
-  }
-
-  #died(lane: Lane): string {
-    return `the isolated-vm engine that kept its isolate is gone (${lane.gone ?? 'it died'})`
   }
 }
