@@ -11,6 +11,7 @@ import {
 } from '@ptc/tools'
 import type { LogFailure } from '@ptc/tools/executor'
 import { LogBudget, type LogLimits } from './log-limits.js'
+import type { RunTrace } from './tracing.js'
 
 /** A call a suspended program waits on, as `DispatchLog.suspended` records it. */
 export interface AwaitedCall {
@@ -47,15 +48,19 @@ export class DispatchLog {
   /** Undefined without a session: nothing is written and the waterfall does not run. */
   readonly #queue: SessionQueue | undefined
   readonly #budget: LogBudget
+  /** The run's trace, told of the same moments as the log (see `tracing.ts`). */
+  readonly #trace: RunTrace | undefined
 
   constructor(
     private readonly services: ToolExecutorServices,
     private readonly exec: ToolExecution,
     session: Session | undefined,
     limits: LogLimits | undefined,
+    trace?: RunTrace,
   ) {
     this.#queue = session === undefined ? undefined : new SessionQueue(session)
     this.#budget = new LogBudget(limits)
+    this.#trace = trace
   }
 
   /**
@@ -77,6 +82,7 @@ export class DispatchLog {
   }
 
   started(call: SubCallIdentity): void {
+    this.#trace?.callStarted(call)
     if (this.#queue === undefined) return
     // Fitted now, not when its turn to be written comes: a slow session must not keep large arguments alive.
     const { value, elided } = this.#budget.arguments(call.arguments)
@@ -94,11 +100,13 @@ export class DispatchLog {
    * `abandoned`: the run stopped waiting for it; `result` is the abandonment.
    */
   settled(call: SubCallIdentity, result: ToolExecutionResult, settledAt: number, abandoned = false): void {
+    this.#trace?.callSettled(call, result, abandoned)
     this.#append('tool/ptc-dispatch', call, result, settledAt, abandoned ? 'abandoned' : undefined)
   }
 
   /** The eventual outcome of an abandoned call: never delivered to the program, recorded here. */
   late(call: SubCallIdentity, result: ToolExecutionResult, settledAt: number): void {
+    this.#trace?.callLate(call, result)
     this.#append('tool/ptc-dispatch-late', call, result, settledAt, 'late')
   }
 
@@ -140,6 +148,7 @@ export class DispatchLog {
    * arguments fitted to the run's `limits` like a dispatch's, with `elided: { arguments }` past them).
    */
   suspended(token: string, awaiting: readonly AwaitedCall[]): void {
+    this.#trace?.suspended(awaiting.map((call) => call.name))
     if (this.#queue === undefined) return
     const calls = awaiting.map((call): JsonValue => {
       const { value, elided } = this.#budget.arguments(call.arguments)
@@ -164,6 +173,7 @@ export class DispatchLog {
    * `wentOn` says it did (the events queued after it wait for that); not at all when the runtime refused it.
    */
   resumed(token: string, decisions: readonly string[], wentOn: Promise<boolean>): void {
+    this.#trace?.resumed(decisions)
     const event: SessionEvent = {
       type: 'tool/ptc-resume',
       time: Date.now(),

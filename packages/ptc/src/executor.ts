@@ -20,6 +20,7 @@ import { RUN_CODE_DESCRIPTION, RUN_CODE_LONG_PARAMETERS, RUN_CODE_PARAMETERS } f
 import { routeHostedPrograms } from './hosted.js'
 import { createRunCodeTool, runCodeContent } from './transport.js'
 import { DEFAULT_MAX_FORWARDED_CHARS } from './scheduler/forwarding.js'
+import { Tracing, type PtcTracingOptions } from './tracing.js'
 import type { DurableOptions } from './durable/options.js'
 import { DurableRuns } from './durable/runs.js'
 import { resolveLogLimits, type LogLimits } from './log-limits.js'
@@ -116,6 +117,14 @@ export interface PtcExecutorOptions {
    * declaration always, and the name `search_tools` is free for a tool of yours.
    */
   discovery?: DiscoveryOptions | false
+  /**
+   * OpenTelemetry traces, when `@opentelemetry/api` is installed (default on: spans go to the global tracer
+   * provider, which does nothing until the harness registers one). A `run_code` call is a span
+   * `execute_tool run_code`, each sub-call a child span `execute_tool {name}`, with the run's stats as attributes
+   * and a durable suspension or resumption as an event; no argument or result text unless `recordContent`.
+   * `false`: no spans.
+   */
+  tracing?: PtcTracingOptions | false
 }
 
 /**
@@ -153,6 +162,7 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
   const sessionKey = sessionKeyOf(options.sessions, runtime)
   const longRuns = options.longRuns === undefined ? undefined : new LongRuns(options.longRuns)
   const durable = options.durable === undefined ? undefined : new DurableRuns(options.durable, runtime)
+  const tracing = Tracing.resolve(options.tracing)
   // What every program's run is set up with: run_code's, a resumed one's, a hosted one's.
   const config: RunConfig = {
     runtime,
@@ -162,6 +172,7 @@ export function createPtcExecutor(options: PtcExecutorOptions): ToolExecutor {
     maxForwardedChars,
     drainGraceMs,
     logLimits,
+    ...(tracing !== undefined && { tracing }),
   }
   const guidanceText = guidance(sessionKey !== undefined, longRuns)
   const native = createNativeExecutor({

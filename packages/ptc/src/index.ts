@@ -1,4 +1,5 @@
 export { createPtcExecutor, sdkText, type PtcExecutorOptions } from './executor.js'
+export type { PtcTracingOptions } from './tracing.js'
 export { SDK_GUIDANCE } from './guidance.js'
 export { withHostedPrograms, type HostedProgramsOptions } from './hosted.js'
 export { CodeRunFailedError, ResumeError, type ResumeErrorCode } from './errors.js'

@@ -10,6 +10,7 @@ import { DispatchLog } from './dispatch-log.js'
 import type { LogLimits } from './log-limits.js'
 import { SubCallScheduler, type DurableCalls } from './scheduler/scheduler.js'
 import type { SubCallNumbering } from './scheduler/sub-call.js'
+import { RunTrace, type Tracing } from './tracing.js'
 
 /** The executor's options that shape every program's calls and their log, checked once. */
 export interface RunSettings {
@@ -21,6 +22,8 @@ export interface RunSettings {
   readonly logLimits: LogLimits | undefined
   /** What the calls' images and deferred contexts may bring along (see `PtcExecutorOptions.maxForwardedChars`). */
   readonly maxForwardedChars: number
+  /** How programs are traced (`PtcExecutorOptions.tracing`); absent: not at all. */
+  readonly tracing?: Tracing
 }
 
 /** What runs a `run_code` program, fresh or resumed: the settings, and the runtime with its limits. */
@@ -42,6 +45,8 @@ export interface ProgramCalls {
   readonly maxValueChars?: number
   /** Where the calls' contexts and conclusions go (default: the program's execution; a long run's stream). */
   readonly context?: ToolRunContext
+  /** The program is a span of its own (a `run_code` program, fresh or resumed), if the settings trace. */
+  readonly traced?: boolean
 }
 
 /** One program's run, set up. */
@@ -50,6 +55,8 @@ export interface ProgramRun {
   readonly bindings: ReadonlyMap<string, Binding>
   readonly log: DispatchLog
   readonly scheduler: SubCallScheduler
+  /** Its span, ended by whoever set the run up (`RunTrace.end`). */
+  readonly trace: RunTrace | undefined
 }
 
 /** Sets up the run of `program` (the parent execution of its calls): its bindings, log and scheduler. */
@@ -60,7 +67,9 @@ export function setUpRun(
   calls: ProgramCalls = {},
 ): ProgramRun {
   const bindings = buildBindings(services, program)
-  const log = new DispatchLog(services, program, program.agent?.session, settings.logLimits)
+  const trace =
+    calls.traced === true && settings.tracing !== undefined ? new RunTrace(settings.tracing, program) : undefined
+  const log = new DispatchLog(services, program, program.agent?.session, settings.logLimits, trace)
   const scheduler = new SubCallScheduler({
     services,
     ctx: calls.context ?? program,
@@ -73,5 +82,5 @@ export function setUpRun(
     ...(calls.durable !== undefined && { durable: calls.durable }),
     ...(calls.maxValueChars !== undefined && { maxValueChars: calls.maxValueChars }),
   })
-  return { bindings, log, scheduler }
+  return { bindings, log, scheduler, trace }
 }

@@ -91,7 +91,8 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
       // A program that may go on in the background has a signal of its own: the call's aborts it only
       // while the call waits for it. What its sub-calls bring along goes with the part returned next.
       const stream = longRuns === undefined ? undefined : new LogStream()
-      const { bindings, log, scheduler } = setUpRun(services, ctx, config, {
+      const { bindings, log, scheduler, trace } = setUpRun(services, ctx, config, {
+        traced: true,
         numbering,
         durable: { deferrable: durable !== undefined },
         maxValueChars: config.limits.maxResultChars ?? config.runtime.limits.maxResultChars,
@@ -105,6 +106,7 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
       }
       const done = (async (): Promise<CodeRunResult> => {
         let run: CodeRunResult | undefined
+        let thrown: unknown
         try {
           const limits = timeoutMs === undefined ? config.limits : { ...config.limits, wallMs: timeoutMs }
           const running = config.runtime.run({
@@ -123,11 +125,18 @@ export function createRunCodeTool(services: ToolExecutorServices, config: Transp
           const wallMs = limits.wallMs ?? config.runtime.limits.wallMs
           run = await answered(running, wallMs, config.runtime.name, (why) => controller?.abort(why))
           return run
+        } catch (error) {
+          thrown = error
+          throw error
         } finally {
-          let logFailure = await scheduler.close(run?.error?.kind === 'timeout')
-          if (run !== undefined && durable !== undefined)
-            logFailure = (await config.durable?.suspended(run, durable.key, log)) ?? logFailure
-          if (run !== undefined && logFailure !== undefined) logFailures.set(run, logFailure)
+          try {
+            let logFailure = await scheduler.close(run?.error?.kind === 'timeout')
+            if (run !== undefined && durable !== undefined)
+              logFailure = (await config.durable?.suspended(run, durable.key, log)) ?? logFailure
+            if (run !== undefined && logFailure !== undefined) logFailures.set(run, logFailure)
+          } finally {
+            trace?.end(run, thrown)
+          }
         }
       })()
       if (longRuns === undefined || stream === undefined) return outcome(await done, undefined)

@@ -55,53 +55,62 @@ export async function runResumed(
   const { run: suspended, identity, decisions, expiresAt } = opened
   const program = resumedProgram(identity, input)
   const numbering = { count: identity.subCalls }
-  const { log, scheduler } = setUpRun(services, program.ctx, config, {
+  const { log, scheduler, trace } = setUpRun(services, program.ctx, config, {
+    traced: true,
     numbering,
     // No early bound on values: the run's limits are sealed in its state; the sandbox applies its maxResultChars.
     durable: { deferrable: true, decisions: [...decisions] },
   })
-  // Logged as going on once it does: its first call, or its end; a runtime that refuses it ran nothing.
-  let wentOn = (_: boolean): void => undefined
-  log.resumed(suspended.key, decisions, new Promise<boolean>((resolve) => (wentOn = resolve)))
-  const next = beginRun(parts, program.ctx, numbering)
-  const removeLeased = held.holding === 'leased' ? (stops: boolean) => held.removeLeased(stops, expiresAt) : undefined
-  const gate = new RemovalGate(removeLeased, input.signal)
   let run: CodeRunResult | undefined
-  let logFailure: LogFailure | undefined
+  let thrown: unknown
   try {
-    const submit: ResumeRunRequest['call'] = async (name, args) => {
+    // Logged as going on once it does: its first call, or its end; a runtime that refuses it ran nothing.
+    let wentOn = (_: boolean): void => undefined
+    log.resumed(suspended.key, decisions, new Promise<boolean>((resolve) => (wentOn = resolve)))
+    const next = beginRun(parts, program.ctx, numbering)
+    const removeLeased = held.holding === 'leased' ? (stops: boolean) => held.removeLeased(stops, expiresAt) : undefined
+    const gate = new RemovalGate(removeLeased, input.signal)
+    let logFailure: LogFailure | undefined
+    try {
+      const submit: ResumeRunRequest['call'] = async (name, args) => {
+        wentOn(true)
+        await gate.beforeCall()
+        return scheduler.submit(name, args)
+      }
+      run = await answered(
+        (config.runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(suspended, {
+          call: submit,
+          signal: gate.signal,
+          durable: next,
+        }),
+        config.maxTimeoutMs,
+        config.runtime.name,
+      )
       wentOn(true)
-      await gate.beforeCall()
-      return scheduler.submit(name, args)
+      const removing = gate.atEnd()
+      if (removing !== undefined) await removing
+    } catch (error) {
+      // resumeRun throws only before the program goes on (misuse, a disposed runtime, a session store that failed
+      // to give it its session): its state is not lost.
+      const refused =
+        error instanceof SandboxUsageError || (error instanceof SessionStoreError && error.code === 'unavailable')
+      wentOn(!refused)
+      // A runtime that refuses to resume at all (disposed: a harness shutting down) ran nothing: the state goes back.
+      if (refused) await held.putBack(expiresAt).catch(() => undefined)
+      throw error
+    } finally {
+      gate.end()
+      logFailure = await scheduler.close(run?.error?.kind === 'timeout')
     }
-    run = await answered(
-      (config.runtime.resumeRun as NonNullable<CodeRuntime['resumeRun']>)(suspended, {
-        call: submit,
-        signal: gate.signal,
-        durable: next,
-      }),
-      config.maxTimeoutMs,
-      config.runtime.name,
-    )
-    wentOn(true)
-    const removing = gate.atEnd()
-    if (removing !== undefined) await removing
+    if (gate.unconfirmed) throw refusals.stateNotRemoved(suspended.key, parts.storeWaitMs)
+    logFailure = (await storeSuspension(parts, run, next.key, log)) ?? logFailure
+    return await answer(call, program, identity, resumedResult(parts, run, call.content), log, logFailure)
   } catch (error) {
-    // resumeRun throws only before the program goes on (misuse, a disposed runtime, a session store that failed
-    // to give it its session): its state is not lost.
-    const refused =
-      error instanceof SandboxUsageError || (error instanceof SessionStoreError && error.code === 'unavailable')
-    wentOn(!refused)
-    // A runtime that refuses to resume at all (disposed: a harness shutting down) ran nothing: the state goes back.
-    if (refused) await held.putBack(expiresAt).catch(() => undefined)
+    thrown = error
     throw error
   } finally {
-    gate.end()
-    logFailure = await scheduler.close(run?.error?.kind === 'timeout')
+    trace?.end(run, thrown)
   }
-  if (gate.unconfirmed) throw refusals.stateNotRemoved(suspended.key, parts.storeWaitMs)
-  logFailure = (await storeSuspension(parts, run, next.key, log)) ?? logFailure
-  return answer(call, program, identity, resumedResult(parts, run, call.content), log, logFailure)
 }
 
 /** The execution of the program of `identity`, resumed by `input`. */
