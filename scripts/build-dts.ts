@@ -40,6 +40,8 @@ export interface DeclaredPackage {
   readonly dir: string
   /** `dist/…` declaration files the `exports` map points at (`./dist/index.d.ts`, …). */
   readonly typeTargets: readonly string[]
+  /** The source of each, where its export names one (`./src/sessions/index.ts`); else found by its name. */
+  readonly typeSources?: Readonly<Record<string, string>>
 }
 
 /** One emission of declarations (`emitDeclarations`); the caller removes `folder` when done. */
@@ -107,8 +109,8 @@ function run(command: string, args: readonly string[], cwd: string, what: string
 
 /**
  * Rollup entry names (a type target's path in `dist/` without `.d.ts`) and the emitted declaration of
- * each: `src/<name>.d.ts`, or `src/<name>/index.d.ts` for an entry named apart from its source
- * (`shapes: 'src/shapes/index.ts'`).
+ * each: that of the source its export names (`@ptc/source`), else `src/<name>.d.ts`, or `src/<name>/index.d.ts` for
+ * an entry named apart from its source (`shapes: 'src/shapes/index.ts'`).
  */
 function entriesOf(pkg: DeclaredPackage, source: string, root: string): Record<string, string> {
   const entries: Record<string, string> = {}
@@ -117,7 +119,11 @@ function entriesOf(pkg: DeclaredPackage, source: string, root: string): Record<s
       .normalize(target)
       .replace(/^dist\//, '')
       .replace(/\.d\.ts$/, '')
-    const file = [join(source, `${name}.d.ts`), join(source, name, 'index.d.ts')].find((path) => existsSync(path))
+    const named = pkg.typeSources?.[target]
+    const fromExport = named === undefined ? [] : [join(source, posix.relative('src', named).replace(/\.ts$/, '.d.ts'))]
+    const file = [...fromExport, join(source, `${name}.d.ts`), join(source, name, 'index.d.ts')].find((path) =>
+      existsSync(path),
+    )
     if (file === undefined)
       throw new Error(
         `no declarations were emitted for ${relative(root, join(pkg.dir, target))} (from src/${name}.ts or ` +

@@ -23,6 +23,8 @@ export interface WorkspacePackage {
   readonly exportTargets: readonly string[]
   /** `dist/…` declaration files the `exports` map points at (`types` conditions). */
   readonly typeTargets: readonly string[]
+  /** Each of those, the source its export names (`@ptc/source`: `./src/sessions/index.ts`), where it names one. */
+  readonly typeSources: Readonly<Record<string, string>>
 }
 
 interface PackageJson {
@@ -54,6 +56,7 @@ function workspacePackages(root: string): Map<string, WorkspacePackage> {
       deps,
       exportTargets: exportTargets(pkg.exports, 'import'),
       typeTargets: exportTargets(pkg.exports, 'types'),
+      typeSources: typeSources(pkg.exports),
     })
   }
   return out
@@ -75,6 +78,20 @@ function exportTargets(exports: unknown, condition: 'import' | 'types'): string[
     }
   }
   return targets
+}
+
+/** The `@ptc/source` of each export that has one, by its `types` target. */
+function typeSources(exports: unknown): Record<string, string> {
+  const sources: Record<string, string> = {}
+  const stack: unknown[] = [exports]
+  while (stack.length > 0) {
+    const node = stack.pop()
+    if (typeof node !== 'object' || node === null) continue
+    const { types, '@ptc/source': source } = node as Record<string, unknown>
+    if (typeof types === 'string' && typeof source === 'string') sources[types] = source
+    for (const value of Object.values(node)) if (typeof value === 'object') stack.push(value)
+  }
+  return sources
 }
 
 /** The names of every workspace package. */
