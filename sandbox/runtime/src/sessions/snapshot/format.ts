@@ -1,10 +1,14 @@
 import { createHmac } from 'node:crypto'
 import { SandboxUsageError } from '../../errors.js'
+import { WRITTEN } from './codec.js'
 
 // The sealed snapshot's layout and bounds, its authentication, and the key and identity it is bound to.
 
-/** The layout version `sealSnapshot` writes and the only one `openSnapshot` reads (2: the payload in segments). */
-export const SNAPSHOT_FORMAT_VERSION = 2
+/**
+ * The layout version `sealSnapshot` writes on this Node: 3 (segments compressed with zstd) where Node has zstd
+ * (22.15 and later), else 2 (brotli). `openSnapshot` reads 2 everywhere, 3 where Node has zstd.
+ */
+export const SNAPSHOT_FORMAT_VERSION = WRITTEN.version
 
 /** What a snapshot is bound to: the build that made it and the session it belongs to. */
 export interface SnapshotIdentity {
@@ -32,7 +36,7 @@ export const HEADER_TAG_BYTES = 16
  *    .   8  payload length before compression
  *    .   8  segment length before compression (the last segment holds the rest; 0 for an empty payload)
  *    .   4  per segment, its compressed length
- *    .      the segments, each brotli on its own
+ *    .      the segments, each compressed on its own (version 2: brotli; 3: zstd)
  *  end  32  tag: HMAC-SHA256(key, every byte before it)
  */
 export const FIXED_HEADER_BYTES = 30
@@ -63,11 +67,6 @@ export async function hmacSliced(key: Buffer, data: Buffer): Promise<Buffer> {
 }
 
 const HMAC_SLICE_BYTES = 4 * 1024 * 1024
-
-/** The output chunk of an asynchronous brotli pass about `bytes` long: between 64 KiB and 8 MiB. */
-export function chunkFor(bytes: number): number {
-  return Math.max(64 * 1024, Math.min(8 * 1024 * 1024, Math.ceil(bytes)))
-}
 
 /** `key` as bytes; throws `SandboxUsageError` (naming `caller`) for one that is not a key, or too short. */
 export function keyBytes(key: SnapshotKey, caller: string): Buffer {

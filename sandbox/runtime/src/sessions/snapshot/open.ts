@@ -1,18 +1,15 @@
 import { constants as bufferConstants } from 'node:buffer'
 import { timingSafeEqual } from 'node:crypto'
-import { promisify } from 'node:util'
-import { brotliDecompress, brotliDecompressSync } from 'node:zlib'
 import { SandboxUsageError } from '../../errors.js'
 import { SnapshotError } from '../store/errors.js'
+import { codecOf, unreadableVersion, type Codec } from './codec.js'
 import {
   FIXED_HEADER_BYTES,
   HEADER_TAG_BYTES,
   MAGIC,
   MAX_SEGMENTS,
   MIN_SNAPSHOT_BYTES,
-  SNAPSHOT_FORMAT_VERSION,
   TAG_BYTES,
-  chunkFor,
   hmac,
   hmacSliced,
   idBytes,
@@ -38,7 +35,7 @@ export function openSnapshot(bytes: Uint8Array, identity: SnapshotIdentity, key:
     const bytes = Math.min(segmentBytes, length - i * segmentBytes)
     let out: unknown
     try {
-      out = brotliDecompressSync(compressed, { maxOutputLength: bytes + 1 })
+      out = head.codec.decompressSync(compressed, bytes + 1)
     } catch (error) {
       out = error
     }
@@ -61,10 +58,7 @@ export async function openSnapshotAsync(
   const results = await Promise.allSettled(
     segments.map(async (compressed, i) => {
       const bytes = Math.min(segmentBytes, length - i * segmentBytes)
-      const out = await brotliDecompressAsync(compressed, {
-        maxOutputLength: bytes + 1,
-        chunkSize: chunkFor(bytes + 1),
-      }).catch((error: unknown) => error)
+      const out = await head.codec.decompress(compressed, bytes + 1).catch((error: unknown) => error)
       placeSegment(payload, i * segmentBytes, bytes, out)
     }),
   )
@@ -94,6 +88,8 @@ interface OpenHead {
   secret: Buffer
   /** Where the final tag starts (the declared total less the tag). */
   tagAt: number
+  /** How its segments are compressed (by its format version). */
+  codec: Codec
 }
 
 /** The checks before the final tag: magic, header tag, version, declared length. */
@@ -120,18 +116,13 @@ function openHead(bytes: Uint8Array, identity: SnapshotIdentity, key: SnapshotKe
   )
     throw tampered()
   const version = buf.readUInt16BE(4)
-  if (version !== SNAPSHOT_FORMAT_VERSION) {
-    throw new SnapshotError(
-      'unsupported-version',
-      `snapshot format version ${version} is not supported; this build reads version ${SNAPSHOT_FORMAT_VERSION}: ` +
-        'resume it with the build that sealed it',
-    )
-  }
+  const codec = codecOf(version)
+  if (codec === undefined) throw new SnapshotError('unsupported-version', unreadableVersion(version))
   const total = Number(buf.readBigUInt64BE(6))
   if (buf.length < total) throw truncated(buf.length, total)
   if (buf.length > total) throw tampered(`it has ${buf.length - total} bytes after its declared end`)
   if (total < MIN_SNAPSHOT_BYTES) throw tampered(`it declares ${total} bytes, fewer than any snapshot has`)
-  return { buf, secret, tagAt: total - TAG_BYTES }
+  return { buf, secret, tagAt: total - TAG_BYTES, codec }
 }
 
 /** The fields of an authentic snapshot, checked against `identity`: its compressed segments and declared lengths. */
@@ -211,5 +202,3 @@ function tampered(detail?: string, cause?: unknown): SnapshotError {
       : `snapshot is authentic but malformed: ${detail}: it cannot be resumed; suspend the session anew`
   return new SnapshotError('tampered', message, cause === undefined ? undefined : { cause })
 }
-
-const brotliDecompressAsync = promisify(brotliDecompress)

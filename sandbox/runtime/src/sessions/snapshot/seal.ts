@@ -1,15 +1,12 @@
-import { promisify } from 'node:util'
-import { brotliCompress, brotliCompressSync, constants as zlib, type BrotliOptions } from 'node:zlib'
 import { SandboxUsageError } from '../../errors.js'
+import { WRITTEN } from './codec.js'
 import {
   FIXED_HEADER_BYTES,
   HEADER_TAG_BYTES,
   MAGIC,
   MIN_SEGMENT_BYTES,
   SEGMENTS,
-  SNAPSHOT_FORMAT_VERSION,
   TAG_BYTES,
-  chunkFor,
   hmac,
   hmacSliced,
   idBytes,
@@ -18,21 +15,13 @@ import {
   type SnapshotKey,
 } from './format.js'
 
-/**
- * Brotli quality 1: about as fast to seal as any codec Node can use, and on a QuickJS heap in byte planes it stores
- * 12-14% of it where quality 0 (the fastest) stores 15-17%, for 7-20% more time.
- */
-const BROTLI_QUALITY = 1
-
 /** Seals `payload` for `identity`: compressed, bound to the build and session, authenticated with `key`. */
 export function sealSnapshot(payload: Uint8Array, identity: SnapshotIdentity, key: SnapshotKey): Uint8Array {
   if (!(payload instanceof Uint8Array)) throw new SandboxUsageError('sealSnapshot: the payload must be a Uint8Array')
   const segmentBytes = segmentBytesFor(payload.byteLength)
-  const segments = segmentsOf(payload, segmentBytes).map((segment) =>
-    brotliCompressSync(segment, brotliOptions(segment)),
-  )
+  const segments = segmentsOf(payload, segmentBytes).map((segment) => WRITTEN.compressSync(segment))
   const { out, secret, total } = sealLayout(
-    { version: SNAPSHOT_FORMAT_VERSION, identity, segments, segmentBytes, length: payload.byteLength },
+    { version: WRITTEN.version, identity, segments, segmentBytes, length: payload.byteLength },
     key,
   )
   hmac(secret, out.subarray(0, total - TAG_BYTES)).copy(out, total - TAG_BYTES)
@@ -50,28 +39,13 @@ export async function sealSnapshotAsync(
 ): Promise<Uint8Array> {
   if (!(payload instanceof Uint8Array)) throw new SandboxUsageError('sealSnapshot: the payload must be a Uint8Array')
   const segmentBytes = segmentBytesFor(payload.byteLength)
-  // Large chunks: the thread pool is asked once per chunk (at the default 16 KiB, thousands of times).
-  const segments = await Promise.all(
-    segmentsOf(payload, segmentBytes).map((segment) =>
-      brotliCompressAsync(segment, { ...brotliOptions(segment), chunkSize: chunkFor(segment.byteLength / 4) }),
-    ),
-  )
+  const segments = await Promise.all(segmentsOf(payload, segmentBytes).map((segment) => WRITTEN.compress(segment)))
   const { out, secret, total } = sealLayout(
-    { version: SNAPSHOT_FORMAT_VERSION, identity, segments, segmentBytes, length: payload.byteLength },
+    { version: WRITTEN.version, identity, segments, segmentBytes, length: payload.byteLength },
     key,
   )
   ;(await hmacSliced(secret, out.subarray(0, total - TAG_BYTES))).copy(out, total - TAG_BYTES)
   return out
-}
-
-function brotliOptions(payload: Uint8Array): BrotliOptions {
-  return {
-    params: {
-      [zlib.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
-      [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_GENERIC,
-      [zlib.BROTLI_PARAM_SIZE_HINT]: payload.byteLength,
-    },
-  }
 }
 
 /** The uncompressed length of each segment of a `length`-byte payload (64 KiB multiples; 0 when empty). */
@@ -138,5 +112,3 @@ function sealLayout(parts: SealParts, key: SnapshotKey): { out: Buffer; secret: 
   }
   return { out, secret, total }
 }
-
-const brotliCompressAsync = promisify(brotliCompress)

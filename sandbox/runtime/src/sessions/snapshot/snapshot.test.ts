@@ -3,9 +3,13 @@ import { brotliCompressSync, constants as zlib } from 'node:zlib'
 import { describe, expect, test } from 'vitest'
 import { SandboxUsageError } from '../../errors.js'
 import { SnapshotError, type SnapshotErrorCode } from '../store/errors.js'
+import { _codecs } from './codec.js'
 import { SNAPSHOT_FORMAT_VERSION, type SnapshotIdentity } from './format.js'
 import { openSnapshot, openSnapshotAsync } from './open.js'
 import { _sealRaw, sealSnapshot, sealSnapshotAsync } from './seal.js'
+
+/** The format of segments compressed with brotli, which the forged snapshots below hold. */
+const BROTLI = 2
 
 const key = randomBytes(32)
 const id: SnapshotIdentity = { build: 'build-1', session: 'session-a' }
@@ -140,10 +144,7 @@ describe('seal and open', () => {
     expect(Buffer.from(await openSnapshotAsync(sealed, id, key)).equals(Buffer.from(payload))).toBe(true)
     // A reader takes any segment length, the last segment holding the rest.
     const compressed = brotliCompressSync(Buffer.from('abcdefgh'))
-    const one = _sealRaw(
-      { version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed, length: 8, segmentBytes: 64 },
-      key,
-    )
+    const one = _sealRaw({ version: BROTLI, identity: id, compressed, length: 8, segmentBytes: 64 }, key)
     expect(Buffer.from(openSnapshot(one, id, key)).toString()).toBe('abcdefgh')
   })
 
@@ -155,12 +156,12 @@ describe('seal and open', () => {
       [100, 1, /100 segments, more than 64/],
     ]
     for (const [length, segmentBytes, message] of cases) {
-      const forged = _sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed, length, segmentBytes }, key)
+      const forged = _sealRaw({ version: BROTLI, identity: id, compressed, length, segmentBytes }, key)
       expect(expectCode(forged, 'tampered').message).toMatch(message)
       await expect(openSnapshotAsync(forged, id, key)).rejects.toMatchObject({ code: 'tampered' })
     }
     // A segment that decompresses to less (or more) than its share of the declared length.
-    const short = _sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed, length: 4097 }, key)
+    const short = _sealRaw({ version: BROTLI, identity: id, compressed, length: 4097 }, key)
     expect(expectCode(short, 'tampered').message).toMatch(/4096 bytes, not the declared 4097/)
     await expect(openSnapshotAsync(short, id, key)).rejects.toMatchObject({ code: 'tampered' })
   })
@@ -263,18 +264,11 @@ describe('every refusal has its code', () => {
 
   test('an authentic snapshot of another format version: unsupported-version', () => {
     const compressed = brotliCompressSync(payload)
-    const next = _sealRaw(
-      { version: SNAPSHOT_FORMAT_VERSION + 1, identity: id, compressed, length: payload.length },
-      key,
-    )
-    expect(expectCode(next, 'unsupported-version').message).toContain(`version ${SNAPSHOT_FORMAT_VERSION + 1}`)
+    const next = _sealRaw({ version: 99, identity: id, compressed, length: payload.length }, key)
+    expect(expectCode(next, 'unsupported-version').message).toContain('version 99 is not supported')
     expect(
       Buffer.from(
-        openSnapshot(
-          _sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed, length: payload.length }, key),
-          id,
-          key,
-        ),
+        openSnapshot(_sealRaw({ version: BROTLI, identity: id, compressed, length: payload.length }, key), id, key),
       ).equals(Buffer.from(payload)),
     ).toBe(true)
   })
@@ -282,20 +276,17 @@ describe('every refusal has its code', () => {
   test('a decompression bomb stops at the declared length: tampered', () => {
     const bomb = brotliCompressSync(Buffer.alloc(64 * 1024 * 1024), { params: { [zlib.BROTLI_PARAM_QUALITY]: 1 } }) // 64 MiB of zeros in a few bytes
     expect(bomb.length).toBeLessThan(64 * 1024)
-    const sealedBomb = _sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed: bomb, length: 1024 }, key)
+    const sealedBomb = _sealRaw({ version: BROTLI, identity: id, compressed: bomb, length: 1024 }, key)
     expect(expectCode(sealedBomb, 'tampered').message).toMatch(/declared 1024 bytes/)
   })
 
-  test('a payload shorter than declared, or not brotli at all: tampered', () => {
+  test('a payload shorter than declared, or not compressed at all: tampered', () => {
     const short = _sealRaw(
-      { version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed: brotliCompressSync(Buffer.from('abc')), length: 4 },
+      { version: BROTLI, identity: id, compressed: brotliCompressSync(Buffer.from('abc')), length: 4 },
       key,
     )
     expect(expectCode(short, 'tampered').message).toMatch(/3 bytes, not the declared 4/)
-    expectCode(
-      _sealRaw({ version: SNAPSHOT_FORMAT_VERSION, identity: id, compressed: randomBytes(100), length: 100 }, key),
-      'tampered',
-    )
+    expectCode(_sealRaw({ version: BROTLI, identity: id, compressed: randomBytes(100), length: 100 }, key), 'tampered')
   })
 
   test('an authentic header whose length field was forged is still checked by the tag', () => {
@@ -312,5 +303,42 @@ describe('every refusal has its code', () => {
     expect(error).toBeInstanceOf(Error)
     expect(Object.create(error) instanceof SnapshotError).toBe(true)
     expect({} instanceof SnapshotError).toBe(false)
+  })
+})
+
+describe('the codec of the segments', () => {
+  const payload = records(3 * 1024 * 1024)
+  const hasZstd = _codecs.zstd !== undefined
+
+  test('this Node writes zstd (format 3) where it has it, else brotli (format 2), and opens what it writes', async () => {
+    const sealed = sealSnapshot(payload, id, key)
+    const version = Buffer.from(sealed).readUInt16BE(4)
+    expect(version).toBe(hasZstd ? 3 : 2)
+    expect(SNAPSHOT_FORMAT_VERSION).toBe(version)
+    expect(Buffer.from(await sealSnapshotAsync(payload, id, key)).readUInt16BE(4)).toBe(version)
+    expect(Buffer.from(openSnapshot(sealed, id, key)).equals(Buffer.from(payload))).toBe(true)
+    expect(Buffer.from(await openSnapshotAsync(sealed, id, key)).equals(Buffer.from(payload))).toBe(true)
+  })
+
+  test('a brotli snapshot (format 2) opens on every Node', async () => {
+    const compressed = _codecs.brotli.compressSync(payload)
+    const sealed = _sealRaw({ version: BROTLI, identity: id, compressed, length: payload.length }, key)
+    expect(Buffer.from(openSnapshot(sealed, id, key)).equals(Buffer.from(payload))).toBe(true)
+    expect(Buffer.from(await openSnapshotAsync(sealed, id, key)).equals(Buffer.from(payload))).toBe(true)
+  })
+
+  test.runIf(!hasZstd)('on a Node without zstd, a zstd snapshot is refused with the Node that can open it', () => {
+    const sealed = _sealRaw({ version: 3, identity: id, compressed: randomBytes(64), length: 64 }, key)
+    expect(expectCode(sealed, 'unsupported-version').message).toBe(
+      `snapshot format version 3 is compressed with zstd, which Node ${process.version} lacks (Node 22.15 and ` +
+        'later have it): resume it on such a Node',
+    )
+  })
+
+  test.runIf(hasZstd)('on a Node with zstd, a zstd bomb stops at the declared length', () => {
+    const bomb = (_codecs.zstd as NonNullable<typeof _codecs.zstd>).compressSync(Buffer.alloc(64 * 1024 * 1024))
+    expect(bomb.length).toBeLessThan(64 * 1024)
+    const sealed = _sealRaw({ version: 3, identity: id, compressed: bomb, length: 1024 }, key)
+    expect(expectCode(sealed, 'tampered').message).toMatch(/declared 1024 bytes/)
   })
 })
