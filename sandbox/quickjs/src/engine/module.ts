@@ -109,6 +109,34 @@ export interface LoadedModule {
  */
 const PROGRAM_NAME = 'ptc-quickjs'
 
+/** Engine modules starting in this thread now (see `hidingNavigator`). */
+let starting = 0
+
+/**
+ * Runs `load` (an engine module's start) with `globalThis.navigator` hidden from emscripten's glue. The glue gives
+ * the C library an environment whose `LANG` comes from `navigator.language`, which Node 21 and later define from the
+ * host's locale: the booted memory then differed by Node line and locale, and a session sealed on Node 20, or on a
+ * host with another locale, was refused as "made by another engine build". Hidden, `LANG` is `C.UTF-8` everywhere,
+ * as on Node 20. Other code reading `navigator` meanwhile still gets it: only reads from the glue's file are hidden.
+ */
+async function hidingNavigator<T>(load: () => Promise<T>): Promise<T> {
+  const own = Object.getOwnPropertyDescriptor(globalThis, 'navigator')
+  if (own === undefined || own.configurable !== true) return load()
+  const real = (): unknown => (own.get !== undefined ? own.get.call(globalThis) : own.value)
+  if (starting++ === 0) {
+    Object.defineProperty(globalThis, 'navigator', {
+      configurable: true,
+      enumerable: own.enumerable ?? true,
+      get: () => (new Error().stack?.includes('emscripten-module') === true ? undefined : real()),
+    })
+  }
+  try {
+    return await load()
+  } finally {
+    if (--starting === 0) Object.defineProperty(globalThis, 'navigator', own)
+  }
+}
+
 /**
  * A fresh module from the precompiled WebAssembly module (compiled once per thread and variant)
  * with a `WebAssembly.Memory` whose maximum is `guestBytes + ENGINE_OVERHEAD_BYTES`: the hard cap
@@ -143,11 +171,13 @@ export async function loadModule(variant: QuickJSVariantName, guestBytes: number
     onSuccess(instance, wasmModule)
     return instance.exports
   }
-  const module = await newQuickJSWASMModuleFromVariant(
-    newVariant(base, {
-      wasmMemory: memory as never,
-      emscriptenModule: { thisProgram: PROGRAM_NAME, instantiateWasm } as never,
-    }),
+  const module = await hidingNavigator(() =>
+    newQuickJSWASMModuleFromVariant(
+      newVariant(base, {
+        wasmMemory: memory as never,
+        emscriptenModule: { thisProgram: PROGRAM_NAME, instantiateWasm } as never,
+      }),
+    ),
   )
   return { module, memory, capBytes, variant, growth }
 }
