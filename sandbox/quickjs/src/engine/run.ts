@@ -1,7 +1,6 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core'
-import { OutputLedger, PROGRAM_FILENAME, parseQueuedCalls, stopError } from '@ptc/sandbox/backend'
+import { OutputLedger, PROGRAM_FILENAME, parseQueuedCalls, stopError, type GuestErrorInfo } from '@ptc/sandbox/backend'
 import type { CodeRunError } from '@ptc/sandbox'
-import type { GuestErrorInfo } from '@ptc/sandbox/backend'
 import { RunErrors, engineFailure, evaluationError, finishedResult, guestErrorInfo } from './guest-errors.js'
 import type { EngineImage, ImageHooks } from './image.js'
 import type { EngineRunError, HostStop, EngineRunInput, EngineRunSink } from './protocol.js'
