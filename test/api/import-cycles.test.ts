@@ -2,27 +2,13 @@
  * No package has an import cycle between its own files (type-only imports included): each file's
  * relative imports form a graph, and no strongly connected component has more than one file.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { expect, test } from 'vitest'
 import { ROOT } from '../../scripts/build-js.js'
+import { PACKAGES, sources } from './package-sources.js'
 
-const PACKAGES = [
-  'bindings',
-  ...['packages', 'sandbox'].flatMap((parent) => readdirSync(join(ROOT, parent)).map((d) => join(parent, d))),
-]
 const IMPORT = /\bfrom '(\.{1,2}\/[^']+)'/g
-
-function sources(dir: string): string[] {
-  const out: string[] = []
-  const stack = [dir]
-  while (stack.length > 0) {
-    const path = stack.pop() as string
-    if (statSync(path).isDirectory()) for (const entry of readdirSync(path)) stack.push(join(path, entry))
-    else if (path.endsWith('.ts') && !/\.test(-d)?\.ts$/.test(path)) out.push(path)
-  }
-  return out
-}
 
 /** Groups of files that import each other, directly or around a loop (Tarjan, iterative). */
 function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
