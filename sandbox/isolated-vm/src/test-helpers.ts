@@ -1,4 +1,4 @@
-import { processCpuMs } from './host/child.js'
+import { processCpuMs } from './host/hot-threads.js'
 
 /** Test helpers (not exported by the package). */
 

@@ -1,10 +1,10 @@
 import { fork } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
 import type { ChildProcess } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { ChildConfig } from '../engine/child-entry.js'
 import type { FromEngine, ToEngine } from '../engine/protocol.js'
+import { busyThreads, processCpuMs, threadCpuMs } from './hot-threads.js'
 import type { Lane, RunHost } from './run-host.js'
 import {
   engineDied,
@@ -25,58 +25,6 @@ const STDERR_TAIL_BYTES = 4096
  * loaded machine a child can wait for a core longer than the grace, and killing it then lost the sessions it kept.
  */
 const MAX_STARVED_MS = 5000
-
-/**
- * The CPU time a process has used, in ms (user + system, all its threads), from `/proc/<pid>/stat`;
- * undefined where there is no such file (not Linux), it cannot be read, or the process is gone (a zombie).
- */
-export function processCpuMs(pid: number | undefined): number | undefined {
-  return pid === undefined ? undefined : cpuMsOf(`/proc/${pid}/stat`)
-}
-
-/** User + system CPU time (ms) from a `stat` file of `/proc`; undefined if unreadable or the process is a zombie. */
-function cpuMsOf(path: string): number | undefined {
-  let stat: string
-  try {
-    stat = readFileSync(path, 'latin1')
-  } catch {
-    return undefined
-  }
-  // Fields after the command name (which may hold spaces), from the 3rd (the state): utime and stime are the 14th and
-  // 15th.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  if (fields[0] === 'Z' || fields[0] === 'X') return undefined
-  const ticks = Number(fields[11]) + Number(fields[12])
-  return Number.isFinite(ticks) ? ticks * MS_PER_TICK : undefined
-}
-
-/**
- * The CPU time of each thread of process `pid` (ms, by thread id; see `processCpuMs`), empty where it cannot be read.
- */
-export function threadCpuMs(pid: number): Map<number, number> {
-  const times = new Map<number, number>()
-  let tids: string[]
-  try {
-    tids = readdirSync(`/proc/${pid}/task`)
-  } catch {
-    return times
-  }
-  for (const tid of tids) {
-    const ms = cpuMsOf(`/proc/${pid}/task/${tid}/stat`)
-    if (ms !== undefined) times.set(Number(tid), ms)
-  }
-  return times
-}
-
-/** The threads of `pid` other than its main one (which serves the channel) that used at least `ms` between looks. */
-function busyThreads(pid: number, before: Map<number, number>, after: Map<number, number>, ms: number): number {
-  let busy = 0
-  for (const [tid, cpu] of after) if (tid !== pid && cpu - (before.get(tid) ?? 0) >= ms) busy++
-  return busy
-}
-
-/** Linux reports process times in clock ticks of 1/100 s (USER_HZ) on every architecture Node supports. */
-const MS_PER_TICK = 10
 
 /** What a pool learns from one of its children. */
 export interface ChildOwner {

@@ -90,12 +90,7 @@ export class HotThreads {
 
 /** The scheduler state of thread `tid` of `pid` (`R`: running or waiting for a core), undefined when it is gone. */
 function threadState(pid: number, tid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'latin1')
-    return stat[stat.lastIndexOf(')') + 2]
-  } catch {
-    return undefined
-  }
+  return statFields(`/proc/${pid}/task/${tid}/stat`)?.[0]
 }
 
 function nice(tid: number, value: number): boolean {
@@ -106,3 +101,63 @@ function nice(tid: number, value: number): boolean {
     return false
   }
 }
+
+// The CPU time of engine processes and their threads, which the grace after a run's answer is measured by.
+
+/**
+ * The CPU time a process has used, in ms (user + system, all its threads), from `/proc/<pid>/stat`;
+ * undefined where there is no such file (not Linux), it cannot be read, or the process is gone (a zombie).
+ */
+export function processCpuMs(pid: number | undefined): number | undefined {
+  return pid === undefined ? undefined : cpuMsOf(`/proc/${pid}/stat`)
+}
+
+/**
+ * The fields of a `stat` file of `/proc` after the command name (which may hold spaces), from the 3rd: the state
+ * first (`R` running or waiting for a core, `Z` a zombie, …); undefined where it cannot be read.
+ */
+function statFields(path: string): string[] | undefined {
+  try {
+    const stat = readFileSync(path, 'latin1')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  } catch {
+    return undefined
+  }
+}
+
+/** User + system CPU time (ms) from a `stat` file of `/proc`; undefined if unreadable or the process is a zombie. */
+function cpuMsOf(path: string): number | undefined {
+  const fields = statFields(path)
+  // utime and stime are the 14th and 15th fields.
+  if (fields === undefined || fields[0] === 'Z' || fields[0] === 'X') return undefined
+  const ticks = Number(fields[11]) + Number(fields[12])
+  return Number.isFinite(ticks) ? ticks * MS_PER_TICK : undefined
+}
+
+/**
+ * The CPU time of each thread of process `pid` (ms, by thread id; see `processCpuMs`), empty where it cannot be read.
+ */
+export function threadCpuMs(pid: number): Map<number, number> {
+  const times = new Map<number, number>()
+  let tids: string[]
+  try {
+    tids = readdirSync(`/proc/${pid}/task`)
+  } catch {
+    return times
+  }
+  for (const tid of tids) {
+    const ms = cpuMsOf(`/proc/${pid}/task/${tid}/stat`)
+    if (ms !== undefined) times.set(Number(tid), ms)
+  }
+  return times
+}
+
+/** The threads of `pid` other than its main one (which serves the channel) that used at least `ms` between looks. */
+export function busyThreads(pid: number, before: Map<number, number>, after: Map<number, number>, ms: number): number {
+  let busy = 0
+  for (const [tid, cpu] of after) if (tid !== pid && cpu - (before.get(tid) ?? 0) >= ms) busy++
+  return busy
+}
+
+/** Linux reports process times in clock ticks of 1/100 s (USER_HZ) on every architecture Node supports. */
+const MS_PER_TICK = 10

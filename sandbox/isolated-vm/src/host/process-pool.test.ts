@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { isolatedVmAvailability } from '../index.js'
 import { sleep } from '../test-helpers.js'
-import { processCpuMs } from './child.js'
+import { processCpuMs } from './hot-threads.js'
 import { ProcessPool } from './process-pool.js'
 import { RunHost } from './run-host.js'
 
